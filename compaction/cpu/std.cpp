@@ -1,0 +1,83 @@
+// std (CPU): the standard library's own algorithms, std::remove_if (in place) and std::copy_if
+// (out of place), with the parallel execution policy (libstdc++ runs it on oneTBB). Stable.
+// A removal list is first marked in a byte stencil (phase 1), as every O(n) competitor must; a
+// record of several arrays runs the algorithm once per array with the same decisions.
+#include "detail.hpp"
+
+#include <algorithm>
+#include <execution>
+#include <string>
+
+namespace sieve::detail {
+namespace {
+
+template <class T, class Keep>
+std::size_t run_column(const cpu_call& call, std::size_t c, const Keep& keep) {
+  const std::size_t n = call.in.size();
+  auto* in = reinterpret_cast<T*>(call.in[c].data);
+  auto* out = reinterpret_cast<T*>(call.out[c].data);
+  auto index = [in](const T& x) { return static_cast<std::size_t>(&x - in); };
+  if (call.in_place)
+    return static_cast<std::size_t>(
+        std::remove_if(std::execution::par, in, in + n, [&](const T& x) { return !keep(index(x)); }) - in);
+  return static_cast<std::size_t>(
+      std::copy_if(std::execution::par, in, in + n, out, [&](const T& x) { return keep(index(x)); }) - out);
+}
+
+bool fixed_width(std::uint32_t w) {
+  switch (w) {
+#define SIEVE_STD_WIDTH(W) case W:
+    SIEVE_FOR_EACH_FIXED_WIDTH(SIEVE_STD_WIDTH)
+#undef SIEVE_STD_WIDTH
+    return true;
+    default: return false;
+  }
+}
+
+template <class Keep>
+std::size_t run(const cpu_call& call, const Keep& keep) {
+  std::size_t kept = 0;
+  for (std::size_t c = 0; c < call.in.columns(); ++c) {
+    switch (call.in[c].width) {
+#define SIEVE_STD_CASE(W) \
+  case W: kept = run_column<blob<W>>(call, c, keep); break;
+      SIEVE_FOR_EACH_FIXED_WIDTH(SIEVE_STD_CASE)
+#undef SIEVE_STD_CASE
+      default: throw error("sieve: internal: unchecked width in strategy 'std'");
+    }
+  }
+  return kept;
+}
+
+}  // namespace
+
+std::size_t cpu_std(const cpu_call& call) {
+  const std::size_t n = call.in.size();
+  for (std::size_t c = 0; c < call.in.columns(); ++c)
+    if (!fixed_width(call.in[c].width))
+      throw error("strategy 'std' moves items of 1, 2, 4, 8, 12, 16, 24, 32, 48 or 64 bytes, not " +
+                  std::to_string(call.in[c].width) + "; the other CPU strategies take any width");
+  stopwatch clock;
+  std::vector<std::uint8_t> marked;
+  const form f = form_of(call.keep);
+  if (f == form::removal_list || (f == form::predicate && call.in.columns() > 1)) {
+    // Mark once: a predicate is evaluated once per item, not once per array.
+    if (f == form::removal_list) {
+      const auto removals = std::get<removal_list>(call.keep).indices;
+      if (call.checked) check_removals(removals, n);
+      marked = mark_removals(removals, n);
+    } else {
+      marked.resize(n);
+      const predicate keep = std::get<predicate>(call.keep);
+      std::for_each(std::execution::par, marked.begin(), marked.end(),
+                    [&](std::uint8_t& m) { m = keep(static_cast<std::size_t>(&m - marked.data())); });
+    }
+    if (call.times) call.times->phase1_ms = clock.lap();
+  }
+  const std::size_t kept = marked.empty() ? with_source(call.keep, [&](const auto& keep) { return run(call, keep); })
+                                          : run(call, flag_source{marked.data()});
+  if (call.times) call.times->phase2_ms = clock.lap();
+  return kept;
+}
+
+}  // namespace sieve::detail

@@ -1,0 +1,84 @@
+// Device-side pieces shared by the CUDA strategies (not installed): a record as kernels see it,
+// the per-item "keep?" of each form, and launch sizing.
+#pragma once
+
+#include <sieve/compaction/cuda_check.hpp>
+#include <sieve/compaction/record.hpp>
+#include <sieve/compaction/selection.hpp>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace sieve::detail {
+
+// A record by value, for kernel arguments: per column the base pointer, the width, and the widest
+// word (1, 2, 4 or 8 bytes) that divides both the width and the base address.
+struct device_record {
+  struct col {
+    std::byte* data;
+    std::uint32_t width;
+    std::uint32_t word;
+  };
+  col cols[record::max_columns];
+  std::uint32_t count;
+
+  static device_record of(const record& r) {
+    device_record d{};
+    d.count = static_cast<std::uint32_t>(r.columns());
+    for (std::uint32_t c = 0; c < d.count; ++c) {
+      const auto addr = reinterpret_cast<std::uintptr_t>(r[c].data);
+      std::uint32_t word = 8;
+      while (word > 1 && (r[c].width % word != 0 || addr % word != 0)) word /= 2;
+      d.cols[c] = {r[c].data, r[c].width, word};
+    }
+    return d;
+  }
+};
+
+template <class Word>
+__device__ inline void copy_words(std::byte* dst, const std::byte* src, std::uint32_t width) {
+  auto* d = reinterpret_cast<Word*>(dst);
+  const auto* s = reinterpret_cast<const Word*>(src);
+  for (std::uint32_t w = 0; w < width / sizeof(Word); ++w) d[w] = s[w];
+}
+
+// Copy item `from` of `in` to slot `to` of `out` (same shape).
+struct device_mover {
+  device_record in, out;
+  __device__ void operator()(std::size_t to, std::size_t from) const {
+    for (std::uint32_t c = 0; c < in.count; ++c) {
+      const auto& i = in.cols[c];
+      std::byte* dst = out.cols[c].data + to * i.width;
+      const std::byte* src = i.data + from * i.width;
+      const std::uint32_t word = i.word < out.cols[c].word ? i.word : out.cols[c].word;
+      switch (word) {
+        case 8: copy_words<std::uint64_t>(dst, src, i.width); break;
+        case 4: copy_words<std::uint32_t>(dst, src, i.width); break;
+        case 2: copy_words<std::uint16_t>(dst, src, i.width); break;
+        default: copy_words<std::uint8_t>(dst, src, i.width); break;
+      }
+    }
+  }
+};
+
+struct device_flags {
+  const std::uint8_t* flags;
+  __device__ bool operator()(std::size_t i) const { return flags[i] != 0; }
+};
+
+struct device_mask {
+  const std::uint32_t* words;
+  __device__ bool operator()(std::size_t i) const { return (words[i / 32] >> (i % 32)) & 1U; }
+};
+
+// Blocks for a grid-stride kernel: enough to fill every SM `per_sm` times over.
+inline unsigned grid_blocks(std::size_t n, unsigned threads, unsigned per_sm = 8) {
+  int dev = 0, sms = 1;
+  SIEVE_CUDA_CHECK(cudaGetDevice(&dev));
+  SIEVE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const std::size_t need = (n + threads - 1) / threads;
+  const std::size_t most = static_cast<std::size_t>(sms) * per_sm;
+  return static_cast<unsigned>(need < most ? (need > 0 ? need : 1) : most);
+}
+
+}  // namespace sieve::detail

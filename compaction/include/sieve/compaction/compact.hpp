@@ -1,0 +1,41 @@
+#pragma once
+
+#include <sieve/compaction/record.hpp>
+#include <sieve/compaction/selection.hpp>
+
+#include <cstddef>
+#include <optional>
+#include <string_view>
+
+namespace sieve {
+
+// Checked mode validates removal lists (every index < n, no index twice) before anything is
+// moved, so bad input is an error and never silent corruption. It costs one pass over the list and
+// n bits of scratch. On by default in builds without NDEBUG (Debug); set_checked_default() or
+// options::checked switch it at run time.
+bool checked_default();
+void set_checked_default(bool on);
+
+// Time per phase of the last call, in milliseconds. Phase 1 is the marking of a removal list
+// (Redzone marks its red zone; stencil-based strategies mark a stencil), zero for other forms.
+struct phase_times {
+  double phase1_ms = 0;
+  double phase2_ms = 0;
+  double phase3_ms = 0;
+};
+
+struct options {
+  std::optional<bool> checked;     // unset: checked_default()
+  phase_times* times = nullptr;    // filled when set
+};
+
+// In place: the kept items end up in items[0, m), m returned. Items past m are unspecified.
+// Throws sieve::error for an unknown strategy, a form or mode it lacks, or invalid input.
+std::size_t compact(std::string_view strategy, record items, const selection& keep, const options& opt = {});
+
+// Out of place: the kept items are written to out[0, m), m returned; `in` is only read (a removal
+// list is still used as scratch). `out` has the same columns as `in` and room for m items.
+std::size_t compact_copy(std::string_view strategy, record in, record out, const selection& keep,
+                         const options& opt = {});
+
+}  // namespace sieve

@@ -1,0 +1,45 @@
+#pragma once
+
+#include <sieve/compaction/selection.hpp>
+
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+
+namespace sieve {
+
+enum class backend : std::uint8_t { cpu, cuda };
+std::string_view to_string(backend b);
+backend backend_from_string(std::string_view name);  // "cpu" or "cuda"; throws sieve::error
+
+// What a strategy can do. A strategy may take different forms on different backends (a predicate,
+// for instance, is a host callable: CPU only).
+struct strategy_info {
+  std::string_view name;
+  std::string_view summary;
+  std::uint8_t cpu_forms = 0;   // bit (1 << form) set: the CPU backend takes that form
+  std::uint8_t cuda_forms = 0;  // same for the CUDA backend (0 when CUDA was not built)
+  bool stable = false;          // kept items keep their order
+  bool in_place = false;        // compact(): output over the input
+  bool out_of_place = false;    // compact_copy(): output to a second record
+
+  bool runs_on(backend b) const { return forms(b) != 0; }
+  bool takes(backend b, form f) const { return (forms(b) >> static_cast<int>(f)) & 1; }
+  std::uint8_t forms(backend b) const { return b == backend::cpu ? cpu_forms : cuda_forms; }
+};
+
+// Every strategy this build has, in a fixed order (`auto` first).
+std::span<const strategy_info> compaction_strategies();
+
+// The strategy called `name`; throws sieve::error naming the known strategies.
+const strategy_info& compaction_strategy(std::string_view name);
+
+// Throws sieve::error unless `name` runs on `b`, takes form `f`, and (in_place or not) works that
+// way. The message names the strategies that would fit.
+const strategy_info& require_strategy(std::string_view name, backend b, form f, bool in_place);
+
+// Comma-separated names of the strategies that run on b, take f and work in place (or not).
+std::string strategies_that_fit(backend b, form f, bool in_place);
+
+}  // namespace sieve

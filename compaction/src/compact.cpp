@@ -1,0 +1,87 @@
+// The CPU entry points: validate, resolve `auto`, dispatch to the strategy.
+#include "strategy_table.hpp"
+#include "validate.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <limits>
+#include <string>
+
+namespace sieve {
+namespace {
+
+#ifdef NDEBUG
+std::atomic<bool> checked_by_default{false};
+#else
+std::atomic<bool> checked_by_default{true};
+#endif
+
+std::size_t run_cpu(std::string_view name, const record& in, const record& out, const selection& keep, bool in_place,
+                    const options& opt) {
+  detail::validate_call(in, out, keep, in_place);
+  const form f = form_of(keep);
+  if (name == "auto") name = detail::resolve_auto(backend::cpu, f, in_place, in.size(), detail::removed_count(keep));
+  require_strategy(name, backend::cpu, f, in_place);
+  if (opt.times) *opt.times = {};
+  const detail::cpu_call call{in, out, keep, in_place, opt.checked.value_or(checked_default()), opt.times};
+  return detail::strategy_entry_for(name).cpu(call);
+}
+
+}  // namespace
+
+bool checked_default() { return checked_by_default.load(std::memory_order_relaxed); }
+void set_checked_default(bool on) { checked_by_default.store(on, std::memory_order_relaxed); }
+
+std::size_t compact(std::string_view strategy, record items, const selection& keep, const options& opt) {
+  return run_cpu(strategy, items, items, keep, true, opt);
+}
+
+std::size_t compact_copy(std::string_view strategy, record in, record out, const selection& keep,
+                         const options& opt) {
+  return run_cpu(strategy, in, out, keep, false, opt);
+}
+
+std::size_t detail::removed_count(const selection& keep) {
+  return form_of(keep) == form::removal_list ? std::get<removal_list>(keep).indices.size() : 0;
+}
+
+void detail::validate_call(const record& in, const record& out, const selection& keep, bool in_place) {
+  const std::size_t n = in.size();
+  if (in.columns() == 0 && n > 0) throw error("compaction: the record has no columns");
+  if (!in_place) {
+    if (!in.same_shape(out))
+      throw error("compaction: output record has other columns than the input (" + std::to_string(out.columns()) +
+                  " arrays, " + std::to_string(out.item_bytes()) + " bytes per item; input: " +
+                  std::to_string(in.columns()) + " arrays, " + std::to_string(in.item_bytes()) + ")");
+    const std::size_t need = n - std::min(n, removed_count(keep));
+    if (out.size() < need)
+      throw error("compaction: output has room for " + std::to_string(out.size()) + " items, needs " +
+                  std::to_string(need) + (form_of(keep) == form::removal_list ? "" : " (n: every item may be kept)"));
+  }
+  switch (form_of(keep)) {
+    case form::removal_list: {
+      const std::size_t k = std::get<removal_list>(keep).indices.size();
+      if (n > std::numeric_limits<std::uint32_t>::max())
+        throw error("compaction: removal lists hold 32-bit indices; n = " + std::to_string(n) + " items is too many");
+      if (k > n)
+        throw error("removal list: " + std::to_string(k) + " indices for " + std::to_string(n) +
+                    " items (an index may appear once)");
+      break;
+    }
+    case form::byte_flags: {
+      const std::size_t f = std::get<byte_flags>(keep).keep.size();
+      if (f < n) throw error("byte flags: " + std::to_string(f) + " flags for " + std::to_string(n) + " items");
+      break;
+    }
+    case form::bit_mask: {
+      const std::size_t w = std::get<bit_mask>(keep).words.size();
+      if (w < (n + 31) / 32)
+        throw error("bit mask: " + std::to_string(w) + " words for " + std::to_string(n) + " items (needs " +
+                    std::to_string((n + 31) / 32) + ")");
+      break;
+    }
+    case form::predicate: break;
+  }
+}
+
+}  // namespace sieve

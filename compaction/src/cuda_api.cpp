@@ -1,0 +1,116 @@
+// The CUDA entry points: validate, resolve `auto`, size and check the workspace, dispatch. Built
+// only with the CUDA backend (cuda_missing.cpp stands in otherwise).
+#include <sieve/compaction/cuda.hpp>
+#include <sieve/compaction/cuda_check.hpp>
+
+#include "strategy_table.hpp"
+#include "validate.hpp"
+
+#include <cuda_runtime_api.h>
+
+#include <string>
+
+namespace sieve::cuda {
+namespace {
+
+// The workspace starts with a slot for the count of the synchronous forms.
+constexpr std::size_t count_slot = 256;
+
+struct resolved {
+  std::string_view name;
+  const detail::strategy_entry* entry;
+};
+
+resolved resolve(std::string_view name, const record& in, const selection& keep, bool in_place) {
+  const form f = form_of(keep);
+  if (name == "auto") name = detail::resolve_auto(backend::cuda, f, in_place, in.size(), detail::removed_count(keep));
+  require_strategy(name, backend::cuda, f, in_place);
+  return {name, &detail::strategy_entry_for(name)};
+}
+
+std::size_t strategy_bytes(const resolved& r, const detail::cuda_call& shape) {
+  detail::cuda_call q = shape;
+  q.query = true;
+  return r.entry->cuda(q);
+}
+
+void enqueue(std::string_view name, const record& in, const record& out, const selection& keep, bool in_place,
+             std::uint64_t* d_count, workspace ws, stream_t stream) {
+  detail::validate_call(in, out, keep, in_place);
+  const resolved r = resolve(name, in, keep, in_place);
+  detail::cuda_call call{in, out, keep, in_place, false, d_count, nullptr, 0, stream, false};
+  const std::size_t need = count_slot + strategy_bytes(r, call);
+  if (ws.bytes < need || (need > 0 && ws.data == nullptr))
+    throw error("cuda compaction '" + std::string(r.name) + "': workspace of " + std::to_string(ws.bytes) +
+                " bytes, needs " + std::to_string(need) + " (ask sieve::cuda::workspace_bytes)");
+  call.workspace = static_cast<std::byte*>(ws.data) + count_slot;
+  call.workspace_bytes = ws.bytes - count_slot;
+  r.entry->cuda(call);
+}
+
+std::size_t wait_for_count(workspace ws, stream_t stream) {
+  std::uint64_t count = 0;
+  SIEVE_CUDA_CHECK(cudaMemcpyAsync(&count, ws.data, sizeof count, cudaMemcpyDeviceToHost, stream));
+  SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  return static_cast<std::size_t>(count);
+}
+
+}  // namespace
+
+bool available() {
+  int n = 0;
+  if (cudaGetDeviceCount(&n) != cudaSuccess) {
+    cudaGetLastError();  // clear the sticky "no device" error
+    return false;
+  }
+  return n > 0;
+}
+
+std::string device_description() {
+  int n = 0;
+  if (const cudaError_t e = cudaGetDeviceCount(&n); e != cudaSuccess || n == 0) {
+    cudaGetLastError();
+    return std::string("no CUDA device (") + (e != cudaSuccess ? cudaGetErrorString(e) : "none found") + ")";
+  }
+  int dev = 0;
+  SIEVE_CUDA_CHECK(cudaGetDevice(&dev));
+  cudaDeviceProp p{};
+  SIEVE_CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
+  return std::string(p.name) + " (sm_" + std::to_string(p.major) + std::to_string(p.minor) + ", " +
+         std::to_string(p.multiProcessorCount) + " SMs, " + std::to_string(p.totalGlobalMem >> 20) + " MiB)";
+}
+
+std::size_t workspace_bytes(std::string_view strategy, const record& items, form f, bool in_place) {
+  // The shape matters, not the data: a selection of the right form with no elements stands in.
+  std::uint32_t none = 0;
+  const selection probe = f == form::removal_list ? selection{removal_list{std::span(&none, 0)}}
+                          : f == form::bit_mask   ? selection{bit_mask{}}
+                                                  : selection{byte_flags{}};
+  if (f == form::predicate) require_strategy(strategy, backend::cuda, f, in_place);  // throws: CPU only
+  const resolved r = resolve(strategy, items, probe, in_place);
+  const detail::cuda_call shape{items, items, probe, in_place};
+  return count_slot + strategy_bytes(r, shape);
+}
+
+void compact_copy_async(std::string_view strategy, record in, record out, const selection& keep,
+                        std::uint64_t* d_count, workspace ws, stream_t stream) {
+  enqueue(strategy, in, out, keep, false, d_count, ws, stream);
+}
+
+void compact_async(std::string_view strategy, record items, const selection& keep, std::uint64_t* d_count,
+                   workspace ws, stream_t stream) {
+  enqueue(strategy, items, items, keep, true, d_count, ws, stream);
+}
+
+std::size_t compact_copy(std::string_view strategy, record in, record out, const selection& keep, workspace ws,
+                         stream_t stream) {
+  enqueue(strategy, in, out, keep, false, static_cast<std::uint64_t*>(ws.data), ws, stream);
+  return wait_for_count(ws, stream);
+}
+
+std::size_t compact(std::string_view strategy, record items, const selection& keep, workspace ws, stream_t stream) {
+  enqueue(strategy, items, items, keep, true, static_cast<std::uint64_t*>(ws.data), ws, stream);
+  return wait_for_count(ws, stream);
+}
+
+}  // namespace sieve::cuda

@@ -1,0 +1,20 @@
+// The CUDA entry points of a build without the CUDA backend: available() is false, the rest throw.
+#include <sieve/compaction/cuda.hpp>
+#include <sieve/compaction/error.hpp>
+
+namespace sieve::cuda {
+namespace {
+[[noreturn]] void missing() { throw error("this build of sieve has no CUDA backend (nvcc was not found, or SIEVE_CUDA=OFF)"); }
+}  // namespace
+
+bool available() { return false; }
+std::string device_description() { return "no CUDA backend in this build"; }
+std::size_t workspace_bytes(std::string_view, const record&, form, bool) { missing(); }
+void compact_copy_async(std::string_view, record, record, const selection&, std::uint64_t*, workspace, stream_t) {
+  missing();
+}
+void compact_async(std::string_view, record, const selection&, std::uint64_t*, workspace, stream_t) { missing(); }
+std::size_t compact_copy(std::string_view, record, record, const selection&, workspace, stream_t) { missing(); }
+std::size_t compact(std::string_view, record, const selection&, workspace, stream_t) { missing(); }
+
+}  // namespace sieve::cuda

@@ -1,0 +1,18 @@
+// Checks every call makes before a strategy runs, on either backend (not installed).
+#pragma once
+
+#include <sieve/compaction/record.hpp>
+#include <sieve/compaction/selection.hpp>
+
+#include <cstddef>
+
+namespace sieve::detail {
+
+// Throws sieve::error unless `in` and `out` have the same columns, the selection covers n = in.size()
+// items, out has room for the result, and n fits the removal-list index type.
+void validate_call(const record& in, const record& out, const selection& keep, bool in_place);
+
+// Number of items a removal list removes (0 for other forms).
+std::size_t removed_count(const selection& keep);
+
+}  // namespace sieve::detail

@@ -1,0 +1,37 @@
+// exec::cuda: the parallel_for shim as a CUDA kernel launch (see exec.hpp). Include from .cu files.
+#pragma once
+
+#include "exec.hpp"
+
+#include <sieve/compaction/cuda_check.hpp>
+
+#include <cuda_runtime.h>
+
+namespace sieve::exec {
+
+struct cuda {
+  cudaStream_t stream = nullptr;
+};
+
+namespace detail {
+template <class F>
+__global__ void parallel_for_kernel(std::size_t n, F body) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
+    body(static_cast<std::uint32_t>(i));
+}
+}  // namespace detail
+
+template <class F>
+void parallel_for(cuda e, const char* /*name*/, std::size_t n, const F& body) {
+  if (n == 0) return;
+  constexpr unsigned threads = 256;
+  int dev = 0, sms = 1;
+  SIEVE_CUDA_CHECK(cudaGetDevice(&dev));
+  SIEVE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  const std::size_t want = (n + threads - 1) / threads, most = static_cast<std::size_t>(sms) * 16;
+  detail::parallel_for_kernel<<<static_cast<unsigned>(want < most ? want : most), threads, 0, e.stream>>>(n, body);
+  SIEVE_CUDA_CHECK(cudaGetLastError());
+}
+
+}  // namespace sieve::exec
