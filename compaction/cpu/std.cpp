@@ -60,7 +60,8 @@ std::size_t cpu_std(const cpu_call& call) {
   stopwatch clock;
   std::vector<std::uint8_t> marked;
   const form f = form_of(call.keep);
-  if (f == form::removal_list || (f == form::predicate && call.in.columns() > 1)) {
+  const bool mark = f == form::removal_list || (f == form::predicate && call.in.columns() > 1);
+  if (mark) {
     // Mark once: a predicate is evaluated once per item, not once per array.
     if (f == form::removal_list) {
       const auto removals = std::get<removal_list>(call.keep).indices;
@@ -74,8 +75,9 @@ std::size_t cpu_std(const cpu_call& call) {
     }
     if (call.times) call.times->phase1_ms = clock.lap();
   }
-  const std::size_t kept = marked.empty() ? with_source(call.keep, [&](const auto& keep) { return run(call, keep); })
-                                          : run(call, flag_source{marked.data()});
+  // `mark`, not marked.empty(): with n = 0 the stencil is empty too.
+  const std::size_t kept = mark ? run(call, flag_source{marked.data()})
+                                : with_source(call.keep, [&](const auto& keep) { return run(call, keep); });
   if (call.times) call.times->phase2_ms = clock.lap();
   return kept;
 }

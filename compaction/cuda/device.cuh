@@ -71,6 +71,9 @@ struct device_mask {
   __device__ bool operator()(std::size_t i) const { return (words[i / 32] >> (i % 32)) & 1U; }
 };
 
+// *d_count = value, in stream order (one tiny kernel; no host memory involved).
+void write_count_async(std::uint64_t* d_count, std::uint64_t value, cudaStream_t stream);
+
 // Blocks for a grid-stride kernel: enough to fill every SM `per_sm` times over.
 inline unsigned grid_blocks(std::size_t n, unsigned threads, unsigned per_sm = 8) {
   int dev = 0, sms = 1;

@@ -18,4 +18,5 @@
 #include <sieve/compaction/selection.hpp>
 #include <sieve/compaction/strategies.hpp>
 #include <sieve/compaction/compact.hpp>
+#include <sieve/compaction/cuda.hpp>
 #include <sieve/compaction/radix_sort.hpp>

@@ -33,6 +33,17 @@ class record {
     (add(arrays), ...);
   }
 
+  // A record over raw columns of n items each, for callers that know widths only at run time.
+  record(std::span<const column> arrays, std::size_t n) : size_(n) {
+    if (arrays.size() > max_columns)
+      throw error("sieve::record: " + std::to_string(arrays.size()) + " columns, at most " +
+                  std::to_string(max_columns));
+    for (const column& c : arrays) {
+      if (c.width == 0) throw error("sieve::record: a column of width 0");
+      columns_[count_++] = c;
+    }
+  }
+
   std::size_t size() const { return size_; }
   std::size_t columns() const { return count_; }
   const column& operator[](std::size_t c) const { return columns_[c]; }

@@ -33,8 +33,10 @@ struct bit_mask {
   std::span<const std::uint32_t> words;
 };
 
-// A callable taking the item index (std::size_t) and returning true to keep the item. CPU only;
-// called once per item, from several threads at once. Holds a reference: keep the callable alive.
+// A callable taking the item index (std::size_t) and returning true to keep the item. CPU only.
+// Called at least once per item and possibly twice (count-then-move strategies ask in both
+// passes), from several threads at once: it must be thread-safe and give the same answer each
+// time. Holds a reference: keep the callable alive for the call.
 class predicate {
  public:
   template <class F>

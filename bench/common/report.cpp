@@ -1,0 +1,154 @@
+#include "report.hpp"
+
+#include "build_info.hpp"
+
+#include <sieve/compaction/cuda.hpp>
+#include <sieve/compaction/error.hpp>
+
+#include <tbb/info.h>
+#include <tbb/task_arena.h>
+
+#include <sys/utsname.h>
+
+#include <algorithm>
+#include <cctype>
+#include <chrono>
+#include <cstdio>
+#include <ctime>
+#include <filesystem>
+#include <fstream>
+#include <iomanip>
+#include <iostream>
+#include <sstream>
+#include <thread>
+
+namespace sieve::bench {
+
+stats summarize(std::vector<double> s) {
+  if (s.empty()) return {};
+  std::sort(s.begin(), s.end());
+  const std::size_t h = s.size() / 2;
+  const double median = s.size() % 2 ? s[h] : 0.5 * (s[h - 1] + s[h]);
+  return {median, s.front(), s.back()};
+}
+
+namespace {
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  for (std::string line; std::getline(in, line);)
+    if (line.rfind("model name", 0) == 0) {
+      const auto colon = line.find(':');
+      return colon == std::string::npos ? line : line.substr(colon + 2);
+    }
+  return "unknown CPU";
+}
+
+std::string utc_now() {
+  const std::time_t t = std::time(nullptr);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", std::gmtime(&t));
+  return buf;
+}
+
+std::string slugify(std::string s) {
+  std::string out;
+  for (char c : s) {
+    if (std::isalnum(static_cast<unsigned char>(c)))
+      out += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+    else if (!out.empty() && out.back() != '-')
+      out += '-';
+  }
+  while (!out.empty() && out.back() == '-') out.pop_back();
+  return out;
+}
+
+}  // namespace
+
+nlohmann::json machine_info(bool with_cuda) {
+  utsname u{};
+  uname(&u);
+  nlohmann::json m = {{"cpu", cpu_model()},
+                      {"hardware_threads", std::thread::hardware_concurrency()},
+                      {"tbb_threads", tbb::this_task_arena::max_concurrency()},
+                      {"os", std::string(u.sysname) + " " + u.release}};
+  if (with_cuda) m["gpu"] = cuda::device_description();
+  return m;
+}
+
+nlohmann::json run_info(const std::string& command_line) {
+  return {{"commit", build::commit},   {"build_type", build::type},     {"compiler", build::compiler},
+          {"cuda_compiler", build::cuda_compiler}, {"command", command_line}, {"date", utc_now()}};
+}
+
+std::string device_slug(bool cuda) {
+  if (cuda) {
+    std::string d = cuda::device_description();
+    d = d.substr(0, d.find(" ("));
+    if (d.rfind("NVIDIA ", 0) == 0) d = d.substr(7);
+    return slugify(d);
+  }
+  std::string m = cpu_model();
+  for (const char* noise : {"(R)", "(TM)", "(tm)", "CPU", "Processor"})
+    for (std::size_t p; (p = m.find(noise)) != std::string::npos;) m.erase(p, std::string(noise).size());
+  const auto at = m.find('@');
+  if (at != std::string::npos) m = m.substr(0, at);
+  return "cpu-" + slugify(m);
+}
+
+void table::print(std::ostream& out) const {
+  std::vector<std::size_t> width(header_.size());
+  for (std::size_t c = 0; c < header_.size(); ++c) width[c] = header_[c].size();
+  for (const auto& r : rows_)
+    for (std::size_t c = 0; c < r.size() && c < width.size(); ++c) width[c] = std::max(width[c], r[c].size());
+  auto line = [&](const std::vector<std::string>& r) {
+    for (std::size_t c = 0; c < r.size(); ++c) {
+      // Text left, numbers right.
+      const bool number = !r[c].empty() && (std::isdigit(static_cast<unsigned char>(r[c][0])) || r[c][0] == '-');
+      out << (c ? "  " : "") << (number ? std::right : std::left) << std::setw(static_cast<int>(width[c])) << r[c];
+    }
+    out << '\n';
+  };
+  line(header_);
+  std::size_t total = 0;
+  for (auto w : width) total += w + 2;
+  out << std::string(total > 2 ? total - 2 : 0, '-') << '\n';
+  for (const auto& r : rows_) line(r);
+}
+
+void table::write_csv(const std::string& path) const {
+  std::ostringstream s;
+  auto line = [&](const std::vector<std::string>& r) {
+    for (std::size_t c = 0; c < r.size(); ++c) s << (c ? "," : "") << r[c];
+    s << '\n';
+  };
+  line(header_);
+  for (const auto& r : rows_) line(r);
+  write_file(path, s.str());
+}
+
+void write_file(const std::string& path, const std::string& text) {
+  namespace fs = std::filesystem;
+  const fs::path target(path);
+  if (target.has_parent_path()) {
+    std::error_code ec;
+    fs::create_directories(target.parent_path(), ec);
+  }
+  const fs::path tmp = target.string() + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::binary);
+    out << text;
+    if (!out.flush()) throw error("cannot write " + tmp.string());
+  }
+  std::error_code ec;
+  fs::rename(tmp, target, ec);
+  if (ec) throw error("cannot rename " + tmp.string() + " to " + path + ": " + ec.message());
+}
+
+std::string fixed(double x, int digits) {
+  std::ostringstream s;
+  s << std::fixed << std::setprecision(digits) << x;
+  return s.str();
+}
+
+}  // namespace sieve::bench

@@ -1,0 +1,234 @@
+#include "suite.hpp"
+
+#include "measure.hpp"
+
+#include <sieve/compaction.hpp>
+
+#include <tbb/task_arena.h>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+#include <iostream>
+#include <map>
+
+namespace sieve::bench {
+namespace {
+
+// A suite: the grid a paper's experiment spans, per backend, full and quick.
+struct suite {
+  std::string name;
+  std::vector<form> forms;
+  std::vector<std::string> types;
+  std::vector<std::size_t> n;
+  std::vector<double> fractions;
+  std::vector<std::string> distributions;
+};
+
+std::vector<std::size_t> powers_of_two(int lo, int hi, int step) {
+  std::vector<std::size_t> v;
+  for (int e = lo; e <= hi; e += step) v.push_back(std::size_t{1} << e);
+  return v;
+}
+
+suite preset(const std::string& name, backend b, bool quick) {
+  const bool gpu = b == backend::cuda;
+  if (name == "redzone")  // the Redzone paper's section 5: k = 2, 10, 50, 90 %, phase 1 counted for all
+    return {name, {form::removal_list}, {"u32"},
+            quick ? std::vector<std::size_t>{std::size_t{1} << 22} : gpu ? powers_of_two(15, 29, 2) : powers_of_two(20, 26, 3),
+            {0.02, 0.10, 0.50, 0.90},
+            quick || !gpu ? std::vector<std::string>{"uniform"}
+                          : std::vector<std::string>{"uniform", "r0", "r25", "r50", "r75", "r100"}};
+  if (name == "select")  // flags and bit masks over the kept share, SPACE's three distributions
+    return {name, {form::byte_flags, form::bit_mask}, {"u32"},
+            {quick ? std::size_t{1} << 22 : std::size_t{1} << 24},
+            quick ? std::vector<double>{0.01, 0.5, 0.99} : std::vector<double>{0.01, 0.1, 0.5, 0.9, 0.99},
+            quick ? std::vector<std::string>{"uniform"} : std::vector<std::string>{"uniform", "cluster", "clusters32"}};
+  throw error("unknown suite '" + name + "'; suites: redzone, select");
+}
+
+std::string baseline_of(backend b) { return b == backend::cpu ? "std" : "cub"; }
+
+// Which way a strategy is timed: removal lists in place where it can (as Redzone must), selections
+// out of place where it can (as CUB's Select).
+bool timed_in_place(const strategy_info& s, form f) { return f == form::removal_list ? s.in_place : !s.out_of_place; }
+
+std::string human_n(std::size_t n) {
+  const int e = std::countr_zero(n);
+  if (n && (n & (n - 1)) == 0) return "2^" + std::to_string(e);
+  return std::to_string(n);
+}
+
+std::string percent(double f) {
+  const double p = f * 100;
+  return fixed(p, std::abs(p - std::round(p)) < 1e-9 ? 0 : 1) + "%";
+}
+
+}  // namespace
+
+void add_compaction_options(CLI::App& cmd, compaction_args& a) {
+  cmd.add_option("--backend", a.backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd.add_option("--suite", a.suites, "redzone (removal lists, the Redzone paper's grid), select (flags and masks)")
+      ->delimiter(',');
+  cmd.add_option("--strategies", a.strategies, "comma-separated (default: every one that fits)")->delimiter(',');
+  cmd.add_option("--n", a.n, "item counts, comma-separated")->delimiter(',');
+  cmd.add_option("--fraction", a.fractions, "k/n for removal lists, kept share for flags/masks (0..1)")
+      ->delimiter(',')
+      ->check(CLI::Range(0.0, 1.0));
+  cmd.add_option("--distribution", a.distributions,
+                 "removal lists: uniform, r0..r100 (share inside the red zone); flags/masks: uniform, cluster, "
+                 "clusters32")
+      ->delimiter(',');
+  cmd.add_option("--type", a.types, "u8, u16, u32, u64, float, double, struct32")->delimiter(',');
+  cmd.add_option("--form", a.forms, "removal, flags, mask")->delimiter(',');
+  cmd.add_flag("--quick", a.quick, "small grid, few repeats (a minute on 2 cores)");
+  cmd.add_option("--repeats", a.repeats, "timed runs per point (after warm-up)")->check(CLI::Range(1, 100000));
+  cmd.add_option("--seed", a.seed, "input generator seed");
+  cmd.add_option("--csv", a.csv, "write the results as CSV");
+  cmd.add_option("--json", a.json, "write the results, machine and command as JSON");
+}
+
+int run_compaction_bench(const compaction_args& a, const std::string& command_line) {
+  const backend where = backend_from_string(a.backend);
+  if (where == backend::cuda && !cuda::available())
+    throw error("--backend cuda: " + cuda::device_description());
+  for (const auto& s : a.strategies) {
+    const auto& info = compaction_strategy(s);  // throws for an unknown name
+    if (!info.runs_on(where))
+      throw error("strategy '" + s + "' does not run on " + std::string(to_string(where)));
+  }
+  for (const auto& t : a.types) item_type_named(t);
+  for (std::size_t n : a.n)
+    if (n == 0 || n > (std::size_t{1} << 32) - 1)
+      throw error("--n " + std::to_string(n) + " is out of range (1 .. 2^32 - 1)");
+
+  const std::vector<std::string> suite_names = a.suites.empty() ? std::vector<std::string>{"redzone", "select"} : a.suites;
+  std::vector<bench_case> cases;
+  for (const auto& name : suite_names) {
+    suite s = preset(name, where, a.quick);
+    if (!a.forms.empty()) {
+      std::vector<form> forms;
+      for (const auto& f : a.forms)
+        if (std::find(s.forms.begin(), s.forms.end(), form_named(f)) != s.forms.end()) forms.push_back(form_named(f));
+      s.forms = forms;
+    }
+    if (!a.types.empty()) s.types = a.types;
+    if (!a.n.empty()) s.n = a.n;
+    if (!a.fractions.empty()) s.fractions = a.fractions;
+    if (!a.distributions.empty()) s.distributions = a.distributions;
+    for (form f : s.forms)
+      for (const auto& d : s.distributions) check_distribution(f, d);
+    for (form f : s.forms)
+      for (const auto& t : s.types)
+        for (std::size_t n : s.n)
+          for (double fr : s.fractions)
+            for (const auto& d : s.distributions)
+              for (const auto& info : compaction_strategies()) {
+                const std::string name(info.name);
+                const bool named = std::find(a.strategies.begin(), a.strategies.end(), name) != a.strategies.end();
+                if (a.strategies.empty() ? (name == "auto" || name == "redzone-serial") : !named) continue;
+                if (!info.takes(where, f)) continue;
+                cases.push_back({where, name, f, item_type_named(t), n, fr, d, timed_in_place(info, f)});
+              }
+  }
+  if (cases.empty()) throw error("the grid is empty: no strategy of those named takes the forms of the chosen suites");
+
+  const timing_plan plan{a.quick ? 1 : 2, a.repeats ? a.repeats : (a.quick ? 5 : 10)};
+  const std::string baseline = baseline_of(where);
+  table t({"backend", "strategy", "form", "mode", "type", "n", "fraction", "distribution", "ms_median", "ms_min",
+           "ms_max", "phase1_ms", "bytes", "GB/s", "kept", "x_" + baseline, "validated"});
+  table csv({"backend", "strategy", "form", "mode", "type", "n", "fraction", "distribution", "ms_median", "ms_min",
+             "ms_max", "phase1_ms", "bytes", "gbps", "kept", "baseline", "speedup_vs_baseline", "validated", "error"});
+  nlohmann::json results = nlohmann::json::array();
+
+  // Inputs are shared by every strategy of a grid point; keyed by everything but the strategy.
+  std::map<std::string, double> baseline_ms;
+  std::string current_key;
+  case_inputs inputs;
+  int failed = 0;
+  const bool progress = isatty(STDERR_FILENO);
+  std::vector<measurement> measured(cases.size());
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const bench_case& c = cases[i];
+    const std::string key = form_short_name(c.f) + "/" + c.type.name + "/" + std::to_string(c.n) + "/" +
+                            std::to_string(c.fraction) + "/" + c.distribution;
+    if (key != current_key) {
+      inputs = make_inputs(c, a.seed);
+      current_key = key;
+    }
+    if (progress)
+      std::cerr << "[" << i + 1 << "/" << cases.size() << "] " << c.strategy << " " << form_short_name(c.f) << " "
+              << c.type.name << " n=" << human_n(c.n) << " " << percent(c.fraction) << " " << c.distribution << "\n";
+    measured[i] = where == backend::cpu ? measure_cpu(c, inputs, plan) : measure_cuda(c, inputs, plan);
+    if (!measured[i].validated) {
+      ++failed;
+      std::cerr << "sieve bench compaction: " << c.strategy << " " << form_short_name(c.f) << " " << c.type.name
+                << " n=" << c.n << " " << percent(c.fraction) << " " << c.distribution
+                << " FAILED validation: " << measured[i].error << "\n";
+    }
+    if (c.strategy == baseline && measured[i].validated) baseline_ms[key] = measured[i].ms.median;
+  }
+
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const bench_case& c = cases[i];
+    const measurement& m = measured[i];
+    const std::string key = form_short_name(c.f) + "/" + c.type.name + "/" + std::to_string(c.n) + "/" +
+                            std::to_string(c.fraction) + "/" + c.distribution;
+    const double bytes = nominal_bytes(c, m.kept);
+    const double gbps = m.validated && m.ms.median > 0 ? bytes / (m.ms.median * 1e6) : 0;
+    const auto base = baseline_ms.find(key);
+    const double ratio = base != baseline_ms.end() && m.validated && m.ms.median > 0 ? base->second / m.ms.median : 0;
+    const std::string mode = c.in_place ? "in" : "out";
+    const std::string ratio_s = ratio > 0 ? fixed(ratio, 2) : "";
+    t.add({std::string(to_string(c.where)), c.strategy, form_short_name(c.f), mode, c.type.name, human_n(c.n),
+           percent(c.fraction), c.distribution, m.validated ? fixed(m.ms.median, 3) : "-",
+           m.validated ? fixed(m.ms.min, 3) : "-", m.validated ? fixed(m.ms.max, 3) : "-",
+           m.validated ? fixed(m.phase1_ms, 3) : "-", fixed(bytes, 0), m.validated ? fixed(gbps, 2) : "-",
+           std::to_string(m.kept), ratio_s, m.validated ? "yes" : "NO"});
+    std::string err = m.error;
+    std::replace(err.begin(), err.end(), ',', ';');
+    csv.add({std::string(to_string(c.where)), c.strategy, form_short_name(c.f), mode, c.type.name,
+             std::to_string(c.n), fixed(c.fraction, 4), c.distribution, fixed(m.ms.median, 5), fixed(m.ms.min, 5),
+             fixed(m.ms.max, 5), fixed(m.phase1_ms, 5), fixed(bytes, 0), fixed(gbps, 3), std::to_string(m.kept),
+             baseline, ratio > 0 ? fixed(ratio, 4) : "", m.validated ? "1" : "0", err});
+    results.push_back({{"backend", to_string(c.where)}, {"strategy", c.strategy}, {"form", form_short_name(c.f)},
+                       {"mode", mode}, {"type", c.type.name}, {"n", c.n}, {"fraction", c.fraction},
+                       {"distribution", c.distribution}, {"ms_median", m.ms.median}, {"ms_min", m.ms.min},
+                       {"ms_max", m.ms.max}, {"phase1_ms", m.phase1_ms}, {"bytes", bytes}, {"gbps", gbps},
+                       {"kept", m.kept}, {"speedup_vs_" + baseline, ratio}, {"validated", m.validated},
+                       {"error", m.error}});
+  }
+
+  t.print(std::cout);
+  std::cout << "\nms: whole call (phase 1 marking included), median of " << plan.repeats << " runs after "
+            << plan.warmup << " warm-up; x_" << baseline << ": " << baseline
+            << "'s median / this median (same grid point, same run).\n"
+            << "bytes: removal lists, the O(k) floor 4k + 2kw (read k indices and k red-zone items, write k "
+               "items); flags/masks, selection + n*w read + kept*w written. GB/s = bytes / ms_median.\n";
+  if (!a.csv.empty()) {
+    csv.write_csv(a.csv);
+    std::cout << "wrote " << a.csv << "\n";
+  }
+  if (!a.json.empty()) {
+    nlohmann::json doc = {{"benchmark", "compaction"},
+                          {"machine", machine_info(where == backend::cuda)},
+                          {"run", run_info(command_line)},
+                          {"timing", {{"warmup", plan.warmup}, {"repeats", plan.repeats}, {"statistic", "median"}}},
+                          {"baseline", baseline},
+                          {"bytes_definition",
+                           "removal list: 4k + 2kw (indices, red-zone reads, hole writes); flags/mask: selection "
+                           "bytes + n*w + kept*w"},
+                          {"results", results}};
+    write_file(a.json, doc.dump(1) + "\n");
+    std::cout << "wrote " << a.json << "\n";
+  }
+  if (failed) {
+    std::cerr << "sieve bench compaction: " << failed << " of " << cases.size() << " points failed validation\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace sieve::bench

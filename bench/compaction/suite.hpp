@@ -1,0 +1,29 @@
+// `sieve bench compaction`: a grid over n, fraction, distribution, type, form and strategy; every
+// point validated against a reference before it is timed; a table on stdout, CSV and JSON on request.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sieve::bench {
+
+struct compaction_args {
+  std::string backend = "cpu";
+  std::vector<std::string> suites;  // redzone, select (default: both)
+  std::vector<std::string> strategies, types, forms, distributions;
+  std::vector<std::size_t> n;
+  std::vector<double> fractions;
+  bool quick = false;
+  int repeats = 0;  // 0: the suite's default
+  std::uint64_t seed = 1;
+  std::string csv, json;
+};
+
+void add_compaction_options(CLI::App& cmd, compaction_args& args);
+// Returns the process exit code: 0 when every point validated.
+int run_compaction_bench(const compaction_args& args, const std::string& command_line);
+
+}  // namespace sieve::bench

@@ -1,0 +1,71 @@
+// sieve: one command, subcommands per job.
+//   sieve bench compaction [options]   the compaction benchmark grid (see --help)
+//   sieve info                          strategies, their capabilities, and the devices present
+// Errors print one line on stderr and exit non-zero.
+#include "compaction/suite.hpp"
+
+#include <sieve/compaction.hpp>
+#include <sieve/compaction/cuda.hpp>
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+#include <string>
+
+namespace {
+
+std::string forms_of(const sieve::strategy_info& s, sieve::backend b) {
+  std::string out;
+  for (std::size_t f = 0; f < sieve::form_count; ++f)
+    if (s.takes(b, static_cast<sieve::form>(f)))
+      out += (out.empty() ? "" : ", ") + std::string(sieve::to_string(static_cast<sieve::form>(f)));
+  return out.empty() ? "-" : out;
+}
+
+void print_info() {
+  std::cout << "CUDA: " << sieve::cuda::device_description() << "\n\n";
+  for (const auto& s : sieve::compaction_strategies()) {
+    std::cout << s.name << ": " << s.summary << "\n"
+              << "    cpu: " << forms_of(s, sieve::backend::cpu) << "\n"
+              << "    cuda: " << forms_of(s, sieve::backend::cuda) << "\n"
+              << "    " << (s.stable ? "stable" : "unstable") << ", "
+              << (s.in_place && s.out_of_place ? "in place or out of place"
+                  : s.in_place                 ? "in place"
+                                               : "out of place")
+              << "\n";
+  }
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  std::string command_line;
+  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+
+  CLI::App app{"sieve: stream compaction on the CPU and GPU, measured in isolation and inside a path tracer"};
+  app.require_subcommand(1);
+  auto* info = app.add_subcommand("info", "list the compaction strategies and the devices present");
+  auto* bench = app.add_subcommand("bench", "run a benchmark suite");
+  bench->require_subcommand(1);
+  auto* bench_compaction = bench->add_subcommand("compaction", "time the compaction strategies over a grid");
+  sieve::bench::compaction_args compaction_args;
+  sieve::bench::add_compaction_options(*bench_compaction, compaction_args);
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return app.exit(e);
+  }
+
+  try {
+    if (*info) {
+      print_info();
+      return 0;
+    }
+    if (*bench_compaction) return sieve::bench::run_compaction_bench(compaction_args, command_line);
+  } catch (const std::exception& e) {
+    std::cerr << "sieve: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
