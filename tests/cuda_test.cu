@@ -118,6 +118,87 @@ INSTANTIATE_TEST_SUITE_P(Strategies, CudaCompaction,
                                   std::to_string(std::get<2>(info.param));
                          });
 
+class CudaRemoval : public ::testing::TestWithParam<std::tuple<std::string, std::size_t, int, int>> {};
+
+// Every CUDA strategy that removes a list in place, against the CPU reference as a multiset, on a
+// record of two columns; k = fraction of n, with `inside` % of the removals in the red zone (-1:
+// drawn uniformly).
+TEST_P(CudaRemoval, MatchesTheCpuReference) {
+  REQUIRE_DEVICE();
+  const auto [strategy, n, k_percent, inside] = GetParam();
+  const std::size_t k = k_percent == 101 ? (n ? n - 1 : 0) : n * static_cast<std::size_t>(k_percent) / 100;
+  const std::size_t z = n - k;
+  std::mt19937_64 rng(n * 7 + static_cast<std::size_t>(k_percent) * 3 + static_cast<std::size_t>(inside + 1));
+  std::vector<std::uint32_t> all(n);
+  for (std::size_t i = 0; i < n; ++i) all[i] = static_cast<std::uint32_t>(i);
+  std::vector<std::uint32_t> removals;
+  if (inside < 0) {
+    std::shuffle(all.begin(), all.end(), rng);
+    removals.assign(all.begin(), all.begin() + static_cast<long>(k));
+  } else {
+    // `inside` % of the k removals in the red zone [z, n), as far as the k - z slots below z allow.
+    const std::size_t out_zone = std::min(z, k - k * static_cast<std::size_t>(inside) / 100), in_zone = k - out_zone;
+    std::shuffle(all.begin(), all.begin() + static_cast<long>(z), rng);
+    std::shuffle(all.begin() + static_cast<long>(z), all.end(), rng);
+    removals.assign(all.begin(), all.begin() + static_cast<long>(out_zone));
+    removals.insert(removals.end(), all.begin() + static_cast<long>(z), all.begin() + static_cast<long>(z + in_zone));
+    std::shuffle(removals.begin(), removals.end(), rng);
+  }
+  std::vector<std::uint8_t> removed(n, 0);
+  for (auto r : removals) removed[r] = 1;
+  std::vector<std::uint32_t> ids(n), expected;
+  std::vector<double> values(n);
+  for (std::size_t i = 0; i < n; ++i) {
+    ids[i] = static_cast<std::uint32_t>(i);
+    values[i] = -0.25 * static_cast<double>(i);
+    if (!removed[i]) expected.push_back(static_cast<std::uint32_t>(i));
+  }
+
+  for (const bool one_column : {true, false}) {
+    SCOPED_TRACE(one_column ? "one column" : "two columns");
+    device_array<std::uint32_t> d_ids(ids), d_removals(removals);
+    device_array<double> d_values(values);
+    const sieve::record items = one_column ? sieve::record(d_ids.span()) : sieve::record(d_ids.span(), d_values.span());
+    device_array<std::byte> ws(sieve::cuda::workspace_bytes(strategy, items, sieve::form::removal_list, true));
+    const std::size_t m =
+        sieve::cuda::compact(strategy, items, sieve::removal_list{d_removals.span()}, {ws.data, ws.n});
+    ASSERT_EQ(m, n - k);
+    auto got = d_ids.host(m);
+    if (!one_column) {
+      const auto got_values = d_values.host(m);
+      for (std::size_t j = 0; j < m; ++j) ASSERT_EQ(got_values[j], -0.25 * got[j]) << "fields separated at " << j;
+    }
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, expected);
+  }
+}
+
+std::vector<std::string> cuda_removal_strategies() {
+  std::vector<std::string> names;
+  for (const auto& s : sieve::compaction_strategies())
+    if (s.takes(sieve::backend::cuda, sieve::form::removal_list) && s.in_place) names.emplace_back(s.name);
+  if (names.empty()) names.emplace_back("redzone");
+  return names;
+}
+
+// Sizes either side of the one-block limit (8192 removals) and of the 2048-pair tiles; k = 0, 1 %,
+// 2 %, 10 %, 50 %, 90 %, n - 1 (101) and n; red zone share r = 0, 50, 100 % and uniform (-1).
+INSTANTIATE_TEST_SUITE_P(Strategies, CudaRemoval,
+                         ::testing::Combine(::testing::ValuesIn(cuda_removal_strategies()),
+                                            ::testing::Values(std::size_t{0}, std::size_t{1}, std::size_t{33},
+                                                              std::size_t{4097}, std::size_t{16385},
+                                                              std::size_t{100003}, std::size_t{(1 << 22) + 5}),
+                                            ::testing::Values(0, 1, 2, 10, 50, 90, 101, 100),
+                                            ::testing::Values(-1, 0, 50, 100)),
+                         [](const auto& info) {
+                           std::string name = std::get<0>(info.param);
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           const int inside = std::get<3>(info.param);
+                           return name + "_n" + std::to_string(std::get<1>(info.param)) + "_k" +
+                                  std::to_string(std::get<2>(info.param)) + "_r" +
+                                  (inside < 0 ? std::string("uniform") : std::to_string(inside));
+                         });
+
 TEST(CudaCompaction, TooSmallAWorkspaceIsAnError) {
   REQUIRE_DEVICE();
   device_array<std::uint32_t> items(64), out(64);

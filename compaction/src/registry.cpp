@@ -28,10 +28,10 @@ const std::array table{
     strategy_entry{{"auto", "picks a strategy per backend, form, n and k/n", every_form,
                     on_cuda(removals | flags | mask), false, true, true}},
     strategy_entry{{"redzone",
-                    "Bontes & Gain's O(k) removal: fills holes from the list's tail (Algorithm 2, parallel; "
-                    "Algorithm 1 below 32K removals)",
-                    removals, 0, false, true, false},
-                   &detail::cpu_redzone},
+                    "Bontes & Gain's O(k) removal: fills holes from the list's tail (Algorithm 2 across all "
+                    "cores; Algorithm 1 for small k)",
+                    removals, on_cuda(removals), false, true, false},
+                   &detail::cpu_redzone, SIEVE_CUDA_FN(cuda_redzone)},
     strategy_entry{{"redzone-serial", "Redzone's Algorithm 1 on one thread: the reference", removals, 0, false, true,
                     false},
                    &detail::cpu_redzone_serial},
@@ -48,6 +48,14 @@ const std::array table{
                     "Billeter et al.: count per virtual processor, prefix over P, move per processor",
                     flags | mask | pred, 0, true, false, true},
                    &detail::cpu_billeter},
+    strategy_entry{{"space",
+                    "SPACE (Fett et al.) in one pass: popcount per tile, decoupled look-back, a write-out that skips "
+                    "empty words and reads only sectors with kept items; byte flags too",
+                    0, on_cuda(flags | mask), true, false, true},
+                   nullptr, SIEVE_CUDA_FN(cuda_space)},
+    strategy_entry{{"cub", "cub::DeviceSelect::Flagged; a removal list is marked into n flags first", 0,
+                    on_cuda(removals | flags | mask), true, true, true},
+                   nullptr, SIEVE_CUDA_FN(cuda_cub)},
     strategy_entry{{"atomic", "warp-aggregated atomic counter: one atomicAdd per warp; unstable", 0,
                     on_cuda(flags | mask), false, false, true},
                    nullptr, SIEVE_CUDA_FN(cuda_atomic)},
@@ -125,7 +133,7 @@ const strategy_info& require_strategy(std::string_view name, backend b, form f, 
 }
 
 std::string_view detail::resolve_auto(backend b, form f, bool in_place, std::size_t n, std::size_t k) {
-  if (b == backend::cuda) return "atomic";
+  if (b == backend::cuda) return f == form::removal_list ? "redzone" : "space";
   switch (f) {
     case form::removal_list:
       if (!in_place) return "stencil";

@@ -52,5 +52,8 @@ std::size_t cpu_billeter(const cpu_call&);
 
 // CUDA strategies (cuda/<name>.cu); only in builds with CUDA.
 std::size_t cuda_atomic(const cuda_call&);
+std::size_t cuda_redzone(const cuda_call&);
+std::size_t cuda_space(const cuda_call&);
+std::size_t cuda_cub(const cuda_call&);
 
 }  // namespace sieve::detail

@@ -1,0 +1,199 @@
+// Device building blocks shared by the CUDA selection strategies (not installed):
+//   movers       copy item `from` of the input record to slot `to` of the output: typed for one
+//                column of 1, 2, 4, 8 or 16 bytes, generic (device_mover) otherwise;
+//   keep words   32 items' keep bits as one 32-bit word, from byte flags or a bit mask;
+//   scans        warp and block exclusive sums;
+//   look-back    the decoupled look-back of Merrill & Garland's single-pass scan, over tiles taken
+//                in launch order from an atomic counter (so every tile waited on is running).
+#pragma once
+
+#include "device.cuh"
+
+#include <cuda/atomic>
+
+#include <cstdint>
+
+namespace sieve::detail {
+
+// ---- movers ------------------------------------------------------------------------------------
+
+// Typed movers also split a move into load and store, so kernels can put several loads in flight
+// before the first store.
+template <class T>
+struct typed_mover {
+  using value_type = T;
+  const T* __restrict__ in;
+  T* __restrict__ out;
+  __device__ void operator()(std::size_t to, std::size_t from) const { out[to] = in[from]; }
+  __device__ T load(std::size_t from) const { return in[from]; }
+  __device__ void store(std::size_t to, const T& v) const { out[to] = v; }
+};
+
+template <class Move>
+concept split_mover = requires { typename Move::value_type; };
+
+template <std::size_t W>
+struct word_of_width;
+template <> struct word_of_width<1> { using type = std::uint8_t; };
+template <> struct word_of_width<2> { using type = std::uint16_t; };
+template <> struct word_of_width<4> { using type = std::uint32_t; };
+template <> struct word_of_width<8> { using type = std::uint64_t; };
+template <> struct word_of_width<16> { using type = uint4; };
+
+// Calls f(mover) with a typed mover when the record is one column of 1, 2, 4, 8 or 16 bytes whose
+// input and output are aligned to the width, else with the generic device_mover.
+template <class F>
+void with_device_mover(const record& in, const record& out, F&& f) {
+  if (in.columns() == 1) {
+    const auto aligned = [&](std::size_t w) {
+      return reinterpret_cast<std::uintptr_t>(in[0].data) % w == 0 &&
+             reinterpret_cast<std::uintptr_t>(out[0].data) % w == 0;
+    };
+    switch (in[0].width) {
+#define SIEVE_TYPED_MOVER(W)                                                              \
+  case W:                                                                                 \
+    if (aligned(W)) {                                                                     \
+      using T = typename word_of_width<W>::type;                                          \
+      return f(typed_mover<T>{reinterpret_cast<const T*>(in[0].data), reinterpret_cast<T*>(out[0].data)}); \
+    }                                                                                     \
+    break;
+      SIEVE_TYPED_MOVER(1) SIEVE_TYPED_MOVER(2) SIEVE_TYPED_MOVER(4) SIEVE_TYPED_MOVER(8) SIEVE_TYPED_MOVER(16)
+#undef SIEVE_TYPED_MOVER
+      default: break;
+    }
+  }
+  f(device_mover{device_record::of(in), device_record::of(out)});
+}
+
+// ---- keep words --------------------------------------------------------------------------------
+
+// Bits of the four bytes of x that are nonzero, as the low 4 bits (byte 0 -> bit 0).
+__device__ inline std::uint32_t nonzero_nibble(std::uint32_t x) {
+  const std::uint32_t high = (__vcmpne4(x, 0U) >> 7) & 0x01010101U;  // bit 0 of each nonzero byte
+  return (high * 0x01020408U) >> 24;                                   // gather bits 0, 8, 16, 24
+}
+
+// Keep bits of items [32 w, 32 w + 32) from byte flags; bits past n are 0.
+struct flag_words {
+  const std::uint8_t* flags;
+  std::size_t n;
+  bool vector_ok;  // flags 16-byte aligned: two 16-byte loads per word
+  __device__ std::uint32_t operator()(std::size_t w) const {
+    const std::size_t first = w * 32;
+    if (first >= n) return 0;
+    std::uint32_t bits = 0;
+    if (vector_ok && first + 32 <= n) {
+      const uint4* p = reinterpret_cast<const uint4*>(flags + first);
+      const uint4 a = p[0], b = p[1];
+      const std::uint32_t v[8] = {a.x, a.y, a.z, a.w, b.x, b.y, b.z, b.w};
+#pragma unroll
+      for (int q = 0; q < 8; ++q) bits |= nonzero_nibble(v[q]) << (4 * q);
+      return bits;
+    }
+    const std::size_t count = n - first < 32 ? n - first : 32;
+    for (std::size_t b = 0; b < count; ++b) bits |= std::uint32_t{flags[first + b] != 0} << b;
+    return bits;
+  }
+};
+
+// Keep bits of items [32 w, 32 w + 32) from a bit mask; bits past n are 0.
+struct mask_words {
+  const std::uint32_t* words;
+  std::size_t n;
+  __device__ std::uint32_t operator()(std::size_t w) const {
+    const std::size_t first = w * 32;
+    if (first >= n) return 0;
+    const std::uint32_t bits = words[w];
+    return n - first >= 32 ? bits : bits & ((1U << (n - first)) - 1U);
+  }
+};
+
+// ---- scans -------------------------------------------------------------------------------------
+
+__device__ inline unsigned lane_id() { return threadIdx.x % 32; }
+__device__ inline unsigned lanes_below() { return (1U << lane_id()) - 1U; }
+
+// Inclusive sum over the warp's lanes.
+template <class T>
+__device__ inline T warp_inclusive_sum(T x) {
+#pragma unroll
+  for (int d = 1; d < 32; d *= 2) {
+    const T y = __shfl_up_sync(0xffffffffU, x, d);
+    if (static_cast<int>(lane_id()) >= d) x += y;
+  }
+  return x;
+}
+
+// Exclusive sum over the block (blockDim.x == Threads); `total` gets the block's sum. Uses
+// Threads / 32 words of shared memory and two barriers.
+template <unsigned Threads, class T>
+__device__ inline T block_exclusive_sum(T x, T& total, T* warp_sums) {
+  constexpr unsigned warps = Threads / 32;
+  const T inclusive = warp_inclusive_sum(x);
+  const unsigned warp = threadIdx.x / 32;
+  if (lane_id() == 31) warp_sums[warp] = inclusive;
+  __syncthreads();
+  T before = 0, sum = 0;
+#pragma unroll
+  for (unsigned w = 0; w < warps; ++w) {
+    const T s = warp_sums[w];
+    before += w < warp ? s : T{0};
+    sum += s;
+  }
+  total = sum;
+  __syncthreads();
+  return before + inclusive - x;
+}
+
+// ---- decoupled look-back -----------------------------------------------------------------------
+
+// One 64-bit status word per tile: the top two bits say what the rest holds.
+struct tile_status {
+  static constexpr std::uint64_t aggregate = 1ULL << 62;  // the tile's own count
+  static constexpr std::uint64_t prefix = 2ULL << 62;     // the count of every tile up to and including it
+  static constexpr std::uint64_t value_bits = (1ULL << 62) - 1;
+};
+
+using status_ref = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>;
+
+// The tile index of this block, in the order blocks start (thread 0 asks; all threads get it).
+__device__ inline unsigned take_tile(unsigned* counter, unsigned* shared_slot) {
+  if (threadIdx.x == 0) *shared_slot = atomicAdd(counter, 1U);
+  __syncthreads();
+  return *shared_slot;
+}
+
+// Called by one whole warp of tile `tile` with the tile's own count: publishes it, looks back over
+// earlier tiles, publishes the inclusive prefix and returns the exclusive one (to every lane).
+__device__ inline unsigned long long look_back(unsigned long long* status, unsigned tile, unsigned long long count) {
+  const unsigned lane = lane_id();
+  if (tile == 0) {
+    if (lane == 0) status_ref(status[0]).store(tile_status::prefix | count, cuda::memory_order_relaxed);
+    return 0;
+  }
+  if (lane == 0) status_ref(status[tile]).store(tile_status::aggregate | count, cuda::memory_order_relaxed);
+  unsigned long long exclusive = 0;
+  long long window_end = static_cast<long long>(tile) - 1;  // the lane 0 tile of the current window
+  while (true) {
+    const long long t = window_end - static_cast<long long>(lane);
+    unsigned long long s = tile_status::prefix;  // lanes before tile 0 read as an empty prefix
+    if (t >= 0) s = status_ref(status[t]).load(cuda::memory_order_relaxed);
+    // Spin, the whole warp together, until every lane of the window sees a published status.
+    while (__any_sync(0xffffffffU, (s >> 62) == 0)) {
+      if ((s >> 62) == 0) s = status_ref(status[t]).load(cuda::memory_order_relaxed);
+    }
+    const unsigned prefixes = __ballot_sync(0xffffffffU, (s & ~tile_status::value_bits) == tile_status::prefix);
+    // Lanes up to and including the nearest prefix contribute; farther lanes are covered by it.
+    const unsigned nearest = prefixes ? __ffs(prefixes) - 1 : 31;
+    unsigned long long v = lane <= nearest ? (s & tile_status::value_bits) : 0ULL;
+#pragma unroll
+    for (int d = 16; d >= 1; d /= 2) v += __shfl_xor_sync(0xffffffffU, v, d);
+    exclusive += v;
+    if (prefixes) break;
+    window_end -= 32;
+  }
+  if (lane == 0) status_ref(status[tile]).store(tile_status::prefix | (exclusive + count), cuda::memory_order_relaxed);
+  return exclusive;
+}
+
+}  // namespace sieve::detail
