@@ -6,6 +6,10 @@
 #include <numeric>
 #include <random>
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
+
 namespace sieve::bench {
 
 item_type item_type_named(const std::string& name) {
@@ -46,40 +50,67 @@ void check_distribution(form f, const std::string& d) {
 
 namespace {
 
-// k distinct values from [lo, hi), in random order (Floyd's sampling for small k, a shuffle otherwise).
-void sample_distinct(std::mt19937_64& rng, std::size_t lo, std::size_t hi, std::size_t k, std::vector<std::uint32_t>& out) {
-  const std::size_t range = hi - lo;
-  if (k * 4 >= range) {
-    std::vector<std::uint32_t> all(range);
-    std::iota(all.begin(), all.end(), static_cast<std::uint32_t>(lo));
-    for (std::size_t i = 0; i < k; ++i) std::swap(all[i], all[i + rng() % (range - i)]);
-    out.insert(out.end(), all.begin(), all.begin() + static_cast<std::ptrdiff_t>(k));
-    return;
-  }
-  std::vector<std::uint64_t> seen((range + 63) / 64, 0);
-  for (std::size_t j = range - k; j < range; ++j) {
-    std::size_t t = rng() % (j + 1);
-    if (seen[t / 64] >> (t % 64) & 1) t = j;
-    seen[t / 64] |= std::uint64_t{1} << (t % 64);
-    out.push_back(static_cast<std::uint32_t>(lo + t));
-  }
+std::uint64_t mix64(std::uint64_t x) {
+  x ^= x >> 30;
+  x *= 0xBF58476D1CE4E5B9ULL;
+  x ^= x >> 27;
+  x *= 0x94D049BB133111EBULL;
+  return x ^ (x >> 31);
 }
 
-// Kept items for the select forms: exactly round(fraction * n), laid out per distribution.
-std::vector<std::uint8_t> make_keep(std::mt19937_64& rng, std::size_t n, std::size_t m, const std::string& d) {
+// A pseudo-random bijection of [0, range): a 4-round Feistel network over the smallest even number
+// of bits that covers range, walking the cycle until the value falls inside (fewer than 4 steps on
+// average). perm(0), perm(1), ... are distinct, in random order, computed independently: k of them
+// are k distinct random indices, in parallel and without an n-sized scratch array.
+class random_permutation {
+ public:
+  random_permutation(std::uint64_t range, std::uint64_t seed) : range_(range) {
+    while ((std::uint64_t{1} << (2 * half_bits_)) < range) ++half_bits_;
+    for (int r = 0; r < 4; ++r) keys_[r] = mix64(seed * 4 + static_cast<std::uint64_t>(r) + 1);
+  }
+  std::uint64_t operator()(std::uint64_t i) const {
+    do i = encrypt(i);
+    while (i >= range_);
+    return i;
+  }
+
+ private:
+  std::uint64_t encrypt(std::uint64_t x) const {
+    const std::uint64_t mask = (std::uint64_t{1} << half_bits_) - 1;
+    std::uint64_t left = x >> half_bits_, right = x & mask;
+    for (const std::uint64_t key : keys_) {
+      const std::uint64_t next = left ^ (mix64(right ^ key) & mask);
+      left = right;
+      right = next;
+    }
+    return (left << half_bits_) | right;
+  }
+  std::uint64_t range_;
+  int half_bits_ = 1;
+  std::uint64_t keys_[4];
+};
+
+template <class F>
+void parallel_range(std::size_t n, F&& f) {
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1 << 16), [&](const auto& r) {
+    for (std::size_t i = r.begin(); i != r.end(); ++i) f(i);
+  });
+}
+
+// Kept items for the select forms: exactly m, laid out per distribution.
+std::vector<std::uint8_t> make_keep(std::uint64_t seed, std::size_t n, std::size_t m, const std::string& d) {
   std::vector<std::uint8_t> keep(n, 0);
   if (d == "uniform") {
-    std::vector<std::uint32_t> idx;
+    const random_permutation perm(n, seed);
     if (m * 2 <= n) {
-      sample_distinct(rng, 0, n, m, idx);
-      for (auto i : idx) keep[i] = 1;
+      parallel_range(m, [&](std::size_t j) { keep[perm(j)] = 1; });
     } else {
       std::fill(keep.begin(), keep.end(), 1);
-      sample_distinct(rng, 0, n, n - m, idx);
-      for (auto i : idx) keep[i] = 0;
+      parallel_range(n - m, [&](std::size_t j) { keep[perm(j)] = 0; });
     }
     return keep;
   }
+  std::mt19937_64 rng(seed);
   const std::size_t runs = d == "cluster" ? 1 : 32;
   // `runs` runs of about m / runs kept items, each at a random place in its own n / runs window.
   const std::size_t window = n / runs;
@@ -95,70 +126,76 @@ std::vector<std::uint8_t> make_keep(std::mt19937_64& rng, std::size_t n, std::si
 }  // namespace
 
 case_inputs make_inputs(const bench_case& c, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
   case_inputs in;
   const std::size_t n = c.n, w = c.type.width;
   in.items.resize(n * w);
   // Row i holds bytes of a mix of i: distinct rows for wide types, collisions only where the width forces them.
-  for (std::size_t i = 0; i < n; ++i) {
-    std::uint64_t x = (i + 1) * 0x9E3779B97F4A7C15ULL;
+  parallel_range(n, [&](std::size_t i) {
+    std::uint64_t x = mix64(i + 1);
     for (std::size_t b = 0; b < w; b += 8) {
-      x ^= x >> 31;
-      x *= 0xBF58476D1CE4E5B9ULL;
       std::memcpy(&in.items[i * w + b], &x, std::min<std::size_t>(8, w - b));
+      x = mix64(x);
     }
-  }
+  });
   std::vector<std::uint8_t> keep;
-  const auto count = static_cast<std::size_t>(std::llround(c.fraction * static_cast<double>(n)));
+  const auto count = std::min<std::size_t>(static_cast<std::size_t>(std::llround(c.fraction * static_cast<double>(n))), n);
   if (c.f == form::removal_list) {
-    const std::size_t k = std::min(count, n), z = n - k;
+    const std::size_t k = count, z = n - k;
+    in.removals.resize(k);
     if (c.distribution == "uniform") {
-      sample_distinct(rng, 0, n, k, in.removals);
+      const random_permutation perm(n, seed);
+      parallel_range(k, [&](std::size_t j) { in.removals[j] = static_cast<std::uint32_t>(perm(j)); });
     } else {
+      // r % of the k indices inside the red zone [z, n), as far as the z slots below it allow.
       const double r = std::stoi(c.distribution.substr(1)) / 100.0;
-      const std::size_t inside = std::min<std::size_t>(static_cast<std::size_t>(std::llround(r * k)), k);
-      const std::size_t outside = std::min(k - inside, z);
-      sample_distinct(rng, z, n, k - outside, in.removals);
-      sample_distinct(rng, 0, z, outside, in.removals);
-      std::shuffle(in.removals.begin(), in.removals.end(), rng);
+      const std::size_t outside = std::min(z, k - static_cast<std::size_t>(std::llround(r * static_cast<double>(k))));
+      const random_permutation order(k, seed), below(z ? z : 1, seed + 1), zone(k, seed + 2);
+      parallel_range(k, [&](std::size_t j) {
+        const std::uint64_t q = order(j);
+        in.removals[j] = static_cast<std::uint32_t>(q < outside ? below(q) : z + zone(q - outside));
+      });
     }
     keep.assign(n, 1);
-    for (auto i : in.removals) keep[i] = 0;
+    parallel_range(k, [&](std::size_t j) { keep[in.removals[j]] = 0; });
   } else {
-    keep = make_keep(rng, n, std::min(count, n), c.distribution);
+    keep = make_keep(seed, n, count, c.distribution);
     if (c.f == form::byte_flags) in.flags = keep;
-    in.mask.assign((n + 31) / 32, 0);
-    if (c.f == form::bit_mask)
-      for (std::size_t i = 0; i < n; ++i) in.mask[i / 32] |= std::uint32_t{keep[i]} << (i % 32);
-    else
-      in.mask.clear();
+    if (c.f == form::bit_mask) {
+      in.mask.assign((n + 31) / 32, 0);
+      parallel_range(in.mask.size(), [&](std::size_t wd) {
+        std::uint32_t bits = 0;
+        for (std::size_t b = 0; b < 32 && wd * 32 + b < n; ++b) bits |= std::uint32_t{keep[wd * 32 + b]} << b;
+        in.mask[wd] = bits;
+      });
+    }
   }
-  for (std::size_t i = 0; i < n; ++i)
-    if (keep[i]) in.expected.insert(in.expected.end(), in.items.begin() + static_cast<std::ptrdiff_t>(i * w),
-                                    in.items.begin() + static_cast<std::ptrdiff_t>((i + 1) * w));
-  in.kept = in.expected.size() / (w ? w : 1);
+  in.kept = n - static_cast<std::size_t>(std::count(keep.begin(), keep.end(), 0));
+  in.expected.resize(in.kept * w);
+  for (std::size_t i = 0, j = 0; i < n; ++i)
+    if (keep[i]) std::memcpy(&in.expected[w * j++], &in.items[i * w], w);
   return in;
 }
 
 namespace {
 // An order-independent digest of rows: sums of two 64-bit mixes of each row.
 std::pair<std::uint64_t, std::uint64_t> multiset_digest(std::span<const std::byte> rows, std::size_t w) {
-  std::uint64_t a = 0, b = 0;
-  for (std::size_t i = 0; i + w <= rows.size(); i += w) {
-    std::uint64_t h1 = 0x243F6A8885A308D3ULL, h2 = 0x13198A2E03707344ULL;
-    for (std::size_t j = 0; j < w; ++j) {
-      const auto v = static_cast<std::uint64_t>(rows[i + j]);
-      h1 = (h1 ^ v) * 0x100000001B3ULL;
-      h2 = (h2 + v + 1) * 0x9E3779B97F4A7C15ULL;
-      h2 ^= h2 >> 29;
-    }
-    h1 ^= h1 >> 33;
-    h1 *= 0xFF51AFD7ED558CCDULL;
-    h1 ^= h1 >> 33;
-    a += h1;
-    b += h2;
-  }
-  return {a, b};
+  using digest = std::pair<std::uint64_t, std::uint64_t>;
+  return tbb::parallel_reduce(
+      tbb::blocked_range<std::size_t>(0, rows.size() / w, 1 << 16), digest{0, 0},
+      [&](const tbb::blocked_range<std::size_t>& r, digest d) {
+        for (std::size_t i = r.begin(); i != r.end(); ++i) {
+          std::uint64_t h1 = 0x243F6A8885A308D3ULL, h2 = 0x13198A2E03707344ULL;
+          for (std::size_t j = 0; j < w; ++j) {
+            const auto v = static_cast<std::uint64_t>(rows[i * w + j]);
+            h1 = mix64(h1 ^ v);
+            h2 = (h2 + v + 1) * 0x9E3779B97F4A7C15ULL;
+          }
+          d.first += h1;
+          d.second += mix64(h2);
+        }
+        return d;
+      },
+      [](digest a, digest b) { return digest{a.first + b.first, a.second + b.second}; });
 }
 }  // namespace
 

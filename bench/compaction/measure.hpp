@@ -24,4 +24,9 @@ measurement measure_cpu(const bench_case& c, const case_inputs& in, timing_plan 
 // CUDA events around each call; device buffers allocated once per grid point.
 measurement measure_cuda(const bench_case& c, const case_inputs& in, timing_plan plan);
 
+// Device-to-device copy bandwidth, GB/s counting bytes read plus bytes written.
+double device_copy_gbps(std::size_t bytes, timing_plan plan);
+// The O(k) floor of a removal list on the GPU (floors.cu).
+stats measure_removal_floor(const bench_case& c, const case_inputs& in, timing_plan plan);
+
 }  // namespace sieve::bench

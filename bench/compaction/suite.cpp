@@ -6,7 +6,6 @@
 
 #include <tbb/task_arena.h>
 
-#include <unistd.h>
 
 #include <algorithm>
 #include <bit>
@@ -49,7 +48,10 @@ suite preset(const std::string& name, backend b, bool quick) {
   throw error("unknown suite '" + name + "'; suites: redzone, select");
 }
 
-std::string baseline_of(backend b) { return b == backend::cpu ? "std" : "cub"; }
+// The baselines every strategy is compared with, measured at the same grid point in the same run.
+std::vector<std::string> baselines_of(backend b) {
+  return b == backend::cpu ? std::vector<std::string>{"std"} : std::vector<std::string>{"cub", "thrust"};
+}
 
 // Which way a strategy is timed: removal lists in place where it can (as Redzone must), selections
 // out of place where it can (as CUB's Select).
@@ -136,30 +138,48 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
   if (cases.empty()) throw error("the grid is empty: no strategy of those named takes the forms of the chosen suites");
 
   const timing_plan plan{a.quick ? 1 : 2, a.repeats ? a.repeats : (a.quick ? 5 : 10)};
-  const std::string baseline = baseline_of(where);
-  table t({"backend", "strategy", "form", "mode", "type", "n", "fraction", "distribution", "ms_median", "ms_min",
-           "ms_max", "phase1_ms", "bytes", "GB/s", "kept", "x_" + baseline, "validated"});
-  table csv({"backend", "strategy", "form", "mode", "type", "n", "fraction", "distribution", "ms_median", "ms_min",
-             "ms_max", "phase1_ms", "bytes", "gbps", "kept", "baseline", "speedup_vs_baseline", "validated", "error"});
+  const std::vector<std::string> baselines = baselines_of(where);
+  // The ceiling of an O(n) pass on this GPU, measured now: a device-to-device copy of 1 GiB.
+  const double copy_gbps = where == backend::cuda ? device_copy_gbps(std::size_t{1} << 30, plan) : 0;
+
+  std::vector<std::string> columns = {"backend", "strategy", "form", "mode", "type", "n", "fraction", "distribution",
+                                      "ms_median", "ms_min", "ms_max", "phase1_ms", "bytes", "GB/s", "kept"};
+  for (const auto& b : baselines) columns.push_back("x_" + b);
+  if (where == backend::cuda) columns.insert(columns.end(), {"floor_ms", "of_floor"});
+  columns.push_back("validated");
+  table t(columns);
+  std::vector<std::string> csv_columns = {"backend", "strategy", "form", "mode", "type", "n", "fraction",
+                                          "distribution", "ms_median", "ms_min", "ms_max", "phase1_ms", "bytes",
+                                          "gbps", "kept"};
+  for (const auto& b : baselines) csv_columns.push_back("speedup_vs_" + b);
+  csv_columns.insert(csv_columns.end(), {"floor_ms", "of_floor", "validated", "error"});
+  table csv(csv_columns);
   nlohmann::json results = nlohmann::json::array();
 
   // Inputs are shared by every strategy of a grid point; keyed by everything but the strategy.
-  std::map<std::string, double> baseline_ms;
+  auto key_of = [](const bench_case& c) {
+    return form_short_name(c.f) + "/" + c.type.name + "/" + std::to_string(c.n) + "/" + std::to_string(c.fraction) +
+           "/" + c.distribution;
+  };
+  std::map<std::string, std::map<std::string, double>> baseline_ms;  // key -> baseline -> ms
+  std::map<std::string, double> floor_ms;                             // key -> the floor's ms
   std::string current_key;
   case_inputs inputs;
   int failed = 0;
-  const bool progress = isatty(STDERR_FILENO);
   std::vector<measurement> measured(cases.size());
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const bench_case& c = cases[i];
-    const std::string key = form_short_name(c.f) + "/" + c.type.name + "/" + std::to_string(c.n) + "/" +
-                            std::to_string(c.fraction) + "/" + c.distribution;
+    const std::string key = key_of(c);
     if (key != current_key) {
       inputs = make_inputs(c, a.seed);
       current_key = key;
+      if (where == backend::cuda) {
+        // The floor: the O(k) kernel for removal lists; for selections the nominal bytes at copy speed.
+        floor_ms[key] = c.f == form::removal_list ? measure_removal_floor(c, inputs, plan).median
+                                                  : nominal_bytes(c, inputs.kept) / (copy_gbps * 1e6);
+      }
     }
-    if (progress)
-      std::cerr << "[" << i + 1 << "/" << cases.size() << "] " << c.strategy << " " << form_short_name(c.f) << " "
+    std::cerr << "[" << i + 1 << "/" << cases.size() << "] " << c.strategy << " " << form_short_name(c.f) << " "
               << c.type.name << " n=" << human_n(c.n) << " " << percent(c.fraction) << " " << c.distribution << "\n";
     measured[i] = where == backend::cpu ? measure_cpu(c, inputs, plan) : measure_cuda(c, inputs, plan);
     if (!measured[i].validated) {
@@ -168,45 +188,68 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
                 << " n=" << c.n << " " << percent(c.fraction) << " " << c.distribution
                 << " FAILED validation: " << measured[i].error << "\n";
     }
-    if (c.strategy == baseline && measured[i].validated) baseline_ms[key] = measured[i].ms.median;
+    if (std::find(baselines.begin(), baselines.end(), c.strategy) != baselines.end() && measured[i].validated)
+      baseline_ms[key][c.strategy] = measured[i].ms.median;
   }
 
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const bench_case& c = cases[i];
     const measurement& m = measured[i];
-    const std::string key = form_short_name(c.f) + "/" + c.type.name + "/" + std::to_string(c.n) + "/" +
-                            std::to_string(c.fraction) + "/" + c.distribution;
+    const std::string key = key_of(c);
+    const bool ok = m.validated && m.ms.median > 0;
     const double bytes = nominal_bytes(c, m.kept);
-    const double gbps = m.validated && m.ms.median > 0 ? bytes / (m.ms.median * 1e6) : 0;
-    const auto base = baseline_ms.find(key);
-    const double ratio = base != baseline_ms.end() && m.validated && m.ms.median > 0 ? base->second / m.ms.median : 0;
+    const double gbps = ok ? bytes / (m.ms.median * 1e6) : 0;
     const std::string mode = c.in_place ? "in" : "out";
-    const std::string ratio_s = ratio > 0 ? fixed(ratio, 2) : "";
-    t.add({std::string(to_string(c.where)), c.strategy, form_short_name(c.f), mode, c.type.name, human_n(c.n),
-           percent(c.fraction), c.distribution, m.validated ? fixed(m.ms.median, 3) : "-",
-           m.validated ? fixed(m.ms.min, 3) : "-", m.validated ? fixed(m.ms.max, 3) : "-",
-           m.validated ? fixed(m.phase1_ms, 3) : "-", fixed(bytes, 0), m.validated ? fixed(gbps, 2) : "-",
-           std::to_string(m.kept), ratio_s, m.validated ? "yes" : "NO"});
+    std::vector<double> ratios;
+    for (const auto& b : baselines) {
+      const auto found = baseline_ms[key].find(b);
+      ratios.push_back(ok && found != baseline_ms[key].end() ? found->second / m.ms.median : 0);
+    }
+    const double fl = floor_ms.count(key) ? floor_ms[key] : 0;
+    const double of_floor = ok && fl > 0 ? fl / m.ms.median : 0;
+
+    std::vector<std::string> row = {std::string(to_string(c.where)), c.strategy, form_short_name(c.f), mode,
+                                    c.type.name, human_n(c.n), percent(c.fraction), c.distribution,
+                                    ok ? fixed(m.ms.median, 3) : "-", ok ? fixed(m.ms.min, 3) : "-",
+                                    ok ? fixed(m.ms.max, 3) : "-", ok ? fixed(m.phase1_ms, 3) : "-", fixed(bytes, 0),
+                                    ok ? fixed(gbps, 2) : "-", std::to_string(m.kept)};
+    for (double r : ratios) row.push_back(r > 0 ? fixed(r, 2) : "");
+    if (where == backend::cuda) row.insert(row.end(), {fl > 0 ? fixed(fl, 3) : "", of_floor > 0 ? fixed(of_floor, 2) : ""});
+    row.push_back(m.validated ? "yes" : "NO");
+    t.add(row);
+
     std::string err = m.error;
     std::replace(err.begin(), err.end(), ',', ';');
-    csv.add({std::string(to_string(c.where)), c.strategy, form_short_name(c.f), mode, c.type.name,
-             std::to_string(c.n), fixed(c.fraction, 4), c.distribution, fixed(m.ms.median, 5), fixed(m.ms.min, 5),
-             fixed(m.ms.max, 5), fixed(m.phase1_ms, 5), fixed(bytes, 0), fixed(gbps, 3), std::to_string(m.kept),
-             baseline, ratio > 0 ? fixed(ratio, 4) : "", m.validated ? "1" : "0", err});
-    results.push_back({{"backend", to_string(c.where)}, {"strategy", c.strategy}, {"form", form_short_name(c.f)},
-                       {"mode", mode}, {"type", c.type.name}, {"n", c.n}, {"fraction", c.fraction},
-                       {"distribution", c.distribution}, {"ms_median", m.ms.median}, {"ms_min", m.ms.min},
-                       {"ms_max", m.ms.max}, {"phase1_ms", m.phase1_ms}, {"bytes", bytes}, {"gbps", gbps},
-                       {"kept", m.kept}, {"speedup_vs_" + baseline, ratio}, {"validated", m.validated},
-                       {"error", m.error}});
+    std::vector<std::string> line = {std::string(to_string(c.where)), c.strategy, form_short_name(c.f), mode,
+                                     c.type.name, std::to_string(c.n), fixed(c.fraction, 4), c.distribution,
+                                     fixed(m.ms.median, 5), fixed(m.ms.min, 5), fixed(m.ms.max, 5),
+                                     fixed(m.phase1_ms, 5), fixed(bytes, 0), fixed(gbps, 3), std::to_string(m.kept)};
+    for (double r : ratios) line.push_back(r > 0 ? fixed(r, 4) : "");
+    line.insert(line.end(), {fl > 0 ? fixed(fl, 5) : "", of_floor > 0 ? fixed(of_floor, 4) : "", m.validated ? "1" : "0", err});
+    csv.add(line);
+
+    nlohmann::json j = {{"backend", to_string(c.where)}, {"strategy", c.strategy}, {"form", form_short_name(c.f)},
+                        {"mode", mode}, {"type", c.type.name}, {"n", c.n}, {"fraction", c.fraction},
+                        {"distribution", c.distribution}, {"ms_median", m.ms.median}, {"ms_min", m.ms.min},
+                        {"ms_max", m.ms.max}, {"phase1_ms", m.phase1_ms}, {"bytes", bytes}, {"gbps", gbps},
+                        {"kept", m.kept}, {"floor_ms", fl}, {"of_floor", of_floor}, {"validated", m.validated},
+                        {"error", m.error}};
+    for (std::size_t b = 0; b < baselines.size(); ++b) j["speedup_vs_" + baselines[b]] = ratios[b];
+    results.push_back(j);
   }
 
   t.print(std::cout);
+  std::string names;
+  for (const auto& b : baselines) names += (names.empty() ? "" : ", ") + b;
   std::cout << "\nms: whole call (phase 1 marking included), median of " << plan.repeats << " runs after "
-            << plan.warmup << " warm-up; x_" << baseline << ": " << baseline
-            << "'s median / this median (same grid point, same run).\n"
+            << plan.warmup << " warm-up; x_B: baseline B's median / this median (same grid point, same run; "
+            << names << ").\n"
             << "bytes: removal lists, the O(k) floor 4k + 2kw (read k indices and k red-zone items, write k "
                "items); flags/masks, selection + n*w read + kept*w written. GB/s = bytes / ms_median.\n";
+  if (where == backend::cuda)
+    std::cout << "floor_ms: removal lists, the O(k) floor kernel (reads R and the red zone, scatters k writes); "
+                 "flags/masks, bytes at the device copy bandwidth, measured now: "
+              << fixed(copy_gbps, 0) << " GB/s (read + written). of_floor: floor_ms / ms_median.\n";
   if (!a.csv.empty()) {
     csv.write_csv(a.csv);
     std::cout << "wrote " << a.csv << "\n";
@@ -216,7 +259,8 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
                           {"machine", machine_info(where == backend::cuda)},
                           {"run", run_info(command_line)},
                           {"timing", {{"warmup", plan.warmup}, {"repeats", plan.repeats}, {"statistic", "median"}}},
-                          {"baseline", baseline},
+                          {"baselines", baselines},
+                          {"copy_gbps", copy_gbps},
                           {"bytes_definition",
                            "removal list: 4k + 2kw (indices, red-zone reads, hole writes); flags/mask: selection "
                            "bytes + n*w + kept*w"},

@@ -14,27 +14,6 @@
 namespace sieve::detail {
 namespace {
 
-constexpr std::size_t align_up(std::size_t b) { return (b + 255) / 256 * 256; }
-
-struct mask_bit {
-  const std::uint32_t* words;
-  __host__ __device__ bool operator()(std::size_t i) const { return (words[i / 32] >> (i % 32)) & 1U; }
-};
-
-__global__ void mark_removed(const std::uint32_t* R, std::size_t k, std::uint8_t* flags) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < k; i += stride)
-    flags[R[i]] = 0;
-}
-
-// out[j] = in[index[j]] for j < *count, every column.
-__global__ void gather(const std::uint64_t* index, const std::uint64_t* count, device_mover move) {
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
-  const std::size_t m = *count;
-  for (std::size_t j = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; j < m; j += stride)
-    move(j, index[j]);
-}
-
 // Calls f(flag_iterator) for the call's selection; a removal list must be marked into `stencil`.
 template <class F>
 cudaError_t with_flags(const cuda_call& call, const std::uint8_t* stencil, F&& f) {
@@ -121,27 +100,12 @@ std::size_t cuda_cub(const cuda_call& call) {
 
   if (removals) {
     const auto R = std::get<removal_list>(call.keep).indices;
-    SIEVE_CUDA_CHECK(cudaMemsetAsync(stencil, 1, n, call.stream));
-    if (!R.empty()) mark_removed<<<grid_blocks(R.size(), 256), 256, 0, call.stream>>>(R.data(), R.size(), stencil);
-    SIEVE_CUDA_CHECK(cudaGetLastError());
+    mark_removals_async(R.data(), R.size(), n, stencil, call.stream);
   }
   run(base + fixed, call.workspace_bytes - fixed);
   if (typed || n == 0) return 0;
 
-  // Gather every column by the selected indices.
-  for (std::size_t c = 0; c < call.in.columns(); ++c) {
-    const column in_col = call.in[c];
-    column src = in_col;
-    if (call.in_place) {
-      SIEVE_CUDA_CHECK(cudaMemcpyAsync(copy, in_col.data, n * in_col.width, cudaMemcpyDeviceToDevice, call.stream));
-      src.data = copy;
-    }
-    const column dst = call.out[c];
-    const device_mover move{device_record::of(record(std::span(&src, 1), n)),
-                            device_record::of(record(std::span(&dst, 1), n))};
-    gather<<<grid_blocks(n, 256), 256, 0, call.stream>>>(index, call.d_count, move);
-    SIEVE_CUDA_CHECK(cudaGetLastError());
-  }
+  gather_columns_async(call.in, call.out, index, call.d_count, call.in_place ? copy : nullptr, call.stream);
   return 0;
 }
 

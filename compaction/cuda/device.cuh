@@ -74,6 +74,23 @@ struct device_mask {
 // *d_count = value, in stream order (one tiny kernel; no host memory involved).
 void write_count_async(std::uint64_t* d_count, std::uint64_t value, cudaStream_t stream);
 
+// out[j] = in[index[j]] for j < *d_count, column by column. With `copy` (room for n items of the
+// widest column) the gather reads from a copy of each column, so out may be in.
+void gather_columns_async(const record& in, const record& out, const std::uint64_t* index,
+                          const std::uint64_t* d_count, std::byte* copy, cudaStream_t stream);
+
+// Phase 1 of the O(n) competitors of a removal list: stencil[0, n) = 1, then 0 at each index of R.
+void mark_removals_async(const std::uint32_t* R, std::size_t k, std::size_t n, std::uint8_t* stencil,
+                         cudaStream_t stream);
+
+// Item i's keep bit from a bit mask, for iterators (CUB, Thrust).
+struct mask_bit {
+  const std::uint32_t* words;
+  __host__ __device__ bool operator()(std::size_t i) const { return (words[i / 32] >> (i % 32)) & 1U; }
+};
+
+constexpr std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+
 // Blocks for a grid-stride kernel: enough to fill every SM `per_sm` times over.
 inline unsigned grid_blocks(std::size_t n, unsigned threads, unsigned per_sm = 8) {
   int dev = 0, sms = 1;

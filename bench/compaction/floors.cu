@@ -1,0 +1,93 @@
+// The two floors every CUDA compaction result is read against, measured in the same run:
+// the device-to-device copy bandwidth (the ceiling of any O(n) pass), and the O(k) floor of removal
+// from an index list: a kernel that reads R and the red zone and scatters the k writes
+// A[R[i]] = A[z + i], and nothing else (it does not compact correctly; it is the least any
+// removal must do).
+#include "measure.hpp"
+
+#include <sieve/compaction/cuda_check.hpp>
+
+#include <cuda_runtime.h>
+
+namespace sieve::bench {
+namespace {
+
+template <class T>
+__global__ void floor_kernel(const std::uint32_t* __restrict__ R, std::size_t k, std::size_t z, T* items) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < k; i += stride)
+    items[R[i]] = items[z + i];
+}
+
+template <unsigned W>
+struct bytes_of {
+  unsigned char b[W];
+};
+
+struct timer {
+  cudaEvent_t start{}, stop{};
+  timer() {
+    SIEVE_CUDA_CHECK(cudaEventCreate(&start));
+    SIEVE_CUDA_CHECK(cudaEventCreate(&stop));
+  }
+  ~timer() {
+    cudaEventDestroy(start);
+    cudaEventDestroy(stop);
+  }
+  template <class F>
+  std::vector<double> run(const timing_plan& plan, F&& f) {
+    std::vector<double> ms;
+    for (int r = 0; r < plan.warmup + plan.repeats; ++r) {
+      SIEVE_CUDA_CHECK(cudaEventRecord(start));
+      f();
+      SIEVE_CUDA_CHECK(cudaEventRecord(stop));
+      SIEVE_CUDA_CHECK(cudaEventSynchronize(stop));
+      float t = 0;
+      SIEVE_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
+      if (r >= plan.warmup) ms.push_back(t);
+    }
+    return ms;
+  }
+};
+
+}  // namespace
+
+double device_copy_gbps(std::size_t bytes, timing_plan plan) {
+  void *a = nullptr, *b = nullptr;
+  SIEVE_CUDA_CHECK(cudaMalloc(&a, bytes));
+  SIEVE_CUDA_CHECK(cudaMalloc(&b, bytes));
+  SIEVE_CUDA_CHECK(cudaMemset(a, 1, bytes));
+  timer t;
+  const stats s = summarize(t.run(plan, [&] { SIEVE_CUDA_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice)); }));
+  cudaFree(a);
+  cudaFree(b);
+  return 2.0 * static_cast<double>(bytes) / (s.median * 1e6);  // read + written
+}
+
+stats measure_removal_floor(const bench_case& c, const case_inputs& in, timing_plan plan) {
+  const std::size_t n = c.n, k = in.removals.size(), z = n - k, w = c.type.width;
+  void *items = nullptr, *R = nullptr;
+  SIEVE_CUDA_CHECK(cudaMalloc(&items, std::max<std::size_t>(n * w, 1)));
+  SIEVE_CUDA_CHECK(cudaMalloc(&R, std::max<std::size_t>(k * 4, 1)));
+  SIEVE_CUDA_CHECK(cudaMemcpy(items, in.items.data(), n * w, cudaMemcpyHostToDevice));
+  SIEVE_CUDA_CHECK(cudaMemcpy(R, in.removals.data(), k * 4, cudaMemcpyHostToDevice));
+  auto* r = static_cast<const std::uint32_t*>(R);
+  const unsigned threads = 256, blocks = static_cast<unsigned>(std::min<std::size_t>((k + threads - 1) / threads, 132 * 16) + 1);
+  timer t;
+  auto launch = [&] {
+    switch (w) {
+      case 1: floor_kernel<<<blocks, threads>>>(r, k, z, static_cast<std::uint8_t*>(items)); break;
+      case 2: floor_kernel<<<blocks, threads>>>(r, k, z, static_cast<std::uint16_t*>(items)); break;
+      case 4: floor_kernel<<<blocks, threads>>>(r, k, z, static_cast<std::uint32_t*>(items)); break;
+      case 8: floor_kernel<<<blocks, threads>>>(r, k, z, static_cast<std::uint64_t*>(items)); break;
+      default: floor_kernel<<<blocks, threads>>>(r, k, z, static_cast<bytes_of<32>*>(items)); break;
+    }
+    SIEVE_CUDA_CHECK(cudaGetLastError());
+  };
+  const stats s = summarize(t.run(plan, launch));
+  cudaFree(items);
+  cudaFree(R);
+  return s;
+}
+
+}  // namespace sieve::bench

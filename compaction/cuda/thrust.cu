@@ -1,0 +1,131 @@
+// thrust (CUDA): the Thrust baseline of the Redzone paper, thrust::copy_if with a stencil (out of
+// place) and thrust::remove_if with a stencil (in place). Byte flags are the stencil; a bit mask
+// becomes one through a transform iterator; a removal list is marked into n flags first (phase 1).
+// Thrust's temporary storage comes from the caller's workspace through an allocator, and Thrust
+// returns the count to the host, so this strategy synchronizes the stream. A record of one column
+// of 1, 2, 4, 8 or 16 bytes is compacted directly; other records select indices, then gather. Stable.
+#include "../src/strategy_table.hpp"
+#include "select_common.cuh"
+
+#include <cub/device/device_select.cuh>
+#include <thrust/copy.h>
+#include <thrust/execution_policy.h>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
+#include <thrust/remove.h>
+
+#include <string>
+
+namespace sieve::detail {
+namespace {
+
+// Bump allocation from the workspace; Thrust asks for its temporary storage through this.
+class workspace_allocator {
+ public:
+  using value_type = char;
+  workspace_allocator(std::byte* base, std::size_t bytes) : base_(base), bytes_(bytes) {}
+  char* allocate(std::ptrdiff_t n) {
+    const std::size_t need = align_up(static_cast<std::size_t>(n));
+    if (used_ + need > bytes_)
+      throw error("strategy 'thrust': Thrust asked for " + std::to_string(n) + " bytes of temporary storage, " +
+                  std::to_string(bytes_ - used_) + " left in the workspace");
+    char* p = reinterpret_cast<char*>(base_ + used_);
+    used_ += need;
+    return p;
+  }
+  void deallocate(char*, std::size_t) {}
+
+ private:
+  std::byte* base_;
+  std::size_t bytes_, used_ = 0;
+};
+
+struct nonzero {
+  __host__ __device__ bool operator()(std::uint8_t f) const { return f != 0; }
+  __host__ __device__ bool operator()(bool f) const { return f; }
+};
+struct is_zero {
+  __host__ __device__ bool operator()(std::uint8_t f) const { return f == 0; }
+};
+
+template <class F>
+std::size_t with_stencil(const cuda_call& call, const std::uint8_t* marked, F&& f) {
+  switch (form_of(call.keep)) {
+    case form::bit_mask:
+      return f(thrust::make_transform_iterator(thrust::counting_iterator<std::size_t>(0),
+                                               mask_bit{std::get<bit_mask>(call.keep).words.data()}));
+    case form::byte_flags: return f(std::get<byte_flags>(call.keep).keep.data());
+    default: return f(marked);
+  }
+}
+
+template <class F>
+std::size_t with_type(const record& r, F&& f) {
+  if (r.columns() == 1 && reinterpret_cast<std::uintptr_t>(r[0].data) % r[0].width == 0) switch (r[0].width) {
+      case 1: return f(std::uint8_t{});
+      case 2: return f(std::uint16_t{});
+      case 4: return f(std::uint32_t{});
+      case 8: return f(std::uint64_t{});
+      case 16: return f(uint4{});
+      default: break;
+    }
+  return f(nullptr);
+}
+
+}  // namespace
+
+std::size_t cuda_thrust(const cuda_call& call) {
+  const std::size_t n = call.in.size();
+  const bool removals = form_of(call.keep) == form::removal_list;
+  const bool typed = with_type(call.in, [](auto t) { return !std::is_same_v<decltype(t), std::nullptr_t>; });
+  std::size_t widest = 0;
+  for (std::size_t c = 0; c < call.in.columns(); ++c) widest = std::max<std::size_t>(widest, call.in[c].width);
+  // Workspace: [stencil][indices (records)][column copy (records in place)][Thrust's temporaries].
+  const std::size_t stencil_bytes = removals ? align_up(n) : 0;
+  const std::size_t index_bytes = typed ? 0 : align_up(8 * n);
+  const std::size_t copy_bytes = typed || !call.in_place ? 0 : align_up(widest * n);
+  const std::size_t fixed = stencil_bytes + index_bytes + copy_bytes;
+  if (call.query) {
+    // Thrust's copy_if is CUB's select underneath: its storage, plus room for Thrust's own pieces.
+    std::size_t cub_bytes = 0;
+    SIEVE_CUDA_CHECK(cub::DeviceSelect::Flagged(nullptr, cub_bytes, static_cast<const std::uint64_t*>(nullptr),
+                                                static_cast<const std::uint8_t*>(nullptr),
+                                                static_cast<std::uint64_t*>(nullptr),
+                                                static_cast<std::uint64_t*>(nullptr), static_cast<std::int64_t>(n)));
+    return fixed + align_up(cub_bytes) + (1 << 20);
+  }
+  auto* base = static_cast<std::byte*>(call.workspace);
+  auto* marked = reinterpret_cast<std::uint8_t*>(base);
+  auto* index = reinterpret_cast<std::uint64_t*>(base + stencil_bytes);
+  std::byte* copy = base + stencil_bytes + index_bytes;
+  workspace_allocator alloc(base + fixed, call.workspace_bytes - fixed);
+  const auto policy = thrust::cuda::par(alloc).on(call.stream);
+  if (removals) {
+    const auto R = std::get<removal_list>(call.keep).indices;
+    mark_removals_async(R.data(), R.size(), n, marked, call.stream);
+  }
+
+  const std::size_t kept = with_type(call.in, [&](auto t) -> std::size_t {
+    using T = decltype(t);
+    return with_stencil(call, marked, [&](auto stencil) -> std::size_t {
+      if constexpr (std::is_same_v<T, std::nullptr_t>) {
+        const thrust::counting_iterator<std::uint64_t> first(0);
+        return static_cast<std::size_t>(thrust::copy_if(policy, first, first + n, stencil, index, nonzero{}) - index);
+      } else {
+        T* in = reinterpret_cast<T*>(call.in[0].data);
+        if (call.in_place) {
+          if (removals) return static_cast<std::size_t>(thrust::remove_if(policy, in, in + n, stencil, is_zero{}) - in);
+          // A selection in place: remove the items whose keep bit is 0.
+          return static_cast<std::size_t>(thrust::remove_if(policy, in, in + n, stencil, thrust::not_fn(nonzero{})) - in);
+        }
+        T* out = reinterpret_cast<T*>(call.out[0].data);
+        return static_cast<std::size_t>(thrust::copy_if(policy, in, in + n, stencil, out, nonzero{}) - out);
+      }
+    });
+  });
+  write_count_async(call.d_count, kept, call.stream);
+  if (!typed) gather_columns_async(call.in, call.out, index, call.d_count, call.in_place ? copy : nullptr, call.stream);
+  return 0;
+}
+
+}  // namespace sieve::detail
