@@ -3,6 +3,7 @@
 // from an index list: a kernel that reads R and the red zone and scatters the k writes
 // A[R[i]] = A[z + i], and nothing else (it does not compact correctly; it is the least any
 // removal must do).
+#include "cuda_events.hpp"
 #include "measure.hpp"
 
 #include <sieve/compaction/cuda_check.hpp>
@@ -24,31 +25,19 @@ struct bytes_of {
   unsigned char b[W];
 };
 
-struct timer {
-  cudaEvent_t start{}, stop{};
-  timer() {
-    SIEVE_CUDA_CHECK(cudaEventCreate(&start));
-    SIEVE_CUDA_CHECK(cudaEventCreate(&stop));
+// Median-ready samples of f() timed with events, after the plan's warm-up runs.
+template <class F>
+std::vector<double> time_runs(const timing_plan& plan, F&& f) {
+  event_timer t;
+  std::vector<double> ms;
+  for (int r = 0; r < plan.warmup + plan.repeats; ++r) {
+    t.start();
+    f();
+    const double elapsed = t.stop_ms();
+    if (r >= plan.warmup) ms.push_back(elapsed);
   }
-  ~timer() {
-    cudaEventDestroy(start);
-    cudaEventDestroy(stop);
-  }
-  template <class F>
-  std::vector<double> run(const timing_plan& plan, F&& f) {
-    std::vector<double> ms;
-    for (int r = 0; r < plan.warmup + plan.repeats; ++r) {
-      SIEVE_CUDA_CHECK(cudaEventRecord(start));
-      f();
-      SIEVE_CUDA_CHECK(cudaEventRecord(stop));
-      SIEVE_CUDA_CHECK(cudaEventSynchronize(stop));
-      float t = 0;
-      SIEVE_CUDA_CHECK(cudaEventElapsedTime(&t, start, stop));
-      if (r >= plan.warmup) ms.push_back(t);
-    }
-    return ms;
-  }
-};
+  return ms;
+}
 
 }  // namespace
 
@@ -57,8 +46,7 @@ double device_copy_gbps(std::size_t bytes, timing_plan plan) {
   SIEVE_CUDA_CHECK(cudaMalloc(&a, bytes));
   SIEVE_CUDA_CHECK(cudaMalloc(&b, bytes));
   SIEVE_CUDA_CHECK(cudaMemset(a, 1, bytes));
-  timer t;
-  const stats s = summarize(t.run(plan, [&] { SIEVE_CUDA_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice)); }));
+  const stats s = summarize(time_runs(plan, [&] { SIEVE_CUDA_CHECK(cudaMemcpyAsync(b, a, bytes, cudaMemcpyDeviceToDevice)); }));
   cudaFree(a);
   cudaFree(b);
   return 2.0 * static_cast<double>(bytes) / (s.median * 1e6);  // read + written
@@ -73,7 +61,6 @@ stats measure_removal_floor(const bench_case& c, const case_inputs& in, timing_p
   SIEVE_CUDA_CHECK(cudaMemcpy(R, in.removals.data(), k * 4, cudaMemcpyHostToDevice));
   auto* r = static_cast<const std::uint32_t*>(R);
   const unsigned threads = 256, blocks = static_cast<unsigned>(std::min<std::size_t>((k + threads - 1) / threads, 132 * 16) + 1);
-  timer t;
   auto launch = [&] {
     switch (w) {
       case 1: floor_kernel<<<blocks, threads>>>(r, k, z, static_cast<std::uint8_t*>(items)); break;
@@ -84,7 +71,7 @@ stats measure_removal_floor(const bench_case& c, const case_inputs& in, timing_p
     }
     SIEVE_CUDA_CHECK(cudaGetLastError());
   };
-  const stats s = summarize(t.run(plan, launch));
+  const stats s = summarize(time_runs(plan, launch));
   cudaFree(items);
   cudaFree(R);
   return s;

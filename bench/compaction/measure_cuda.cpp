@@ -1,4 +1,5 @@
 // The CUDA side of the compaction benchmark: device buffers, CUDA events, the same validation.
+#include "cuda_events.hpp"
 #include "measure.hpp"
 
 #include <sieve/compaction/cuda.hpp>
@@ -29,29 +30,6 @@ class device_buffer {
  private:
   void* data_ = nullptr;
   std::size_t bytes_ = 0;
-};
-
-class event_pair {
- public:
-  event_pair() {
-    SIEVE_CUDA_CHECK(cudaEventCreate(&start_));
-    SIEVE_CUDA_CHECK(cudaEventCreate(&stop_));
-  }
-  ~event_pair() {
-    cudaEventDestroy(start_);
-    cudaEventDestroy(stop_);
-  }
-  void start() { SIEVE_CUDA_CHECK(cudaEventRecord(start_)); }
-  float stop_ms() {
-    SIEVE_CUDA_CHECK(cudaEventRecord(stop_));
-    SIEVE_CUDA_CHECK(cudaEventSynchronize(stop_));
-    float ms = 0;
-    SIEVE_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
-    return ms;
-  }
-
- private:
-  cudaEvent_t start_{}, stop_{};
 };
 
 }  // namespace
@@ -102,7 +80,7 @@ measurement measure_cuda(const bench_case& c, const case_inputs& in, timing_plan
     m.validated = m.error.empty();
     if (!m.validated) return m;
 
-    event_pair events;
+    event_timer events;
     std::vector<double> ms;
     for (int r = 0; r < plan.warmup + plan.repeats; ++r) {
       restore();

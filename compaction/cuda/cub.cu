@@ -4,7 +4,6 @@
 // set to 1, then a 0 at each listed index), then selected in place, as every O(n) competitor of
 // Redzone must. A record of one column of 1, 2, 4, 8 or 16 bytes is selected directly; other
 // records select item indices, then gather every column. Stable.
-#include "../src/strategy_table.hpp"
 #include "select_common.cuh"
 
 #include <cub/device/device_select.cuh>
@@ -56,56 +55,27 @@ std::size_t select_indices(const cuda_call& call, const std::uint8_t* stencil, v
   return temp_bytes;
 }
 
-template <class F>
-std::size_t with_typed(const record& r, F&& f) {
-  if (r.columns() == 1 && reinterpret_cast<std::uintptr_t>(r[0].data) % r[0].width == 0) switch (r[0].width) {
-      case 1: return f(std::uint8_t{});
-      case 2: return f(std::uint16_t{});
-      case 4: return f(std::uint32_t{});
-      case 8: return f(std::uint64_t{});
-      case 16: return f(uint4{});
-      default: break;
-    }
-  return f(nullptr);
-}
-
 }  // namespace
 
 std::size_t cuda_cub(const cuda_call& call) {
   const std::size_t n = call.in.size();
-  const bool removals = form_of(call.keep) == form::removal_list;
-  const bool typed = with_typed(call.in, [](auto t) { return !std::is_same_v<decltype(t), std::nullptr_t>; });
-  // Workspace: [stencil: n bytes, removal lists][indices: 8n, records][copy: n * widest column, records
-  // in place][CUB's temp storage].
-  const std::size_t stencil_bytes = removals ? align_up(n) : 0;
-  const std::size_t index_bytes = typed ? 0 : align_up(8 * n);
-  std::size_t widest = 0;
-  for (std::size_t c = 0; c < call.in.columns(); ++c) widest = std::max<std::size_t>(widest, call.in[c].width);
-  const std::size_t copy_bytes = typed || !call.in_place ? 0 : align_up(widest * n);
-  auto* base = static_cast<std::byte*>(call.workspace);
-  auto* stencil = reinterpret_cast<std::uint8_t*>(base);
-  auto* index = reinterpret_cast<std::uint64_t*>(base + stencil_bytes);
-  std::byte* copy = base + stencil_bytes + index_bytes;
-  const std::size_t fixed = stencil_bytes + index_bytes + copy_bytes;
-
+  const baseline_workspace ws(call);
   auto run = [&](void* temp, std::size_t temp_bytes) {
-    return with_typed(call.in, [&](auto t) -> std::size_t {
+    return with_column_type(call.in, [&](auto t) -> std::size_t {
       using T = decltype(t);
-      if constexpr (std::is_same_v<T, std::nullptr_t>) return select_indices(call, stencil, temp, temp_bytes, index);
-      else return select_typed<T>(call, stencil, temp, temp_bytes);
+      if constexpr (std::is_same_v<T, std::nullptr_t>) return select_indices(call, ws.stencil, temp, temp_bytes, ws.index);
+      else return select_typed<T>(call, ws.stencil, temp, temp_bytes);
     });
   };
   const std::size_t temp_bytes = run(nullptr, 0);
-  if (call.query) return fixed + temp_bytes;
+  if (call.query) return ws.fixed + temp_bytes;
 
-  if (removals) {
+  if (form_of(call.keep) == form::removal_list) {
     const auto R = std::get<removal_list>(call.keep).indices;
-    mark_removals_async(R.data(), R.size(), n, stencil, call.stream);
+    mark_removals_async(R.data(), R.size(), n, ws.stencil, call.stream);
   }
-  run(base + fixed, call.workspace_bytes - fixed);
-  if (typed || n == 0) return 0;
-
-  gather_columns_async(call.in, call.out, index, call.d_count, call.in_place ? copy : nullptr, call.stream);
+  run(ws.library, call.workspace_bytes - ws.fixed);
+  if (!ws.typed) gather_columns_async(call.in, call.out, ws.index, call.d_count, ws.copy, call.stream);
   return 0;
 }
 

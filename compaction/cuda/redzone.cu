@@ -16,7 +16,6 @@
 //   phase 3  the t-th parked source fills the t-th parked destination; each thread finds both by
 //            binary search over the tiles' prefixes (Algorithm 3's load balancing).
 // Marking uses a bit array, not a spare value of T, so any record works. Unstable, in place.
-#include "../src/strategy_table.hpp"
 #include "select_common.cuh"
 
 namespace sieve::detail {

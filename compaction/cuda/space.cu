@@ -7,7 +7,6 @@
 // items load, so a sector without a kept item is never read. Tiles are 8K items. The keep bits come from a bit mask or,
 // with the same write-out, from byte flags (32 flags per thread, two 16-byte loads): the
 // skip-by-flags that CCCL issue #326 asks of CUB. Stable, out of place.
-#include "../src/strategy_table.hpp"
 #include "select_common.cuh"
 
 namespace sieve::detail {

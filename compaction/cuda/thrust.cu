@@ -4,7 +4,6 @@
 // Thrust's temporary storage comes from the caller's workspace through an allocator, and Thrust
 // returns the count to the host, so this strategy synchronizes the stream. A record of one column
 // of 1, 2, 4, 8 or 16 bytes is compacted directly; other records select indices, then gather. Stable.
-#include "../src/strategy_table.hpp"
 #include "select_common.cuh"
 
 #include <cub/device/device_select.cuh>
@@ -59,32 +58,12 @@ std::size_t with_stencil(const cuda_call& call, const std::uint8_t* marked, F&& 
   }
 }
 
-template <class F>
-std::size_t with_type(const record& r, F&& f) {
-  if (r.columns() == 1 && reinterpret_cast<std::uintptr_t>(r[0].data) % r[0].width == 0) switch (r[0].width) {
-      case 1: return f(std::uint8_t{});
-      case 2: return f(std::uint16_t{});
-      case 4: return f(std::uint32_t{});
-      case 8: return f(std::uint64_t{});
-      case 16: return f(uint4{});
-      default: break;
-    }
-  return f(nullptr);
-}
-
 }  // namespace
 
 std::size_t cuda_thrust(const cuda_call& call) {
   const std::size_t n = call.in.size();
   const bool removals = form_of(call.keep) == form::removal_list;
-  const bool typed = with_type(call.in, [](auto t) { return !std::is_same_v<decltype(t), std::nullptr_t>; });
-  std::size_t widest = 0;
-  for (std::size_t c = 0; c < call.in.columns(); ++c) widest = std::max<std::size_t>(widest, call.in[c].width);
-  // Workspace: [stencil][indices (records)][column copy (records in place)][Thrust's temporaries].
-  const std::size_t stencil_bytes = removals ? align_up(n) : 0;
-  const std::size_t index_bytes = typed ? 0 : align_up(8 * n);
-  const std::size_t copy_bytes = typed || !call.in_place ? 0 : align_up(widest * n);
-  const std::size_t fixed = stencil_bytes + index_bytes + copy_bytes;
+  const baseline_workspace ws(call);
   if (call.query) {
     // Thrust's copy_if is CUB's select underneath: its storage, plus room for Thrust's own pieces.
     std::size_t cub_bytes = 0;
@@ -92,24 +71,21 @@ std::size_t cuda_thrust(const cuda_call& call) {
                                                 static_cast<const std::uint8_t*>(nullptr),
                                                 static_cast<std::uint64_t*>(nullptr),
                                                 static_cast<std::uint64_t*>(nullptr), static_cast<std::int64_t>(n)));
-    return fixed + align_up(cub_bytes) + (1 << 20);
+    return ws.fixed + align_up(cub_bytes) + (1 << 20);
   }
-  auto* base = static_cast<std::byte*>(call.workspace);
-  auto* marked = reinterpret_cast<std::uint8_t*>(base);
-  auto* index = reinterpret_cast<std::uint64_t*>(base + stencil_bytes);
-  std::byte* copy = base + stencil_bytes + index_bytes;
-  workspace_allocator alloc(base + fixed, call.workspace_bytes - fixed);
+  workspace_allocator alloc(ws.library, call.workspace_bytes - ws.fixed);
   const auto policy = thrust::cuda::par(alloc).on(call.stream);
   if (removals) {
     const auto R = std::get<removal_list>(call.keep).indices;
-    mark_removals_async(R.data(), R.size(), n, marked, call.stream);
+    mark_removals_async(R.data(), R.size(), n, ws.stencil, call.stream);
   }
 
-  const std::size_t kept = with_type(call.in, [&](auto t) -> std::size_t {
+  const std::size_t kept = with_column_type(call.in, [&](auto t) -> std::size_t {
     using T = decltype(t);
-    return with_stencil(call, marked, [&](auto stencil) -> std::size_t {
+    return with_stencil(call, ws.stencil, [&](auto stencil) -> std::size_t {
       if constexpr (std::is_same_v<T, std::nullptr_t>) {
         const thrust::counting_iterator<std::uint64_t> first(0);
+        std::uint64_t* index = ws.index;
         return static_cast<std::size_t>(thrust::copy_if(policy, first, first + n, stencil, index, nonzero{}) - index);
       } else {
         T* in = reinterpret_cast<T*>(call.in[0].data);
@@ -124,7 +100,7 @@ std::size_t cuda_thrust(const cuda_call& call) {
     });
   });
   write_count_async(call.d_count, kept, call.stream);
-  if (!typed) gather_columns_async(call.in, call.out, index, call.d_count, call.in_place ? copy : nullptr, call.stream);
+  if (!ws.typed) gather_columns_async(call.in, call.out, ws.index, call.d_count, ws.copy, call.stream);
   return 0;
 }
 
