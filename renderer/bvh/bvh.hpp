@@ -1,0 +1,59 @@
+// A binary BVH over triangles: binned SAH build on oneTBB (build.cpp), flattened into nodes the
+// traversals (dfs.hpp on CPU and GPU; the BFS traversal) read through a bvh_view.
+#pragma once
+
+#include "../core/math.hpp"
+#include "../core/triangle.hpp"
+
+#include <sieve/compaction/error.hpp>
+
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace sieve::render {
+
+// 32 bytes. Inner node: count == 0, children at first and first + 1. Leaf: prims[first, first + count).
+struct bvh_node {
+  aabb bounds;
+  std::uint32_t first = 0;
+  std::uint32_t count = 0;
+  SIEVE_HD constexpr bool leaf() const { return count != 0; }
+};
+
+// The deepest a built tree goes: the DFS traversal's fixed stack holds one entry per level.
+constexpr int dfs_depth_limit() { return 60; }
+
+struct bvh_build_options {
+  std::uint32_t bins = 16;      // SAH bins per axis
+  std::uint32_t max_leaf = 4;   // split any node with more primitives (unless their centroids coincide)
+  float traversal_cost = 1.0f;  // SAH cost of visiting a node, relative to one triangle test
+};
+
+struct bvh_stats {
+  std::size_t nodes = 0, leaves = 0, max_depth = 0, max_leaf_size = 0;
+  double seconds = 0;
+};
+
+struct bvh {
+  std::vector<bvh_node> nodes;        // nodes[0] is the root (absent for an empty scene)
+  std::vector<std::uint32_t> prims;   // triangle indices in leaf order
+  bvh_stats stats;
+};
+
+// What the traversals read: raw pointers, so the same view works over device copies.
+struct bvh_view {
+  const bvh_node* nodes = nullptr;
+  const std::uint32_t* prims = nullptr;
+  const triangle* triangles = nullptr;
+  std::uint32_t node_count = 0;
+};
+
+// Throws sieve::error for out-of-range options or more than 2^31 triangles.
+bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& options = {});
+
+inline bvh_view view_of(const bvh& b, std::span<const triangle> triangles) {
+  return {b.nodes.data(), b.prims.data(), triangles.data(), static_cast<std::uint32_t>(b.nodes.size())};
+}
+
+}  // namespace sieve::render

@@ -1,0 +1,61 @@
+// A scene as the renderer consumes it: triangles with a material each, the camera, the film, the
+// environment and the compaction settings. Loaded from TOML (scene/load.hpp) or from an OBJ file.
+#pragma once
+
+#include "../core/math.hpp"
+#include "../core/triangle.hpp"
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace sieve::render {
+
+// OBJ/MTL mapping (documented in scenes/README.md):
+//   diffuse     Kd -> albedo                        (illum 0, 1, 2 without a mirror-like Ks)
+//   mirror      Ks -> albedo                        (illum 3 or 5, or Ks > 0 with Kd = 0)
+//   dielectric  Tf (else Ks, else 1) -> albedo, Ni -> ior   (illum 4, 6, 7, or d < 1)
+//   any kind    Ke -> emission (a triangle with emission > 0 is a light)
+enum class material_kind : std::uint8_t { diffuse, mirror, dielectric };
+
+struct material {
+  std::string name;
+  material_kind kind = material_kind::diffuse;
+  vec3 albedo{0.8f, 0.8f, 0.8f};
+  vec3 emission{0, 0, 0};
+  float ior = 1.5f;
+};
+
+struct camera_desc {
+  vec3 position{0, 0, -5};
+  vec3 look_at{0, 0, 0};
+  vec3 up{0, 1, 0};
+  float vfov_degrees = 40;
+};
+
+struct film_desc {
+  std::uint32_t width = 512;
+  std::uint32_t height = 512;
+  std::uint32_t spp = 16;
+  std::uint32_t max_bounces = 8;
+  std::uint32_t seed = 1;
+};
+
+struct compaction_desc {
+  std::string strategy = "auto";  // a name from sieve::compaction_strategies()
+  std::string reorder = "none";   // none | morton | octant | termination (ray reordering by radix sort)
+};
+
+struct scene {
+  std::string name;
+  std::vector<triangle> triangles;
+  std::vector<std::uint32_t> material_of;  // per triangle, index into materials
+  std::vector<material> materials;
+  std::vector<std::uint32_t> emissive;     // indices of the triangles whose material emits
+  camera_desc camera;
+  film_desc film;
+  vec3 environment{0, 0, 0};               // radiance of rays that leave the scene
+  compaction_desc compaction;
+};
+
+}  // namespace sieve::render
