@@ -13,26 +13,32 @@ struct hit {
   SIEVE_HD constexpr bool found() const { return prim != ~0U; }
 };
 
+// The closest hit is the least (t, primitive index): ties at equal t go to the lower index, so
+// every traversal order (DFS, BFS, any compaction of the BFS frontier) finds the same one.
+SIEVE_HD constexpr bool closer(float t, std::uint32_t prim, const hit& best) {
+  return t < best.t || (t == best.t && prim < best.prim);
+}
+
 inline constexpr int dfs_stack_size = 64;
 static_assert(dfs_depth_limit() < dfs_stack_size, "the builder must keep trees within the DFS stack");
 
 // Closest hit along r within (0, r.tmax).
 SIEVE_HD inline hit closest_hit(const bvh_view& b, const ray& r) {
-  hit best;
-  best.t = r.tmax;
+  hit best;  // a miss: t = 1e30, prim = ~0
   if (b.node_count == 0) return best;
+  best.t = r.tmax;
   const vec3 inv = reciprocal(r.direction);
   std::uint32_t stack[dfs_stack_size];
   int top = 0;
   std::uint32_t node = 0;
-  if (hit_box(b.nodes[0].bounds, r.origin, inv, best.t) > best.t) return best;
+  if (hit_box(b.nodes[0].bounds, r.origin, inv, best.t) > best.t) return hit{};
   while (true) {
     const bvh_node& n = b.nodes[node];
     if (n.leaf()) {
       for (std::uint32_t i = n.first; i < n.first + n.count; ++i) {
         tri_hit h;
         const std::uint32_t prim = b.prims[i];
-        if (hit_triangle(b.triangles[prim], r, best.t, h)) best = {h.t, prim, h.u, h.v};
+        if (hit_triangle(b.triangles[prim], r, best.t, h) && closer(h.t, prim, best)) best = {h.t, prim, h.u, h.v};
       }
     } else {
       const std::uint32_t left = n.first, right = n.first + 1;

@@ -1,0 +1,122 @@
+// The BFS traversal's CPU driver: levels of expand_pair through exec::parallel_for, and the
+// frontier compacted through sieve::compact / sieve::compact_copy.
+#include "bfs.hpp"
+
+#include <chrono>
+#include <cstring>
+
+namespace sieve::render {
+namespace {
+
+// The form a strategy is fed: the cheapest to write that it takes.
+sieve::form form_for(const std::string& strategy) {
+  const auto& info = sieve::compaction_strategy(strategy);
+  for (const sieve::form f : {sieve::form::bit_mask, sieve::form::byte_flags, sieve::form::removal_list})
+    if (info.takes(sieve::backend::cpu, f)) return f;
+  throw sieve::error("BFS traversal: strategy '" + strategy +
+                     "' takes no bit mask, byte flags or removal list on the CPU; use one of: " +
+                     sieve::strategies_that_fit(sieve::backend::cpu, sieve::form::byte_flags, false));
+}
+
+double ms_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+}
+
+}  // namespace
+
+bfs_tracer::bfs_tracer(std::string strategy) : strategy_(std::move(strategy)), form_(form_for(strategy_)) {
+  const auto& info = sieve::compaction_strategy(strategy_);
+  in_place_ = !info.out_of_place;
+}
+
+void bfs_tracer::closest(const bvh_view& b, std::span<const ray> rays, std::span<hit> hits, bfs_stats* stats) {
+  if (hits.size() != rays.size())
+    throw sieve::error("BFS traversal: " + std::to_string(rays.size()) + " rays but room for " +
+                       std::to_string(hits.size()) + " hits");
+  const auto start = std::chrono::steady_clock::now();
+  if (stats) *stats = {{}, 0, 0, strategy_, form_};
+  const std::size_t n = rays.size();
+  best_.resize(n);
+  const ray* ry = rays.data();
+  std::uint64_t* best = best_.data();
+  exec::parallel_for(exec::cpu{}, "bfs.init", n, [=](std::uint32_t i) { best[i] = pack_hit(ry[i].tmax, ~0U); });
+
+  // Level 0: every ray whose path may enter the root box.
+  std::size_t m = 0;
+  if (b.node_count > 0) {
+    for (auto& v : ray_) v.resize(std::max(ray_[0].size(), 2 * n));
+    for (auto& v : node_) v.resize(std::max(node_[0].size(), 2 * n));
+    std::uint32_t *fr = ray_[0].data(), *fn = node_[0].data();
+    exec::parallel_for(exec::cpu{}, "bfs.roots", n, [=](std::uint32_t i) {
+      fr[i] = i;
+      fn[i] = 0;
+    });
+    m = n;  // the root's own box is tested when its children are: a pair only says "visit this node"
+  }
+
+  while (m > 0) {
+    const std::size_t slots = 2 * m;
+    for (int s = 0; s < 2; ++s) {
+      if (ray_[s].size() < slots) ray_[s].resize(slots);
+      if (node_[s].size() < slots) node_[s].resize(slots);
+    }
+    bfs_marks marks;
+    std::uint32_t removal_count = 0;
+    switch (form_) {
+      case sieve::form::byte_flags:
+        flags_.resize(slots);
+        marks.flags = flags_.data();
+        break;
+      case sieve::form::bit_mask:
+        mask_.assign((slots + 31) / 32, 0);
+        marks.mask = mask_.data();
+        break;
+      default:
+        removals_.resize(slots);
+        marks.removals = removals_.data();
+        marks.removal_count = &removal_count;
+    }
+    const std::uint32_t *fr = ray_[0].data(), *fn = node_[0].data();
+    std::uint32_t *cr = ray_[1].data(), *cn = node_[1].data();
+    const bvh_view view = b;
+    exec::parallel_for(exec::cpu{}, "bfs.expand", m,
+                       [=](std::uint32_t i) { expand_pair(i, view, ry, best, fr, fn, cr, cn, marks); });
+
+    // Compact the children into the next frontier.
+    const auto t0 = std::chrono::steady_clock::now();
+    const sieve::record children(std::span(ray_[1].data(), slots), std::span(node_[1].data(), slots));
+    sieve::selection keep = sieve::byte_flags{std::span(flags_.data(), slots)};
+    if (form_ == sieve::form::bit_mask) keep = sieve::bit_mask{mask_};
+    if (form_ == sieve::form::removal_list) keep = sieve::removal_list{std::span(removals_.data(), removal_count)};
+    const sieve::options unchecked{.checked = false};
+    if (in_place_) {
+      m = sieve::compact(strategy_, children, keep, unchecked);
+      std::swap(ray_[0], ray_[1]);
+      std::swap(node_[0], node_[1]);
+    } else {
+      const sieve::record frontier(std::span(ray_[0].data(), slots), std::span(node_[0].data(), slots));
+      m = sieve::compact_copy(strategy_, children, frontier, keep, unchecked);
+    }
+    const double ms = ms_since(t0);
+    if (stats) {
+      stats->levels.push_back({slots / 2, ms});
+      stats->compact_ms += ms;
+    }
+  }
+
+  // Barycentrics of the winners (the packed word holds t and the primitive only).
+  hit* out = hits.data();
+  exec::parallel_for(exec::cpu{}, "bfs.finish", n, [=](std::uint32_t i) {
+    hit h;
+    const std::uint32_t prim = unpack_prim(best[i]);
+    if (prim != ~0U) {
+      tri_hit th{};
+      hit_triangle(b.triangles[prim], ry[i], 1e30f, th);
+      h = {unpack_t(best[i]), prim, th.u, th.v};
+    }
+    out[i] = h;
+  });
+  if (stats) stats->total_ms = ms_since(start);
+}
+
+}  // namespace sieve::render

@@ -1,0 +1,98 @@
+// Breadth-first BVH traversal: a level-synchronous frontier of (ray, node) pairs. Each level expands
+// every pair (a leaf tests its triangles and updates the ray's closest hit; an inner node emits its
+// two children), marks which children survive (their box is hit before the ray's closest hit so
+// far) in the form the chosen compaction strategy takes (bit mask, byte flags or removal list), and
+// compacts the children into the next frontier through the compaction library.
+//
+// The per-pair work (expand_pair) is one SIEVE_HD function for CPU and GPU. Closest hits are kept
+// as packed (t, primitive) words updated by atomic minimum, so the result is the same whatever the
+// order of the frontier: BFS equals DFS for every compaction strategy, stable or not.
+#pragma once
+
+#include "../core/atomic.hpp"
+#include "dfs.hpp"
+
+#include <sieve/compaction.hpp>
+
+#include <span>
+#include <string>
+#include <vector>
+
+namespace sieve::render {
+
+// Where expand_pair writes its verdict on child slot j (2 per pair).
+struct bfs_marks {
+  std::uint8_t* flags = nullptr;      // byte flags, or
+  std::uint32_t* mask = nullptr;      // bit mask (zeroed before the level), or
+  std::uint32_t* removals = nullptr;  // removal list, with
+  std::uint32_t* removal_count = nullptr;
+
+  SIEVE_HD void mark(std::uint32_t j, bool keep) const {
+    if (flags) flags[j] = keep;
+    if (mask && keep) atomic_or_u32(&mask[j / 32], 1U << (j % 32));
+    if (removals && !keep) removals[atomic_add_u32(removal_count, 1U)] = j;
+  }
+};
+
+// Pair i = (ray[i], node[i]) of the frontier; children go to slots 2i and 2i + 1.
+SIEVE_HD inline void expand_pair(std::uint32_t i, const bvh_view& b, const ray* rays, std::uint64_t* best,
+                                 const std::uint32_t* ray_of, const std::uint32_t* node_of, std::uint32_t* child_ray,
+                                 std::uint32_t* child_node, const bfs_marks& marks) {
+  const std::uint32_t r = ray_of[i];
+  const bvh_node& n = b.nodes[node_of[i]];
+  const ray& ry = rays[r];
+  child_ray[2 * i] = child_ray[2 * i + 1] = r;
+  if (n.leaf()) {
+    for (std::uint32_t k = n.first; k < n.first + n.count; ++k) {
+      const std::uint32_t prim = b.prims[k];
+      tri_hit h;
+      if (hit_triangle(b.triangles[prim], ry, unpack_t(atomic_load_u64(&best[r])), h))
+        atomic_min_u64(&best[r], pack_hit(h.t, prim));
+    }
+    child_node[2 * i] = child_node[2 * i + 1] = 0;
+    marks.mark(2 * i, false);
+    marks.mark(2 * i + 1, false);
+    return;
+  }
+  const vec3 inv = reciprocal(ry.direction);
+  const float limit = unpack_t(atomic_load_u64(&best[r]));
+  for (std::uint32_t c = 0; c < 2; ++c) {
+    child_node[2 * i + c] = n.first + c;
+    marks.mark(2 * i + c, hit_box(b.nodes[n.first + c].bounds, ry.origin, inv, limit) <= limit);
+  }
+}
+
+struct bfs_level {
+  std::size_t frontier = 0;  // pairs expanded at this level
+  double compact_ms = 0;     // compaction of their children
+};
+
+struct bfs_stats {
+  std::vector<bfs_level> levels;
+  double compact_ms = 0, total_ms = 0;
+  std::string strategy;       // the strategy that ran (auto resolved by the library)
+  sieve::form form = sieve::form::byte_flags;
+};
+
+// The BFS traversal on the CPU, with its frontier buffers kept between calls.
+class bfs_tracer {
+ public:
+  // `strategy` must take a bit mask, byte flags or a removal list on the CPU; throws sieve::error.
+  explicit bfs_tracer(std::string strategy);
+
+  // Closest hits of `rays` (same semantics as closest_hit: (0, tmax], ties to the lower index).
+  void closest(const bvh_view& b, std::span<const ray> rays, std::span<hit> hits, bfs_stats* stats = nullptr);
+
+  sieve::form form() const { return form_; }
+
+ private:
+  std::string strategy_;
+  sieve::form form_;
+  bool in_place_;
+  std::vector<std::uint32_t> ray_[2], node_[2];  // frontier and children, swapped each level
+  std::vector<std::uint8_t> flags_;
+  std::vector<std::uint32_t> mask_, removals_;
+  std::vector<std::uint64_t> best_;
+};
+
+}  // namespace sieve::render

@@ -1,0 +1,70 @@
+// Atomic minimum of a 64-bit word, on the CPU (std::atomic_ref) and on the GPU (atomicMin).
+#pragma once
+
+#include <exec/exec.hpp>
+
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+
+namespace sieve::render {
+
+SIEVE_HD inline void atomic_min_u64(std::uint64_t* address, std::uint64_t value) {
+#if defined(__CUDA_ARCH__)
+  atomicMin(reinterpret_cast<unsigned long long*>(address), static_cast<unsigned long long>(value));
+#else
+  std::atomic_ref<std::uint64_t> a(*address);
+  std::uint64_t seen = a.load(std::memory_order_relaxed);
+  while (value < seen && !a.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
+  }
+#endif
+}
+
+SIEVE_HD inline std::uint64_t atomic_load_u64(const std::uint64_t* address) {
+#if defined(__CUDA_ARCH__)
+  return *reinterpret_cast<const volatile unsigned long long*>(address);
+#else
+  return std::atomic_ref<const std::uint64_t>(*address).load(std::memory_order_relaxed);
+#endif
+}
+
+SIEVE_HD inline void atomic_or_u32(std::uint32_t* address, std::uint32_t bits) {
+#if defined(__CUDA_ARCH__)
+  atomicOr(address, bits);
+#else
+  std::atomic_ref<std::uint32_t>(*address).fetch_or(bits, std::memory_order_relaxed);
+#endif
+}
+
+SIEVE_HD inline std::uint32_t atomic_add_u32(std::uint32_t* address, std::uint32_t value) {
+#if defined(__CUDA_ARCH__)
+  return atomicAdd(address, value);
+#else
+  return std::atomic_ref<std::uint32_t>(*address).fetch_add(value, std::memory_order_relaxed);
+#endif
+}
+
+// (t, primitive) packed so that the smaller word is the closer hit (t >= 0: its bits order as
+// integers), ties going to the lower primitive index.
+SIEVE_HD inline std::uint64_t pack_hit(float t, std::uint32_t prim) {
+  std::uint32_t bits;
+#if defined(__CUDA_ARCH__)
+  bits = __float_as_uint(t);
+#else
+  std::memcpy(&bits, &t, sizeof bits);
+#endif
+  return (std::uint64_t{bits} << 32) | prim;
+}
+SIEVE_HD inline float unpack_t(std::uint64_t packed) {
+  const auto bits = static_cast<std::uint32_t>(packed >> 32);
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(bits);
+#else
+  float t;
+  std::memcpy(&t, &bits, sizeof t);
+  return t;
+#endif
+}
+SIEVE_HD inline std::uint32_t unpack_prim(std::uint64_t packed) { return static_cast<std::uint32_t>(packed); }
+
+}  // namespace sieve::render

@@ -1,0 +1,112 @@
+// BFS traversal = DFS traversal, hit for hit, for every CPU compaction strategy that can compact
+// its frontier (by bit mask, byte flags or removal list; stable or not, in place or not).
+#include <bvh/bfs.hpp>
+#include <bvh/dfs.hpp>
+
+#include <gtest/gtest.h>
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace sieve::render {
+namespace {
+
+struct scene_data {
+  std::vector<triangle> tris;
+  std::vector<ray> rays;
+};
+
+scene_data make_scene(std::size_t triangles, std::size_t rays, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> pos(-10, 10), off(-1.5f, 1.5f), dir(-1, 1);
+  scene_data s;
+  for (std::size_t i = 0; i < triangles; ++i) {
+    const vec3 c{pos(rng), pos(rng), pos(rng)};
+    s.tris.push_back({c + vec3{off(rng), off(rng), off(rng)}, c + vec3{off(rng), off(rng), off(rng)},
+                      c + vec3{off(rng), off(rng), off(rng)}});
+  }
+  // A floor of two big triangles: rays often have several candidates in depth.
+  s.tris.push_back({{-20, -11, -20}, {20, -11, -20}, {20, -11, 20}});
+  s.tris.push_back({{-20, -11, -20}, {20, -11, 20}, {-20, -11, 20}});
+  for (std::size_t i = 0; i < rays; ++i) {
+    ray r{{pos(rng) * 1.3f, pos(rng) * 1.3f, pos(rng) * 1.3f}, normalize(vec3{dir(rng), dir(rng) - 0.3f, dir(rng)})};
+    if (i % 5 == 0) r.tmax = 4.0f;
+    s.rays.push_back(r);
+  }
+  return s;
+}
+
+std::vector<std::string> bfs_strategies() {
+  std::vector<std::string> names;
+  for (const auto& s : sieve::compaction_strategies())
+    for (const auto f : {sieve::form::bit_mask, sieve::form::byte_flags, sieve::form::removal_list})
+      if (s.takes(sieve::backend::cpu, f)) {
+        names.emplace_back(s.name);
+        break;
+      }
+  return names;
+}
+
+class BfsEqualsDfs : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(BfsEqualsDfs, EveryHit) {
+  const scene_data s = make_scene(3000, 20000, 11);
+  const bvh b = build_bvh(s.tris);
+  const bvh_view v = view_of(b, s.tris);
+  bfs_tracer tracer(GetParam());
+  std::vector<hit> got(s.rays.size());
+  bfs_stats stats;
+  for (int round = 0; round < 2; ++round) {  // the second round reuses the tracer's buffers
+    tracer.closest(v, s.rays, got, &stats);
+    std::size_t hits = 0;
+    for (std::size_t i = 0; i < s.rays.size(); ++i) {
+      const hit want = closest_hit(v, s.rays[i]);
+      ASSERT_EQ(got[i].prim, want.prim) << "ray " << i;
+      ASSERT_EQ(got[i].t, want.t) << "ray " << i;
+      EXPECT_EQ(got[i].u, want.u);
+      EXPECT_EQ(got[i].v, want.v);
+      hits += want.found();
+    }
+    EXPECT_GT(hits, s.rays.size() / 4);
+  }
+  ASSERT_FALSE(stats.levels.empty());
+  EXPECT_EQ(stats.levels.front().frontier, s.rays.size());
+  EXPECT_LE(stats.levels.size(), static_cast<std::size_t>(b.stats.max_depth) + 1);
+  EXPECT_EQ(stats.form, tracer.form());
+}
+
+INSTANTIATE_TEST_SUITE_P(Cpu, BfsEqualsDfs, ::testing::ValuesIn(bfs_strategies()), [](const auto& info) {
+  std::string name = info.param;
+  std::replace(name.begin(), name.end(), '-', '_');
+  return name;
+});
+
+TEST(Bfs, EmptySceneAndNoRays) {
+  const std::vector<triangle> none;
+  const bvh b = build_bvh(none);
+  bfs_tracer tracer("billeter");
+  std::vector<ray> rays = {{{0, 0, 0}, {0, 0, 1}}};
+  std::vector<hit> hits(1);
+  hits[0].prim = 7;
+  tracer.closest(view_of(b, none), rays, hits);
+  EXPECT_FALSE(hits[0].found());
+  std::vector<ray> no_rays;
+  std::vector<hit> no_hits;
+  EXPECT_NO_THROW(tracer.closest(view_of(b, none), no_rays, no_hits));
+}
+
+TEST(Bfs, BadArgumentsAreErrors) {
+  EXPECT_THROW(bfs_tracer("no-such-strategy"), sieve::error);
+  if (sieve::compaction_strategy("atomic").runs_on(sieve::backend::cuda)) {
+    EXPECT_THROW(bfs_tracer("atomic"), sieve::error);  // CUDA only
+  }
+  const scene_data s = make_scene(10, 4, 1);
+  const bvh b = build_bvh(s.tris);
+  bfs_tracer tracer("std");
+  std::vector<hit> too_few(2);
+  EXPECT_THROW(tracer.closest(view_of(b, s.tris), s.rays, too_few), sieve::error);
+}
+
+}  // namespace
+}  // namespace sieve::render
