@@ -1,8 +1,10 @@
 // sieve: one command, subcommands per job.
 //   sieve bench compaction [options]   the compaction benchmark grid (see --help)
+//   sieve bench trace SCENE [options]  rays per second through the BVH
 //   sieve info                          strategies, their capabilities, and the devices present
 // Errors print one line on stderr and exit non-zero.
 #include "compaction/suite.hpp"
+#include "trace/trace.hpp"
 
 #include <sieve/compaction.hpp>
 #include <sieve/compaction/cuda.hpp>
@@ -50,6 +52,9 @@ int main(int argc, char** argv) {
   auto* bench_compaction = bench->add_subcommand("compaction", "time the compaction strategies over a grid");
   sieve::bench::compaction_args compaction_args;
   sieve::bench::add_compaction_options(*bench_compaction, compaction_args);
+  auto* bench_trace = bench->add_subcommand("trace", "rays per second through the BVH (DFS, BFS), validated against DFS");
+  sieve::bench::trace_args trace_args;
+  sieve::bench::add_trace_options(*bench_trace, trace_args);
 
   try {
     app.parse(argc, argv);
@@ -63,6 +68,7 @@ int main(int argc, char** argv) {
       return 0;
     }
     if (*bench_compaction) return sieve::bench::run_compaction_bench(compaction_args, command_line);
+    if (*bench_trace) return sieve::bench::run_trace_bench(trace_args, command_line);
   } catch (const std::exception& e) {
     std::cerr << "sieve: " << e.what() << "\n";
     return 1;

@@ -55,7 +55,7 @@ SIEVE_HD inline void expand_pair(std::uint32_t i, const bvh_view& b, const ray* 
     return;
   }
   const vec3 inv = reciprocal(ry.direction);
-  const float limit = unpack_t(atomic_load_u64(&best[r]));
+  const float limit = cull_limit(unpack_t(atomic_load_u64(&best[r])));
   for (std::uint32_t c = 0; c < 2; ++c) {
     child_node[2 * i + c] = n.first + c;
     marks.mark(2 * i + c, hit_box(b.nodes[n.first + c].bounds, ry.origin, inv, limit) <= limit);

@@ -19,6 +19,11 @@ SIEVE_HD constexpr bool closer(float t, std::uint32_t prim, const hit& best) {
   return t < best.t || (t == best.t && prim < best.prim);
 }
 
+// Boxes are culled against the closest hit so far with a small relative margin: a box's computed
+// entry distance can round a few ulps above the distance of a triangle inside it, and a triangle
+// tied with the closest hit must still be tested for the tie-break to be order-independent.
+SIEVE_HD inline float cull_limit(float t) { return t + fabsf(t) * 1e-6f; }
+
 inline constexpr int dfs_stack_size = 64;
 static_assert(dfs_depth_limit() < dfs_stack_size, "the builder must keep trees within the DFS stack");
 
@@ -31,7 +36,7 @@ SIEVE_HD inline hit closest_hit(const bvh_view& b, const ray& r) {
   std::uint32_t stack[dfs_stack_size];
   int top = 0;
   std::uint32_t node = 0;
-  if (hit_box(b.nodes[0].bounds, r.origin, inv, best.t) > best.t) return hit{};
+  if (hit_box(b.nodes[0].bounds, r.origin, inv, cull_limit(best.t)) > cull_limit(best.t)) return hit{};
   while (true) {
     const bvh_node& n = b.nodes[node];
     if (n.leaf()) {
@@ -42,9 +47,10 @@ SIEVE_HD inline hit closest_hit(const bvh_view& b, const ray& r) {
       }
     } else {
       const std::uint32_t left = n.first, right = n.first + 1;
-      const float tl = hit_box(b.nodes[left].bounds, r.origin, inv, best.t);
-      const float tr = hit_box(b.nodes[right].bounds, r.origin, inv, best.t);
-      const bool hl = tl <= best.t, hr = tr <= best.t;
+      const float limit = cull_limit(best.t);
+      const float tl = hit_box(b.nodes[left].bounds, r.origin, inv, limit);
+      const float tr = hit_box(b.nodes[right].bounds, r.origin, inv, limit);
+      const bool hl = tl <= limit, hr = tr <= limit;
       if (hl && hr) {
         const bool left_first = tl <= tr;
         stack[top++] = left_first ? right : left;
@@ -60,7 +66,8 @@ SIEVE_HD inline hit closest_hit(const bvh_view& b, const ray& r) {
     bool found = false;
     while (top > 0) {
       const std::uint32_t candidate = stack[--top];
-      if (hit_box(b.nodes[candidate].bounds, r.origin, inv, best.t) <= best.t) {
+      const float limit = cull_limit(best.t);
+      if (hit_box(b.nodes[candidate].bounds, r.origin, inv, limit) <= limit) {
         node = candidate;
         found = true;
         break;

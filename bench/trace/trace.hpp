@@ -1,0 +1,29 @@
+// `sieve bench trace SCENE`: rays per second through the BVH, by ray kind (primary: one ray per
+// pixel centre of the camera; diffuse: one cosine-distributed ray from each primary hit) and by
+// traversal (DFS, or BFS with its frontier compacted by a strategy). Only traced rays count. Every
+// configuration is checked against DFS, hit for hit, before it is timed. Also reports the BVH build
+// rate (Mtris/s).
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace sieve::bench {
+
+struct trace_args {
+  std::string scene;
+  std::vector<std::string> set;  // key=value overrides of the scene file
+  std::vector<std::string> rays = {"primary", "diffuse"};
+  std::vector<std::string> traversals = {"dfs", "bfs"};
+  std::vector<std::string> strategies = {"auto"};  // for BFS
+  unsigned width = 1024, height = 768;
+  int repeats = 5;
+  std::string csv, json;
+};
+
+void add_trace_options(CLI::App& cmd, trace_args& args);
+int run_trace_bench(const trace_args& args, const std::string& command_line);
+
+}  // namespace sieve::bench

@@ -1,0 +1,32 @@
+// Loading a scene: a TOML scene file (schema in scenes/README.md) or an OBJ file directly.
+#pragma once
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "scene.hpp"
+
+#include <sieve/compaction/error.hpp>
+
+namespace sieve::render {
+
+// Loads `path`:
+//   *.toml  a scene file: [camera], [film], [environment], [compaction], [[objects]] (OBJ/MTL files,
+//           relative to the TOML file), [[materials]] (added, or overriding MTL materials by name) and
+//           [[lights]] (emissive quads). At least one object or light.
+//   *.obj   a mesh alone: its MTL materials (grey diffuse where the MTL is missing or a face has
+//           none; a missing MTL is a warning on stderr), a white sky (environment (1,1,1)), and a
+//           camera on the -z side of the bounding box looking along +z at its centre, far enough back
+//           that the whole box fits the (40 degree) vertical field of view and the film's aspect.
+// `overrides` are "key=value" strings applied to the document before it is read, e.g. "film.spp=4",
+// "compaction.strategy=billeter", "camera.vfov=30", "objects.0.scale=2" (or "objects[0].scale=2").
+// The value is read as TOML (number, quoted string, array, boolean); a value that is not TOML is
+// taken as a bare string. Setting camera.vfov drops focal_length_mm/film_height_mm and vice versa.
+//
+// Throws sieve::error naming the file (and the line, key, vertex or value) at fault: a missing file,
+// a TOML or OBJ parse error, unknown keys, wrong types, out-of-range values, a missing MTL named by
+// a TOML object, non-finite vertices, face indices past the vertex list, or a scene with no triangles.
+scene load_scene(const std::filesystem::path& path, const std::vector<std::string>& overrides = {});
+
+}  // namespace sieve::render
