@@ -1,7 +1,7 @@
 // Procedural scenes for performance work, selectable from TOML ([procedural]):
 //   spheres      a room (floor, back and side walls) holding an n x n grid of spheres, each a
-//                UV sphere of `segments` x segments/2 quads: 2 n^2 segments^2 / 2 triangles
-//                (n = 32, segments = 32: about 1M triangles)
+//                UV sphere of `segments` x segments/2 quads, one triangle at the poles:
+//                8 + n^2 segments (segments - 2) triangles (n = 32, segments = 32: 983,048)
 //   heightfield  a grid x grid terrain of value noise under a sky: 2 grid^2 triangles
 //                (grid = 2048: about 8.4M triangles)
 // Both add their own materials and a camera framing them; lights come from the TOML or the sky.
