@@ -1,5 +1,7 @@
 #include "cases.hpp"
 
+#include <core/rng.hpp>
+
 #include <algorithm>
 #include <cmath>
 #include <cstring>
@@ -50,13 +52,7 @@ void check_distribution(form f, const std::string& d) {
 
 namespace {
 
-std::uint64_t mix64(std::uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9ULL;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
+using render::mix64;  // SplitMix64's finaliser, as the renderer's counter-based RNG uses it
 
 // A pseudo-random bijection of [0, range): a 4-round Feistel network over the smallest even number
 // of bits that covers range, walking the cycle until the value falls inside (fewer than 4 steps on
