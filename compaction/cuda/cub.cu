@@ -4,12 +4,26 @@
 // set to 1, then a 0 at each listed index), then selected in place, as every O(n) competitor of
 // Redzone must. A record of one column of 1, 2, 4, 8 or 16 bytes is selected directly; other
 // records select item indices, then gather every column. Stable.
-#include "baseline.cuh"
+#include "select_common.cuh"
 
 #include <cub/device/device_select.cuh>
+#include <thrust/iterator/counting_iterator.h>
+#include <thrust/iterator/transform_iterator.h>
 
 namespace sieve::detail {
 namespace {
+
+// Calls f(flag_iterator) for the call's selection; a removal list must be marked into `stencil`.
+template <class F>
+cudaError_t with_flags(const cuda_call& call, const std::uint8_t* stencil, F&& f) {
+  switch (form_of(call.keep)) {
+    case form::bit_mask:
+      return f(thrust::make_transform_iterator(thrust::counting_iterator<std::size_t>(0),
+                                               mask_bit{std::get<bit_mask>(call.keep).words.data()}));
+    case form::byte_flags: return f(std::get<byte_flags>(call.keep).keep.data());
+    default: return f(stencil);
+  }
+}
 
 template <class T>
 T* column_as(const record& r) {
@@ -20,7 +34,7 @@ T* column_as(const record& r) {
 template <class T>
 std::size_t select_typed(const cuda_call& call, const std::uint8_t* stencil, void* temp, std::size_t temp_bytes) {
   const auto n = static_cast<std::int64_t>(call.in.size());
-  SIEVE_CUDA_CHECK(with_flag_iterator(call, stencil, [&](auto flags) {
+  SIEVE_CUDA_CHECK(with_flags(call, stencil, [&](auto flags) {
     if (call.in_place)
       return cub::DeviceSelect::Flagged(temp, temp_bytes, column_as<T>(call.in), flags, call.d_count, n, call.stream);
     return cub::DeviceSelect::Flagged(temp, temp_bytes, column_as<const T>(call.in), flags, column_as<T>(call.out),
@@ -34,7 +48,7 @@ std::size_t select_typed(const cuda_call& call, const std::uint8_t* stencil, voi
 std::size_t select_indices(const cuda_call& call, const std::uint8_t* stencil, void* temp, std::size_t temp_bytes,
                            std::uint64_t* index) {
   const auto n = static_cast<std::int64_t>(call.in.size());
-  SIEVE_CUDA_CHECK(with_flag_iterator(call, stencil, [&](auto flags) {
+  SIEVE_CUDA_CHECK(with_flags(call, stencil, [&](auto flags) {
     return cub::DeviceSelect::Flagged(temp, temp_bytes, thrust::counting_iterator<std::uint64_t>(0), flags, index,
                                       call.d_count, n, call.stream);
   }));

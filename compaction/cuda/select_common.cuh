@@ -70,6 +70,50 @@ void with_device_mover(const record& in, const record& out, F&& f) {
   f(device_mover{device_record::of(in), device_record::of(out)});
 }
 
+// ---- the library baselines (cub, thrust) ---------------------------------------------------------
+
+// Calls f(T{}) when the record is one aligned column of 1, 2, 4, 8 or 16 bytes, f(nullptr) otherwise.
+template <class F>
+decltype(auto) with_column_type(const record& r, F&& f) {
+  if (r.columns() == 1 && reinterpret_cast<std::uintptr_t>(r[0].data) % r[0].width == 0) switch (r[0].width) {
+      case 1: return f(std::uint8_t{});
+      case 2: return f(std::uint16_t{});
+      case 4: return f(std::uint32_t{});
+      case 8: return f(std::uint64_t{});
+      case 16: return f(uint4{});
+      default: break;
+    }
+  return f(nullptr);
+}
+
+// The workspace of a library baseline: [stencil: n flags, removal lists only][indices: 8n, records
+// that are not one typed column][copy: n items of the widest column, such records in place][the
+// library's own temporaries].
+struct baseline_workspace {
+  bool typed;
+  std::uint8_t* stencil;
+  std::uint64_t* index;
+  std::byte* copy;       // null unless the gather must read from a copy (in place)
+  std::byte* library;    // the library's temporaries
+  std::size_t fixed;     // bytes before them
+
+  explicit baseline_workspace(const cuda_call& call) {
+    const std::size_t n = call.in.size();
+    typed = with_column_type(call.in, [](auto t) { return !std::is_same_v<decltype(t), std::nullptr_t>; });
+    std::size_t widest = 0;
+    for (std::size_t c = 0; c < call.in.columns(); ++c) widest = std::max<std::size_t>(widest, call.in[c].width);
+    const std::size_t stencil_bytes = form_of(call.keep) == form::removal_list ? align_up(n) : 0;
+    const std::size_t index_bytes = typed ? 0 : align_up(8 * n);
+    const std::size_t copy_bytes = typed || !call.in_place ? 0 : align_up(widest * n);
+    fixed = stencil_bytes + index_bytes + copy_bytes;
+    auto* base = static_cast<std::byte*>(call.workspace);
+    stencil = reinterpret_cast<std::uint8_t*>(base);
+    index = reinterpret_cast<std::uint64_t*>(base + stencil_bytes);
+    copy = copy_bytes ? base + stencil_bytes + index_bytes : nullptr;
+    library = base ? base + fixed : nullptr;
+  }
+};
+
 // ---- keep words --------------------------------------------------------------------------------
 
 // Bits of the four bytes of x that are nonzero, as the low 4 bits (byte 0 -> bit 0).
