@@ -15,9 +15,10 @@ build: setup
 	cmake -S . -B $(BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Release $(CMAKE_ARGS)
 	cmake --build $(BUILD) -j $(JOBS)
 
-# The main job: until the renderer lands, the CPU compaction benchmark's quick suite.
+# The main job: render the Cornell box (PNG, EXR, JSON report in out/) and print where the time went.
 run: build
-	$(BUILD)/renderer/app/sieve bench compaction --quick
+	$(BUILD)/renderer/app/sieve render scenes/cornell-box/cornell-box.toml \
+	  --out out/cornell-box.png --exr out/cornell-box.exr --json out/cornell-box.json
 
 test: setup
 	cmake -S . -B $(TEST_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)

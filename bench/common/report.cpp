@@ -2,6 +2,8 @@
 
 #include "build_info.hpp"
 
+#include <core/image_io.hpp>
+
 #include <sieve/compaction/cuda.hpp>
 #include <sieve/compaction/error.hpp>
 
@@ -127,23 +129,7 @@ void table::write_csv(const std::string& path) const {
   write_file(path, s.str());
 }
 
-void write_file(const std::string& path, const std::string& text) {
-  namespace fs = std::filesystem;
-  const fs::path target(path);
-  if (target.has_parent_path()) {
-    std::error_code ec;
-    fs::create_directories(target.parent_path(), ec);
-  }
-  const fs::path tmp = target.string() + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::binary);
-    out << text;
-    if (!out.flush()) throw error("cannot write " + tmp.string());
-  }
-  std::error_code ec;
-  fs::rename(tmp, target, ec);
-  if (ec) throw error("cannot rename " + tmp.string() + " to " + path + ": " + ec.message());
-}
+void write_file(const std::string& path, const std::string& text) { render::write_text_file(path, text); }
 
 std::string fixed(double x, int digits) {
   std::ostringstream s;

@@ -45,8 +45,7 @@ std::vector<ray> diffuse_rays(const scene& s, const std::vector<ray>& primary, c
     const vec3 p = primary[i].origin + primary[i].direction * hits[i].t;
     const rng_key key{static_cast<std::uint32_t>(i), 0, 1, 7};
     const vec3 d = frame::around(n).to_world(cosine_hemisphere(uniform(key, 0), uniform(key, 1)));
-    const float scale = fmaxf(1.0f, max_component(max(p, -p)));
-    rays.push_back({p + n * (1e-4f * scale), d, 1e30f});
+    rays.push_back(spawn_ray(p, n, d));
   }
   return rays;
 }

@@ -1,11 +1,14 @@
 // std (CPU): the standard library's own algorithms, std::remove_if (in place) and std::copy_if
 // (out of place), with the parallel execution policy (libstdc++ runs it on oneTBB). Stable.
 // A removal list is first marked in a byte stencil (phase 1), as every O(n) competitor must; a
-// record of several arrays runs the algorithm once per array with the same decisions.
+// record of several arrays runs the algorithm once per array with the same decisions. Items of
+// 1, 2, 4, 8, 12, 16, 24, 32, 48 or 64 bytes move as values; other widths through an index list.
 #include "detail.hpp"
 
 #include <algorithm>
 #include <execution>
+#include <numeric>
+#include <vector>
 #include <string>
 
 namespace sieve::detail {
@@ -24,14 +27,27 @@ std::size_t run_column(const cpu_call& call, std::size_t c, const Keep& keep) {
       std::copy_if(std::execution::par, in, in + n, out, [&](const T& x) { return keep(index(x)); }) - out);
 }
 
-bool fixed_width(std::uint32_t w) {
-  switch (w) {
-#define SIEVE_STD_WIDTH(W) case W:
-    SIEVE_FOR_EACH_FIXED_WIDTH(SIEVE_STD_WIDTH)
-#undef SIEVE_STD_WIDTH
-    return true;
-    default: return false;
+// Any other width: std::copy_if picks the kept indices, then the column is gathered through them
+// (in place, from a copy of the input).
+template <class Keep>
+std::size_t run_column_any_width(const cpu_call& call, std::size_t c, const Keep& keep) {
+  const std::size_t n = call.in.size(), w = call.in[c].width;
+  std::vector<std::size_t> all(n), kept(n);
+  std::iota(all.begin(), all.end(), std::size_t{0});
+  const std::size_t m = static_cast<std::size_t>(
+      std::copy_if(std::execution::par, all.begin(), all.end(), kept.begin(), [&](std::size_t i) { return keep(i); }) -
+      kept.begin());
+  std::vector<std::byte> copy;
+  const std::byte* src = call.in[c].data;
+  if (call.in_place) {
+    copy.assign(src, src + n * w);
+    src = copy.data();
   }
+  std::byte* dst = call.out[c].data;
+  std::for_each(std::execution::par, kept.begin(), kept.begin() + static_cast<std::ptrdiff_t>(m),
+                [&](const std::size_t& i) { copy_bytes(dst + static_cast<std::size_t>(&i - kept.data()) * w, src + i * w,
+                                                       static_cast<std::uint32_t>(w)); });
+  return m;
 }
 
 template <class Keep>
@@ -43,7 +59,7 @@ std::size_t run(const cpu_call& call, const Keep& keep) {
   case W: kept = run_column<blob<W>>(call, c, keep); break;
       SIEVE_FOR_EACH_FIXED_WIDTH(SIEVE_STD_CASE)
 #undef SIEVE_STD_CASE
-      default: throw error("sieve: internal: unchecked width in strategy 'std'");
+      default: kept = run_column_any_width(call, c, keep);
     }
   }
   return kept;
@@ -53,10 +69,6 @@ std::size_t run(const cpu_call& call, const Keep& keep) {
 
 std::size_t cpu_std(const cpu_call& call) {
   const std::size_t n = call.in.size();
-  for (std::size_t c = 0; c < call.in.columns(); ++c)
-    if (!fixed_width(call.in[c].width))
-      throw error("strategy 'std' moves items of 1, 2, 4, 8, 12, 16, 24, 32, 48 or 64 bytes, not " +
-                  std::to_string(call.in[c].width) + "; the other CPU strategies take any width");
   stopwatch clock;
   std::vector<std::uint8_t> marked;
   const form f = form_of(call.keep);

@@ -16,28 +16,12 @@ std::atomic<bool> checked_by_default{false};
 std::atomic<bool> checked_by_default{true};
 #endif
 
-// Whether `std` can move this record: every column of one of its fixed widths.
-bool std_widths(const record& r) {
-  for (std::size_t c = 0; c < r.columns(); ++c) {
-    switch (r[c].width) {
-#define SIEVE_STD_WIDTH(W) case W:
-      SIEVE_FOR_EACH_FIXED_WIDTH(SIEVE_STD_WIDTH)
-#undef SIEVE_STD_WIDTH
-      continue;
-      default: return false;
-    }
-  }
-  return true;
-}
-
 std::size_t run_cpu(std::string_view name, const record& in, const record& out, const selection& keep, bool in_place,
                     const options& opt) {
   detail::validate_call(in, out, keep, in_place);
   const form f = form_of(keep);
   if (name == "auto") {
     name = detail::resolve_auto(backend::cpu, f, in_place, in.size(), detail::removed_count(keep));
-    // std moves fixed widths only; Redzone takes any width, so it stands in for removal lists.
-    if (name == "std" && f == form::removal_list && in_place && !std_widths(in)) name = "redzone";
   }
   require_strategy(name, backend::cpu, f, in_place);
   if (opt.times) *opt.times = {};

@@ -1,9 +1,11 @@
 // sieve: one command, subcommands per job.
+//   sieve render SCENE [options]       render a scene (.toml) or mesh (.obj): PNG, EXR, JSON report
 //   sieve bench compaction [options]   the compaction benchmark grid (see --help)
 //   sieve bench trace SCENE [options]  rays per second through the BVH
 //   sieve info                          strategies, their capabilities, and the devices present
 // Errors print one line on stderr and exit non-zero.
 #include "compaction/suite.hpp"
+#include "render.hpp"
 #include "trace/trace.hpp"
 
 #include <sieve/compaction.hpp>
@@ -46,6 +48,9 @@ int main(int argc, char** argv) {
 
   CLI::App app{"sieve: stream compaction on the CPU and GPU, measured in isolation and inside a path tracer"};
   app.require_subcommand(1);
+  auto* render = app.add_subcommand("render", "render a scene with the wavefront path tracer");
+  sieve::app::render_args render_args;
+  sieve::app::add_render_options(*render, render_args);
   auto* info = app.add_subcommand("info", "list the compaction strategies and the devices present");
   auto* bench = app.add_subcommand("bench", "run a benchmark suite");
   bench->require_subcommand(1);
@@ -67,6 +72,7 @@ int main(int argc, char** argv) {
       print_info();
       return 0;
     }
+    if (*render) return sieve::app::run_render(render_args, command_line);
     if (*bench_compaction) return sieve::bench::run_compaction_bench(compaction_args, command_line);
     if (*bench_trace) return sieve::bench::run_trace_bench(trace_args, command_line);
   } catch (const std::exception& e) {

@@ -8,23 +8,13 @@
 namespace sieve::render {
 namespace {
 
-// The form a strategy is fed: the cheapest to write that it takes.
-sieve::form form_for(const std::string& strategy) {
-  const auto& info = sieve::compaction_strategy(strategy);
-  for (const sieve::form f : {sieve::form::bit_mask, sieve::form::byte_flags, sieve::form::removal_list})
-    if (info.takes(sieve::backend::cpu, f)) return f;
-  throw sieve::error("BFS traversal: strategy '" + strategy +
-                     "' takes no bit mask, byte flags or removal list on the CPU; use one of: " +
-                     sieve::strategies_that_fit(sieve::backend::cpu, sieve::form::byte_flags, false));
-}
-
 double ms_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
 
 }  // namespace
 
-bfs_tracer::bfs_tracer(std::string strategy) : strategy_(std::move(strategy)), form_(form_for(strategy_)) {
+bfs_tracer::bfs_tracer(std::string strategy) : strategy_(std::move(strategy)), form_(marks_form_for(strategy_, sieve::backend::cpu, "BFS traversal")) {
   const auto& info = sieve::compaction_strategy(strategy_);
   in_place_ = !info.out_of_place;
 }
@@ -60,7 +50,7 @@ void bfs_tracer::closest(const bvh_view& b, std::span<const ray> rays, std::span
       if (ray_[s].size() < slots) ray_[s].resize(slots);
       if (node_[s].size() < slots) node_[s].resize(slots);
     }
-    bfs_marks marks;
+    keep_marks marks;
     std::uint32_t removal_count = 0;
     switch (form_) {
       case sieve::form::byte_flags:

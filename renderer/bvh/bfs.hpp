@@ -9,7 +9,7 @@
 // order of the frontier: BFS equals DFS for every compaction strategy, stable or not.
 #pragma once
 
-#include "../core/atomic.hpp"
+#include "../core/marks.hpp"
 #include "dfs.hpp"
 
 #include <sieve/compaction.hpp>
@@ -20,24 +20,10 @@
 
 namespace sieve::render {
 
-// Where expand_pair writes its verdict on child slot j (2 per pair).
-struct bfs_marks {
-  std::uint8_t* flags = nullptr;      // byte flags, or
-  std::uint32_t* mask = nullptr;      // bit mask (zeroed before the level), or
-  std::uint32_t* removals = nullptr;  // removal list, with
-  std::uint32_t* removal_count = nullptr;
-
-  SIEVE_HD void mark(std::uint32_t j, bool keep) const {
-    if (flags) flags[j] = keep;
-    if (mask && keep) atomic_or_u32(&mask[j / 32], 1U << (j % 32));
-    if (removals && !keep) removals[atomic_add_u32(removal_count, 1U)] = j;
-  }
-};
-
 // Pair i = (ray[i], node[i]) of the frontier; children go to slots 2i and 2i + 1.
 SIEVE_HD inline void expand_pair(std::uint32_t i, const bvh_view& b, const ray* rays, std::uint64_t* best,
                                  const std::uint32_t* ray_of, const std::uint32_t* node_of, std::uint32_t* child_ray,
-                                 std::uint32_t* child_node, const bfs_marks& marks) {
+                                 std::uint32_t* child_node, const keep_marks& marks) {
   const std::uint32_t r = ray_of[i];
   const bvh_node& n = b.nodes[node_of[i]];
   const ray& ry = rays[r];

@@ -26,6 +26,10 @@ struct bsdf_sample {
   bool specular = false;
 };
 
+// Radiance a surface emits towards unit direction w (pointing away from the surface): lights emit
+// on the side their geometric normal faces (the triangle's winding), nothing behind.
+SIEVE_HD inline vec3 emitted(const surface& s, vec3 n, vec3 w) { return dot(n, w) > 0 ? s.emission : vec3{0, 0, 0}; }
+
 SIEVE_HD inline vec3 reflect(vec3 wo, vec3 n) { return n * (2 * dot(wo, n)) - wo; }
 
 // Unpolarised Fresnel reflectance for light arriving at cos_i (> 0) from the side with index

@@ -36,4 +36,12 @@ SIEVE_HD inline void uniform_triangle(float u1, float u2, float& b1, float& b2) 
 
 SIEVE_HD inline vec3 geometric_normal(const triangle& t) { return normalize(cross(t.v1 - t.v0, t.v2 - t.v0)); }
 
+// A ray leaving surface point p (geometric normal n, either side) in direction w: its origin is
+// pushed off the surface to w's side by a distance relative to p's magnitude, so that rounding in
+// p does not let the ray hit the surface it starts on.
+SIEVE_HD inline ray spawn_ray(vec3 p, vec3 n, vec3 w, float tmax = 1e30f) {
+  const float offset = 1e-4f * fmaxf(1.0f, max_component(max(p, -p)));
+  return {p + n * (dot(w, n) >= 0 ? offset : -offset), w, tmax};
+}
+
 }  // namespace sieve::render

@@ -1,0 +1,30 @@
+// `sieve render SCENE`: renders a scene file (.toml) or a mesh (.obj) with the wavefront path
+// tracer and writes PNG / EXR / a JSON report; prints where the time went, stage by stage and bounce
+// by bounce. A progress bar on stderr when it is a terminal; Ctrl-C or SIGTERM stops after the
+// sample pass in progress and writes what was accumulated, the report marked partial.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace sieve::app {
+
+struct render_args {
+  std::string scene;
+  std::string strategy;   // empty: the scene's [compaction] strategy
+  std::string backend = "cpu";
+  std::string traversal = "dfs";
+  std::string reorder;    // empty: the scene's [compaction] reorder
+  std::uint32_t spp = 0;  // 0: the scene's film.spp
+  std::string png, exr, json;
+  std::vector<std::string> set;
+  bool quiet = false;
+};
+
+void add_render_options(CLI::App& cmd, render_args& args);
+// Returns the exit code: 0, or 130 when interrupted (the partial image is still written).
+int run_render(const render_args& args, const std::string& command_line);
+
+}  // namespace sieve::app

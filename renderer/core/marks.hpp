@@ -1,0 +1,39 @@
+// Where a stage writes which items of a queue survive, in the form the chosen compaction strategy
+// takes: byte flags, a bit mask (zeroed beforehand) or a removal list (an atomic counter appends).
+// The BFS traversal marks its child pairs with it, the shade stage its paths. One copy for CPU and GPU.
+#pragma once
+
+#include "atomic.hpp"
+
+#include <sieve/compaction.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace sieve::render {
+
+struct keep_marks {
+  std::uint8_t* flags = nullptr;      // byte flags, or
+  std::uint32_t* mask = nullptr;      // bit mask (zeroed before the stage), or
+  std::uint32_t* removals = nullptr;  // removal list, with its length in
+  std::uint32_t* removal_count = nullptr;
+
+  SIEVE_HD void mark(std::uint32_t j, bool keep) const {
+    if (flags) flags[j] = keep;
+    if (mask && keep) atomic_or_u32(&mask[j / 32], 1U << (j % 32));
+    if (removals && !keep) removals[atomic_add_u32(removal_count, 1U)] = j;
+  }
+};
+
+// The form a producer writes for `strategy` on backend `b`: the first it takes of bit mask (the
+// fewest bytes), byte flags, removal list. Throws sieve::error naming the strategies that fit.
+inline sieve::form marks_form_for(const std::string& strategy, sieve::backend b, const char* who) {
+  const auto& info = sieve::compaction_strategy(strategy);
+  for (const sieve::form f : {sieve::form::bit_mask, sieve::form::byte_flags, sieve::form::removal_list})
+    if (info.takes(b, f)) return f;
+  throw sieve::error(std::string(who) + ": strategy '" + strategy + "' takes no bit mask, byte flags or removal list on " +
+                     std::string(sieve::to_string(b)) + "; use one of: " +
+                     sieve::strategies_that_fit(b, sieve::form::byte_flags, false));
+}
+
+}  // namespace sieve::render

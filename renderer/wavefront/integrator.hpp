@@ -1,0 +1,97 @@
+// The wavefront path tracer's CPU driver. Per sample index, per chunk of at most max_queue pixels:
+//
+//   generate -> for each bounce: extend (DFS or BFS) -> shade -> connect -> compact -> [reorder]
+//
+// Every stage is per-path code (generate.hpp, extend.hpp, shade.hpp, connect.hpp, reorder.hpp)
+// looping through exec::parallel_for, the code the CUDA driver runs as kernels. The queue of live
+// paths is compacted by the sieve strategy the scene names ([compaction] strategy), fed the form it
+// takes (bit mask, byte flags or removal list) straight from the shade stage.
+#pragma once
+
+#include "../bvh/bvh.hpp"
+#include "../scene/scene.hpp"
+#include "paths.hpp"
+#include "reorder.hpp"
+
+#include <sieve/compaction.hpp>
+
+#include <atomic>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace sieve::render {
+
+// A scene made ready to render: its BVH, its materials as surfaces, its light table. Keeps a
+// reference to `s`, which must outlive it.
+class prepared_scene {
+ public:
+  explicit prepared_scene(const scene& s);
+
+  const scene& source() const { return *scene_; }
+  const bvh& tree() const { return bvh_; }
+  // The view the stages read, for a film of width x height.
+  scene_view view(std::uint32_t width, std::uint32_t height) const;
+
+ private:
+  const scene* scene_;
+  bvh bvh_;
+  std::vector<surface> surfaces_;
+  std::vector<std::uint32_t> light_triangles_;
+  std::vector<float> light_cdf_;
+  float light_area_ = 0;
+  aabb bounds_;
+};
+
+struct render_settings {
+  std::string strategy = "auto";      // compaction of the path queue (and of the BFS frontier)
+  std::string traversal = "dfs";      // dfs | bfs
+  reorder_key reorder = reorder_key::none;
+  std::uint32_t max_queue = 1U << 20;  // paths in flight at once: bounds the queues' memory
+  const std::atomic<bool>* cancel = nullptr;  // set: stop after the sample pass in progress
+  std::function<void(std::uint32_t done, std::uint32_t total)> progress;  // after each sample pass
+
+  // The scene's [compaction] settings; throws sieve::error for an unknown reorder key.
+  static render_settings from(const scene& s);
+};
+
+struct stage_time {
+  std::string name;
+  double ms = 0;
+};
+
+struct bounce_stats {
+  std::uint64_t live = 0;  // paths entering the bounce (summed over sample passes and chunks)
+  double compact_ms = 0;   // compacting the queue after it
+};
+
+struct render_stats {
+  std::vector<stage_time> stages;   // generate, extend, shade, connect, compact, reorder
+  std::vector<bounce_stats> bounces;
+  std::uint64_t extension_rays = 0, shadow_rays = 0;
+  double bfs_compact_ms = 0;        // BFS traversal: compacting the frontier (inside `extend`)
+  double seconds = 0;               // the render, without scene preparation
+  sieve::form form = sieve::form::bit_mask;  // what shade writes for the strategy
+
+  double stage_ms(std::string_view name) const;
+  // Queue compaction plus the BFS frontier's.
+  double compaction_ms() const { return stage_ms("compact") + bfs_compact_ms; }
+};
+
+struct render_result {
+  std::uint32_t width = 0, height = 0;
+  std::uint32_t spp = 0;      // asked for
+  std::uint32_t samples = 0;  // completed (< spp when cancelled)
+  std::vector<vec3> sum;      // per pixel, row 0 at the top: the sum of `samples` samples
+  render_stats stats;
+
+  bool partial() const { return samples < spp; }
+  // Per pixel: sum / samples (zero when no sample completed).
+  std::vector<vec3> mean() const;
+};
+
+// Renders `s`'s film ([film] width, height, spp, max_bounces, seed). Throws sieve::error for an
+// unknown or unfit strategy or traversal.
+render_result render_cpu(const prepared_scene& s, const render_settings& settings);
+
+}  // namespace sieve::render

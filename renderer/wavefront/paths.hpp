@@ -1,0 +1,51 @@
+// The wavefront's queues, struct-of-arrays: the live paths (what survives from bounce to bounce and
+// is compacted), and per-bounce scratch (hits, shadow rays). Raw pointers, so the same views serve
+// host and device memory.
+#pragma once
+
+#include "../bvh/dfs.hpp"
+#include "../core/bsdf.hpp"
+#include "../core/camera.hpp"
+#include "../core/lights.hpp"
+
+#include <sieve/compaction/record.hpp>
+
+#include <cstdint>
+#include <span>
+
+namespace sieve::render {
+
+// One column per field; slot i of every column is one path.
+struct path_columns {
+  std::uint32_t* pixel = nullptr;  // the film pixel the path adds to
+  ray* rays = nullptr;             // its next segment (unit direction)
+  vec3* throughput = nullptr;      // product of BSDF weights so far
+  float* bsdf_pdf = nullptr;       // solid-angle pdf of the last bounce's direction; 0: camera or specular
+
+  // The columns compaction moves together, for the first n slots.
+  sieve::record record(std::size_t n) const {
+    return sieve::record(std::span(pixel, n), std::span(rays, n), std::span(throughput, n), std::span(bsdf_pdf, n));
+  }
+};
+
+// Per-bounce scratch, indexed like the live paths.
+struct bounce_columns {
+  hit* hits = nullptr;            // extend's closest hits
+  ray* shadow_rays = nullptr;     // shade's next-event rays, for connect
+  vec3* shadow_light = nullptr;   // what each adds when unoccluded; zero: no shadow ray
+  std::uint32_t* shadow_count = nullptr;  // shade counts the shadow rays it writes
+};
+
+// Everything the per-path functions read of the scene (device-friendly: no strings, no vectors).
+struct scene_view {
+  bvh_view bvh;
+  const surface* surfaces = nullptr;         // per material
+  const std::uint32_t* material_of = nullptr;  // per triangle
+  light_table lights;
+  vec3 environment;
+  camera cam;
+  aabb bounds;                               // of the whole scene (ray reordering keys)
+  std::uint32_t width = 0, height = 0, max_bounces = 0, seed = 0;
+};
+
+}  // namespace sieve::render

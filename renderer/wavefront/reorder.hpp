@@ -1,0 +1,89 @@
+// Stage `reorder` (optional): sort the live paths by a key of their next ray, so that rays that
+// will visit the same part of the BVH sit together in the queue. Keys (32 bits, sorted by radix
+// sort over the bits they use):
+//   morton       30-bit Morton code of the ray's origin in the scene's bounds
+//   octant       the direction's octant (3 bits) above a 27-bit Morton code of the origin
+//   termination  30-bit Morton code of an estimated end point: the origin moved a quarter of the
+//                scene's diagonal along the direction, clamped to the bounds
+// The image does not depend on the order: every path's random numbers are keyed by its pixel.
+#pragma once
+
+#include "paths.hpp"
+
+#include <string_view>
+
+namespace sieve::render {
+
+enum class reorder_key : std::uint8_t { none, morton, octant, termination };
+
+// Throws sieve::error for an unknown name.
+reorder_key reorder_key_from_string(std::string_view name);
+std::string_view to_string(reorder_key k);
+
+// The key bits each kind uses: what the radix sort sorts over.
+constexpr int reorder_key_bits(reorder_key k) { return k == reorder_key::none ? 0 : 30; }
+
+// Spreads the low 10 bits of v to every third bit.
+SIEVE_HD constexpr std::uint32_t spread_bits3(std::uint32_t v) {
+  v &= 0x3FFU;
+  v = (v | (v << 16)) & 0x030000FFU;
+  v = (v | (v << 8)) & 0x0300F00FU;
+  v = (v | (v << 4)) & 0x030C30C3U;
+  v = (v | (v << 2)) & 0x09249249U;
+  return v;
+}
+
+// Morton code of p in `bounds` with `bits` bits per axis (<= 10).
+SIEVE_HD inline std::uint32_t morton3(vec3 p, const aabb& bounds, int bits) {
+  const vec3 e = bounds.extent();
+  const float cells = static_cast<float>(1U << bits);
+  auto cell = [&](float v, float lo, float ext) {
+    const float c = ext > 0 ? (v - lo) / ext * cells : 0.0f;
+    return static_cast<std::uint32_t>(fminf(fmaxf(c, 0.0f), cells - 1.0f));
+  };
+  return spread_bits3(cell(p.x, bounds.lo.x, e.x)) | spread_bits3(cell(p.y, bounds.lo.y, e.y)) << 1 |
+         spread_bits3(cell(p.z, bounds.lo.z, e.z)) << 2;
+}
+
+SIEVE_HD inline std::uint32_t ray_key(reorder_key k, const ray& r, const aabb& bounds) {
+  switch (k) {
+    case reorder_key::none: return 0;
+    case reorder_key::morton: return morton3(r.origin, bounds, 10);
+    case reorder_key::octant: {
+      const std::uint32_t octant = (r.direction.x < 0) | (r.direction.y < 0) << 1 | (r.direction.z < 0) << 2;
+      return octant << 27 | morton3(r.origin, bounds, 9);
+    }
+    case reorder_key::termination: {
+      const vec3 end = r.origin + r.direction * (0.25f * length(bounds.extent()));
+      return morton3(min(max(end, bounds.lo), bounds.hi), bounds, 10);
+    }
+  }
+  return 0;
+}
+
+// keys[i], and index[i] = i, for the live paths.
+template <class Exec>
+void reorder_keys(Exec e, std::uint32_t capacity, const std::uint32_t* live, reorder_key k, const scene_view& s,
+                  const path_columns& p, std::uint32_t* keys, std::uint32_t* index) {
+  exec::parallel_for(e, "reorder.keys", capacity, [=] SIEVE_HD(std::uint32_t i) {
+    if (i >= *live) return;
+    keys[i] = ray_key(k, p.rays[i], s.bounds);
+    index[i] = i;
+  });
+}
+
+// to[i] = from[index[i]] for every column.
+template <class Exec>
+void gather_paths(Exec e, std::uint32_t capacity, const std::uint32_t* live, const std::uint32_t* index,
+                  const path_columns& from, const path_columns& to) {
+  exec::parallel_for(e, "reorder.gather", capacity, [=] SIEVE_HD(std::uint32_t i) {
+    if (i >= *live) return;
+    const std::uint32_t j = index[i];
+    to.pixel[i] = from.pixel[j];
+    to.rays[i] = from.rays[j];
+    to.throughput[i] = from.throughput[j];
+    to.bsdf_pdf[i] = from.bsdf_pdf[j];
+  });
+}
+
+}  // namespace sieve::render

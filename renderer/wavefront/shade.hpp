@@ -1,0 +1,109 @@
+// Stage `shade`: at each path's hit, add what it sees (environment or emission, weighted by MIS
+// against next-event estimation), prepare a shadow ray towards a light (next-event estimation on
+// diffuse surfaces), play Russian roulette, sample the BSDF for the next segment, and mark the path
+// kept or removed in the form the compaction strategy takes.
+//
+// Random numbers: vertex b of a path (its b-th hit, from 0) draws from rng_key{pixel, sample,
+// b + 1, seed} (vertex 0's camera jitter is bounce 0): dimensions below.
+#pragma once
+
+#include "../core/marks.hpp"
+#include "../core/rng.hpp"
+#include "paths.hpp"
+
+namespace sieve::render {
+
+namespace dim {
+inline constexpr std::uint32_t light_pick = 0, light_u = 1, light_v = 2;  // next-event estimation
+inline constexpr std::uint32_t bsdf_u = 3, bsdf_v = 4, bsdf_lobe = 5;    // the next direction
+inline constexpr std::uint32_t roulette = 6;
+}  // namespace dim
+
+// Russian roulette starts at this vertex; a path survives with probability min(0.95, max beta).
+inline constexpr std::uint32_t roulette_from_vertex = 3;
+
+struct shade_args {
+  scene_view scene;
+  path_columns paths;
+  bounce_columns scratch;
+  vec3* film = nullptr;    // per pixel: the sum over samples
+  keep_marks marks;
+  std::uint32_t sample = 0;
+  std::uint32_t vertex = 0;  // the bounce: 0 for the camera rays' hits
+};
+
+// Next-event estimation at a diffuse point x: a light point by area, the MIS-weighted light it
+// would add, and the shadow ray that decides whether it does.
+SIEVE_HD inline void next_event(const shade_args& a, std::uint32_t i, rng_key key, const surface& m, vec3 x, vec3 n,
+                                vec3 wo, vec3 beta) {
+  const scene_view& s = a.scene;
+  const light_sample ls = sample_light(s.lights, s.bvh.triangles, uniform(key, dim::light_pick),
+                                       uniform(key, dim::light_u), uniform(key, dim::light_v));
+  const vec3 d = ls.point - x;
+  const float dist = length(d);
+  if (!(dist > 0)) return;
+  const vec3 wi = d / dist;
+  const float pdf_light = light_pdf_solid_angle(s.lights, wi, dist, ls.normal);
+  const vec3 f_cos = eval_diffuse(m, wo, wi, n);
+  if (pdf_light <= 0 || max_component(f_cos) <= 0) return;
+  const vec3 le = emitted(s.surfaces[s.material_of[ls.prim]], ls.normal, -wi);
+  const vec3 light = beta * f_cos * le * (power_heuristic(pdf_light, pdf_diffuse(wo, wi, n)) / pdf_light);
+  if (!finite(light) || max_component(light) <= 0) return;
+  a.scratch.shadow_rays[i] = spawn_ray(x, n, wi, dist * (1.0f - 1e-3f));  // stop short of the light itself
+  a.scratch.shadow_light[i] = light;
+  atomic_add_u32(a.scratch.shadow_count, 1U);
+}
+
+SIEVE_HD inline void shade_path(std::uint32_t i, const shade_args& a) {
+  const scene_view& s = a.scene;
+  const path_columns& p = a.paths;
+  const std::uint32_t pixel = p.pixel[i];
+  const ray r = p.rays[i];
+  const hit h = a.scratch.hits[i];
+  vec3 beta = p.throughput[i];
+  a.scratch.shadow_light[i] = {0, 0, 0};
+
+  vec3 seen{0, 0, 0};
+  bool keep = false;
+  if (!h.found()) {
+    seen = beta * s.environment;
+  } else {
+    const triangle& tri = s.bvh.triangles[h.prim];
+    const surface& m = s.surfaces[s.material_of[h.prim]];
+    const vec3 n = geometric_normal(tri), wo = -r.direction, x = r.origin + r.direction * h.t;
+    const vec3 le = emitted(m, n, wo);
+    if (max_component(le) > 0) {
+      // Reached by BSDF sampling: weigh against the chance that next-event estimation at the previous
+      // (diffuse) vertex picked this point. Camera and specular bounces carry pdf 0: full weight.
+      const float prev = p.bsdf_pdf[i];
+      const float w = prev > 0 ? power_heuristic(prev, light_pdf_solid_angle(s.lights, r.direction, h.t, n)) : 1.0f;
+      seen = beta * le * w;
+    }
+    const rng_key key{pixel, a.sample, a.vertex + 1, s.seed};
+    const float survive = a.vertex >= roulette_from_vertex ? fminf(0.95f, max_component(beta)) : 1.0f;
+    if (a.vertex < s.max_bounces && uniform(key, dim::roulette) < survive) {
+      beta = beta / survive;
+      if (m.kind == surface_kind::diffuse && s.lights.count > 0) next_event(a, i, key, m, x, n, wo, beta);
+      const bsdf_sample bs =
+          sample_bsdf(m, wo, n, uniform(key, dim::bsdf_u), uniform(key, dim::bsdf_v), uniform(key, dim::bsdf_lobe));
+      beta = beta * bs.weight;
+      if (max_component(beta) > 0 && finite(beta)) {
+        p.rays[i] = spawn_ray(x, n, bs.wi);
+        p.throughput[i] = beta;
+        p.bsdf_pdf[i] = bs.specular ? 0.0f : bs.pdf;
+        keep = true;
+      }
+    }
+  }
+  if (finite(seen) && max_component(seen) > 0) a.film[pixel] += seen;
+  a.marks.mark(i, keep);
+}
+
+template <class Exec>
+void shade(Exec e, std::uint32_t capacity, const std::uint32_t* live, const shade_args& a) {
+  exec::parallel_for(e, "shade", capacity, [=] SIEVE_HD(std::uint32_t i) {
+    if (i < *live) shade_path(i, a);
+  });
+}
+
+}  // namespace sieve::render

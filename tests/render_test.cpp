@@ -1,0 +1,273 @@
+// The wavefront path tracer on the CPU: physics (white furnace, direct light only), statistics (the
+// Cornell box's mean across seeds within its Monte Carlo error), and its strongest invariant: the
+// image is bit-identical whatever the compaction strategy, traversal or ray reordering. Also the
+// image writers (PNG and EXR read back).
+#include <core/image_io.hpp>
+#include <scene/load.hpp>
+#include <wavefront/integrator.hpp>
+
+#include <gtest/gtest.h>
+
+#define STB_IMAGE_IMPLEMENTATION
+#include <stb/stb_image.h>
+#include <tinyexr.h>
+
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <string>
+#include <vector>
+
+namespace sieve::render {
+namespace {
+
+namespace fs = std::filesystem;
+const fs::path scenes_dir = SIEVE_SCENES_DIR;
+
+// A closed UV sphere of radius 1 around the origin, faces wound so their normals point inwards.
+scene furnace(float albedo, float emission, std::uint32_t bounces) {
+  scene s;
+  s.name = "furnace";
+  s.materials.push_back({"inside", material_kind::diffuse, {albedo, albedo, albedo}, {emission, emission, emission}, 1.5f});
+  constexpr int rings = 24, segments = 48;
+  auto at = [](int ring, int seg) {
+    const float th = 3.14159265f * static_cast<float>(ring) / rings, ph = 6.2831853f * static_cast<float>(seg % segments) / segments;
+    return vec3{std::sin(th) * std::cos(ph), std::cos(th), std::sin(th) * std::sin(ph)};
+  };
+  auto add = [&](vec3 a, vec3 b, vec3 c) {
+    if (length(cross(b - a, c - a)) <= 0) return;  // the poles' degenerate halves
+    if (dot(cross(b - a, c - a), a + b + c) > 0) std::swap(b, c);  // normal towards the centre
+    s.triangles.push_back({a, b, c});
+    s.material_of.push_back(0);
+  };
+  for (int r = 0; r < rings; ++r)
+    for (int g = 0; g < segments; ++g) {
+      add(at(r, g), at(r + 1, g), at(r + 1, g + 1));
+      add(at(r, g), at(r + 1, g + 1), at(r, g + 1));
+    }
+  for (std::uint32_t i = 0; i < s.triangles.size(); ++i) s.emissive.push_back(i);
+  s.camera = {{0, 0, 0}, {0, 0, 1}, {0, 1, 0}, 60};
+  s.film = {16, 16, 64, bounces, 1};
+  return s;
+}
+
+struct pixel_stats {
+  double mean = 0, stderr_mean = 0;
+};
+
+// Mean of the pixels' green channel and its standard error (pixels as independent estimates).
+pixel_stats stats_of(const std::vector<vec3>& image) {
+  double sum = 0, sq = 0;
+  for (const vec3& p : image) {
+    sum += p.y;
+    sq += double{p.y} * p.y;
+  }
+  const double n = static_cast<double>(image.size()), mean = sum / n;
+  return {mean, std::sqrt(std::max(0.0, sq / n - mean * mean) / (n - 1))};
+}
+
+TEST(WhiteFurnace, RadianceConvergesToEmissionOverOneMinusAlbedo) {
+  for (const float albedo : {0.5f, 0.8f}) {
+    SCOPED_TRACE("albedo " + std::to_string(albedo));
+    const scene s = furnace(albedo, 1.0f, 1024);
+    const prepared_scene ps(s);
+    const render_result r = render_cpu(ps, render_settings::from(s));
+    const pixel_stats st = stats_of(r.mean());
+    const double expected = 1.0 / (1.0 - albedo);
+    EXPECT_LT(st.stderr_mean, 0.02 * expected) << "too noisy to judge";
+    EXPECT_NEAR(st.mean, expected, 4 * st.stderr_mean + 0.002 * expected) << "stderr " << st.stderr_mean;
+  }
+}
+
+TEST(WhiteFurnace, BounceLimitTruncatesTheSeries) {
+  // With n bounces the radiance is Le (1 + a + ... + a^n): NEE and BSDF hits together give each term.
+  const float albedo = 0.5f;
+  for (const std::uint32_t bounces : {0U, 1U, 2U}) {
+    const scene s = furnace(albedo, 1.0f, bounces);
+    const prepared_scene ps(s);
+    const pixel_stats st = stats_of(render_cpu(ps, render_settings::from(s)).mean());
+    double expected = 0, term = 1;
+    for (std::uint32_t b = 0; b <= bounces; ++b, term *= albedo) expected += term;
+    EXPECT_NEAR(st.mean, expected, 4 * st.stderr_mean + 1e-3) << bounces << " bounces";
+  }
+}
+
+scene small_cornell(const std::string& file, std::uint32_t w, std::uint32_t h, std::uint32_t spp, std::uint32_t seed) {
+  return load_scene(scenes_dir / "cornell-box" / file,
+                    {"film.width=" + std::to_string(w), "film.height=" + std::to_string(h), "film.spp=" + std::to_string(spp),
+                     "film.seed=" + std::to_string(seed)});
+}
+
+double image_mean(const std::vector<vec3>& image) {
+  double sum = 0;
+  for (const vec3& p : image) sum += p.x + p.y + p.z;
+  return sum / (3.0 * static_cast<double>(image.size()));
+}
+
+TEST(CornellBox, MeanIsStableAcrossSeedsWithinMonteCarloError) {
+  // Two groups of 8 seeds: each render is an independent estimate of the image mean; the groups'
+  // averages must agree within 4 standard errors, and different seeds must give different images.
+  auto group = [](std::uint32_t first_seed, std::vector<double>& means) {
+    for (std::uint32_t seed = first_seed; seed < first_seed + 8; ++seed) {
+      const scene s = small_cornell("cornell-box.toml", 48, 48, 2, seed);
+      const prepared_scene ps(s);
+      means.push_back(image_mean(render_cpu(ps, render_settings::from(s)).mean()));
+    }
+  };
+  std::vector<double> a, b;
+  group(1, a);
+  group(101, b);
+  auto mean_se = [](const std::vector<double>& v) {
+    double m = 0, q = 0;
+    for (double x : v) m += x;
+    m /= static_cast<double>(v.size());
+    for (double x : v) q += (x - m) * (x - m);
+    return std::pair{m, std::sqrt(q / static_cast<double>(v.size() - 1) / static_cast<double>(v.size()))};
+  };
+  const auto [ma, sa] = mean_se(a);
+  const auto [mb, sb] = mean_se(b);
+  EXPECT_GT(sa, 0) << "every seed gave the same mean: the seed is not used";
+  EXPECT_GT(ma, 0.01) << "the box is black";
+  EXPECT_NEAR(ma, mb, 4 * std::sqrt(sa * sa + sb * sb)) << "seeds 1..8: " << ma << " +- " << sa << ", 101..108: " << mb
+                                                          << " +- " << sb;
+}
+
+TEST(CornellBox, NoBouncesShowsOnlyTheLight) {
+  scene s = small_cornell("cornell-box.toml", 64, 64, 1, 1);
+  s.film.max_bounces = 0;
+  const prepared_scene ps(s);
+  const render_result r = render_cpu(ps, render_settings::from(s));
+  std::size_t lit = 0;
+  for (const vec3& p : r.sum) {
+    if (max_component(p) == 0) continue;
+    ++lit;
+    EXPECT_NEAR(p.x, 17.0f, 1e-3f);  // the light's Ke, seen head-on: no other term exists
+  }
+  EXPECT_GT(lit, 0U);
+  EXPECT_LT(lit, r.sum.size() / 20) << "only the light (a small quad) may be lit";
+  EXPECT_EQ(r.stats.bounces.size(), 1U);
+}
+
+// Every way of running the queue must give the same bits: random numbers are keyed by pixel, each
+// pixel's sums happen in the same order, and closest hits break ties by primitive index.
+TEST(Wavefront, ImageIsBitIdenticalForEveryStrategyTraversalAndReordering) {
+  const scene s = small_cornell("cornell-mirror-glass.toml", 40, 30, 3, 7);
+  const prepared_scene ps(s);
+  render_settings base = render_settings::from(s);
+  base.strategy = "std";
+  base.max_queue = 500;  // several chunks per sample pass
+  const render_result want = render_cpu(ps, base);
+  ASSERT_GT(image_mean(want.mean()), 0.0);
+
+  std::vector<render_settings> runs;
+  for (const auto& info : sieve::compaction_strategies()) {
+    const bool fits = info.takes(sieve::backend::cpu, sieve::form::bit_mask) ||
+                      info.takes(sieve::backend::cpu, sieve::form::byte_flags) ||
+                      info.takes(sieve::backend::cpu, sieve::form::removal_list);
+    if (!fits) continue;
+    for (const char* traversal : {"dfs", "bfs"}) {
+      render_settings r = base;
+      r.strategy = std::string(info.name);
+      r.traversal = traversal;
+      runs.push_back(r);
+    }
+  }
+  for (const auto key : {reorder_key::morton, reorder_key::octant, reorder_key::termination}) {
+    render_settings r = base;
+    r.reorder = key;
+    runs.push_back(r);
+    r.strategy = "redzone";  // unstable and reordered: the queue's order is far from the pixels'
+    runs.push_back(r);
+  }
+  render_settings whole = base;
+  whole.max_queue = 1U << 20;  // one chunk
+  runs.push_back(whole);
+
+  for (const auto& r : runs) {
+    SCOPED_TRACE(r.strategy + ", " + r.traversal + ", reorder " + std::string(to_string(r.reorder)) + ", queue " +
+                 std::to_string(r.max_queue));
+    const render_result got = render_cpu(ps, r);
+    ASSERT_EQ(got.sum.size(), want.sum.size());
+    EXPECT_EQ(std::memcmp(got.sum.data(), want.sum.data(), want.sum.size() * sizeof(vec3)), 0);
+    for (std::size_t b = 0; b < want.stats.bounces.size(); ++b)
+      EXPECT_EQ(got.stats.bounces[b].live, want.stats.bounces[b].live) << "bounce " << b;
+    EXPECT_EQ(got.stats.shadow_rays, want.stats.shadow_rays);
+  }
+}
+
+TEST(Wavefront, FeedsEachStrategyTheFormItTakes) {
+  const scene s = small_cornell("cornell-box.toml", 16, 16, 1, 1);
+  const prepared_scene ps(s);
+  render_settings r = render_settings::from(s);
+  for (const auto& [strategy, form] : {std::pair{"redzone", sieve::form::removal_list},
+                                       std::pair{"stencil", sieve::form::byte_flags},
+                                       std::pair{"billeter", sieve::form::bit_mask}}) {
+    r.strategy = strategy;
+    EXPECT_EQ(render_cpu(ps, r).stats.form, form) << strategy;
+  }
+  r.strategy = "no-such-strategy";
+  EXPECT_THROW(render_cpu(ps, r), sieve::error);
+  r.strategy = "auto";
+  r.traversal = "sideways";
+  EXPECT_THROW(render_cpu(ps, r), sieve::error);
+}
+
+TEST(Wavefront, CancelKeepsTheCompletedSamples) {
+  const scene s = small_cornell("cornell-box.toml", 16, 16, 50, 1);
+  const prepared_scene ps(s);
+  std::atomic<bool> cancel{false};
+  render_settings r = render_settings::from(s);
+  r.cancel = &cancel;
+  r.progress = [&](std::uint32_t done, std::uint32_t) {
+    if (done == 3) cancel.store(true);
+  };
+  const render_result got = render_cpu(ps, r);
+  EXPECT_EQ(got.samples, 3U);
+  EXPECT_TRUE(got.partial());
+  // The same as a 3-sample render.
+  scene three = s;
+  three.film.spp = 3;
+  const prepared_scene p3(three);
+  const render_result want = render_cpu(p3, render_settings::from(three));
+  EXPECT_EQ(std::memcmp(got.sum.data(), want.sum.data(), want.sum.size() * sizeof(vec3)), 0);
+}
+
+TEST(ImageIo, PngAndExrReadBack) {
+  const fs::path dir = fs::temp_directory_path() / ("sieve_image_io_" + std::to_string(::getpid()));
+  fs::create_directories(dir);
+  const std::uint32_t w = 5, h = 3;
+  std::vector<vec3> img(w * h);
+  for (std::uint32_t i = 0; i < w * h; ++i) img[i] = {static_cast<float>(i) / 14.0f, 0.5f, i == 0 ? 7.0f : 0.0f};
+  write_png(dir / "a.png", w, h, img);
+  write_exr(dir / "a.exr", w, h, img);
+  int pw = 0, ph = 0, pc = 0;
+  unsigned char* png = stbi_load((dir / "a.png").c_str(), &pw, &ph, &pc, 3);
+  ASSERT_NE(png, nullptr);
+  EXPECT_EQ(pw, 5);
+  EXPECT_EQ(ph, 3);
+  for (std::uint32_t i = 0; i < w * h; ++i) {
+    EXPECT_EQ(png[3 * i], srgb8(img[i].x));
+    EXPECT_EQ(png[3 * i + 1], 188);  // sRGB(0.5) = 0.7354 -> 188
+    EXPECT_EQ(png[3 * i + 2], i == 0 ? 255 : 0);
+  }
+  stbi_image_free(png);
+  float* exr = nullptr;
+  int ew = 0, eh = 0;
+  const char* err = nullptr;
+  ASSERT_EQ(LoadEXR(&exr, &ew, &eh, (dir / "a.exr").c_str(), &err), TINYEXR_SUCCESS);
+  EXPECT_EQ(ew, 5);
+  for (std::uint32_t i = 0; i < w * h; ++i) {
+    EXPECT_EQ(exr[4 * i], img[i].x);
+    EXPECT_EQ(exr[4 * i + 2], img[i].z);
+  }
+  std::free(exr);
+  EXPECT_EQ(srgb8(0.0f), 0);
+  EXPECT_EQ(srgb8(1.0f), 255);
+  EXPECT_EQ(srgb8(std::nanf("")), 0);
+  EXPECT_THROW(write_png(dir / "b.png", 4, 4, img), sieve::error);  // 15 pixels for 16
+  EXPECT_THROW(write_png(dir / "no-such-dir-file" / "x" / "\0bad", w, h, img), sieve::error);
+  fs::remove_all(dir);
+}
+
+}  // namespace
+}  // namespace sieve::render
