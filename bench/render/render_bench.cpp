@@ -1,0 +1,123 @@
+#include "render_bench.hpp"
+
+#include "../common/report.hpp"
+
+#include <scene/load.hpp>
+#include <wavefront/integrator.hpp>
+
+#include <sieve/compaction.hpp>
+
+#include <algorithm>
+#include <cstring>
+#include <iostream>
+
+namespace sieve::bench {
+namespace {
+
+using namespace sieve::render;
+
+std::vector<std::string> queue_strategies() {
+  std::vector<std::string> out;
+  for (const auto& s : sieve::compaction_strategies())
+    for (const auto f : {sieve::form::bit_mask, sieve::form::byte_flags, sieve::form::removal_list})
+      if (s.takes(sieve::backend::cpu, f)) {
+        out.emplace_back(s.name);
+        break;
+      }
+  return out;
+}
+
+struct timed {
+  render_result result;  // of the median run
+  std::vector<double> seconds;
+};
+
+}  // namespace
+
+void add_render_bench_options(CLI::App& cmd, render_bench_args& a) {
+  cmd.add_option("scene", a.scene, "scene file (.toml or .obj)")->required();
+  cmd.add_option("--set", a.set, "override a scene key, key=value (repeatable)");
+  cmd.add_option("--strategy", a.strategies, "compaction strategies (comma-separated; default: all that fit)")->delimiter(',');
+  cmd.add_option("--traversal", a.traversals, "dfs, bfs (comma-separated)")->delimiter(',')->check(CLI::IsMember({"dfs", "bfs"}));
+  cmd.add_option("--reorder", a.reorders, "none, morton, octant, termination (comma-separated)")->delimiter(',');
+  cmd.add_option("--repeats", a.repeats, "timed renders per configuration (median reported)")->check(CLI::Range(1, 100));
+  cmd.add_option("--csv", a.csv, "write the results as CSV");
+  cmd.add_option("--json", a.json, "write the results (with per-bounce compaction), machine and command as JSON");
+}
+
+int run_render_bench(const render_bench_args& a, const std::string& command_line) {
+  const std::vector<std::string> strategies = a.strategies.empty() ? queue_strategies() : a.strategies;
+  for (const auto& r : a.reorders) reorder_key_from_string(r);  // fail before any work
+  const scene sc = load_scene(a.scene, a.set);
+  const prepared_scene ps(sc);
+  std::cout << "scene " << sc.name << ": " << sc.triangles.size() << " triangles, " << sc.film.width << " x "
+            << sc.film.height << ", " << sc.film.spp << " spp, " << sc.film.max_bounces << " bounces\n";
+
+  table t({"strategy", "form", "traversal", "reorder", "s_median", "Mrays/s", "compact_ms", "compact_share",
+           "compact_ms_per_bounce", "identical"});
+  nlohmann::json results = nlohmann::json::array();
+  std::vector<vec3> reference;
+  int failed = 0;
+  for (const auto& traversal : a.traversals)
+    for (const auto& reorder : a.reorders)
+      for (const auto& strategy : strategies) {
+        render_settings rs = render_settings::from(sc);
+        rs.strategy = strategy;
+        rs.traversal = traversal;
+        rs.reorder = reorder_key_from_string(reorder);
+        std::vector<render_result> runs;
+        runs.push_back(render_cpu(ps, rs));  // the warm-up, also the one checked
+        const auto& img = runs[0].sum;
+        if (reference.empty()) reference = img;
+        const bool same = img.size() == reference.size() &&
+                          std::memcmp(img.data(), reference.data(), img.size() * sizeof(vec3)) == 0;
+        if (!same) {
+          ++failed;
+          std::cerr << "sieve bench render: " << strategy << " / " << traversal << " / " << reorder
+                    << ": the image differs from the first configuration's\n";
+        }
+        for (int r = 0; same && r < a.repeats; ++r) runs.push_back(render_cpu(ps, rs));
+        if (runs.size() > 1) runs.erase(runs.begin());
+        std::sort(runs.begin(), runs.end(),
+                  [](const render_result& x, const render_result& y) { return x.stats.seconds < y.stats.seconds; });
+        const render_result& m = runs[runs.size() / 2];
+        const render_stats& st = m.stats;
+        const double rays = static_cast<double>(st.extension_rays + st.shadow_rays);
+        const double share = st.compaction_ms() / (st.seconds * 1e3);
+        std::string per_bounce;
+        nlohmann::json bounces = nlohmann::json::array();
+        for (std::size_t b = 0; b < st.bounces.size(); ++b) {
+          if (!st.bounces[b].live) continue;
+          per_bounce += (per_bounce.empty() ? "" : " ") + fixed(st.bounces[b].compact_ms, 2);
+          bounces.push_back({{"bounce", b}, {"live", st.bounces[b].live}, {"compaction_ms", st.bounces[b].compact_ms}});
+        }
+        nlohmann::json stages;
+        for (const auto& s : st.stages) stages[s.name] = s.ms;
+        t.add({strategy, std::string(sieve::to_string(st.form)), traversal, reorder, fixed(st.seconds, 3),
+               fixed(rays / st.seconds / 1e6, 2), fixed(st.compaction_ms(), 1), fixed(100 * share, 2) + " %", per_bounce,
+               same ? "yes" : "NO"});
+        results.push_back({{"strategy", strategy}, {"form", std::string(sieve::to_string(st.form))}, {"traversal", traversal},
+                           {"reorder", reorder}, {"seconds", st.seconds}, {"mrays_per_s", rays / st.seconds / 1e6},
+                           {"extension_rays", st.extension_rays}, {"shadow_rays", st.shadow_rays},
+                           {"compaction_ms", st.compaction_ms()}, {"bfs_frontier_compaction_ms", st.bfs_compact_ms},
+                           {"compaction_share", share}, {"stages", stages}, {"bounces", bounces}, {"identical", same}});
+      }
+  t.print(std::cout);
+  std::cout << "\nMrays/s counts extension and shadow rays; compact_ms is the path queue's compaction (plus the BFS "
+               "frontier's with bfs); compact_share = compact_ms / render time; median of "
+            << a.repeats << " renders after one checked warm-up; CPU wall time.\n";
+  if (!a.csv.empty()) t.write_csv(a.csv);
+  if (!a.json.empty())
+    write_file(a.json, nlohmann::json{{"benchmark", "render"},
+                                      {"scene", a.scene},
+                                      {"triangles", sc.triangles.size()},
+                                      {"film", {{"width", sc.film.width}, {"height", sc.film.height}, {"spp", sc.film.spp},
+                                                {"max_bounces", sc.film.max_bounces}}},
+                                      {"machine", machine_info(false)},
+                                      {"run", run_info(command_line)},
+                                      {"results", results}}
+                           .dump(1) + "\n");
+  return failed ? 1 : 0;
+}
+
+}  // namespace sieve::bench

@@ -1,0 +1,27 @@
+// `sieve bench render SCENE`: the wavefront renderer once per (strategy, traversal, reorder), and
+// what compaction costs inside it: total time, Mrays/s, compaction ms and its share of the frame,
+// bounce by bounce. Every configuration's image must equal the first one's bit for bit (the
+// renderer's invariant) before it is timed.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <string>
+#include <vector>
+
+namespace sieve::bench {
+
+struct render_bench_args {
+  std::string scene;
+  std::vector<std::string> set;          // key=value overrides of the scene file
+  std::vector<std::string> strategies;   // default: every CPU strategy that takes a mask, flags or a removal list
+  std::vector<std::string> traversals = {"dfs"};
+  std::vector<std::string> reorders = {"none"};
+  int repeats = 3;
+  std::string csv, json;
+};
+
+void add_render_bench_options(CLI::App& cmd, render_bench_args& args);
+int run_render_bench(const render_bench_args& args, const std::string& command_line);
+
+}  // namespace sieve::bench
