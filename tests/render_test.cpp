@@ -195,6 +195,23 @@ TEST(Wavefront, ImageIsBitIdenticalForEveryStrategyTraversalAndReordering) {
   }
 }
 
+TEST(Megakernel, ImageEqualsTheWavefrontsBitForBit) {
+  const scene s = small_cornell("cornell-mirror-glass.toml", 40, 30, 3, 11);
+  const prepared_scene ps(s);
+  render_settings r = render_settings::from(s);
+  const render_result wavefront = render_cpu(ps, r);
+  r.integrator = "megakernel";
+  const render_result mega = render_cpu(ps, r);
+  ASSERT_EQ(mega.sum.size(), wavefront.sum.size());
+  EXPECT_GT(image_mean(mega.mean()), 0.0);
+  EXPECT_EQ(std::memcmp(mega.sum.data(), wavefront.sum.data(), mega.sum.size() * sizeof(vec3)), 0);
+  EXPECT_GT(mega.stats.stage_ms("megakernel"), 0.0);
+  EXPECT_EQ(mega.stats.extension_rays, wavefront.stats.extension_rays);
+  EXPECT_EQ(mega.stats.shadow_rays, wavefront.stats.shadow_rays);
+  r.integrator = "sideways";
+  EXPECT_THROW(render_cpu(ps, r), sieve::error);
+}
+
 TEST(Wavefront, FeedsEachStrategyTheFormItTakes) {
   const scene s = small_cornell("cornell-box.toml", 16, 16, 1, 1);
   const prepared_scene ps(s);

@@ -67,6 +67,8 @@ void add_render_options(CLI::App& cmd, render_args& a) {
   cmd.add_option("scene", a.scene, "scene file (.toml) or mesh (.obj)")->required();
   cmd.add_option("--strategy", a.strategy, "compaction strategy for the path queue (default: the scene's)");
   cmd.add_option("--backend", a.backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd.add_option("--integrator", a.integrator, "wavefront (queues compacted between bounces) or megakernel (one thread per path)")
+      ->check(CLI::IsMember({"wavefront", "megakernel"}));
   cmd.add_option("--traversal", a.traversal, "dfs or bfs")->check(CLI::IsMember({"dfs", "bfs"}));
   cmd.add_option("--reorder", a.reorder, "ray reordering: none, morton, octant, termination (default: the scene's)");
   cmd.add_option("--spp", a.spp, "samples per pixel (default: the scene's film.spp)")->check(CLI::Range(1U, 1U << 20));
@@ -88,6 +90,7 @@ int run_render(const render_args& a, const std::string& command_line) {
 
   render_settings settings = render_settings::from(sc);
   settings.traversal = a.traversal;
+  settings.integrator = a.integrator;
   marks_form_for(settings.strategy, sieve::backend::cpu, "renderer");  // an unfit strategy fails before the BVH build
 
   const std::string png = a.png.empty() && a.exr.empty() && a.json.empty() ? sc.name + ".png" : a.png;
@@ -122,6 +125,7 @@ int run_render(const render_args& a, const std::string& command_line) {
   j["machine"] = machine;
   j["strategy"] = settings.strategy;
   j["form"] = std::string(sieve::to_string(st.form));
+  j["integrator"] = settings.integrator;
   j["traversal"] = settings.traversal;
   j["reorder"] = std::string(to_string(settings.reorder));
   j["width"] = r.width;
@@ -154,7 +158,7 @@ int run_render(const render_args& a, const std::string& command_line) {
   if (!a.quiet) {
     std::cout << sc.name << ": " << r.width << " x " << r.height << ", " << r.samples << " spp, "
               << sc.triangles.size() << " triangles (BVH " << bench::fixed(bvh_s, 3) << " s), strategy "
-              << settings.strategy << " (" << sieve::to_string(st.form) << "), " << settings.traversal
+              << settings.strategy << " (" << sieve::to_string(st.form) << "), " << settings.integrator << ", " << settings.traversal
               << ", reorder " << to_string(settings.reorder) << "\n"
               << bench::fixed(st.seconds, 3) << " s, " << bench::fixed(mrays, 2) << " Mrays/s ("
               << st.extension_rays << " extension + " << st.shadow_rays << " shadow rays)\n\n";

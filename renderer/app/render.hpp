@@ -15,6 +15,7 @@ struct render_args {
   std::string scene;
   std::string strategy;   // empty: the scene's [compaction] strategy
   std::string backend = "cpu";
+  std::string integrator = "wavefront";
   std::string traversal = "dfs";
   std::string reorder;    // empty: the scene's [compaction] reorder
   std::uint32_t spp = 0;  // 0: the scene's film.spp

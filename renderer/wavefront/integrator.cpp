@@ -3,6 +3,7 @@
 
 #include "../bvh/bfs.hpp"
 #include "../core/marks.hpp"
+#include "../megakernel/megakernel.hpp"
 #include "connect.hpp"
 #include "extend.hpp"
 #include "generate.hpp"
@@ -138,6 +139,8 @@ class stage_clock {
 render_result render_cpu(const prepared_scene& ps, const render_settings& settings) {
   const scene& sc = ps.source();
   const film_desc& film = sc.film;
+  if (settings.integrator != "wavefront" && settings.integrator != "megakernel")
+    throw sieve::error("unknown integrator '" + settings.integrator + "'; integrators: wavefront, megakernel");
   if (settings.traversal != "dfs" && settings.traversal != "bfs")
     throw sieve::error("unknown traversal '" + settings.traversal + "'; traversals: dfs, bfs");
   if (settings.max_queue == 0) throw sieve::error("render: max_queue must be at least 1");
@@ -158,7 +161,8 @@ render_result render_cpu(const prepared_scene& ps, const render_settings& settin
   stage_clock clock(stats);
 
   const scene_view view = ps.view(film.width, film.height);
-  const std::uint32_t capacity = std::min(pixels, settings.max_queue);
+  const bool queues = settings.integrator == "wavefront";
+  const std::uint32_t capacity = queues ? std::min(pixels, settings.max_queue) : 0;
   path_store store[2] = {path_store(capacity), path_store(capacity)};
   std::vector<hit> hits(capacity);
   std::vector<ray> shadow_rays(capacity);
@@ -176,6 +180,15 @@ render_result render_cpu(const prepared_scene& ps, const render_settings& settin
   const auto start = clock_type::now();
   for (std::uint32_t sample = 0; sample < film.spp; ++sample) {
     if (settings.cancel && settings.cancel->load()) break;
+    if (settings.integrator == "megakernel") {
+      std::uint32_t rays[2] = {0, 0};
+      clock.time("megakernel", [&] { megakernel(cpu, pixels, view, 0, sample, result.sum.data(), rays); });
+      stats.extension_rays += rays[0];
+      stats.shadow_rays += rays[1];
+      result.samples = sample + 1;
+      if (settings.progress) settings.progress(result.samples, film.spp);
+      continue;
+    }
     for (std::uint32_t first = 0; first < pixels; first += capacity) {
       std::uint32_t live = std::min(capacity, pixels - first);
       int cur = 0;  // which store holds the live paths

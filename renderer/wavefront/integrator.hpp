@@ -44,6 +44,7 @@ class prepared_scene {
 };
 
 struct render_settings {
+  std::string integrator = "wavefront";  // wavefront | megakernel (one thread per path, no queues)
   std::string strategy = "auto";      // compaction of the path queue (and of the BFS frontier)
   std::string traversal = "dfs";      // dfs | bfs
   reorder_key reorder = reorder_key::none;
@@ -91,7 +92,8 @@ struct render_result {
 };
 
 // Renders `s`'s film ([film] width, height, spp, max_bounces, seed). Throws sieve::error for an
-// unknown or unfit strategy or traversal.
+// unknown or unfit strategy, traversal or integrator. The megakernel integrator ignores the
+// strategy, traversal and reordering.
 render_result render_cpu(const prepared_scene& s, const render_settings& settings);
 
 }  // namespace sieve::render

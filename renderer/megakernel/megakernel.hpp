@@ -1,0 +1,50 @@
+// The megakernel integrator: one thread carries one path through every bounce, calling the very
+// per-path functions the wavefront stages call (generate_path, closest_hit, shade_path,
+// connect_path) on a queue of one held in registers. Same random numbers, same order of additions
+// per pixel: its image equals the wavefront's bit for bit on the same backend.
+#pragma once
+
+#include "../wavefront/connect.hpp"
+#include "../wavefront/generate.hpp"
+#include "../wavefront/shade.hpp"
+
+namespace sieve::render {
+
+// rays[0] and rays[1] count the extension and shadow rays traced (atomically, once per path).
+SIEVE_HD inline void megakernel_path(std::uint32_t pixel, const scene_view& s, std::uint32_t sample, vec3* film,
+                                     std::uint32_t* rays) {
+  std::uint32_t own_pixel = 0;
+  ray r;
+  vec3 beta;
+  float pdf = 0;
+  const path_columns p{&own_pixel, &r, &beta, &pdf};
+  hit h;
+  ray shadow;
+  vec3 light;
+  std::uint32_t shadow_count = 0;
+  const bounce_columns b{&h, &shadow, &light, &shadow_count};
+  std::uint8_t alive = 0;
+  keep_marks marks;
+  marks.flags = &alive;
+  generate_path(0, s, pixel, sample, p);
+  std::uint32_t traced = 0;
+  for (std::uint32_t vertex = 0; vertex <= s.max_bounces; ++vertex) {
+    h = closest_hit(s.bvh, r);
+    ++traced;
+    shade_path(0, shade_args{s, p, b, film, marks, sample, vertex});
+    connect_path(0, s, p, b, film);
+    if (!alive) break;
+  }
+  atomic_add_u32(&rays[0], traced);
+  atomic_add_u32(&rays[1], shadow_count);
+}
+
+// One sample of every pixel in [first, first + n).
+template <class Exec>
+void megakernel(Exec e, std::uint32_t n, const scene_view& s, std::uint32_t first, std::uint32_t sample, vec3* film,
+                std::uint32_t* rays) {
+  exec::parallel_for(e, "megakernel", n,
+                     [=] SIEVE_HD(std::uint32_t i) { megakernel_path(first + i, s, sample, film, rays); });
+}
+
+}  // namespace sieve::render
