@@ -1,6 +1,9 @@
 // The CUDA entry points of a build without the CUDA backend: available() is false, the rest throw.
 #include <sieve/compaction/cuda.hpp>
 #include <sieve/compaction/error.hpp>
+#include <sieve/compaction/radix_sort.hpp>
+
+#include <array>
 
 namespace sieve::cuda {
 namespace {
@@ -16,5 +19,15 @@ void compact_copy_async(std::string_view, record, record, const selection&, std:
 void compact_async(std::string_view, record, const selection&, std::uint64_t*, workspace, stream_t) { missing(); }
 std::size_t compact_copy(std::string_view, record, record, const selection&, workspace, stream_t) { missing(); }
 std::size_t compact(std::string_view, record, const selection&, workspace, stream_t) { missing(); }
+
+namespace {
+constexpr std::array<std::string_view, 2> sort_names = {"onesweep", "cub"};
+}
+std::span<const std::string_view> radix_sort_algorithms() { return sort_names; }
+std::size_t radix_sort_workspace_bytes(std::string_view, std::size_t, int, int) { missing(); }
+void radix_sort_pairs_async(std::string_view, std::span<const std::uint32_t>, std::span<const std::uint32_t>,
+                            std::span<std::uint32_t>, std::span<std::uint32_t>, int, int, workspace, stream_t) {
+  missing();
+}
 
 }  // namespace sieve::cuda
