@@ -47,9 +47,10 @@ const std::array table{
                     flags | mask | pred, on_cuda(flags | mask), true, false, true},
                    &detail::cpu_scan, SIEVE_CUDA_FN(cuda_scan)},
     strategy_entry{{"billeter",
-                    "Billeter et al.: count per virtual processor, prefix over P, move per processor",
-                    flags | mask | pred, 0, true, false, true},
-                   &detail::cpu_billeter},
+                    "Billeter et al.: count per virtual processor, prefix over P, move per processor (CUDA: a warp "
+                    "per processor, ballot + popc, staged or scattered output per warp by density)",
+                    flags | mask | pred, on_cuda(flags | mask), true, false, true},
+                   &detail::cpu_billeter, SIEVE_CUDA_FN(cuda_billeter)},
     strategy_entry{{"space",
                     "SPACE (Fett et al.) in one pass: popcount per tile, decoupled look-back, a write-out that skips "
                     "empty words and reads only sectors with kept items; byte flags too",

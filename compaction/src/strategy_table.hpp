@@ -57,5 +57,6 @@ std::size_t cuda_space(const cuda_call&);
 std::size_t cuda_cub(const cuda_call&);
 std::size_t cuda_thrust(const cuda_call&);
 std::size_t cuda_scan(const cuda_call&);
+std::size_t cuda_billeter(const cuda_call&);
 
 }  // namespace sieve::detail
