@@ -16,11 +16,11 @@ namespace {
 
 using namespace sieve::render;
 
-std::vector<std::string> queue_strategies() {
+std::vector<std::string> queue_strategies(sieve::backend b) {
   std::vector<std::string> out;
   for (const auto& s : sieve::compaction_strategies())
     for (const auto f : {sieve::form::bit_mask, sieve::form::byte_flags, sieve::form::removal_list})
-      if (s.takes(sieve::backend::cpu, f)) {
+      if (s.takes(b, f)) {
         out.emplace_back(s.name);
         break;
       }
@@ -36,7 +36,10 @@ struct timed {
 
 void add_render_bench_options(CLI::App& cmd, render_bench_args& a) {
   cmd.add_option("scene", a.scene, "scene file (.toml or .obj)")->required();
+  cmd.add_option("--backend", a.backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd.add_option("--set", a.set, "override a scene key, key=value (repeatable)");
+  cmd.add_option("--integrator", a.integrators, "wavefront, megakernel (comma-separated)")->delimiter(',')
+      ->check(CLI::IsMember({"wavefront", "megakernel"}));
   cmd.add_option("--strategy", a.strategies, "compaction strategies (comma-separated; default: all that fit)")->delimiter(',');
   cmd.add_option("--traversal", a.traversals, "dfs, bfs (comma-separated)")->delimiter(',')->check(CLI::IsMember({"dfs", "bfs"}));
   cmd.add_option("--reorder", a.reorders, "none, morton, octant, termination (comma-separated)")->delimiter(',');
@@ -46,27 +49,32 @@ void add_render_bench_options(CLI::App& cmd, render_bench_args& a) {
 }
 
 int run_render_bench(const render_bench_args& a, const std::string& command_line) {
-  const std::vector<std::string> strategies = a.strategies.empty() ? queue_strategies() : a.strategies;
+  const bool gpu = a.backend == "cuda";
+  const std::vector<std::string> strategies =
+      a.strategies.empty() ? queue_strategies(gpu ? sieve::backend::cuda : sieve::backend::cpu) : a.strategies;
+  auto render = [&](const prepared_scene& p, const render_settings& rs) { return gpu ? render_cuda(p, rs) : render_cpu(p, rs); };
   for (const auto& r : a.reorders) reorder_key_from_string(r);  // fail before any work
   const scene sc = load_scene(a.scene, a.set);
   const prepared_scene ps(sc);
   std::cout << "scene " << sc.name << ": " << sc.triangles.size() << " triangles, " << sc.film.width << " x "
             << sc.film.height << ", " << sc.film.spp << " spp, " << sc.film.max_bounces << " bounces\n";
 
-  table t({"strategy", "form", "traversal", "reorder", "s_median", "Mrays/s", "compact_ms", "compact_share",
+  table t({"integrator", "strategy", "form", "traversal", "reorder", "s_median", "Mrays/s", "compact_ms", "compact_share",
            "compact_ms_per_bounce", "identical"});
   nlohmann::json results = nlohmann::json::array();
   std::vector<vec3> reference;
   int failed = 0;
+  for (const auto& integrator : a.integrators)
   for (const auto& traversal : a.traversals)
     for (const auto& reorder : a.reorders)
-      for (const auto& strategy : strategies) {
+      for (const auto& strategy : integrator == "megakernel" ? std::vector<std::string>{"auto"} : strategies) {
         render_settings rs = render_settings::from(sc);
+        rs.integrator = integrator;
         rs.strategy = strategy;
         rs.traversal = traversal;
         rs.reorder = reorder_key_from_string(reorder);
         std::vector<render_result> runs;
-        runs.push_back(render_cpu(ps, rs));  // the warm-up, also the one checked
+        runs.push_back(render(ps, rs));  // the warm-up, also the one checked
         const auto& img = runs[0].sum;
         if (reference.empty()) reference = img;
         const bool same = img.size() == reference.size() &&
@@ -76,7 +84,7 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
           std::cerr << "sieve bench render: " << strategy << " / " << traversal << " / " << reorder
                     << ": the image differs from the first configuration's\n";
         }
-        for (int r = 0; same && r < a.repeats; ++r) runs.push_back(render_cpu(ps, rs));
+        for (int r = 0; same && r < a.repeats; ++r) runs.push_back(render(ps, rs));
         if (runs.size() > 1) runs.erase(runs.begin());
         std::sort(runs.begin(), runs.end(),
                   [](const render_result& x, const render_result& y) { return x.stats.seconds < y.stats.seconds; });
@@ -93,10 +101,12 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
         }
         nlohmann::json stages;
         for (const auto& s : st.stages) stages[s.name] = s.ms;
-        t.add({strategy, std::string(sieve::to_string(st.form)), traversal, reorder, fixed(st.seconds, 3),
+        const bool mega = integrator == "megakernel";
+        const std::string form = mega ? "-" : std::string(sieve::to_string(st.form));
+        t.add({integrator, mega ? "-" : strategy, form, traversal, reorder, fixed(st.seconds, 3),
                fixed(rays / st.seconds / 1e6, 2), fixed(st.compaction_ms(), 1), fixed(100 * share, 2) + " %", per_bounce,
                same ? "yes" : "NO"});
-        results.push_back({{"strategy", strategy}, {"form", std::string(sieve::to_string(st.form))}, {"traversal", traversal},
+        results.push_back({{"integrator", integrator}, {"strategy", mega ? "-" : strategy}, {"form", form}, {"traversal", traversal},
                            {"reorder", reorder}, {"seconds", st.seconds}, {"mrays_per_s", rays / st.seconds / 1e6},
                            {"extension_rays", st.extension_rays}, {"shadow_rays", st.shadow_rays},
                            {"compaction_ms", st.compaction_ms()}, {"bfs_frontier_compaction_ms", st.bfs_compact_ms},
@@ -105,7 +115,8 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
   t.print(std::cout);
   std::cout << "\nMrays/s counts extension and shadow rays; compact_ms is the path queue's compaction (plus the BFS "
                "frontier's with bfs); compact_share = compact_ms / render time; median of "
-            << a.repeats << " renders after one checked warm-up; CPU wall time.\n";
+            << a.repeats << " renders after one checked warm-up; wall time of the render (stage times: "
+            << (gpu ? "CUDA events" : "CPU clock") << ").\n";
   if (!a.csv.empty()) t.write_csv(a.csv);
   if (!a.json.empty())
     write_file(a.json, nlohmann::json{{"benchmark", "render"},
@@ -113,7 +124,8 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
                                       {"triangles", sc.triangles.size()},
                                       {"film", {{"width", sc.film.width}, {"height", sc.film.height}, {"spp", sc.film.spp},
                                                 {"max_bounces", sc.film.max_bounces}}},
-                                      {"machine", machine_info(false)},
+                                      {"backend", a.backend},
+                                      {"machine", machine_info(gpu)},
                                       {"run", run_info(command_line)},
                                       {"results", results}}
                            .dump(1) + "\n");

@@ -13,8 +13,10 @@ namespace sieve::bench {
 
 struct render_bench_args {
   std::string scene;
+  std::string backend = "cpu";
   std::vector<std::string> set;          // key=value overrides of the scene file
-  std::vector<std::string> strategies;   // default: every CPU strategy that takes a mask, flags or a removal list
+  std::vector<std::string> strategies;   // default: every strategy of the backend that takes a mask, flags or a removal list
+  std::vector<std::string> integrators = {"wavefront"};
   std::vector<std::string> traversals = {"dfs"};
   std::vector<std::string> reorders = {"none"};
   int repeats = 3;

@@ -80,8 +80,6 @@ void add_render_options(CLI::App& cmd, render_args& a) {
 }
 
 int run_render(const render_args& a, const std::string& command_line) {
-  if (a.backend == "cuda")
-    throw sieve::error("the CUDA renderer is not built yet (issue #5); use --backend cpu");
   std::vector<std::string> overrides = a.set;
   if (a.spp) overrides.push_back("film.spp=" + std::to_string(a.spp));
   if (!a.strategy.empty()) overrides.push_back("compaction.strategy=\"" + a.strategy + "\"");
@@ -91,7 +89,9 @@ int run_render(const render_args& a, const std::string& command_line) {
   render_settings settings = render_settings::from(sc);
   settings.traversal = a.traversal;
   settings.integrator = a.integrator;
-  marks_form_for(settings.strategy, sieve::backend::cpu, "renderer");  // an unfit strategy fails before the BVH build
+  const bool gpu = a.backend == "cuda";
+  marks_form_for(settings.strategy, gpu ? sieve::backend::cuda : sieve::backend::cpu,
+                 "renderer");  // an unfit strategy fails before the BVH build
 
   const std::string png = a.png.empty() && a.exr.empty() && a.json.empty() ? sc.name + ".png" : a.png;
   const auto t_bvh = std::chrono::steady_clock::now();
@@ -106,7 +106,7 @@ int run_render(const render_args& a, const std::string& command_line) {
     };
   signal_guard guard;
   settings.cancel = &interrupted;
-  const render_result r = render_cpu(prepared, settings);
+  const render_result r = gpu ? render_cuda(prepared, settings) : render_cpu(prepared, settings);
   if (r.partial())
     std::cerr << (bar ? "\n" : "") << "sieve: interrupted after " << r.samples << " of " << r.spp
               << " samples per pixel; writing what was accumulated\n";
@@ -119,9 +119,9 @@ int run_render(const render_args& a, const std::string& command_line) {
   nlohmann::json j;
   j["scene"] = sc.name;
   j["scene_file"] = a.scene;
-  j["backend"] = "cpu";
-  const nlohmann::json machine = bench::machine_info(false);
-  j["device"] = machine["cpu"];
+  j["backend"] = a.backend;
+  const nlohmann::json machine = bench::machine_info(gpu);
+  j["device"] = gpu ? machine["gpu"] : machine["cpu"];
   j["machine"] = machine;
   j["strategy"] = settings.strategy;
   j["form"] = std::string(sieve::to_string(st.form));

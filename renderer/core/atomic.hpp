@@ -3,6 +3,11 @@
 
 #include <exec/exec.hpp>
 
+#if defined(__CUDACC__)
+#include <cooperative_groups.h>
+#include <cooperative_groups/reduce.h>
+#endif
+
 #include <atomic>
 #include <cstdint>
 #include <cstring>
@@ -41,6 +46,32 @@ SIEVE_HD inline std::uint32_t atomic_add_u32(std::uint32_t* address, std::uint32
   return atomicAdd(address, value);
 #else
   return std::atomic_ref<std::uint32_t>(*address).fetch_add(value, std::memory_order_relaxed);
+#endif
+}
+
+// Adds v to *address once per group of threads that arrive together (one atomic per warp on the
+// GPU, where thousands of threads count into one word). For counters whose order does not matter.
+SIEVE_HD inline void atomic_add_aggregated(std::uint32_t* address, std::uint32_t v) {
+#if defined(__CUDA_ARCH__)
+  namespace cg = cooperative_groups;
+  const cg::coalesced_group g = cg::coalesced_threads();
+  const std::uint32_t sum = cg::reduce(g, v, cg::plus<std::uint32_t>());
+  if (g.thread_rank() == 0) atomicAdd(address, sum);
+#else
+  atomic_add_u32(address, v);
+#endif
+}
+
+// Appends value to list[0, *count) (in no particular order): one atomic per warp on the GPU.
+SIEVE_HD inline void append_aggregated(std::uint32_t* list, std::uint32_t* count, std::uint32_t value) {
+#if defined(__CUDA_ARCH__)
+  namespace cg = cooperative_groups;
+  const cg::coalesced_group g = cg::coalesced_threads();
+  std::uint32_t base = 0;
+  if (g.thread_rank() == 0) base = atomicAdd(count, g.size());
+  list[g.shfl(base, 0) + g.thread_rank()] = value;
+#else
+  list[atomic_add_u32(count, 1U)] = value;
 #endif
 }
 

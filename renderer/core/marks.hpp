@@ -21,7 +21,7 @@ struct keep_marks {
   SIEVE_HD void mark(std::uint32_t j, bool keep) const {
     if (flags) flags[j] = keep;
     if (mask && keep) atomic_or_u32(&mask[j / 32], 1U << (j % 32));
-    if (removals && !keep) removals[atomic_add_u32(removal_count, 1U)] = j;
+    if (removals && !keep) append_aggregated(removals, removal_count, j);
   }
 };
 

@@ -21,22 +21,22 @@ SIEVE_HD inline void megakernel_path(std::uint32_t pixel, const scene_view& s, s
   hit h;
   ray shadow;
   vec3 light;
-  std::uint32_t shadow_count = 0;
-  const bounce_columns b{&h, &shadow, &light, &shadow_count};
+  const bounce_columns b{&h, &shadow, &light, nullptr};  // no counter: it would be an atomic on a local
   std::uint8_t alive = 0;
   keep_marks marks;
   marks.flags = &alive;
   generate_path(0, s, pixel, sample, p);
-  std::uint32_t traced = 0;
+  std::uint32_t traced = 0, shadows = 0;
   for (std::uint32_t vertex = 0; vertex <= s.max_bounces; ++vertex) {
     h = closest_hit(s.bvh, r);
     ++traced;
     shade_path(0, shade_args{s, p, b, film, marks, sample, vertex});
+    shadows += max_component(light) > 0;  // shade wrote a shadow ray
     connect_path(0, s, p, b, film);
     if (!alive) break;
   }
-  atomic_add_u32(&rays[0], traced);
-  atomic_add_u32(&rays[1], shadow_count);
+  atomic_add_aggregated(&rays[0], traced);
+  atomic_add_aggregated(&rays[1], shadows);
 }
 
 // One sample of every pixel in [first, first + n).

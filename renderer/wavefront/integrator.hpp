@@ -96,4 +96,9 @@ struct render_result {
 // strategy, traversal and reordering.
 render_result render_cpu(const prepared_scene& s, const render_settings& settings);
 
+// The same stages as CUDA kernels over device copies of the scene and queues (integrator_cuda.cu);
+// DFS traversal, no reordering yet. Throws sieve::error when the build or the machine has no CUDA
+// device, or when a device buffer does not fit (naming the size asked for and the memory free).
+render_result render_cuda(const prepared_scene& s, const render_settings& settings);
+
 }  // namespace sieve::render

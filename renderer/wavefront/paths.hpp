@@ -33,7 +33,7 @@ struct bounce_columns {
   hit* hits = nullptr;            // extend's closest hits
   ray* shadow_rays = nullptr;     // shade's next-event rays, for connect
   vec3* shadow_light = nullptr;   // what each adds when unoccluded; zero: no shadow ray
-  std::uint32_t* shadow_count = nullptr;  // shade counts the shadow rays it writes
+  std::uint32_t* shadow_count = nullptr;  // shade counts the shadow rays it writes (when set)
 };
 
 // Everything the per-path functions read of the scene (device-friendly: no strings, no vectors).

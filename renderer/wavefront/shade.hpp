@@ -51,7 +51,7 @@ SIEVE_HD inline void next_event(const shade_args& a, std::uint32_t i, rng_key ke
   if (!finite(light) || max_component(light) <= 0) return;
   a.scratch.shadow_rays[i] = spawn_ray(x, n, wi, dist * (1.0f - 1e-3f));  // stop short of the light itself
   a.scratch.shadow_light[i] = light;
-  atomic_add_u32(a.scratch.shadow_count, 1U);
+  if (a.scratch.shadow_count) atomic_add_aggregated(a.scratch.shadow_count, 1U);
 }
 
 SIEVE_HD inline void shade_path(std::uint32_t i, const shade_args& a) {

@@ -1,0 +1,296 @@
+// The CUDA driver of the wavefront path tracer: the same stages as the CPU driver (integrator.cpp),
+// launched as kernels through exec::cuda, over the scene, queues and film in device memory, the
+// path queue compacted by the library's CUDA strategies (sieve::cuda::compact*_async) with a
+// workspace allocated once. The host reads three counters back per bounce (live paths, removals,
+// shadow rays): the library's API takes the item count on the host, as CUB's does.
+// exec::cuda's parallel_for first: the stages call exec::parallel_for by qualified name, which sees
+// only the overloads declared before the stage templates.
+#include <exec/cuda.cuh>
+
+#include "integrator.hpp"
+
+#include "../core/marks.hpp"
+#include "../megakernel/megakernel.hpp"
+#include "connect.hpp"
+#include "extend.hpp"
+#include "generate.hpp"
+#include "shade.hpp"
+
+#include <sieve/compaction/cuda.hpp>
+#include <sieve/compaction/cuda_check.hpp>
+
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <chrono>
+#include <vector>
+
+namespace sieve::render {
+namespace {
+
+// A device array; the size asked for and the memory free are named when it does not fit.
+template <class T>
+class device_array {
+ public:
+  explicit device_array(std::size_t n = 0) : n_(n) {
+    if (n == 0) return;
+    const cudaError_t e = cudaMalloc(&data_, n * sizeof(T));
+    if (e != cudaSuccess) {
+      cudaGetLastError();
+      std::size_t free = 0, total = 0;
+      cudaMemGetInfo(&free, &total);
+      throw sieve::error("GPU: cannot allocate " + std::to_string(n * sizeof(T) >> 20) + " MiB (" + std::to_string(n) +
+                         " items of " + std::to_string(sizeof(T)) + " bytes); " + std::to_string(free >> 20) +
+                         " MiB free of " + std::to_string(total >> 20));
+    }
+  }
+  explicit device_array(const std::vector<T>& host) : device_array(host.size()) {
+    if (n_) SIEVE_CUDA_CHECK(cudaMemcpy(data_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
+  }
+  ~device_array() {
+    if (data_) cudaFree(data_);
+  }
+  device_array(const device_array&) = delete;
+  device_array& operator=(const device_array&) = delete;
+  T* get() const { return data_; }
+  std::size_t size() const { return n_; }
+
+ private:
+  T* data_ = nullptr;
+  std::size_t n_ = 0;
+};
+
+struct device_paths {
+  device_array<std::uint32_t> pixel;
+  device_array<ray> rays;
+  device_array<vec3> throughput;
+  device_array<float> bsdf_pdf;
+  explicit device_paths(std::size_t n) : pixel(n), rays(n), throughput(n), bsdf_pdf(n) {}
+  path_columns columns() const { return {pixel.get(), rays.get(), throughput.get(), bsdf_pdf.get()}; }
+};
+
+// Stage times by CUDA events, read after each bounce's synchronisation.
+class event_clock {
+ public:
+  event_clock(render_stats& stats, cudaStream_t stream) : stats_(stats), stream_(stream) {}
+  ~event_clock() {
+    for (auto& p : pending_) {
+      cudaEventDestroy(p.start);
+      cudaEventDestroy(p.stop);
+    }
+    for (auto e : free_) cudaEventDestroy(e);
+  }
+  event_clock(const event_clock&) = delete;
+  event_clock& operator=(const event_clock&) = delete;
+
+  // Enqueues f between two events; `bounce` >= 0 also adds the time to that bounce's compaction.
+  template <class F>
+  void time(const char* name, F&& f, int bounce = -1) {
+    const cudaEvent_t a = event(), b = event();
+    SIEVE_CUDA_CHECK(cudaEventRecord(a, stream_));
+    f();
+    SIEVE_CUDA_CHECK(cudaEventRecord(b, stream_));
+    pending_.push_back({name, a, b, bounce});
+  }
+  // After the stream has been synchronised: add up what is pending.
+  void collect() {
+    for (auto& p : pending_) {
+      float ms = 0;
+      SIEVE_CUDA_CHECK(cudaEventElapsedTime(&ms, p.start, p.stop));
+      auto it = std::find_if(stats_.stages.begin(), stats_.stages.end(), [&](const stage_time& s) { return s.name == p.name; });
+      if (it == stats_.stages.end()) it = stats_.stages.insert(stats_.stages.end(), {p.name, 0});
+      it->ms += ms;
+      if (p.bounce >= 0) stats_.bounces[static_cast<std::size_t>(p.bounce)].compact_ms += ms;
+      free_.push_back(p.start);
+      free_.push_back(p.stop);
+    }
+    pending_.clear();
+  }
+
+ private:
+  struct span_events {
+    std::string name;
+    cudaEvent_t start, stop;
+    int bounce;
+  };
+  cudaEvent_t event() {
+    if (!free_.empty()) {
+      const cudaEvent_t e = free_.back();
+      free_.pop_back();
+      return e;
+    }
+    cudaEvent_t e;
+    SIEVE_CUDA_CHECK(cudaEventCreate(&e));
+    return e;
+  }
+  render_stats& stats_;
+  cudaStream_t stream_;
+  std::vector<span_events> pending_;
+  std::vector<cudaEvent_t> free_;
+};
+
+// The counters the host reads back per bounce, in one device block.
+struct counters {
+  std::uint64_t kept;       // compaction's result
+  std::uint32_t live;       // the queue's length, for the stages
+  std::uint32_t removals;   // shade's removal list length
+  std::uint32_t shadow;     // shade's shadow rays
+  std::uint32_t rays[2];    // the megakernel's extension and shadow rays
+};
+
+}  // namespace
+
+render_result render_cuda(const prepared_scene& ps, const render_settings& settings) {
+  const scene& sc = ps.source();
+  const film_desc& film = sc.film;
+  if (settings.integrator != "wavefront" && settings.integrator != "megakernel")
+    throw sieve::error("unknown integrator '" + settings.integrator + "'; integrators: wavefront, megakernel");
+  if (settings.traversal != "dfs")
+    throw sieve::error("traversal '" + settings.traversal + "' is not available on the GPU yet; use dfs");
+  if (settings.reorder != reorder_key::none)
+    throw sieve::error("ray reordering is not available on the GPU yet; use reorder none");
+  if (!sieve::cuda::available()) throw sieve::error("no CUDA device: " + sieve::cuda::device_description());
+  const bool queues = settings.integrator == "wavefront";
+  const sieve::form form = marks_form_for(settings.strategy, sieve::backend::cuda, "renderer (cuda)");
+  const bool in_place = !sieve::compaction_strategy(settings.strategy).out_of_place;
+
+  render_result result;
+  result.width = film.width;
+  result.height = film.height;
+  result.spp = film.spp;
+  const std::uint32_t pixels = film.width * film.height;
+  render_stats& stats = result.stats;
+  stats.form = form;
+  stats.bounces.resize(film.max_bounces + 1);
+
+  // The scene in device memory.
+  const scene_view host_view = ps.view(film.width, film.height);
+  const bvh& tree = ps.tree();
+  std::vector<surface> surfaces(host_view.surfaces, host_view.surfaces + sc.materials.size());
+  const device_array<triangle> d_triangles(sc.triangles);
+  const device_array<bvh_node> d_nodes(tree.nodes);
+  const device_array<std::uint32_t> d_prims(tree.prims);
+  const device_array<surface> d_surfaces(surfaces);
+  const device_array<std::uint32_t> d_material_of(sc.material_of);
+  const device_array<std::uint32_t> d_light_tris(
+      std::vector<std::uint32_t>(host_view.lights.triangles, host_view.lights.triangles + host_view.lights.count));
+  const device_array<float> d_light_cdf(
+      std::vector<float>(host_view.lights.cdf, host_view.lights.cdf + host_view.lights.count));
+  scene_view view = host_view;
+  view.bvh = {d_nodes.get(), d_prims.get(), d_triangles.get(), host_view.bvh.node_count};
+  view.surfaces = d_surfaces.get();
+  view.material_of = d_material_of.get();
+  view.lights.triangles = d_light_tris.get();
+  view.lights.cdf = d_light_cdf.get();
+
+  // Queues, scratch, film, counters and the compaction workspace.
+  const std::uint32_t capacity = queues ? std::min(pixels, settings.max_queue) : 0;
+  device_paths store0(capacity), store1(capacity);
+  const device_paths* store[2] = {&store0, &store1};
+  device_array<hit> d_hits(capacity);
+  device_array<ray> d_shadow_rays(capacity);
+  device_array<vec3> d_shadow_light(capacity);
+  device_array<vec3> d_film(pixels);
+  device_array<counters> d_counters(1);
+  device_array<std::uint8_t> d_flags(form == sieve::form::byte_flags ? capacity : 0);
+  device_array<std::uint32_t> d_mask(form == sieve::form::bit_mask ? (capacity + 31) / 32 : 0);
+  device_array<std::uint32_t> d_removals(form == sieve::form::removal_list ? capacity : 0);
+  const std::size_t ws_bytes =
+      queues ? sieve::cuda::workspace_bytes(settings.strategy, store0.columns().record(capacity), form, in_place) : 0;
+  device_array<std::byte> d_workspace(ws_bytes);
+  counters* c = d_counters.get();
+  const bounce_columns scratch{d_hits.get(), d_shadow_rays.get(), d_shadow_light.get(), &c->shadow};
+
+  cudaStream_t stream;
+  SIEVE_CUDA_CHECK(cudaStreamCreate(&stream));
+  struct stream_guard {
+    cudaStream_t s;
+    ~stream_guard() { cudaStreamDestroy(s); }
+  } guard{stream};
+  const exec::cuda gpu{stream};
+  event_clock clock(stats, stream);
+  SIEVE_CUDA_CHECK(cudaMemsetAsync(d_film.get(), 0, pixels * sizeof(vec3), stream));
+  SIEVE_CUDA_CHECK(cudaMemsetAsync(c, 0, sizeof(counters), stream));
+  counters h{};
+  auto read_counters = [&] {
+    SIEVE_CUDA_CHECK(cudaMemcpyAsync(&h, c, sizeof h, cudaMemcpyDeviceToHost, stream));
+    SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    clock.collect();
+  };
+
+  const auto start = std::chrono::steady_clock::now();
+  for (std::uint32_t sample = 0; sample < film.spp; ++sample) {
+    if (settings.cancel && settings.cancel->load()) break;
+    if (!queues) {
+      clock.time("megakernel", [&] { megakernel(gpu, pixels, view, 0, sample, d_film.get(), c->rays); });
+    } else {
+      for (std::uint32_t first = 0; first < pixels; first += capacity) {
+        std::uint32_t live = std::min(capacity, pixels - first);
+        int cur = 0;
+        SIEVE_CUDA_CHECK(cudaMemcpyAsync(&c->live, &live, sizeof live, cudaMemcpyHostToDevice, stream));
+        clock.time("generate", [&] { generate(gpu, live, view, first, sample, store[cur]->columns()); });
+        for (std::uint32_t vertex = 0; vertex <= film.max_bounces && live > 0; ++vertex) {
+          const path_columns paths = store[cur]->columns();
+          stats.bounces[vertex].live += live;
+          stats.extension_rays += live;
+          clock.time("extend", [&] { extend_dfs(gpu, live, &c->live, view, paths, scratch); });
+          keep_marks marks;
+          if (form == sieve::form::byte_flags) marks.flags = d_flags.get();
+          if (form == sieve::form::bit_mask) {
+            SIEVE_CUDA_CHECK(cudaMemsetAsync(d_mask.get(), 0, (live + 31) / 32 * 4, stream));
+            marks.mask = d_mask.get();
+          }
+          if (form == sieve::form::removal_list) {
+            SIEVE_CUDA_CHECK(cudaMemsetAsync(&c->removals, 0, sizeof(std::uint32_t), stream));
+            marks.removals = d_removals.get();
+            marks.removal_count = &c->removals;
+          }
+          const shade_args args{view, paths, scratch, d_film.get(), marks, sample, vertex};
+          clock.time("shade", [&] { shade(gpu, live, &c->live, args); });
+          clock.time("connect", [&] { connect(gpu, live, &c->live, view, paths, scratch, d_film.get()); });
+          if (vertex == film.max_bounces) break;
+          if (form == sieve::form::removal_list) read_counters();  // the list's length, on the host
+
+          clock.time(
+              "compact",
+              [&] {
+                sieve::selection keep = sieve::byte_flags{std::span<const std::uint8_t>(d_flags.get(), live)};
+                if (form == sieve::form::bit_mask)
+                  keep = sieve::bit_mask{std::span<const std::uint32_t>(d_mask.get(), (live + 31) / 32)};
+                if (form == sieve::form::removal_list) keep = sieve::removal_list{std::span(d_removals.get(), h.removals)};
+                const sieve::cuda::workspace ws{d_workspace.get(), ws_bytes};
+                if (in_place) {
+                  sieve::cuda::compact_async(settings.strategy, paths.record(live), keep, &c->kept, ws, stream);
+                } else {
+                  sieve::cuda::compact_copy_async(settings.strategy, paths.record(live),
+                                                  store[1 - cur]->columns().record(live), keep, &c->kept, ws, stream);
+                  cur = 1 - cur;
+                }
+              },
+              static_cast<int>(vertex));
+          read_counters();
+          live = static_cast<std::uint32_t>(h.kept);
+          SIEVE_CUDA_CHECK(cudaMemcpyAsync(&c->live, &live, sizeof live, cudaMemcpyHostToDevice, stream));
+        }
+        read_counters();
+        stats.shadow_rays += h.shadow;
+        SIEVE_CUDA_CHECK(cudaMemsetAsync(&c->shadow, 0, sizeof(std::uint32_t), stream));
+      }
+    }
+    read_counters();
+    if (!queues) {
+      stats.extension_rays += h.rays[0];
+      stats.shadow_rays += h.rays[1];
+      SIEVE_CUDA_CHECK(cudaMemsetAsync(c->rays, 0, sizeof h.rays, stream));
+    }
+    result.samples = sample + 1;
+    if (settings.progress) settings.progress(result.samples, film.spp);
+  }
+  SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  result.sum.resize(pixels);
+  SIEVE_CUDA_CHECK(cudaMemcpy(result.sum.data(), d_film.get(), pixels * sizeof(vec3), cudaMemcpyDeviceToHost));
+  return result;
+}
+
+}  // namespace sieve::render
