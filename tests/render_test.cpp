@@ -180,7 +180,9 @@ TEST(Wavefront, ImageIsBitIdenticalForEveryStrategyTraversalAndReordering) {
     runs.push_back(r);
   }
   render_settings whole = base;
-  whole.max_queue = 1U << 20;  // one chunk
+  whole.max_queue = 1U << 20;  // one wave of all samples
+  runs.push_back(whole);
+  whole.max_queue = 2 * 40 * 30;  // waves of two samples, then one
   runs.push_back(whole);
 
   for (const auto& r : runs) {
@@ -234,6 +236,7 @@ TEST(Wavefront, CancelKeepsTheCompletedSamples) {
   const prepared_scene ps(s);
   std::atomic<bool> cancel{false};
   render_settings r = render_settings::from(s);
+  r.max_queue = 256;  // one sample per wave
   r.cancel = &cancel;
   r.progress = [&](std::uint32_t done, std::uint32_t) {
     if (done == 3) cancel.store(true);

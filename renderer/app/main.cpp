@@ -2,10 +2,12 @@
 //   sieve render SCENE [options]       render a scene (.toml) or mesh (.obj): PNG, EXR, JSON report
 //   sieve bench compaction [options]   the compaction benchmark grid (see --help)
 //   sieve bench trace SCENE [options]  rays per second through the BVH
+//   sieve bench sort [options]         GPU radix sort: own onesweep vs CUB
 //   sieve bench render SCENE [options] the renderer per compaction strategy: compaction's share, per bounce
 //   sieve info                          strategies, their capabilities, and the devices present
 // Errors print one line on stderr and exit non-zero.
 #include "compaction/suite.hpp"
+#include "sort/suite.hpp"
 #include "render/render_bench.hpp"
 #include "render.hpp"
 #include "trace/trace.hpp"
@@ -62,6 +64,9 @@ int main(int argc, char** argv) {
   auto* bench_trace = bench->add_subcommand("trace", "rays per second through the BVH (DFS, BFS), validated against DFS");
   sieve::bench::trace_args trace_args;
   sieve::bench::add_trace_options(*bench_trace, trace_args);
+  auto* bench_sort = bench->add_subcommand("sort", "time the GPU radix sorts: own onesweep vs cub::DeviceRadixSort");
+  sieve::bench::sort_args sort_args;
+  sieve::bench::add_sort_options(*bench_sort, sort_args);
   auto* bench_render = bench->add_subcommand("render", "the renderer per compaction strategy: time, Mrays/s, compaction share per bounce");
   sieve::bench::render_bench_args render_bench_args;
   sieve::bench::add_render_bench_options(*bench_render, render_bench_args);
@@ -79,6 +84,7 @@ int main(int argc, char** argv) {
     }
     if (*render) return sieve::app::run_render(render_args, command_line);
     if (*bench_compaction) return sieve::bench::run_compaction_bench(compaction_args, command_line);
+    if (*bench_sort) return sieve::bench::run_sort_bench(sort_args, command_line);
     if (*bench_render) return sieve::bench::run_render_bench(render_bench_args, command_line);
     if (*bench_trace) return sieve::bench::run_trace_bench(trace_args, command_line);
   } catch (const std::exception& e) {

@@ -11,13 +11,13 @@
 namespace sieve::render {
 
 // rays[0] and rays[1] count the extension and shadow rays traced (atomically, once per path).
-SIEVE_HD inline void megakernel_path(std::uint32_t pixel, const scene_view& s, std::uint32_t sample, vec3* film,
+SIEVE_HD inline void megakernel_path(std::uint32_t slot, const scene_view& s, const wave& w, vec3* film,
                                      std::uint32_t* rays) {
-  std::uint32_t own_pixel = 0;
+  std::uint32_t own_slot = 0;
   ray r;
   vec3 beta;
   float pdf = 0;
-  const path_columns p{&own_pixel, &r, &beta, &pdf};
+  const path_columns p{&own_slot, &r, &beta, &pdf};
   hit h;
   ray shadow;
   vec3 light;
@@ -25,12 +25,12 @@ SIEVE_HD inline void megakernel_path(std::uint32_t pixel, const scene_view& s, s
   std::uint8_t alive = 0;
   keep_marks marks;
   marks.flags = &alive;
-  generate_path(0, s, pixel, sample, p);
+  generate_path(0, slot, s, w, p);
   std::uint32_t traced = 0, shadows = 0;
   for (std::uint32_t vertex = 0; vertex <= s.max_bounces; ++vertex) {
     h = closest_hit(s.bvh, r);
     ++traced;
-    shade_path(0, shade_args{s, p, b, film, marks, sample, vertex});
+    shade_path(0, shade_args{s, p, b, film, marks, w, vertex});
     shadows += max_component(light) > 0;  // shade wrote a shadow ray
     connect_path(0, s, p, b, film);
     if (!alive) break;
@@ -39,12 +39,10 @@ SIEVE_HD inline void megakernel_path(std::uint32_t pixel, const scene_view& s, s
   atomic_add_aggregated(&rays[1], shadows);
 }
 
-// One sample of every pixel in [first, first + n).
+// Every path of wave w, adding to the wave's film (one entry per slot).
 template <class Exec>
-void megakernel(Exec e, std::uint32_t n, const scene_view& s, std::uint32_t first, std::uint32_t sample, vec3* film,
-                std::uint32_t* rays) {
-  exec::parallel_for(e, "megakernel", n,
-                     [=] SIEVE_HD(std::uint32_t i) { megakernel_path(first + i, s, sample, film, rays); });
+void megakernel(Exec e, const scene_view& s, const wave& w, vec3* film, std::uint32_t* rays) {
+  exec::parallel_for(e, "megakernel", w.size(), [=] SIEVE_HD(std::uint32_t i) { megakernel_path(i, s, w, film, rays); });
 }
 
 }  // namespace sieve::render

@@ -4,6 +4,7 @@
 #include "../bvh/bfs.hpp"
 #include "../core/marks.hpp"
 #include "../megakernel/megakernel.hpp"
+#include "accumulate.hpp"
 #include "connect.hpp"
 #include "extend.hpp"
 #include "generate.hpp"
@@ -106,13 +107,13 @@ using clock_type = std::chrono::steady_clock;
 
 // The path columns, owned.
 struct path_store {
-  std::vector<std::uint32_t> pixel;
+  std::vector<std::uint32_t> slot;
   std::vector<ray> rays;
   std::vector<vec3> throughput;
   std::vector<float> bsdf_pdf;
 
-  explicit path_store(std::size_t n) : pixel(n), rays(n), throughput(n), bsdf_pdf(n) {}
-  path_columns columns() { return {pixel.data(), rays.data(), throughput.data(), bsdf_pdf.data()}; }
+  explicit path_store(std::size_t n) : slot(n), rays(n), throughput(n), bsdf_pdf(n) {}
+  path_columns columns() { return {slot.data(), rays.data(), throughput.data(), bsdf_pdf.data()}; }
 };
 
 // Accumulates wall time per stage, in the order stages first ran.
@@ -162,94 +163,92 @@ render_result render_cpu(const prepared_scene& ps, const render_settings& settin
 
   const scene_view view = ps.view(film.width, film.height);
   const bool queues = settings.integrator == "wavefront";
-  const std::uint32_t capacity = queues ? std::min(pixels, settings.max_queue) : 0;
-  path_store store[2] = {path_store(capacity), path_store(capacity)};
-  std::vector<hit> hits(capacity);
-  std::vector<ray> shadow_rays(capacity);
-  std::vector<vec3> shadow_light(capacity);
+  const std::uint32_t capacity = wave_capacity(pixels, film.spp, settings.max_queue);
+  const std::uint32_t queue_capacity = queues ? capacity : 0;
+  path_store store[2] = {path_store(queue_capacity), path_store(queue_capacity)};
+  std::vector<hit> hits(queue_capacity);
+  std::vector<ray> shadow_rays(queue_capacity);
+  std::vector<vec3> shadow_light(queue_capacity);
   std::uint32_t shadow_count = 0;
   const bounce_columns scratch{hits.data(), shadow_rays.data(), shadow_light.data(), &shadow_count};
-  std::vector<std::uint8_t> flags(form == sieve::form::byte_flags ? capacity : 0);
-  std::vector<std::uint32_t> mask(form == sieve::form::bit_mask ? (capacity + 31) / 32 : 0);
-  std::vector<std::uint32_t> removals(form == sieve::form::removal_list ? capacity : 0);
+  std::vector<std::uint8_t> flags(form == sieve::form::byte_flags ? queue_capacity : 0);
+  std::vector<std::uint32_t> mask(form == sieve::form::bit_mask ? (queue_capacity + 31) / 32 : 0);
+  std::vector<std::uint32_t> removals(form == sieve::form::removal_list ? queue_capacity : 0);
   const bool reorder = settings.reorder != reorder_key::none;
-  std::vector<std::uint32_t> keys(reorder ? capacity : 0), order(reorder ? capacity : 0);
+  std::vector<std::uint32_t> keys(reorder ? queue_capacity : 0), order(reorder ? queue_capacity : 0);
+  std::vector<vec3> wave_film(capacity);  // one entry per path of a wave
+  vec3* const wfilm = wave_film.data();
   const sieve::options unchecked{.checked = false};
   const exec::cpu cpu;
 
   const auto start = clock_type::now();
-  for (std::uint32_t sample = 0; sample < film.spp; ++sample) {
-    if (settings.cancel && settings.cancel->load()) break;
-    if (settings.integrator == "megakernel") {
+  result.samples = for_each_wave(pixels, film.spp, settings, [&](const wave& w) {
+    if (!queues) {
       std::uint32_t rays[2] = {0, 0};
-      clock.time("megakernel", [&] { megakernel(cpu, pixels, view, 0, sample, result.sum.data(), rays); });
+      clock.time("megakernel", [&] { megakernel(cpu, view, w, wfilm, rays); });
       stats.extension_rays += rays[0];
       stats.shadow_rays += rays[1];
-      result.samples = sample + 1;
-      if (settings.progress) settings.progress(result.samples, film.spp);
-      continue;
+      clock.time("accumulate", [&] { accumulate(cpu, w, wfilm, result.sum.data()); });
+      return;
     }
-    for (std::uint32_t first = 0; first < pixels; first += capacity) {
-      std::uint32_t live = std::min(capacity, pixels - first);
-      int cur = 0;  // which store holds the live paths
-      clock.time("generate", [&] { generate(cpu, live, view, first, sample, store[cur].columns()); });
-      for (std::uint32_t vertex = 0; vertex <= film.max_bounces && live > 0; ++vertex) {
-        const path_columns paths = store[cur].columns();
-        stats.bounces[vertex].live += live;
-        stats.extension_rays += live;
-        clock.time("extend", [&] {
-          if (!bfs) return extend_dfs(cpu, live, &live, view, paths, scratch);
-          bfs_stats bs;
-          bfs->closest(view.bvh, std::span<const ray>(paths.rays, live), std::span(hits.data(), live), &bs);
-          stats.bfs_compact_ms += bs.compact_ms;
+    std::uint32_t live = w.size();
+    int cur = 0;  // which store holds the live paths
+    clock.time("generate", [&] { generate(cpu, view, w, store[cur].columns()); });
+    for (std::uint32_t vertex = 0; vertex <= film.max_bounces && live > 0; ++vertex) {
+      const path_columns paths = store[cur].columns();
+      stats.bounces[vertex].live += live;
+      stats.extension_rays += live;
+      clock.time("extend", [&] {
+        if (!bfs) return extend_dfs(cpu, live, &live, view, paths, scratch);
+        bfs_stats bs;
+        bfs->closest(view.bvh, std::span<const ray>(paths.rays, live), std::span(hits.data(), live), &bs);
+        stats.bfs_compact_ms += bs.compact_ms;
+      });
+
+      keep_marks marks;
+      std::uint32_t removed = 0;
+      if (form == sieve::form::byte_flags) marks.flags = flags.data();
+      if (form == sieve::form::bit_mask) {
+        std::fill_n(mask.begin(), (live + 31) / 32, 0U);
+        marks.mask = mask.data();
+      }
+      if (form == sieve::form::removal_list) {
+        marks.removals = removals.data();
+        marks.removal_count = &removed;
+      }
+      const shade_args args{view, paths, scratch, wfilm, marks, w, vertex};
+      clock.time("shade", [&] { shade(cpu, live, &live, args); });
+      clock.time("connect", [&] { connect(cpu, live, &live, view, paths, scratch, wfilm); });
+      stats.shadow_rays += std::exchange(shadow_count, 0U);
+      if (vertex == film.max_bounces) break;  // every path ended at this vertex
+
+      const double ms = clock.time("compact", [&] {
+        sieve::selection keep = sieve::byte_flags{std::span<const std::uint8_t>(flags.data(), live)};
+        if (form == sieve::form::bit_mask) keep = sieve::bit_mask{std::span<const std::uint32_t>(mask.data(), (live + 31) / 32)};
+        if (form == sieve::form::removal_list) keep = sieve::removal_list{std::span(removals.data(), removed)};
+        if (in_place) {
+          live = static_cast<std::uint32_t>(sieve::compact(settings.strategy, paths.record(live), keep, unchecked));
+        } else {
+          live = static_cast<std::uint32_t>(sieve::compact_copy(settings.strategy, paths.record(live),
+                                                                store[1 - cur].columns().record(live), keep, unchecked));
+          cur = 1 - cur;
+        }
+      });
+      stats.bounces[vertex].compact_ms += ms;
+
+      if (reorder && live > 1) {
+        clock.time("reorder", [&] {
+          const path_columns from = store[cur].columns(), to = store[1 - cur].columns();
+          reorder_keys(cpu, live, &live, settings.reorder, view, from, keys.data(), order.data());
+          sieve::radix_sort_pairs(std::span(keys.data(), live), std::span(order.data(), live), 0,
+                                  reorder_key_bits(settings.reorder));
+          gather_paths(cpu, live, &live, order.data(), from, to);
+          cur = 1 - cur;
         });
-
-        keep_marks marks;
-        std::uint32_t removed = 0;
-        if (form == sieve::form::byte_flags) marks.flags = flags.data();
-        if (form == sieve::form::bit_mask) {
-          std::fill_n(mask.begin(), (live + 31) / 32, 0U);
-          marks.mask = mask.data();
-        }
-        if (form == sieve::form::removal_list) {
-          marks.removals = removals.data();
-          marks.removal_count = &removed;
-        }
-        const shade_args args{view, paths, scratch, result.sum.data(), marks, sample, vertex};
-        clock.time("shade", [&] { shade(cpu, live, &live, args); });
-        clock.time("connect", [&] { connect(cpu, live, &live, view, paths, scratch, result.sum.data()); });
-        stats.shadow_rays += std::exchange(shadow_count, 0U);
-        if (vertex == film.max_bounces) break;  // every path ended at this vertex
-
-        const double ms = clock.time("compact", [&] {
-          sieve::selection keep = sieve::byte_flags{std::span<const std::uint8_t>(flags.data(), live)};
-          if (form == sieve::form::bit_mask) keep = sieve::bit_mask{std::span<const std::uint32_t>(mask.data(), (live + 31) / 32)};
-          if (form == sieve::form::removal_list) keep = sieve::removal_list{std::span(removals.data(), removed)};
-          if (in_place) {
-            live = static_cast<std::uint32_t>(sieve::compact(settings.strategy, paths.record(live), keep, unchecked));
-          } else {
-            live = static_cast<std::uint32_t>(sieve::compact_copy(settings.strategy, paths.record(live),
-                                                                  store[1 - cur].columns().record(live), keep, unchecked));
-            cur = 1 - cur;
-          }
-        });
-        stats.bounces[vertex].compact_ms += ms;
-
-        if (reorder && live > 1) {
-          clock.time("reorder", [&] {
-            const path_columns from = store[cur].columns(), to = store[1 - cur].columns();
-            reorder_keys(cpu, live, &live, settings.reorder, view, from, keys.data(), order.data());
-            sieve::radix_sort_pairs(std::span(keys.data(), live), std::span(order.data(), live), 0,
-                                    reorder_key_bits(settings.reorder));
-            gather_paths(cpu, live, &live, order.data(), from, to);
-            cur = 1 - cur;
-          });
-        }
       }
     }
-    result.samples = sample + 1;
-    if (settings.progress) settings.progress(result.samples, film.spp);
-  }
+    clock.time("accumulate", [&] { accumulate(cpu, w, wfilm, result.sum.data()); });
+  });
   stats.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
   return result;
 }

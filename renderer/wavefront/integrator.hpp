@@ -1,6 +1,8 @@
-// The wavefront path tracer's CPU driver. Per sample index, per chunk of at most max_queue pixels:
+// The wavefront path tracer's CPU driver. Per wave (as many whole samples of the film as max_queue
+// paths hold, or one sample of max_queue pixels for larger films):
 //
 //   generate -> for each bounce: extend (DFS or BFS) -> shade -> connect -> compact -> [reorder]
+//   -> accumulate
 //
 // Every stage is per-path code (generate.hpp, extend.hpp, shade.hpp, connect.hpp, reorder.hpp)
 // looping through exec::parallel_for, the code the CUDA driver runs as kernels. The queue of live
@@ -15,6 +17,7 @@
 
 #include <sieve/compaction.hpp>
 
+#include <algorithm>
 #include <atomic>
 #include <functional>
 #include <string>
@@ -48,9 +51,9 @@ struct render_settings {
   std::string strategy = "auto";      // compaction of the path queue (and of the BFS frontier)
   std::string traversal = "dfs";      // dfs | bfs
   reorder_key reorder = reorder_key::none;
-  std::uint32_t max_queue = 1U << 20;  // paths in flight at once: bounds the queues' memory
-  const std::atomic<bool>* cancel = nullptr;  // set: stop after the sample pass in progress
-  std::function<void(std::uint32_t done, std::uint32_t total)> progress;  // after each sample pass
+  std::uint32_t max_queue = 1U << 20;  // paths in flight at once (a wave): bounds the queues' memory
+  const std::atomic<bool>* cancel = nullptr;  // set: stop after the wave in progress
+  std::function<void(std::uint32_t done, std::uint32_t total)> progress;  // samples done, after each wave
 
   // The scene's [compaction] settings; throws sieve::error for an unknown reorder key.
   static render_settings from(const scene& s);
@@ -90,6 +93,30 @@ struct render_result {
   // Per pixel: sum / samples (zero when no sample completed).
   std::vector<vec3> mean() const;
 };
+
+// The waves of a film of `pixels` at `spp` samples, in order: f(wave) for each. Between waves of
+// whole samples it calls settings.progress and stops when *settings.cancel is set. Returns the
+// samples completed. Both drivers (CPU, CUDA) render through it.
+template <class F>
+std::uint32_t for_each_wave(std::uint32_t pixels, std::uint32_t spp, const render_settings& settings, F&& f) {
+  const std::uint32_t chunk = std::min(pixels, settings.max_queue);
+  const std::uint32_t per_wave = pixels <= settings.max_queue ? settings.max_queue / pixels : 1;
+  std::uint32_t done = 0;
+  while (done < spp && !(settings.cancel && settings.cancel->load())) {
+    const std::uint32_t samples = std::min(per_wave, spp - done);
+    for (std::uint32_t first = 0; first < pixels; first += chunk)
+      f(wave{first, std::min(chunk, pixels - first), done, samples});
+    done += samples;
+    if (settings.progress) settings.progress(done, spp);
+  }
+  return done;
+}
+
+// The most paths one wave of for_each_wave holds: what the queues are sized for.
+inline std::uint32_t wave_capacity(std::uint32_t pixels, std::uint32_t spp, std::uint32_t max_queue) {
+  if (pixels > max_queue) return max_queue;
+  return pixels * std::min(spp, max_queue / pixels);
+}
 
 // Renders `s`'s film ([film] width, height, spp, max_bounces, seed). Throws sieve::error for an
 // unknown or unfit strategy, traversal or integrator. The megakernel integrator ignores the

@@ -11,6 +11,7 @@
 
 #include "../core/marks.hpp"
 #include "../megakernel/megakernel.hpp"
+#include "accumulate.hpp"
 #include "connect.hpp"
 #include "extend.hpp"
 #include "generate.hpp"
@@ -184,21 +185,25 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
   view.lights.cdf = d_light_cdf.get();
 
   // Queues, scratch, film, counters and the compaction workspace.
-  const std::uint32_t capacity = queues ? std::min(pixels, settings.max_queue) : 0;
-  device_paths store0(capacity), store1(capacity);
+  const std::uint32_t capacity = wave_capacity(pixels, film.spp, settings.max_queue);
+  const std::uint32_t queue_capacity = queues ? capacity : 0;
+  device_paths store0(queue_capacity), store1(queue_capacity);
   const device_paths* store[2] = {&store0, &store1};
-  device_array<hit> d_hits(capacity);
-  device_array<ray> d_shadow_rays(capacity);
-  device_array<vec3> d_shadow_light(capacity);
+  device_array<hit> d_hits(queue_capacity);
+  device_array<ray> d_shadow_rays(queue_capacity);
+  device_array<vec3> d_shadow_light(queue_capacity);
   device_array<vec3> d_film(pixels);
+  device_array<vec3> d_wave_film(capacity);  // one entry per path of a wave
   device_array<counters> d_counters(1);
-  device_array<std::uint8_t> d_flags(form == sieve::form::byte_flags ? capacity : 0);
-  device_array<std::uint32_t> d_mask(form == sieve::form::bit_mask ? (capacity + 31) / 32 : 0);
-  device_array<std::uint32_t> d_removals(form == sieve::form::removal_list ? capacity : 0);
+  device_array<std::uint8_t> d_flags(form == sieve::form::byte_flags ? queue_capacity : 0);
+  device_array<std::uint32_t> d_mask(form == sieve::form::bit_mask ? (queue_capacity + 31) / 32 : 0);
+  device_array<std::uint32_t> d_removals(form == sieve::form::removal_list ? queue_capacity : 0);
   const std::size_t ws_bytes =
-      queues ? sieve::cuda::workspace_bytes(settings.strategy, store0.columns().record(capacity), form, in_place) : 0;
+      queues ? sieve::cuda::workspace_bytes(settings.strategy, store0.columns().record(queue_capacity), form, in_place)
+             : 0;
   device_array<std::byte> d_workspace(ws_bytes);
   counters* c = d_counters.get();
+  vec3* const wfilm = d_wave_film.get();
   const bounce_columns scratch{d_hits.get(), d_shadow_rays.get(), d_shadow_light.get(), &c->shadow};
 
   cudaStream_t stream;
@@ -210,6 +215,7 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
   const exec::cuda gpu{stream};
   event_clock clock(stats, stream);
   SIEVE_CUDA_CHECK(cudaMemsetAsync(d_film.get(), 0, pixels * sizeof(vec3), stream));
+  SIEVE_CUDA_CHECK(cudaMemsetAsync(wfilm, 0, capacity * sizeof(vec3), stream));
   SIEVE_CUDA_CHECK(cudaMemsetAsync(c, 0, sizeof(counters), stream));
   counters h{};
   auto read_counters = [&] {
@@ -219,73 +225,68 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
   };
 
   const auto start = std::chrono::steady_clock::now();
-  for (std::uint32_t sample = 0; sample < film.spp; ++sample) {
-    if (settings.cancel && settings.cancel->load()) break;
+  result.samples = for_each_wave(pixels, film.spp, settings, [&](const wave& w) {
     if (!queues) {
-      clock.time("megakernel", [&] { megakernel(gpu, pixels, view, 0, sample, d_film.get(), c->rays); });
-    } else {
-      for (std::uint32_t first = 0; first < pixels; first += capacity) {
-        std::uint32_t live = std::min(capacity, pixels - first);
-        int cur = 0;
-        SIEVE_CUDA_CHECK(cudaMemcpyAsync(&c->live, &live, sizeof live, cudaMemcpyHostToDevice, stream));
-        clock.time("generate", [&] { generate(gpu, live, view, first, sample, store[cur]->columns()); });
-        for (std::uint32_t vertex = 0; vertex <= film.max_bounces && live > 0; ++vertex) {
-          const path_columns paths = store[cur]->columns();
-          stats.bounces[vertex].live += live;
-          stats.extension_rays += live;
-          clock.time("extend", [&] { extend_dfs(gpu, live, &c->live, view, paths, scratch); });
-          keep_marks marks;
-          if (form == sieve::form::byte_flags) marks.flags = d_flags.get();
-          if (form == sieve::form::bit_mask) {
-            SIEVE_CUDA_CHECK(cudaMemsetAsync(d_mask.get(), 0, (live + 31) / 32 * 4, stream));
-            marks.mask = d_mask.get();
-          }
-          if (form == sieve::form::removal_list) {
-            SIEVE_CUDA_CHECK(cudaMemsetAsync(&c->removals, 0, sizeof(std::uint32_t), stream));
-            marks.removals = d_removals.get();
-            marks.removal_count = &c->removals;
-          }
-          const shade_args args{view, paths, scratch, d_film.get(), marks, sample, vertex};
-          clock.time("shade", [&] { shade(gpu, live, &c->live, args); });
-          clock.time("connect", [&] { connect(gpu, live, &c->live, view, paths, scratch, d_film.get()); });
-          if (vertex == film.max_bounces) break;
-          if (form == sieve::form::removal_list) read_counters();  // the list's length, on the host
-
-          clock.time(
-              "compact",
-              [&] {
-                sieve::selection keep = sieve::byte_flags{std::span<const std::uint8_t>(d_flags.get(), live)};
-                if (form == sieve::form::bit_mask)
-                  keep = sieve::bit_mask{std::span<const std::uint32_t>(d_mask.get(), (live + 31) / 32)};
-                if (form == sieve::form::removal_list) keep = sieve::removal_list{std::span(d_removals.get(), h.removals)};
-                const sieve::cuda::workspace ws{d_workspace.get(), ws_bytes};
-                if (in_place) {
-                  sieve::cuda::compact_async(settings.strategy, paths.record(live), keep, &c->kept, ws, stream);
-                } else {
-                  sieve::cuda::compact_copy_async(settings.strategy, paths.record(live),
-                                                  store[1 - cur]->columns().record(live), keep, &c->kept, ws, stream);
-                  cur = 1 - cur;
-                }
-              },
-              static_cast<int>(vertex));
-          read_counters();
-          live = static_cast<std::uint32_t>(h.kept);
-          SIEVE_CUDA_CHECK(cudaMemcpyAsync(&c->live, &live, sizeof live, cudaMemcpyHostToDevice, stream));
-        }
-        read_counters();
-        stats.shadow_rays += h.shadow;
-        SIEVE_CUDA_CHECK(cudaMemsetAsync(&c->shadow, 0, sizeof(std::uint32_t), stream));
-      }
-    }
-    read_counters();
-    if (!queues) {
+      clock.time("megakernel", [&] { megakernel(gpu, view, w, wfilm, c->rays); });
+      clock.time("accumulate", [&] { accumulate(gpu, w, wfilm, d_film.get()); });
+      read_counters();
       stats.extension_rays += h.rays[0];
       stats.shadow_rays += h.rays[1];
       SIEVE_CUDA_CHECK(cudaMemsetAsync(c->rays, 0, sizeof h.rays, stream));
+      return;
     }
-    result.samples = sample + 1;
-    if (settings.progress) settings.progress(result.samples, film.spp);
-  }
+    std::uint32_t live = w.size();
+    int cur = 0;
+    SIEVE_CUDA_CHECK(cudaMemcpyAsync(&c->live, &live, sizeof live, cudaMemcpyHostToDevice, stream));
+    clock.time("generate", [&] { generate(gpu, view, w, store[cur]->columns()); });
+    for (std::uint32_t vertex = 0; vertex <= film.max_bounces && live > 0; ++vertex) {
+      const path_columns paths = store[cur]->columns();
+      stats.bounces[vertex].live += live;
+      stats.extension_rays += live;
+      clock.time("extend", [&] { extend_dfs(gpu, live, &c->live, view, paths, scratch); });
+      keep_marks marks;
+      if (form == sieve::form::byte_flags) marks.flags = d_flags.get();
+      if (form == sieve::form::bit_mask) {
+        SIEVE_CUDA_CHECK(cudaMemsetAsync(d_mask.get(), 0, (live + 31) / 32 * 4, stream));
+        marks.mask = d_mask.get();
+      }
+      if (form == sieve::form::removal_list) {
+        SIEVE_CUDA_CHECK(cudaMemsetAsync(&c->removals, 0, sizeof(std::uint32_t), stream));
+        marks.removals = d_removals.get();
+        marks.removal_count = &c->removals;
+      }
+      const shade_args args{view, paths, scratch, wfilm, marks, w, vertex};
+      clock.time("shade", [&] { shade(gpu, live, &c->live, args); });
+      clock.time("connect", [&] { connect(gpu, live, &c->live, view, paths, scratch, wfilm); });
+      if (vertex == film.max_bounces) break;
+      if (form == sieve::form::removal_list) read_counters();  // the list's length, on the host
+
+      clock.time(
+          "compact",
+          [&] {
+            sieve::selection keep = sieve::byte_flags{std::span<const std::uint8_t>(d_flags.get(), live)};
+            if (form == sieve::form::bit_mask)
+              keep = sieve::bit_mask{std::span<const std::uint32_t>(d_mask.get(), (live + 31) / 32)};
+            if (form == sieve::form::removal_list) keep = sieve::removal_list{std::span(d_removals.get(), h.removals)};
+            const sieve::cuda::workspace ws{d_workspace.get(), ws_bytes};
+            if (in_place) {
+              sieve::cuda::compact_async(settings.strategy, paths.record(live), keep, &c->kept, ws, stream);
+            } else {
+              sieve::cuda::compact_copy_async(settings.strategy, paths.record(live),
+                                              store[1 - cur]->columns().record(live), keep, &c->kept, ws, stream);
+              cur = 1 - cur;
+            }
+          },
+          static_cast<int>(vertex));
+      read_counters();
+      live = static_cast<std::uint32_t>(h.kept);
+      SIEVE_CUDA_CHECK(cudaMemcpyAsync(&c->live, &live, sizeof live, cudaMemcpyHostToDevice, stream));
+    }
+    clock.time("accumulate", [&] { accumulate(gpu, w, wfilm, d_film.get()); });
+    read_counters();
+    stats.shadow_rays += h.shadow;
+    SIEVE_CUDA_CHECK(cudaMemsetAsync(&c->shadow, 0, sizeof(std::uint32_t), stream));
+  });
   SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   result.sum.resize(pixels);

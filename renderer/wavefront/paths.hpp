@@ -15,16 +15,28 @@
 
 namespace sieve::render {
 
+// A wave: samples [first_sample, first_sample + samples) of pixels [first_pixel, first_pixel +
+// pixels), one path each. A path's slot, s * pixels + (pixel - first_pixel), names its pixel, its
+// sample and its own entry of the wave's film: no two paths of a wave add to the same word, and the
+// entries are added to the film sample by sample afterwards (accumulate.hpp), so the image does not
+// depend on how many samples or pixels a wave holds.
+struct wave {
+  std::uint32_t first_pixel = 0, pixels = 0, first_sample = 0, samples = 1;
+  SIEVE_HD constexpr std::uint32_t size() const { return pixels * samples; }
+  SIEVE_HD constexpr std::uint32_t pixel_of(std::uint32_t slot) const { return first_pixel + slot % pixels; }
+  SIEVE_HD constexpr std::uint32_t sample_of(std::uint32_t slot) const { return first_sample + slot / pixels; }
+};
+
 // One column per field; slot i of every column is one path.
 struct path_columns {
-  std::uint32_t* pixel = nullptr;  // the film pixel the path adds to
+  std::uint32_t* slot = nullptr;   // the path's slot in its wave (pixel, sample, film entry)
   ray* rays = nullptr;             // its next segment (unit direction)
   vec3* throughput = nullptr;      // product of BSDF weights so far
   float* bsdf_pdf = nullptr;       // solid-angle pdf of the last bounce's direction; 0: camera or specular
 
   // The columns compaction moves together, for the first n slots.
   sieve::record record(std::size_t n) const {
-    return sieve::record(std::span(pixel, n), std::span(rays, n), std::span(throughput, n), std::span(bsdf_pdf, n));
+    return sieve::record(std::span(slot, n), std::span(rays, n), std::span(throughput, n), std::span(bsdf_pdf, n));
   }
 };
 

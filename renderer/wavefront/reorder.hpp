@@ -79,7 +79,7 @@ void gather_paths(Exec e, std::uint32_t capacity, const std::uint32_t* live, con
   exec::parallel_for(e, "reorder.gather", capacity, [=] SIEVE_HD(std::uint32_t i) {
     if (i >= *live) return;
     const std::uint32_t j = index[i];
-    to.pixel[i] = from.pixel[j];
+    to.slot[i] = from.slot[j];
     to.rays[i] = from.rays[j];
     to.throughput[i] = from.throughput[j];
     to.bsdf_pdf[i] = from.bsdf_pdf[j];

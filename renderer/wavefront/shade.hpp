@@ -26,9 +26,9 @@ struct shade_args {
   scene_view scene;
   path_columns paths;
   bounce_columns scratch;
-  vec3* film = nullptr;    // per pixel: the sum over samples
+  vec3* film = nullptr;    // the wave's film: one entry per path slot
   keep_marks marks;
-  std::uint32_t sample = 0;
+  wave w;
   std::uint32_t vertex = 0;  // the bounce: 0 for the camera rays' hits
 };
 
@@ -57,7 +57,7 @@ SIEVE_HD inline void next_event(const shade_args& a, std::uint32_t i, rng_key ke
 SIEVE_HD inline void shade_path(std::uint32_t i, const shade_args& a) {
   const scene_view& s = a.scene;
   const path_columns& p = a.paths;
-  const std::uint32_t pixel = p.pixel[i];
+  const std::uint32_t slot = p.slot[i];
   const ray r = p.rays[i];
   const hit h = a.scratch.hits[i];
   vec3 beta = p.throughput[i];
@@ -79,7 +79,7 @@ SIEVE_HD inline void shade_path(std::uint32_t i, const shade_args& a) {
       const float w = prev > 0 ? power_heuristic(prev, light_pdf_solid_angle(s.lights, r.direction, h.t, n)) : 1.0f;
       seen = beta * le * w;
     }
-    const rng_key key{pixel, a.sample, a.vertex + 1, s.seed};
+    const rng_key key{a.w.pixel_of(slot), a.w.sample_of(slot), a.vertex + 1, s.seed};
     const float survive = a.vertex >= roulette_from_vertex ? fminf(0.95f, max_component(beta)) : 1.0f;
     if (a.vertex < s.max_bounces && uniform(key, dim::roulette) < survive) {
       beta = beta / survive;
@@ -95,7 +95,7 @@ SIEVE_HD inline void shade_path(std::uint32_t i, const shade_args& a) {
       }
     }
   }
-  if (finite(seen) && max_component(seen) > 0) a.film[pixel] += seen;
+  if (finite(seen) && max_component(seen) > 0) a.film[slot] += seen;
   a.marks.mark(i, keep);
 }
 
