@@ -12,6 +12,7 @@
 #include <cmath>
 #include <iostream>
 #include <map>
+#include <tuple>
 
 namespace sieve::bench {
 namespace {
@@ -68,6 +69,49 @@ std::string percent(double f) {
   return fixed(p, std::abs(p - std::round(p)) < 1e-9 ? 0 : 1) + "%";
 }
 
+// The crossover table `auto` reads: per form and n (and, for removal lists, k/n: the only share
+// the host knows before the call) the strategies ranked by median time, fastest first. For flags
+// and masks the rank is by the geometric mean over the kept shares measured. `auto` itself and
+// points that failed validation are left out.
+nlohmann::json crossover_table(const std::vector<bench_case>& cases, const std::vector<measurement>& measured,
+                               backend where, const std::string& command_line) {
+  // (form, n, fraction or -1) -> strategy -> (sum of log ms, count)
+  std::map<std::tuple<std::string, std::size_t, double>, std::map<std::string, std::pair<double, int>>> acc;
+  std::map<std::tuple<std::string, std::size_t, double>, int> points;
+  for (std::size_t i = 0; i < cases.size(); ++i) {
+    const bench_case& c = cases[i];
+    if (c.strategy == "auto" || !measured[i].validated || measured[i].ms.median <= 0) continue;
+    const double fr = c.f == form::removal_list ? c.fraction : -1.0;
+    auto& slot = acc[{form_short_name(c.f), c.n, fr}][c.strategy];
+    slot.first += std::log(measured[i].ms.median);
+    slot.second += 1;
+  }
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& [key, by_strategy] : acc) {
+    int most = 0;
+    for (const auto& [s, v] : by_strategy) most = std::max(most, v.second);
+    std::vector<std::pair<double, std::string>> ranked;
+    for (const auto& [s, v] : by_strategy)
+      if (v.second == most) ranked.push_back({v.first / v.second, s});  // measured at every share
+    std::sort(ranked.begin(), ranked.end());
+    nlohmann::json order = nlohmann::json::array(), ms = nlohmann::json::array();
+    for (const auto& [log_ms, s] : ranked) {
+      order.push_back(s);
+      ms.push_back(std::exp(log_ms));
+    }
+    const auto& [f, n, fr] = key;
+    rows.push_back({{"form", f}, {"n", n}, {"fraction", fr < 0 ? nlohmann::json(nullptr) : nlohmann::json(fr)},
+                    {"ranking", order}, {"ms", ms}});
+  }
+  const nlohmann::json machine = machine_info(where == backend::cuda);
+  std::string device = where == backend::cuda ? machine.value("gpu", "") : machine.value("cpu", "");
+  device = device.substr(0, device.find(" ("));
+  return {{"device", device}, {"backend", to_string(where)}, {"run", run_info(command_line)},
+          {"rows", rows},
+          {"note", "ms: median (flags/masks: geometric mean over the kept shares) of a single u32 column; ranking: "
+                   "fastest first"}};
+}
+
 }  // namespace
 
 void add_compaction_options(CLI::App& cmd, compaction_args& a) {
@@ -90,6 +134,9 @@ void add_compaction_options(CLI::App& cmd, compaction_args& a) {
   cmd.add_option("--seed", a.seed, "input generator seed");
   cmd.add_option("--csv", a.csv, "write the results as CSV");
   cmd.add_option("--json", a.json, "write the results, machine and command as JSON");
+  cmd.add_option("--crossover", a.crossover,
+                 "write the crossover table `auto` reads (bench/results/<device>/crossover.json): strategies ranked "
+                 "by time per form and n (and k/n for removal lists)");
 }
 
 int run_compaction_bench(const compaction_args& a, const std::string& command_line) {
@@ -267,6 +314,10 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
                           {"results", results}};
     write_file(a.json, doc.dump(1) + "\n");
     std::cout << "wrote " << a.json << "\n";
+  }
+  if (!a.crossover.empty()) {
+    write_file(a.crossover, crossover_table(cases, measured, where, command_line).dump(1) + "\n");
+    std::cout << "wrote " << a.crossover << "\n";
   }
   if (failed) {
     std::cerr << "sieve bench compaction: " << failed << " of " << cases.size() << " points failed validation\n";

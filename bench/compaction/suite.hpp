@@ -20,6 +20,7 @@ struct compaction_args {
   int repeats = 0;  // 0: the suite's default
   std::uint64_t seed = 1;
   std::string csv, json;
+  std::string crossover;  // write the measured crossover table (what `auto` reads) here
 };
 
 void add_compaction_options(CLI::App& cmd, compaction_args& args);

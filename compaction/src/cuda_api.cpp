@@ -8,6 +8,8 @@
 
 #include <cuda_runtime_api.h>
 
+#include <map>
+#include <mutex>
 #include <string>
 
 namespace sieve::cuda {
@@ -21,9 +23,26 @@ struct resolved {
   const detail::strategy_entry* entry;
 };
 
+// The current device's name, asked once per device (cudaGetDeviceProperties is slow).
+std::string_view current_device_name() {
+  static std::mutex guard;
+  static std::map<int, std::string> names;
+  int dev = 0;
+  SIEVE_CUDA_CHECK(cudaGetDevice(&dev));
+  const std::lock_guard lock(guard);
+  auto it = names.find(dev);
+  if (it == names.end()) {
+    cudaDeviceProp p{};
+    SIEVE_CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
+    it = names.emplace(dev, p.name).first;
+  }
+  return it->second;
+}
+
 resolved resolve(std::string_view name, const record& in, const selection& keep, bool in_place) {
   const form f = form_of(keep);
-  if (name == "auto") name = detail::resolve_auto(backend::cuda, f, in_place, in.size(), detail::removed_count(keep));
+  if (name == "auto")
+    name = detail::resolve_auto(backend::cuda, f, in_place, in.size(), detail::removed_count(keep), current_device_name());
   require_strategy(name, backend::cuda, f, in_place);
   return {name, &detail::strategy_entry_for(name)};
 }

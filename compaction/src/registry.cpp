@@ -1,6 +1,8 @@
 // The strategy registry: names -> capabilities and entry points.
 #include "strategy_table.hpp"
 
+#include "crossover.hpp"
+
 #include <array>
 #include <string>
 
@@ -138,8 +140,22 @@ const strategy_info& require_strategy(std::string_view name, backend b, form f, 
   return i;
 }
 
-std::string_view detail::resolve_auto(backend b, form f, bool in_place, std::size_t n, std::size_t k) {
-  if (b == backend::cuda) return f == form::removal_list ? "redzone" : "space";
+std::string_view detail::resolve_auto(backend b, form f, bool in_place, std::size_t n, std::size_t k,
+                                      std::string_view device) {
+  if (b == backend::cuda) {
+    const std::string_view measured = crossover_pick(b, device, f, n, n ? static_cast<double>(k) / n : 0,
+                                                     [&](std::string_view name) {
+                                                       if (name == "auto") return false;
+                                                       for (const auto& e : table)
+                                                         if (e.info.name == name)
+                                                           return e.info.takes(b, f) && (in_place ? e.info.in_place : e.info.out_of_place);
+                                                       return false;
+                                                     });
+    if (!measured.empty()) return measured;
+    // No table: Redzone for removal lists, CUB for selections in place, SPACE out of place.
+    if (f == form::removal_list) return in_place ? "redzone" : "cub";
+    return in_place ? "cub" : "space";
+  }
   switch (f) {
     case form::removal_list:
       if (!in_place) return "stencil";

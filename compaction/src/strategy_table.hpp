@@ -39,8 +39,10 @@ struct strategy_entry {
 std::span<const strategy_entry> strategy_table();
 const strategy_entry& strategy_entry_for(std::string_view name);
 
-// The concrete strategy `auto` stands for on this backend, for this form and size.
-std::string_view resolve_auto(backend b, form f, bool in_place, std::size_t n, std::size_t k);
+// The concrete strategy `auto` stands for on this backend, for this form and size: on CUDA the
+// fastest that fits in the measured crossover table of `device` (crossover.hpp), else fixed rules.
+std::string_view resolve_auto(backend b, form f, bool in_place, std::size_t n, std::size_t k,
+                              std::string_view device = {});
 
 // CPU strategies (cpu/<name>.cpp).
 std::size_t cpu_redzone(const cpu_call&);
