@@ -137,28 +137,38 @@ class stage_clock {
 
 }  // namespace
 
-render_result render_cpu(const prepared_scene& ps, const render_settings& settings) {
-  const scene& sc = ps.source();
-  const film_desc& film = sc.film;
+render_result begin_render(const scene& sc, const render_settings& settings, sieve::backend backend) {
+  const bool gpu = backend == sieve::backend::cuda;
   if (settings.integrator != "wavefront" && settings.integrator != "megakernel")
     throw sieve::error("unknown integrator '" + settings.integrator + "'; integrators: wavefront, megakernel");
   if (settings.traversal != "dfs" && settings.traversal != "bfs")
     throw sieve::error("unknown traversal '" + settings.traversal + "'; traversals: dfs, bfs");
+  if (gpu && settings.traversal != "dfs")
+    throw sieve::error("traversal '" + settings.traversal + "' is not available on the GPU yet; use dfs");
+  if (gpu && settings.reorder != reorder_key::none)
+    throw sieve::error("ray reordering is not available on the GPU yet; use reorder none");
   if (settings.max_queue == 0) throw sieve::error("render: max_queue must be at least 1");
-  const sieve::form form = marks_form_for(settings.strategy, sieve::backend::cpu, "renderer");
-  const bool in_place = !sieve::compaction_strategy(settings.strategy).out_of_place;  // copy where offered
-  std::unique_ptr<bfs_tracer> bfs;
-  if (settings.traversal == "bfs") bfs = std::make_unique<bfs_tracer>(settings.strategy);
-
+  const film_desc& film = sc.film;
   render_result result;
   result.width = film.width;
   result.height = film.height;
   result.spp = film.spp;
-  const std::uint32_t pixels = film.width * film.height;
-  result.sum.assign(pixels, vec3{0, 0, 0});
+  result.sum.assign(std::size_t{film.width} * film.height, vec3{0, 0, 0});
+  result.stats.form = marks_form_for(settings.strategy, backend, gpu ? "renderer (cuda)" : "renderer");
+  result.stats.bounces.resize(film.max_bounces + 1);
+  return result;
+}
+
+render_result render_cpu(const prepared_scene& ps, const render_settings& settings) {
+  const scene& sc = ps.source();
+  const film_desc& film = sc.film;
+  render_result result = begin_render(sc, settings, sieve::backend::cpu);
   render_stats& stats = result.stats;
-  stats.form = form;
-  stats.bounces.resize(film.max_bounces + 1);
+  const sieve::form form = stats.form;
+  const bool in_place = !sieve::compaction_strategy(settings.strategy).out_of_place;  // copy where offered
+  std::unique_ptr<bfs_tracer> bfs;
+  if (settings.traversal == "bfs") bfs = std::make_unique<bfs_tracer>(settings.strategy);
+  const std::uint32_t pixels = film.width * film.height;
   stage_clock clock(stats);
 
   const scene_view view = ps.view(film.width, film.height);

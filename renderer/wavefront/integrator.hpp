@@ -94,6 +94,11 @@ struct render_result {
   std::vector<vec3> mean() const;
 };
 
+// What both drivers do first: check the settings for `backend` (integrator, traversal, reorder,
+// strategy) and return an empty result for s's film with the form the shade stage will write.
+// Throws sieve::error naming what is unknown or unavailable.
+render_result begin_render(const scene& s, const render_settings& settings, sieve::backend backend);
+
 // The waves of a film of `pixels` at `spp` samples, in order: f(wave) for each. Between waves of
 // whole samples it calls settings.progress and stops when *settings.cancel is set. Returns the
 // samples completed. Both drivers (CPU, CUDA) render through it.

@@ -144,25 +144,13 @@ struct counters {
 render_result render_cuda(const prepared_scene& ps, const render_settings& settings) {
   const scene& sc = ps.source();
   const film_desc& film = sc.film;
-  if (settings.integrator != "wavefront" && settings.integrator != "megakernel")
-    throw sieve::error("unknown integrator '" + settings.integrator + "'; integrators: wavefront, megakernel");
-  if (settings.traversal != "dfs")
-    throw sieve::error("traversal '" + settings.traversal + "' is not available on the GPU yet; use dfs");
-  if (settings.reorder != reorder_key::none)
-    throw sieve::error("ray reordering is not available on the GPU yet; use reorder none");
+  render_result result = begin_render(sc, settings, sieve::backend::cuda);
   if (!sieve::cuda::available()) throw sieve::error("no CUDA device: " + sieve::cuda::device_description());
   const bool queues = settings.integrator == "wavefront";
-  const sieve::form form = marks_form_for(settings.strategy, sieve::backend::cuda, "renderer (cuda)");
-  const bool in_place = !sieve::compaction_strategy(settings.strategy).out_of_place;
-
-  render_result result;
-  result.width = film.width;
-  result.height = film.height;
-  result.spp = film.spp;
-  const std::uint32_t pixels = film.width * film.height;
   render_stats& stats = result.stats;
-  stats.form = form;
-  stats.bounces.resize(film.max_bounces + 1);
+  const sieve::form form = stats.form;
+  const bool in_place = !sieve::compaction_strategy(settings.strategy).out_of_place;
+  const std::uint32_t pixels = film.width * film.height;
 
   // The scene in device memory.
   const scene_view host_view = ps.view(film.width, film.height);
@@ -289,7 +277,6 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
   });
   SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  result.sum.resize(pixels);
   SIEVE_CUDA_CHECK(cudaMemcpy(result.sum.data(), d_film.get(), pixels * sizeof(vec3), cudaMemcpyDeviceToHost));
   return result;
 }
