@@ -104,6 +104,18 @@ TEST(GpuRender, IdenticalForEveryCudaStrategy) {
     EXPECT_EQ(got.stats.shadow_rays, want.stats.shadow_rays);
   }
   EXPECT_GE(ran, 4);
+  // Reordering by the GPU radix sorts changes the queue's order, never the image.
+  for (const char* sort : {"onesweep", "cub"})
+    for (const auto key : {reorder_key::morton, reorder_key::octant, reorder_key::termination}) {
+      SCOPED_TRACE(std::string(sort) + " " + std::string(to_string(key)));
+      render_settings r = rs;
+      r.strategy = "atomic";  // unstable too
+      r.reorder = key;
+      r.sort = sort;
+      const render_result got = render_cuda(ps, r);
+      EXPECT_TRUE(compare(got, want).identical);
+      EXPECT_GT(got.stats.stage_ms("reorder"), 0.0);
+    }
   rs.max_queue = 1U << 20;  // one chunk: the same image
   rs.strategy = "redzone";
   EXPECT_TRUE(compare(render_cuda(ps, rs), want).identical);

@@ -4,12 +4,15 @@
 
 #include <bvh/bfs.hpp>
 #include <bvh/dfs.hpp>
+#include <bvh/trace_cuda.hpp>
 #include <core/camera.hpp>
 #include <core/rng.hpp>
 #include <core/sampling.hpp>
 #include <scene/load.hpp>
 
+#include <algorithm>
 #include <chrono>
+#include <cmath>
 #include <iostream>
 
 namespace sieve::bench {
@@ -66,10 +69,21 @@ std::string first_difference(const std::vector<hit>& got, const std::vector<hit>
   return "";
 }
 
+// GPU hits against the CPU's: the GPU contracts multiply-adds, so t may differ in the last bits and,
+// at a shared edge, rarely the primitive. Counts the rays whose primitive differs or whose t is off
+// by more than 1e-5 relative.
+std::size_t gpu_mismatches(const std::vector<hit>& got, const std::vector<hit>& want) {
+  std::size_t bad = 0;
+  for (std::size_t i = 0; i < want.size(); ++i)
+    bad += got[i].prim != want[i].prim || std::fabs(got[i].t - want[i].t) > 1e-5f * std::fabs(want[i].t);
+  return bad;
+}
+
 }  // namespace
 
 void add_trace_options(CLI::App& cmd, trace_args& a) {
   cmd.add_option("scene", a.scene, "scene file (.toml or .obj)")->required();
+  cmd.add_option("--backend", a.backend, "cpu, or cuda (DFS only so far)")->check(CLI::IsMember({"cpu", "cuda"}));
   cmd.add_option("--set", a.set, "override a scene key, key=value (repeatable)");
   cmd.add_option("--rays", a.rays, "primary, diffuse (comma-separated)")->delimiter(',')->check(CLI::IsMember({"primary", "diffuse"}));
   cmd.add_option("--traversal", a.traversals, "dfs, bfs (comma-separated)")->delimiter(',')->check(CLI::IsMember({"dfs", "bfs"}));
@@ -82,6 +96,11 @@ void add_trace_options(CLI::App& cmd, trace_args& a) {
 }
 
 int run_trace_bench(const trace_args& a, const std::string& command_line) {
+  const bool gpu = a.backend == "cuda";
+  std::vector<std::string> traversals = a.traversals;
+  if (gpu && std::erase(traversals, "bfs"))
+    std::cerr << "sieve bench trace: --backend cuda: the BFS traversal is not on the GPU yet; timing DFS only\n";
+  if (traversals.empty()) throw sieve::error("--backend cuda: no traversal left to time (the GPU has DFS only so far)");
   for (const auto& s : a.strategies) bfs_tracer probe(s);  // an unknown or unfit strategy fails here, before any work
   const scene sc = load_scene(a.scene, a.set);
   const auto t0 = std::chrono::steady_clock::now();
@@ -100,9 +119,27 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
   for (const auto& kind : a.rays) {
     const std::vector<ray> rays = kind == "primary" ? primary : diffuse_rays(sc, primary, primary_hits);
     const std::vector<hit> reference = kind == "primary" ? primary_hits : trace_dfs(v, rays);
-    for (const auto& traversal : a.traversals) {
+    for (const auto& traversal : traversals) {
       const std::vector<std::string> strategies = traversal == "bfs" ? a.strategies : std::vector<std::string>{"-"};
       for (const auto& strategy : strategies) {
+        if (gpu) {
+          const gpu_trace g = trace_dfs_cuda(b, sc.triangles, rays, a.repeats);
+          const std::size_t bad = gpu_mismatches(g.hits, reference);
+          const bool ok = bad * 10000 <= rays.size();  // at most 1 in 10^4 rays may part at an edge
+          if (!ok) {
+            ++failed;
+            std::cerr << "sieve bench trace: cuda " << kind << ": " << bad << " of " << rays.size()
+                      << " rays differ from the CPU's DFS\n";
+          }
+          const stats st = summarize(ok ? g.ms : std::vector<double>{});
+          const double mrays = st.median > 0 ? static_cast<double>(rays.size()) / (st.median * 1e3) : 0;
+          t.add({kind, "dfs (cuda)", "-", std::to_string(rays.size()), fixed(st.median, 3), fixed(st.min, 3),
+                 fixed(st.max, 3), fixed(mrays, 1), ok ? "yes (" + std::to_string(bad) + " differ)" : "NO"});
+          results.push_back({{"rays", kind}, {"traversal", "dfs"}, {"backend", "cuda"}, {"count", rays.size()},
+                             {"ms_median", st.median}, {"ms_min", st.min}, {"ms_max", st.max}, {"mrays_per_s", mrays},
+                             {"validated", ok}, {"differing_rays", bad}});
+          continue;
+        }
         std::vector<hit> got(rays.size());
         std::unique_ptr<bfs_tracer> bfs;
         if (traversal == "bfs") bfs = std::make_unique<bfs_tracer>(strategy);
@@ -138,7 +175,11 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
   t.print(std::cout);
   std::cout << "\nrays: primary = one per pixel centre of a " << a.width << " x " << a.height
             << " camera; diffuse = one cosine ray from each primary hit. Mrays/s = count / ms_median; "
-               "CPU, median of " << a.repeats << " runs. Every configuration matched DFS hit for hit before timing.\n";
+            << (gpu ? "GPU: the kernel alone (CUDA events, rays on the device), median of "
+                    : "CPU, median of ")
+            << a.repeats << " runs. Every configuration matched the CPU's DFS before timing"
+            << (gpu ? " (GPU: t within 1e-5 relative, the same primitive; at most 1 ray in 10^4 may differ).\n"
+                    : ", hit for hit.\n");
   if (!a.csv.empty()) t.write_csv(a.csv);
   if (!a.json.empty())
     write_file(a.json, nlohmann::json{{"benchmark", "trace"},
@@ -146,7 +187,8 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
                                       {"triangles", sc.triangles.size()},
                                       {"bvh", {{"nodes", b.nodes.size()}, {"depth", b.stats.max_depth}, {"build_ms", build_s * 1e3},
                                                {"mtris_per_s", static_cast<double>(sc.triangles.size()) / build_s / 1e6}}},
-                                      {"machine", machine_info(false)},
+                                      {"backend", a.backend},
+                                      {"machine", machine_info(gpu)},
                                       {"run", run_info(command_line)},
                                       {"results", results}}
                            .dump(1) + "\n");

@@ -14,6 +14,7 @@ namespace sieve::bench {
 
 struct trace_args {
   std::string scene;
+  std::string backend = "cpu";
   std::vector<std::string> set;  // key=value overrides of the scene file
   std::vector<std::string> rays = {"primary", "diffuse"};
   std::vector<std::string> traversals = {"dfs", "bfs"};

@@ -71,6 +71,7 @@ void add_render_options(CLI::App& cmd, render_args& a) {
       ->check(CLI::IsMember({"wavefront", "megakernel"}));
   cmd.add_option("--traversal", a.traversal, "dfs or bfs")->check(CLI::IsMember({"dfs", "bfs"}));
   cmd.add_option("--reorder", a.reorder, "ray reordering: none, morton, octant, termination (default: the scene's)");
+  cmd.add_option("--sort", a.sort, "GPU radix sort for --reorder: onesweep or cub (default: the scene's)");
   cmd.add_option("--spp", a.spp, "samples per pixel (default: the scene's film.spp)")->check(CLI::Range(1U, 1U << 20));
   cmd.add_option("--out", a.png, "PNG image (8-bit sRGB); default <scene name>.png when no output is named");
   cmd.add_option("--exr", a.exr, "EXR image (32-bit float, linear)");
@@ -84,6 +85,7 @@ int run_render(const render_args& a, const std::string& command_line) {
   if (a.spp) overrides.push_back("film.spp=" + std::to_string(a.spp));
   if (!a.strategy.empty()) overrides.push_back("compaction.strategy=\"" + a.strategy + "\"");
   if (!a.reorder.empty()) overrides.push_back("compaction.reorder=\"" + a.reorder + "\"");
+  if (!a.sort.empty()) overrides.push_back("compaction.sort=\"" + a.sort + "\"");
   const scene sc = load_scene(a.scene, overrides);
 
   render_settings settings = render_settings::from(sc);
@@ -128,6 +130,7 @@ int run_render(const render_args& a, const std::string& command_line) {
   j["integrator"] = settings.integrator;
   j["traversal"] = settings.traversal;
   j["reorder"] = std::string(to_string(settings.reorder));
+  j["sort"] = settings.sort;
   j["width"] = r.width;
   j["height"] = r.height;
   j["spp"] = r.spp;

@@ -18,6 +18,7 @@ struct render_args {
   std::string integrator = "wavefront";
   std::string traversal = "dfs";
   std::string reorder;    // empty: the scene's [compaction] reorder
+  std::string sort;       // empty: the scene's [compaction] sort
   std::uint32_t spp = 0;  // 0: the scene's film.spp
   std::string png, exr, json;
   std::vector<std::string> set;

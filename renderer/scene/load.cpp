@@ -97,7 +97,7 @@ const std::map<std::string_view, std::vector<std::string_view>> table_keys = {
     {"camera", {"position", "look_at", "up", "vfov", "focal_length_mm", "film_height_mm"}},
     {"film", {"width", "height", "spp", "max_bounces", "seed"}},
     {"environment", {"color"}},
-    {"compaction", {"strategy", "reorder"}},
+    {"compaction", {"strategy", "reorder", "sort"}},
     {"objects", {"obj", "translate", "scale", "rotate_y", "material"}},
     {"materials", {"name", "type", "albedo", "emission", "ior"}},
     {"lights", {"type", "corner", "edge1", "edge2", "emission"}},
@@ -699,6 +699,12 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
         rd.fail_at(v, "compaction.reorder",
                    in_quotes(sc.compaction.reorder) + " is not one of " + join(orders));
       }
+    }
+    if (const toml::node* v = t.get("sort")) {
+      sc.compaction.sort = rd.string(*v, "compaction.sort");
+      const std::vector<std::string_view> sorts = {"onesweep", "cub"};
+      if (!contains(sorts, sc.compaction.sort))
+        rd.fail_at(v, "compaction.sort", in_quotes(sc.compaction.sort) + " is not one of " + join(sorts));
     }
   }
 

@@ -44,6 +44,7 @@ struct film_desc {
 struct compaction_desc {
   std::string strategy = "auto";  // a name from sieve::compaction_strategies()
   std::string reorder = "none";   // none | morton | octant | termination (ray reordering by radix sort)
+  std::string sort = "onesweep";  // the GPU radix sort that reorders: onesweep (sieve's) | cub
 };
 
 struct scene {

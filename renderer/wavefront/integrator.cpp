@@ -85,6 +85,7 @@ render_settings render_settings::from(const scene& s) {
   render_settings r;
   r.strategy = s.compaction.strategy;
   r.reorder = reorder_key_from_string(s.compaction.reorder);
+  r.sort = s.compaction.sort;
   return r;
 }
 
@@ -145,8 +146,8 @@ render_result begin_render(const scene& sc, const render_settings& settings, sie
     throw sieve::error("unknown traversal '" + settings.traversal + "'; traversals: dfs, bfs");
   if (gpu && settings.traversal != "dfs")
     throw sieve::error("traversal '" + settings.traversal + "' is not available on the GPU yet; use dfs");
-  if (gpu && settings.reorder != reorder_key::none)
-    throw sieve::error("ray reordering is not available on the GPU yet; use reorder none");
+  if (settings.sort != "onesweep" && settings.sort != "cub")
+    throw sieve::error("unknown radix sort '" + settings.sort + "'; sorts: onesweep, cub");
   if (settings.max_queue == 0) throw sieve::error("render: max_queue must be at least 1");
   const film_desc& film = sc.film;
   render_result result;

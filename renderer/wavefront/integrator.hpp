@@ -51,6 +51,7 @@ struct render_settings {
   std::string strategy = "auto";      // compaction of the path queue (and of the BFS frontier)
   std::string traversal = "dfs";      // dfs | bfs
   reorder_key reorder = reorder_key::none;
+  std::string sort = "onesweep";      // the GPU radix sort for reordering: onesweep | cub (the CPU has one)
   std::uint32_t max_queue = 1U << 20;  // paths in flight at once (a wave): bounds the queues' memory
   const std::atomic<bool>* cancel = nullptr;  // set: stop after the wave in progress
   std::function<void(std::uint32_t done, std::uint32_t total)> progress;  // samples done, after each wave

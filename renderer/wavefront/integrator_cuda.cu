@@ -15,10 +15,12 @@
 #include "connect.hpp"
 #include "extend.hpp"
 #include "generate.hpp"
+#include "reorder.hpp"
 #include "shade.hpp"
 
 #include <sieve/compaction/cuda.hpp>
 #include <sieve/compaction/cuda_check.hpp>
+#include <sieve/compaction/radix_sort.hpp>
 
 #include <cuda_runtime.h>
 
@@ -190,6 +192,12 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
       queues ? sieve::cuda::workspace_bytes(settings.strategy, store0.columns().record(queue_capacity), form, in_place)
              : 0;
   device_array<std::byte> d_workspace(ws_bytes);
+  const bool reorder = queues && settings.reorder != reorder_key::none;
+  const int key_bits = reorder_key_bits(settings.reorder);
+  device_array<std::uint32_t> d_keys(reorder ? 2 * queue_capacity : 0), d_order(reorder ? 2 * queue_capacity : 0);
+  const std::size_t sort_bytes =
+      reorder ? sieve::cuda::radix_sort_workspace_bytes(settings.sort, queue_capacity, 0, key_bits) : 0;
+  device_array<std::byte> d_sort_workspace(sort_bytes);
   counters* c = d_counters.get();
   vec3* const wfilm = d_wave_film.get();
   const bounce_columns scratch{d_hits.get(), d_shadow_rays.get(), d_shadow_light.get(), &c->shadow};
@@ -269,6 +277,19 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
       read_counters();
       live = static_cast<std::uint32_t>(h.kept);
       SIEVE_CUDA_CHECK(cudaMemcpyAsync(&c->live, &live, sizeof live, cudaMemcpyHostToDevice, stream));
+      if (reorder && live > 1) {
+        clock.time("reorder", [&] {
+          const path_columns from = store[cur]->columns(), to = store[1 - cur]->columns();
+          std::uint32_t *keys = d_keys.get(), *order = d_order.get();
+          reorder_keys(gpu, live, &c->live, settings.reorder, view, from, keys, order);
+          sieve::cuda::radix_sort_pairs_async(
+              settings.sort, std::span<const std::uint32_t>(keys, live), std::span<const std::uint32_t>(order, live),
+              std::span(keys + queue_capacity, live), std::span(order + queue_capacity, live), 0, key_bits,
+              {d_sort_workspace.get(), sort_bytes}, stream);
+          gather_paths(gpu, live, &c->live, order + queue_capacity, from, to);
+          cur = 1 - cur;
+        });
+      }
     }
     clock.time("accumulate", [&] { accumulate(gpu, w, wfilm, d_film.get()); });
     read_counters();
