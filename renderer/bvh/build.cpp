@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstring>
 #include <numeric>
 #include <string>
 
@@ -209,6 +210,51 @@ class builder {
   std::atomic<std::size_t> leaves_{0}, depth_{0}, largest_leaf_{0};
 };
 
+// The 64-byte layout: one pair node per inner binary node, numbered in depth-first order.
+std::vector<pair_node> pair_layout(const std::vector<bvh_node>& nodes) {
+  std::vector<pair_node> pairs;
+  if (nodes.empty()) return pairs;
+  auto bits = [](std::uint32_t v) {
+    float f;
+    std::memcpy(&f, &v, sizeof f);
+    return f;
+  };
+  auto set_child = [&](pair_node& p, int c, const aabb& box, std::uint32_t child, std::uint32_t count) {
+    quad& xy = p.q[c];
+    xy = {box.lo.x, box.hi.x, box.lo.y, box.hi.y};
+    (c == 0 ? p.q[2].x : p.q[2].z) = box.lo.z;
+    (c == 0 ? p.q[2].y : p.q[2].w) = box.hi.z;
+    (c == 0 ? p.q[3].x : p.q[3].z) = bits(child);
+    (c == 0 ? p.q[3].y : p.q[3].w) = bits(count);
+  };
+  if (nodes[0].leaf()) {  // a single leaf: one pair node with one child
+    pairs.emplace_back();
+    set_child(pairs[0], 0, nodes[0].bounds, nodes[0].first, nodes[0].count);
+    set_child(pairs[0], 1, aabb{{0, 0, 0}, {0, 0, 0}}, no_child, 0);
+    return pairs;
+  }
+  pairs.reserve(nodes.size() / 2 + 1);
+  // Iterative: (binary node, pair slot) pairs to fill.
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> todo{{0, 0}};
+  pairs.emplace_back();
+  while (!todo.empty()) {
+    const auto [n, slot] = todo.back();
+    todo.pop_back();
+    for (int c = 0; c < 2; ++c) {
+      const bvh_node& child = nodes[nodes[n].first + c];
+      if (child.leaf()) {
+        set_child(pairs[slot], c, child.bounds, child.first, child.count);
+      } else {
+        const auto next = static_cast<std::uint32_t>(pairs.size());
+        pairs.emplace_back();
+        set_child(pairs[slot], c, child.bounds, next, 0);
+        todo.push_back({nodes[n].first + c, next});
+      }
+    }
+  }
+  return pairs;
+}
+
 }  // namespace
 
 bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& options) {
@@ -220,6 +266,7 @@ bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& opti
   bvh out;
   builder b(triangles, options, out);
   b.run();
+  out.pairs = pair_layout(out.nodes);
   out.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }

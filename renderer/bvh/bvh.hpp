@@ -21,6 +21,20 @@ struct bvh_node {
   SIEVE_HD constexpr bool leaf() const { return count != 0; }
 };
 
+// The DFS traversal's layout (Aila & Laine's): one 64-byte node per inner node of the binary tree,
+// holding both children's boxes, so a step reads one cache line and tests two boxes. Four 16-byte
+// quads (vector loads on the GPU): (c0.lo.x, c0.hi.x, c0.lo.y, c0.hi.y), (c1.lo.x, c1.hi.x, c1.lo.y,
+// c1.hi.y), (c0.lo.z, c0.hi.z, c1.lo.z, c1.hi.z), (child0, count0, child1, count1) as integer bits.
+// count == 0: the child is pair node `child`; count > 0: a leaf of prims [child, child + count);
+// child == ~0 with count 0: no child (a tree that is a single leaf).
+struct alignas(16) quad {
+  float x, y, z, w;
+};
+struct alignas(64) pair_node {
+  quad q[4];
+};
+inline constexpr std::uint32_t no_child = ~0U;
+
 // The deepest a built tree goes: the DFS traversal's fixed stack holds one entry per level.
 constexpr int dfs_depth_limit() { return 60; }
 
@@ -38,22 +52,24 @@ struct bvh_stats {
 struct bvh {
   std::vector<bvh_node> nodes;        // nodes[0] is the root (absent for an empty scene)
   std::vector<std::uint32_t> prims;   // triangle indices in leaf order
+  std::vector<pair_node> pairs;       // the DFS layout of the same tree (pairs[0]: the root's children)
   bvh_stats stats;
 };
 
 // What the traversals read: raw pointers, so the same view works over device copies.
 struct bvh_view {
-  const bvh_node* nodes = nullptr;
+  const bvh_node* nodes = nullptr;      // the binary layout (BFS)
   const std::uint32_t* prims = nullptr;
   const triangle* triangles = nullptr;
   std::uint32_t node_count = 0;
+  const pair_node* pairs = nullptr;     // the 64-byte layout (DFS)
 };
 
 // Throws sieve::error for out-of-range options or more than 2^31 triangles.
 bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& options = {});
 
 inline bvh_view view_of(const bvh& b, std::span<const triangle> triangles) {
-  return {b.nodes.data(), b.prims.data(), triangles.data(), static_cast<std::uint32_t>(b.nodes.size())};
+  return {b.nodes.data(), b.prims.data(), triangles.data(), static_cast<std::uint32_t>(b.nodes.size()), b.pairs.data()};
 }
 
 }  // namespace sieve::render

@@ -1,8 +1,11 @@
-// Depth-first single-ray traversal: closest hit and any hit, one copy for the CPU and the GPU.
-// Nearer child first; a fixed stack of 64 entries (the builder keeps trees within 60 levels).
+// Depth-first single-ray traversal over the 64-byte pair nodes: closest hit and any hit, one copy
+// for the CPU and the GPU. Nearer child first; a fixed stack of 64 entries (the builder keeps trees
+// within 60 levels).
 #pragma once
 
 #include "bvh.hpp"
+
+#include <cstring>
 
 namespace sieve::render {
 
@@ -27,48 +30,74 @@ SIEVE_HD inline float cull_limit(float t) { return t + fabsf(t) * 1e-6f; }
 inline constexpr int dfs_stack_size = 64;
 static_assert(dfs_depth_limit() < dfs_stack_size, "the builder must keep trees within the DFS stack");
 
-// Closest hit along r within (0, r.tmax).
+// One step of the traversal: a pair node's children, their boxes tested against the ray.
+struct pair_step {
+  float t[2];               // entry distances (> limit: missed)
+  std::uint32_t child[2], count[2];
+};
+
+SIEVE_HD inline std::uint32_t float_bits(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
+  std::uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+#endif
+}
+
+SIEVE_HD inline pair_step visit(const pair_node& node, const ray& r, vec3 inv, float limit) {
+  const quad a = node.q[0], b = node.q[1], z = node.q[2], c = node.q[3];  // four 16-byte loads
+  pair_step s;
+  s.child[0] = float_bits(c.x), s.count[0] = float_bits(c.y);
+  s.child[1] = float_bits(c.z), s.count[1] = float_bits(c.w);
+  s.t[0] = hit_box(aabb{{a.x, a.z, z.x}, {a.y, a.w, z.y}}, r.origin, inv, limit);
+  s.t[1] = s.child[1] == no_child ? 2 * 1e30f : hit_box(aabb{{b.x, b.z, z.z}, {b.y, b.w, z.w}}, r.origin, inv, limit);
+  return s;
+}
+
+// Closest hit along r within (0, r.tmax]: leaves are intersected as soon as their box is hit, the
+// nearer inner child is visited first and the farther pushed with its entry distance, so a popped
+// node is skipped without a second box test when the closest hit has moved in front of it.
 SIEVE_HD inline hit closest_hit(const bvh_view& b, const ray& r) {
   hit best;  // a miss: t = 1e30, prim = ~0
   if (b.node_count == 0) return best;
   best.t = r.tmax;
   const vec3 inv = reciprocal(r.direction);
-  std::uint32_t stack[dfs_stack_size];
+  std::uint32_t stack_node[dfs_stack_size];
+  float stack_t[dfs_stack_size];
   int top = 0;
   std::uint32_t node = 0;
-  if (hit_box(b.nodes[0].bounds, r.origin, inv, cull_limit(best.t)) > cull_limit(best.t)) return hit{};
   while (true) {
-    const bvh_node& n = b.nodes[node];
-    if (n.leaf()) {
-      for (std::uint32_t i = n.first; i < n.first + n.count; ++i) {
+    const pair_step s = visit(b.pairs[node], r, inv, cull_limit(best.t));
+    for (int c = 0; c < 2; ++c) {
+      if (s.count[c] == 0 || !(s.t[c] <= cull_limit(best.t))) continue;
+      for (std::uint32_t i = s.child[c]; i < s.child[c] + s.count[c]; ++i) {
         tri_hit h;
         const std::uint32_t prim = b.prims[i];
         if (hit_triangle(b.triangles[prim], r, best.t, h) && closer(h.t, prim, best)) best = {h.t, prim, h.u, h.v};
       }
-    } else {
-      const std::uint32_t left = n.first, right = n.first + 1;
-      const float limit = cull_limit(best.t);
-      const float tl = hit_box(b.nodes[left].bounds, r.origin, inv, limit);
-      const float tr = hit_box(b.nodes[right].bounds, r.origin, inv, limit);
-      const bool hl = tl <= limit, hr = tr <= limit;
-      if (hl && hr) {
-        const bool left_first = tl <= tr;
-        stack[top++] = left_first ? right : left;
-        node = left_first ? left : right;
-        continue;
-      }
-      if (hl || hr) {
-        node = hl ? left : right;
-        continue;
-      }
+    }
+    const float limit = cull_limit(best.t);
+    const bool h0 = s.count[0] == 0 && s.child[0] != no_child && s.t[0] <= limit;
+    const bool h1 = s.count[1] == 0 && s.child[1] != no_child && s.t[1] <= limit;
+    if (h0 && h1) {
+      const int near = s.t[0] <= s.t[1] ? 0 : 1;
+      stack_node[top] = s.child[1 - near];
+      stack_t[top++] = s.t[1 - near];
+      node = s.child[near];
+      continue;
+    }
+    if (h0 || h1) {
+      node = s.child[h0 ? 0 : 1];
+      continue;
     }
     // Pop the next node still in front of the closest hit.
     bool found = false;
     while (top > 0) {
-      const std::uint32_t candidate = stack[--top];
-      const float limit = cull_limit(best.t);
-      if (hit_box(b.nodes[candidate].bounds, r.origin, inv, limit) <= limit) {
-        node = candidate;
+      --top;
+      if (stack_t[top] <= cull_limit(best.t)) {
+        node = stack_node[top];
         found = true;
         break;
       }
@@ -87,16 +116,17 @@ SIEVE_HD inline bool any_hit(const bvh_view& b, const ray& r) {
   int top = 0;
   stack[top++] = 0;
   while (top > 0) {
-    const bvh_node& n = b.nodes[stack[--top]];
-    if (hit_box(n.bounds, r.origin, inv, r.tmax) > r.tmax) continue;
-    if (n.leaf()) {
-      for (std::uint32_t i = n.first; i < n.first + n.count; ++i) {
+    const pair_step s = visit(b.pairs[stack[--top]], r, inv, r.tmax);
+    for (int c = 0; c < 2; ++c) {
+      if (!(s.t[c] <= r.tmax)) continue;
+      if (s.count[c] == 0) {
+        if (s.child[c] != no_child) stack[top++] = s.child[c];
+        continue;
+      }
+      for (std::uint32_t i = s.child[c]; i < s.child[c] + s.count[c]; ++i) {
         tri_hit h;
         if (hit_triangle(b.triangles[b.prims[i]], r, r.tmax, h)) return true;
       }
-    } else {
-      stack[top++] = n.first + 1;
-      stack[top++] = n.first;
     }
   }
   return false;

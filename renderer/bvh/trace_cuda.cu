@@ -25,6 +25,7 @@ gpu_trace trace_dfs_cuda(const bvh& b, std::span<const triangle> triangles, std:
   bvh_node* nodes = upload(std::span<const bvh_node>(b.nodes));
   std::uint32_t* prims = upload(std::span<const std::uint32_t>(b.prims));
   triangle* tris = upload(triangles);
+  pair_node* pairs = upload(std::span<const pair_node>(b.pairs));
   ray* d_rays = upload(rays);
   hit* d_hits = nullptr;
   gpu_trace out;
@@ -33,7 +34,7 @@ gpu_trace trace_dfs_cuda(const bvh& b, std::span<const triangle> triangles, std:
   SIEVE_CUDA_CHECK(cudaEventCreate(&stop));
   try {
     SIEVE_CUDA_CHECK(cudaMalloc(&d_hits, std::max<std::size_t>(rays.size(), 1) * sizeof(hit)));
-    const bvh_view view{nodes, prims, tris, static_cast<std::uint32_t>(b.nodes.size())};
+    const bvh_view view{nodes, prims, tris, static_cast<std::uint32_t>(b.nodes.size()), pairs};
     auto run = [&] {
       exec::parallel_for(exec::cuda{}, "trace", rays.size(),
                          [=] SIEVE_HD(std::uint32_t i) { d_hits[i] = closest_hit(view, d_rays[i]); });
@@ -52,12 +53,12 @@ gpu_trace trace_dfs_cuda(const bvh& b, std::span<const triangle> triangles, std:
       out.ms.push_back(ms);
     }
   } catch (...) {
-    cudaFree(nodes), cudaFree(prims), cudaFree(tris), cudaFree(d_rays), cudaFree(d_hits);
+    cudaFree(nodes), cudaFree(prims), cudaFree(pairs), cudaFree(tris), cudaFree(d_rays), cudaFree(d_hits);
     throw;
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  cudaFree(nodes), cudaFree(prims), cudaFree(tris), cudaFree(d_rays), cudaFree(d_hits);
+  cudaFree(nodes), cudaFree(prims), cudaFree(pairs), cudaFree(tris), cudaFree(d_rays), cudaFree(d_hits);
   return out;
 }
 
