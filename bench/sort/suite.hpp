@@ -1,9 +1,6 @@
 // `sieve bench sort`: the GPU radix sorts of (u32 key, u32 value) pairs over n and bit ranges, each
 // validated against the CPU radix sort before it is timed (CUDA events, median of many runs after
-// warm-up); a table on stdout, CSV and JSON on request. The wiring in main.cpp:
-//   auto* bench_sort = bench->add_subcommand("sort", "time the GPU radix sorts (own onesweep vs cub)");
-//   sieve::bench::sort_args sort_args;  sieve::bench::add_sort_options(*bench_sort, sort_args);
-//   if (*bench_sort) return sieve::bench::run_sort_bench(sort_args, command_line);
+// warm-up); a table on stdout, CSV and JSON on request.
 #pragma once
 
 #include <CLI/CLI.hpp>

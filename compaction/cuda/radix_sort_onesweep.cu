@@ -18,9 +18,8 @@
 // so that the last one writes the output.
 //
 // The pass kernel is a template over its shape (threads, items per thread, early counts, staging of
-// the values, look-back window); `variants` below lists the shapes measured on an H100 and
-// SIEVE_ONESWEEP_VARIANT=i picks one for a measurement run (bench/results/h100-80gb-hbm3/
-// sort-variants.csv). The default is the fastest measured: 384 threads x 18 pairs, values staged
+// the values, look-back window); ten shapes were measured on an H100
+// (bench/results/h100-80gb-hbm3/sort-variants.csv) and the fastest is built: 384 threads x 18 pairs, values staged
 // through the keys' array, one status per look-back step. It stays latency-bound (ncu: shared-memory
 // scoreboard stalls of the per-item ranking, 24 warps per SM): 0.66x cub at 2^26.
 #include "device.cuh"
@@ -30,7 +29,6 @@
 
 #include <cuda/atomic>
 
-#include <cstdlib>
 #include <iterator>
 
 namespace sieve::detail {
@@ -377,41 +375,16 @@ void sort(const cuda_sort_call& c) {
   }
 }
 
-// The pass kernel's shape. Tuning knob for measurement runs only: SIEVE_ONESWEEP_VARIANT picks one.
-struct variant {
-  unsigned threads, items;
-};
-constexpr variant variants[] = {{256, 16}, {256, 16}, {256, 16}, {384, 18}, {384, 18},
-                                {256, 20}, {256, 16}, {256, 12}, {256, 16}, {256, 20}};
-constexpr unsigned default_variant = 3;  // measured best on an H100 (bench/results/h100-80gb-hbm3/sort-variants.csv)
-
-unsigned variant_chosen() {
-  static const unsigned v = [] {
-    const char* e = std::getenv("SIEVE_ONESWEEP_VARIANT");
-    const int i = e ? std::atoi(e) : static_cast<int>(default_variant);
-    return i >= 0 && i < static_cast<int>(std::size(variants)) ? static_cast<unsigned>(i) : default_variant;
-  }();
-  return v;
-}
+// The pass kernel's shape: the fastest of the ten measured on an H100
+// (bench/results/h100-80gb-hbm3/sort-variants.csv; the others are in the git history).
+constexpr unsigned pass_threads = 384, pass_items = 18;
 
 }  // namespace
 
 std::size_t cuda_radix_sort_onesweep(const cuda_sort_call& c) {
-  const unsigned v = variant_chosen();
-  if (c.query) return layout_of(c, std::size_t{variants[v].threads} * variants[v].items).total;
-  constexpr auto two = staging::two_stage, regs = staging::single_regs, late = staging::single_late;
-  switch (v) {  // threads, items, early counts, blocks per SM, staging, look-back window
-    case 0: sort<256, 16, false, 3, two, 1>(c); break;
-    case 1: sort<256, 16, false, 3, two, 4>(c); break;
-    case 2: sort<256, 16, true, 3, two, 1>(c); break;
-    case 3: sort<384, 18, false, 2, regs, 1>(c); break;
-    case 4: sort<384, 18, true, 2, late, 1>(c); break;
-    case 5: sort<256, 20, false, 2, two, 1>(c); break;
-    case 6: sort<256, 16, false, 2, two, 1>(c); break;
-    case 7: sort<256, 12, false, 4, two, 1>(c); break;
-    case 8: sort<256, 16, false, 3, two, 8>(c); break;
-    default: sort<256, 20, false, 2, two, 4>(c); break;
-  }
+  if (c.query) return layout_of(c, std::size_t{pass_threads} * pass_items).total;
+  // threads, items, early counts, blocks per SM, staging, look-back window
+  sort<pass_threads, pass_items, false, 2, staging::single_regs, 1>(c);
   return 0;
 }
 
