@@ -104,6 +104,16 @@ TEST(GpuRender, IdenticalForEveryCudaStrategy) {
     EXPECT_EQ(got.stats.shadow_rays, want.stats.shadow_rays);
   }
   EXPECT_GE(ran, 4);
+  // The BFS traversal on the GPU finds the same hits: the same image, for a strategy of each form.
+  for (const char* strategy : {"space", "redzone", "cub"}) {
+    SCOPED_TRACE(std::string("bfs ") + strategy);
+    render_settings r = rs;
+    r.strategy = strategy;
+    r.traversal = "bfs";
+    const render_result got = render_cuda(ps, r);
+    EXPECT_TRUE(compare(got, want).identical);
+    EXPECT_GT(got.stats.bfs_compact_ms, 0.0);
+  }
   // Reordering by the GPU radix sorts changes the queue's order, never the image.
   for (const char* sort : {"onesweep", "cub"})
     for (const auto key : {reorder_key::morton, reorder_key::octant, reorder_key::termination}) {

@@ -29,20 +29,10 @@ void bfs_tracer::closest(const bvh_view& b, std::span<const ray> rays, std::span
   best_.resize(n);
   const ray* ry = rays.data();
   std::uint64_t* best = best_.data();
-  exec::parallel_for(exec::cpu{}, "bfs.init", n, [=](std::uint32_t i) { best[i] = pack_hit(ry[i].tmax, ~0U); });
-
-  // Level 0: every ray whose path may enter the root box.
-  std::size_t m = 0;
-  if (b.node_count > 0) {
-    for (auto& v : ray_) v.resize(std::max(ray_[0].size(), 2 * n));
-    for (auto& v : node_) v.resize(std::max(node_[0].size(), 2 * n));
-    std::uint32_t *fr = ray_[0].data(), *fn = node_[0].data();
-    exec::parallel_for(exec::cpu{}, "bfs.roots", n, [=](std::uint32_t i) {
-      fr[i] = i;
-      fn[i] = 0;
-    });
-    m = n;  // the root's own box is tested when its children are: a pair only says "visit this node"
-  }
+  for (auto& v : ray_) v.resize(std::max(ray_[0].size(), 2 * n));
+  for (auto& v : node_) v.resize(std::max(node_[0].size(), 2 * n));
+  bfs_begin(exec::cpu{}, n, ry, best, ray_[0].data(), node_[0].data());
+  std::size_t m = b.node_count > 0 ? n : 0;
 
   while (m > 0) {
     const std::size_t slots = 2 * m;
@@ -68,9 +58,7 @@ void bfs_tracer::closest(const bvh_view& b, std::span<const ray> rays, std::span
     }
     const std::uint32_t *fr = ray_[0].data(), *fn = node_[0].data();
     std::uint32_t *cr = ray_[1].data(), *cn = node_[1].data();
-    const bvh_view view = b;
-    exec::parallel_for(exec::cpu{}, "bfs.expand", m,
-                       [=](std::uint32_t i) { expand_pair(i, view, ry, best, fr, fn, cr, cn, marks); });
+    bfs_expand(exec::cpu{}, m, b, ry, best, fr, fn, cr, cn, marks);
 
     // Compact the children into the next frontier.
     const auto t0 = std::chrono::steady_clock::now();
@@ -94,18 +82,7 @@ void bfs_tracer::closest(const bvh_view& b, std::span<const ray> rays, std::span
     }
   }
 
-  // Barycentrics of the winners (the packed word holds t and the primitive only).
-  hit* out = hits.data();
-  exec::parallel_for(exec::cpu{}, "bfs.finish", n, [=](std::uint32_t i) {
-    hit h;
-    const std::uint32_t prim = unpack_prim(best[i]);
-    if (prim != ~0U) {
-      tri_hit th{};
-      hit_triangle(b.triangles[prim], ry[i], 1e30f, th);
-      h = {unpack_t(best[i]), prim, th.u, th.v};
-    }
-    out[i] = h;
-  });
+  bfs_finish(exec::cpu{}, n, b, ry, best, hits.data());
   if (stats) stats->total_ms = ms_since(start);
 }
 

@@ -13,6 +13,9 @@
 #include "dfs.hpp"
 
 #include <sieve/compaction.hpp>
+#include <sieve/compaction/cuda.hpp>
+
+#include <memory>
 
 #include <span>
 #include <string>
@@ -48,6 +51,42 @@ SIEVE_HD inline void expand_pair(std::uint32_t i, const bvh_view& b, const ray* 
   }
 }
 
+// The BFS stages, for both drivers (exec::cpu here, exec::cuda in bfs_cuda.cu).
+// bfs.begin: every ray's best hit is "none before tmax", and the frontier is (ray i, root) for all i.
+template <class Exec>
+void bfs_begin(Exec e, std::size_t n, const ray* rays, std::uint64_t* best, std::uint32_t* ray_of,
+               std::uint32_t* node_of) {
+  exec::parallel_for(e, "bfs.begin", n, [=] SIEVE_HD(std::uint32_t i) {
+    best[i] = pack_hit(rays[i].tmax, ~0U);
+    ray_of[i] = i;
+    node_of[i] = 0;  // the root's own box is tested when its children are: a pair says "visit this node"
+  });
+}
+
+template <class Exec>
+void bfs_expand(Exec e, std::size_t m, const bvh_view& b, const ray* rays, std::uint64_t* best,
+                const std::uint32_t* ray_of, const std::uint32_t* node_of, std::uint32_t* child_ray,
+                std::uint32_t* child_node, const keep_marks& marks) {
+  exec::parallel_for(e, "bfs.expand", m, [=] SIEVE_HD(std::uint32_t i) {
+    expand_pair(i, b, rays, best, ray_of, node_of, child_ray, child_node, marks);
+  });
+}
+
+// bfs.finish: the winners' barycentrics (the packed word holds t and the primitive only).
+template <class Exec>
+void bfs_finish(Exec e, std::size_t n, const bvh_view& b, const ray* rays, const std::uint64_t* best, hit* hits) {
+  exec::parallel_for(e, "bfs.finish", n, [=] SIEVE_HD(std::uint32_t i) {
+    hit h;
+    const std::uint32_t prim = unpack_prim(best[i]);
+    if (prim != ~0U) {
+      tri_hit th{};
+      hit_triangle(b.triangles[prim], rays[i], 1e30f, th);
+      h = {unpack_t(best[i]), prim, th.u, th.v};
+    }
+    hits[i] = h;
+  });
+}
+
 struct bfs_level {
   std::size_t frontier = 0;  // pairs expanded at this level
   double compact_ms = 0;     // compaction of their children
@@ -79,6 +118,31 @@ class bfs_tracer {
   std::vector<std::uint8_t> flags_;
   std::vector<std::uint32_t> mask_, removals_;
   std::vector<std::uint64_t> best_;
+};
+
+// The BFS traversal on the GPU: the same stages as kernels over device arrays, the frontier compacted
+// by the library's CUDA strategies. Its buffers grow with the frontier and are kept between calls.
+// The host reads the frontier's size back once per level (the library takes counts on the host).
+class bfs_tracer_cuda {
+ public:
+  // `strategy` must take a bit mask, byte flags or a removal list on CUDA; throws sieve::error (also
+  // in builds without CUDA).
+  explicit bfs_tracer_cuda(std::string strategy);
+  ~bfs_tracer_cuda();
+  bfs_tracer_cuda(const bfs_tracer_cuda&) = delete;
+  bfs_tracer_cuda& operator=(const bfs_tracer_cuda&) = delete;
+
+  // Closest hits of the n device rays into the n device hits; `b` holds device pointers. Returns
+  // when done (stream synchronised).
+  void closest(const bvh_view& b, const ray* rays, hit* hits, std::size_t n, sieve::cuda::stream_t stream,
+               bfs_stats* stats = nullptr);
+
+ private:
+  struct buffers;
+  std::string strategy_;
+  sieve::form form_;
+  bool in_place_;
+  std::unique_ptr<buffers> buf_;
 };
 
 }  // namespace sieve::render

@@ -1,5 +1,7 @@
 #include <exec/cuda.cuh>
+#include <exec/device_array.cuh>
 
+#include "bfs.hpp"
 #include "trace_cuda.hpp"
 
 #include <sieve/compaction/cuda.hpp>
@@ -8,57 +10,48 @@
 #include <cuda_runtime.h>
 
 namespace sieve::render {
-namespace {
 
-template <class T>
-T* upload(std::span<const T> host) {
-  T* d = nullptr;
-  SIEVE_CUDA_CHECK(cudaMalloc(&d, std::max<std::size_t>(host.size(), 1) * sizeof(T)));
-  if (!host.empty()) SIEVE_CUDA_CHECK(cudaMemcpy(d, host.data(), host.size() * sizeof(T), cudaMemcpyHostToDevice));
-  return d;
-}
-
-}  // namespace
-
-gpu_trace trace_dfs_cuda(const bvh& b, std::span<const triangle> triangles, std::span<const ray> rays, int repeats) {
+gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::span<const ray> rays,
+                     const std::string& traversal, const std::string& strategy, int repeats) {
   if (!sieve::cuda::available()) throw sieve::error("no CUDA device: " + sieve::cuda::device_description());
-  bvh_node* nodes = upload(std::span<const bvh_node>(b.nodes));
-  std::uint32_t* prims = upload(std::span<const std::uint32_t>(b.prims));
-  triangle* tris = upload(triangles);
-  pair_node* pairs = upload(std::span<const pair_node>(b.pairs));
-  ray* d_rays = upload(rays);
-  hit* d_hits = nullptr;
+  if (traversal != "dfs" && traversal != "bfs")
+    throw sieve::error("unknown traversal '" + traversal + "'; traversals: dfs, bfs");
+  using exec::device_array;
+  const device_array<bvh_node> nodes(b.nodes);
+  const device_array<std::uint32_t> prims(b.prims);
+  const device_array<pair_node> pairs(b.pairs);
+  const device_array<triangle> tris(std::vector<triangle>(triangles.begin(), triangles.end()));
+  const device_array<ray> d_rays(std::vector<ray>(rays.begin(), rays.end()));
+  const device_array<hit> d_hits(rays.size());
+  const bvh_view view{nodes.get(), prims.get(), tris.get(), static_cast<std::uint32_t>(b.nodes.size()), pairs.get()};
+  std::unique_ptr<bfs_tracer_cuda> bfs;
+  if (traversal == "bfs") bfs = std::make_unique<bfs_tracer_cuda>(strategy);
+  const ray* r = d_rays.get();
+  hit* h = d_hits.get();
+  const std::size_t n = rays.size();
+  auto run = [&] {
+    if (bfs) return bfs->closest(view, r, h, n, nullptr);
+    exec::parallel_for(exec::cuda{}, "trace", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = closest_hit(view, r[i]); });
+  };
   gpu_trace out;
+  run();
+  SIEVE_CUDA_CHECK(cudaDeviceSynchronize());
+  out.hits.resize(n);
+  if (n) SIEVE_CUDA_CHECK(cudaMemcpy(out.hits.data(), h, n * sizeof(hit), cudaMemcpyDeviceToHost));
   cudaEvent_t start, stop;
   SIEVE_CUDA_CHECK(cudaEventCreate(&start));
   SIEVE_CUDA_CHECK(cudaEventCreate(&stop));
-  try {
-    SIEVE_CUDA_CHECK(cudaMalloc(&d_hits, std::max<std::size_t>(rays.size(), 1) * sizeof(hit)));
-    const bvh_view view{nodes, prims, tris, static_cast<std::uint32_t>(b.nodes.size()), pairs};
-    auto run = [&] {
-      exec::parallel_for(exec::cuda{}, "trace", rays.size(),
-                         [=] SIEVE_HD(std::uint32_t i) { d_hits[i] = closest_hit(view, d_rays[i]); });
-    };
+  for (int i = 0; i < repeats; ++i) {
+    SIEVE_CUDA_CHECK(cudaEventRecord(start));
     run();
-    SIEVE_CUDA_CHECK(cudaDeviceSynchronize());
-    out.hits.resize(rays.size());
-    SIEVE_CUDA_CHECK(cudaMemcpy(out.hits.data(), d_hits, rays.size() * sizeof(hit), cudaMemcpyDeviceToHost));
-    for (int r = 0; r < repeats; ++r) {
-      SIEVE_CUDA_CHECK(cudaEventRecord(start));
-      run();
-      SIEVE_CUDA_CHECK(cudaEventRecord(stop));
-      SIEVE_CUDA_CHECK(cudaEventSynchronize(stop));
-      float ms = 0;
-      SIEVE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-      out.ms.push_back(ms);
-    }
-  } catch (...) {
-    cudaFree(nodes), cudaFree(prims), cudaFree(pairs), cudaFree(tris), cudaFree(d_rays), cudaFree(d_hits);
-    throw;
+    SIEVE_CUDA_CHECK(cudaEventRecord(stop));
+    SIEVE_CUDA_CHECK(cudaEventSynchronize(stop));
+    float ms = 0;
+    SIEVE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
+    out.ms.push_back(ms);
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
-  cudaFree(nodes), cudaFree(prims), cudaFree(pairs), cudaFree(tris), cudaFree(d_rays), cudaFree(d_hits);
   return out;
 }
 

@@ -1,21 +1,24 @@
-// The DFS traversal as a CUDA kernel over a device copy of the BVH, for measuring rays per second
-// (`sieve bench trace --backend cuda`). The kernel calls the same closest_hit as the CPU.
+// The traversals on the GPU over a device copy of the BVH, for measuring rays per second (`sieve
+// bench trace --backend cuda`): DFS as one kernel calling the same closest_hit as the CPU, or BFS
+// (bfs_tracer_cuda) with its frontier compacted by `strategy`.
 #pragma once
 
 #include "bvh.hpp"
 #include "dfs.hpp"
 
 #include <span>
+#include <string>
 #include <vector>
 
 namespace sieve::render {
 
 struct gpu_trace {
   std::vector<hit> hits;   // of the first (untimed) run
-  std::vector<double> ms;  // each timed run: the kernel alone (CUDA events), rays already on the device
+  std::vector<double> ms;  // each timed run (CUDA events), rays already on the device
 };
 
-// Throws sieve::error without a CUDA device (or in builds without CUDA).
-gpu_trace trace_dfs_cuda(const bvh& b, std::span<const triangle> triangles, std::span<const ray> rays, int repeats);
+// traversal: dfs | bfs. Throws sieve::error without a CUDA device (or in builds without CUDA).
+gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::span<const ray> rays,
+                     const std::string& traversal, const std::string& strategy, int repeats);
 
 }  // namespace sieve::render

@@ -6,9 +6,11 @@
 // exec::cuda's parallel_for first: the stages call exec::parallel_for by qualified name, which sees
 // only the overloads declared before the stage templates.
 #include <exec/cuda.cuh>
+#include <exec/device_array.cuh>
 
 #include "integrator.hpp"
 
+#include "../bvh/bfs.hpp"
 #include "../core/marks.hpp"
 #include "../megakernel/megakernel.hpp"
 #include "accumulate.hpp"
@@ -31,37 +33,7 @@
 namespace sieve::render {
 namespace {
 
-// A device array; the size asked for and the memory free are named when it does not fit.
-template <class T>
-class device_array {
- public:
-  explicit device_array(std::size_t n = 0) : n_(n) {
-    if (n == 0) return;
-    const cudaError_t e = cudaMalloc(&data_, n * sizeof(T));
-    if (e != cudaSuccess) {
-      cudaGetLastError();
-      std::size_t free = 0, total = 0;
-      cudaMemGetInfo(&free, &total);
-      throw sieve::error("GPU: cannot allocate " + std::to_string(n * sizeof(T) >> 20) + " MiB (" + std::to_string(n) +
-                         " items of " + std::to_string(sizeof(T)) + " bytes); " + std::to_string(free >> 20) +
-                         " MiB free of " + std::to_string(total >> 20));
-    }
-  }
-  explicit device_array(const std::vector<T>& host) : device_array(host.size()) {
-    if (n_) SIEVE_CUDA_CHECK(cudaMemcpy(data_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  ~device_array() {
-    if (data_) cudaFree(data_);
-  }
-  device_array(const device_array&) = delete;
-  device_array& operator=(const device_array&) = delete;
-  T* get() const { return data_; }
-  std::size_t size() const { return n_; }
-
- private:
-  T* data_ = nullptr;
-  std::size_t n_ = 0;
-};
+using exec::device_array;
 
 struct device_paths {
   device_array<std::uint32_t> pixel;
@@ -211,6 +183,8 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
   } guard{stream};
   const exec::cuda gpu{stream};
   event_clock clock(stats, stream);
+  std::unique_ptr<bfs_tracer_cuda> bfs;
+  if (queues && settings.traversal == "bfs") bfs = std::make_unique<bfs_tracer_cuda>(settings.strategy);
   SIEVE_CUDA_CHECK(cudaMemsetAsync(d_film.get(), 0, pixels * sizeof(vec3), stream));
   SIEVE_CUDA_CHECK(cudaMemsetAsync(wfilm, 0, capacity * sizeof(vec3), stream));
   SIEVE_CUDA_CHECK(cudaMemsetAsync(c, 0, sizeof(counters), stream));
@@ -240,7 +214,12 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
       const path_columns paths = store[cur]->columns();
       stats.bounces[vertex].live += live;
       stats.extension_rays += live;
-      clock.time("extend", [&] { extend_dfs(gpu, live, &c->live, view, paths, scratch); });
+      clock.time("extend", [&] {
+        if (!bfs) return extend_dfs(gpu, live, &c->live, view, paths, scratch);
+        bfs_stats bs;
+        bfs->closest(view.bvh, paths.rays, d_hits.get(), live, stream, &bs);
+        stats.bfs_compact_ms += bs.compact_ms;
+      });
       keep_marks marks;
       if (form == sieve::form::byte_flags) marks.flags = d_flags.get();
       if (form == sieve::form::bit_mask) {

@@ -1,0 +1,14 @@
+// Builds without CUDA: the GPU BFS traversal is a clear error.
+#include "bfs.hpp"
+
+namespace sieve::render {
+
+struct bfs_tracer_cuda::buffers {};
+
+bfs_tracer_cuda::bfs_tracer_cuda(std::string strategy) : strategy_(std::move(strategy)) {
+  throw sieve::error("this build has no CUDA backend (nvcc was not found, or SIEVE_CUDA=OFF)");
+}
+bfs_tracer_cuda::~bfs_tracer_cuda() = default;
+void bfs_tracer_cuda::closest(const bvh_view&, const ray*, hit*, std::size_t, sieve::cuda::stream_t, bfs_stats*) {}
+
+}  // namespace sieve::render
