@@ -168,35 +168,9 @@ __global__ void __launch_bounds__(threads) move_out(mask_words source, ranges r,
   // Scattered: each word's kept items straight to their slots.
   for (std::size_t w0 = begin; w0 < end; w0 += 32) {
     const std::uint32_t mine = w0 + lane < end ? source(w0 + lane) : 0;
-    unsigned nonzero = __ballot_sync(0xffffffffU, mine != 0);
-    while (nonzero) {
-      if constexpr (split_mover<Move>) {
-        typename Move::value_type v[batch];
-        std::uint64_t slot[batch];
-        bool take[batch];
-#pragma unroll
-        for (unsigned b = 0; b < batch; ++b) {
-          take[b] = false;
-          if (!nonzero) continue;
-          const int j = __ffs(nonzero) - 1;
-          nonzero &= nonzero - 1;
-          const std::uint32_t bits = __shfl_sync(0xffffffffU, mine, j);
-          slot[b] = to + __popc(bits & below);
-          to += __popc(bits);
-          take[b] = (bits >> lane) & 1U;
-          if (take[b]) v[b] = move.load((w0 + j) * 32 + lane);
-        }
-#pragma unroll
-        for (unsigned b = 0; b < batch; ++b)
-          if (take[b]) move.store(slot[b], v[b]);
-      } else {
-        const int j = __ffs(nonzero) - 1;
-        nonzero &= nonzero - 1;
-        const std::uint32_t bits = __shfl_sync(0xffffffffU, mine, j);
-        if ((bits >> lane) & 1U) move(to + __popc(bits & below), (w0 + j) * 32 + lane);
-        to += __popc(bits);
-      }
-    }
+    const unsigned kept = __popc(mine), through = warp_inclusive_sum(kept);
+    warp_write_words<batch>(move, mine, to + through - kept, [&](int j) { return (w0 + j) * 32; });
+    to += __shfl_sync(0xffffffffU, through, 31);
   }
 }
 

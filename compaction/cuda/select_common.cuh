@@ -173,6 +173,45 @@ __device__ inline T warp_inclusive_sum(T x) {
   return x;
 }
 
+// The warp writes out the kept items of 32 keep words, one per lane: lane l holds `bits` (its word:
+// bit i keeps item first_item(l) + i) and `slot` (the output position of the word's first kept
+// item). The warp walks the nonzero words; within a word only the lanes of kept items load, so a
+// sector without a kept item is never read. Where the mover splits load and store, the loads of up
+// to Batch words are in flight before their stores. SPACE's and Billeter's write-outs.
+template <unsigned Batch, class Move, class FirstItem>
+__device__ inline void warp_write_words(const Move& move, std::uint32_t bits, unsigned long long slot,
+                                        const FirstItem& first_item) {
+  const unsigned lane = lane_id();
+  unsigned nonzero = __ballot_sync(0xffffffffU, bits != 0);
+  while (nonzero) {
+    if constexpr (split_mover<Move>) {
+      typename Move::value_type v[Batch];
+      unsigned long long to[Batch];
+      bool take[Batch];
+#pragma unroll
+      for (unsigned b = 0; b < Batch; ++b) {
+        take[b] = false;
+        if (!nonzero) continue;
+        const int j = __ffs(nonzero) - 1;
+        nonzero &= nonzero - 1;
+        const std::uint32_t w = __shfl_sync(0xffffffffU, bits, j);
+        to[b] = __shfl_sync(0xffffffffU, slot, j) + __popc(w & lanes_below());
+        take[b] = (w >> lane) & 1U;
+        if (take[b]) v[b] = move.load(first_item(j) + lane);
+      }
+#pragma unroll
+      for (unsigned b = 0; b < Batch; ++b)
+        if (take[b]) move.store(to[b], v[b]);
+    } else {
+      const int j = __ffs(nonzero) - 1;
+      nonzero &= nonzero - 1;
+      const std::uint32_t w = __shfl_sync(0xffffffffU, bits, j);
+      const unsigned long long to = __shfl_sync(0xffffffffU, slot, j) + __popc(w & lanes_below());
+      if ((w >> lane) & 1U) move(to, first_item(j) + lane);
+    }
+  }
+}
+
 // Exclusive sum over the block (blockDim.x == Threads); `total` gets the block's sum. Uses
 // Threads / 32 words of shared memory and two barriers.
 template <unsigned Threads, class T>

@@ -56,41 +56,12 @@ __global__ void __launch_bounds__(threads) space_select(WordSource source, Move 
 #pragma unroll
   for (unsigned q = 1; q < Words; ++q) slot[q] = slot[q - 1] + __popc(bits[q - 1]);
 
-  // Write-out: for each q, the warp walks the nonzero q-th words of its 32 threads. Within a word
-  // only the lanes of kept items load: sectors without a kept item are never read.
-  const unsigned lane = lane_id();
-  const std::size_t warp_first = first - std::size_t{lane} * Words;  // lane 0's first word
+  // Write-out: for each q, the warp walks the nonzero q-th words of its 32 threads.
+  const std::size_t warp_first = first - std::size_t{lane_id()} * Words;  // lane 0's first word
 #pragma unroll
-  for (unsigned q = 0; q < Words; ++q) {
-    unsigned nonzero = __ballot_sync(0xffffffffU, bits[q] != 0);
-    while (nonzero) {
-      if constexpr (split_mover<Move>) {
-        typename Move::value_type v[batch];
-        unsigned long long to[batch];
-        bool take[batch];
-#pragma unroll
-        for (unsigned b = 0; b < batch; ++b) {
-          take[b] = false;
-          if (!nonzero) continue;
-          const int j = __ffs(nonzero) - 1;
-          nonzero &= nonzero - 1;
-          const std::uint32_t w = __shfl_sync(0xffffffffU, bits[q], j);
-          to[b] = __shfl_sync(0xffffffffU, slot[q], j) + __popc(w & lanes_below());
-          take[b] = (w >> lane) & 1U;
-          if (take[b]) v[b] = move.load((warp_first + std::size_t(j) * Words + q) * 32 + lane);
-        }
-#pragma unroll
-        for (unsigned b = 0; b < batch; ++b)
-          if (take[b]) move.store(to[b], v[b]);
-      } else {
-        const int j = __ffs(nonzero) - 1;
-        nonzero &= nonzero - 1;
-        const std::uint32_t w = __shfl_sync(0xffffffffU, bits[q], j);
-        const unsigned long long to = __shfl_sync(0xffffffffU, slot[q], j) + __popc(w & lanes_below());
-        if ((w >> lane) & 1U) move(to, (warp_first + std::size_t(j) * Words + q) * 32 + lane);
-      }
-    }
-  }
+  for (unsigned q = 0; q < Words; ++q)
+    warp_write_words<batch>(move, bits[q], slot[q],
+                            [&](int j) { return (warp_first + std::size_t(j) * Words + q) * 32; });
 }
 
 template <unsigned Words>

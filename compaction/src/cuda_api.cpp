@@ -8,6 +8,7 @@
 
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
 #include <map>
 #include <mutex>
 #include <string>
@@ -106,8 +107,17 @@ std::size_t workspace_bytes(std::string_view strategy, const record& items, form
                           : f == form::bit_mask   ? selection{bit_mask{}}
                                                   : selection{byte_flags{}};
   if (f == form::predicate) require_strategy(strategy, backend::cuda, f, in_place);  // throws: CPU only
-  const resolved r = resolve(strategy, items, probe, in_place);
   const detail::cuda_call shape{items, items, probe, in_place};
+  if (strategy == "auto") {
+    // `auto` picks by k/n too, which is not known here: room for whichever strategy it may pick.
+    require_strategy(strategy, backend::cuda, f, in_place);
+    std::size_t most = 0;
+    for (const auto& e : detail::strategy_table())
+      if (e.info.name != "auto" && e.cuda && e.info.takes(backend::cuda, f) && (in_place ? e.info.in_place : e.info.out_of_place))
+        most = std::max(most, strategy_bytes({e.info.name, &e}, shape));
+    return count_slot + most;
+  }
+  const resolved r = resolve(strategy, items, probe, in_place);
   return count_slot + strategy_bytes(r, shape);
 }
 

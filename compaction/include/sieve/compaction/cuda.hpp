@@ -29,7 +29,8 @@ struct workspace {
   std::size_t bytes = 0;
 };
 
-// Device bytes `strategy` needs to compact n items of this record shape from this form.
+// Device bytes `strategy` needs to compact n items of this record shape from this form. For `auto`:
+// enough for every strategy it may pick (its choice also depends on k/n, unknown here).
 std::size_t workspace_bytes(std::string_view strategy, const record& items, form f, bool in_place);
 
 // Enqueue on `stream`; the number kept is written to *d_count (device memory). No host sync.
