@@ -39,17 +39,18 @@ TEST(Crossover, EmbeddedTablesAnswerWhatTheJsonRanksFirst) {
     for (const auto& r : t["rows"]) {
       const std::vector<std::string> ranking = r["ranking"];
       const std::size_t n = r["n"];
+      const std::size_t bytes = r.value("item_bytes", 4);
       const double fraction = r["fraction"].is_null() ? 0.5 : r["fraction"].get<double>();
       SCOPED_TRACE(device + " " + r["form"].get<std::string>() + " n=" + std::to_string(n) + " k/n=" + std::to_string(fraction));
       ASSERT_FALSE(ranking.empty());
       auto any = [](std::string_view) { return true; };
-      EXPECT_EQ(sieve::detail::crossover_pick(b, device, form_of(r["form"]), n, fraction, any), ranking[0]);
+      EXPECT_EQ(sieve::detail::crossover_pick(b, device, form_of(r["form"]), n, fraction, bytes, any), ranking[0]);
       if (ranking.size() > 1) {
         auto not_first = [&](std::string_view s) { return s != ranking[0]; };
-        EXPECT_EQ(sieve::detail::crossover_pick(b, device, form_of(r["form"]), n, fraction, not_first), ranking[1]);
+        EXPECT_EQ(sieve::detail::crossover_pick(b, device, form_of(r["form"]), n, fraction, bytes, not_first), ranking[1]);
       }
       auto none = [](std::string_view) { return false; };
-      EXPECT_EQ(sieve::detail::crossover_pick(b, device, form_of(r["form"]), n, fraction, none), "");
+      EXPECT_EQ(sieve::detail::crossover_pick(b, device, form_of(r["form"]), n, fraction, bytes, none), "");
     }
   }
   // A device without a table borrows the first table of its backend.
@@ -58,9 +59,10 @@ TEST(Crossover, EmbeddedTablesAnswerWhatTheJsonRanksFirst) {
   const auto& r = first["rows"][0];
   const double fraction = r["fraction"].is_null() ? 0.5 : r["fraction"].get<double>();
   EXPECT_EQ(sieve::detail::crossover_pick(b, "Some Future GPU", form_of(r["form"]), r["n"], fraction,
+                                          r.value("item_bytes", 4),
                                           [](std::string_view) { return true; }),
             r["ranking"][0].get<std::string>());
-  EXPECT_EQ(sieve::detail::crossover_pick(b, first["device"].get<std::string>(), sieve::form::predicate, 1000, 0.5,
+  EXPECT_EQ(sieve::detail::crossover_pick(b, first["device"].get<std::string>(), sieve::form::predicate, 1000, 0.5, 4,
                                           [](std::string_view) { return true; }),
             "");
 }

@@ -70,19 +70,18 @@ std::string percent(double f) {
 }
 
 // The crossover table `auto` reads: per form and n (and, for removal lists, k/n: the only share
-// the host knows before the call) the strategies ranked by median time, fastest first. For flags
+// the host knows before the call) and item size the strategies ranked by median time, fastest first. For flags
 // and masks the rank is by the geometric mean over the kept shares measured. `auto` itself and
 // points that failed validation are left out.
 nlohmann::json crossover_table(const std::vector<bench_case>& cases, const std::vector<measurement>& measured,
                                backend where, const std::string& command_line) {
-  // (form, n, fraction or -1) -> strategy -> (sum of log ms, count)
-  std::map<std::tuple<std::string, std::size_t, double>, std::map<std::string, std::pair<double, int>>> acc;
-  std::map<std::tuple<std::string, std::size_t, double>, int> points;
+  // (form, item bytes, n, fraction or -1) -> strategy -> (sum of log ms, count)
+  std::map<std::tuple<std::string, std::uint32_t, std::size_t, double>, std::map<std::string, std::pair<double, int>>> acc;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const bench_case& c = cases[i];
     if (c.strategy == "auto" || !measured[i].validated || measured[i].ms.median <= 0) continue;
     const double fr = c.f == form::removal_list ? c.fraction : -1.0;
-    auto& slot = acc[{form_short_name(c.f), c.n, fr}][c.strategy];
+    auto& slot = acc[{form_short_name(c.f), c.type.width, c.n, fr}][c.strategy];
     slot.first += std::log(measured[i].ms.median);
     slot.second += 1;
   }
@@ -99,8 +98,9 @@ nlohmann::json crossover_table(const std::vector<bench_case>& cases, const std::
       order.push_back(s);
       ms.push_back(std::exp(log_ms));
     }
-    const auto& [f, n, fr] = key;
-    rows.push_back({{"form", f}, {"n", n}, {"fraction", fr < 0 ? nlohmann::json(nullptr) : nlohmann::json(fr)},
+    const auto& [f, bytes, n, fr] = key;
+    rows.push_back({{"form", f}, {"item_bytes", bytes}, {"n", n},
+                    {"fraction", fr < 0 ? nlohmann::json(nullptr) : nlohmann::json(fr)},
                     {"ranking", order}, {"ms", ms}});
   }
   const nlohmann::json machine = machine_info(where == backend::cuda);
@@ -108,8 +108,8 @@ nlohmann::json crossover_table(const std::vector<bench_case>& cases, const std::
   device = device.substr(0, device.find(" ("));
   return {{"device", device}, {"backend", to_string(where)}, {"run", run_info(command_line)},
           {"rows", rows},
-          {"note", "ms: median (flags/masks: geometric mean over the kept shares) of a single u32 column; ranking: "
-                   "fastest first"}};
+          {"note", "ms: median (flags/masks: geometric mean over the kept shares) of one column of item_bytes "
+                   "bytes; ranking: fastest first"}};
 }
 
 }  // namespace

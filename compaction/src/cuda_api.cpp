@@ -24,6 +24,13 @@ struct resolved {
   const detail::strategy_entry* entry;
 };
 
+// Bytes one item of the record spans across its columns.
+std::size_t record_bytes(const record& r) {
+  std::size_t bytes = 0;
+  for (std::size_t c = 0; c < r.columns(); ++c) bytes += r[c].width;
+  return bytes;
+}
+
 // The current device's name, asked once per device (cudaGetDeviceProperties is slow).
 std::string_view current_device_name() {
   static std::mutex guard;
@@ -43,7 +50,8 @@ std::string_view current_device_name() {
 resolved resolve(std::string_view name, const record& in, const selection& keep, bool in_place) {
   const form f = form_of(keep);
   if (name == "auto")
-    name = detail::resolve_auto(backend::cuda, f, in_place, in.size(), detail::removed_count(keep), current_device_name());
+    name = detail::resolve_auto(backend::cuda, f, in_place, in.size(), detail::removed_count(keep), current_device_name(),
+                                record_bytes(in));
   require_strategy(name, backend::cuda, f, in_place);
   return {name, &detail::strategy_entry_for(name)};
 }

@@ -141,9 +141,9 @@ const strategy_info& require_strategy(std::string_view name, backend b, form f, 
 }
 
 std::string_view detail::resolve_auto(backend b, form f, bool in_place, std::size_t n, std::size_t k,
-                                      std::string_view device) {
+                                      std::string_view device, std::size_t item_bytes) {
   if (b == backend::cuda) {
-    const std::string_view measured = crossover_pick(b, device, f, n, n ? static_cast<double>(k) / n : 0,
+    const std::string_view measured = crossover_pick(b, device, f, n, n ? static_cast<double>(k) / n : 0, item_bytes,
                                                      [&](std::string_view name) {
                                                        if (name == "auto") return false;
                                                        for (const auto& e : table)

@@ -42,7 +42,7 @@ const strategy_entry& strategy_entry_for(std::string_view name);
 // The concrete strategy `auto` stands for on this backend, for this form and size: on CUDA the
 // fastest that fits in the measured crossover table of `device` (crossover.hpp), else fixed rules.
 std::string_view resolve_auto(backend b, form f, bool in_place, std::size_t n, std::size_t k,
-                              std::string_view device = {});
+                              std::string_view device = {}, std::size_t item_bytes = 4);
 
 // CPU strategies (cpu/<name>.cpp).
 std::size_t cpu_redzone(const cpu_call&);
