@@ -104,8 +104,13 @@ std::string device_description() {
   SIEVE_CUDA_CHECK(cudaGetDevice(&dev));
   cudaDeviceProp p{};
   SIEVE_CUDA_CHECK(cudaGetDeviceProperties(&p, dev));
+  int sm_khz = 0, mem_khz = 0;  // peak clocks (the current ones need NVML)
+  cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, dev);
+  cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, dev);
+  cudaGetLastError();
   return std::string(p.name) + " (sm_" + std::to_string(p.major) + std::to_string(p.minor) + ", " +
-         std::to_string(p.multiProcessorCount) + " SMs, " + std::to_string(p.totalGlobalMem >> 20) + " MiB)";
+         std::to_string(p.multiProcessorCount) + " SMs, " + std::to_string(p.totalGlobalMem >> 20) + " MiB, peak clocks " +
+         std::to_string(sm_khz / 1000) + " MHz SM, " + std::to_string(mem_khz / 1000) + " MHz memory)";
 }
 
 std::size_t workspace_bytes(std::string_view strategy, const record& items, form f, bool in_place) {
