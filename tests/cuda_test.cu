@@ -1,6 +1,7 @@
 // GPU tests (ctest label `gpu`): the CUDA launch path of the exec shim and the CUDA compaction
 // entry points. Without a device every test is skipped with GTEST_SKIP("no CUDA device").
 #include <exec/cuda.cuh>
+#include <exec/device_array.cuh>
 #include <sieve/compaction.hpp>
 #include <sieve/compaction/cuda_check.hpp>
 
@@ -8,6 +9,7 @@
 
 #include <algorithm>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace {
@@ -206,6 +208,60 @@ TEST(CudaCompaction, TooSmallAWorkspaceIsAnError) {
   const sieve::record in(items.span()), o(out.span());
   EXPECT_THROW(sieve::cuda::compact_copy("atomic", in, o, sieve::byte_flags{flags.span()}, {nullptr, 0}),
                sieve::error);
+}
+
+// More device memory than exists is an error naming the size asked for and the size free, and the
+// device stays usable after it.
+TEST(CudaMemory, TooLargeAnAllocationNamesTheSizes) {
+  REQUIRE_DEVICE();
+  std::size_t free = 0, total = 0;
+  SIEVE_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  const std::size_t asked = total + (std::size_t{1} << 30);
+  try {
+    sieve::exec::device_array<std::byte> too_big(asked);
+    FAIL() << "allocated " << asked << " bytes on a device of " << total;
+  } catch (const sieve::error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("cannot allocate " + std::to_string(asked >> 20) + " MiB"), std::string::npos) << what;
+    EXPECT_NE(what.find("MiB free of " + std::to_string(total >> 20)), std::string::npos) << what;
+  }
+  sieve::exec::device_array<std::uint32_t> fine(1024);
+  fill(sieve::exec::cuda{}, fine.get(), fine.size());
+  SIEVE_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// Checked mode on the device finds what the CPU's finds, with the same words, and passes valid lists.
+std::string check_message(const std::vector<std::uint32_t>& list, std::size_t n) {
+  device_array<std::uint32_t> removals(list);
+  device_array<std::byte> ws(sieve::cuda::removal_check_bytes(n));
+  try {
+    sieve::cuda::check_removals(sieve::removal_list{removals.span()}, n, {ws.data, ws.n});
+  } catch (const sieve::error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(CudaCheckedMode, BadRemovalListsAreNamedValidOnesPass) {
+  REQUIRE_DEVICE();
+  std::vector<std::uint32_t> valid(5000);
+  for (std::uint32_t i = 0; i < valid.size(); ++i) valid[i] = (i * 7919U) % 10007U;  // distinct, < 10007
+  EXPECT_EQ(check_message(valid, 10007), "");
+  EXPECT_EQ(check_message({}, 0), "");
+
+  std::vector<std::uint32_t> twice = valid;
+  twice[4000] = twice[17];
+  const std::string t = check_message(twice, 10007);
+  EXPECT_NE(t.find("index " + std::to_string(twice[17]) + " appears more than once"), std::string::npos) << t;
+
+  std::vector<std::uint32_t> outside = valid;
+  outside[3000] = 10007;
+  const std::string o = check_message(outside, 10007);
+  EXPECT_NE(o.find("index 10007 at position 3000 is out of range (n = 10007)"), std::string::npos) << o;
+
+  EXPECT_NE(check_message({1, 2, 3}, 2).find("3 indices for 2 items"), std::string::npos);
+  device_array<std::uint32_t> removals(std::vector<std::uint32_t>{0});
+  EXPECT_THROW(sieve::cuda::check_removals(sieve::removal_list{removals.span()}, 1, {nullptr, 0}), sieve::error);
 }
 
 }  // namespace

@@ -1,5 +1,6 @@
 // Procedural scenes through the TOML loader: triangle counts, materials, bad parameters.
 #include <scene/load.hpp>
+#include <scene/procedural.hpp>
 #include <sieve/compaction/error.hpp>
 
 #include <gtest/gtest.h>
@@ -58,6 +59,42 @@ TEST(Procedural, BadParametersAreErrors) {
   } catch (const sieve::error& e) {
     EXPECT_NE(std::string(e.what()).find("p6.toml"), std::string::npos) << e.what();
   }
+}
+
+std::string load_error(const std::filesystem::path& p, const scene_limits& limits = {}) {
+  try {
+    (void)load_scene(p, {}, limits);
+  } catch (const sieve::error& e) {
+    return e.what();
+  }
+  return "";
+}
+
+TEST(SceneLimits, TooManyTrianglesIsNamedBeforeAnythingIsGenerated) {
+  // 256^2 spheres of 512 x 256 quads: 17 billion triangles. Counted, not generated: this returns at once.
+  const std::string huge = load_error(write("huge.toml", "[procedural]\ntype = \"spheres\"\nn = 256\nsegments = 512\n"));
+  EXPECT_NE(huge.find(std::to_string(sphere_room_triangles(256, 512)) + " triangles with the procedural spheres is more "
+                      "than the limit of " + std::to_string(scene_limits{}.max_triangles)),
+            std::string::npos)
+      << huge;
+  // The limit is the caller's: the default sphere room passes the default and fails a smaller one.
+  const auto room = write("room.toml", "[procedural]\ntype = \"spheres\"\n");
+  scene_limits small;
+  small.max_triangles = 1000;
+  const std::string over = load_error(room, small);
+  EXPECT_NE(over.find("is more than the limit of 1000"), std::string::npos) << over;
+  const std::string box = load_error(std::filesystem::path(SIEVE_SCENES_DIR) / "cornell-box" / "cornell-box.toml", small);
+  EXPECT_EQ(box, "");  // 32 triangles
+  small.max_triangles = 20;
+  EXPECT_NE(load_error(std::filesystem::path(SIEVE_SCENES_DIR) / "cornell-box" / "cornell-box.toml", small)
+                .find("triangles with 'cornell-box.obj' is more than the limit of 20"),
+            std::string::npos);
+}
+
+TEST(SceneLimits, TooLargeAFilmIsNamed) {
+  const std::string big = load_error(write("film.toml", "[procedural]\ntype = \"spheres\"\nn = 1\nsegments = 4\n"
+                                                        "[film]\nwidth = 16384\nheight = 16384\n"));
+  EXPECT_NE(big.find("16384 x 16384 pixels is more than the limit of 67108864 pixels"), std::string::npos) << big;
 }
 
 }  // namespace

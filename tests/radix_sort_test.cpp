@@ -46,7 +46,8 @@ void PrintTo(const sort_case& c, std::ostream* os) {
 class RadixSort : public ::testing::TestWithParam<sort_case> {};
 
 TEST_P(RadixSort, MatchesStableSortOnTheKeyBits) {
-  const auto [n, b, e, dist] = GetParam();
+  const auto [n, b_bit, e_bit, dist] = GetParam();
+  const int b = b_bit, e = e_bit;  // plain variables: lambdas below capture them (clang 14 cannot capture bindings)
   std::mt19937 rng(static_cast<std::uint32_t>(seed + n * 131 + static_cast<std::size_t>(b) * 7 + e));
   std::vector<std::uint32_t> k = make_keys(n, dist, rng);
   std::vector<std::uint32_t> v(n);

@@ -1,5 +1,6 @@
 // Validation and marking of removal lists, shared by the CPU strategies that take them.
 #include "detail.hpp"
+#include "../src/validate.hpp"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
@@ -10,9 +11,7 @@
 namespace sieve::detail {
 
 void check_removals(std::span<const std::uint32_t> removals, std::size_t n) {
-  if (removals.size() > n)
-    throw error("removal list: " + std::to_string(removals.size()) + " indices for " + std::to_string(n) +
-                " items (an index may appear once)");
+  if (removals.size() > n) throw error(removals_too_many(removals.size(), n));
   std::vector<std::uint64_t> seen((n + 63) / 64, 0);
   std::atomic<std::size_t> bad_range{removals.size()}, bad_twice{removals.size()};
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, removals.size(), 1 << 14), [&](const auto& r) {
@@ -30,11 +29,8 @@ void check_removals(std::span<const std::uint32_t> removals, std::size_t n) {
     }
   });
   if (const std::size_t i = bad_range.load(); i < removals.size())
-    throw error("removal list: index " + std::to_string(removals[i]) + " at position " + std::to_string(i) +
-                " is out of range (n = " + std::to_string(n) + ")");
-  if (const std::size_t i = bad_twice.load(); i < removals.size())
-    throw error("removal list: index " + std::to_string(removals[i]) + " appears more than once (again at position " +
-                std::to_string(i) + "); indices must be distinct");
+    throw error(removal_out_of_range(removals[i], i, n));
+  if (const std::size_t i = bad_twice.load(); i < removals.size()) throw error(removal_twice(removals[i], i));
 }
 
 std::vector<std::uint8_t> mark_removals(std::span<const std::uint32_t> removals, std::size_t n) {

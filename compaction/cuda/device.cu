@@ -11,6 +11,20 @@ __global__ void mark_removed(const std::uint32_t* R, std::size_t k, std::uint8_t
     stencil[R[i]] = 0;
 }
 
+__global__ void check_removed(const std::uint32_t* R, std::size_t k, std::size_t n, std::uint32_t* seen,
+                              unsigned long long* found) {
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < k; i += stride) {
+    const std::uint32_t x = R[i];
+    if (x >= n) {
+      atomicMin(&found[0], static_cast<unsigned long long>(i));
+      continue;
+    }
+    const std::uint32_t bit = 1u << (x % 32);
+    if (atomicOr(&seen[x / 32], bit) & bit) atomicMin(&found[1], static_cast<unsigned long long>(i));
+  }
+}
+
 __global__ void gather(const std::uint64_t* index, const std::uint64_t* count, device_mover move) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   const std::size_t m = *count;
@@ -21,6 +35,16 @@ __global__ void gather(const std::uint64_t* index, const std::uint64_t* count, d
 
 void write_count_async(std::uint64_t* d_count, std::uint64_t value, cudaStream_t stream) {
   write_count<<<1, 1, 0, stream>>>(d_count, value);
+  SIEVE_CUDA_CHECK(cudaGetLastError());
+}
+
+void check_removals_async(const std::uint32_t* R, std::size_t k, std::size_t n, std::uint32_t* seen,
+                          unsigned long long* found, cudaStream_t stream) {
+  SIEVE_CUDA_CHECK(cudaMemsetAsync(seen, 0, (n + 31) / 32 * sizeof(std::uint32_t), stream));
+  const unsigned long long none[2] = {k, k};
+  SIEVE_CUDA_CHECK(cudaMemcpyAsync(found, none, sizeof none, cudaMemcpyHostToDevice, stream));
+  if (k == 0) return;
+  check_removed<<<grid_blocks(k, 256), 256, 0, stream>>>(R, k, n, seen, found);
   SIEVE_CUDA_CHECK(cudaGetLastError());
 }
 

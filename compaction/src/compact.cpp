@@ -43,6 +43,21 @@ std::size_t compact_copy(std::string_view strategy, record in, record out, const
   return run_cpu(strategy, in, out, keep, false, opt);
 }
 
+std::string detail::removals_too_many(std::size_t k, std::size_t n) {
+  return "removal list: " + std::to_string(k) + " indices for " + std::to_string(n) +
+         " items (an index may appear once)";
+}
+
+std::string detail::removal_out_of_range(std::uint32_t index, std::size_t position, std::size_t n) {
+  return "removal list: index " + std::to_string(index) + " at position " + std::to_string(position) +
+         " is out of range (n = " + std::to_string(n) + ")";
+}
+
+std::string detail::removal_twice(std::uint32_t index, std::size_t position) {
+  return "removal list: index " + std::to_string(index) + " appears more than once (again at position " +
+         std::to_string(position) + "); indices must be distinct";
+}
+
 std::size_t detail::removed_count(const selection& keep) {
   return form_of(keep) == form::removal_list ? std::get<removal_list>(keep).indices.size() : 0;
 }

@@ -13,6 +13,12 @@
 #include <mutex>
 #include <string>
 
+namespace sieve::detail {
+// cuda/device.cu: checked mode's kernel (first bad position of each kind into found[0], found[1]).
+void check_removals_async(const std::uint32_t* R, std::size_t k, std::size_t n, std::uint32_t* seen,
+                          unsigned long long* found, cudaStream_t stream);
+}  // namespace sieve::detail
+
 namespace sieve::cuda {
 namespace {
 
@@ -148,6 +154,28 @@ std::size_t compact_copy(std::string_view strategy, record in, record out, const
                          stream_t stream) {
   enqueue(strategy, in, out, keep, false, static_cast<std::uint64_t*>(ws.data), ws, stream);
   return wait_for_count(ws, stream);
+}
+
+std::size_t removal_check_bytes(std::size_t n) { return count_slot + (n + 31) / 32 * sizeof(std::uint32_t); }
+
+void check_removals(const removal_list& removals, std::size_t n, workspace ws, stream_t stream) {
+  const std::size_t k = removals.indices.size();
+  if (k > n) throw error(detail::removals_too_many(k, n));
+  if (ws.bytes < removal_check_bytes(n) || ws.data == nullptr)
+    throw error("cuda check_removals: workspace of " + std::to_string(ws.bytes) + " bytes, needs " +
+                std::to_string(removal_check_bytes(n)) + " (ask sieve::cuda::removal_check_bytes)");
+  auto* found = static_cast<unsigned long long*>(ws.data);
+  auto* seen = reinterpret_cast<std::uint32_t*>(static_cast<std::byte*>(ws.data) + count_slot);
+  detail::check_removals_async(removals.indices.data(), k, n, seen, found, stream);
+  unsigned long long at[2] = {k, k};
+  SIEVE_CUDA_CHECK(cudaMemcpyAsync(at, found, sizeof at, cudaMemcpyDeviceToHost, stream));
+  SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  for (int which = 0; which < 2; ++which) {
+    if (at[which] >= k) continue;
+    std::uint32_t index = 0;
+    SIEVE_CUDA_CHECK(cudaMemcpy(&index, removals.indices.data() + at[which], sizeof index, cudaMemcpyDeviceToHost));
+    throw error(which == 0 ? detail::removal_out_of_range(index, at[which], n) : detail::removal_twice(index, at[which]));
+  }
 }
 
 std::size_t compact(std::string_view strategy, record items, const selection& keep, workspace ws, stream_t stream) {

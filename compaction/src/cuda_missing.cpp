@@ -19,6 +19,8 @@ void compact_copy_async(std::string_view, record, record, const selection&, std:
 void compact_async(std::string_view, record, const selection&, std::uint64_t*, workspace, stream_t) { missing(); }
 std::size_t compact_copy(std::string_view, record, record, const selection&, workspace, stream_t) { missing(); }
 std::size_t compact(std::string_view, record, const selection&, workspace, stream_t) { missing(); }
+std::size_t removal_check_bytes(std::size_t) { missing(); }
+void check_removals(const removal_list&, std::size_t, workspace, stream_t) { missing(); }
 
 namespace {
 constexpr std::array<std::string_view, 2> sort_names = {"onesweep", "cub"};

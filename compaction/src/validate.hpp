@@ -5,6 +5,8 @@
 #include <sieve/compaction/selection.hpp>
 
 #include <cstddef>
+#include <cstdint>
+#include <string>
 
 namespace sieve::detail {
 
@@ -14,5 +16,10 @@ void validate_call(const record& in, const record& out, const selection& keep, b
 
 // Number of items a removal list removes (0 for other forms).
 std::size_t removed_count(const selection& keep);
+
+// Checked mode's findings, worded once for both backends.
+std::string removals_too_many(std::size_t k, std::size_t n);
+std::string removal_out_of_range(std::uint32_t index, std::size_t position, std::size_t n);
+std::string removal_twice(std::uint32_t index, std::size_t position);
 
 }  // namespace sieve::detail

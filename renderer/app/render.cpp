@@ -23,8 +23,10 @@ namespace {
 using namespace sieve::render;
 
 std::atomic<bool> interrupted{false};
+std::atomic<int> stop_signal{0};  // the signal that interrupted the render: the exit status is 128 + it
 
 extern "C" void on_signal(int sig) {
+  stop_signal.store(sig);
   interrupted.store(true);
   std::signal(sig, SIG_DFL);  // a second signal ends the process at once
 }
@@ -34,6 +36,7 @@ class signal_guard {
  public:
   signal_guard() {
     interrupted.store(false);
+    stop_signal.store(0);
     old_int_ = std::signal(SIGINT, on_signal);
     old_term_ = std::signal(SIGTERM, on_signal);
   }
@@ -182,7 +185,7 @@ int run_render(const render_args& a, const std::string& command_line) {
       if (!f.empty()) std::cout << " " << f;
     std::cout << "\n";
   }
-  return r.partial() ? 130 : 0;
+  return r.partial() ? 128 + (stop_signal.load() ? stop_signal.load() : SIGINT) : 0;
 }
 
 }  // namespace sieve::app

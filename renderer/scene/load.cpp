@@ -41,6 +41,13 @@ constexpr double degrees = 180.0 / pi;
 
 [[noreturn]] void fail(const std::string& message) { throw sieve::error(message); }
 
+// fs::exists without the exception it throws where the OS rejects the path (a name past 255 bytes,
+// say): such a file is as missing as any other. (Found by fuzz_obj.)
+bool file_exists(const fs::path& p) {
+  std::error_code ec;
+  return fs::exists(p, ec);
+}
+
 std::string in_quotes(std::string_view s) { return "'" + std::string(s) + "'"; }
 
 std::string str(double v) {
@@ -114,6 +121,7 @@ bool contains(const std::vector<std::string_view>& v, std::string_view s) {
 
 struct reader {
   std::string file;                               // the scene file as given (TOML or OBJ)
+  scene_limits limits;
   std::map<std::string, std::string> overridden;  // key path -> the override that set it
 
   std::string where(const toml::node* n, std::string_view key) const {
@@ -130,6 +138,14 @@ struct reader {
   }
   [[noreturn]] void fail_at(const toml::node* n, std::string_view key, const std::string& what) const {
     fail(where(n, key) + ": " + what);
+  }
+
+  // The scene's triangle count, `what` saying where it stands (e.g. "with 'bunny.obj'").
+  void check_triangles(std::uint64_t count, const std::string& what) const {
+    if (count > limits.max_triangles) {
+      fail(file + ": " + std::to_string(count) + " triangles " + what + " is more than the limit of " +
+           std::to_string(limits.max_triangles));
+    }
   }
 
   void known_keys(const toml::table& t, const std::string& prefix, const std::vector<std::string_view>& keys,
@@ -487,7 +503,7 @@ struct obj_mesh {
 
 obj_mesh load_obj(const fs::path& path, const obj_options& opt, registry& reg) {
   const std::string file = path.string();
-  if (!fs::exists(path)) fail(file + ": OBJ file not found" + opt.context);
+  if (!file_exists(path)) fail(file + ": OBJ file not found" + opt.context);
   const auto mtllibs = prescan_obj(path, opt);
 
   const fs::path dir = path.parent_path();
@@ -496,7 +512,7 @@ obj_mesh load_obj(const fs::path& path, const obj_options& opt, registry& reg) {
   for (const auto& [name, line] : mtllibs) {
     const fs::path mtl = dir / name;
     mtl_files += (mtl_files.empty() ? "" : ", ") + mtl.string();
-    if (!fs::exists(mtl)) {
+    if (!file_exists(mtl)) {
       mtl_missing = true;
       const std::string msg = file + ":" + std::to_string(line) + ": MTL file " + in_quotes(name) +
                               " not found (looked for " + mtl.string() + ")" + opt.context;
@@ -659,7 +675,7 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
   if (const toml::node* n = doc.get("film")) {
     const toml::table& t = rd.table(*n, "film");
     rd.known_keys(t, "film.", table_keys.at("film"), "[film]");
-    constexpr std::int64_t max_pixels = std::int64_t{1} << 26;
+    const auto max_pixels = static_cast<std::int64_t>(rd.limits.max_pixels);
     if (const toml::node* v = t.get("width"))
       sc.film.width = static_cast<std::uint32_t>(rd.integer(*v, "film.width", 1, max_pixels));
     if (const toml::node* v = t.get("height"))
@@ -667,7 +683,7 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
     if (std::uint64_t{sc.film.width} * sc.film.height > static_cast<std::uint64_t>(max_pixels)) {
       rd.fail_at(t.get("width") ? t.get("width") : t.get("height"), "film.width * film.height",
                  std::to_string(sc.film.width) + " x " + std::to_string(sc.film.height) +
-                     " is more than 2^26 pixels");
+                     " pixels is more than the limit of " + std::to_string(max_pixels) + " pixels");
     }
     if (const toml::node* v = t.get("spp"))
       sc.film.spp = static_cast<std::uint32_t>(rd.integer(*v, "film.spp", 1, std::int64_t{1} << 20));
@@ -768,7 +784,7 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
       if (!obj) rd.fail_at(&(*objects)[i], key, "an object needs obj = \"path.obj\"");
       const std::string rel = rd.string(*obj, key + ".obj");
       const fs::path obj_path = base_dir / fs::path(rel);
-      if (!fs::exists(obj_path)) {
+      if (!file_exists(obj_path)) {
         rd.fail_at(obj, key + ".obj",
                    "OBJ file " + in_quotes(rel) + " not found (looked for " + obj_path.string() + ")");
       }
@@ -794,6 +810,7 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
       opt.use_materials = !material_name;
       if (!obj_entry) opt.context = " (" + key + " in " + rd.file + ")";
       obj_mesh mesh = load_obj(obj_path, opt, reg);
+      rd.check_triangles(sc.triangles.size() + mesh.triangles.size(), "with " + in_quotes(rel));
 
       const double c = std::cos(rotate / degrees), s = std::sin(rotate / degrees);
       auto xf = [&](vec3 p) {
@@ -898,11 +915,17 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
       return v ? rd.integer(*v, std::string("procedural.") + key, lo, hi) : fallback;
     };
     scene proc;
+    auto check_count = [&](std::uint64_t count) {
+      rd.check_triangles(sc.triangles.size() + count, "with the procedural " + type);
+    };
     if (type == "spheres") {
-      add_sphere_room(proc, static_cast<std::uint32_t>(integer("n", 32, 1, 256)),
-                      static_cast<std::uint32_t>(integer("segments", 32, 4, 512)));
+      const auto spheres = static_cast<std::uint32_t>(integer("n", 32, 1, 256));
+      const auto segments = static_cast<std::uint32_t>(integer("segments", 32, 4, 512));
+      check_count(sphere_room_triangles(spheres, segments));
+      add_sphere_room(proc, spheres, segments);
     } else if (type == "heightfield") {
       const auto grid = static_cast<std::uint32_t>(integer("grid", 2048, 2, 8192));
+      check_count(heightfield_triangles(grid));
       const toml::node* h = t.get("height");
       const double height = h ? rd.number(*h, "procedural.height") : grid / 8.0;
       if (!(height >= 0 && height <= 1e6)) rd.fail_at(h, "procedural.height", str(height) + " is out of range (0 .. 1e6)");
@@ -922,9 +945,7 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
   }
 
   if (sc.triangles.empty()) fail(rd.file + ": the scene has no triangles");
-  if (sc.triangles.size() > std::numeric_limits<std::uint32_t>::max()) {
-    fail(rd.file + ": " + std::to_string(sc.triangles.size()) + " triangles are more than 2^32 - 1");
-  }
+  rd.check_triangles(sc.triangles.size(), "in all");
 
   // Keep the materials some triangle uses, in their order.
   std::vector<std::uint32_t> remap(reg.list.size(), ~0u);
@@ -970,11 +991,13 @@ std::string lower(std::string s) {
 
 }  // namespace
 
-scene load_scene(const std::filesystem::path& path, const std::vector<std::string>& overrides) {
+scene load_scene(const std::filesystem::path& path, const std::vector<std::string>& overrides,
+                 const scene_limits& limits) {
   reader rd;
   rd.file = path.string();
-  if (!fs::exists(path)) fail(rd.file + ": scene file not found");
-  if (fs::is_directory(path)) fail(rd.file + ": is a directory, not a scene file");
+  rd.limits = limits;
+  if (!file_exists(path)) fail(rd.file + ": scene file not found");
+  if (std::error_code ec; fs::is_directory(path, ec)) fail(rd.file + ": is a directory, not a scene file");
 
   const std::string ext = lower(path.extension().string());
   toml::table doc;

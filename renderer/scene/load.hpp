@@ -1,6 +1,7 @@
 // Loading a scene: a TOML scene file (schema in scenes/README.md) or an OBJ file directly.
 #pragma once
 
+#include <cstdint>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -10,6 +11,13 @@
 #include <sieve/compaction/error.hpp>
 
 namespace sieve::render {
+
+// What a scene may ask for. A scene past a limit is an error naming the count and the limit, found
+// before the memory is allocated (procedural scenes are counted before they are generated).
+struct scene_limits {
+  std::uint64_t max_triangles = std::uint64_t{1} << 27;  // 134M triangles: 4.5 GiB of vertices, ~10 GiB with the BVH
+  std::uint64_t max_pixels = std::uint64_t{1} << 26;     // film.width x film.height (64M pixels, 8192 x 8192)
+};
 
 // Loads `path`:
 //   *.toml  a scene file: [camera], [film], [environment], [compaction], [[objects]] (OBJ/MTL files,
@@ -27,6 +35,8 @@ namespace sieve::render {
 // Throws sieve::error naming the file (and the line, key, vertex or value) at fault: a missing file,
 // a TOML or OBJ parse error, unknown keys, wrong types, out-of-range values, a missing MTL named by
 // a TOML object, non-finite vertices, face indices past the vertex list, or a scene with no triangles.
-scene load_scene(const std::filesystem::path& path, const std::vector<std::string>& overrides = {});
+// Past `limits`: an error naming the count asked for and the limit.
+scene load_scene(const std::filesystem::path& path, const std::vector<std::string>& overrides = {},
+                 const scene_limits& limits = {});
 
 }  // namespace sieve::render

@@ -14,4 +14,10 @@ namespace sieve::render {
 void add_sphere_room(scene& s, std::uint32_t n, std::uint32_t segments);
 void add_heightfield(scene& s, std::uint32_t grid, float height, std::uint32_t seed);
 
+// The triangles each adds, known before anything is generated (the loader checks its limit first).
+constexpr std::uint64_t sphere_room_triangles(std::uint64_t n, std::uint64_t segments) {
+  return 8 + n * n * segments * (segments - 2);
+}
+constexpr std::uint64_t heightfield_triangles(std::uint64_t grid) { return 2 * grid * grid; }
+
 }  // namespace sieve::render

@@ -40,6 +40,13 @@ void compact_copy_async(std::string_view strategy, record in, record out, const 
 void compact_async(std::string_view strategy, record items, const selection& keep, std::uint64_t* d_count,
                    workspace ws, stream_t stream = nullptr);
 
+// Checked mode on the device (the CPU's options::checked): throws sieve::error naming the first
+// offending index unless every index of `removals` is < n and none appears twice. Run it before
+// compacting with a list of unknown provenance; it needs removal_check_bytes(n) of workspace and
+// waits for the stream.
+std::size_t removal_check_bytes(std::size_t n);
+void check_removals(const removal_list& removals, std::size_t n, workspace ws, stream_t stream = nullptr);
+
 // The same, then wait for the stream and return the number kept (the count lives in the workspace:
 // ask workspace_bytes() as for the async forms; it includes room for the count).
 std::size_t compact_copy(std::string_view strategy, record in, record out, const selection& keep, workspace ws,
