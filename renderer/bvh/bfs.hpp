@@ -33,10 +33,9 @@ SIEVE_HD inline void expand_pair(std::uint32_t i, const bvh_view& b, const ray* 
   child_ray[2 * i] = child_ray[2 * i + 1] = r;
   if (n.leaf()) {
     for (std::uint32_t k = n.first; k < n.first + n.count; ++k) {
-      const std::uint32_t prim = b.prims[k];
       tri_hit h;
-      if (hit_triangle(b.triangles[prim], ry, unpack_t(atomic_load_u64(&best[r])), h))
-        atomic_min_u64(&best[r], pack_hit(h.t, prim));
+      if (hit_triangle(b.leaf_triangles[k].get(), ry, unpack_t(atomic_load_u64(&best[r])), h))
+        atomic_min_u64(&best[r], pack_hit(h.t, b.prims[k]));
     }
     child_node[2 * i] = child_node[2 * i + 1] = 0;
     marks.mark(2 * i, false);

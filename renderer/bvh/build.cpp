@@ -267,6 +267,13 @@ bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& opti
   builder b(triangles, options, out);
   b.run();
   out.pairs = pair_layout(out.nodes);
+  out.leaf_triangles.resize(out.prims.size());
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, out.prims.size(), 1 << 14), [&](const auto& r) {
+    for (std::size_t i = r.begin(); i != r.end(); ++i) {
+      const triangle& t = triangles[out.prims[i]];
+      out.leaf_triangles[i] = {{{t.v0.x, t.v0.y, t.v0.z, 0}, {t.v1.x, t.v1.y, t.v1.z, 0}, {t.v2.x, t.v2.y, t.v2.z, 0}}};
+    }
+  });
   out.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }

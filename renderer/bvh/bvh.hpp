@@ -35,6 +35,16 @@ struct alignas(64) pair_node {
 };
 inline constexpr std::uint32_t no_child = ~0U;
 
+// A triangle again, stored in leaf order and 16-byte aligned (three quads, w unused): a leaf's
+// triangles sit side by side and each loads as three vector loads, without going through prims[].
+struct alignas(16) leaf_triangle {
+  quad v[3];
+  SIEVE_HD triangle get() const {
+    const quad a = v[0], b = v[1], c = v[2];
+    return {{a.x, a.y, a.z}, {b.x, b.y, b.z}, {c.x, c.y, c.z}};
+  }
+};
+
 // The deepest a built tree goes: the DFS traversal's fixed stack holds one entry per level.
 constexpr int dfs_depth_limit() { return 60; }
 
@@ -53,6 +63,7 @@ struct bvh {
   std::vector<bvh_node> nodes;        // nodes[0] is the root (absent for an empty scene)
   std::vector<std::uint32_t> prims;   // triangle indices in leaf order
   std::vector<pair_node> pairs;       // the DFS layout of the same tree (pairs[0]: the root's children)
+  std::vector<leaf_triangle> leaf_triangles;  // leaf_triangles[i] = triangles[prims[i]]
   bvh_stats stats;
 };
 
@@ -63,13 +74,15 @@ struct bvh_view {
   const triangle* triangles = nullptr;
   std::uint32_t node_count = 0;
   const pair_node* pairs = nullptr;     // the 64-byte layout (DFS)
+  const leaf_triangle* leaf_triangles = nullptr;  // what the traversals intersect; `triangles` is for shading
 };
 
 // Throws sieve::error for out-of-range options or more than 2^31 triangles.
 bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& options = {});
 
 inline bvh_view view_of(const bvh& b, std::span<const triangle> triangles) {
-  return {b.nodes.data(), b.prims.data(), triangles.data(), static_cast<std::uint32_t>(b.nodes.size()), b.pairs.data()};
+  return {b.nodes.data(),           b.prims.data(), triangles.data(), static_cast<std::uint32_t>(b.nodes.size()),
+          b.pairs.data(),           b.leaf_triangles.data()};
 }
 
 }  // namespace sieve::render

@@ -74,8 +74,9 @@ SIEVE_HD inline hit closest_hit(const bvh_view& b, const ray& r) {
       if (s.count[c] == 0 || !(s.t[c] <= cull_limit(best.t))) continue;
       for (std::uint32_t i = s.child[c]; i < s.child[c] + s.count[c]; ++i) {
         tri_hit h;
-        const std::uint32_t prim = b.prims[i];
-        if (hit_triangle(b.triangles[prim], r, best.t, h) && closer(h.t, prim, best)) best = {h.t, prim, h.u, h.v};
+        if (!hit_triangle(b.leaf_triangles[i].get(), r, best.t, h)) continue;
+        const std::uint32_t prim = b.prims[i];  // read for hits only
+        if (closer(h.t, prim, best)) best = {h.t, prim, h.u, h.v};
       }
     }
     const float limit = cull_limit(best.t);
@@ -125,7 +126,7 @@ SIEVE_HD inline bool any_hit(const bvh_view& b, const ray& r) {
       }
       for (std::uint32_t i = s.child[c]; i < s.child[c] + s.count[c]; ++i) {
         tri_hit h;
-        if (hit_triangle(b.triangles[b.prims[i]], r, r.tmax, h)) return true;
+        if (hit_triangle(b.leaf_triangles[i].get(), r, r.tmax, h)) return true;
       }
     }
   }

@@ -20,10 +20,12 @@ gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::spa
   const device_array<bvh_node> nodes(b.nodes);
   const device_array<std::uint32_t> prims(b.prims);
   const device_array<pair_node> pairs(b.pairs);
+  const device_array<leaf_triangle> leaf_tris(b.leaf_triangles);
   const device_array<triangle> tris(std::vector<triangle>(triangles.begin(), triangles.end()));
   const device_array<ray> d_rays(std::vector<ray>(rays.begin(), rays.end()));
   const device_array<hit> d_hits(rays.size());
-  const bvh_view view{nodes.get(), prims.get(), tris.get(), static_cast<std::uint32_t>(b.nodes.size()), pairs.get()};
+  const bvh_view view{nodes.get(),  prims.get(), tris.get(), static_cast<std::uint32_t>(b.nodes.size()),
+                      pairs.get(), leaf_tris.get()};
   std::unique_ptr<bfs_tracer_cuda> bfs;
   if (traversal == "bfs") bfs = std::make_unique<bfs_tracer_cuda>(strategy);
   const ray* r = d_rays.get();

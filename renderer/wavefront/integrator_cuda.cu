@@ -134,6 +134,7 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
   const device_array<bvh_node> d_nodes(tree.nodes);
   const device_array<std::uint32_t> d_prims(tree.prims);
   const device_array<pair_node> d_pairs(tree.pairs);
+  const device_array<leaf_triangle> d_leaf_triangles(tree.leaf_triangles);
   const device_array<surface> d_surfaces(surfaces);
   const device_array<std::uint32_t> d_material_of(sc.material_of);
   const device_array<std::uint32_t> d_light_tris(
@@ -141,7 +142,8 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
   const device_array<float> d_light_cdf(
       std::vector<float>(host_view.lights.cdf, host_view.lights.cdf + host_view.lights.count));
   scene_view view = host_view;
-  view.bvh = {d_nodes.get(), d_prims.get(), d_triangles.get(), host_view.bvh.node_count, d_pairs.get()};
+  view.bvh = {d_nodes.get(), d_prims.get(),   d_triangles.get(), host_view.bvh.node_count,
+              d_pairs.get(), d_leaf_triangles.get()};
   view.surfaces = d_surfaces.get();
   view.material_of = d_material_of.get();
   view.lights.triangles = d_light_tris.get();
