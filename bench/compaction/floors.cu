@@ -52,14 +52,8 @@ double device_copy_gbps(std::size_t bytes, timing_plan plan) {
   return 2.0 * static_cast<double>(bytes) / (s.median * 1e6);  // read + written
 }
 
-stats measure_removal_floor(const bench_case& c, const case_inputs& in, timing_plan plan) {
-  const std::size_t n = c.n, k = in.removals.size(), z = n - k, w = c.type.width;
-  void *items = nullptr, *R = nullptr;
-  SIEVE_CUDA_CHECK(cudaMalloc(&items, std::max<std::size_t>(n * w, 1)));
-  SIEVE_CUDA_CHECK(cudaMalloc(&R, std::max<std::size_t>(k * 4, 1)));
-  SIEVE_CUDA_CHECK(cudaMemcpy(items, in.items.data(), n * w, cudaMemcpyHostToDevice));
-  SIEVE_CUDA_CHECK(cudaMemcpy(R, in.removals.data(), k * 4, cudaMemcpyHostToDevice));
-  auto* r = static_cast<const std::uint32_t*>(R);
+stats measure_removal_floor(const bench_case& c, void* items, const std::uint32_t* r, std::size_t k, timing_plan plan) {
+  const std::size_t n = c.n, z = n - k, w = c.type.width;
   const unsigned threads = 256, blocks = static_cast<unsigned>(std::min<std::size_t>((k + threads - 1) / threads, 132 * 16) + 1);
   auto launch = [&] {
     switch (w) {
@@ -71,10 +65,7 @@ stats measure_removal_floor(const bench_case& c, const case_inputs& in, timing_p
     }
     SIEVE_CUDA_CHECK(cudaGetLastError());
   };
-  const stats s = summarize(time_runs(plan, launch));
-  cudaFree(items);
-  cudaFree(R);
-  return s;
+  return summarize(time_runs(plan, launch));
 }
 
 }  // namespace sieve::bench

@@ -5,6 +5,8 @@
 #include "../common/report.hpp"
 #include "cases.hpp"
 
+#include <memory>
+
 namespace sieve::bench {
 
 struct measurement {
@@ -21,12 +23,36 @@ struct timing_plan {
 };
 
 measurement measure_cpu(const bench_case& c, const case_inputs& in, timing_plan plan);
-// CUDA events around each call; device buffers allocated once per grid point.
-measurement measure_cuda(const bench_case& c, const case_inputs& in, timing_plan plan);
+
+// The CUDA side (measure_cuda.cpp): one grid point's inputs uploaded once (load) and shared by
+// every strategy measured at it, in device buffers kept from point to point (grown when a point
+// needs more; the items are uploaded again only when n or the item width changes, since row i's
+// bytes depend on nothing else). Each run starts from the pristine inputs: an in-place strategy works
+// on a copy restored before every run, outside the timed region; an out-of-place one reads the
+// pristine items themselves.
+class cuda_bench {
+ public:
+  cuda_bench();
+  ~cuda_bench();
+  cuda_bench(const cuda_bench&) = delete;
+  cuda_bench& operator=(const cuda_bench&) = delete;
+
+  void load(const bench_case& c, const case_inputs& in);
+  // CUDA events around each call. Validated before timing by the count and the digest of the output
+  // computed on the device (16 bytes come back), and byte by byte on the host too when in.exact.
+  measurement measure(const bench_case& c, const case_inputs& in, timing_plan plan);
+  // The O(k) floor of the loaded removal list (floors.cu).
+  stats removal_floor(const bench_case& c, timing_plan plan);
+
+ private:
+  struct buffers;
+  std::unique_ptr<buffers> b_;
+};
 
 // Device-to-device copy bandwidth, GB/s counting bytes read plus bytes written.
 double device_copy_gbps(std::size_t bytes, timing_plan plan);
-// The O(k) floor of a removal list on the GPU (floors.cu).
-stats measure_removal_floor(const bench_case& c, const case_inputs& in, timing_plan plan);
+// The O(k) floor of a removal list on the GPU (floors.cu): k indices R in device memory, n items of
+// c.type.width bytes at `items` (scribbled over).
+stats measure_removal_floor(const bench_case& c, void* items, const std::uint32_t* R, std::size_t k, timing_plan plan);
 
 }  // namespace sieve::bench

@@ -1,5 +1,7 @@
-// The CUDA side of the compaction benchmark: device buffers, CUDA events, the same validation.
+// The CUDA side of the compaction benchmark: device buffers shared by the strategies of a grid point,
+// CUDA events, validation by count and digest on the device (and byte by byte for small points).
 #include "cuda_events.hpp"
+#include "digest_cuda.hpp"
 #include "measure.hpp"
 
 #include <sieve/compaction/cuda.hpp>
@@ -10,73 +12,131 @@
 namespace sieve::bench {
 namespace {
 
-// A device allocation that frees itself.
+// A device allocation that frees itself and only ever grows: reserve() keeps the memory (and its
+// contents) when it is large enough, else replaces it (contents lost).
 class device_buffer {
  public:
-  explicit device_buffer(std::size_t bytes) : bytes_(bytes) {
-    if (bytes) SIEVE_CUDA_CHECK(cudaMalloc(&data_, bytes));
-  }
-  ~device_buffer() {
-    if (data_) cudaFree(data_);
-  }
+  device_buffer() = default;
+  ~device_buffer() { release(); }
   device_buffer(const device_buffer&) = delete;
   device_buffer& operator=(const device_buffer&) = delete;
+
+  void reserve(std::size_t bytes) {
+    if (bytes <= capacity_) return;
+    release();
+    SIEVE_CUDA_CHECK(cudaMalloc(&data_, bytes));
+    capacity_ = bytes;
+  }
   template <class T = std::byte>
   T* get() const {
     return static_cast<T*>(data_);
   }
-  std::size_t bytes() const { return bytes_; }
+  std::size_t capacity() const { return capacity_; }
 
  private:
+  void release() {
+    if (data_) cudaFree(data_);
+    data_ = nullptr;
+    capacity_ = 0;
+  }
   void* data_ = nullptr;
-  std::size_t bytes_ = 0;
+  std::size_t capacity_ = 0;
 };
+
+void upload(device_buffer& to, const void* from, std::size_t bytes) {
+  to.reserve(bytes);
+  if (bytes) SIEVE_CUDA_CHECK(cudaMemcpy(to.get(), from, bytes, cudaMemcpyHostToDevice));
+}
 
 }  // namespace
 
-measurement measure_cuda(const bench_case& c, const case_inputs& in, timing_plan plan) {
+struct cuda_bench::buffers {
+  device_buffer pristine;  // the point's items, as made; never written
+  device_buffer items;     // in-place strategies' copy, restored from `pristine` before every run
+  device_buffer out;       // out-of-place strategies' output
+  device_buffer removals_pristine, removals, flags, mask;
+  device_buffer workspace;
+  device_buffer scratch;  // the count, then the digest's two sums
+  std::size_t items_n = 0;  // the shape `pristine` holds (0: none yet)
+  std::uint32_t items_width = 0;
+  std::size_t k = 0, flag_count = 0, mask_words = 0;
+};
+
+cuda_bench::cuda_bench() : b_(std::make_unique<buffers>()) { b_->scratch.reserve(4 * sizeof(std::uint64_t)); }
+cuda_bench::~cuda_bench() = default;
+
+void cuda_bench::load(const bench_case& c, const case_inputs& in) {
+  buffers& b = *b_;
+  if (in.n != c.n || in.width != c.type.width || in.items.size() != c.n * c.type.width)
+    throw error("cuda_bench::load: the inputs hold " + std::to_string(in.n) + " items of " + std::to_string(in.width) +
+                " bytes, the point " + std::to_string(c.n) + " of " + std::to_string(c.type.width));
+  if (b.items_n != in.n || b.items_width != in.width) {
+    b.items_n = 0;  // until the upload has succeeded
+    upload(b.pristine, in.items.data(), in.items.size());
+    b.items_n = in.n;
+    b.items_width = in.width;
+  }
+  b.k = in.removals.size();
+  b.flag_count = in.flags.size();
+  b.mask_words = in.mask.size();
+  upload(b.removals_pristine, in.removals.data(), b.k * sizeof(std::uint32_t));
+  b.removals.reserve(b.k * sizeof(std::uint32_t));
+  upload(b.flags, in.flags.data(), b.flag_count);
+  upload(b.mask, in.mask.data(), b.mask_words * sizeof(std::uint32_t));
+}
+
+measurement cuda_bench::measure(const bench_case& c, const case_inputs& in, timing_plan plan) {
+  buffers& b = *b_;
   measurement m;
   try {
     const std::uint32_t w = c.type.width;
-    const std::size_t item_bytes = in.items.size();
-    device_buffer pristine(item_bytes), items(item_bytes), out(c.in_place ? 0 : item_bytes);
-    device_buffer removals_pristine(in.removals.size() * 4), removals(in.removals.size() * 4);
-    device_buffer flags(in.flags.size()), mask(in.mask.size() * 4);
-    SIEVE_CUDA_CHECK(cudaMemcpy(pristine.get(), in.items.data(), item_bytes, cudaMemcpyHostToDevice));
-    SIEVE_CUDA_CHECK(cudaMemcpy(removals_pristine.get(), in.removals.data(), removals.bytes(), cudaMemcpyHostToDevice));
-    SIEVE_CUDA_CHECK(cudaMemcpy(flags.get(), in.flags.data(), flags.bytes(), cudaMemcpyHostToDevice));
-    SIEVE_CUDA_CHECK(cudaMemcpy(mask.get(), in.mask.data(), mask.bytes(), cudaMemcpyHostToDevice));
+    const std::size_t item_bytes = c.n * w;
+    if (b.items_n != c.n || b.items_width != w) throw error("cuda_bench::measure: the point's inputs are not loaded");
+    (c.in_place ? b.items : b.out).reserve(item_bytes);
+    std::byte* input = c.in_place ? b.items.get() : b.pristine.get();
+    std::byte* output = c.in_place ? b.items.get() : b.out.get();
 
-    const column item_col{items.get(), w}, out_col{out.get(), w};
+    const column item_col{input, w}, out_col{b.out.get(), w};
     const record items_rec(std::span(&item_col, 1), c.n), out_rec(std::span(&out_col, 1), c.n);
-    selection keep = byte_flags{std::span(flags.get<const std::uint8_t>(), in.flags.size())};
-    if (c.f == form::removal_list) keep = removal_list{std::span(removals.get<std::uint32_t>(), in.removals.size())};
-    if (c.f == form::bit_mask) keep = bit_mask{std::span(mask.get<const std::uint32_t>(), in.mask.size())};
+    selection keep = byte_flags{std::span(b.flags.get<const std::uint8_t>(), b.flag_count)};
+    if (c.f == form::removal_list) keep = removal_list{std::span(b.removals.get<std::uint32_t>(), b.k)};
+    if (c.f == form::bit_mask) keep = bit_mask{std::span(b.mask.get<const std::uint32_t>(), b.mask_words)};
 
-    device_buffer ws(cuda::workspace_bytes(c.strategy, items_rec, c.f, c.in_place));
-    device_buffer count(sizeof(std::uint64_t));
-    const cuda::workspace space{ws.get(), ws.bytes()};
+    b.workspace.reserve(cuda::workspace_bytes(c.strategy, items_rec, c.f, c.in_place));
+    const cuda::workspace space{b.workspace.get(), b.workspace.capacity()};
+    auto* count = b.scratch.get<std::uint64_t>();
     auto restore = [&] {
-      SIEVE_CUDA_CHECK(cudaMemcpyAsync(items.get(), pristine.get(), item_bytes, cudaMemcpyDeviceToDevice));
-      SIEVE_CUDA_CHECK(
-          cudaMemcpyAsync(removals.get(), removals_pristine.get(), removals.bytes(), cudaMemcpyDeviceToDevice));
+      if (c.in_place)
+        SIEVE_CUDA_CHECK(cudaMemcpyAsync(b.items.get(), b.pristine.get(), item_bytes, cudaMemcpyDeviceToDevice));
+      if (b.k)
+        SIEVE_CUDA_CHECK(cudaMemcpyAsync(b.removals.get(), b.removals_pristine.get(), b.k * sizeof(std::uint32_t),
+                                         cudaMemcpyDeviceToDevice));
     };
     auto call = [&] {
       if (c.in_place)
-        cuda::compact_async(c.strategy, items_rec, keep, count.get<std::uint64_t>(), space);
+        cuda::compact_async(c.strategy, items_rec, keep, count, space);
       else
-        cuda::compact_copy_async(c.strategy, items_rec, out_rec, keep, count.get<std::uint64_t>(), space);
+        cuda::compact_copy_async(c.strategy, items_rec, out_rec, keep, count, space);
     };
 
     restore();
     call();
     std::uint64_t kept = 0;
-    SIEVE_CUDA_CHECK(cudaMemcpy(&kept, count.get(), sizeof kept, cudaMemcpyDeviceToHost));
-    std::vector<std::byte> result(static_cast<std::size_t>(kept) * w);
-    if (kept <= c.n)
-      SIEVE_CUDA_CHECK(cudaMemcpy(result.data(), (c.in_place ? items : out).get(), result.size(), cudaMemcpyDeviceToHost));
+    SIEVE_CUDA_CHECK(cudaMemcpy(&kept, count, sizeof kept, cudaMemcpyDeviceToHost));
     m.kept = static_cast<std::size_t>(kept);
-    m.error = check_output(in, result, m.kept, w, compaction_strategy(c.strategy).stable);
+    const bool stable = compaction_strategy(c.strategy).stable;
+    if (kept != in.kept) {
+      m.error = "kept " + std::to_string(kept) + " items, expected " + std::to_string(in.kept);
+      return m;
+    }
+    if (in.exact) {  // small: the output comes back and is compared byte by byte first
+      std::vector<std::byte> result(m.kept * w);
+      SIEVE_CUDA_CHECK(cudaMemcpy(result.data(), output, result.size(), cudaMemcpyDeviceToHost));
+      m.error = check_output(in, result, m.kept, w, stable);
+      if (!m.error.empty()) return m;
+    }
+    m.error = check_digest(in, device_digest(output, m.kept, w, count + 2), m.kept, stable);
+    if (!m.error.empty() && in.exact) m.error = "the byte-by-byte check passed but the device digest did not: " + m.error;
     m.validated = m.error.empty();
     if (!m.validated) return m;
 
@@ -95,6 +155,13 @@ measurement measure_cuda(const bench_case& c, const case_inputs& in, timing_plan
     m.error = e.what();
   }
   return m;
+}
+
+stats cuda_bench::removal_floor(const bench_case& c, timing_plan plan) {
+  buffers& b = *b_;
+  b.items.reserve(c.n * c.type.width);
+  SIEVE_CUDA_CHECK(cudaMemcpy(b.items.get(), b.pristine.get(), c.n * c.type.width, cudaMemcpyDeviceToDevice));
+  return measure_removal_floor(c, b.items.get(), b.removals_pristine.get<const std::uint32_t>(), b.k, plan);
 }
 
 }  // namespace sieve::bench

@@ -6,12 +6,13 @@
 
 #include <tbb/task_arena.h>
 
-
 #include <algorithm>
 #include <bit>
 #include <cmath>
+#include <future>
 #include <iostream>
 #include <map>
+#include <memory>
 #include <tuple>
 
 namespace sieve::bench {
@@ -25,11 +26,19 @@ struct suite {
   std::vector<std::size_t> n;
   std::vector<double> fractions;
   std::vector<std::string> distributions;
+  std::size_t bytes = 0;  // when n is empty: n = bytes / item width, per item type
 };
 
 std::vector<std::size_t> powers_of_two(int lo, int hi, int step) {
   std::vector<std::size_t> v;
   for (int e = lo; e <= hi; e += step) v.push_back(std::size_t{1} << e);
+  return v;
+}
+
+// lo %, lo + step %, ... hi %, as fractions.
+std::vector<double> percents(int lo, int hi, int step) {
+  std::vector<double> v;
+  for (int p = lo; p <= hi; p += step) v.push_back(p / 100.0);
   return v;
 }
 
@@ -46,12 +55,34 @@ suite preset(const std::string& name, backend b, bool quick) {
             {quick ? std::size_t{1} << 22 : std::size_t{1} << 24},
             quick ? std::vector<double>{0.01, 0.5, 0.99} : std::vector<double>{0.01, 0.1, 0.5, 0.9, 0.99},
             quick ? std::vector<std::string>{"uniform"} : std::vector<std::string>{"uniform", "cluster", "clusters32"}};
-  throw error("unknown suite '" + name + "'; suites: redzone, select");
+  if (name == "space")  // SPACE's grid (Fett et al.): 1 GiB of items of each type, kept 1 .. 97 % in steps of 4 %
+    return {name, {form::byte_flags, form::bit_mask}, {"u8", "u16", "u32", "u64", "float", "double"},
+            quick ? std::vector<std::size_t>{std::size_t{1} << 22} : std::vector<std::size_t>{},
+            quick ? percents(1, 97, 48) : percents(1, 97, 4), {"uniform", "cluster", "clusters32"},
+            std::size_t{1} << 30};
+  if (name == "billeter")  // Billeter et al.'s Table 3: 4M u32 items, byte flags, kept 0 .. 100 % in steps of 10 %
+    return {name, {form::byte_flags}, {"u32"}, {std::size_t{1} << 22}, quick ? percents(0, 100, 50) : percents(0, 100, 10),
+            {"uniform"}};
+  throw error("unknown suite '" + name + "'; suites: redzone, select, space, billeter");
 }
 
 // The baselines every strategy is compared with, measured at the same grid point in the same run.
 std::vector<std::string> baselines_of(backend b) {
   return b == backend::cpu ? std::vector<std::string>{"std"} : std::vector<std::string>{"cub", "thrust"};
+}
+
+// The big buffers of `in`, for the next point's make_inputs to recycle; `in` keeps what the checks
+// of a loaded CUDA point read (kept, digest, expected).
+case_inputs spare_buffers(case_inputs& in) {
+  case_inputs spare;
+  spare.n = in.n;
+  spare.width = in.width;
+  spare.items = std::move(in.items);
+  spare.removals = std::move(in.removals);
+  spare.flags = std::move(in.flags);
+  spare.mask = std::move(in.mask);
+  spare.keep = std::move(in.keep);
+  return spare;
 }
 
 // Which way a strategy is timed: removal lists in place where it can (as Redzone must), selections
@@ -116,7 +147,10 @@ nlohmann::json crossover_table(const std::vector<bench_case>& cases, const std::
 
 void add_compaction_options(CLI::App& cmd, compaction_args& a) {
   cmd.add_option("--backend", a.backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
-  cmd.add_option("--suite", a.suites, "redzone (removal lists, the Redzone paper's grid), select (flags and masks)")
+  cmd.add_option("--suite", a.suites,
+                 "redzone (removal lists, the Redzone paper's grid), select (flags and masks), space (SPACE's grid: "
+                 "flags and masks, u8 u16 u32 u64 float double, 1 GiB of items each, kept 1 .. 97 % by 4 %, three "
+                 "distributions), billeter (Billeter et al.'s Table 3: 4M u32, byte flags, kept 0 .. 100 % by 10 %)")
       ->delimiter(',');
   cmd.add_option("--strategies", a.strategies, "comma-separated (default: every one that fits)")->delimiter(',');
   cmd.add_option("--n", a.n, "item counts, comma-separated")->delimiter(',');
@@ -171,7 +205,7 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
       for (const auto& d : s.distributions) check_distribution(f, d);
     for (form f : s.forms)
       for (const auto& t : s.types)
-        for (std::size_t n : s.n)
+        for (std::size_t n : s.n.empty() ? std::vector<std::size_t>{s.bytes / item_type_named(t).width} : s.n)
           for (double fr : s.fractions)
             for (const auto& d : s.distributions)
               for (const auto& info : compaction_strategies()) {
@@ -210,33 +244,60 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
   };
   std::map<std::string, std::map<std::string, double>> baseline_ms;  // key -> baseline -> ms
   std::map<std::string, double> floor_ms;                             // key -> the floor's ms
-  std::string current_key;
-  case_inputs inputs;
+  // The grid points: runs of consecutive cases with the same key (the loops above nest the strategy
+  // innermost), from points[p] to points[p + 1].
+  std::vector<std::size_t> points;
+  for (std::size_t i = 0; i < cases.size(); ++i)
+    if (i == 0 || key_of(cases[i]) != key_of(cases[i - 1])) points.push_back(i);
+  points.push_back(cases.size());
+
+  std::unique_ptr<cuda_bench> device;
+  if (where == backend::cuda) device = std::make_unique<cuda_bench>();
+  // On the GPU the next point's inputs are made while this one is measured, on all cores but two
+  // (one drives the GPU); on the CPU the measurement needs the cores and the inputs, so they take turns.
+  tbb::task_arena ahead(std::max(1, tbb::this_task_arena::max_concurrency() - 2));
+  case_inputs inputs = make_inputs(cases[0], a.seed);
   int failed = 0;
   std::vector<measurement> measured(cases.size());
-  for (std::size_t i = 0; i < cases.size(); ++i) {
-    const bench_case& c = cases[i];
-    const std::string key = key_of(c);
-    if (key != current_key) {
-      inputs = make_inputs(c, a.seed);
-      current_key = key;
-      if (where == backend::cuda) {
+  for (std::size_t p = 0; p + 1 < points.size(); ++p) {
+    const bench_case& first = cases[points[p]];
+    const std::string key = key_of(first);
+    const bool last = p + 2 == points.size();
+    std::future<case_inputs> next;
+    std::string point_error;  // the upload failed (out of device memory, say): every case of the point fails
+    if (device) {
+      try {
+        device->load(first, inputs);
         // The floor: the O(k) kernel for removal lists; for selections the nominal bytes at copy speed.
-        floor_ms[key] = c.f == form::removal_list ? measure_removal_floor(c, inputs, plan).median
-                                                  : nominal_bytes(c, inputs.kept) / (copy_gbps * 1e6);
+        floor_ms[key] = first.f == form::removal_list ? device->removal_floor(first, plan).median
+                                                      : nominal_bytes(first, inputs.kept) / (copy_gbps * 1e6);
+      } catch (const std::exception& e) {
+        point_error = std::string("loading the point's inputs on the device: ") + e.what();
       }
+      if (!last)
+        next = std::async(std::launch::async, [&ahead, c = cases[points[p + 1]], seed = a.seed,
+                                               spare = spare_buffers(inputs)]() mutable {
+          return ahead.execute([&] { return make_inputs(c, seed, std::move(spare)); });
+        });
     }
-    std::cerr << "[" << i + 1 << "/" << cases.size() << "] " << c.strategy << " " << form_short_name(c.f) << " "
-              << c.type.name << " n=" << human_n(c.n) << " " << percent(c.fraction) << " " << c.distribution << "\n";
-    measured[i] = where == backend::cpu ? measure_cpu(c, inputs, plan) : measure_cuda(c, inputs, plan);
-    if (!measured[i].validated) {
-      ++failed;
-      std::cerr << "sieve bench compaction: " << c.strategy << " " << form_short_name(c.f) << " " << c.type.name
-                << " n=" << c.n << " " << percent(c.fraction) << " " << c.distribution
-                << " FAILED validation: " << measured[i].error << "\n";
+    for (std::size_t i = points[p]; i < points[p + 1]; ++i) {
+      const bench_case& c = cases[i];
+      std::cerr << "[" << i + 1 << "/" << cases.size() << "] " << c.strategy << " " << form_short_name(c.f) << " "
+                << c.type.name << " n=" << human_n(c.n) << " " << percent(c.fraction) << " " << c.distribution << "\n";
+      if (!point_error.empty())
+        measured[i].error = point_error;
+      else
+        measured[i] = device ? device->measure(c, inputs, plan) : measure_cpu(c, inputs, plan);
+      if (!measured[i].validated) {
+        ++failed;
+        std::cerr << "sieve bench compaction: " << c.strategy << " " << form_short_name(c.f) << " " << c.type.name
+                  << " n=" << c.n << " " << percent(c.fraction) << " " << c.distribution
+                  << " FAILED validation: " << measured[i].error << "\n";
+      }
+      if (std::find(baselines.begin(), baselines.end(), c.strategy) != baselines.end() && measured[i].validated)
+        baseline_ms[key][c.strategy] = measured[i].ms.median;
     }
-    if (std::find(baselines.begin(), baselines.end(), c.strategy) != baselines.end() && measured[i].validated)
-      baseline_ms[key][c.strategy] = measured[i].ms.median;
+    if (!last) inputs = next.valid() ? next.get() : make_inputs(cases[points[p + 1]], a.seed, std::move(inputs));
   }
 
   for (std::size_t i = 0; i < cases.size(); ++i) {

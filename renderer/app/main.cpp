@@ -4,8 +4,10 @@
 //   sieve bench trace SCENE [options]  rays per second through the BVH
 //   sieve bench sort [options]         GPU radix sort: own onesweep vs CUB
 //   sieve bench render SCENE [options] the renderer per compaction strategy: compaction's share, per bounce
+//   sieve bench all [--quick|--smoke]   every suite of the backends present, then bench/results/<device>/report.md
 //   sieve info                          strategies, their capabilities, and the devices present
 // Errors print one line on stderr and exit non-zero.
+#include "all/all.hpp"
 #include "compaction/suite.hpp"
 #include "sort/suite.hpp"
 #include "render/render_bench.hpp"
@@ -70,6 +72,10 @@ int main(int argc, char** argv) {
   auto* bench_render = bench->add_subcommand("render", "the renderer per compaction strategy: time, Mrays/s, compaction share per bounce");
   sieve::bench::render_bench_args render_bench_args;
   sieve::bench::add_render_bench_options(*bench_render, render_bench_args);
+  auto* bench_all =
+      bench->add_subcommand("all", "every suite of the backends present, then the report with plots and images");
+  sieve::bench::all_args all_args;
+  sieve::bench::add_all_options(*bench_all, all_args);
 
   try {
     app.parse(argc, argv);
@@ -87,6 +93,19 @@ int main(int argc, char** argv) {
     if (*bench_sort) return sieve::bench::run_sort_bench(sort_args, command_line);
     if (*bench_render) return sieve::bench::run_render_bench(render_bench_args, command_line);
     if (*bench_trace) return sieve::bench::run_trace_bench(trace_args, command_line);
+    if (*bench_all)
+      return sieve::bench::run_bench_all(all_args, command_line,
+                                         [](const sieve::bench::image_request& r, const std::string& command) {
+                                           sieve::app::render_args ra;
+                                           ra.scene = r.scene;
+                                           ra.backend = r.backend;
+                                           ra.spp = r.spp;
+                                           ra.set = r.set;
+                                           ra.png = r.png;
+                                           ra.json = r.json;
+                                           ra.quiet = true;
+                                           return sieve::app::run_render(ra, command);
+                                         });
   } catch (const std::exception& e) {
     std::cerr << "sieve: " << e.what() << "\n";
     return 1;

@@ -1,0 +1,667 @@
+#include "all.hpp"
+
+#include "../common/report.hpp"
+#include "../compaction/suite.hpp"
+#include "../render/render_bench.hpp"
+#include "../sort/suite.hpp"
+#include "../trace/trace.hpp"
+
+#include <sieve/compaction.hpp>
+#include <sieve/compaction/cuda.hpp>
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <bit>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <regex>
+#include <sstream>
+#include <type_traits>
+
+#ifndef SIEVE_SOURCE_DIR
+#define SIEVE_SOURCE_DIR "."
+#endif
+
+namespace sieve::bench {
+namespace {
+
+namespace fs = std::filesystem;
+
+enum class mode { smoke, quick, full };
+
+const char* mode_name(mode m) { return m == mode::smoke ? "smoke" : m == mode::quick ? "quick" : "full"; }
+
+// --- Command lines: each step's JSON names the single `sieve` command that repeats it ---------------
+
+std::string quote(const std::string& s) {
+  static const std::regex plain("[A-Za-z0-9_./:=,+@%^-]+");
+  if (std::regex_match(s, plain)) return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string number(double x) {
+  std::ostringstream s;
+  s << x;
+  return s.str();
+}
+
+class command {
+ public:
+  explicit command(std::string program) : text_(std::move(program)) {}
+  command& arg(const std::string& a) {
+    text_ += " " + quote(a);
+    return *this;
+  }
+  command& opt(const std::string& name, const std::string& value) {
+    if (!value.empty()) text_ += " " + name + " " + quote(value);
+    return *this;
+  }
+  command& opt(const std::string& name, long value, long unless) {
+    if (value != unless) text_ += " " + name + " " + std::to_string(value);
+    return *this;
+  }
+  template <class T>
+  command& list(const std::string& name, const std::vector<T>& values) {
+    std::string joined;
+    for (const auto& v : values) {
+      std::string item;
+      if constexpr (std::is_arithmetic_v<T>)
+        item = number(static_cast<double>(v));
+      else
+        item = v;
+      joined += (joined.empty() ? "" : ",") + item;
+    }
+    return opt(name, joined);
+  }
+  command& flag(const std::string& name, bool on) {
+    if (on) text_ += " " + name;
+    return *this;
+  }
+  const std::string& str() const { return text_; }
+
+ private:
+  std::string text_;
+};
+
+std::string compaction_command(const std::string& program, const compaction_args& a) {
+  command c(program + " bench compaction");
+  c.opt("--backend", a.backend).list("--suite", a.suites).list("--form", a.forms).list("--type", a.types);
+  c.list("--n", a.n).list("--fraction", a.fractions).list("--distribution", a.distributions);
+  c.list("--strategies", a.strategies).flag("--quick", a.quick).opt("--repeats", a.repeats, 0);
+  return c.opt("--csv", a.csv).opt("--json", a.json).opt("--crossover", a.crossover).str();
+}
+
+std::string sort_command(const std::string& program, const sort_args& a) {
+  command c(program + " bench sort");
+  c.list("--n", a.n).list("--bits", a.bits).flag("--quick", a.quick).opt("--warmup", a.warmup, 3);
+  return c.opt("--repeats", a.repeats, 0).opt("--csv", a.csv).opt("--json", a.json).str();
+}
+
+std::string trace_command(const std::string& program, const trace_args& a) {
+  command c(program + " bench trace");
+  c.arg(a.scene).opt("--backend", a.backend);
+  for (const auto& s : a.set) c.opt("--set", s);
+  c.list("--traversal", a.traversals).list("--strategy", a.strategies);
+  c.opt("--width", a.width, 1024).opt("--height", a.height, 768).opt("--repeats", a.repeats, 5);
+  return c.opt("--csv", a.csv).opt("--json", a.json).str();
+}
+
+std::string render_bench_command(const std::string& program, const render_bench_args& a) {
+  command c(program + " bench render");
+  c.arg(a.scene).opt("--backend", a.backend);
+  for (const auto& s : a.set) c.opt("--set", s);
+  c.list("--integrator", a.integrators).list("--traversal", a.traversals).list("--strategy", a.strategies);
+  return c.opt("--repeats", a.repeats, 3).opt("--csv", a.csv).opt("--json", a.json).str();
+}
+
+std::string render_command(const std::string& program, const image_request& r) {
+  command c(program + " render");
+  c.arg(r.scene).opt("--backend", r.backend).opt("--spp", r.spp, 0);
+  for (const auto& s : r.set) c.opt("--set", s);
+  return c.opt("--out", r.png).opt("--json", r.json).flag("--quiet", true).str();
+}
+
+// --- The plan ------------------------------------------------------------------------------------------
+
+struct step {
+  std::string name, what;
+  double expected_s = 0;  // on the reference machine of the backend (see estimate_note)
+  std::vector<std::string> files;
+  std::string command;
+  std::function<int()> run;
+};
+
+struct context {
+  bool gpu = false;
+  mode m = mode::quick;
+  fs::path out, source;
+  std::string program;
+
+  // Paths as the commands show them: relative to the working directory when below it.
+  std::string shown(const fs::path& p) const {
+    const fs::path rel = fs::absolute(p).lexically_normal().lexically_relative(fs::current_path());
+    return !rel.empty() && *rel.begin() != ".." ? rel.string() : fs::absolute(p).lexically_normal().string();
+  }
+  std::string file(const std::string& name) const { return shown(out / name); }
+  std::string scene(const std::string& rel) const { return shown(source / "scenes" / rel); }
+  // One value per mode.
+  template <class T>
+  T by_mode(T smoke, T quick, T full) const {
+    return m == mode::smoke ? smoke : m == mode::quick ? quick : full;
+  }
+  // Expected seconds on the reference machines: the CPU's smoke and quick modes were timed on a 2-core
+  // AMD EPYC (RelWithDebInfo, a loaded machine); its full mode and every GPU mode are estimates (H100).
+  double expect(double cpu_smoke, double cpu_quick, double cpu_full, double gpu_smoke, double gpu_quick,
+                double gpu_full) const {
+    return gpu ? by_mode(gpu_smoke, gpu_quick, gpu_full) : by_mode(cpu_smoke, cpu_quick, cpu_full);
+  }
+};
+
+std::vector<std::size_t> pow2(std::initializer_list<int> exponents) {
+  std::vector<std::size_t> v;
+  for (int e : exponents) v.push_back(std::size_t{1} << e);
+  return v;
+}
+
+step compaction_step(const context& c, const std::string& name, const std::string& what, double expected,
+                     compaction_args a) {
+  a.backend = c.gpu ? "cuda" : "cpu";
+  a.csv = c.file(name + ".csv");
+  a.json = c.file(name + ".json");
+  step s{name, what, expected, {name + ".json", name + ".csv"}, compaction_command(c.program, a), {}};
+  if (!a.crossover.empty()) s.files.push_back(fs::path(a.crossover).filename().string());
+  s.run = [a, cmd = s.command] { return run_compaction_bench(a, cmd); };
+  return s;
+}
+
+step render_bench_step(const context& c, const std::string& name, const std::string& what, double expected,
+                       render_bench_args a) {
+  a.backend = c.gpu ? "cuda" : "cpu";
+  a.csv = c.file(name + ".csv");
+  a.json = c.file(name + ".json");
+  step s{name, what, expected, {name + ".json", name + ".csv"}, render_bench_command(c.program, a), {}};
+  s.run = [a, cmd = s.command] { return run_render_bench(a, cmd); };
+  return s;
+}
+
+std::vector<step> plan(const context& c, const render_image_fn& render_image) {
+  const bool gpu = c.gpu;
+  std::vector<step> steps;
+
+  {  // Redzone's grid (its section 5): removal lists, k/n = 2, 10, 50, 90 %; Fig. 4 is k = 2 % at 2 GiB.
+    compaction_args a;
+    a.suites = {"redzone"};
+    a.quick = c.m != mode::full;
+    if (c.m == mode::smoke) {
+      a.n = pow2({14});
+      a.fractions = {0.02, 0.5};
+      a.repeats = 1;
+    }
+    const std::string sizes = c.by_mode<std::string>("n = 2^14", "n = 2^22",
+                                                      gpu ? "n = 2^15 .. 2^29 (2 GiB), r = uniform, 0 .. 100 %"
+                                                          : "n = 2^20, 2^23, 2^26");
+    steps.push_back(compaction_step(c, "compaction-redzone", "Redzone's grid: removal lists, " + sizes,
+                                    c.expect(1, 2, 120, 2, 20, 600), a));
+  }
+  {  // SPACE's grid (the `space` preset): flags and masks, 1 GiB of each type, 1 .. 97 % kept, three distributions.
+    compaction_args a;
+    a.suites = {"space"};
+    a.quick = c.m != mode::full;
+    if (c.m == mode::smoke) {
+      a.n = pow2({14});
+      a.types = {"u32"};
+      a.fractions = {0.01, 0.99};
+      a.distributions = {"uniform", "cluster"};
+      a.repeats = 1;
+    } else if (c.m == mode::quick && !gpu) {  // the preset's six types are minutes on a few cores
+      a.types = {"u32"};
+    } else if (c.m == mode::full && !gpu) {  // 1 GiB per point is hours on a few cores: 2^24 items of three types
+      a.n = pow2({24});
+      a.types = {"u8", "u32", "double"};
+    }
+    steps.push_back(compaction_step(c, "compaction-space",
+                                    "SPACE's grid: flags and bit masks, " +
+                                        c.by_mode<std::string>("n = 2^14 u32, 1 and 99 % kept",
+                                                               gpu ? "n = 2^22, six types, 1, 49, 97 % kept"
+                                                                   : "n = 2^22 u32, 1, 49, 97 % kept",
+                                                               gpu ? "1 GiB of each of six types, 1 .. 97 % kept"
+                                                                   : "n = 2^24 of u8, u32, double, 1 .. 97 % kept") +
+                                        ", uniform and clustered",
+                                    c.expect(1, 5, 600, 2, 30, 1200), a));
+  }
+  {  // Billeter's Table 3 (the `billeter` preset): 4M u32 items, byte flags, 0 .. 100 % kept in steps of 10 %.
+    compaction_args a;
+    a.suites = {"billeter"};
+    a.quick = c.m != mode::full;
+    if (c.m == mode::smoke) {
+      a.n = pow2({14});
+      a.fractions = {0, 0.5, 1};
+      a.repeats = 1;
+    }
+    steps.push_back(compaction_step(c, "compaction-billeter",
+                                    "Billeter's Table 3: " +
+                                        c.by_mode<std::string>("n = 2^14", "4M u32, 0, 50, 100 % kept",
+                                                               "4M u32, 0 .. 100 % kept in steps of 10 %") +
+                                        ", byte flags",
+                                    c.expect(1, 1, 40, 1, 10, 60), a));
+  }
+  {  // The crossover grid `auto` is tuned from: every strategy over n, k/n (kept share) and item size.
+    compaction_args a;
+    a.suites = {"select", "redzone"};
+    a.distributions = {"uniform"};
+    a.fractions = c.m == mode::smoke ? std::vector<double>{0.1, 0.9} : std::vector<double>{0.01, 0.1, 0.5, 0.9, 0.99};
+    a.n = c.by_mode(pow2({10, 14}), gpu ? pow2({12, 16, 20, 24}) : pow2({12, 16, 20}),
+                    gpu ? pow2({12, 14, 16, 18, 20, 22, 24, 26}) : pow2({12, 14, 16, 18, 20, 22}));
+    a.types = c.m == mode::full ? std::vector<std::string>{"u32", "struct32"} : std::vector<std::string>{"u32"};
+    a.quick = c.m != mode::full;
+    a.repeats = c.by_mode(1, 3, gpu ? 10 : 5);
+    a.crossover = c.file("crossover-measured.json");
+    steps.push_back(compaction_step(c, "compaction-crossover",
+                                    "the crossover grid (every strategy over n and k/n" +
+                                        std::string(c.m == mode::full ? ", u32 and 32-byte items" : "") +
+                                        "): where each stops paying",
+                                    c.expect(1, 1, 400, 3, 40, 900), a));
+  }
+  if (gpu) {  // The GPU radix sort: own onesweep against cub::DeviceRadixSort.
+    sort_args a;
+    a.quick = c.m == mode::quick;
+    if (c.m == mode::smoke) {
+      a.n = pow2({16});
+      a.warmup = 1;
+      a.repeats = 2;
+    }
+    if (c.m == mode::full) a.bits = {"0:32", "8:24"};
+    a.csv = c.file("sort.csv");
+    a.json = c.file("sort.json");
+    step s{"sort", "radix sort of (u32, u32) pairs: onesweep vs cub", c.expect(0, 0, 0, 2, 15, 60),
+           {"sort.json", "sort.csv"}, sort_command(c.program, a), {}};
+    s.run = [a, cmd = s.command] { return run_sort_bench(a, cmd); };
+    steps.push_back(s);
+  }
+  {  // Traversal: primary and diffuse rays through the ~1M-triangle sphere room, DFS and BFS.
+    trace_args a;
+    a.scene = c.scene("procedural/sphere-room.toml");
+    a.backend = gpu ? "cuda" : "cpu";
+    a.traversals = {"dfs", "bfs"};
+    a.strategies = gpu ? std::vector<std::string>{"atomic", "cub", "space", "redzone"}
+                       : std::vector<std::string>{"billeter", "redzone"};
+    if (c.m == mode::smoke) {
+      a.set = {"procedural.n=4", "procedural.segments=8"};
+      a.width = 64;
+      a.height = 48;
+    } else if (c.m == mode::quick && !gpu) {
+      a.width = 512;
+      a.height = 384;
+    }
+    a.repeats = c.by_mode(1, gpu ? 3 : 2, gpu ? 10 : 3);
+    a.csv = c.file("trace.csv");
+    a.json = c.file("trace.json");
+    step s{"trace", "traversal Mrays/s, sphere room, " + std::to_string(a.width) + " x " + std::to_string(a.height) +
+                        " rays: DFS, BFS per strategy",
+           c.expect(1, 12, 60, 2, 15, 40), {"trace.json", "trace.csv"}, trace_command(c.program, a), {}};
+    s.run = [a, cmd = s.command] { return run_trace_bench(a, cmd); };
+    steps.push_back(s);
+  }
+  {  // The render workload: compaction's share of the frame per strategy, scene and bounce.
+    render_bench_args box;
+    box.scene = c.scene("cornell-box/cornell-box.toml");
+    box.set = c.by_mode(std::vector<std::string>{"film.width=32", "film.height=32", "film.spp=1"},
+                        gpu ? std::vector<std::string>{"film.spp=16"}
+                            : std::vector<std::string>{"film.width=256", "film.height=256", "film.spp=4"},
+                        {gpu ? "film.spp=64" : "film.spp=16"});
+    box.repeats = c.by_mode(1, gpu ? 2 : 1, gpu ? 5 : 3);
+    if (gpu && c.m != mode::smoke) box.integrators = {"wavefront", "megakernel"};
+    steps.push_back(render_bench_step(c, "render-cornell-box",
+                                      "renderer, Cornell box: every strategy of the path queue",
+                                      c.expect(1, 8, 200, 3, 15, 30), box));
+
+    render_bench_args room = box;
+    room.scene = c.scene("procedural/sphere-room.toml");
+    room.set = c.by_mode(std::vector<std::string>{"procedural.n=2", "procedural.segments=8", "film.width=32",
+                                                  "film.height=24", "film.spp=1", "film.max_bounces=3"},
+                         gpu ? std::vector<std::string>{"film.spp=4"}
+                             : std::vector<std::string>{"film.width=256", "film.height=192", "film.spp=1"},
+                         gpu ? std::vector<std::string>{}
+                             : std::vector<std::string>{"film.width=512", "film.height=384", "film.spp=4"});
+    room.repeats = c.by_mode(1, gpu ? 2 : 1, gpu ? 3 : 2);
+    steps.push_back(render_bench_step(c, "render-sphere-room", "renderer, sphere room (~1M triangles): every strategy",
+                                      c.expect(1, 10, 600, 3, 20, 60), room));
+
+    if (c.m == mode::full) {
+      render_bench_args bfs = box;
+      bfs.set = {gpu ? "film.spp=16" : "film.spp=4"};
+      bfs.integrators = {"wavefront"};
+      bfs.traversals = {"bfs"};
+      bfs.strategies = gpu ? std::vector<std::string>{"atomic", "cub", "space", "redzone"}
+                           : std::vector<std::string>{"billeter", "stencil", "std", "redzone"};
+      steps.push_back(render_bench_step(c, "render-cornell-box-bfs",
+                                        "renderer, Cornell box, BFS traversal: queue and frontier compaction",
+                                        c.expect(0, 0, 150, 0, 0, 60), bfs));
+      if (gpu) {
+        render_bench_args glass = box;
+        glass.scene = c.scene("cornell-box/cornell-mirror-glass.toml");
+        steps.push_back(render_bench_step(c, "render-cornell-mirror-glass",
+                                          "renderer, mirror and glass box: wavefront vs megakernel",
+                                          c.expect(0, 0, 0, 0, 0, 30), glass));
+      }
+    }
+  }
+  {  // The shipped scenes' images, for the report.
+    struct shot {
+      std::string name, scene;
+      std::uint32_t spp_smoke, spp_quick, spp_full;
+      std::vector<std::string> smoke_set, quick_cpu_set;
+    };
+    const std::vector<std::string> tiny = {"film.width=32", "film.height=32"};
+    const std::vector<shot> shots = {
+        {"cornell-box", "cornell-box/cornell-box.toml", 1, 16, 64, tiny, {"film.width=256", "film.height=256"}},
+        {"cornell-mirror-glass", "cornell-box/cornell-mirror-glass.toml", 1, 16, gpu ? 1024u : 64u, tiny,
+         {"film.width=256", "film.height=256"}},
+        {"sphere-room", "procedural/sphere-room.toml", 1, gpu ? 16u : 4u, gpu ? 256u : 16u,
+         {"procedural.n=2", "procedural.segments=8", "film.width=32", "film.height=24"},
+         {"film.width=512", "film.height=384"}},
+        {"heightfield", "procedural/heightfield.toml", 1, gpu ? 16u : 4u, gpu ? 64u : 4u,
+         {"procedural.grid=32", "film.width=32", "film.height=24"},
+         {"procedural.grid=512", "film.width=512", "film.height=384"}},
+    };
+    const std::vector<double> cpu_quick = {3, 5, 8, 4}, cpu_full = {30, 40, 300, 90};
+    for (std::size_t i = 0; i < shots.size(); ++i) {
+      const shot& sh = shots[i];
+      image_request r;
+      r.scene = c.scene(sh.scene);
+      r.backend = gpu ? "cuda" : "cpu";
+      r.spp = c.by_mode(sh.spp_smoke, sh.spp_quick, sh.spp_full);
+      if (c.m == mode::smoke) r.set = sh.smoke_set;
+      if (c.m == mode::quick && !gpu) r.set = sh.quick_cpu_set;
+      r.png = c.file("image-" + sh.name + ".png");
+      r.json = c.file("image-" + sh.name + ".json");
+      step s{"image-" + sh.name, "render " + sh.name + " at " + std::to_string(r.spp) + " spp for the report",
+             c.expect(1, cpu_quick[i], cpu_full[i], 3, 5, 10),
+             {"image-" + sh.name + ".png", "image-" + sh.name + ".json"}, render_command(c.program, r), {}};
+      s.run = [r, cmd = s.command, render_image] { return render_image(r, cmd); };
+      steps.push_back(s);
+    }
+  }
+  return steps;
+}
+
+// --- Running ---------------------------------------------------------------------------------------------
+
+// Sends what a suite prints to its log file; of its stderr, error lines (they start with "sieve ")
+// also reach the console, and on a terminal the per-point progress lines ("[3/40] ...") are shown
+// as one line rewritten in place.
+class capture : public std::streambuf {
+ public:
+  capture(std::ostream& log, std::ostream* console, bool tty) : log_(log), console_(console), tty_(tty) {}
+  ~capture() override {
+    if (!line_.empty()) log_ << line_;
+    log_.flush();
+  }
+
+ protected:
+  int_type overflow(int_type ch) override {
+    if (ch == traits_type::eof()) return 0;
+    line_ += static_cast<char>(ch);
+    if (ch == '\n') flush_line();
+    return ch;
+  }
+  std::streamsize xsputn(const char* s, std::streamsize n) override {
+    for (std::streamsize i = 0; i < n; ++i) overflow(static_cast<unsigned char>(s[i]));
+    return n;
+  }
+  int sync() override {
+    log_.flush();
+    return 0;
+  }
+
+ private:
+  void flush_line() {
+    log_ << line_;
+    if (console_) {
+      std::string text = line_.substr(0, line_.size() - 1);
+      if (text.rfind("sieve ", 0) == 0) {
+        *console_ << (tty_ ? "\r\033[K" : "") << "      " << text << '\n' << std::flush;
+      } else if (tty_ && (text.rfind("[", 0) == 0 || text.rfind("sort n=", 0) == 0)) {
+        if (text.size() > 90) text = text.substr(0, 90);
+        *console_ << "\r\033[K      " << text << std::flush;
+      }
+    }
+    line_.clear();
+  }
+
+  std::ostream& log_;
+  std::ostream* console_;
+  bool tty_;
+  std::string line_;
+};
+
+// Redirects std::cout and std::cerr into `log` for its lifetime.
+class redirect {
+ public:
+  redirect(const fs::path& log, std::ostream& console, bool tty)
+      : file_(log), out_(file_, nullptr, tty), err_(file_, &console, tty) {
+    old_out_ = std::cout.rdbuf(&out_);
+    old_err_ = std::cerr.rdbuf(&err_);
+  }
+  ~redirect() {
+    std::cout.flush();
+    std::cerr.flush();
+    std::cout.rdbuf(old_out_);
+    std::cerr.rdbuf(old_err_);
+  }
+  redirect(const redirect&) = delete;
+  redirect& operator=(const redirect&) = delete;
+
+ private:
+  std::ofstream file_;
+  capture out_, err_;
+  std::streambuf* old_out_ = nullptr;
+  std::streambuf* old_err_ = nullptr;
+};
+
+std::string duration(double s) {
+  char buf[32];
+  if (s < 10) std::snprintf(buf, sizeof buf, "%.1f s", s);
+  else if (s < 90) std::snprintf(buf, sizeof buf, "%.0f s", s);
+  else if (s < 5400) std::snprintf(buf, sizeof buf, "%.0f min", s / 60);
+  else std::snprintf(buf, sizeof buf, "%.1f h", s / 3600);
+  return buf;
+}
+
+// The NVIDIA kernel driver's version ("580.159.04"), read where Linux publishes it.
+std::string gpu_driver() {
+  std::ifstream in("/proc/driver/nvidia/version");
+  std::string line;
+  std::getline(in, line);
+  std::smatch m;
+  if (std::regex_search(line, m, std::regex(R"((\d+\.\d+(\.\d+)?))"))) return m[1];
+  return "unknown (no /proc/driver/nvidia/version)";
+}
+
+// A Python 3 for bench/report.py: one with matplotlib when there is one (Debian's python3-matplotlib
+// is under /usr/bin, which a pyenv python3 first on PATH does not see). Empty: none at all.
+std::string find_python(bool& with_matplotlib) {
+  std::vector<std::string> candidates;
+  if (const char* env = std::getenv("SIEVE_PYTHON")) candidates.emplace_back(env);
+  candidates.insert(candidates.end(), {"python3", "/usr/bin/python3"});
+  std::string any;
+  for (const auto& py : candidates) {
+    if (std::system((quote(py) + " -c 'import sys' >/dev/null 2>&1").c_str()) != 0) continue;
+    if (any.empty()) any = py;
+    if (std::system((quote(py) + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0) {
+      with_matplotlib = true;
+      return py;
+    }
+  }
+  with_matplotlib = false;
+  return any;
+}
+
+int run_backend(const all_args& args, bool gpu, mode m, const fs::path& out, const std::string& command_line,
+                const render_image_fn& render_image) {
+  context c;
+  c.gpu = gpu;
+  c.m = m;
+  c.out = out;
+  c.source = SIEVE_SOURCE_DIR;
+  c.program = command_line.substr(0, command_line.find(' '));
+  if (!fs::exists(c.source / "scenes") || !fs::exists(c.source / "bench" / "report.py"))
+    throw error("sieve bench all: the source tree this binary was built from is not at " + c.source.string() +
+                " (it needs scenes/ and bench/report.py)");
+
+  std::vector<step> steps = plan(c, render_image);
+  if (!args.only.empty()) {
+    std::erase_if(steps, [&](const step& s) {
+      for (const auto& o : args.only)
+        if (s.name.rfind(o, 0) == 0) return false;
+      return true;
+    });
+    if (steps.empty()) throw error("--only: no step starts with those names");
+  }
+
+  const nlohmann::json machine = machine_info(gpu);
+  const std::string device = gpu ? machine.value("gpu", "") : machine.value("cpu", "") + ", " +
+                                                                  std::to_string(machine.value("tbb_threads", 0)) +
+                                                                  " threads";
+  double total = 0;
+  for (const auto& s : steps) total += s.expected_s;
+  std::ostream console(std::cout.rdbuf());  // the terminal, while the steps' own output goes to their logs
+  const bool tty = isatty(STDOUT_FILENO);
+  console << "sieve bench all: " << (gpu ? "cuda" : "cpu") << " backend, " << mode_name(m) << " mode, " << device
+          << "\ninto " << c.shown(out) << "/; each step's printed tables in <step>.txt\n";
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    char line[96];
+    std::snprintf(line, sizeof line, "  %2zu. %-28s ~%-8s ", i + 1, steps[i].name.c_str(),
+                  duration(steps[i].expected_s).c_str());
+    console << line << steps[i].what << "\n";
+  }
+  console << "expected: about " << duration(total) << " in all ("
+          << (!gpu && m != mode::full ? "as timed on a 2-core AMD EPYC"
+                                      : gpu ? "a rough estimate for an H100" : "a rough estimate for a 2-core AMD EPYC")
+          << "; other machines differ)\n"
+          << std::flush;
+  if (args.plan_only) return 0;
+
+  fs::create_directories(out);
+  nlohmann::json manifest = {{"benchmark", "all"},
+                             {"mode", mode_name(m)},
+                             {"backend", gpu ? "cuda" : "cpu"},
+                             {"device", device},
+                             {"driver", gpu ? gpu_driver() : "-"},
+                             {"machine", machine},
+                             {"run", run_info(command_line)},
+                             {"expected_seconds", total},
+                             {"steps", nlohmann::json::array()}};
+  for (const auto& s : steps)
+    manifest["steps"].push_back({{"name", s.name}, {"what", s.what}, {"command", s.command},
+                                 {"expected_seconds", s.expected_s}, {"files", s.files}, {"status", "pending"}});
+  const std::string manifest_path = (out / "bench-all.json").string();
+  write_file(manifest_path, manifest.dump(1) + "\n");
+
+  int failed = 0;
+  double done_expected = 0, elapsed = 0;
+  for (std::size_t i = 0; i < steps.size(); ++i) {
+    const step& s = steps[i];
+    console << "[" << i + 1 << "/" << steps.size() << "] " << s.name << ": " << s.what << " ..." << (tty ? "" : "\n")
+            << std::flush;
+    const auto t0 = std::chrono::steady_clock::now();
+    int rc = 1;
+    std::string status;
+    try {
+      redirect to_log(out / (s.name + ".txt"), console, tty);
+      std::cout << "$ " << s.command << "\n";
+      rc = s.run();
+      status = rc == 0 ? "ok" : "FAILED (exit code " + std::to_string(rc) + ", see " + s.name + ".txt)";
+    } catch (const std::exception& e) {
+      status = std::string("FAILED: ") + e.what();
+    }
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    elapsed += seconds;
+    done_expected += s.expected_s;
+    if (status != "ok") ++failed;
+    const double left = (total - done_expected) * (done_expected > 0 ? elapsed / done_expected : 1);
+    console << (tty ? "\r\033[K" : "") << "[" << i + 1 << "/" << steps.size() << "] " << s.name << ": " << status
+            << " in " << duration(seconds) << " (expected ~" << duration(s.expected_s) << ")"
+            << (i + 1 < steps.size() ? "; about " + duration(left) + " left" : "") << "\n";
+    auto& js = manifest["steps"][i];
+    js["status"] = status;
+    js["seconds"] = seconds;
+    js["exit_code"] = rc;
+    manifest["seconds"] = elapsed;
+    write_file(manifest_path, manifest.dump(1) + "\n");
+  }
+
+  if (args.report) {
+    bool matplotlib = false;
+    const std::string python = find_python(matplotlib);
+    const fs::path script = c.source / "bench" / "report.py";
+    if (python.empty()) {
+      console << "sieve bench all: no python3 found, so no report.md; the JSON and CSV are in " << c.shown(out)
+              << "/ (run bench/report.py " << c.shown(out) << " later)\n";
+    } else {
+      if (!matplotlib)
+        console << "sieve bench all: matplotlib not found (apt-get install python3-matplotlib): report.md without "
+                   "plots\n";
+      const std::string cmd = quote(python) + " " + quote(script.string()) + " " + quote(c.shown(out));
+      console << std::flush;
+      if (std::system(cmd.c_str()) != 0) {
+        console << "sieve bench all: the report failed: " << cmd << "\n";
+        ++failed;
+      }
+    }
+  }
+  console << "sieve bench all: " << steps.size() - static_cast<std::size_t>(std::min<int>(failed, steps.size()))
+          << " of " << steps.size() << " steps ok in " << duration(elapsed) << "; " << c.shown(out / "report.md")
+          << "\n";
+  return failed ? 1 : 0;
+}
+
+}  // namespace
+
+void add_all_options(CLI::App& cmd, all_args& a) {
+  cmd.add_option("--backend", a.backend, "cpu, cuda or both (default: cuda when a GPU is present, else cpu)")
+      ->check(CLI::IsMember({"cpu", "cuda", "both"}));
+  cmd.add_flag("--quick", a.quick, "small grids and few repeats: a few minutes");
+  cmd.add_flag("--smoke", a.smoke, "tiny grids, one repeat: seconds (what CI runs)");
+  cmd.add_option("--out", a.out,
+                 "results folder (default: bench/results/<device>, with /quick or /smoke for those modes; "
+                 "with --backend both: <out>/<device> for each)");
+  cmd.add_option("--only", a.only,
+                 "run only the steps whose names start with these (comma-separated), e.g. compaction,trace")
+      ->delimiter(',');
+  cmd.add_flag("--plan", a.plan_only, "print the steps and the expected duration, run nothing");
+  cmd.add_flag("!--no-report", a.report, "skip bench/report.py (the JSON and CSV are still written)");
+}
+
+int run_bench_all(const all_args& a, const std::string& command_line, const render_image_fn& render_image) {
+  if (a.quick && a.smoke) throw error("--quick and --smoke: choose one");
+  const mode m = a.smoke ? mode::smoke : a.quick ? mode::quick : mode::full;
+  const bool have_gpu = cuda::available();
+  const std::string backend = a.backend.empty() ? (have_gpu ? "cuda" : "cpu") : a.backend;
+  if (backend != "cpu" && !have_gpu && !a.plan_only)  // a plan can be shown anywhere
+    throw error("--backend " + backend + ": " + cuda::device_description());
+  std::vector<bool> gpus;
+  if (backend != "cpu") gpus.push_back(true);
+  if (backend != "cuda") gpus.push_back(false);
+  int rc = 0;
+  for (bool gpu : gpus) {
+    fs::path out;
+    if (a.out.empty()) {
+      out = fs::path(SIEVE_SOURCE_DIR) / "bench" / "results" / device_slug(gpu);
+      if (m != mode::full) out /= mode_name(m);
+    } else {
+      out = gpus.size() > 1 ? fs::path(a.out) / device_slug(gpu) : fs::path(a.out);
+    }
+    rc |= run_backend(a, gpu, m, out, command_line, render_image);
+  }
+  return rc;
+}
+
+}  // namespace sieve::bench
