@@ -170,25 +170,29 @@ std::vector<std::size_t> pow2(std::initializer_list<int> exponents) {
   return v;
 }
 
-step compaction_step(const context& c, const std::string& name, const std::string& what, double expected,
-                     compaction_args a) {
+// A step of one suite: its arguments aimed at <name>.csv / <name>.json in the output folder, the
+// equivalent `sieve` command, and the suite's run function.
+template <class Args>
+step suite_step(const context& c, const std::string& name, const std::string& what, double expected, Args a,
+                std::string (*command)(const std::string&, const Args&), int (*run)(const Args&, const std::string&)) {
   a.backend = c.gpu ? "cuda" : "cpu";
   a.csv = c.file(name + ".csv");
   a.json = c.file(name + ".json");
-  step s{name, what, expected, {name + ".json", name + ".csv"}, compaction_command(c.program, a), {}};
+  step s{name, what, expected, {name + ".json", name + ".csv"}, command(c.program, a), {}};
+  s.run = [a, run, cmd = s.command] { return run(a, cmd); };
+  return s;
+}
+
+step compaction_step(const context& c, const std::string& name, const std::string& what, double expected,
+                     compaction_args a) {
+  step s = suite_step(c, name, what, expected, a, compaction_command, run_compaction_bench);
   if (!a.crossover.empty()) s.files.push_back(fs::path(a.crossover).filename().string());
-  s.run = [a, cmd = s.command] { return run_compaction_bench(a, cmd); };
   return s;
 }
 
 step render_bench_step(const context& c, const std::string& name, const std::string& what, double expected,
                        render_bench_args a) {
-  a.backend = c.gpu ? "cuda" : "cpu";
-  a.csv = c.file(name + ".csv");
-  a.json = c.file(name + ".json");
-  step s{name, what, expected, {name + ".json", name + ".csv"}, render_bench_command(c.program, a), {}};
-  s.run = [a, cmd = s.command] { return run_render_bench(a, cmd); };
-  return s;
+  return suite_step(c, name, what, expected, a, render_bench_command, run_render_bench);
 }
 
 std::vector<step> plan(const context& c, const render_image_fn& render_image) {
