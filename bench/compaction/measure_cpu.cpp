@@ -1,5 +1,7 @@
 #include "measure.hpp"
 
+#include <algorithm>
+
 #include <chrono>
 #include <cstring>
 
@@ -21,8 +23,10 @@ measurement measure_cpu(const bench_case& c, const case_inputs& in, timing_plan 
   opt.checked = false;  // validation happens here, against the reference, not inside the timed call
   opt.times = &times;
   auto restore = [&] {
-    std::memcpy(items.data(), in.items.data(), items.size());
-    std::memcpy(removals.data(), in.removals.data(), removals.size() * sizeof(std::uint32_t));
+    // std::copy, not memcpy: an empty vector's data() may be null, which memcpy must not be given
+    // (UBSan found it on the flags suites, which have no removal list).
+    std::copy(in.items.begin(), in.items.end(), items.begin());
+    std::copy(in.removals.begin(), in.removals.end(), removals.begin());
   };
   auto call = [&] {
     return c.in_place ? compact(c.strategy, items_rec, keep, opt) : compact_copy(c.strategy, items_rec, out_rec, keep, opt);
