@@ -4,6 +4,8 @@
 #include "digest_cuda.hpp"
 #include "measure.hpp"
 
+#include <exec/device_array.cuh>
+
 #include <sieve/compaction/cuda.hpp>
 #include <sieve/compaction/cuda_check.hpp>
 
@@ -12,39 +14,12 @@
 namespace sieve::bench {
 namespace {
 
-// A device allocation that frees itself and only ever grows: reserve() keeps the memory (and its
-// contents) when it is large enough, else replaces it (contents lost).
-class device_buffer {
- public:
-  device_buffer() = default;
-  ~device_buffer() { release(); }
-  device_buffer(const device_buffer&) = delete;
-  device_buffer& operator=(const device_buffer&) = delete;
-
-  void reserve(std::size_t bytes) {
-    if (bytes <= capacity_) return;
-    release();
-    SIEVE_CUDA_CHECK(cudaMalloc(&data_, bytes));
-    capacity_ = bytes;
-  }
-  template <class T = std::byte>
-  T* get() const {
-    return static_cast<T*>(data_);
-  }
-  std::size_t capacity() const { return capacity_; }
-
- private:
-  void release() {
-    if (data_) cudaFree(data_);
-    data_ = nullptr;
-    capacity_ = 0;
-  }
-  void* data_ = nullptr;
-  std::size_t capacity_ = 0;
-};
+// Device memory that only ever grows: reserve_discard() keeps the memory (and its contents) when it
+// is large enough, else replaces it; an allocation that does not fit names the size and the memory free.
+using device_buffer = exec::device_array<std::byte>;
 
 void upload(device_buffer& to, const void* from, std::size_t bytes) {
-  to.reserve(bytes);
+  to.reserve_discard(bytes);
   if (bytes) SIEVE_CUDA_CHECK(cudaMemcpy(to.get(), from, bytes, cudaMemcpyHostToDevice));
 }
 
@@ -62,7 +37,7 @@ struct cuda_bench::buffers {
   std::size_t k = 0, flag_count = 0, mask_words = 0;
 };
 
-cuda_bench::cuda_bench() : b_(std::make_unique<buffers>()) { b_->scratch.reserve(4 * sizeof(std::uint64_t)); }
+cuda_bench::cuda_bench() : b_(std::make_unique<buffers>()) { b_->scratch.reserve_discard(4 * sizeof(std::uint64_t)); }
 cuda_bench::~cuda_bench() = default;
 
 void cuda_bench::load(const bench_case& c, const case_inputs& in) {
@@ -80,7 +55,7 @@ void cuda_bench::load(const bench_case& c, const case_inputs& in) {
   b.flag_count = in.flags.size();
   b.mask_words = in.mask.size();
   upload(b.removals_pristine, in.removals.data(), b.k * sizeof(std::uint32_t));
-  b.removals.reserve(b.k * sizeof(std::uint32_t));
+  b.removals.reserve_discard(b.k * sizeof(std::uint32_t));
   upload(b.flags, in.flags.data(), b.flag_count);
   upload(b.mask, in.mask.data(), b.mask_words * sizeof(std::uint32_t));
 }
@@ -92,19 +67,19 @@ measurement cuda_bench::measure(const bench_case& c, const case_inputs& in, timi
     const std::uint32_t w = c.type.width;
     const std::size_t item_bytes = c.n * w;
     if (b.items_n != c.n || b.items_width != w) throw error("cuda_bench::measure: the point's inputs are not loaded");
-    (c.in_place ? b.items : b.out).reserve(item_bytes);
+    (c.in_place ? b.items : b.out).reserve_discard(item_bytes);
     std::byte* input = c.in_place ? b.items.get() : b.pristine.get();
     std::byte* output = c.in_place ? b.items.get() : b.out.get();
 
     const column item_col{input, w}, out_col{b.out.get(), w};
     const record items_rec(std::span(&item_col, 1), c.n), out_rec(std::span(&out_col, 1), c.n);
-    selection keep = byte_flags{std::span(b.flags.get<const std::uint8_t>(), b.flag_count)};
-    if (c.f == form::removal_list) keep = removal_list{std::span(b.removals.get<std::uint32_t>(), b.k)};
-    if (c.f == form::bit_mask) keep = bit_mask{std::span(b.mask.get<const std::uint32_t>(), b.mask_words)};
+    selection keep = byte_flags{std::span(reinterpret_cast<const std::uint8_t*>(b.flags.get()), b.flag_count)};
+    if (c.f == form::removal_list) keep = removal_list{std::span(reinterpret_cast<std::uint32_t*>(b.removals.get()), b.k)};
+    if (c.f == form::bit_mask) keep = bit_mask{std::span(reinterpret_cast<const std::uint32_t*>(b.mask.get()), b.mask_words)};
 
-    b.workspace.reserve(cuda::workspace_bytes(c.strategy, items_rec, c.f, c.in_place));
-    const cuda::workspace space{b.workspace.get(), b.workspace.capacity()};
-    auto* count = b.scratch.get<std::uint64_t>();
+    b.workspace.reserve_discard(cuda::workspace_bytes(c.strategy, items_rec, c.f, c.in_place));
+    const cuda::workspace space{b.workspace.get(), b.workspace.size()};
+    auto* count = reinterpret_cast<std::uint64_t*>(b.scratch.get());
     auto restore = [&] {
       if (c.in_place)
         SIEVE_CUDA_CHECK(cudaMemcpyAsync(b.items.get(), b.pristine.get(), item_bytes, cudaMemcpyDeviceToDevice));
@@ -159,9 +134,9 @@ measurement cuda_bench::measure(const bench_case& c, const case_inputs& in, timi
 
 stats cuda_bench::removal_floor(const bench_case& c, timing_plan plan) {
   buffers& b = *b_;
-  b.items.reserve(c.n * c.type.width);
+  b.items.reserve_discard(c.n * c.type.width);
   SIEVE_CUDA_CHECK(cudaMemcpy(b.items.get(), b.pristine.get(), c.n * c.type.width, cudaMemcpyDeviceToDevice));
-  return measure_removal_floor(c, b.items.get(), b.removals_pristine.get<const std::uint32_t>(), b.k, plan);
+  return measure_removal_floor(c, b.items.get(), reinterpret_cast<const std::uint32_t*>(b.removals_pristine.get()), b.k, plan);
 }
 
 }  // namespace sieve::bench

@@ -42,9 +42,11 @@ class device_array {
     std::swap(data_, other.data_);
     std::swap(n_, other.n_);
   }
-  // Grows to at least n items (contents not kept); never shrinks.
+  // Grows to at least n items (contents not kept; kept when it is large enough already); never
+  // shrinks. The old memory is freed first, so growing never holds both.
   void reserve_discard(std::size_t n) {
     if (n <= n_) return;
+    device_array().swap(*this);
     device_array bigger(n);
     swap(bigger);
   }
