@@ -52,10 +52,11 @@ __device__ inline unsigned processor_id() { return blockIdx.x * warps_per_block 
 // ---- 1. count -------------------------------------------------------------------------------------
 
 template <class Source>
-__global__ void __launch_bounds__(threads) count_words(Source source, ranges r, std::uint32_t* words_out,
-                                                 std::uint32_t* counts) {
+__global__ void __launch_bounds__(threads) count_words(Source source, live_count live, ranges r,
+                                                       std::uint32_t* words_out, std::uint32_t* counts) {
   const unsigned p = processor_id();
   if (p >= r.processors) return;  // the whole warp
+  source.n = live.get();          // words past the live items count none
   const std::size_t begin = p * r.chunk, end = begin + r.chunk < r.words ? begin + r.chunk : r.words;
   unsigned c = 0;
 #pragma unroll 4
@@ -107,16 +108,18 @@ struct stage_buffer<Move> {
 };
 
 template <class Move>
-__global__ void __launch_bounds__(threads) move_out(mask_words source, ranges r, const std::uint32_t* offsets,
-                                                    Move move, std::size_t n) {
+__global__ void __launch_bounds__(threads) move_out(mask_words source, live_count live, ranges r,
+                                                    const std::uint32_t* offsets, Move move) {
   __shared__ stage_buffer<Move> stage;
   const unsigned p = processor_id();
   if (p >= r.processors) return;
+  const std::size_t n = live.get();
+  source.n = n;
   const unsigned lane = lane_id(), below = lanes_below();
   const std::size_t begin = p * r.chunk, end = begin + r.chunk < r.words ? begin + r.chunk : r.words;
   std::uint64_t to = offsets[p];
   const std::uint32_t kept = offsets[p + 1] - offsets[p];
-  const std::size_t items = (end * 32 < n ? end * 32 : n) - begin * 32;
+  const std::size_t items = begin * 32 < n ? (end * 32 < n ? end * 32 : n) - begin * 32 : 0;
   const bool staged = stage_buffer<Move>::usable && static_cast<double>(kept) < staged_below * static_cast<double>(items);
 
   if constexpr (stage_buffer<Move>::usable) {
@@ -177,7 +180,8 @@ __global__ void __launch_bounds__(threads) move_out(mask_words source, ranges r,
 }  // namespace
 
 std::size_t cuda_billeter(const cuda_call& call) {
-  const std::size_t n = call.in.size();
+  const std::size_t n = call.in.size();  // the capacity: the ranges cover it, kernels read the live count
+  const live_count live{call.live_n, n};
   const ranges r = ranges_of(n);
   const bool flags = form_of(call.keep) == form::byte_flags;
   const std::size_t counts_bytes = align_up(4 * (std::size_t{r.processors} + 1));
@@ -193,17 +197,17 @@ std::size_t cuda_billeter(const cuda_call& call) {
   if (flags) {
     const std::uint8_t* f = std::get<byte_flags>(call.keep).keep.data();
     const flag_words from_flags{f, n, reinterpret_cast<std::uintptr_t>(f) % 16 == 0};
-    count_words<<<blocks, threads, 0, call.stream>>>(from_flags, r, words, counts);
+    count_words<<<blocks, threads, 0, call.stream>>>(from_flags, live, r, words, counts);
     source.words = words;
   } else {
     source.words = std::get<bit_mask>(call.keep).words.data();
-    count_words<<<blocks, threads, 0, call.stream>>>(source, r, static_cast<std::uint32_t*>(nullptr), counts);
+    count_words<<<blocks, threads, 0, call.stream>>>(source, live, r, static_cast<std::uint32_t*>(nullptr), counts);
   }
   SIEVE_CUDA_CHECK(cudaGetLastError());
   prefix<<<1, prefix_threads, 0, call.stream>>>(counts, r.processors, call.d_count);
   SIEVE_CUDA_CHECK(cudaGetLastError());
   with_device_mover(call.in, call.out, [&](const auto& move) {
-    move_out<<<blocks, threads, 0, call.stream>>>(source, r, counts, move, n);
+    move_out<<<blocks, threads, 0, call.stream>>>(source, live, r, counts, move);
   });
   SIEVE_CUDA_CHECK(cudaGetLastError());
   return 0;

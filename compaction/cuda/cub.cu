@@ -13,9 +13,36 @@
 namespace sieve::detail {
 namespace {
 
+// Keep flag i of a selection, 0 past the live count: CUB takes n on the host, so with counts on the
+// device it runs over the capacity and this iterator masks the items past n (one more load of the
+// count per item, from L1).
+template <class Keep>
+struct live_flag {
+  Keep keep;
+  live_count live;
+  __host__ __device__ std::uint8_t operator()(std::size_t i) const {
+#ifdef __CUDA_ARCH__
+    return i < live.get() && keep(i);
+#else
+    return 0;
+#endif
+  }
+};
+
+template <class Keep>
+auto live_flags(Keep keep, const cuda_call& call) {
+  return thrust::make_transform_iterator(thrust::counting_iterator<std::size_t>(0),
+                                         live_flag<Keep>{keep, {call.live_n, call.in.size()}});
+}
+
 // Calls f(flag_iterator) for the call's selection; a removal list must be marked into `stencil`.
 template <class F>
 cudaError_t with_flags(const cuda_call& call, const std::uint8_t* stencil, F&& f) {
+  if (call.live_n) switch (form_of(call.keep)) {
+      case form::bit_mask: return f(live_flags(device_mask{std::get<bit_mask>(call.keep).words.data()}, call));
+      case form::byte_flags: return f(live_flags(device_flags{std::get<byte_flags>(call.keep).keep.data()}, call));
+      default: return f(live_flags(device_flags{stencil}, call));
+    }
   switch (form_of(call.keep)) {
     case form::bit_mask:
       return f(thrust::make_transform_iterator(thrust::counting_iterator<std::size_t>(0),
@@ -72,7 +99,7 @@ std::size_t cuda_cub(const cuda_call& call) {
 
   if (form_of(call.keep) == form::removal_list) {
     const auto R = std::get<removal_list>(call.keep).indices;
-    mark_removals_async(R.data(), R.size(), n, ws.stencil, call.stream);
+    mark_removals_async(R.data(), {call.live_k, R.size()}, n, ws.stencil, call.stream);
   }
   run(ws.library, call.workspace_bytes - ws.fixed);
   if (!ws.typed) gather_columns_async(call.in, call.out, ws.index, call.d_count, ws.copy, call.stream);

@@ -5,8 +5,9 @@ namespace sieve::detail {
 namespace {
 __global__ void write_count(std::uint64_t* d_count, std::uint64_t value) { *d_count = value; }
 
-__global__ void mark_removed(const std::uint32_t* R, std::size_t k, std::uint8_t* stencil) {
+__global__ void mark_removed(const std::uint32_t* R, live_count live_k, std::uint8_t* stencil) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  const std::size_t k = live_k.get();
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < k; i += stride)
     stencil[R[i]] = 0;
 }
@@ -48,11 +49,11 @@ void check_removals_async(const std::uint32_t* R, std::size_t k, std::size_t n, 
   SIEVE_CUDA_CHECK(cudaGetLastError());
 }
 
-void mark_removals_async(const std::uint32_t* R, std::size_t k, std::size_t n, std::uint8_t* stencil,
+void mark_removals_async(const std::uint32_t* R, live_count k, std::size_t n, std::uint8_t* stencil,
                          cudaStream_t stream) {
   SIEVE_CUDA_CHECK(cudaMemsetAsync(stencil, 1, n, stream));
-  if (k == 0) return;
-  mark_removed<<<grid_blocks(k, 256), 256, 0, stream>>>(R, k, stencil);
+  if (k.capacity == 0) return;
+  mark_removed<<<grid_blocks(k.capacity, 256), 256, 0, stream>>>(R, k, stencil);
   SIEVE_CUDA_CHECK(cudaGetLastError());
 }
 

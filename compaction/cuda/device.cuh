@@ -27,7 +27,7 @@ struct device_record {
     d.count = static_cast<std::uint32_t>(r.columns());
     for (std::uint32_t c = 0; c < d.count; ++c) {
       const auto addr = reinterpret_cast<std::uintptr_t>(r[c].data);
-      std::uint32_t word = 8;
+      std::uint32_t word = 16;
       while (word > 1 && (r[c].width % word != 0 || addr % word != 0)) word /= 2;
       d.cols[c] = {r[c].data, r[c].width, word};
     }
@@ -35,11 +35,34 @@ struct device_record {
   }
 };
 
+// A count the kernels read when they run: from device memory (a count above the capacity is taken
+// as the capacity) or, with no device pointer, the capacity itself (the host-count calls).
+struct live_count {
+  const std::uint64_t* device;
+  std::uint64_t capacity;
+  __device__ std::uint64_t get() const {
+    if (device == nullptr) return capacity;
+    const std::uint64_t v = *device;
+    return v < capacity ? v : capacity;
+  }
+};
+
+// Copy `width` bytes in words of Word, up to eight loads in flight before their stores (a column of
+// a record: the 28-byte ray of the renderer's path queue is seven 4-byte words).
 template <class Word>
 __device__ inline void copy_words(std::byte* dst, const std::byte* src, std::uint32_t width) {
   auto* d = reinterpret_cast<Word*>(dst);
   const auto* s = reinterpret_cast<const Word*>(src);
-  for (std::uint32_t w = 0; w < width / sizeof(Word); ++w) d[w] = s[w];
+  const std::uint32_t words = width / sizeof(Word);
+  for (std::uint32_t w0 = 0; w0 < words; w0 += 8) {
+    Word v[8];
+#pragma unroll
+    for (std::uint32_t j = 0; j < 8; ++j)
+      if (w0 + j < words) v[j] = s[w0 + j];
+#pragma unroll
+    for (std::uint32_t j = 0; j < 8; ++j)
+      if (w0 + j < words) d[w0 + j] = v[j];
+  }
 }
 
 // Copy item `from` of `in` to slot `to` of `out` (same shape).
@@ -52,6 +75,7 @@ struct device_mover {
       const std::byte* src = i.data + from * i.width;
       const std::uint32_t word = i.word < out.cols[c].word ? i.word : out.cols[c].word;
       switch (word) {
+        case 16: copy_words<uint4>(dst, src, i.width); break;
         case 8: copy_words<std::uint64_t>(dst, src, i.width); break;
         case 4: copy_words<std::uint32_t>(dst, src, i.width); break;
         case 2: copy_words<std::uint16_t>(dst, src, i.width); break;
@@ -86,7 +110,8 @@ void gather_columns_async(const record& in, const record& out, const std::uint64
 void check_removals_async(const std::uint32_t* R, std::size_t k, std::size_t n, std::uint32_t* seen,
                           unsigned long long* found, cudaStream_t stream);
 
-void mark_removals_async(const std::uint32_t* R, std::size_t k, std::size_t n, std::uint8_t* stencil,
+// k: the list's live length (its capacity sizes the launch).
+void mark_removals_async(const std::uint32_t* R, live_count k, std::size_t n, std::uint8_t* stencil,
                          cudaStream_t stream);
 
 // Item i's keep bit from a bit mask, for iterators (CUB, Thrust).

@@ -26,13 +26,26 @@ namespace {
 constexpr unsigned single_threads = 1024;
 constexpr std::size_t single_block_most = 8192;  // k at most this: one block
 
+// The live n and k of a call (a k above n is taken as n); true when k fits Algorithm 1's one block.
+struct live_sizes {
+  live_count n, k;
+  __device__ bool read(std::size_t& n_out, std::size_t& k_out) const {
+    n_out = n.get();
+    k_out = k.get();
+    if (k_out > n_out) k_out = n_out;
+    return k_out <= single_block_most;
+  }
+};
+
 template <class Move>
-__global__ void __launch_bounds__(single_threads) redzone_single_block(const std::uint32_t* R, std::uint32_t k,
-                                                                       std::size_t z, Move move,
-                                                                       std::uint64_t* d_count) {
+__global__ void __launch_bounds__(single_threads) redzone_single_block(const std::uint32_t* R, live_sizes sizes,
+                                                                       Move move, std::uint64_t* d_count) {
   __shared__ std::uint32_t dead[single_block_most / 32];
   __shared__ std::uint32_t destinations[single_block_most / 2], sources[single_block_most / 2];
   __shared__ unsigned n_destinations, n_sources;
+  std::size_t n, k;
+  if (!sizes.read(n, k)) return;  // Algorithm 2's kernels take this call
+  const std::size_t z = n - k;
   for (unsigned w = threadIdx.x; w < (k + 31) / 32; w += blockDim.x) dead[w] = 0;
   if (threadIdx.x == 0) {
     n_destinations = n_sources = 0;
@@ -65,7 +78,10 @@ constexpr std::size_t tile_pairs = threads * per_thread;
 constexpr unsigned count_bits = 31;  // a tile's (sources, destinations) surplus packed as s << 31 | d
 constexpr unsigned long long low_count = (1ULL << count_bits) - 1;
 
-__global__ void redzone_mark(const std::uint32_t* R, std::size_t k, std::size_t z, std::uint32_t* dead) {
+__global__ void redzone_mark(const std::uint32_t* R, live_sizes sizes, std::uint32_t* dead) {
+  std::size_t n, k;
+  if (sizes.read(n, k)) return;  // Algorithm 1 took this call
+  const std::size_t z = n - k;
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < k; i += stride) {
     const std::size_t r = R[i];
@@ -74,13 +90,17 @@ __global__ void redzone_mark(const std::uint32_t* R, std::size_t k, std::size_t 
 }
 
 template <class Move>
-__global__ void __launch_bounds__(threads) redzone_fill(std::uint32_t* R, std::size_t k, std::size_t z,
-                                                        const std::uint32_t* dead, Move move, unsigned* counter,
-                                                        unsigned long long* status, std::uint64_t* d_count) {
+__global__ void __launch_bounds__(threads) redzone_fill(std::uint32_t* R, live_sizes sizes, const std::uint32_t* dead,
+                                                        Move move, unsigned* counter, unsigned long long* status,
+                                                        std::uint64_t* d_count) {
   __shared__ unsigned tile_slot;
   __shared__ std::uint32_t destinations[tile_pairs], sources[tile_pairs];
   __shared__ unsigned n_destinations, n_sources;
+  std::size_t n, k;
+  if (sizes.read(n, k)) return;  // Algorithm 1 took this call
+  const std::size_t z = n - k;
   const unsigned tile = take_tile(counter, &tile_slot);
+  if (std::size_t{tile} * tile_pairs >= k) return;  // past the live list (tiles are taken in order)
   if (threadIdx.x == 0) {
     n_destinations = n_sources = 0;
     if (tile == 0) *d_count = z;
@@ -154,7 +174,10 @@ __device__ inline unsigned tile_of(const unsigned long long* status, unsigned ti
 }
 
 template <class Move>
-__global__ void redzone_orphans(const std::uint32_t* R, const unsigned long long* status, unsigned tiles, Move move) {
+__global__ void redzone_orphans(const std::uint32_t* R, live_sizes sizes, const unsigned long long* status, Move move) {
+  std::size_t n, k;
+  if (sizes.read(n, k)) return;  // Algorithm 1 took this call
+  const auto tiles = static_cast<unsigned>((k + tile_pairs - 1) / tile_pairs);
   const unsigned long long total_word = status[tiles - 1] & tile_status::value_bits;
   const unsigned long long total = total_word >> count_bits;  // == the destinations' total (Lemma 4.2)
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
@@ -190,25 +213,25 @@ std::size_t cuda_redzone(const cuda_call& call) {
   const layout l = workspace_layout(k);
   if (call.query) return l.total;
   std::uint32_t* R = std::get<removal_list>(call.keep).indices.data();
-  const std::size_t z = n - k;
-  if (k == 0 || k == n) {
-    write_count_async(call.d_count, z, call.stream);
+  const bool live = call.live_n || call.live_k;
+  if (!live && (k == 0 || k == n)) {
+    write_count_async(call.d_count, n - k, call.stream);
     return 0;
   }
+  // With counts on the device both algorithms are enqueued (k decides on the device which one works).
+  const live_sizes sizes{{call.live_n, n}, {call.live_k, k}};
   with_device_mover(call.in, call.out, [&](const auto& move) {
-    if (k <= single_block_most) {
-      redzone_single_block<<<1, single_threads, 0, call.stream>>>(R, static_cast<std::uint32_t>(k), z, move,
-                                                                  call.d_count);
-      return;
-    }
+    if (live || k <= single_block_most)
+      redzone_single_block<<<1, single_threads, 0, call.stream>>>(R, sizes, move, call.d_count);
+    if (k <= single_block_most) return;
     auto* base = static_cast<std::byte*>(call.workspace);
     auto* dead = reinterpret_cast<std::uint32_t*>(base);
     auto* status = reinterpret_cast<unsigned long long*>(base + l.dead_bytes);
     auto* counter = reinterpret_cast<unsigned*>(base + l.dead_bytes + l.status_bytes);
     SIEVE_CUDA_CHECK(cudaMemsetAsync(base, 0, l.total, call.stream));
-    redzone_mark<<<grid_blocks(k, threads), threads, 0, call.stream>>>(R, k, z, dead);
-    redzone_fill<<<l.tiles, threads, 0, call.stream>>>(R, k, z, dead, move, counter, status, call.d_count);
-    redzone_orphans<<<grid_blocks(k / 8, threads), threads, 0, call.stream>>>(R, status, l.tiles, move);
+    redzone_mark<<<grid_blocks(k, threads), threads, 0, call.stream>>>(R, sizes, dead);
+    redzone_fill<<<l.tiles, threads, 0, call.stream>>>(R, sizes, dead, move, counter, status, call.d_count);
+    redzone_orphans<<<grid_blocks(k / 8, threads), threads, 0, call.stream>>>(R, sizes, status, move);
   });
   SIEVE_CUDA_CHECK(cudaGetLastError());
   return 0;

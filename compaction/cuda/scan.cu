@@ -27,7 +27,8 @@ struct level_values {
 template <class Keep>
 struct keep_values {
   Keep keep;
-  __device__ std::uint32_t operator()(std::size_t i) const { return keep(i) ? 1U : 0U; }
+  live_count live;  // items past the live count are not kept
+  __device__ std::uint32_t operator()(std::size_t i) const { return i < live.get() && keep(i) ? 1U : 0U; }
 };
 
 // out[i] = exclusive prefix of in over its block's 512 items; sums[block] = the block's total.
@@ -76,9 +77,11 @@ __global__ void add_block_offsets(std::uint32_t* values, std::size_t n, const st
 }
 
 template <class Keep, class Move>
-__global__ void scatter(Keep keep, std::size_t n, const std::uint32_t* local, const std::uint32_t* offsets,
+__global__ void scatter(Keep keep, live_count live, const std::uint32_t* local, const std::uint32_t* offsets,
                         bool one_block, Move move, std::uint64_t* d_count) {
   const std::size_t i = static_cast<std::size_t>(blockIdx.x) * threads + threadIdx.x;
+  const std::size_t n = live.get();
+  if (n == 0 && i == 0) *d_count = 0;
   if (i >= n) return;
   const bool kept = keep(i);
   const std::uint64_t to = std::uint64_t{local[i]} + (one_block ? 0 : offsets[i / tile]);
@@ -99,7 +102,8 @@ std::vector<std::size_t> level_sizes(std::size_t n) {
 
 template <class Keep, class Move>
 void run(const cuda_call& call, Keep keep, const Move& move) {
-  const std::size_t n = call.in.size();
+  const std::size_t n = call.in.size();  // the capacity: the levels cover it, the live count masks the flags
+  const live_count live{call.live_n, n};
   const auto sizes = level_sizes(n);
   std::vector<std::uint32_t*> level(sizes.size());
   auto* p = static_cast<std::byte*>(call.workspace);
@@ -108,7 +112,7 @@ void run(const cuda_call& call, Keep keep, const Move& move) {
     p += align_up(4 * sizes[k]);
   }
   // Scan each level in place (the first from the flags), its block totals into the next.
-  blelloch_block<<<blocks_for(n, tile), threads, 0, call.stream>>>(keep_values<Keep>{keep}, n, level[0], level[1]);
+  blelloch_block<<<blocks_for(n, tile), threads, 0, call.stream>>>(keep_values<Keep>{keep, live}, n, level[0], level[1]);
   SIEVE_CUDA_CHECK(cudaGetLastError());
   for (std::size_t k = 1; k + 1 < sizes.size(); ++k) {
     blelloch_block<<<blocks_for(sizes[k], tile), threads, 0, call.stream>>>(level_values{level[k]}, sizes[k],
@@ -122,7 +126,7 @@ void run(const cuda_call& call, Keep keep, const Move& move) {
       SIEVE_CUDA_CHECK(cudaGetLastError());
     }
   }
-  scatter<<<blocks_for(n, threads), threads, 0, call.stream>>>(keep, n, level[0], level[1], sizes[1] == 1, move,
+  scatter<<<blocks_for(n, threads), threads, 0, call.stream>>>(keep, live, level[0], level[1], sizes[1] == 1, move,
                                                                call.d_count);
   SIEVE_CUDA_CHECK(cudaGetLastError());
 }

@@ -212,6 +212,86 @@ __device__ inline void warp_write_words(const Move& move, std::uint32_t bits, un
   }
 }
 
+// Entries of the per-warp index list of warp_write_out (shared memory, 4 bytes each).
+constexpr unsigned write_out_list = 256;
+
+// The warp writes out the kept items of Steps x 32 consecutive keep words: lane l holds bits[q], the
+// word of items first_item + 32 (32 q + l) + [0, 32); the kept items go, in item order, to the
+// contiguous slots from `base`. Sparse words (at most write_out_list kept items in all) first become
+// a list of item offsets in `list` (the warp's own shared memory), then every lane moves items
+// list[lane], list[lane + 32], ... with up to Batch loads in flight: the loads of the whole warp's
+// kept items are in flight at once and the stores are one coalesced run, where a word-by-word walk
+// would wait once per nonzero word. Denser words go word by word (warp_write_words).
+template <unsigned Steps, unsigned Batch, class Move>
+__device__ inline void warp_write_out(const Move& move, const std::uint32_t (&bits)[Steps], unsigned long long base,
+                                      std::size_t first_item, std::uint32_t* list) {
+  const unsigned lane = lane_id();
+  unsigned before[Steps];  // kept items of the warp's words before lane's word of step q
+  unsigned total = 0;
+#pragma unroll
+  for (unsigned q = 0; q < Steps; ++q) {
+    const unsigned kept = __popc(bits[q]);
+    const unsigned through = warp_inclusive_sum(kept);
+    before[q] = total + through - kept;
+    total += __shfl_sync(0xffffffffU, through, 31);
+  }
+  if (total <= write_out_list) {
+#pragma unroll
+    for (unsigned q = 0; q < Steps; ++q) {
+      std::uint32_t b = bits[q];
+      unsigned at = before[q];
+      const std::uint32_t offset = (q * 32 + lane) * 32;
+      while (b) {
+        list[at++] = offset + (__ffs(b) - 1);
+        b &= b - 1;
+      }
+    }
+    __syncwarp();
+    for (unsigned j0 = 0; j0 < total; j0 += 32 * Batch) {
+      if constexpr (split_mover<Move>) {
+        typename Move::value_type v[Batch];
+#pragma unroll
+        for (unsigned b = 0; b < Batch; ++b) {
+          const unsigned j = j0 + 32 * b + lane;
+          if (j < total) v[b] = move.load(first_item + list[j]);
+        }
+#pragma unroll
+        for (unsigned b = 0; b < Batch; ++b) {
+          const unsigned j = j0 + 32 * b + lane;
+          if (j < total) move.store(base + j, v[b]);
+        }
+      } else {
+#pragma unroll
+        for (unsigned b = 0; b < Batch; ++b) {
+          const unsigned j = j0 + 32 * b + lane;
+          if (j < total) move(base + j, first_item + list[j]);
+        }
+      }
+    }
+    __syncwarp();  // the list is free for the warp's next call
+    return;
+  }
+#pragma unroll
+  for (unsigned q = 0; q < Steps; ++q)
+    warp_write_words<Batch>(move, bits[q], base + before[q],
+                            [&](int j) { return first_item + (std::size_t{q} * 32 + j) * 32; });
+}
+
+// Sum over the block (blockDim.x == Threads) of one value per thread, to every thread. Uses
+// Threads / 32 words of shared memory and two barriers.
+template <unsigned Threads, class T>
+__device__ inline T block_sum(T x, T* warp_sums) {
+#pragma unroll
+  for (int d = 16; d >= 1; d /= 2) x += __shfl_xor_sync(0xffffffffU, x, d);
+  if (lane_id() == 0) warp_sums[threadIdx.x / 32] = x;
+  __syncthreads();
+  T sum = 0;
+#pragma unroll
+  for (unsigned w = 0; w < Threads / 32; ++w) sum += warp_sums[w];
+  __syncthreads();
+  return sum;
+}
+
 // Exclusive sum over the block (blockDim.x == Threads); `total` gets the block's sum. Uses
 // Threads / 32 words of shared memory and two barriers.
 template <unsigned Threads, class T>

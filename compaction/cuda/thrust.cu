@@ -16,6 +16,7 @@
 #include <string>
 
 namespace sieve::detail {
+std::size_t cuda_thrust(const cuda_call& call);
 namespace {
 
 // Bump allocation from the workspace; Thrust asks for its temporary storage through this.
@@ -58,9 +59,30 @@ std::size_t with_stencil(const cuda_call& call, const std::uint8_t* marked, F&& 
   }
 }
 
+// Thrust returns its count to the host, so it takes the live counts there too: with counts on the
+// device it reads them back first (a host synchronisation) and runs on the first n items.
+std::size_t cuda_thrust_live(const cuda_call& call) {
+  std::uint64_t counts[2] = {0, 0};
+  SIEVE_CUDA_CHECK(cudaMemcpyAsync(&counts[0], call.live_n, 8, cudaMemcpyDeviceToHost, call.stream));
+  if (call.live_k) SIEVE_CUDA_CHECK(cudaMemcpyAsync(&counts[1], call.live_k, 8, cudaMemcpyDeviceToHost, call.stream));
+  SIEVE_CUDA_CHECK(cudaStreamSynchronize(call.stream));
+  const std::size_t n = std::min<std::size_t>(counts[0], call.in.size());
+  cuda_call now = call;
+  now.in = call.in.first(n);
+  now.out = call.out.first(n);
+  now.live_n = now.live_k = nullptr;
+  if (form_of(call.keep) != form::removal_list) return cuda_thrust(now);
+  auto R = std::get<removal_list>(call.keep).indices;
+  const selection first_k = removal_list{R.first(std::min<std::size_t>(call.live_k ? counts[1] : R.size(), R.size()))};
+  const cuda_call with_k{now.in, now.out, first_k, now.in_place, now.checked, now.d_count, now.workspace,
+                         now.workspace_bytes, now.stream, false};
+  return cuda_thrust(with_k);
+}
+
 }  // namespace
 
 std::size_t cuda_thrust(const cuda_call& call) {
+  if ((call.live_n || call.live_k) && !call.query) return cuda_thrust_live(call);
   const std::size_t n = call.in.size();
   const bool removals = form_of(call.keep) == form::removal_list;
   const baseline_workspace ws(call);
@@ -77,7 +99,7 @@ std::size_t cuda_thrust(const cuda_call& call) {
   const auto policy = thrust::cuda::par(alloc).on(call.stream);
   if (removals) {
     const auto R = std::get<removal_list>(call.keep).indices;
-    mark_removals_async(R.data(), R.size(), n, ws.stencil, call.stream);
+    mark_removals_async(R.data(), {nullptr, R.size()}, n, ws.stencil, call.stream);
   }
 
   const std::size_t kept = with_column_type(call.in, [&](auto t) -> std::size_t {

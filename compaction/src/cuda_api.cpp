@@ -69,10 +69,22 @@ std::size_t strategy_bytes(const resolved& r, const detail::cuda_call& shape) {
 }
 
 void enqueue(std::string_view name, const record& in, const record& out, const selection& keep, bool in_place,
-             std::uint64_t* d_count, workspace ws, stream_t stream) {
+             std::uint64_t* d_count, workspace ws, stream_t stream, const device_counts* live = nullptr) {
   detail::validate_call(in, out, keep, in_place);
+  if (live) {
+    if (live->items == nullptr) throw error("cuda compaction: device_counts.items is null (the live item count)");
+    if (d_count == live->items || (live->removals && d_count == live->removals))
+      throw error("cuda compaction: d_count is one of the live counts; give the result its own slot");
+    if (!in_place && out.size() < in.size())
+      throw error("cuda compaction: output has room for " + std::to_string(out.size()) + " items, needs the capacity " +
+                  std::to_string(in.size()) + " (counts on the device: every item may be kept)");
+  }
   const resolved r = resolve(name, in, keep, in_place);
   detail::cuda_call call{in, out, keep, in_place, false, d_count, nullptr, 0, stream, false};
+  if (live) {
+    call.live_n = live->items;
+    call.live_k = form_of(keep) == form::removal_list ? live->removals : nullptr;
+  }
   const std::size_t need = count_slot + strategy_bytes(r, call);
   if (ws.bytes < need || (need > 0 && ws.data == nullptr))
     throw error("cuda compaction '" + std::string(r.name) + "': workspace of " + std::to_string(ws.bytes) +
@@ -148,6 +160,16 @@ void compact_copy_async(std::string_view strategy, record in, record out, const 
 void compact_async(std::string_view strategy, record items, const selection& keep, std::uint64_t* d_count,
                    workspace ws, stream_t stream) {
   enqueue(strategy, items, items, keep, true, d_count, ws, stream);
+}
+
+void compact_copy_async(std::string_view strategy, record in, record out, const selection& keep, device_counts live,
+                        std::uint64_t* d_count, workspace ws, stream_t stream) {
+  enqueue(strategy, in, out, keep, false, d_count, ws, stream, &live);
+}
+
+void compact_async(std::string_view strategy, record items, const selection& keep, device_counts live,
+                   std::uint64_t* d_count, workspace ws, stream_t stream) {
+  enqueue(strategy, items, items, keep, true, d_count, ws, stream, &live);
 }
 
 std::size_t compact_copy(std::string_view strategy, record in, record out, const selection& keep, workspace ws,

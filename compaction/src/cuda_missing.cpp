@@ -17,6 +17,13 @@ void compact_copy_async(std::string_view, record, record, const selection&, std:
   missing();
 }
 void compact_async(std::string_view, record, const selection&, std::uint64_t*, workspace, stream_t) { missing(); }
+void compact_copy_async(std::string_view, record, record, const selection&, device_counts, std::uint64_t*, workspace,
+                        stream_t) {
+  missing();
+}
+void compact_async(std::string_view, record, const selection&, device_counts, std::uint64_t*, workspace, stream_t) {
+  missing();
+}
 std::size_t compact_copy(std::string_view, record, record, const selection&, workspace, stream_t) { missing(); }
 std::size_t compact(std::string_view, record, const selection&, workspace, stream_t) { missing(); }
 std::size_t removal_check_bytes(std::size_t) { missing(); }

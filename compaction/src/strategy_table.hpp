@@ -27,6 +27,10 @@ struct cuda_call {
   std::size_t workspace_bytes = 0;
   CUstream_st* stream = nullptr;
   bool query = false;
+  // Live counts in device memory (sieve::cuda::device_counts); null: in.size() and the removal
+  // list's span size are the counts themselves.
+  const std::uint64_t* live_n = nullptr;
+  const std::uint64_t* live_k = nullptr;
 };
 using cuda_strategy_fn = std::size_t (*)(const cuda_call&);
 

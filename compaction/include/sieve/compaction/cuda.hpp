@@ -34,11 +34,32 @@ struct workspace {
 // enough for every strategy it may pick (its choice also depends on k/n, unknown here).
 std::size_t workspace_bytes(std::string_view strategy, const record& items, form f, bool in_place);
 
-// Enqueue on `stream`; the number kept is written to *d_count (device memory). No host sync.
+// Enqueue on `stream`; the number kept is written to *d_count (device memory). No host sync (except
+// `thrust`, which returns its count to the host), no allocation.
 void compact_copy_async(std::string_view strategy, record in, record out, const selection& keep,
                         std::uint64_t* d_count, workspace ws, stream_t stream = nullptr);
 void compact_async(std::string_view strategy, record items, const selection& keep, std::uint64_t* d_count,
                    workspace ws, stream_t stream = nullptr);
+
+// Live counts in device memory, for callers whose counts a kernel wrote (a queue) or that capture
+// a call once in a CUDA graph and replay it with other counts. The record's size() and a removal
+// list's span size are then capacities: the workspace and the launch shape are sized for them, and
+// the live counts are read on the device when the call runs (a count above its capacity is taken
+// as the capacity). Items past the live count are neither read nor moved; `out` needs room for the
+// capacity. *d_count may not be one of the live counts.
+struct device_counts {
+  const std::uint64_t* items = nullptr;     // n, items live in the record (required)
+  const std::uint64_t* removals = nullptr;  // k, indices live in the removal list (null: its span's size)
+};
+
+// The device-count forms: nothing waits for the host, so the call can be captured in a graph and
+// replayed. `space` and `atomic` enqueue one kernel below 2^17 items of capacity (`atomic` also a
+// memset of *d_count); `cub` masks the items past the count through its flag iterator and runs over
+// the capacity; `thrust` cannot: it reads the counts back (a host synchronisation, not capturable).
+void compact_copy_async(std::string_view strategy, record in, record out, const selection& keep, device_counts live,
+                        std::uint64_t* d_count, workspace ws, stream_t stream = nullptr);
+void compact_async(std::string_view strategy, record items, const selection& keep, device_counts live,
+                   std::uint64_t* d_count, workspace ws, stream_t stream = nullptr);
 
 // Checked mode on the device (the CPU's options::checked): throws sieve::error naming the first
 // offending index unless every index of `removals` is < n and none appears twice. Run it before
