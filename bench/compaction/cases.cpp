@@ -16,10 +16,11 @@ namespace sieve::bench {
 
 item_type item_type_named(const std::string& name) {
   static const std::vector<item_type> known = {{"u8", 1},    {"u16", 2},    {"u32", 4},      {"u64", 8},
-                                               {"float", 4}, {"double", 8}, {"struct32", 32}};
+                                               {"float", 4}, {"double", 8}, {"struct32", 32},
+                                               {"paths48", 48, {4, 28, 12, 4}}};
   for (const auto& t : known)
     if (t.name == name) return t;
-  throw error("unknown item type '" + name + "'; types: u8, u16, u32, u64, float, double, struct32");
+  throw error("unknown item type '" + name + "'; types: u8, u16, u32, u64, float, double, struct32, paths48");
 }
 
 form form_named(const std::string& name) {

@@ -14,8 +14,11 @@
 namespace sieve::bench {
 
 struct item_type {
-  std::string name;  // u8 u16 u32 u64 float double struct32
+  std::string name;  // u8 u16 u32 u64 float double struct32 paths48
   std::uint32_t width;
+  // A struct of arrays: the widths of its columns (summing to width), moved as one record; empty
+  // for one column. paths48 is the renderer's path queue: 4, 28, 12 and 4 bytes (CUDA only).
+  std::vector<std::uint32_t> columns = {};
 };
 item_type item_type_named(const std::string& name);  // throws sieve::error naming the known types
 form form_named(const std::string& name);            // removal, flags, mask

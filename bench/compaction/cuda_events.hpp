@@ -1,4 +1,4 @@
-// A pair of CUDA events around a region of the default stream, for the CUDA benchmarks.
+// A pair of CUDA events around a region of a stream (the default one unless named), for the CUDA benchmarks.
 #pragma once
 
 #include <sieve/compaction/cuda_check.hpp>
@@ -9,7 +9,7 @@ namespace sieve::bench {
 
 class event_timer {
  public:
-  event_timer() {
+  explicit event_timer(cudaStream_t stream = nullptr) : stream_(stream) {
     SIEVE_CUDA_CHECK(cudaEventCreate(&start_));
     SIEVE_CUDA_CHECK(cudaEventCreate(&stop_));
   }
@@ -20,10 +20,10 @@ class event_timer {
   event_timer(const event_timer&) = delete;
   event_timer& operator=(const event_timer&) = delete;
 
-  void start() { SIEVE_CUDA_CHECK(cudaEventRecord(start_)); }
+  void start() { SIEVE_CUDA_CHECK(cudaEventRecord(start_, stream_)); }
   // Milliseconds since start(), once the work in between has finished.
   float stop_ms() {
-    SIEVE_CUDA_CHECK(cudaEventRecord(stop_));
+    SIEVE_CUDA_CHECK(cudaEventRecord(stop_, stream_));
     SIEVE_CUDA_CHECK(cudaEventSynchronize(stop_));
     float ms = 0;
     SIEVE_CUDA_CHECK(cudaEventElapsedTime(&ms, start_, stop_));
@@ -31,6 +31,7 @@ class event_timer {
   }
 
  private:
+  cudaStream_t stream_ = nullptr;
   cudaEvent_t start_{}, stop_{};
 };
 

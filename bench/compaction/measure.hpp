@@ -11,6 +11,7 @@ namespace sieve::bench {
 
 struct measurement {
   stats ms;               // whole call, phase 1 included
+  std::string timing = "events";  // how: "events" (one call between two events) or "graph" (replays)
   double phase1_ms = 0;   // median marking time (removal lists), 0 otherwise
   std::size_t kept = 0;
   bool validated = false;
@@ -20,6 +21,9 @@ struct measurement {
 struct timing_plan {
   int warmup = 2;
   int repeats = 10;
+  // CUDA: each call with its counts in device memory (sieve::cuda::device_counts), captured once in
+  // a CUDA graph and timed as the mean of many replays (the GPU's time, not the host's launch path).
+  bool graph = false;
 };
 
 measurement measure_cpu(const bench_case& c, const case_inputs& in, timing_plan plan);

@@ -161,7 +161,14 @@ void add_compaction_options(CLI::App& cmd, compaction_args& a) {
                  "removal lists: uniform, r0..r100 (share inside the red zone); flags/masks: uniform, cluster, "
                  "clusters32")
       ->delimiter(',');
-  cmd.add_option("--type", a.types, "u8, u16, u32, u64, float, double, struct32")->delimiter(',');
+  cmd.add_option("--type", a.types,
+                 "u8, u16, u32, u64, float, double, struct32, paths48 (the renderer's path queue: columns of 4, 28, "
+                 "12 and 4 bytes moved as one record; cuda)")
+      ->delimiter(',');
+  cmd.add_flag("--graph", a.graph,
+               "cuda: pass the counts in device memory and time each call as the mean of many replays of a CUDA "
+               "graph holding it (the GPU's time per call, without the host's launch path); thrust, which reads its "
+               "counts back, is timed per call");
   cmd.add_option("--form", a.forms, "removal, flags, mask")->delimiter(',');
   cmd.add_flag("--quick", a.quick, "small grid, few repeats (a minute on 2 cores)");
   cmd.add_option("--repeats", a.repeats, "timed runs per point (after warm-up)")->check(CLI::Range(1, 100000));
@@ -182,7 +189,10 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
     if (!info.runs_on(where))
       throw error("strategy '" + s + "' does not run on " + std::string(to_string(where)));
   }
-  for (const auto& t : a.types) item_type_named(t);
+  for (const auto& t : a.types)
+    if (!item_type_named(t).columns.empty() && where != backend::cuda)
+      throw error("--type " + t + ": records of several columns are measured on the cuda backend");
+  if (a.graph && where != backend::cuda) throw error("--graph times CUDA graphs: it needs --backend cuda");
   for (std::size_t n : a.n)
     if (n == 0 || n > (std::size_t{1} << 32) - 1)
       throw error("--n " + std::to_string(n) + " is out of range (1 .. 2^32 - 1)");
@@ -218,7 +228,7 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
   }
   if (cases.empty()) throw error("the grid is empty: no strategy of those named takes the forms of the chosen suites");
 
-  const timing_plan plan{a.quick ? 1 : 2, a.repeats ? a.repeats : (a.quick ? 5 : 10)};
+  const timing_plan plan{a.quick ? 1 : 2, a.repeats ? a.repeats : (a.quick ? 5 : 10), a.graph};
   const std::vector<std::string> baselines = baselines_of(where);
   // The ceiling of an O(n) pass on this GPU, measured now: a device-to-device copy of 1 GiB.
   const double copy_gbps = where == backend::cuda ? device_copy_gbps(std::size_t{1} << 30, plan) : 0;
@@ -226,14 +236,14 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
   std::vector<std::string> columns = {"backend", "strategy", "form", "mode", "type", "n", "fraction", "distribution",
                                       "ms_median", "ms_min", "ms_max", "phase1_ms", "bytes", "GB/s", "kept"};
   for (const auto& b : baselines) columns.push_back("x_" + b);
-  if (where == backend::cuda) columns.insert(columns.end(), {"floor_ms", "of_floor"});
+  if (where == backend::cuda) columns.insert(columns.end(), {"floor_ms", "of_floor", "timing"});
   columns.push_back("validated");
   table t(columns);
   std::vector<std::string> csv_columns = {"backend", "strategy", "form", "mode", "type", "n", "fraction",
                                           "distribution", "ms_median", "ms_min", "ms_max", "phase1_ms", "bytes",
                                           "gbps", "kept"};
   for (const auto& b : baselines) csv_columns.push_back("speedup_vs_" + b);
-  csv_columns.insert(csv_columns.end(), {"floor_ms", "of_floor", "validated", "error"});
+  csv_columns.insert(csv_columns.end(), {"floor_ms", "of_floor", "timing", "validated", "error"});
   table csv(csv_columns);
   nlohmann::json results = nlohmann::json::array();
 
@@ -322,7 +332,8 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
                                     ok ? fixed(m.ms.max, 3) : "-", ok ? fixed(m.phase1_ms, 3) : "-", fixed(bytes, 0),
                                     ok ? fixed(gbps, 2) : "-", std::to_string(m.kept)};
     for (double r : ratios) row.push_back(r > 0 ? fixed(r, 2) : "");
-    if (where == backend::cuda) row.insert(row.end(), {fl > 0 ? fixed(fl, 3) : "", of_floor > 0 ? fixed(of_floor, 2) : ""});
+    if (where == backend::cuda)
+      row.insert(row.end(), {fl > 0 ? fixed(fl, 3) : "", of_floor > 0 ? fixed(of_floor, 2) : "", m.timing});
     row.push_back(m.validated ? "yes" : "NO");
     t.add(row);
 
@@ -333,14 +344,16 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
                                      fixed(m.ms.median, 5), fixed(m.ms.min, 5), fixed(m.ms.max, 5),
                                      fixed(m.phase1_ms, 5), fixed(bytes, 0), fixed(gbps, 3), std::to_string(m.kept)};
     for (double r : ratios) line.push_back(r > 0 ? fixed(r, 4) : "");
-    line.insert(line.end(), {fl > 0 ? fixed(fl, 5) : "", of_floor > 0 ? fixed(of_floor, 4) : "", m.validated ? "1" : "0", err});
+    line.insert(line.end(),
+                {fl > 0 ? fixed(fl, 5) : "", of_floor > 0 ? fixed(of_floor, 4) : "", m.timing, m.validated ? "1" : "0", err});
     csv.add(line);
 
     nlohmann::json j = {{"backend", to_string(c.where)}, {"strategy", c.strategy}, {"form", form_short_name(c.f)},
                         {"mode", mode}, {"type", c.type.name}, {"n", c.n}, {"fraction", c.fraction},
                         {"distribution", c.distribution}, {"ms_median", m.ms.median}, {"ms_min", m.ms.min},
                         {"ms_max", m.ms.max}, {"phase1_ms", m.phase1_ms}, {"bytes", bytes}, {"gbps", gbps},
-                        {"kept", m.kept}, {"floor_ms", fl}, {"of_floor", of_floor}, {"validated", m.validated},
+                        {"kept", m.kept}, {"floor_ms", fl}, {"of_floor", of_floor}, {"timing", m.timing},
+                        {"validated", m.validated},
                         {"error", m.error}};
     for (std::size_t b = 0; b < baselines.size(); ++b) j["speedup_vs_" + baselines[b]] = ratios[b];
     results.push_back(j);
@@ -350,7 +363,11 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
   std::string names;
   for (const auto& b : baselines) names += (names.empty() ? "" : ", ") + b;
   std::cout << "\nms: whole call (phase 1 marking included), median of " << plan.repeats << " runs after "
-            << plan.warmup << " warm-up; x_B: baseline B's median / this median (same grid point, same run; "
+            << plan.warmup << " warm-up"
+            << (plan.graph ? " (timing graph: each run the mean of many replays of a CUDA graph of the call, counts "
+                             "in device memory; events: one call between two events)"
+                           : "")
+            << "; x_B: baseline B's median / this median (same grid point, same run; "
             << names << ").\n"
             << "bytes: removal lists, the O(k) floor 4k + 2kw (read k indices and k red-zone items, write k "
                "items); flags/masks, selection + n*w read + kept*w written. GB/s = bytes / ms_median.\n";

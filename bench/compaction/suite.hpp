@@ -21,6 +21,7 @@ struct compaction_args {
   std::uint64_t seed = 1;
   std::string csv, json;
   std::string crossover;  // write the measured crossover table (what `auto` reads) here
+  bool graph = false;     // CUDA: counts on the device, each call timed as CUDA-graph replays
 };
 
 void add_compaction_options(CLI::App& cmd, compaction_args& args);
