@@ -51,6 +51,8 @@ SOURCES = {
     "space": ["compaction-space.json", "select-n2e28.json", "quick.json"],
     "billeter": ["compaction-billeter.json", "billeter-table3.json"],
     "crossover": ["compaction-crossover.json", "crossover-grid.csv"],
+    "queues": ["compaction-queues.json", "queues-graph.json"],
+    "queues-events": ["compaction-queues-events.json", "queues-events.json"],
     "sort": ["sort.json", "sort-onesweep-vs-cub.json"],
     "trace": ["trace.json", "trace-sphere-gpu.json", "trace-sphere-room.json"],
 }
@@ -536,6 +538,34 @@ def papers_section(folder):
 # ---------------------------------------------------------------------------------------------
 # Crossover: where each strategy stops paying
 
+def queues_section(folder):
+    """Small queues: per item type, n and form, each strategy's time per call two ways, counts on the
+    device and CUDA-graph replays beside one call between two events, and the copy floor."""
+    graph, events = find(folder, "queues"), find(folder, "queues-events")
+    if not graph:
+        return ""
+    by_events = {}
+    if events:
+        for r in compaction_rows(events):
+            by_events[(r["type"], r["n"], r["form"], r["strategy"])] = r["ms_median"]
+    text = "## Queues as the renderer has them\n\n"
+    text += ("The path queue's record (`paths48`: columns of 4, 28 and 12 and 4 bytes moved in one call) and u32 "
+             "items, 93 % kept. Graph: the counts in device memory, each call the mean of many replays of a CUDA "
+             "graph holding it (the GPU's time per call); events: one call between two CUDA events (the host's "
+             "launch path included). Times in microseconds; floor: the bytes at the copy bandwidth.\n\n")
+    rows = []
+    for r in sorted(compaction_rows(graph), key=lambda r: (r["type"], r["n"], r["form"], strategy_key(r["strategy"]))):
+        ev = by_events.get((r["type"], r["n"], r["form"], r["strategy"]))
+        rows.append([r["type"], r["n"], r["form"], r["strategy"], f"{1000 * r['ms_median']:.1f}",
+                     f"{1000 * ev:.1f}" if ev else "-", f"{1000 * r.get('floor_ms', 0):.1f}",
+                     r.get("timing", "graph"), ratio(r.get("speedup_vs_cub"))])
+    text += md_table(["type", "n", "form", "strategy", "graph us", "events us", "floor us", "timed as", "x cub"], rows)
+    text += f"*{graph.provenance()}*\n\n"
+    if events:
+        text += f"*{events.provenance()}*\n\n"
+    return text
+
+
 def crossover_data(folder):
     for what in ("crossover", "redzone"):
         ds = find(folder, what)
@@ -894,6 +924,7 @@ def write_report(folder):
         compaction_section(folder, "billeter", "Billeter's Table 3",
                            "4M 32-bit items (Table 3's size), byte flags, 0 .. 100 % kept in steps of 10 %.",
                            ["selection"]),
+        queues_section(folder),
         crossover_section(folder),
         sort_section(folder),
         trace_section(folder),

@@ -94,7 +94,7 @@ std::string compaction_command(const std::string& program, const compaction_args
   command c(program + " bench compaction");
   c.opt("--backend", a.backend).list("--suite", a.suites).list("--form", a.forms).list("--type", a.types);
   c.list("--n", a.n).list("--fraction", a.fractions).list("--distribution", a.distributions);
-  c.list("--strategies", a.strategies).flag("--quick", a.quick).opt("--repeats", a.repeats, 0);
+  c.list("--strategies", a.strategies).flag("--quick", a.quick).opt("--repeats", a.repeats, 0).flag("--graph", a.graph);
   return c.opt("--csv", a.csv).opt("--json", a.json).opt("--crossover", a.crossover).str();
 }
 
@@ -256,6 +256,24 @@ std::vector<step> plan(const context& c, const render_image_fn& render_image) {
                                         ", byte flags",
                                     c.expect(1, 1, 40, 1, 10, 60), a));
   }
+  if (gpu) {  // Queues as the renderer has them: the path record and u32, counts on the device, timed as
+             // CUDA-graph replays, and the same calls timed one by one between two events.
+    for (const bool graph : {true, false}) {
+      compaction_args a;
+      a.suites = {"select"};
+      a.types = {"paths48", "u32"};
+      a.n = c.by_mode(pow2({14}), pow2({14, 17, 20}), pow2({14, 17, 20}));
+      a.fractions = {0.93};
+      a.distributions = {"uniform"};
+      a.repeats = c.by_mode(1, 5, 20);
+      a.graph = graph;
+      steps.push_back(compaction_step(c, graph ? "compaction-queues" : "compaction-queues-events",
+                                      "the path queue (4 + 28 + 12 + 4 bytes) and u32 at " +
+                                          c.by_mode<std::string>("16K", "16K, 128K, 1M", "16K, 128K, 1M") + ", 93 % kept: " +
+                                          (graph ? "counts on the device, CUDA-graph replays" : "one call between events"),
+                                      c.expect(0, 0, 0, 2, 10, 20), a));
+    }
+  }
   {  // The crossover grid `auto` is tuned from: every strategy over n, k/n (kept share) and item size.
     compaction_args a;
     a.suites = {"select", "redzone"};
@@ -267,6 +285,7 @@ std::vector<step> plan(const context& c, const render_image_fn& render_image) {
     a.quick = c.m != mode::full;
     a.repeats = c.by_mode(1, 3, gpu ? 10 : 5);
     a.crossover = c.file("crossover-measured.json");
+    a.graph = gpu;  // as callers with counts on the device see them
     steps.push_back(compaction_step(c, "compaction-crossover",
                                     "the crossover grid (every strategy over n and k/n" +
                                         std::string(c.m == mode::full ? ", u32 and 32-byte items" : "") +
