@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include "cuda_support.cuh"
+
 #include <algorithm>
 #include <array>
 #include <cstring>
@@ -20,28 +22,7 @@
 
 namespace {
 
-#define REQUIRE_DEVICE() \
-  if (!sieve::cuda::available()) GTEST_SKIP() << "no CUDA device: " << sieve::cuda::device_description()
-
-template <class T>
-struct device_array {
-  T* data = nullptr;
-  std::size_t n = 0;
-  explicit device_array(std::size_t count) : n(count) {
-    SIEVE_CUDA_CHECK(cudaMalloc(&data, std::max<std::size_t>(n, 1) * sizeof(T)));
-  }
-  ~device_array() { cudaFree(data); }
-  device_array(const device_array&) = delete;
-  void upload(const std::vector<T>& h) {
-    SIEVE_CUDA_CHECK(cudaMemcpy(data, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  std::vector<T> host(std::size_t count) const {
-    std::vector<T> h(count);
-    SIEVE_CUDA_CHECK(cudaMemcpy(h.data(), data, count * sizeof(T), cudaMemcpyDeviceToHost));
-    return h;
-  }
-  std::span<T> span() const { return {data, n}; }
-};
+using sieve::test::device_array;
 
 // The record shapes: one u32 column, or the path queue's four columns (item i's every byte derived
 // from i, so a row can be checked whole).

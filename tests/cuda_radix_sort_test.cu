@@ -7,6 +7,8 @@
 
 #include <gtest/gtest.h>
 
+#include "cuda_support.cuh"
+
 #include <algorithm>
 #include <numeric>
 #include <random>
@@ -16,29 +18,7 @@
 
 namespace {
 
-#define REQUIRE_DEVICE() \
-  if (!sieve::cuda::available()) GTEST_SKIP() << "no CUDA device: " << sieve::cuda::device_description()
-
-template <class T>
-struct device_array {
-  T* data = nullptr;
-  std::size_t n = 0;
-  explicit device_array(std::size_t count) : n(count) {
-    SIEVE_CUDA_CHECK(cudaMalloc(&data, std::max<std::size_t>(n, 1) * sizeof(T)));
-  }
-  explicit device_array(const std::vector<T>& host) : device_array(host.size()) {
-    SIEVE_CUDA_CHECK(cudaMemcpy(data, host.data(), n * sizeof(T), cudaMemcpyHostToDevice));
-  }
-  ~device_array() { cudaFree(data); }
-  device_array(const device_array&) = delete;
-  std::vector<T> host() const {
-    std::vector<T> h(n);
-    SIEVE_CUDA_CHECK(cudaMemcpy(h.data(), data, n * sizeof(T), cudaMemcpyDeviceToHost));
-    return h;
-  }
-  std::span<T> span() const { return {data, n}; }
-  std::span<const T> cspan() const { return {data, n}; }
-};
+using sieve::test::device_array;
 
 enum class keys { uniform, duplicates, sorted, reversed };
 
