@@ -94,7 +94,7 @@ std::string compaction_command(const std::string& program, const compaction_args
   command c(program + " bench compaction");
   c.opt("--backend", a.backend).list("--suite", a.suites).list("--form", a.forms).list("--type", a.types);
   c.list("--n", a.n).list("--fraction", a.fractions).list("--distribution", a.distributions);
-  c.list("--strategies", a.strategies).flag("--quick", a.quick).opt("--repeats", a.repeats, 0).flag("--graph", a.graph);
+  c.list("--strategies", a.strategies).flag("--quick", a.quick).opt("--repeats", a.repeats, 0).flag("--graph", a.graph).flag("--checked", a.checked);
   return c.opt("--csv", a.csv).opt("--json", a.json).opt("--crossover", a.crossover).str();
 }
 

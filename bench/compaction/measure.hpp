@@ -24,6 +24,9 @@ struct timing_plan {
   // CUDA: each call with its counts in device memory (sieve::cuda::device_counts), captured once in
   // a CUDA graph and timed as the mean of many replays (the GPU's time, not the host's launch path).
   bool graph = false;
+  // Checked mode (removal lists validated before anything moves: sieve's default). Off unless asked:
+  // every result is validated against the reference anyway, and the papers' comparisons are unchecked.
+  bool checked = false;
 };
 
 measurement measure_cpu(const bench_case& c, const case_inputs& in, timing_plan plan);

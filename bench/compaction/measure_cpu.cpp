@@ -20,7 +20,7 @@ measurement measure_cpu(const bench_case& c, const case_inputs& in, timing_plan 
 
   phase_times times;
   options opt;
-  opt.checked = false;  // validation happens here, against the reference, not inside the timed call
+  opt.checked = plan.checked;  // off by default: validation happens here, against the reference
   opt.times = &times;
   auto restore = [&] {
     // std::copy, not memcpy: an empty vector's data() may be null, which memcpy must not be given

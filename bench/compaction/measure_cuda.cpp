@@ -182,17 +182,19 @@ measurement cuda_bench::measure(const bench_case& c, const case_inputs& in, timi
         SIEVE_CUDA_CHECK(cudaMemcpyAsync(b.removals.get(), b.removals_pristine.get(), b.k * sizeof(std::uint32_t),
                                          cudaMemcpyDeviceToDevice, stream));
     };
+    options opt;
+    opt.checked = plan.checked;
     auto call = [&] {
       if (plan.graph) {
         const cuda::device_counts counts{live, live + 1};
         if (c.in_place)
-          cuda::compact_async(c.strategy, items_rec, keep, counts, count, space, stream);
+          cuda::compact_async(c.strategy, items_rec, keep, counts, count, space, stream, opt);
         else
-          cuda::compact_copy_async(c.strategy, items_rec, out_rec, keep, counts, count, space, stream);
+          cuda::compact_copy_async(c.strategy, items_rec, out_rec, keep, counts, count, space, stream, opt);
       } else if (c.in_place) {
-        cuda::compact_async(c.strategy, items_rec, keep, count, space);
+        cuda::compact_async(c.strategy, items_rec, keep, count, space, nullptr, opt);
       } else {
-        cuda::compact_copy_async(c.strategy, items_rec, out_rec, keep, count, space);
+        cuda::compact_copy_async(c.strategy, items_rec, out_rec, keep, count, space, nullptr, opt);
       }
     };
 

@@ -165,6 +165,10 @@ void add_compaction_options(CLI::App& cmd, compaction_args& a) {
                  "u8, u16, u32, u64, float, double, struct32, paths48 (the renderer's path queue: columns of 4, 28, "
                  "12 and 4 bytes moved as one record; cuda)")
       ->delimiter(',');
+  cmd.add_flag("--checked", a.checked,
+               "time the calls in checked mode, sieve's default (removal lists validated before anything moves); "
+               "off unless given, as in the papers' comparisons (every result is validated against the reference "
+               "anyway)");
   cmd.add_flag("--graph", a.graph,
                "cuda: pass the counts in device memory and time each call as the mean of many replays of a CUDA "
                "graph holding it (the GPU's time per call, without the host's launch path); thrust, which reads its "
@@ -228,7 +232,7 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
   }
   if (cases.empty()) throw error("the grid is empty: no strategy of those named takes the forms of the chosen suites");
 
-  const timing_plan plan{a.quick ? 1 : 2, a.repeats ? a.repeats : (a.quick ? 5 : 10), a.graph};
+  const timing_plan plan{a.quick ? 1 : 2, a.repeats ? a.repeats : (a.quick ? 5 : 10), a.graph, a.checked};
   const std::vector<std::string> baselines = baselines_of(where);
   // The ceiling of an O(n) pass on this GPU, measured now: a device-to-device copy of 1 GiB.
   const double copy_gbps = where == backend::cuda ? device_copy_gbps(std::size_t{1} << 30, plan) : 0;
@@ -364,6 +368,7 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
   for (const auto& b : baselines) names += (names.empty() ? "" : ", ") + b;
   std::cout << "\nms: whole call (phase 1 marking included), median of " << plan.repeats << " runs after "
             << plan.warmup << " warm-up"
+            << (plan.checked ? "; checked mode (removal lists validated first)" : "")
             << (plan.graph ? " (timing graph: each run the mean of many replays of a CUDA graph of the call, counts "
                              "in device memory; events: one call between two events)"
                            : "")
@@ -383,7 +388,8 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
     nlohmann::json doc = {{"benchmark", "compaction"},
                           {"machine", machine_info(where == backend::cuda)},
                           {"run", run_info(command_line)},
-                          {"timing", {{"warmup", plan.warmup}, {"repeats", plan.repeats}, {"statistic", "median"}}},
+                          {"timing", {{"warmup", plan.warmup}, {"repeats", plan.repeats}, {"statistic", "median"},
+                                      {"graph", plan.graph}, {"checked", plan.checked}}},
                           {"baselines", baselines},
                           {"copy_gbps", copy_gbps},
                           {"bytes_definition",

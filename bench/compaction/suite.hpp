@@ -22,6 +22,7 @@ struct compaction_args {
   std::string csv, json;
   std::string crossover;  // write the measured crossover table (what `auto` reads) here
   bool graph = false;     // CUDA: counts on the device, each call timed as CUDA-graph replays
+  bool checked = false;   // time the calls in checked mode (removal lists validated first)
 };
 
 void add_compaction_options(CLI::App& cmd, compaction_args& args);

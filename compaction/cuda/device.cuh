@@ -6,6 +6,8 @@
 #include <sieve/compaction/record.hpp>
 #include <sieve/compaction/selection.hpp>
 
+#include "gate.hpp"
+
 #include <cstddef>
 #include <cstdint>
 
@@ -104,12 +106,6 @@ void gather_columns_async(const record& in, const record& out, const std::uint64
                           const std::uint64_t* d_count, std::byte* copy, cudaStream_t stream);
 
 // Phase 1 of the O(n) competitors of a removal list: stencil[0, n) = 1, then 0 at each index of R.
-// Checked mode on the device: the lowest position of an index >= n and the lowest position at which an
-// index is seen a second time (k where there is none) land in found[0] and found[1]. `seen` holds
-// (n + 31) / 32 words of scratch.
-void check_removals_async(const std::uint32_t* R, std::size_t k, std::size_t n, std::uint32_t* seen,
-                          unsigned long long* found, cudaStream_t stream);
-
 // k: the list's live length (its capacity sizes the launch).
 void mark_removals_async(const std::uint32_t* R, live_count k, std::size_t n, std::uint8_t* stencil,
                          cudaStream_t stream);

@@ -62,8 +62,8 @@ std::size_t with_stencil(const cuda_call& call, const std::uint8_t* marked, F&& 
 // Thrust returns its count to the host, so it takes the live counts there too: with counts on the
 // device it reads them back first (a host synchronisation) and runs on the first n items.
 std::size_t cuda_thrust_live(const cuda_call& call) {
-  std::uint64_t counts[2] = {0, 0};
-  SIEVE_CUDA_CHECK(cudaMemcpyAsync(&counts[0], call.live_n, 8, cudaMemcpyDeviceToHost, call.stream));
+  std::uint64_t counts[2] = {call.in.size(), 0};
+  if (call.live_n) SIEVE_CUDA_CHECK(cudaMemcpyAsync(&counts[0], call.live_n, 8, cudaMemcpyDeviceToHost, call.stream));
   if (call.live_k) SIEVE_CUDA_CHECK(cudaMemcpyAsync(&counts[1], call.live_k, 8, cudaMemcpyDeviceToHost, call.stream));
   SIEVE_CUDA_CHECK(cudaStreamSynchronize(call.stream));
   const std::size_t n = std::min<std::size_t>(counts[0], call.in.size());

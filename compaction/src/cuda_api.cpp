@@ -13,17 +13,37 @@
 #include <mutex>
 #include <string>
 
-namespace sieve::detail {
-// cuda/device.cu: checked mode's kernel (first bad position of each kind into found[0], found[1]).
-void check_removals_async(const std::uint32_t* R, std::size_t k, std::size_t n, std::uint32_t* seen,
-                          unsigned long long* found, cudaStream_t stream);
-}  // namespace sieve::detail
+#include "../cuda/gate.hpp"
 
 namespace sieve::cuda {
 namespace {
 
-// The workspace starts with a slot for the count of the synchronous forms.
+// The workspace starts with a slot for the count of the synchronous forms, then (removal lists)
+// checked mode's gate and its n bits, then the strategy's own part.
 constexpr std::size_t count_slot = 256;
+constexpr std::size_t gate_slot = 256;
+
+std::size_t gate_bytes(form f, std::size_t n) {
+  return f == form::removal_list ? gate_slot + detail::removal_gate_seen_bytes(n) : 0;
+}
+
+struct gate_at {
+  detail::removal_gate* gate;
+  std::uint32_t* seen;
+};
+gate_at gate_in(workspace ws) {
+  auto* base = static_cast<std::byte*>(ws.data) + count_slot;
+  return {reinterpret_cast<detail::removal_gate*>(base), reinterpret_cast<std::uint32_t*>(base + gate_slot)};
+}
+
+// The gate's findings as the CPU words them: the first index out of range, else the first repeat.
+[[noreturn]] void throw_gate(const detail::removal_gate& g, const std::uint32_t* R, std::size_t n) {
+  const int which = g.found[0] != detail::removal_gate::none ? 0 : 1;
+  const std::size_t at = g.found[which];
+  std::uint32_t index = 0;
+  SIEVE_CUDA_CHECK(cudaMemcpy(&index, R + at, sizeof index, cudaMemcpyDeviceToHost));
+  throw error(which == 0 ? detail::removal_out_of_range(index, at, n) : detail::removal_twice(index, at));
+}
 
 struct resolved {
   std::string_view name;
@@ -69,7 +89,8 @@ std::size_t strategy_bytes(const resolved& r, const detail::cuda_call& shape) {
 }
 
 void enqueue(std::string_view name, const record& in, const record& out, const selection& keep, bool in_place,
-             std::uint64_t* d_count, workspace ws, stream_t stream, const device_counts* live = nullptr) {
+             std::uint64_t* d_count, workspace ws, stream_t stream, const options& opt,
+             const device_counts* live = nullptr) {
   detail::validate_call(in, out, keep, in_place);
   if (live) {
     if (live->items == nullptr) throw error("cuda compaction: device_counts.items is null (the live item count)");
@@ -85,19 +106,36 @@ void enqueue(std::string_view name, const record& in, const record& out, const s
     call.live_n = live->items;
     call.live_k = form_of(keep) == form::removal_list ? live->removals : nullptr;
   }
-  const std::size_t need = count_slot + strategy_bytes(r, call);
+  const form f = form_of(keep);
+  const std::size_t before = count_slot + gate_bytes(f, in.size());
+  const std::size_t need = before + strategy_bytes(r, call);
   if (ws.bytes < need || (need > 0 && ws.data == nullptr))
     throw error("cuda compaction '" + std::string(r.name) + "': workspace of " + std::to_string(ws.bytes) +
                 " bytes, needs " + std::to_string(need) + " (ask sieve::cuda::workspace_bytes)");
-  call.workspace = static_cast<std::byte*>(ws.data) + count_slot;
-  call.workspace_bytes = ws.bytes - count_slot;
+  call.workspace = static_cast<std::byte*>(ws.data) + before;
+  call.workspace_bytes = ws.bytes - before;
+  // Checked mode: the gate lets the list's k through, or 0 (and marks the count invalid afterwards).
+  const bool checked = f == form::removal_list && opt.checked.value_or(checked_default());
+  const gate_at g = gate_in(ws);
+  if (checked) {
+    const auto R = std::get<removal_list>(keep).indices;
+    detail::gate_removals_async(R.data(), call.live_k, R.size(), call.live_n, in.size(), g.seen, g.gate, stream);
+    call.live_k = &g.gate->k;
+  }
   r.entry->cuda(call);
+  if (checked) detail::gate_result_async(g.gate, d_count, stream);
 }
 
-std::size_t wait_for_count(workspace ws, stream_t stream) {
+// The count of a synchronous call; a closed gate (checked mode) becomes its error.
+std::size_t wait_for_count(workspace ws, stream_t stream, const selection& keep, std::size_t n) {
   std::uint64_t count = 0;
   SIEVE_CUDA_CHECK(cudaMemcpyAsync(&count, ws.data, sizeof count, cudaMemcpyDeviceToHost, stream));
   SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
+  if (count == invalid_count && form_of(keep) == form::removal_list) {
+    detail::removal_gate g{};
+    SIEVE_CUDA_CHECK(cudaMemcpy(&g, gate_in(ws).gate, sizeof g, cudaMemcpyDeviceToHost));
+    if (!g.valid) throw_gate(g, std::get<removal_list>(keep).indices.data(), n);
+  }
   return static_cast<std::size_t>(count);
 }
 
@@ -146,39 +184,39 @@ std::size_t workspace_bytes(std::string_view strategy, const record& items, form
     for (const auto& e : detail::strategy_table())
       if (e.info.name != "auto" && e.cuda && e.info.takes(backend::cuda, f) && (in_place ? e.info.in_place : e.info.out_of_place))
         most = std::max(most, strategy_bytes({e.info.name, &e}, shape));
-    return count_slot + most;
+    return count_slot + gate_bytes(f, items.size()) + most;
   }
   const resolved r = resolve(strategy, items, probe, in_place);
-  return count_slot + strategy_bytes(r, shape);
+  return count_slot + gate_bytes(f, items.size()) + strategy_bytes(r, shape);
 }
 
 void compact_copy_async(std::string_view strategy, record in, record out, const selection& keep,
-                        std::uint64_t* d_count, workspace ws, stream_t stream) {
-  enqueue(strategy, in, out, keep, false, d_count, ws, stream);
+                        std::uint64_t* d_count, workspace ws, stream_t stream, const options& opt) {
+  enqueue(strategy, in, out, keep, false, d_count, ws, stream, opt);
 }
 
 void compact_async(std::string_view strategy, record items, const selection& keep, std::uint64_t* d_count,
-                   workspace ws, stream_t stream) {
-  enqueue(strategy, items, items, keep, true, d_count, ws, stream);
+                   workspace ws, stream_t stream, const options& opt) {
+  enqueue(strategy, items, items, keep, true, d_count, ws, stream, opt);
 }
 
 void compact_copy_async(std::string_view strategy, record in, record out, const selection& keep, device_counts live,
-                        std::uint64_t* d_count, workspace ws, stream_t stream) {
-  enqueue(strategy, in, out, keep, false, d_count, ws, stream, &live);
+                        std::uint64_t* d_count, workspace ws, stream_t stream, const options& opt) {
+  enqueue(strategy, in, out, keep, false, d_count, ws, stream, opt, &live);
 }
 
 void compact_async(std::string_view strategy, record items, const selection& keep, device_counts live,
-                   std::uint64_t* d_count, workspace ws, stream_t stream) {
-  enqueue(strategy, items, items, keep, true, d_count, ws, stream, &live);
+                   std::uint64_t* d_count, workspace ws, stream_t stream, const options& opt) {
+  enqueue(strategy, items, items, keep, true, d_count, ws, stream, opt, &live);
 }
 
 std::size_t compact_copy(std::string_view strategy, record in, record out, const selection& keep, workspace ws,
-                         stream_t stream) {
-  enqueue(strategy, in, out, keep, false, static_cast<std::uint64_t*>(ws.data), ws, stream);
-  return wait_for_count(ws, stream);
+                         stream_t stream, const options& opt) {
+  enqueue(strategy, in, out, keep, false, static_cast<std::uint64_t*>(ws.data), ws, stream, opt);
+  return wait_for_count(ws, stream, keep, in.size());
 }
 
-std::size_t removal_check_bytes(std::size_t n) { return count_slot + (n + 31) / 32 * sizeof(std::uint32_t); }
+std::size_t removal_check_bytes(std::size_t n) { return count_slot + gate_bytes(form::removal_list, n); }
 
 void check_removals(const removal_list& removals, std::size_t n, workspace ws, stream_t stream) {
   const std::size_t k = removals.indices.size();
@@ -186,23 +224,18 @@ void check_removals(const removal_list& removals, std::size_t n, workspace ws, s
   if (ws.bytes < removal_check_bytes(n) || ws.data == nullptr)
     throw error("cuda check_removals: workspace of " + std::to_string(ws.bytes) + " bytes, needs " +
                 std::to_string(removal_check_bytes(n)) + " (ask sieve::cuda::removal_check_bytes)");
-  auto* found = static_cast<unsigned long long*>(ws.data);
-  auto* seen = reinterpret_cast<std::uint32_t*>(static_cast<std::byte*>(ws.data) + count_slot);
-  detail::check_removals_async(removals.indices.data(), k, n, seen, found, stream);
-  unsigned long long at[2] = {k, k};
-  SIEVE_CUDA_CHECK(cudaMemcpyAsync(at, found, sizeof at, cudaMemcpyDeviceToHost, stream));
+  const gate_at g = gate_in(ws);
+  detail::gate_removals_async(removals.indices.data(), nullptr, k, nullptr, n, g.seen, g.gate, stream);
+  detail::removal_gate found{};
+  SIEVE_CUDA_CHECK(cudaMemcpyAsync(&found, g.gate, sizeof found, cudaMemcpyDeviceToHost, stream));
   SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
-  for (int which = 0; which < 2; ++which) {
-    if (at[which] >= k) continue;
-    std::uint32_t index = 0;
-    SIEVE_CUDA_CHECK(cudaMemcpy(&index, removals.indices.data() + at[which], sizeof index, cudaMemcpyDeviceToHost));
-    throw error(which == 0 ? detail::removal_out_of_range(index, at[which], n) : detail::removal_twice(index, at[which]));
-  }
+  if (!found.valid) throw_gate(found, removals.indices.data(), n);
 }
 
-std::size_t compact(std::string_view strategy, record items, const selection& keep, workspace ws, stream_t stream) {
-  enqueue(strategy, items, items, keep, true, static_cast<std::uint64_t*>(ws.data), ws, stream);
-  return wait_for_count(ws, stream);
+std::size_t compact(std::string_view strategy, record items, const selection& keep, workspace ws, stream_t stream,
+                    const options& opt) {
+  enqueue(strategy, items, items, keep, true, static_cast<std::uint64_t*>(ws.data), ws, stream, opt);
+  return wait_for_count(ws, stream, keep, items.size());
 }
 
 }  // namespace sieve::cuda

@@ -99,12 +99,13 @@ void bfs_tracer_cuda::closest(const bvh_view& b, const ray* rays, hit* hits, std
     B.workspace.reserve_discard(ws);
     SIEVE_CUDA_CHECK(cudaEventRecord(t0, stream));
     if (in_place_) {
-      sieve::cuda::compact_async(strategy_, children, keep, B.counts.get(), {B.workspace.get(), B.workspace.size()}, stream);
+      sieve::cuda::compact_async(strategy_, children, keep, B.counts.get(), {B.workspace.get(), B.workspace.size()}, stream,
+                                 {.checked = false});  // the frontier's own marks
       cur = next;
     } else {
       const sieve::record frontier(std::span(B.ray_of[cur].get(), slots), std::span(B.node_of[cur].get(), slots));
       sieve::cuda::compact_copy_async(strategy_, children, frontier, keep, B.counts.get(),
-                                      {B.workspace.get(), B.workspace.size()}, stream);
+                                      {B.workspace.get(), B.workspace.size()}, stream, {.checked = false});
     }
     SIEVE_CUDA_CHECK(cudaEventRecord(t1, stream));
     std::uint64_t kept = 0;

@@ -248,10 +248,12 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
             if (form == sieve::form::removal_list) keep = sieve::removal_list{std::span(d_removals.get(), h.removals)};
             const sieve::cuda::workspace ws{d_workspace.get(), ws_bytes};
             if (in_place) {
-              sieve::cuda::compact_async(settings.strategy, paths.record(live), keep, &c->kept, ws, stream);
+              // The removal lists are the renderer's own (each terminated path once): unchecked.
+              sieve::cuda::compact_async(settings.strategy, paths.record(live), keep, &c->kept, ws, stream, {.checked = false});
             } else {
               sieve::cuda::compact_copy_async(settings.strategy, paths.record(live),
-                                              store[1 - cur]->columns().record(live), keep, &c->kept, ws, stream);
+                                              store[1 - cur]->columns().record(live), keep, &c->kept, ws, stream,
+                                              {.checked = false});
               cur = 1 - cur;
             }
           },

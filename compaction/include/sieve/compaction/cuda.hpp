@@ -5,6 +5,7 @@
 // device buffer at least that large; no strategy allocates device memory. Builds without CUDA have
 // these functions too: available() is false and the others throw sieve::error.
 
+#include <sieve/compaction/compact.hpp>
 #include <sieve/compaction/record.hpp>
 #include <sieve/compaction/selection.hpp>
 
@@ -30,6 +31,15 @@ struct workspace {
   std::size_t bytes = 0;
 };
 
+// Checked mode, as on the CPU (sieve::checked_default(), on unless switched off; options::checked
+// per call): a removal list is validated on the device before anything moves (every index < n,
+// none twice; one pass over the list with n bits of scratch in the workspace, in stream order).
+// The synchronous calls throw sieve::error naming the first bad index and its position. The
+// asynchronous ones cannot throw: on a bad list nothing moves and *d_count is set to
+// invalid_count. Unchecked (options{.checked = false}), a bad list is undefined behaviour.
+// options::times is CPU only.
+inline constexpr std::uint64_t invalid_count = ~std::uint64_t{0};
+
 // Device bytes `strategy` needs to compact n items of this record shape from this form. For `auto`:
 // enough for every strategy it may pick (its choice also depends on k/n, unknown here).
 std::size_t workspace_bytes(std::string_view strategy, const record& items, form f, bool in_place);
@@ -37,9 +47,9 @@ std::size_t workspace_bytes(std::string_view strategy, const record& items, form
 // Enqueue on `stream`; the number kept is written to *d_count (device memory). No host sync (except
 // `thrust`, which returns its count to the host), no allocation.
 void compact_copy_async(std::string_view strategy, record in, record out, const selection& keep,
-                        std::uint64_t* d_count, workspace ws, stream_t stream = nullptr);
+                        std::uint64_t* d_count, workspace ws, stream_t stream = nullptr, const options& opt = {});
 void compact_async(std::string_view strategy, record items, const selection& keep, std::uint64_t* d_count,
-                   workspace ws, stream_t stream = nullptr);
+                   workspace ws, stream_t stream = nullptr, const options& opt = {});
 
 // Live counts in device memory, for callers whose counts a kernel wrote (a queue) or that capture
 // a call once in a CUDA graph and replay it with other counts. The record's size() and a removal
@@ -57,9 +67,9 @@ struct device_counts {
 // memset of *d_count); `cub` masks the items past the count through its flag iterator and runs over
 // the capacity; `thrust` cannot: it reads the counts back (a host synchronisation, not capturable).
 void compact_copy_async(std::string_view strategy, record in, record out, const selection& keep, device_counts live,
-                        std::uint64_t* d_count, workspace ws, stream_t stream = nullptr);
+                        std::uint64_t* d_count, workspace ws, stream_t stream = nullptr, const options& opt = {});
 void compact_async(std::string_view strategy, record items, const selection& keep, device_counts live,
-                   std::uint64_t* d_count, workspace ws, stream_t stream = nullptr);
+                   std::uint64_t* d_count, workspace ws, stream_t stream = nullptr, const options& opt = {});
 
 // Checked mode on the device (the CPU's options::checked): throws sieve::error naming the first
 // offending index unless every index of `removals` is < n and none appears twice. Run it before
@@ -71,8 +81,8 @@ void check_removals(const removal_list& removals, std::size_t n, workspace ws, s
 // The same, then wait for the stream and return the number kept (the count lives in the workspace:
 // ask workspace_bytes() as for the async forms; it includes room for the count).
 std::size_t compact_copy(std::string_view strategy, record in, record out, const selection& keep, workspace ws,
-                         stream_t stream = nullptr);
+                         stream_t stream = nullptr, const options& opt = {});
 std::size_t compact(std::string_view strategy, record items, const selection& keep, workspace ws,
-                    stream_t stream = nullptr);
+                    stream_t stream = nullptr, const options& opt = {});
 
 }  // namespace sieve::cuda
