@@ -148,7 +148,8 @@ void output_set::add_input(const fs::path& path) {
 void output_set::add_output(const fs::path& path, std::string_view option) {
   if (path.empty()) return;
   const std::string named = std::string(option) + " " + path.string();
-  if (path.native().find('\0') != std::string::npos) throw sieve::error(named + ": the name holds a NUL byte");
+  if (const auto nul = path.native().find('\0'); nul != std::string::npos)
+    throw sieve::error(std::string(option) + " " + path.native().substr(0, nul) + "\\0...: the name holds a NUL byte");
   const fs::path leaf = path.filename();
   if (leaf.empty() || leaf == "." || leaf == "..") throw sieve::error(named + ": names a folder, not a file");
 

@@ -215,6 +215,7 @@ render_result render_cpu(const prepared_scene& ps, const render_settings& settin
         bfs->closest(view.bvh, std::span<const ray>(paths.rays, live), std::span(hits.data(), live), &bs);
         stats.bfs_compact_ms += bs.compact_ms;
       });
+      if (cancelled(settings)) return false;  // extend is the longest stage: look again after it
 
       keep_marks marks;
       std::uint32_t removed = 0;
