@@ -586,7 +586,7 @@ int run_backend(const all_args& args, bool gpu, mode m, const fs::path& out, con
     manifest["steps"].push_back({{"name", s.name}, {"what", s.what}, {"command", s.command},
                                  {"expected_seconds", s.expected_s}, {"files", s.files}, {"status", "pending"}});
   const std::string manifest_path = (out / "bench-all.json").string();
-  write_file(manifest_path, manifest.dump(1) + "\n");
+  write_file(manifest_path, json_text(manifest, 1));
 
   int failed = 0;
   double done_expected = 0, elapsed = 0;
@@ -618,7 +618,7 @@ int run_backend(const all_args& args, bool gpu, mode m, const fs::path& out, con
     js["seconds"] = seconds;
     js["exit_code"] = rc;
     manifest["seconds"] = elapsed;
-    write_file(manifest_path, manifest.dump(1) + "\n");
+    write_file(manifest_path, json_text(manifest, 1));
   }
 
   if (args.report) {

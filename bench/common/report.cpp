@@ -118,7 +118,7 @@ void table::print(std::ostream& out) const {
   for (const auto& r : rows_) line(r);
 }
 
-void table::write_csv(const std::string& path) const {
+std::string table::csv() const {
   std::ostringstream s;
   auto line = [&](const std::vector<std::string>& r) {
     for (std::size_t c = 0; c < r.size(); ++c) s << (c ? "," : "") << r[c];
@@ -126,10 +126,14 @@ void table::write_csv(const std::string& path) const {
   };
   line(header_);
   for (const auto& r : rows_) line(r);
-  write_file(path, s.str());
+  return s.str();
 }
 
 void write_file(const std::string& path, const std::string& text) { render::write_text_file(path, text); }
+
+std::string json_text(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
 
 std::string fixed(double x, int digits) {
   std::ostringstream s;

@@ -29,7 +29,7 @@ class table {
   explicit table(std::vector<std::string> header) : header_(std::move(header)) {}
   void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
   void print(std::ostream& out) const;
-  void write_csv(const std::string& path) const;  // throws sieve::error if it cannot write
+  std::string csv() const;  // the header and rows, comma-separated
   const std::vector<std::string>& header() const { return header_; }
   const std::vector<std::vector<std::string>>& rows() const { return rows_; }
 
@@ -40,6 +40,9 @@ class table {
 
 // Writes `text` to path through a temporary file and a rename, so a reader never sees half a file.
 void write_file(const std::string& path, const std::string& text);
+// A JSON document as text with a final newline; invalid UTF-8 (a path or argument in another
+// encoding) replaced by U+FFFD rather than failing the report.
+std::string json_text(const nlohmann::json& j, int indent);
 
 std::string fixed(double x, int digits);
 

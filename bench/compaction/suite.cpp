@@ -2,6 +2,8 @@
 
 #include "measure.hpp"
 
+#include <core/output_files.hpp>
+
 #include <sieve/compaction.hpp>
 
 #include <tbb/task_arena.h>
@@ -185,6 +187,10 @@ void add_compaction_options(CLI::App& cmd, compaction_args& a) {
 }
 
 int run_compaction_bench(const compaction_args& a, const std::string& command_line) {
+  render::output_set outputs;  // checked before any work
+  outputs.add_output(a.csv, "--csv");
+  outputs.add_output(a.json, "--json");
+  outputs.add_output(a.crossover, "--crossover");
   const backend where = backend_from_string(a.backend);
   if (where == backend::cuda && !cuda::available())
     throw error("--backend cuda: " + cuda::device_description());
@@ -380,10 +386,7 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
     std::cout << "floor_ms: removal lists, the O(k) floor kernel (reads R and the red zone, scatters k writes); "
                  "flags/masks, bytes at the device copy bandwidth, measured now: "
               << fixed(copy_gbps, 0) << " GB/s (read + written). of_floor: floor_ms / ms_median.\n";
-  if (!a.csv.empty()) {
-    csv.write_csv(a.csv);
-    std::cout << "wrote " << a.csv << "\n";
-  }
+  outputs.stage(a.csv, csv.csv());
   if (!a.json.empty()) {
     nlohmann::json doc = {{"benchmark", "compaction"},
                           {"machine", machine_info(where == backend::cuda)},
@@ -396,13 +399,12 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
                            "removal list: 4k + 2kw (indices, red-zone reads, hole writes); flags/mask: selection "
                            "bytes + n*w + kept*w"},
                           {"results", results}};
-    write_file(a.json, doc.dump(1) + "\n");
-    std::cout << "wrote " << a.json << "\n";
+    outputs.stage(a.json, json_text(doc, 1));
   }
-  if (!a.crossover.empty()) {
-    write_file(a.crossover, crossover_table(cases, measured, where, command_line).dump(1) + "\n");
-    std::cout << "wrote " << a.crossover << "\n";
-  }
+  if (!a.crossover.empty()) outputs.stage(a.crossover, json_text(crossover_table(cases, measured, where, command_line), 1));
+  outputs.commit();
+  for (const auto& f : {a.csv, a.json, a.crossover})
+    if (!f.empty()) std::cout << "wrote " << f << "\n";
   if (failed) {
     std::cerr << "sieve bench compaction: " << failed << " of " << cases.size() << " points failed validation\n";
     return 1;

@@ -2,6 +2,7 @@
 
 #include "../common/report.hpp"
 
+#include <core/output_files.hpp>
 #include <scene/load.hpp>
 #include <wavefront/integrator.hpp>
 
@@ -49,12 +50,17 @@ void add_render_bench_options(CLI::App& cmd, render_bench_args& a) {
 }
 
 int run_render_bench(const render_bench_args& a, const std::string& command_line) {
+  output_set outputs;  // checked before any work
+  outputs.add_input(a.scene);
+  outputs.add_output(a.csv, "--csv");
+  outputs.add_output(a.json, "--json");
   const bool gpu = a.backend == "cuda";
   const std::vector<std::string> strategies =
       a.strategies.empty() ? queue_strategies(gpu ? sieve::backend::cuda : sieve::backend::cpu) : a.strategies;
   auto render = [&](const prepared_scene& p, const render_settings& rs) { return gpu ? render_cuda(p, rs) : render_cpu(p, rs); };
   for (const auto& r : a.reorders) reorder_key_from_string(r);  // fail before any work
   const scene sc = load_scene(a.scene, a.set);
+  for (const auto& f : sc.files) outputs.add_input(f);
   const prepared_scene ps(sc);
   std::cout << "scene " << sc.name << ": " << sc.triangles.size() << " triangles, " << sc.film.width << " x "
             << sc.film.height << ", " << sc.film.spp << " spp, " << sc.film.max_bounces << " bounces\n";
@@ -117,9 +123,9 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
                "frontier's with bfs); compact_share = compact_ms / render time; median of "
             << a.repeats << " renders after one checked warm-up; wall time of the render (stage times: "
             << (gpu ? "CUDA events" : "CPU clock") << ").\n";
-  if (!a.csv.empty()) t.write_csv(a.csv);
+  outputs.stage(a.csv, t.csv());
   if (!a.json.empty())
-    write_file(a.json, nlohmann::json{{"benchmark", "render"},
+    outputs.stage(a.json, json_text(nlohmann::json{{"benchmark", "render"},
                                       {"scene", a.scene},
                                       {"triangles", sc.triangles.size()},
                                       {"film", {{"width", sc.film.width}, {"height", sc.film.height}, {"spp", sc.film.spp},
@@ -127,8 +133,9 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
                                       {"backend", a.backend},
                                       {"machine", machine_info(gpu)},
                                       {"run", run_info(command_line)},
-                                      {"results", results}}
-                           .dump(1) + "\n");
+                                      {"results", results}},
+                           1));
+  outputs.commit();
   return failed ? 1 : 0;
 }
 

@@ -3,6 +3,7 @@
 #include "common/report.hpp"
 
 #include <core/image_io.hpp>
+#include <core/output_files.hpp>
 #include <core/marks.hpp>
 #include <scene/load.hpp>
 #include <wavefront/integrator.hpp>
@@ -12,10 +13,13 @@
 #include <unistd.h>
 
 #include <atomic>
+#include <cctype>
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
+#include <iterator>
 
 namespace sieve::app {
 namespace {
@@ -25,32 +29,44 @@ using namespace sieve::render;
 std::atomic<bool> interrupted{false};
 std::atomic<int> stop_signal{0};  // the signal that interrupted the render: the exit status is 128 + it
 
+// The first Ctrl-C, SIGTERM or SIGHUP stops the render (within a bounce) and writes what was
+// accumulated; a second one ends the process at once, leaving no temporary file and the outputs
+// all old or all new (output_files).
 extern "C" void on_signal(int sig) {
-  stop_signal.store(sig);
+  if (stop_signal.exchange(sig) != 0) return end_by_signal(sig);
   interrupted.store(true);
-  std::signal(sig, SIG_DFL);  // a second signal ends the process at once
 }
 
-// Installs the Ctrl-C / SIGTERM handlers for the lifetime of a render.
+constexpr int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+
+// Installs the handlers for the lifetime of a render and the writing of its outputs.
 class signal_guard {
  public:
   signal_guard() {
     interrupted.store(false);
     stop_signal.store(0);
-    old_int_ = std::signal(SIGINT, on_signal);
-    old_term_ = std::signal(SIGTERM, on_signal);
+    for (std::size_t i = 0; i < std::size(stop_signals); ++i) old_[i] = std::signal(stop_signals[i], on_signal);
   }
   ~signal_guard() {
-    std::signal(SIGINT, old_int_);
-    std::signal(SIGTERM, old_term_);
+    for (std::size_t i = 0; i < std::size(stop_signals); ++i) std::signal(stop_signals[i], old_[i]);
   }
   signal_guard(const signal_guard&) = delete;
   signal_guard& operator=(const signal_guard&) = delete;
 
  private:
-  void (*old_int_)(int);
-  void (*old_term_)(int);
+  void (*old_[std::size(stop_signals)])(int);
 };
+
+// The default image name: the scene file's stem, reduced to letters, digits, '-', '_' and '.'
+// (not leading), in the current folder. The scene's `name` is only a label.
+std::string default_image_name(const std::string& scene_file) {
+  std::string stem;
+  for (const char c : std::filesystem::path(scene_file).stem().string()) {
+    const bool plain = std::isalnum(static_cast<unsigned char>(c)) || c == '-' || c == '_' || (c == '.' && !stem.empty());
+    stem += plain ? c : '_';
+  }
+  return (stem.empty() ? "render" : stem) + ".png";
+}
 
 void draw_progress(std::uint32_t done, std::uint32_t total, double seconds) {
   constexpr int width = 40;
@@ -76,7 +92,7 @@ void add_render_options(CLI::App& cmd, render_args& a) {
   cmd.add_option("--reorder", a.reorder, "ray reordering: none, morton, octant, termination (default: the scene's)");
   cmd.add_option("--sort", a.sort, "GPU radix sort for --reorder: onesweep or cub (default: the scene's)");
   cmd.add_option("--spp", a.spp, "samples per pixel (default: the scene's film.spp)")->check(CLI::Range(1U, 1U << 20));
-  cmd.add_option("--out", a.png, "PNG image (8-bit sRGB); default <scene name>.png when no output is named");
+  cmd.add_option("--out", a.png, "PNG image (8-bit sRGB); default <scene file's stem>.png when no output is named");
   cmd.add_option("--exr", a.exr, "EXR image (32-bit float, linear)");
   cmd.add_option("--json", a.json, "JSON report");
   cmd.add_option("--set", a.set, "override a scene key, key=value (repeatable), e.g. film.width=256");
@@ -84,12 +100,21 @@ void add_render_options(CLI::App& cmd, render_args& a) {
 }
 
 int run_render(const render_args& a, const std::string& command_line) {
+  // The outputs are checked before anything is loaded: no output may be an input or another output,
+  // or an existing file that is not a regular file.
+  const std::string png = a.png.empty() && a.exr.empty() && a.json.empty() ? default_image_name(a.scene) : a.png;
+  output_set outputs;
+  outputs.add_input(a.scene);
+  outputs.add_output(png, "--out");
+  outputs.add_output(a.exr, "--exr");
+  outputs.add_output(a.json, "--json");
   std::vector<std::string> overrides = a.set;
   if (a.spp) overrides.push_back("film.spp=" + std::to_string(a.spp));
   if (!a.strategy.empty()) overrides.push_back("compaction.strategy=\"" + a.strategy + "\"");
   if (!a.reorder.empty()) overrides.push_back("compaction.reorder=\"" + a.reorder + "\"");
   if (!a.sort.empty()) overrides.push_back("compaction.sort=\"" + a.sort + "\"");
   const scene sc = load_scene(a.scene, overrides);
+  for (const auto& f : sc.files) outputs.add_input(f);
 
   render_settings settings = render_settings::from(sc);
   settings.traversal = a.traversal;
@@ -98,7 +123,6 @@ int run_render(const render_args& a, const std::string& command_line) {
   marks_form_for(settings.strategy, gpu ? sieve::backend::cuda : sieve::backend::cpu,
                  "renderer");  // an unfit strategy fails before the BVH build
 
-  const std::string png = a.png.empty() && a.exr.empty() && a.json.empty() ? sc.name + ".png" : a.png;
   const auto t_bvh = std::chrono::steady_clock::now();
   const prepared_scene prepared(sc);
   const double bvh_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_bvh).count();
@@ -157,9 +181,10 @@ int run_render(const render_args& a, const std::string& command_line) {
   j["run"] = bench::run_info(command_line);
 
   const std::vector<vec3> image = r.mean();
-  if (!png.empty()) write_png(png, r.width, r.height, image);
-  if (!a.exr.empty()) write_exr(a.exr, r.width, r.height, image);
-  if (!a.json.empty()) write_text_file(a.json, j.dump(2) + "\n");
+  if (!png.empty()) outputs.stage(png, encode_png(png, r.width, r.height, image));
+  if (!a.exr.empty()) outputs.stage(a.exr, encode_exr(a.exr, r.width, r.height, image));
+  if (!a.json.empty()) outputs.stage(a.json, bench::json_text(j, 2));
+  outputs.commit();
 
   if (!a.quiet) {
     std::cout << sc.name << ": " << r.width << " x " << r.height << ", " << r.samples << " spp, "
@@ -185,7 +210,8 @@ int run_render(const render_args& a, const std::string& command_line) {
       if (!f.empty()) std::cout << " " << f;
     std::cout << "\n";
   }
-  return r.partial() ? 128 + (stop_signal.load() ? stop_signal.load() : SIGINT) : 0;
+  const int sig = stop_signal.load();
+  return sig ? 128 + sig : r.partial() ? 128 + SIGINT : 0;
 }
 
 }  // namespace sieve::app

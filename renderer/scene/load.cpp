@@ -499,6 +499,7 @@ std::vector<std::pair<std::string, std::size_t>> prescan_obj(const fs::path& pat
 struct obj_mesh {
   std::vector<triangle> triangles;
   std::vector<std::uint32_t> material_of;  // into the registry; unset when !use_materials
+  std::vector<fs::path> files;             // the OBJ and the MTL files found
 };
 
 obj_mesh load_obj(const fs::path& path, const obj_options& opt, registry& reg) {
@@ -560,6 +561,9 @@ obj_mesh load_obj(const fs::path& path, const obj_options& opt, registry& reg) {
   }
 
   obj_mesh out;
+  out.files.push_back(path);
+  for (const auto& [name, line] : mtllibs)
+    if (file_exists(dir / name)) out.files.push_back(dir / name);
   const std::size_t nv = attrib.vertices.size() / 3;
   for (const auto& shape : shapes) {
     std::size_t offset = 0;
@@ -810,6 +814,7 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
       opt.use_materials = !material_name;
       if (!obj_entry) opt.context = " (" + key + " in " + rd.file + ")";
       obj_mesh mesh = load_obj(obj_path, opt, reg);
+      sc.files.insert(sc.files.end(), mesh.files.begin(), mesh.files.end());
       rd.check_triangles(sc.triangles.size() + mesh.triangles.size(), "with " + in_quotes(rel));
 
       const double c = std::cos(rotate / degrees), s = std::sin(rotate / degrees);
@@ -1021,7 +1026,9 @@ scene load_scene(const std::filesystem::path& path, const std::vector<std::strin
   }
 
   for (const auto& o : overrides) apply_override(doc, o, rd);
-  return read(doc, rd, path.parent_path(), obj_entry, path.stem().string());
+  scene sc = read(doc, rd, path.parent_path(), obj_entry, path.stem().string());
+  if (!obj_entry) sc.files.insert(sc.files.begin(), path);  // an .obj is listed as the object
+  return sc;
 }
 
 }  // namespace sieve::render

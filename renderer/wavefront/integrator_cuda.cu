@@ -198,7 +198,7 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
   };
 
   const auto start = std::chrono::steady_clock::now();
-  result.samples = for_each_wave(pixels, film.spp, settings, [&](const wave& w) {
+  for_each_wave(pixels, film.spp, settings, result, [&](const wave& w) {
     if (!queues) {
       clock.time("megakernel", [&] { megakernel(gpu, view, w, wfilm, c->rays); });
       clock.time("accumulate", [&] { accumulate(gpu, w, wfilm, d_film.get()); });
@@ -206,13 +206,14 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
       stats.extension_rays += h.rays[0];
       stats.shadow_rays += h.rays[1];
       SIEVE_CUDA_CHECK(cudaMemsetAsync(c->rays, 0, sizeof h.rays, stream));
-      return;
+      return true;
     }
     std::uint32_t live = w.size();
     int cur = 0;
     SIEVE_CUDA_CHECK(cudaMemcpyAsync(&c->live, &live, sizeof live, cudaMemcpyHostToDevice, stream));
     clock.time("generate", [&] { generate(gpu, view, w, store[cur]->columns()); });
     for (std::uint32_t vertex = 0; vertex <= film.max_bounces && live > 0; ++vertex) {
+      if (cancelled(settings)) return false;  // after the bounce's synchronisation: Ctrl-C within a bounce
       const path_columns paths = store[cur]->columns();
       stats.bounces[vertex].live += live;
       stats.extension_rays += live;
@@ -279,6 +280,7 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
     read_counters();
     stats.shadow_rays += h.shadow;
     SIEVE_CUDA_CHECK(cudaMemsetAsync(&c->shadow, 0, sizeof(std::uint32_t), stream));
+    return true;
   });
   SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
