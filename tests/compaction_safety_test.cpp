@@ -5,6 +5,8 @@
 // crashed, corrupted memory or gave a wrong result before. options{.checked = false} opts out.
 #include "compaction_test_support.hpp"
 
+#include <tbb/task_arena.h>
+
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
@@ -68,11 +70,33 @@ TEST(SafeByDefault, DuplicatesAreRefusedLargeAndSmall) {
     // Both kinds of scratch: n bits (k a sizable part of n) and a hash set (k << n).
     expect_refused_by_default(u, 1 << 20, 1 << 20, {5, 900000, 17, 900000},
                               "index 900000 appears more than once (again at position 3)");
-    std::vector<std::uint32_t> spread(30000);
+    std::vector<std::uint32_t> spread(10000);  // k < n / 512: the hash set
     for (std::size_t i = 0; i < spread.size(); ++i) spread[i] = static_cast<std::uint32_t>(i * 131);
-    spread[29999] = spread[12345];
-    expect_refused_by_default(u, 1 << 22, 1 << 22, spread, "appears more than once (again at position 29999)");
+    spread[9999] = spread[1234];
+    expect_refused_by_default(u, 1 << 23, 1 << 23, spread, "appears more than once (again at position 9999)");
   }
+}
+
+// The check runs in parallel where 8 threads or more share it: the same errors, the same positions.
+TEST(SafeByDefault, TheParallelCheckFindsTheFirstBadPosition) {
+  tbb::task_arena eight(8);
+  eight.execute([] {
+    const std::size_t n = 1 << 20;
+    std::vector<std::uint32_t> list(200000);
+    for (std::size_t i = 0; i < list.size(); ++i) list[i] = static_cast<std::uint32_t>((i * 7) % n);
+    for (const auto& u : users_of(form::removal_list)) {
+      auto twice = list;
+      twice[150000] = twice[3];
+      twice[190000] = twice[4];
+      expect_refused_by_default(u, n, n, twice, "index 21 appears more than once (again at position 150000)");
+      auto past = list;
+      past[199999] = n;
+      past[160000] = n + 1;
+      expect_refused_by_default(u, n, n, past, "index 1048577 at position 160000 is out of range");
+    }
+    auto items = numbered(n);
+    EXPECT_EQ(sieve::compact("redzone", std::span(items), sieve::removal_list{list}), n - list.size());
+  });
 }
 
 // Valid lists of every size pass the check (both kinds of scratch, serial and parallel) and compact.

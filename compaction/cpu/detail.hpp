@@ -177,8 +177,8 @@ decltype(auto) with_source(const selection& keep, F&& f) {
 // ---- removal lists ---------------------------------------------------------------------------
 
 // Checked mode: throws sieve::error if the list is longer than n, an index is >= n or one appears
-// twice, naming the first bad position. One pass over the list, in parallel; scratch is n bits when
-// the list is a sizable part of n, else a hash set of about 2k slots (O(k) either way).
+// twice, naming the first bad position. One pass over the list (in parallel on 8 threads or more);
+// scratch is n bits unless k < n / 512, then a hash set of 2k to 4k slots.
 void check_removals(std::span<const std::uint32_t> removals, std::size_t n);
 
 // Phase 1 of the O(n) competitors: a byte stencil over all n items, 1 = keep, 0 at each index of
