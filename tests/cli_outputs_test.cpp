@@ -20,13 +20,6 @@ namespace {
 
 using namespace sieve_cli_test;
 
-const std::vector<std::string> tiny = {"--set", "film.width=16", "--set", "film.height=12", "--spp", "2", "--quiet"};
-
-std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
 bool temporaries_in(const fs::path& dir) {
   for (const auto& e : fs::recursive_directory_iterator(dir))
     if (e.path().filename().string().find(".tmp-") != std::string::npos) return true;
@@ -245,7 +238,9 @@ TEST_F(Outputs, ASecondCtrlCWhileWritingLeavesNoTemporaryAndNoMix) {
   const bool old = slurp(png) == "old png", old_exr = slurp(exr) == "old exr", old_json = slurp(json) == "old json";
   EXPECT_EQ(old, old_exr);
   EXPECT_EQ(old, old_json);
-  if (!old) EXPECT_EQ(nlohmann::json::parse(slurp(json))["partial"], true);
+  if (!old) {
+    EXPECT_EQ(nlohmann::json::parse(slurp(json))["partial"], true);
+  }
   if (!seen) std::cout << "note: the render wrote its outputs before a temporary was seen; no second signal sent\n";
 }
 
