@@ -245,22 +245,25 @@ TEST_F(Outputs, ASecondCtrlCWhileWritingLeavesNoTemporaryAndNoMix) {
 }
 
 // Case 9: Ctrl-C on a large frame waited for the whole sample pass (45 s seen): now the bounce in
-// progress. A frame of 4 chunks of 2^20 paths, each several bounces: a pass takes many seconds.
+// progress (the megakernel: a slice of paths). A frame of 4 chunks of 2^20 paths, each several
+// bounces: a pass takes many seconds.
 TEST_F(Outputs, CtrlCStopsALargeFrameWithinABounce) {
-  const fs::path json = dir_ / "big.json";
-  const pid_t pid = start({"render", scene_.string(), "--set", "film.width=2048", "--set", "film.height=2048", "--spp", "4",
-                           "--quiet", "--json", json.string()});
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-  ::kill(pid, SIGINT);
-  const auto t0 = std::chrono::steady_clock::now();
-  const outcome o = finish(pid);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_EQ(o.rc, 128 + SIGINT) << o.err;
-  EXPECT_LT(seconds, 2.5) << "from the signal to the exit";
-  std::cout << "exited " << seconds << " s after the signal\n";
-  const auto j = nlohmann::json::parse(slurp(json));
-  EXPECT_EQ(j["partial"], true);
-  EXPECT_EQ(j["samples_completed"], 0);
+  for (const char* integrator : {"wavefront", "megakernel"}) {
+    const fs::path json = dir_ / "big.json";
+    const pid_t pid = start({"render", scene_.string(), "--integrator", integrator, "--set", "film.width=2048", "--set",
+                             "film.height=2048", "--spp", "4", "--quiet", "--json", json.string()});
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    ::kill(pid, SIGINT);
+    const auto t0 = std::chrono::steady_clock::now();
+    const outcome o = finish(pid);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(o.rc, 128 + SIGINT) << integrator << ": " << o.err;
+    EXPECT_LT(seconds, 2.5) << integrator << ": from the signal to the exit";
+    std::cout << integrator << ": exited " << seconds << " s after the signal\n";
+    const auto j = nlohmann::json::parse(slurp(json));
+    EXPECT_EQ(j["partial"], true) << integrator;
+    EXPECT_EQ(j["samples_completed"], 0) << integrator;
+  }
 }
 
 }  // namespace
