@@ -623,7 +623,7 @@ struct three_columns {
     }
   }
   sieve::record view() { return {std::span(a), std::span(b), std::span(c)}; }
-  sieve::record const_view() const {
+  sieve::const_record const_view() const {
     return {std::span<const std::uint32_t>(a), std::span<const double>(b), std::span<const std::uint8_t>(c)};
   }
   std::uint64_t id(std::size_t j) const { return a[j]; }
@@ -663,7 +663,7 @@ struct eight_columns {
     return {std::span(id_), std::span(c1), std::span(c2), std::span(c3),
             std::span(c4),  std::span(c5), std::span(c6), std::span(c7)};
   }
-  sieve::record const_view() const {
+  sieve::const_record const_view() const {
     return {std::span<const std::uint64_t>(id_), std::span<const std::uint8_t>(c1), std::span<const std::uint16_t>(c2),
             std::span<const std::uint32_t>(c3),  std::span<const float>(c4),        std::span<const double>(c5),
             std::span<const w12>(c6),            std::span<const s32>(c7)};

@@ -1,8 +1,6 @@
 // Errors of the compaction API: every one a sieve::error, thrown before anything is changed, with a
 // message that names the value at fault and what would have fitted.
-#include <sieve/compaction.hpp>
-
-#include <gtest/gtest.h>
+#include "compaction_test_support.hpp"
 
 #include <algorithm>
 #include <cstdint>
@@ -17,33 +15,11 @@ namespace {
 using sieve::backend;
 using sieve::form;
 
-// Runs f, which must throw sieve::error; returns its message ("" and a failure otherwise).
-std::string error_of(const std::function<void()>& f) {
-  try {
-    f();
-  } catch (const sieve::error& e) {
-    return e.what();
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "threw something other than sieve::error: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "no sieve::error";
-  return "";
-}
+using sieve_test::contains;
+using sieve_test::error_of;
+using sieve_test::numbered;
 
-bool contains(const std::string& s, const std::string& part) { return s.find(part) != std::string::npos; }
-
-std::vector<std::uint32_t> numbered(std::size_t n) {
-  std::vector<std::uint32_t> v(n);
-  std::iota(v.begin(), v.end(), 100U);
-  return v;
-}
-
-// Restores the checked default when a test ends.
-struct checked_default_guard {
-  bool saved = sieve::checked_default();
-  ~checked_default_guard() { sieve::set_checked_default(saved); }
-};
+using sieve_test::checked_default_guard;
 
 // ---- strategies and forms -----------------------------------------------------------------------
 
@@ -147,41 +123,10 @@ TEST(CompactErrors, RequireStrategyAndBackendNames) {
 // ---- checked mode -------------------------------------------------------------------------------
 
 // Every (strategy, mode) that takes a removal list on the CPU.
-struct removal_user {
-  std::string name;
-  bool in_place;
-};
-std::vector<removal_user> removal_users() {
-  std::vector<removal_user> u;
-  for (const auto& s : sieve::compaction_strategies()) {
-    if (!s.takes(backend::cpu, form::removal_list)) continue;
-    if (s.in_place) u.push_back({std::string(s.name), true});
-    if (s.out_of_place) u.push_back({std::string(s.name), false});
-  }
-  return u;
-}
+using removal_user = sieve_test::strategy_mode;
+std::vector<removal_user> removal_users() { return sieve_test::cpu_users_of(form::removal_list); }
 
-// Calls the strategy with `removals` over items numbered(n); it must throw sieve::error (whose
-// message must contain `what`) and leave the items, and the output, as they were.
-void expect_rejected(const removal_user& u, std::size_t n, std::vector<std::uint32_t> removals,
-                     const sieve::options& opt, const std::string& what) {
-  SCOPED_TRACE(u.name + (u.in_place ? " in place" : " out of place") + ", n=" + std::to_string(n) +
-               ", k=" + std::to_string(removals.size()));
-  auto items = numbered(n);
-  const auto copy = items;
-  std::vector<std::uint32_t> out(n, 7);
-  const std::string m = error_of([&] {
-    if (u.in_place)
-      sieve::compact(u.name, std::span(items), sieve::removal_list{removals}, opt);
-    else
-      sieve::compact_copy(u.name, std::span<const std::uint32_t>(items), std::span(out), sieve::removal_list{removals},
-                          opt);
-  });
-  EXPECT_TRUE(contains(m, what)) << m;
-  EXPECT_TRUE(items == copy) << "items changed by a rejected call";
-  EXPECT_TRUE(std::all_of(out.begin(), out.end(), [](std::uint32_t x) { return x == 7; }))
-      << "output written by a rejected call";
-}
+using sieve_test::expect_rejected;
 
 TEST(CheckedMode, DuplicateIndexIsRejectedBeforeAnythingMoves) {
   sieve::options opt;
@@ -365,7 +310,7 @@ TEST(CompactErrors, MismatchedRecordShapes) {
     std::vector<std::uint16_t> in16(10, 1);
     std::vector<std::uint32_t> in32(10, 1);
     EXPECT_THROW(sieve::compact_copy(s.name,
-                                     sieve::record(std::span<const std::uint16_t>(in16), std::span<const std::uint32_t>(in32)),
+                                     sieve::const_record(std::span<const std::uint16_t>(in16), std::span<const std::uint32_t>(in32)),
                                      sieve::record(std::span(a), std::span(c16)), sieve::byte_flags{flags}),
                  sieve::error);
   }

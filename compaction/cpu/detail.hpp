@@ -19,13 +19,13 @@
 
 namespace sieve::detail {
 
-// What every CPU strategy receives. For in-place calls `out` views the same memory as `in`.
+// What every CPU strategy receives. For in-place calls `out` views the same memory as `in`. The
+// call is validated (compact.cpp): shapes, sizes, no overlap, and in checked mode the removal list.
 struct cpu_call {
   record in;
   record out;
   const selection& keep;
   bool in_place = false;
-  bool checked = false;
   phase_times* times = nullptr;
 };
 
@@ -176,7 +176,9 @@ decltype(auto) with_source(const selection& keep, F&& f) {
 
 // ---- removal lists ---------------------------------------------------------------------------
 
-// Throws sieve::error if an index is >= n or appears twice. One pass over the list, n bits of scratch.
+// Checked mode: throws sieve::error if the list is longer than n, an index is >= n or one appears
+// twice, naming the first bad position. One pass over the list, in parallel; scratch is n bits when
+// the list is a sizable part of n, else a hash set of about 2k slots (O(k) either way).
 void check_removals(std::span<const std::uint32_t> removals, std::size_t n);
 
 // Phase 1 of the O(n) competitors: a byte stencil over all n items, 1 = keep, 0 at each index of

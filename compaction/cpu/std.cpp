@@ -1,9 +1,13 @@
 // std (CPU): the standard library's own algorithms, std::remove_if (in place) and std::copy_if
 // (out of place), with the parallel execution policy (libstdc++ runs it on oneTBB). Stable.
-// A removal list is first marked in a byte stencil (phase 1), as every O(n) competitor must; a
-// record of several arrays runs the algorithm once per array with the same decisions. Items of
-// 1, 2, 4, 8, 12, 16, 24, 32, 48 or 64 bytes move as values; other widths through an index list.
+// A removal list or a predicate is first marked in a byte stencil (phase 1), as every O(n)
+// competitor must for a list; a record of several arrays runs the algorithm once per array with
+// the same decisions. Items of 1, 2, 4, 8, 12, 16, 24, 32, 48 or 64 bytes move as values; other
+// widths through an index list.
 #include "detail.hpp"
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
 
 #include <algorithm>
 #include <execution>
@@ -72,18 +76,20 @@ std::size_t cpu_std(const cpu_call& call) {
   stopwatch clock;
   std::vector<std::uint8_t> marked;
   const form f = form_of(call.keep);
-  const bool mark = f == form::removal_list || (f == form::predicate && call.in.columns() > 1);
+  // A removal list has no per-item answer until marked. A predicate is marked too: evaluated once
+  // per item (not once per array) and outside the std::execution::par algorithms, which call
+  // std::terminate when it throws; tbb::parallel_for hands its exception to the caller, before
+  // anything has moved.
+  const bool mark = f == form::removal_list || f == form::predicate;
   if (mark) {
-    // Mark once: a predicate is evaluated once per item, not once per array.
     if (f == form::removal_list) {
-      const auto removals = std::get<removal_list>(call.keep).indices;
-      if (call.checked) check_removals(removals, n);
-      marked = mark_removals(removals, n);
+      marked = mark_removals(std::get<removal_list>(call.keep).indices, n);
     } else {
       marked.resize(n);
       const predicate keep = std::get<predicate>(call.keep);
-      std::for_each(std::execution::par, marked.begin(), marked.end(),
-                    [&](std::uint8_t& m) { m = keep(static_cast<std::size_t>(&m - marked.data())); });
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1 << 14), [&](const auto& r) {
+        for (std::size_t i = r.begin(); i != r.end(); ++i) marked[i] = keep(i);
+      });
     }
     if (call.times) call.times->phase1_ms = clock.lap();
   }

@@ -15,7 +15,6 @@ std::size_t cpu_stencil(const cpu_call& call) {
   const std::uint8_t* stencil;
   if (form_of(call.keep) == form::removal_list) {
     const auto removals = std::get<removal_list>(call.keep).indices;
-    if (call.checked) check_removals(removals, n);
     marked = mark_removals(removals, n);
     stencil = marked.data();
     if (call.times) call.times->phase1_ms = clock.lap();

@@ -4,28 +4,29 @@
 
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
 #include <limits>
 #include <string>
 
 namespace sieve {
 namespace {
 
-#ifdef NDEBUG
-std::atomic<bool> checked_by_default{false};
-#else
+// Checked in every build: a bad removal list is an error unless the caller opts out.
 std::atomic<bool> checked_by_default{true};
-#endif
 
-std::size_t run_cpu(std::string_view name, const record& in, const record& out, const selection& keep, bool in_place,
-                    const options& opt) {
+std::size_t run_cpu(std::string_view name, const const_record& in, const record& out, const selection& keep,
+                    bool in_place, const options& opt) {
   detail::validate_call(in, out, keep, in_place);
   const form f = form_of(keep);
+  // After this the list's k is what validate_call sized the output for: n - k items are kept.
+  if (f == form::removal_list && opt.checked.value_or(checked_default()))
+    detail::check_removals(std::get<removal_list>(keep).indices, in.size());
   if (name == "auto") {
     name = detail::resolve_auto(backend::cpu, f, in_place, in.size(), detail::removed_count(keep));
   }
   require_strategy(name, backend::cpu, f, in_place);
   if (opt.times) *opt.times = {};
-  const detail::cpu_call call{in, out, keep, in_place, opt.checked.value_or(checked_default()), opt.times};
+  const detail::cpu_call call{detail::as_record(in), out, keep, in_place, opt.times};
   return detail::strategy_entry_for(name).cpu(call);
 }
 
@@ -38,7 +39,7 @@ std::size_t compact(std::string_view strategy, record items, const selection& ke
   return run_cpu(strategy, items, items, keep, true, opt);
 }
 
-std::size_t compact_copy(std::string_view strategy, record in, record out, const selection& keep,
+std::size_t compact_copy(std::string_view strategy, const_record in, record out, const selection& keep,
                          const options& opt) {
   return run_cpu(strategy, in, out, keep, false, opt);
 }
@@ -62,9 +63,39 @@ std::size_t detail::removed_count(const selection& keep) {
   return form_of(keep) == form::removal_list ? std::get<removal_list>(keep).indices.size() : 0;
 }
 
-void detail::validate_call(const record& in, const record& out, const selection& keep, bool in_place) {
+namespace {
+
+// The bytes [begin, end) a column of n items spans (addresses as integers: the columns are unrelated arrays).
+struct byte_range {
+  std::uintptr_t begin, end;
+  bool overlaps(const byte_range& o) const { return begin < o.end && o.begin < end; }
+};
+byte_range range_of(const column& c, std::size_t n) {
+  const auto b = reinterpret_cast<std::uintptr_t>(c.data);
+  return {b, b + n * c.width};
+}
+
+// Written columns must not share memory with each other, nor (out of place) with the input's.
+void check_overlaps(const const_record& in, const record& out, bool in_place) {
+  for (std::size_t a = 0; a < out.columns(); ++a)
+    for (std::size_t b = a + 1; b < out.columns(); ++b)
+      if (range_of(out[a], out.size()).overlaps(range_of(out[b], out.size())))
+        throw error("compaction: columns " + std::to_string(a) + " and " + std::to_string(b) + " of the " +
+                    (in_place ? "record" : "output record") + " overlap; every column needs its own memory");
+  if (in_place) return;
+  for (std::size_t a = 0; a < out.columns(); ++a)
+    for (std::size_t b = 0; b < in.columns(); ++b)
+      if (range_of(out[a], out.size()).overlaps(range_of(in[b], in.size())))
+        throw error("compaction: output column " + std::to_string(a) + " overlaps input column " + std::to_string(b) +
+                    "; compact_copy needs separate input and output memory (compact() works in place)");
+}
+
+}  // namespace
+
+void detail::validate_call(const const_record& in, const record& out, const selection& keep, bool in_place) {
   const std::size_t n = in.size();
   if (in.columns() == 0 && n > 0) throw error("compaction: the record has no columns");
+  check_overlaps(in, out, in_place);
   if (!in_place) {
     if (!in.same_shape(out))
       throw error("compaction: output record has other columns than the input (" + std::to_string(out.columns()) +
@@ -80,9 +111,7 @@ void detail::validate_call(const record& in, const record& out, const selection&
       const std::size_t k = std::get<removal_list>(keep).indices.size();
       if (n > std::numeric_limits<std::uint32_t>::max())
         throw error("compaction: removal lists hold 32-bit indices; n = " + std::to_string(n) + " items is too many");
-      if (k > n)
-        throw error("removal list: " + std::to_string(k) + " indices for " + std::to_string(n) +
-                    " items (an index may appear once)");
+      if (k > n) throw error(removals_too_many(k, n));
       break;
     }
     case form::byte_flags: {

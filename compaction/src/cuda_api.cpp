@@ -88,10 +88,11 @@ std::size_t strategy_bytes(const resolved& r, const detail::cuda_call& shape) {
   return r.entry->cuda(q);
 }
 
-void enqueue(std::string_view name, const record& in, const record& out, const selection& keep, bool in_place,
+void enqueue(std::string_view name, const const_record& input, const record& out, const selection& keep, bool in_place,
              std::uint64_t* d_count, workspace ws, stream_t stream, const options& opt,
              const device_counts* live = nullptr) {
-  detail::validate_call(in, out, keep, in_place);
+  detail::validate_call(input, out, keep, in_place);
+  const record in = detail::as_record(input);
   if (live) {
     if (live->items == nullptr) throw error("cuda compaction: device_counts.items is null (the live item count)");
     if (d_count == live->items || (live->removals && d_count == live->removals))
@@ -190,7 +191,7 @@ std::size_t workspace_bytes(std::string_view strategy, const record& items, form
   return count_slot + gate_bytes(f, items.size()) + strategy_bytes(r, shape);
 }
 
-void compact_copy_async(std::string_view strategy, record in, record out, const selection& keep,
+void compact_copy_async(std::string_view strategy, const_record in, record out, const selection& keep,
                         std::uint64_t* d_count, workspace ws, stream_t stream, const options& opt) {
   enqueue(strategy, in, out, keep, false, d_count, ws, stream, opt);
 }
@@ -200,7 +201,7 @@ void compact_async(std::string_view strategy, record items, const selection& kee
   enqueue(strategy, items, items, keep, true, d_count, ws, stream, opt);
 }
 
-void compact_copy_async(std::string_view strategy, record in, record out, const selection& keep, device_counts live,
+void compact_copy_async(std::string_view strategy, const_record in, record out, const selection& keep, device_counts live,
                         std::uint64_t* d_count, workspace ws, stream_t stream, const options& opt) {
   enqueue(strategy, in, out, keep, false, d_count, ws, stream, opt, &live);
 }
@@ -210,7 +211,7 @@ void compact_async(std::string_view strategy, record items, const selection& kee
   enqueue(strategy, items, items, keep, true, d_count, ws, stream, opt, &live);
 }
 
-std::size_t compact_copy(std::string_view strategy, record in, record out, const selection& keep, workspace ws,
+std::size_t compact_copy(std::string_view strategy, const_record in, record out, const selection& keep, workspace ws,
                          stream_t stream, const options& opt) {
   enqueue(strategy, in, out, keep, false, static_cast<std::uint64_t*>(ws.data), ws, stream, opt);
   return wait_for_count(ws, stream, keep, in.size());

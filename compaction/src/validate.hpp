@@ -11,8 +11,10 @@
 namespace sieve::detail {
 
 // Throws sieve::error unless `in` and `out` have the same columns, the selection covers n = in.size()
-// items, out has room for the result, and n fits the removal-list index type.
-void validate_call(const record& in, const record& out, const selection& keep, bool in_place);
+// items, out has room for the result (n - k for a removal list of k: its indices are validated
+// apart, in checked mode), no written column overlaps another column (nor, out of place, an input
+// column), and n fits the removal-list index type.
+void validate_call(const const_record& in, const record& out, const selection& keep, bool in_place);
 
 // Number of items a removal list removes (0 for other forms).
 std::size_t removed_count(const selection& keep);

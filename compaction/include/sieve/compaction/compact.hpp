@@ -10,9 +10,11 @@
 namespace sieve {
 
 // Checked mode validates removal lists (every index < n, no index twice) before anything is
-// moved, so bad input is an error and never silent corruption. It costs one pass over the list and
-// n bits of scratch. On by default in builds without NDEBUG (Debug); set_checked_default() or
-// options::checked switch it at run time.
+// moved, so bad input is an error (sieve::error naming the first bad index and its position) and
+// never silent corruption. On by default in every build. It costs one pass over the list, with n
+// bits of scratch when the list is a sizable part of the items, else a hash set of the k indices.
+// options{.checked = false} (or set_checked_default(false)) opts out: a removal list with an index
+// >= n or an index twice is then undefined behaviour (memory past the items may be written).
 bool checked_default();
 void set_checked_default(bool on);
 
@@ -25,17 +27,22 @@ struct phase_times {
 };
 
 struct options {
-  std::optional<bool> checked;     // unset: checked_default()
+  std::optional<bool> checked;     // unset: checked_default() (true unless switched off)
   phase_times* times = nullptr;    // filled when set
 };
 
 // In place: the kept items end up in items[0, m), m returned. Items past m are unspecified.
-// Throws sieve::error for an unknown strategy, a form or mode it lacks, or invalid input.
+// Throws sieve::error for an unknown strategy, a form or mode it lacks, or invalid input, before
+// anything moves. An exception thrown by a predicate propagates out of every strategy (with `std`,
+// the only in-place one that takes predicates, before anything moves). A record of const spans
+// does not compile here.
 std::size_t compact(std::string_view strategy, record items, const selection& keep, const options& opt = {});
 
 // Out of place: the kept items are written to out[0, m), m returned; `in` is only read (a removal
-// list is still used as scratch). `out` has the same columns as `in` and room for m items.
-std::size_t compact_copy(std::string_view strategy, record in, record out, const selection& keep,
+// list is still used as scratch). `out` has the same columns as `in` and room for m items (n - k
+// for a removal list of k, n for the other forms); no column of `out` may overlap a column of `in`
+// (for in place, call compact()).
+std::size_t compact_copy(std::string_view strategy, const_record in, record out, const selection& keep,
                          const options& opt = {});
 
 }  // namespace sieve

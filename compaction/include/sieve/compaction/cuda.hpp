@@ -45,8 +45,9 @@ inline constexpr std::uint64_t invalid_count = ~std::uint64_t{0};
 std::size_t workspace_bytes(std::string_view strategy, const record& items, form f, bool in_place);
 
 // Enqueue on `stream`; the number kept is written to *d_count (device memory). No host sync (except
-// `thrust`, which returns its count to the host), no allocation.
-void compact_copy_async(std::string_view strategy, record in, record out, const selection& keep,
+// `thrust`, which returns its count to the host), no allocation. Checks as on the CPU, before
+// anything is enqueued: shapes, sizes, and no column of `out` overlapping one of `in`.
+void compact_copy_async(std::string_view strategy, const_record in, record out, const selection& keep,
                         std::uint64_t* d_count, workspace ws, stream_t stream = nullptr, const options& opt = {});
 void compact_async(std::string_view strategy, record items, const selection& keep, std::uint64_t* d_count,
                    workspace ws, stream_t stream = nullptr, const options& opt = {});
@@ -66,7 +67,7 @@ struct device_counts {
 // replayed. `space` and `atomic` enqueue one kernel below 2^17 items of capacity (`atomic` also a
 // memset of *d_count); `cub` masks the items past the count through its flag iterator and runs over
 // the capacity; `thrust` cannot: it reads the counts back (a host synchronisation, not capturable).
-void compact_copy_async(std::string_view strategy, record in, record out, const selection& keep, device_counts live,
+void compact_copy_async(std::string_view strategy, const_record in, record out, const selection& keep, device_counts live,
                         std::uint64_t* d_count, workspace ws, stream_t stream = nullptr, const options& opt = {});
 void compact_async(std::string_view strategy, record items, const selection& keep, device_counts live,
                    std::uint64_t* d_count, workspace ws, stream_t stream = nullptr, const options& opt = {});
@@ -80,7 +81,7 @@ void check_removals(const removal_list& removals, std::size_t n, workspace ws, s
 
 // The same, then wait for the stream and return the number kept (the count lives in the workspace:
 // ask workspace_bytes() as for the async forms; it includes room for the count).
-std::size_t compact_copy(std::string_view strategy, record in, record out, const selection& keep, workspace ws,
+std::size_t compact_copy(std::string_view strategy, const_record in, record out, const selection& keep, workspace ws,
                          stream_t stream = nullptr, const options& opt = {});
 std::size_t compact(std::string_view strategy, record items, const selection& keep, workspace ws,
                     stream_t stream = nullptr, const options& opt = {});

@@ -20,21 +20,29 @@ struct column {
 // The items a compaction moves: one array of any trivially copyable type, or up to eight arrays
 // of equal length (struct of arrays) whose i-th entries move together as item i. A record only
 // views memory it does not own (host memory for the CPU backend, device memory for CUDA).
-// A record built from spans of const T may only be read (the input of compact_copy).
-class record {
+//
+// Two kinds: `record` is written (compact's items, compact_copy's output) and is built from spans
+// of mutable items only; `const_record` is only read (compact_copy's input) and takes spans of
+// const items too. A span of const items passed where items are written does not compile.
+template <bool Writable>
+class basic_record {
  public:
   static constexpr std::size_t max_columns = 8;
 
-  record() = default;
+  basic_record() = default;
 
   template <class... T>
     requires(sizeof...(T) >= 1 && sizeof...(T) <= max_columns)
-  record(std::span<T>... arrays) {  // NOLINT: implicit from a span on purpose
+  basic_record(std::span<T>... arrays) {  // NOLINT: implicit from a span on purpose
+    static_assert(!Writable || (!std::is_const_v<T> && ...),
+                  "sieve::record: a span of const items cannot be written; compact() and compact_copy()'s "
+                  "output need mutable items (a span of const items can only be compact_copy()'s input, a "
+                  "sieve::const_record)");
     (add(arrays), ...);
   }
 
   // A record over raw columns of n items each, for callers that know widths only at run time.
-  record(std::span<const column> arrays, std::size_t n) : size_(n) {
+  basic_record(std::span<const column> arrays, std::size_t n) : size_(n) {
     if (arrays.size() > max_columns)
       throw error("sieve::record: " + std::to_string(arrays.size()) + " columns, at most " +
                   std::to_string(max_columns));
@@ -43,6 +51,13 @@ class record {
       columns_[count_++] = c;
     }
   }
+
+  // Items that may be written may also be read: a record converts to a const_record.
+  // (A template, so that it is never record's own copy constructor.)
+  template <bool W>
+    requires(W && !Writable)
+  basic_record(const basic_record<W>& o)  // NOLINT: implicit on purpose
+      : columns_(o.columns_), count_(o.count_), size_(o.size_) {}
 
   std::size_t size() const { return size_; }
   std::size_t columns() const { return count_; }
@@ -54,21 +69,25 @@ class record {
   }
 
   // The first n items of every column.
-  record first(std::size_t n) const {
-    record r = *this;
+  basic_record first(std::size_t n) const {
+    basic_record r = *this;
     r.size_ = n < size_ ? n : size_;
     return r;
   }
 
   // Same number of columns and the same width in each.
-  bool same_shape(const record& o) const {
-    if (count_ != o.count_) return false;
+  template <bool W>
+  bool same_shape(const basic_record<W>& o) const {
+    if (count_ != o.columns()) return false;
     for (std::size_t c = 0; c < count_; ++c)
-      if (columns_[c].width != o.columns_[c].width) return false;
+      if (columns_[c].width != o[c].width) return false;
     return true;
   }
 
  private:
+  template <bool>
+  friend class basic_record;
+
   template <class T>
   void add(std::span<T> a) {
     static_assert(std::is_trivially_copyable_v<std::remove_const_t<T>>,
@@ -86,5 +105,17 @@ class record {
   std::size_t count_ = 0;
   std::size_t size_ = 0;
 };
+
+using record = basic_record<true>;
+using const_record = basic_record<false>;
+
+namespace detail {
+// The library's own view of an input: strategies take records and only read `in`.
+inline record as_record(const const_record& in) {
+  std::array<column, record::max_columns> cols{};
+  for (std::size_t c = 0; c < in.columns(); ++c) cols[c] = in[c];
+  return record(std::span<const column>(cols.data(), in.columns()), in.size());
+}
+}  // namespace detail
 
 }  // namespace sieve

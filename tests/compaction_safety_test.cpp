@@ -1,0 +1,222 @@
+// The library is safe by default (issue #13): with default options, in every build type, a bad
+// removal list is a sieve::error before anything moves (never a write past the items or the
+// output), output sizes are checked against the validated k, a predicate's exception reaches the
+// caller from every strategy, and compact_copy refuses overlapping input and output. Each case
+// crashed, corrupted memory or gave a wrong result before. options{.checked = false} opts out.
+#include "compaction_test_support.hpp"
+
+#include <algorithm>
+#include <cstdint>
+#include <numeric>
+#include <span>
+#include <stdexcept>
+#include <string>
+#include <utility>
+#include <vector>
+
+namespace {
+
+using sieve::backend;
+using sieve::form;
+
+using sieve_test::contains;
+using sieve_test::error_of;
+using sieve_test::numbered;
+using user = sieve_test::strategy_mode;
+
+std::vector<user> users_of(form f) { return sieve_test::cpu_users_of(f); }
+
+// Default options: whatever the library does unless told otherwise.
+void expect_refused_by_default(const user& u, std::size_t n, std::size_t room, std::vector<std::uint32_t> removals,
+                               const std::string& what) {
+  sieve_test::expect_rejected(u, n, std::move(removals), {}, what, room);
+}
+
+TEST(SafeByDefault, CheckedIsTheDefaultInEveryBuild) {
+  // Nothing in this program switches it: this is the library's own default (Release included).
+  EXPECT_TRUE(sieve::checked_default());
+}
+
+// Was: an index >= n wrote past the heap buffer and crashed redzone, std and auto (Release).
+TEST(SafeByDefault, IndexPastTheItemsIsRefused) {
+  for (const auto& u : users_of(form::removal_list)) {
+    expect_refused_by_default(u, 10, 10, {1, 10}, "index 10 at position 1 is out of range (n = 10)");
+    std::vector<std::uint32_t> big(60000);
+    std::iota(big.begin(), big.end(), 1000U);
+    big[40000] = 4'000'000'000U;
+    big[50000] = 200000;
+    expect_refused_by_default(u, 200000, 200000, big, "index 4000000000 at position 40000 is out of range");
+  }
+}
+
+// Was: duplicates made compact_copy write 99 items into a 90-item output (the size check trusted k).
+TEST(SafeByDefault, DuplicatesCannotOverflowTheOutput) {
+  for (const auto& u : users_of(form::removal_list)) {
+    if (u.in_place) continue;
+    std::vector<std::uint32_t> removals(10, 7);  // k = 10, one distinct index: 99 would be kept
+    expect_refused_by_default(u, 100, 90, removals, "index 7 appears more than once (again at position 1)");
+  }
+}
+
+// Was: 40K duplicates crashed Redzone's parallel phase 3; a few silently dropped a kept item.
+TEST(SafeByDefault, DuplicatesAreRefusedLargeAndSmall) {
+  for (const auto& u : users_of(form::removal_list)) {
+    std::vector<std::uint32_t> many(40000);
+    for (std::size_t i = 0; i < many.size(); ++i) many[i] = static_cast<std::uint32_t>((i * 7919) % 20000);
+    expect_refused_by_default(u, 100000, 100000, many, "appears more than once (again at position 20000)");
+    expect_refused_by_default(u, 10, 10, {2, 5, 2}, "index 2 appears more than once (again at position 2)");
+    // Both kinds of scratch: n bits (k a sizable part of n) and a hash set (k << n).
+    expect_refused_by_default(u, 1 << 20, 1 << 20, {5, 900000, 17, 900000},
+                              "index 900000 appears more than once (again at position 3)");
+    std::vector<std::uint32_t> spread(30000);
+    for (std::size_t i = 0; i < spread.size(); ++i) spread[i] = static_cast<std::uint32_t>(i * 131);
+    spread[29999] = spread[12345];
+    expect_refused_by_default(u, 1 << 22, 1 << 22, spread, "appears more than once (again at position 29999)");
+  }
+}
+
+// Valid lists of every size pass the check (both kinds of scratch, serial and parallel) and compact.
+TEST(SafeByDefault, ValidListsPassTheDefaultCheck) {
+  for (const std::size_t n : {std::size_t{1}, std::size_t{64}, std::size_t{5000}, std::size_t{1} << 20}) {
+    for (const std::size_t k : {std::size_t{1}, n / 64 + 1, n / 3, n}) {
+      if (k > n) continue;
+      SCOPED_TRACE("n=" + std::to_string(n) + " k=" + std::to_string(k));
+      std::vector<std::uint32_t> removals(n);
+      std::iota(removals.begin(), removals.end(), 0U);
+      std::reverse(removals.begin(), removals.end());
+      for (std::size_t i = 0; i < n; ++i) std::swap(removals[i], removals[(i * 2654435761U) % n]);
+      removals.resize(k);
+      auto items = numbered(n);
+      auto list = removals;
+      ASSERT_EQ(sieve::compact("redzone", std::span(items), sieve::removal_list{list}), n - k);
+      std::vector<std::uint32_t> out(n - k);
+      list = removals;
+      ASSERT_EQ(sieve::compact_copy("stencil", std::span<const std::uint32_t>(numbered(n)), std::span(out),
+                                    sieve::removal_list{list}),
+                n - k);
+    }
+  }
+}
+
+// The explicit opt-out still works (for lists the caller vouches for), per call and as the default.
+TEST(SafeByDefault, UncheckedIsAnExplicitOptOut) {
+  for (const auto& u : users_of(form::removal_list)) {
+    SCOPED_TRACE(u.name);
+    auto items = numbered(10);
+    std::vector<std::uint32_t> removals = {9, 0, 4};
+    std::vector<std::uint32_t> out(7);
+    const sieve::options unchecked{.checked = false};
+    const std::size_t m =
+        u.in_place ? sieve::compact(u.name, std::span(items), sieve::removal_list{removals}, unchecked)
+                   : sieve::compact_copy(u.name, std::span<const std::uint32_t>(items), std::span(out),
+                                         sieve::removal_list{removals}, unchecked);
+    ASSERT_EQ(m, 7U);
+    std::vector<std::uint32_t> got(u.in_place ? items.begin() : out.begin(), (u.in_place ? items.begin() : out.begin()) + 7);
+    std::sort(got.begin(), got.end());
+    EXPECT_EQ(got, (std::vector<std::uint32_t>{101, 102, 103, 105, 106, 107, 108}));
+  }
+  const sieve_test::checked_default_guard guard;
+  sieve::set_checked_default(false);
+  auto items = numbered(10);
+  std::vector<std::uint32_t> removals = {3};
+  EXPECT_EQ(sieve::compact("redzone", std::span(items), sieve::removal_list{removals}), 9U);
+}
+
+// Was: a predicate that throws aborted the process (std::terminate) with std and auto.
+TEST(SafeByDefault, PredicateExceptionsPropagateFromEveryStrategy) {
+  struct boom : std::runtime_error {
+    using std::runtime_error::runtime_error;
+  };
+  const auto users = users_of(form::predicate);
+  ASSERT_GE(users.size(), 4U);
+  for (const std::size_t n : {std::size_t{100}, std::size_t{300000}}) {
+    for (const auto& u : users) {
+      SCOPED_TRACE(u.name + (u.in_place ? " in place" : " out of place") + ", n=" + std::to_string(n));
+      auto items = numbered(n);
+      const auto copy = items;
+      std::vector<std::uint32_t> out(n);
+      const std::size_t bad = n - 3;
+      auto keep = [bad](std::size_t i) {
+        if (i == bad) throw boom("predicate failed at " + std::to_string(i));
+        return i % 2 == 0;
+      };
+      std::vector<std::uint64_t> wide(n, 1);  // in place also with a second column: the record path
+      for (const bool record_of_two : {false, true}) {
+        if (record_of_two && !u.in_place) continue;
+        try {
+          if (record_of_two)
+            sieve::compact(u.name, sieve::record(std::span(items), std::span(wide)), sieve::predicate(keep));
+          else if (u.in_place)
+            sieve::compact(u.name, std::span(items), sieve::predicate(keep));
+          else
+            sieve::compact_copy(u.name, std::span<const std::uint32_t>(items), std::span(out), sieve::predicate(keep));
+          ADD_FAILURE() << "no exception";
+        } catch (const boom& e) {
+          EXPECT_EQ(std::string(e.what()), "predicate failed at " + std::to_string(bad));
+        }
+      }
+      if (u.in_place) {
+        EXPECT_TRUE(items == copy) << "in place, nothing moves before the predicate is done";
+      }
+    }
+  }
+}
+
+// Was: compact_copy with overlapping input and output was accepted and gave wrong results.
+TEST(SafeByDefault, OverlappingInputAndOutputAreRefused) {
+  std::vector<std::uint8_t> flags(100, 1);
+  flags[3] = 0;
+  for (const auto& s : sieve::compaction_strategies()) {
+    if (!s.out_of_place || !s.takes(backend::cpu, form::byte_flags)) continue;
+    SCOPED_TRACE(std::string(s.name));
+    auto items = numbered(200);
+    const auto copy = items;
+    const std::span<std::uint32_t> all(items);
+    // The same memory, a shifted window, and a second column that overlaps the other's output.
+    EXPECT_TRUE(contains(error_of([&] {
+                           sieve::compact_copy(s.name, std::span<const std::uint32_t>(all.first(100)), all.first(100),
+                                               sieve::byte_flags{flags});
+                         }),
+                         "output column 0 overlaps input column 0"));
+    EXPECT_TRUE(contains(error_of([&] {
+                           sieve::compact_copy(s.name, std::span<const std::uint32_t>(all.first(100)),
+                                               all.subspan(20, 100), sieve::byte_flags{flags});
+                         }),
+                         "overlaps input column 0"));
+    std::vector<std::uint32_t> a(100), b(100);
+    EXPECT_TRUE(contains(error_of([&] {
+                           sieve::compact_copy(s.name,
+                                               sieve::const_record(std::span<const std::uint32_t>(all.first(100)),
+                                                                   std::span<const std::uint32_t>(a)),
+                                               sieve::record(std::span(b), all.subspan(99, 100)),
+                                               sieve::byte_flags{flags});
+                         }),
+                         "output column 1 overlaps input column 0"));
+    // Output columns sharing memory with each other.
+    std::vector<std::uint32_t> in2(100);
+    EXPECT_TRUE(contains(error_of([&] {
+                           sieve::compact_copy(s.name,
+                                               sieve::const_record(std::span<const std::uint32_t>(a),
+                                                                   std::span<const std::uint32_t>(in2)),
+                                               sieve::record(std::span(b), std::span(b)), sieve::byte_flags{flags});
+                         }),
+                         "columns 0 and 1 of the output record overlap"));
+    EXPECT_EQ(items, copy) << "a refused call wrote";
+    // Adjacent (touching, not overlapping) is fine.
+    EXPECT_EQ(sieve::compact_copy(s.name, std::span<const std::uint32_t>(all.first(100)), all.subspan(100, 100),
+                                  sieve::byte_flags{flags}),
+              99U);
+    EXPECT_EQ(items[100], 100U);
+    EXPECT_EQ(items[103], 104U);
+  }
+  // In place: a record whose columns overlap would write one column over another.
+  auto items = numbered(100);
+  const std::span<std::uint32_t> all(items);
+  EXPECT_TRUE(contains(error_of([&] {
+                         sieve::compact("std", sieve::record(all.first(60), all.subspan(40, 60)),
+                                        sieve::byte_flags{flags});
+                       }),
+                       "columns 0 and 1 of the record overlap"));
+}
+
+}  // namespace
