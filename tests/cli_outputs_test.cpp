@@ -20,13 +20,6 @@ namespace {
 
 using namespace sieve_cli_test;
 
-const std::vector<std::string> tiny = {"--set", "film.width=16", "--set", "film.height=12", "--spp", "2", "--quiet"};
-
-std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
 bool temporaries_in(const fs::path& dir) {
   for (const auto& e : fs::recursive_directory_iterator(dir))
     if (e.path().filename().string().find(".tmp-") != std::string::npos) return true;
@@ -245,27 +238,32 @@ TEST_F(Outputs, ASecondCtrlCWhileWritingLeavesNoTemporaryAndNoMix) {
   const bool old = slurp(png) == "old png", old_exr = slurp(exr) == "old exr", old_json = slurp(json) == "old json";
   EXPECT_EQ(old, old_exr);
   EXPECT_EQ(old, old_json);
-  if (!old) EXPECT_EQ(nlohmann::json::parse(slurp(json))["partial"], true);
+  if (!old) {
+    EXPECT_EQ(nlohmann::json::parse(slurp(json))["partial"], true);
+  }
   if (!seen) std::cout << "note: the render wrote its outputs before a temporary was seen; no second signal sent\n";
 }
 
 // Case 9: Ctrl-C on a large frame waited for the whole sample pass (45 s seen): now the bounce in
-// progress. A frame of 4 chunks of 2^20 paths, each several bounces: a pass takes many seconds.
+// progress (the megakernel: a slice of paths). A frame of 4 chunks of 2^20 paths, each several
+// bounces: a pass takes many seconds.
 TEST_F(Outputs, CtrlCStopsALargeFrameWithinABounce) {
-  const fs::path json = dir_ / "big.json";
-  const pid_t pid = start({"render", scene_.string(), "--set", "film.width=2048", "--set", "film.height=2048", "--spp", "4",
-                           "--quiet", "--json", json.string()});
-  std::this_thread::sleep_for(std::chrono::milliseconds(2500));
-  ::kill(pid, SIGINT);
-  const auto t0 = std::chrono::steady_clock::now();
-  const outcome o = finish(pid);
-  const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-  EXPECT_EQ(o.rc, 128 + SIGINT) << o.err;
-  EXPECT_LT(seconds, 2.5) << "from the signal to the exit";
-  std::cout << "exited " << seconds << " s after the signal\n";
-  const auto j = nlohmann::json::parse(slurp(json));
-  EXPECT_EQ(j["partial"], true);
-  EXPECT_EQ(j["samples_completed"], 0);
+  for (const char* integrator : {"wavefront", "megakernel"}) {
+    const fs::path json = dir_ / "big.json";
+    const pid_t pid = start({"render", scene_.string(), "--integrator", integrator, "--set", "film.width=2048", "--set",
+                             "film.height=2048", "--spp", "4", "--quiet", "--json", json.string()});
+    std::this_thread::sleep_for(std::chrono::milliseconds(2500));
+    ::kill(pid, SIGINT);
+    const auto t0 = std::chrono::steady_clock::now();
+    const outcome o = finish(pid);
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_EQ(o.rc, 128 + SIGINT) << integrator << ": " << o.err;
+    EXPECT_LT(seconds, 2.5) << integrator << ": from the signal to the exit";
+    std::cout << integrator << ": exited " << seconds << " s after the signal\n";
+    const auto j = nlohmann::json::parse(slurp(json));
+    EXPECT_EQ(j["partial"], true) << integrator;
+    EXPECT_EQ(j["samples_completed"], 0) << integrator;
+  }
 }
 
 }  // namespace

@@ -90,4 +90,12 @@ class Cli : public ::testing::Test {
   fs::path dir_;
 };
 
+// A render small enough for any test: 16 x 12 pixels, 2 samples, no table.
+const std::vector<std::string> tiny = {"--set", "film.width=16", "--set", "film.height=12", "--spp", "2", "--quiet"};
+
+inline std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
 }  // namespace sieve_cli_test

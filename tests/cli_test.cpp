@@ -26,13 +26,6 @@ namespace {
 
 using namespace sieve_cli_test;
 
-const std::vector<std::string> tiny = {"--set", "film.width=16", "--set", "film.height=12", "--spp", "2", "--quiet"};
-
-std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
-
 TEST_F(Cli, BadInputIsOneClearLine) {
   const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
   expect_one_line_error({"render", (dir_ / "missing.toml").string()}, "missing.toml");

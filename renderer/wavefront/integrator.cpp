@@ -195,7 +195,11 @@ render_result render_cpu(const prepared_scene& ps, const render_settings& settin
   for_each_wave(pixels, film.spp, settings, result, [&](const wave& w) {
     if (!queues) {
       std::uint32_t rays[2] = {0, 0};
-      clock.time("megakernel", [&] { megakernel(cpu, view, w, wfilm, rays); });
+      constexpr std::uint32_t slice = 1U << 16;  // a cancel is seen within a slice of paths, not a whole wave
+      for (std::uint32_t first = 0; first < w.size(); first += slice) {
+        if (first > 0 && cancelled(settings)) return false;
+        clock.time("megakernel", [&] { megakernel(cpu, view, w, wfilm, rays, first, slice); });
+      }
       stats.extension_rays += rays[0];
       stats.shadow_rays += rays[1];
       clock.time("accumulate", [&] { accumulate(cpu, w, wfilm, result.sum.data()); });
