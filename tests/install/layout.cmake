@@ -2,7 +2,7 @@
 # scenes, the report script, the library, sieve.pc and the docs there; the installed command reports
 # that prefix as its data folder, renders a shipped scene through `sieve bench all` from an empty
 # working directory (the results land there, the scene comes from the prefix), and has no
-# source-tree path compiled in for its data.
+# source-tree path compiled in for its data; the .deb (cpack) holds the same layout under /usr.
 include(${CMAKE_CURRENT_LIST_DIR}/steps.cmake)
 file(REMOVE_RECURSE ${WORK})
 set(prefix ${WORK}/prefix)
@@ -51,3 +51,22 @@ if(source_paths)
 endif()
 
 sieve_build_consumers(${CONSUMER} ${prefix} ${WORK} ${CXX})
+
+# The Debian package (cpack), where the tools are: the same layout under /usr.
+find_program(cpack cpack)
+find_program(dpkg_deb dpkg-deb)
+if(cpack AND dpkg_deb)
+  sieve_step(${cpack} --config ${BUILD}/CPackConfig.cmake -B ${WORK}/deb -G DEB -D CPACK_DEBIAN_COMPRESSION_TYPE=gzip)
+  file(GLOB deb ${WORK}/deb/sieve_*.deb)
+  sieve_step(${dpkg_deb} --contents ${deb})
+  foreach(p usr/bin/sieve usr/share/sieve/scenes/cornell-box/cornell-box.toml usr/share/sieve/bench/report.py
+            pkgconfig/sieve.pc usr/include/sieve/version.hpp)
+    if(NOT step_output MATCHES "${p}")
+      message(FATAL_ERROR "the .deb lacks ${p}")
+    endif()
+  endforeach()
+  sieve_step(${dpkg_deb} --field ${deb} Depends)
+  if(NOT step_output MATCHES "libtbb")
+    message(FATAL_ERROR "the .deb does not depend on oneTBB's runtime: ${step_output}")
+  endif()
+endif()
