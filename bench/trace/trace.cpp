@@ -84,7 +84,8 @@ std::size_t gpu_mismatches(const std::vector<hit>& got, const std::vector<hit>& 
 
 void add_trace_options(CLI::App& cmd, trace_args& a) {
   cmd.add_option("scene", a.scene, "scene file (.toml or .obj)")->required();
-  cmd.add_option("--backend", a.backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd.add_option("--backend", a.backend, "auto (the GPU when there is one), cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd.add_option("--set", a.set, "override a scene key, key=value (repeatable)");
   cmd.add_option("--rays", a.rays, "primary, diffuse (comma-separated)")->delimiter(',')->check(CLI::IsMember({"primary", "diffuse"}));
   cmd.add_option("--traversal", a.traversals, "dfs, bfs (comma-separated)")->delimiter(',')->check(CLI::IsMember({"dfs", "bfs"}));
@@ -101,7 +102,8 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
   outputs.add_input(a.scene);
   outputs.add_output(a.csv, "--csv");
   outputs.add_output(a.json, "--json");
-  const bool gpu = a.backend == "cuda";
+  const std::string backend = resolve_backend(a.backend);
+  const bool gpu = backend == "cuda";
   const std::vector<std::string>& traversals = a.traversals;
   for (const auto& s : a.strategies) {  // an unknown or unfit strategy fails here, before any work
     if (gpu) marks_form_for(s, sieve::backend::cuda, "BFS traversal (cuda)");
@@ -194,7 +196,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
                                       {"triangles", sc.triangles.size()},
                                       {"bvh", {{"nodes", b.nodes.size()}, {"depth", b.stats.max_depth}, {"build_ms", build_s * 1e3},
                                                {"mtris_per_s", static_cast<double>(sc.triangles.size()) / build_s / 1e6}}},
-                                      {"backend", a.backend},
+                                      {"backend", backend},
                                       {"machine", machine_info(gpu)},
                                       {"run", run_info(command_line)},
                                       {"results", results}},

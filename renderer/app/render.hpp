@@ -16,12 +16,13 @@ namespace sieve::app {
 struct render_args {
   std::string scene;
   std::string strategy;   // empty: the scene's [compaction] strategy
-  std::string backend = "cpu";
+  std::string backend = "auto";  // auto: the GPU when there is one
   std::string integrator = "wavefront";
   std::string traversal = "dfs";
   std::string reorder;    // empty: the scene's [compaction] reorder
   std::string sort;       // empty: the scene's [compaction] sort
   std::uint32_t spp = 0;  // 0: the scene's film.spp
+  std::uint32_t width = 0, height = 0;  // 0: the scene's film size (one alone: the other keeps the aspect)
   std::string png, exr, json;
   std::vector<std::string> set;
   bool quiet = false;

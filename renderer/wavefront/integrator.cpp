@@ -95,6 +95,13 @@ double render_stats::stage_ms(std::string_view name) const {
   return 0;
 }
 
+void render_stats::note_strategy(std::string_view named, sieve::backend b, bool in_place, const sieve::record& queue,
+                                 std::size_t removed) {
+  const std::string_view ran = sieve::resolve_strategy(named, b, form, in_place, queue.size(), removed, queue.item_bytes());
+  if (std::find(strategies_ran.begin(), strategies_ran.end(), ran) == strategies_ran.end())
+    strategies_ran.emplace_back(ran);
+}
+
 std::vector<vec3> render_result::mean() const {
   std::vector<vec3> out(sum.size());
   const float scale = samples ? 1.0f / static_cast<float>(samples) : 0.0f;
@@ -242,6 +249,7 @@ render_result render_cpu(const prepared_scene& ps, const render_settings& settin
         sieve::selection keep = sieve::byte_flags{std::span<const std::uint8_t>(flags.data(), live)};
         if (form == sieve::form::bit_mask) keep = sieve::bit_mask{std::span<const std::uint32_t>(mask.data(), (live + 31) / 32)};
         if (form == sieve::form::removal_list) keep = sieve::removal_list{std::span(removals.data(), removed)};
+        stats.note_strategy(settings.strategy, sieve::backend::cpu, in_place, paths.record(live), removed);
         if (in_place) {
           live = static_cast<std::uint32_t>(sieve::compact(settings.strategy, paths.record(live), keep, unchecked));
         } else {

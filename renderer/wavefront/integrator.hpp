@@ -77,8 +77,14 @@ struct render_stats {
   double bfs_compact_ms = 0;        // BFS traversal: compacting the frontier (inside `extend`)
   double seconds = 0;               // the render, without scene preparation
   sieve::form form = sieve::form::bit_mask;  // what shade writes for the strategy
+  // The strategies that compacted the path queue, in order of first use: the one named, or what
+  // `auto` picked for each queue's form and size ("auto" never appears here).
+  std::vector<std::string> strategies_ran;
 
   double stage_ms(std::string_view name) const;
+  // Records the strategy `named` ran as for a queue compaction (sieve::resolve_strategy's arguments).
+  void note_strategy(std::string_view named, sieve::backend b, bool in_place, const sieve::record& queue,
+                     std::size_t removed);
   // Queue compaction plus the BFS frontier's.
   double compaction_ms() const { return stage_ms("compact") + bfs_compact_ms; }
 };

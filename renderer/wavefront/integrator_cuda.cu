@@ -119,7 +119,7 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
   const scene& sc = ps.source();
   const film_desc& film = sc.film;
   render_result result = begin_render(sc, settings, sieve::backend::cuda);
-  if (!sieve::cuda::available()) throw sieve::error("no CUDA device: " + sieve::cuda::device_description());
+  if (!sieve::cuda::available()) throw sieve::error("the cuda backend needs a GPU: " + sieve::cuda::device_description());
   const bool queues = settings.integrator == "wavefront";
   render_stats& stats = result.stats;
   const sieve::form form = stats.form;
@@ -248,6 +248,7 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
               keep = sieve::bit_mask{std::span<const std::uint32_t>(d_mask.get(), (live + 31) / 32)};
             if (form == sieve::form::removal_list) keep = sieve::removal_list{std::span(d_removals.get(), h.removals)};
             const sieve::cuda::workspace ws{d_workspace.get(), ws_bytes};
+            stats.note_strategy(settings.strategy, sieve::backend::cuda, in_place, paths.record(live), h.removals);
             if (in_place) {
               // The removal lists are the renderer's own (each terminated path once): unchecked.
               sieve::cuda::compact_async(settings.strategy, paths.record(live), keep, &c->kept, ws, stream, {.checked = false});
