@@ -1,6 +1,8 @@
 // The `sieve` command end to end: bad input gives one clear line on stderr and a non-zero exit; a
 // render writes PNG, EXR and a JSON report with the documented keys; SIGINT during a render writes
 // the samples accumulated so far, the report marked partial.
+#include <sieve/version.hpp>
+
 #include <nlohmann/json.hpp>
 
 #include <gtest/gtest.h>
@@ -20,82 +22,11 @@
 #include <thread>
 #include <vector>
 
-extern char** environ;
+#include "cli_support.hpp"
 
 namespace {
 
-namespace fs = std::filesystem;
-const fs::path scenes_dir = SIEVE_SCENES_DIR;
-
-struct outcome {
-  int rc = -1;
-  std::string out, err;
-};
-
-std::string slurp(const fs::path& p) {
-  std::ifstream f(p);
-  std::stringstream s;
-  s << f.rdbuf();
-  return s.str();
-}
-
-class Cli : public ::testing::Test {
- protected:
-  void SetUp() override {
-    dir_ = fs::temp_directory_path() / ("sieve_cli_" + std::to_string(::getpid()) + "_" +
-                                        ::testing::UnitTest::GetInstance()->current_test_info()->name());
-    fs::remove_all(dir_);
-    fs::create_directories(dir_);
-  }
-  void TearDown() override { fs::remove_all(dir_); }
-
-  fs::path file(const std::string& name, const std::string& text) const {
-    std::ofstream(dir_ / name) << text;
-    return dir_ / name;
-  }
-
-  // Starts `sieve args...` with stdout and stderr to files; returns its pid.
-  pid_t start(const std::vector<std::string>& args) const {
-    std::vector<std::string> all{SIEVE_BINARY};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, (dir_ / "stdout").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    posix_spawn_file_actions_addopen(&fa, 2, (dir_ / "stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = -1;
-    EXPECT_EQ(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    return pid;
-  }
-  outcome finish(pid_t pid) const {
-    int status = 0;
-    waitpid(pid, &status, 0);
-    return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), slurp(dir_ / "stdout"),
-            slurp(dir_ / "stderr")};
-  }
-  outcome run(const std::vector<std::string>& args) const { return finish(start(args)); }
-
-  // One line on stderr, starting "sieve: " and holding `needle`; a non-zero exit.
-  void expect_one_line_error(const std::vector<std::string>& args, const std::string& needle) const {
-    const outcome o = run(args);
-    EXPECT_NE(o.rc, 0);
-    EXPECT_EQ(o.err.rfind("sieve: ", 0), 0U) << o.err;
-    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
-    EXPECT_NE(o.err.find(needle), std::string::npos) << "expected '" << needle << "' in: " << o.err;
-  }
-
-  fs::path dir_;
-};
-
-const std::vector<std::string> tiny = {"--set", "film.width=16", "--set", "film.height=12", "--spp", "2", "--quiet"};
-
-std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
-  a.insert(a.end(), b.begin(), b.end());
-  return a;
-}
+using namespace sieve_cli_test;
 
 TEST_F(Cli, BadInputIsOneClearLine) {
   const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
@@ -109,7 +40,7 @@ TEST_F(Cli, BadInputIsOneClearLine) {
   expect_one_line_error({"render", cornell, "--set", "film.spp=-4"}, "film.spp");
   expect_one_line_error(with({"render", cornell, "--strategy", "bogus"}, tiny), "bogus");
   expect_one_line_error(with({"render", cornell, "--reorder", "sideways"}, tiny), "sideways");
-  expect_one_line_error(with({"render", cornell, "--strategy", "space"}, tiny), "space");  // CUDA only
+  expect_one_line_error(with({"render", cornell, "--backend", "cpu", "--strategy", "space"}, tiny), "space");  // CUDA only
   expect_one_line_error(with(with({"render", cornell}, tiny), {"--set", "film.width=100000", "--set", "film.height=100000"}),
                         "film.width");
 }
@@ -143,7 +74,7 @@ TEST_F(Cli, RenderWritesImagesAndReport) {
     EXPECT_EQ(e.path().string().find(".tmp-"), std::string::npos) << "temporary left behind: " << e.path();
 }
 
-// Ctrl-C and SIGTERM alike: the image so far (PNG and EXR) and the report marked partial, exit 128 + signal.
+// Ctrl-C, SIGTERM and SIGHUP alike: the image so far (PNG and EXR) and the report marked partial, exit 128 + signal.
 class Interrupt : public Cli, public testing::WithParamInterface<int> {};
 
 TEST_P(Interrupt, WritesThePartialImage) {
@@ -154,7 +85,10 @@ TEST_P(Interrupt, WritesThePartialImage) {
   // pass before the signal: then the outputs must still be there, and the test waits longer.
   int samples = 0;
   for (const int wait_ms : {1500, 5000, 15000}) {
-    const pid_t pid = start({"render", cornell, "--set", "film.width=64", "--set", "film.height=64", "--spp", "100000",
+    // One bounce: a wave (the 2^20 paths the queue holds) completes in about a second; a signal
+    // drops the wave in progress.
+    const pid_t pid = start({"render", cornell, "--set", "film.width=64", "--set", "film.height=64", "--set",
+                             "film.max_bounces=1", "--spp", "100000",
                              "--quiet", "--out", png.string(), "--exr", exr.string(), "--json", json.string()});
     std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
     ::kill(pid, sig);
@@ -172,8 +106,10 @@ TEST_P(Interrupt, WritesThePartialImage) {
   EXPECT_GT(samples, 0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Cli, Interrupt, testing::Values(SIGINT, SIGTERM),
-                         [](const auto& info) { return std::string(info.param == SIGINT ? "SIGINT" : "SIGTERM"); });
+// SIGHUP (the terminal closed) like SIGTERM: it was not handled, the outputs lost.
+INSTANTIATE_TEST_SUITE_P(Cli, Interrupt, testing::Values(SIGINT, SIGTERM, SIGHUP), [](const auto& info) {
+  return std::string(info.param == SIGINT ? "SIGINT" : info.param == SIGTERM ? "SIGTERM" : "SIGHUP");
+});
 
 // A render that fails leaves the files already there as they were.
 TEST_F(Cli, FailedRenderKeepsExistingOutputs) {
@@ -183,6 +119,150 @@ TEST_F(Cli, FailedRenderKeepsExistingOutputs) {
                         "film.width");
   EXPECT_EQ(slurp(png), "an earlier image");
   EXPECT_EQ(slurp(json), "{\"earlier\": true}");
+}
+
+// --- Conventions: exit status, --version, --help defaults, formats by extension, film size, what ran ---
+
+// Usage errors are one line `sieve: ...` and exit 2; runtime errors exit 1.
+TEST_F(Cli, UsageErrorsExit2RuntimeErrorsExit1) {
+  for (const std::vector<std::string>& args : std::vector<std::vector<std::string>>{
+           {"--bogus"}, {}, {"render"}, {"bench", "compaction", "--n", "1.04858e+06"},
+           {"bench", "compaction", "--backend", "gpu"}, {"render", "x.toml", "--spp", "0"},
+           {"render", "x.toml", "--out", "x.bmp"}, {"info", "extra"}}) {
+    const outcome o = run(args);
+    std::string shown;
+    for (const auto& a : args) shown += a + " ";
+    EXPECT_EQ(o.rc, 2) << shown << ": " << o.err;
+    EXPECT_EQ(o.err.rfind("sieve: ", 0), 0U) << shown << ": " << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << shown << ": " << o.err;
+  }
+  const outcome missing = run({"render", (dir_ / "missing.toml").string()});
+  EXPECT_EQ(missing.rc, 1) << missing.err;
+}
+
+TEST_F(Cli, VersionPrintsVersionAndCommit) {
+  const outcome o = run({"--version"});
+  EXPECT_EQ(o.rc, 0) << o.err;
+  EXPECT_EQ(o.out.rfind(std::string("sieve ") + SIEVE_VERSION_STRING + " (commit ", 0), 0U) << o.out;
+  EXPECT_EQ(o.out.find("-dirty"), std::string::npos) << o.out;
+}
+
+TEST_F(Cli, HelpShowsDefaults) {
+  const outcome o = run({"render", "--help"});
+  EXPECT_EQ(o.rc, 0) << o.err;
+  const auto backend = o.out.find("--backend");
+  ASSERT_NE(backend, std::string::npos) << o.out;
+  const std::string line = o.out.substr(backend, o.out.find('\n', backend) - backend);
+  EXPECT_NE(line.find("auto"), std::string::npos) << line;
+  EXPECT_NE(o.out.find("wavefront"), std::string::npos);
+}
+
+TEST_F(Cli, OutFormatFollowsTheExtension) {
+  const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
+  const fs::path exr = dir_ / "x.exr", png = dir_ / "x.PNG";
+  ASSERT_EQ(run(with({"render", cornell, "--out", exr.string()}, tiny)).rc, 0);
+  ASSERT_EQ(run(with({"render", cornell, "--out", png.string()}, tiny)).rc, 0);
+  EXPECT_EQ(slurp(exr).substr(0, 4), std::string("\x76\x2f\x31\x01"));  // OpenEXR magic
+  EXPECT_EQ(slurp(png).substr(1, 3), "PNG");
+  const outcome bad = run(with({"render", cornell, "--out", (dir_ / "x.jpg").string()}, tiny));
+  EXPECT_EQ(bad.rc, 2);
+  EXPECT_NE(bad.err.find(".png or .exr"), std::string::npos) << bad.err;
+  EXPECT_FALSE(fs::exists(dir_ / "x.jpg"));
+}
+
+// --width/--height change the film and keep the vertical field of view; one alone keeps the aspect.
+TEST_F(Cli, WidthAndHeight) {
+  const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
+  const auto report = [&](const std::vector<std::string>& size) {
+    const fs::path json = dir_ / "r.json";
+    const outcome o = run(with(with({"render", cornell, "--spp", "1", "--quiet", "--json", json.string()}, size),
+                               {"--out", (dir_ / "r.png").string()}));
+    EXPECT_EQ(o.rc, 0) << o.err;
+    return nlohmann::json::parse(slurp(json));
+  };
+  const auto scene = report({"--set", "film.width=8", "--set", "film.height=8"});
+  const auto both = report({"--width", "24", "--height", "10"});
+  EXPECT_EQ(both["width"], 24);
+  EXPECT_EQ(both["height"], 10);
+  EXPECT_EQ(both["vfov_degrees"], scene["vfov_degrees"]);
+  const auto width = report({"--width", "20"});  // the box is square: 20 x 20
+  EXPECT_EQ(width["width"], 20);
+  EXPECT_EQ(width["height"], 20);
+  const auto height = report({"--set", "film.width=30", "--set", "film.height=10", "--height", "4"});
+  EXPECT_EQ(height["width"], 12);
+  EXPECT_EQ(height["height"], 4);
+}
+
+// `auto` says what it ran: console and JSON of render, rows of bench compaction.
+TEST_F(Cli, AutoNamesTheStrategyItRan) {
+  const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
+  const fs::path json = dir_ / "a.json";
+  const outcome o = run({"render", cornell, "--backend", "cpu", "--strategy", "auto", "--set", "film.width=16",
+                         "--set", "film.height=12", "--spp", "2", "--json", json.string(), "--out",
+                         (dir_ / "a.png").string()});
+  ASSERT_EQ(o.rc, 0) << o.err;
+  const auto j = nlohmann::json::parse(slurp(json));
+  ASSERT_FALSE(j["strategies_ran"].empty());
+  const std::string ran = j["strategies_ran"][0];
+  EXPECT_NE(ran, "auto");
+  EXPECT_EQ(j["strategy"], "auto -> " + ran);
+  EXPECT_EQ(j["strategy_asked"], "auto");
+  EXPECT_EQ(j["backend"], "cpu");
+  EXPECT_FALSE(j["device"].get<std::string>().empty());
+  EXPECT_NE(o.out.find("strategy auto -> " + ran), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("device: "), std::string::npos) << o.out;
+
+  const fs::path bench = dir_ / "b.json";
+  const outcome b = run({"bench", "compaction", "--backend", "cpu", "--suite", "redzone", "--n", "4096", "--fraction",
+                         "0.1", "--repeats", "1", "--strategy", "auto,std", "--json", bench.string()});
+  ASSERT_EQ(b.rc, 0) << b.err;
+  EXPECT_NE(b.out.find("auto -> "), std::string::npos) << b.out;
+  const auto doc = nlohmann::json::parse(slurp(bench));
+  EXPECT_FALSE(doc["device"].get<std::string>().empty());
+  int autos = 0;
+  for (const auto& r : doc["results"]) {
+    EXPECT_TRUE(r.contains("form"));
+    if (r["strategy"] != "auto") continue;
+    ++autos;
+    EXPECT_NE(r["resolved"], "auto");
+    EXPECT_FALSE(r["resolved"].get<std::string>().empty());
+  }
+  EXPECT_GT(autos, 0);
+}
+
+TEST_F(Cli, InfoJson) {
+  const outcome o = run({"info", "--json"});
+  ASSERT_EQ(o.rc, 0) << o.err;
+  const auto j = nlohmann::json::parse(o.out);
+  EXPECT_EQ(j["version"], SIEVE_VERSION_STRING);
+  EXPECT_FALSE(j["commit"].get<std::string>().empty());
+  EXPECT_TRUE(j["devices"].contains("cpu"));
+  EXPECT_TRUE(j["devices"].contains("cuda"));
+  EXPECT_TRUE(j["default_backend"] == "cpu" || j["default_backend"] == "cuda");
+  EXPECT_TRUE(fs::is_directory(fs::path(j["data"].get<std::string>()) / "scenes")) << j["data"];
+  bool redzone = false;
+  for (const auto& s : j["strategies"]) redzone |= s["name"] == "redzone";
+  EXPECT_TRUE(redzone);
+}
+
+// --backend auto is the default: the GPU when there is one. Without one, --backend cuda says so once.
+TEST_F(Cli, BackendAutoByDefault) {
+  const auto info = nlohmann::json::parse(run({"info", "--json"}).out);
+  const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
+  const fs::path json = dir_ / "d.json";
+  ASSERT_EQ(run(with({"render", cornell, "--json", json.string(), "--out", (dir_ / "d.png").string()}, tiny)).rc, 0);
+  EXPECT_EQ(nlohmann::json::parse(slurp(json))["backend"], info["default_backend"]);
+  if (info["devices"]["cuda"]["available"] == true) return;
+  const outcome o = run(with({"render", cornell, "--backend", "cuda"}, tiny));
+  EXPECT_EQ(o.rc, 1);
+  EXPECT_NE(o.err.find("--backend cuda needs a GPU"), std::string::npos) << o.err;
+  EXPECT_EQ(o.err.find("no CUDA device: no CUDA device"), std::string::npos) << o.err;
+}
+
+// A recorded command runs as printed: --dry-run parses it (and rejects what the old reports held).
+TEST_F(Cli, DryRunChecksACommandLine) {
+  EXPECT_EQ(run({"--dry-run", "bench", "compaction", "--n", "1048576,4096", "--fraction", "0.02"}).rc, 0);
+  EXPECT_EQ(run({"--dry-run", "bench", "compaction", "--n", "4096,1.04858e+06"}).rc, 2);
 }
 
 }  // namespace

@@ -12,8 +12,11 @@
 #include <stb/stb_image.h>
 #include <tinyexr.h>
 
+#include <atomic>
+#include <chrono>
 #include <cmath>
 #include <cstring>
+#include <thread>
 #include <filesystem>
 #include <string>
 #include <vector>
@@ -250,6 +253,43 @@ TEST(Wavefront, CancelKeepsTheCompletedSamples) {
   const prepared_scene p3(three);
   const render_result want = render_cpu(p3, render_settings::from(three));
   EXPECT_EQ(std::memcmp(got.sum.data(), want.sum.data(), want.sum.size() * sizeof(vec3)), 0);
+}
+
+// Ctrl-C within a pass of several chunks (a large frame): the render stops at the next bounce; the
+// wave it cut counts nowhere, the chunks completed before it hold one sample more (result.ahead),
+// and every pixel's sum is exactly that of a render of its own sample count.
+TEST(Wavefront, CancelWithinAPassKeepsWholeSamplesPerPixel) {
+  const scene s = small_cornell("cornell-box.toml", 64, 48, 2000, 1);
+  const prepared_scene ps(s);
+  bool cut_between_chunks = false;
+  for (int delay_ms = 20; delay_ms <= 320 && !cut_between_chunks; delay_ms *= 2) {
+    std::atomic<bool> cancel{false};
+    render_settings r = render_settings::from(s);
+    r.max_queue = 512;  // 6 chunks per pass
+    r.cancel = &cancel;
+    std::thread stopper([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+      cancel.store(true);
+    });
+    const render_result got = render_cpu(ps, r);
+    stopper.join();
+    ASSERT_TRUE(got.partial());
+    ASSERT_LT(got.ahead, 64U * 48U);
+    cut_between_chunks = got.ahead > 0;
+    scene fewer = s, more = s;
+    fewer.film.spp = got.samples;
+    more.film.spp = got.samples + 1;
+    const prepared_scene pf(fewer), pm(more);
+    render_settings plain = render_settings::from(s);
+    const render_result want_fewer = render_cpu(pf, plain), want_more = render_cpu(pm, plain);
+    for (std::size_t i = 0; i < got.sum.size(); ++i) {
+      const vec3 want = i < got.ahead ? want_more.sum[i] : (got.samples ? want_fewer.sum[i] : vec3{0, 0, 0});
+      ASSERT_EQ(std::memcmp(&got.sum[i], &want, sizeof(vec3)), 0) << "pixel " << i << ", ahead " << got.ahead;
+    }
+    const std::vector<vec3> mean = got.mean();
+    if (got.ahead > 0) EXPECT_EQ(mean[0].x, want_more.mean()[0].x);
+  }
+  EXPECT_TRUE(cut_between_chunks) << "no cancel landed after the first chunk of a pass";
 }
 
 TEST(ImageIo, PngAndExrReadBack) {

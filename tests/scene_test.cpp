@@ -14,6 +14,13 @@
 #include <string>
 #include <vector>
 
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstring>
+
 namespace fs = std::filesystem;
 using namespace sieve::render;
 
@@ -583,6 +590,187 @@ TEST(SceneErrors, NothingToRender) {
   write(dir / "points2.obj", "v 0 0 0\n");
   expect_error([&] { load_scene(write(dir / "p.toml", "[[objects]]\nobj = \"points2.obj\"\n")); },
                {"p.toml", "no triangles"});
+}
+
+// ------------------------------------------------------------------------------------------------
+// Hardening: inputs that are not regular files, never end, or are too large to triangulate.
+
+const std::string tri = "v 0 0 0\nv 1 0 0\nv 0 1 0\nf 1 2 3\n";
+
+// expect_error in a child process that SIGALRM ends after `seconds`: an input that blocks or never
+// ends fails the test instead of hanging it.
+void expect_error_within(unsigned seconds, const std::function<void()>& f, std::initializer_list<std::string> parts) {
+  int fds[2];
+  ASSERT_EQ(::pipe(fds), 0);
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::close(fds[0]);
+    ::alarm(seconds);
+    int code = 3;  // nothing thrown
+    std::string msg;
+    try {
+      f();
+    } catch (const sieve::error& e) {
+      msg = e.what(), code = 0;
+    } catch (const std::exception& e) {
+      msg = e.what(), code = 2;
+    }
+    if (::write(fds[1], msg.data(), msg.size()) < 0) code = 4;
+    ::_exit(code);
+  }
+  ::close(fds[1]);
+  std::string msg;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(fds[0], buf, sizeof buf)) > 0;) msg.append(buf, static_cast<std::size_t>(n));
+  ::close(fds[0]);
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ASSERT_TRUE(WIFEXITED(status)) << "the load did not end within " << seconds << " s (signal "
+                                 << (WIFSIGNALED(status) ? WTERMSIG(status) : 0) << ")";
+  ASSERT_EQ(WEXITSTATUS(status), 0) << "expected a sieve::error, got: " << msg;
+  for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
+}
+
+TEST(SceneInputs, OnlyRegularFilesAreRead) {
+  const fs::path dir = temp_dir();
+  fs::create_directories(dir / "sub.obj");
+  auto obj = [&](const std::string& path) {
+    return write(dir / "s.toml", "[[objects]]\nobj = \"" + path + "\"\n");
+  };
+  expect_error([&] { load_scene(obj("sub.obj")); }, {"sub.obj", "is a directory, not a regular file"});
+  expect_error([&] { load_scene(obj("/dev/null")); }, {"/dev/null", "character device"});
+  // The TOML file itself as the OBJ: no face in it.
+  expect_error([&] { load_scene(obj("s.toml")); }, {"s.toml", "no triangles", "is it an OBJ file?"});
+  expect_error([&] { load_scene(dir / "sub.obj"); }, {"sub.obj", "is a directory"});
+  fs::create_directories(dir / "d.toml");
+  expect_error([&] { load_scene(dir / "d.toml"); }, {"d.toml", "is a directory"});
+  // An MTL that is a directory.
+  write(dir / "m.obj", "mtllib m.mtl\n" + tri);
+  fs::create_directories(dir / "m.mtl");
+  expect_error([&] { load_scene(dir / "m.obj"); }, {"m.mtl", "is a directory"});
+}
+
+TEST(SceneInputs, EndlessAndBlockingInputsFailAtOnce) {
+  const fs::path dir = temp_dir();
+  expect_error_within(10, [&] { load_scene(write(dir / "z.toml", "[[objects]]\nobj = \"/dev/zero\"\n")); },
+                      {"/dev/zero", "character device"});
+  ASSERT_EQ(::mkfifo((dir / "f.obj").c_str(), 0600), 0) << std::strerror(errno);
+  ASSERT_EQ(::mkfifo((dir / "f.toml").c_str(), 0600), 0) << std::strerror(errno);
+  expect_error_within(10, [&] { load_scene(dir / "f.toml"); }, {"f.toml", "a FIFO, not a regular file"});
+  expect_error_within(10, [&] { load_scene(dir / "f.obj"); }, {"f.obj", "a FIFO"});
+  expect_error_within(10, [&] { load_scene(write(dir / "g.toml", "[[objects]]\nobj = \"f.obj\"\n")); },
+                      {"f.obj", "a FIFO"});
+  ASSERT_EQ(::mkfifo((dir / "f.mtl").c_str(), 0600), 0) << std::strerror(errno);
+  expect_error_within(10, [&] { load_scene(write(dir / "h.obj", "mtllib f.mtl\n" + tri)); }, {"f.mtl", "a FIFO"});
+}
+
+TEST(SceneInputs, SymlinkLoopIsNotMissing) {
+  const fs::path dir = temp_dir();
+  fs::create_symlink(dir / "loop.obj", dir / "loop.obj");
+  expect_error([&] { load_scene(write(dir / "s.toml", "[[objects]]\nobj = \"loop.obj\"\n")); },
+               {"loop.obj", "symbolic links"});
+  expect_error([&] { load_scene(dir / "loop.obj"); }, {"loop.obj", "symbolic links"});
+}
+
+TEST(SceneInputs, HugePolygonFailsBeforeTriangulation) {
+  const fs::path dir = temp_dir();
+  std::string face = "f";
+  for (int i = 1; i <= 1'000'000; ++i) face += " " + std::to_string(i % 3 + 1);
+  write(dir / "big.obj", "v 0 0 0\nv 1 0 0\nv 0 1 0\n" + face + "\n");
+  const auto t0 = std::chrono::steady_clock::now();
+  expect_error([&] { load_scene(dir / "big.obj"); }, {"big.obj:4", "1000000 vertices", "at most 256"});
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 5.0);
+  // 256 vertices are read (and make 254 triangles).
+  face = "f";
+  for (int i = 0; i < 256; ++i) face += " " + std::to_string(i + 1);
+  std::string ring;
+  for (int i = 0; i < 256; ++i) {
+    const double a = 2 * pi * i / 256;
+    ring += "v " + std::to_string(std::cos(a)) + " " + std::to_string(std::sin(a)) + " 0\n";
+  }
+  EXPECT_EQ(load_scene(write(dir / "ring.obj", ring + face + "\n")).triangles.size(), 254U);
+}
+
+TEST(SceneInputs, TriangleLimitIsCheckedWhileParsing) {
+  const fs::path dir = temp_dir();
+  std::string obj = "v 0 0 0\nv 1 0 0\nv 0 1 0\n";
+  for (int i = 0; i < 20; ++i) obj += "f 1 2 3\n";
+  write(dir / "many.obj", obj);
+  scene_limits limits;
+  limits.max_triangles = 10;
+  // The 11th face (line 14) passes the limit: the message names that line.
+  expect_error([&] { load_scene(dir / "many.obj", {}, limits); }, {"many.obj:14", "more than 10 triangles"});
+  write(dir / "s.toml", "[[lights]]\ncorner = [0, 0, 0]\nedge1 = [1, 0, 0]\nedge2 = [0, 1, 0]\nemission = [1, 1, 1]\n"
+                        "[[objects]]\nobj = \"many.obj\"\n");
+  expect_error([&] { load_scene(dir / "s.toml", {}, limits); }, {"many.obj:14", "more than 10 triangles"});
+}
+
+TEST(SceneInputs, CarriageReturnLinesAreChecked) {
+  const fs::path dir = temp_dir();
+  expect_error([&] { load_scene(write(dir / "cr.obj", "v 0 0 0\rv 1 0 0\rv nan 1 0\rf 1 2 3\r")); },
+               {"cr.obj:3", "non-finite", "'nan'"});
+  expect_error([&] { load_scene(write(dir / "crlf.obj", "v 0 0 0\r\nv 1 0 0\r\nv 0 1 0\r\nf 1 2 7\r\n")); },
+               {"crlf.obj:4", "7"});
+  EXPECT_EQ(load_scene(write(dir / "ok.obj", "v 0 0 0\rv 1 0 0\rv 0 1 0\rf 1 2 3\r")).triangles.size(), 1U);
+}
+
+TEST(SceneInputs, MtlNumbersAreChecked) {
+  const fs::path dir = temp_dir();
+  auto with_mtl = [&](const std::string& name, const std::string& mtl) {
+    write(dir / (name + ".mtl"), mtl);
+    return write(dir / (name + ".obj"), "mtllib " + name + ".mtl\nusemtl a\n" + tri);
+  };
+  expect_error([&] { load_scene(with_mtl("ke", "newmtl a\nKd 0.5 0.5 0.5\nKe nan 1 1\n")); },
+               {"ke.mtl:3", "Ke 'nan' is not a finite number"});
+  expect_error([&] { load_scene(with_mtl("kd", "newmtl a\nKd 0.5 grey 0.5\n")); }, {"kd.mtl:2", "'grey' is not a number"});
+  expect_error([&] { load_scene(with_mtl("big", "newmtl a\nKe 1e39 1 1\n")); }, {"big.mtl:2", "not a finite number"});
+  expect_error([&] { load_scene(with_mtl("tr", "newmtl a\nKd 0.5 0.5 0.5\nTr 1.5\n")); },
+               {"tr.mtl:3", "Tr 1.5 is out of range (0 .. 1)"});
+  expect_error([&] { load_scene(with_mtl("d", "newmtl a\nd -0.5\n")); }, {"d.mtl:2", "d -0.5 is out of range"});
+  // A second newmtl of a name: the same values are harmless, different ones an error.
+  EXPECT_EQ(load_scene(with_mtl("same", "newmtl a\nKd 0.5 0.5 0.5\nnewmtl a\nKd 0.5 0.5 0.5\n")).materials.size(), 1U);
+  expect_error([&] { load_scene(with_mtl("dup", "newmtl a\nKd 0.5 0.5 0.5\nnewmtl a\nKd 0.1 0.5 0.5\n")); },
+               {"dup.mtl", "newmtl 'a' is defined twice, with different values"});
+  // Options and colour forms tinyobjloader reads are not numbers to check.
+  EXPECT_EQ(load_scene(with_mtl("opt", "newmtl a\nKd 0.5 0.5 0.5\nd -halo 0.5\n")).triangles.size(), 1U);
+}
+
+TEST(SceneInputs, ManyMaterialsLoadInLinearTime) {
+  const fs::path dir = temp_dir();
+  constexpr int n = 100'000;
+  std::string toml = "[[lights]]\ncorner = [0, 0, 0]\nedge1 = [1, 0, 0]\nedge2 = [0, 1, 0]\nemission = [1, 1, 1]\n";
+  for (int i = 0; i < n; ++i) toml += "[[materials]]\nname = \"m" + std::to_string(i) + "\"\n";
+  write(dir / "s.toml", toml);
+  const auto t0 = std::chrono::steady_clock::now();
+  EXPECT_EQ(load_scene(dir / "s.toml").triangles.size(), 2U);
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 10.0);
+  write(dir / "dup.toml", toml + "[[materials]]\nname = \"m7\"\n");
+  expect_error([&] { load_scene(dir / "dup.toml"); }, {"'m7' is already defined by materials[7]"});
+}
+
+TEST(SceneInputs, ControlCharactersAreEscaped) {
+  const fs::path dir = temp_dir();
+  try {
+    load_scene(write(dir / "s.toml", "[[objects]]\nobj = \"red\\u001b[31m\\nline.obj\"\n"));
+    ADD_FAILURE() << "expected an error";
+  } catch (const sieve::error& e) {
+    const std::string msg = e.what();
+    EXPECT_EQ(msg.find('\x1b'), std::string::npos) << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
+    EXPECT_NE(msg.find("red\\x1b[31m\\x0aline.obj"), std::string::npos) << msg;
+  }
+  expect_error([&] { load_scene(write(dir / "k.toml", "[camera]\n\"bad\\u0007key\" = 1\n")); }, {"bad\\x07key"});
+}
+
+TEST(SceneInputs, CoordinateOverflowIsNamed) {
+  const fs::path dir = temp_dir();
+  expect_error([&] { load_scene(write(dir / "huge.obj", "v -3e38 0 0\nv 3e38 0 0\nv 0 3e38 0\nf 1 2 3\n")); },
+               {"huge.obj", "too large to frame", "overflows a float"});
+  expect_error([&] {
+    load_scene(write(dir / "far.toml", "[camera]\nposition = [-3e38, 0, 0]\nlook_at = [3e38, 0, 0]\n"
+                                       "[[lights]]\ncorner = [0, 0, 0]\nedge1 = [1, 0, 0]\nedge2 = [0, 1, 0]\nemission = [1, 1, 1]\n"));
+  }, {"far.toml", "too far apart", "overflows a float"});
 }
 
 }  // namespace

@@ -23,10 +23,6 @@
 #include <sstream>
 #include <type_traits>
 
-#ifndef SIEVE_SOURCE_DIR
-#define SIEVE_SOURCE_DIR "."
-#endif
-
 namespace sieve::bench {
 namespace {
 
@@ -38,29 +34,15 @@ const char* mode_name(mode m) { return m == mode::smoke ? "smoke" : m == mode::q
 
 // --- Command lines: each step's JSON names the single `sieve` command that repeats it ---------------
 
-std::string quote(const std::string& s) {
-  static const std::regex plain("[A-Za-z0-9_./:=,+@%^-]+");
-  if (std::regex_match(s, plain)) return s;
-  std::string q = "'";
-  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
-  return q + "'";
-}
-
-std::string number(double x) {
-  std::ostringstream s;
-  s << x;
-  return s.str();
-}
-
 class command {
  public:
   explicit command(std::string program) : text_(std::move(program)) {}
   command& arg(const std::string& a) {
-    text_ += " " + quote(a);
+    text_ += " " + shell_quote(a);
     return *this;
   }
   command& opt(const std::string& name, const std::string& value) {
-    if (!value.empty()) text_ += " " + name + " " + quote(value);
+    if (!value.empty()) text_ += " " + name + " " + shell_quote(value);
     return *this;
   }
   command& opt(const std::string& name, long value, long unless) {
@@ -73,7 +55,7 @@ class command {
     for (const auto& v : values) {
       std::string item;
       if constexpr (std::is_arithmetic_v<T>)
-        item = number(static_cast<double>(v));
+        item = exact_number(static_cast<double>(v));
       else
         item = v;
       joined += (joined.empty() ? "" : ",") + item;
@@ -94,7 +76,7 @@ std::string compaction_command(const std::string& program, const compaction_args
   command c(program + " bench compaction");
   c.opt("--backend", a.backend).list("--suite", a.suites).list("--form", a.forms).list("--type", a.types);
   c.list("--n", a.n).list("--fraction", a.fractions).list("--distribution", a.distributions);
-  c.list("--strategies", a.strategies).flag("--quick", a.quick).opt("--repeats", a.repeats, 0).flag("--graph", a.graph).flag("--checked", a.checked);
+  c.list("--strategy", a.strategies).flag("--quick", a.quick).opt("--repeats", a.repeats, 0).flag("--graph", a.graph).flag("--checked", a.checked);
   return c.opt("--csv", a.csv).opt("--json", a.json).opt("--crossover", a.crossover).str();
 }
 
@@ -141,7 +123,8 @@ struct step {
 struct context {
   bool gpu = false;
   mode m = mode::quick;
-  fs::path out, source;
+  fs::path out;
+  data_paths data;  // the shipped scenes and bench/report.py
   std::string program;
 
   // Paths as the commands show them: relative to the working directory when below it.
@@ -150,7 +133,7 @@ struct context {
     return !rel.empty() && *rel.begin() != ".." ? rel.string() : fs::absolute(p).lexically_normal().string();
   }
   std::string file(const std::string& name) const { return shown(out / name); }
-  std::string scene(const std::string& rel) const { return shown(source / "scenes" / rel); }
+  std::string scene(const std::string& rel) const { return shown(data.scenes / rel); }
   // One value per mode.
   template <class T>
   T by_mode(T smoke, T quick, T full) const {
@@ -516,9 +499,9 @@ std::string find_python(bool& with_matplotlib) {
   candidates.insert(candidates.end(), {"python3", "/usr/bin/python3"});
   std::string any;
   for (const auto& py : candidates) {
-    if (std::system((quote(py) + " -c 'import sys' >/dev/null 2>&1").c_str()) != 0) continue;
+    if (std::system((shell_quote(py) + " -c 'import sys' >/dev/null 2>&1").c_str()) != 0) continue;
     if (any.empty()) any = py;
-    if (std::system((quote(py) + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0) {
+    if (std::system((shell_quote(py) + " -c 'import matplotlib' >/dev/null 2>&1").c_str()) == 0) {
       with_matplotlib = true;
       return py;
     }
@@ -533,11 +516,8 @@ int run_backend(const all_args& args, bool gpu, mode m, const fs::path& out, con
   c.gpu = gpu;
   c.m = m;
   c.out = out;
-  c.source = SIEVE_SOURCE_DIR;
+  c.data = find_data();
   c.program = command_line.substr(0, command_line.find(' '));
-  if (!fs::exists(c.source / "scenes") || !fs::exists(c.source / "bench" / "report.py"))
-    throw error("sieve bench all: the source tree this binary was built from is not at " + c.source.string() +
-                " (it needs scenes/ and bench/report.py)");
 
   std::vector<step> steps = plan(c, render_image);
   if (!args.only.empty()) {
@@ -586,7 +566,7 @@ int run_backend(const all_args& args, bool gpu, mode m, const fs::path& out, con
     manifest["steps"].push_back({{"name", s.name}, {"what", s.what}, {"command", s.command},
                                  {"expected_seconds", s.expected_s}, {"files", s.files}, {"status", "pending"}});
   const std::string manifest_path = (out / "bench-all.json").string();
-  write_file(manifest_path, manifest.dump(1) + "\n");
+  write_file(manifest_path, json_text(manifest, 1));
 
   int failed = 0;
   double done_expected = 0, elapsed = 0;
@@ -618,13 +598,13 @@ int run_backend(const all_args& args, bool gpu, mode m, const fs::path& out, con
     js["seconds"] = seconds;
     js["exit_code"] = rc;
     manifest["seconds"] = elapsed;
-    write_file(manifest_path, manifest.dump(1) + "\n");
+    write_file(manifest_path, json_text(manifest, 1));
   }
 
   if (args.report) {
     bool matplotlib = false;
     const std::string python = find_python(matplotlib);
-    const fs::path script = c.source / "bench" / "report.py";
+    const fs::path& script = c.data.report_script;
     if (python.empty()) {
       console << "sieve bench all: no python3 found, so no report.md; the JSON and CSV are in " << c.shown(out)
               << "/ (run bench/report.py " << c.shown(out) << " later)\n";
@@ -632,7 +612,7 @@ int run_backend(const all_args& args, bool gpu, mode m, const fs::path& out, con
       if (!matplotlib)
         console << "sieve bench all: matplotlib not found (apt-get install python3-matplotlib): report.md without "
                    "plots\n";
-      const std::string cmd = quote(python) + " " + quote(script.string()) + " " + quote(c.shown(out));
+      const std::string cmd = shell_quote(python) + " " + shell_quote(script.string()) + " " + shell_quote(c.shown(out));
       console << std::flush;
       if (std::system(cmd.c_str()) != 0) {
         console << "sieve bench all: the report failed: " << cmd << "\n";
@@ -654,7 +634,7 @@ void add_all_options(CLI::App& cmd, all_args& a) {
   cmd.add_flag("--quick", a.quick, "small grids and few repeats: a few minutes");
   cmd.add_flag("--smoke", a.smoke, "tiny grids, one repeat: seconds (what CI runs)");
   cmd.add_option("--out", a.out,
-                 "results folder (default: bench/results/<device>, with /quick or /smoke for those modes; "
+                 "results folder (default: bench/results/<device> in the working directory, with /quick or /smoke for those modes; "
                  "with --backend both: <out>/<device> for each)");
   cmd.add_option("--only", a.only,
                  "run only the steps whose names start with these (comma-separated), e.g. compaction,trace")
@@ -677,7 +657,7 @@ int run_bench_all(const all_args& a, const std::string& command_line, const rend
   for (bool gpu : gpus) {
     fs::path out;
     if (a.out.empty()) {
-      out = fs::path(SIEVE_SOURCE_DIR) / "bench" / "results" / device_slug(gpu);
+      out = fs::path("bench") / "results" / device_slug(gpu);
       if (m != mode::full) out /= mode_name(m);
     } else {
       out = gpus.size() > 1 ? fs::path(a.out) / device_slug(gpu) : fs::path(a.out);

@@ -6,6 +6,7 @@
 
 #include <sieve/compaction/cuda.hpp>
 #include <sieve/compaction/error.hpp>
+#include <sieve/version.hpp>
 
 #include <tbb/info.h>
 #include <tbb/task_arena.h>
@@ -13,9 +14,13 @@
 #include <sys/utsname.h>
 
 #include <algorithm>
+#include <charconv>
+#include <cmath>
+#include <cstring>
 #include <cctype>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <ctime>
 #include <filesystem>
 #include <fstream>
@@ -79,8 +84,78 @@ nlohmann::json machine_info(bool with_cuda) {
 }
 
 nlohmann::json run_info(const std::string& command_line) {
-  return {{"commit", build::commit},   {"build_type", build::type},     {"compiler", build::compiler},
-          {"cuda_compiler", build::cuda_compiler}, {"command", command_line}, {"date", utc_now()}};
+  return {{"version", SIEVE_VERSION_STRING},
+          {"commit", build::commit},
+          {"local_changes", build::local_changes},
+          {"build_type", build::type},
+          {"compiler", build::compiler},
+          {"cuda_compiler", build::cuda_compiler},
+          {"command", command_line},
+          {"date", utc_now()}};
+}
+
+std::string resolve_backend(const std::string& name) {
+  if (name == "cpu") return name;
+  if (name == "auto") return cuda::available() ? "cuda" : "cpu";
+  if (name != "cuda") throw usage_error("--backend " + name + ": expected auto, cpu or cuda");
+  if (!cuda::available()) throw error("--backend cuda needs a GPU: " + cuda::device_description());
+  return name;
+}
+
+std::string strategy_shown(const std::string& asked, const std::vector<std::string>& ran) {
+  std::string names;
+  for (const auto& r : ran) names += (names.empty() ? "" : ", ") + r;
+  return names.empty() || names == asked ? asked : asked + " -> " + names;
+}
+
+std::string shell_quote(const std::string& s) {
+  const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_./:=,+@%^-", c);
+  });
+  if (plain) return s;
+  std::string q = "'";
+  for (char c : s) q += c == '\'' ? std::string("'\\''") : std::string(1, c);
+  return q + "'";
+}
+
+std::string exact_number(double x) {
+  if (std::isfinite(x) && x == std::nearbyint(x) && std::fabs(x) < 9.007199254740992e15)
+    return std::to_string(static_cast<long long>(x));
+  char buf[64];
+  const auto r = std::to_chars(buf, buf + sizeof buf, x);  // shortest round-trip form
+  return std::string(buf, r.ptr);
+}
+
+data_paths find_data() {
+  namespace fs = std::filesystem;
+  const auto complete = [](const fs::path& d) {
+    return fs::is_directory(d / "scenes") && fs::is_regular_file(d / "bench" / "report.py");
+  };
+  const auto found = [](const fs::path& d) {
+    return data_paths{fs::canonical(d / "scenes"), fs::canonical(d / "bench" / "report.py")};
+  };
+  if (const char* env = std::getenv("SIEVE_DATA_DIR"); env && *env) {
+    if (!complete(env))
+      throw error(std::string("SIEVE_DATA_DIR=") + env + ": no scenes/ and bench/report.py there");
+    return found(env);
+  }
+  std::error_code ec;
+  const fs::path exe = fs::read_symlink("/proc/self/exe", ec);
+  std::string looked;
+  fs::path d = exe.parent_path();
+  for (int up = 0; !ec && up <= 2; ++up, d = d.parent_path()) {
+    const fs::path candidate = d / SIEVE_DATA_SUBDIR;
+    if (complete(candidate)) return found(candidate);
+    looked += (looked.empty() ? "" : ", ") + candidate.string();
+  }
+  throw error("the shipped scenes and bench/report.py were not found (looked in " +
+              (looked.empty() ? std::string("nothing: /proc/self/exe unreadable") : looked) +
+              "); set SIEVE_DATA_DIR to the folder that holds them");
+}
+
+std::string version_line() {
+  return std::string("sieve ") + SIEVE_VERSION_STRING + " (commit " + build::commit +
+         (build::local_changes ? ", with local changes" : "") + ")";
 }
 
 std::string device_slug(bool cuda) {
@@ -118,7 +193,7 @@ void table::print(std::ostream& out) const {
   for (const auto& r : rows_) line(r);
 }
 
-void table::write_csv(const std::string& path) const {
+std::string table::csv() const {
   std::ostringstream s;
   auto line = [&](const std::vector<std::string>& r) {
     for (std::size_t c = 0; c < r.size(); ++c) s << (c ? "," : "") << r[c];
@@ -126,10 +201,14 @@ void table::write_csv(const std::string& path) const {
   };
   line(header_);
   for (const auto& r : rows_) line(r);
-  write_file(path, s.str());
+  return s.str();
 }
 
 void write_file(const std::string& path, const std::string& text) { render::write_text_file(path, text); }
+
+std::string json_text(const nlohmann::json& j, int indent) {
+  return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
+}
 
 std::string fixed(double x, int digits) {
   std::ostringstream s;

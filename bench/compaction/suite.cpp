@@ -2,6 +2,8 @@
 
 #include "measure.hpp"
 
+#include <core/output_files.hpp>
+
 #include <sieve/compaction.hpp>
 
 #include <tbb/task_arena.h>
@@ -143,16 +145,27 @@ nlohmann::json crossover_table(const std::vector<bench_case>& cases, const std::
                    "bytes; ranking: fastest first"}};
 }
 
+// The strategy that ran for a grid point: the name asked for, or what `auto` picked for its form,
+// mode, n, k and item size.
+std::string resolved_strategy(const bench_case& c) {
+  const std::size_t k =
+      c.f == form::removal_list ? static_cast<std::size_t>(std::llround(c.fraction * static_cast<double>(c.n))) : 0;
+  return std::string(resolve_strategy(c.strategy, c.where, c.f, c.in_place, c.n, k, c.type.width));
+}
+
 }  // namespace
 
 void add_compaction_options(CLI::App& cmd, compaction_args& a) {
-  cmd.add_option("--backend", a.backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd.add_option("--backend", a.backend, "auto (the GPU when there is one), cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd.add_option("--suite", a.suites,
                  "redzone (removal lists, the Redzone paper's grid), select (flags and masks), space (SPACE's grid: "
                  "flags and masks, u8 u16 u32 u64 float double, 1 GiB of items each, kept 1 .. 97 % by 4 %, three "
                  "distributions), billeter (Billeter et al.'s Table 3: 4M u32, byte flags, kept 0 .. 100 % by 10 %)")
       ->delimiter(',');
-  cmd.add_option("--strategies", a.strategies, "comma-separated (default: every one that fits)")->delimiter(',');
+  cmd.add_option("--strategy,--strategies", a.strategies,
+                 "compaction strategies, comma-separated (default: every one that fits; --strategies: the old name)")
+      ->delimiter(',');
   cmd.add_option("--n", a.n, "item counts, comma-separated")->delimiter(',');
   cmd.add_option("--fraction", a.fractions, "k/n for removal lists, kept share for flags/masks (0..1)")
       ->delimiter(',')
@@ -185,9 +198,11 @@ void add_compaction_options(CLI::App& cmd, compaction_args& a) {
 }
 
 int run_compaction_bench(const compaction_args& a, const std::string& command_line) {
-  const backend where = backend_from_string(a.backend);
-  if (where == backend::cuda && !cuda::available())
-    throw error("--backend cuda: " + cuda::device_description());
+  render::output_set outputs;  // checked before any work
+  outputs.add_output(a.csv, "--csv");
+  outputs.add_output(a.json, "--json");
+  outputs.add_output(a.crossover, "--crossover");
+  const backend where = backend_from_string(resolve_backend(a.backend));
   for (const auto& s : a.strategies) {
     const auto& info = compaction_strategy(s);  // throws for an unknown name
     if (!info.runs_on(where))
@@ -322,6 +337,8 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
     const double bytes = nominal_bytes(c, m.kept);
     const double gbps = ok ? bytes / (m.ms.median * 1e6) : 0;
     const std::string mode = c.in_place ? "in" : "out";
+    const std::string ran = resolved_strategy(c);
+    const std::string shown = ran == c.strategy ? ran : c.strategy + " -> " + ran;
     std::vector<double> ratios;
     for (const auto& b : baselines) {
       const auto found = baseline_ms[key].find(b);
@@ -330,7 +347,7 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
     const double fl = floor_ms.count(key) ? floor_ms[key] : 0;
     const double of_floor = ok && fl > 0 ? fl / m.ms.median : 0;
 
-    std::vector<std::string> row = {std::string(to_string(c.where)), c.strategy, form_short_name(c.f), mode,
+    std::vector<std::string> row = {std::string(to_string(c.where)), shown, form_short_name(c.f), mode,
                                     c.type.name, human_n(c.n), percent(c.fraction), c.distribution,
                                     ok ? fixed(m.ms.median, 3) : "-", ok ? fixed(m.ms.min, 3) : "-",
                                     ok ? fixed(m.ms.max, 3) : "-", ok ? fixed(m.phase1_ms, 3) : "-", fixed(bytes, 0),
@@ -343,7 +360,7 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
 
     std::string err = m.error;
     std::replace(err.begin(), err.end(), ',', ';');
-    std::vector<std::string> line = {std::string(to_string(c.where)), c.strategy, form_short_name(c.f), mode,
+    std::vector<std::string> line = {std::string(to_string(c.where)), shown, form_short_name(c.f), mode,
                                      c.type.name, std::to_string(c.n), fixed(c.fraction, 4), c.distribution,
                                      fixed(m.ms.median, 5), fixed(m.ms.min, 5), fixed(m.ms.max, 5),
                                      fixed(m.phase1_ms, 5), fixed(bytes, 0), fixed(gbps, 3), std::to_string(m.kept)};
@@ -352,7 +369,8 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
                 {fl > 0 ? fixed(fl, 5) : "", of_floor > 0 ? fixed(of_floor, 4) : "", m.timing, m.validated ? "1" : "0", err});
     csv.add(line);
 
-    nlohmann::json j = {{"backend", to_string(c.where)}, {"strategy", c.strategy}, {"form", form_short_name(c.f)},
+    nlohmann::json j = {{"backend", to_string(c.where)}, {"strategy", c.strategy}, {"resolved", ran},
+                        {"form", form_short_name(c.f)},
                         {"mode", mode}, {"type", c.type.name}, {"n", c.n}, {"fraction", c.fraction},
                         {"distribution", c.distribution}, {"ms_median", m.ms.median}, {"ms_min", m.ms.min},
                         {"ms_max", m.ms.max}, {"phase1_ms", m.phase1_ms}, {"bytes", bytes}, {"gbps", gbps},
@@ -363,6 +381,9 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
     results.push_back(j);
   }
 
+  const nlohmann::json machine = machine_info(where == backend::cuda);
+  const std::string device_name = where == backend::cuda ? machine.value("gpu", "") : machine.value("cpu", "");
+  std::cout << "device: " << device_name << " (" << to_string(where) << ")\n";
   t.print(std::cout);
   std::string names;
   for (const auto& b : baselines) names += (names.empty() ? "" : ", ") + b;
@@ -380,13 +401,12 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
     std::cout << "floor_ms: removal lists, the O(k) floor kernel (reads R and the red zone, scatters k writes); "
                  "flags/masks, bytes at the device copy bandwidth, measured now: "
               << fixed(copy_gbps, 0) << " GB/s (read + written). of_floor: floor_ms / ms_median.\n";
-  if (!a.csv.empty()) {
-    csv.write_csv(a.csv);
-    std::cout << "wrote " << a.csv << "\n";
-  }
+  outputs.stage(a.csv, csv.csv());
   if (!a.json.empty()) {
     nlohmann::json doc = {{"benchmark", "compaction"},
-                          {"machine", machine_info(where == backend::cuda)},
+                          {"backend", to_string(where)},
+                          {"device", device_name},
+                          {"machine", machine},
                           {"run", run_info(command_line)},
                           {"timing", {{"warmup", plan.warmup}, {"repeats", plan.repeats}, {"statistic", "median"},
                                       {"graph", plan.graph}, {"checked", plan.checked}}},
@@ -396,13 +416,12 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
                            "removal list: 4k + 2kw (indices, red-zone reads, hole writes); flags/mask: selection "
                            "bytes + n*w + kept*w"},
                           {"results", results}};
-    write_file(a.json, doc.dump(1) + "\n");
-    std::cout << "wrote " << a.json << "\n";
+    outputs.stage(a.json, json_text(doc, 1));
   }
-  if (!a.crossover.empty()) {
-    write_file(a.crossover, crossover_table(cases, measured, where, command_line).dump(1) + "\n");
-    std::cout << "wrote " << a.crossover << "\n";
-  }
+  if (!a.crossover.empty()) outputs.stage(a.crossover, json_text(crossover_table(cases, measured, where, command_line), 1));
+  outputs.commit();
+  for (const auto& f : {a.csv, a.json, a.crossover})
+    if (!f.empty()) std::cout << "wrote " << f << "\n";
   if (failed) {
     std::cerr << "sieve bench compaction: " << failed << " of " << cases.size() << " points failed validation\n";
     return 1;

@@ -11,7 +11,7 @@
 namespace sieve::bench {
 
 struct compaction_args {
-  std::string backend = "cpu";
+  std::string backend = "auto";  // auto: the GPU when there is one
   std::vector<std::string> suites;  // redzone, select (default: both)
   std::vector<std::string> strategies, types, forms, distributions;
   std::vector<std::size_t> n;

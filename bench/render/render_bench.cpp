@@ -2,6 +2,7 @@
 
 #include "../common/report.hpp"
 
+#include <core/output_files.hpp>
 #include <scene/load.hpp>
 #include <wavefront/integrator.hpp>
 
@@ -36,7 +37,8 @@ struct timed {
 
 void add_render_bench_options(CLI::App& cmd, render_bench_args& a) {
   cmd.add_option("scene", a.scene, "scene file (.toml or .obj)")->required();
-  cmd.add_option("--backend", a.backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd.add_option("--backend", a.backend, "auto (the GPU when there is one), cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd.add_option("--set", a.set, "override a scene key, key=value (repeatable)");
   cmd.add_option("--integrator", a.integrators, "wavefront, megakernel (comma-separated)")->delimiter(',')
       ->check(CLI::IsMember({"wavefront", "megakernel"}));
@@ -49,13 +51,22 @@ void add_render_bench_options(CLI::App& cmd, render_bench_args& a) {
 }
 
 int run_render_bench(const render_bench_args& a, const std::string& command_line) {
-  const bool gpu = a.backend == "cuda";
+  output_set outputs;  // checked before any work
+  outputs.add_input(a.scene);
+  outputs.add_output(a.csv, "--csv");
+  outputs.add_output(a.json, "--json");
+  const std::string backend = resolve_backend(a.backend);
+  const bool gpu = backend == "cuda";
   const std::vector<std::string> strategies =
       a.strategies.empty() ? queue_strategies(gpu ? sieve::backend::cuda : sieve::backend::cpu) : a.strategies;
   auto render = [&](const prepared_scene& p, const render_settings& rs) { return gpu ? render_cuda(p, rs) : render_cpu(p, rs); };
   for (const auto& r : a.reorders) reorder_key_from_string(r);  // fail before any work
   const scene sc = load_scene(a.scene, a.set);
+  for (const auto& f : sc.files) outputs.add_input(f);
   const prepared_scene ps(sc);
+  const nlohmann::json machine = machine_info(gpu);
+  const std::string device = gpu ? machine.value("gpu", "") : machine.value("cpu", "");
+  std::cout << "device: " << device << " (" << backend << ")\n";
   std::cout << "scene " << sc.name << ": " << sc.triangles.size() << " triangles, " << sc.film.width << " x "
             << sc.film.height << ", " << sc.film.spp << " spp, " << sc.film.max_bounces << " bounces\n";
 
@@ -103,10 +114,12 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
         for (const auto& s : st.stages) stages[s.name] = s.ms;
         const bool mega = integrator == "megakernel";
         const std::string form = mega ? "-" : std::string(sieve::to_string(st.form));
-        t.add({integrator, mega ? "-" : strategy, form, traversal, reorder, fixed(st.seconds, 3),
+        const std::string shown = mega ? "-" : strategy_shown(strategy, st.strategies_ran);
+        t.add({integrator, shown, form, traversal, reorder, fixed(st.seconds, 3),
                fixed(rays / st.seconds / 1e6, 2), fixed(st.compaction_ms(), 1), fixed(100 * share, 2) + " %", per_bounce,
                same ? "yes" : "NO"});
-        results.push_back({{"integrator", integrator}, {"strategy", mega ? "-" : strategy}, {"form", form}, {"traversal", traversal},
+        results.push_back({{"integrator", integrator}, {"strategy", shown}, {"strategies_ran", st.strategies_ran},
+                           {"form", form}, {"traversal", traversal},
                            {"reorder", reorder}, {"seconds", st.seconds}, {"mrays_per_s", rays / st.seconds / 1e6},
                            {"extension_rays", st.extension_rays}, {"shadow_rays", st.shadow_rays},
                            {"compaction_ms", st.compaction_ms()}, {"bfs_frontier_compaction_ms", st.bfs_compact_ms},
@@ -117,18 +130,20 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
                "frontier's with bfs); compact_share = compact_ms / render time; median of "
             << a.repeats << " renders after one checked warm-up; wall time of the render (stage times: "
             << (gpu ? "CUDA events" : "CPU clock") << ").\n";
-  if (!a.csv.empty()) t.write_csv(a.csv);
+  outputs.stage(a.csv, t.csv());
   if (!a.json.empty())
-    write_file(a.json, nlohmann::json{{"benchmark", "render"},
+    outputs.stage(a.json, json_text(nlohmann::json{{"benchmark", "render"},
                                       {"scene", a.scene},
                                       {"triangles", sc.triangles.size()},
                                       {"film", {{"width", sc.film.width}, {"height", sc.film.height}, {"spp", sc.film.spp},
                                                 {"max_bounces", sc.film.max_bounces}}},
-                                      {"backend", a.backend},
-                                      {"machine", machine_info(gpu)},
+                                      {"backend", backend},
+                                      {"device", device},
+                                      {"machine", machine},
                                       {"run", run_info(command_line)},
-                                      {"results", results}}
-                           .dump(1) + "\n");
+                                      {"results", results}},
+                           1));
+  outputs.commit();
   return failed ? 1 : 0;
 }
 

@@ -13,7 +13,7 @@ namespace sieve::bench {
 
 struct render_bench_args {
   std::string scene;
-  std::string backend = "cpu";
+  std::string backend = "auto";  // auto: the GPU when there is one
   std::vector<std::string> set;          // key=value overrides of the scene file
   std::vector<std::string> strategies;   // default: every strategy of the backend that takes a mask, flags or a removal list
   std::vector<std::string> integrators = {"wavefront"};

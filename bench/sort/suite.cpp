@@ -2,6 +2,8 @@
 
 #include "measure.hpp"
 
+#include <core/output_files.hpp>
+
 #include <sieve/compaction.hpp>
 
 #include <algorithm>
@@ -66,6 +68,9 @@ void add_sort_options(CLI::App& cmd, sort_args& a) {
 }
 
 int run_sort_bench(const sort_args& a, const std::string& command_line) {
+  render::output_set outputs;  // checked before any work
+  outputs.add_output(a.csv, "--csv");
+  outputs.add_output(a.json, "--json");
   if (!cuda::available()) throw error("sieve bench sort needs a CUDA device: " + cuda::device_description());
   std::vector<std::string> algorithms = a.algorithms;
   if (algorithms.empty())
@@ -146,10 +151,7 @@ int run_sort_bench(const sort_args& a, const std::string& command_line) {
             << "bytes: n * (4 + 16 * digit passes) (keys read once for the histograms, then per 8-bit digit every "
                "pair read and written). of_copy: GB/s over the device copy bandwidth measured now, "
             << fixed(copy_gbps, 0) << " GB/s. x_cub: cub's median / this median.\n";
-  if (!a.csv.empty()) {
-    csv.write_csv(a.csv);
-    std::cout << "wrote " << a.csv << "\n";
-  }
+  outputs.stage(a.csv, csv.csv());
   if (!a.json.empty()) {
     const nlohmann::json doc = {{"benchmark", "sort"},
                                 {"machine", machine_info(true)},
@@ -158,9 +160,11 @@ int run_sort_bench(const sort_args& a, const std::string& command_line) {
                                 {"copy_gbps", copy_gbps},
                                 {"bytes_definition", "n * (4 + 16 * ceil((end_bit - begin_bit) / 8))"},
                                 {"results", results}};
-    write_file(a.json, doc.dump(1) + "\n");
-    std::cout << "wrote " << a.json << "\n";
+    outputs.stage(a.json, json_text(doc, 1));
   }
+  outputs.commit();
+  for (const auto& f : {a.csv, a.json})
+    if (!f.empty()) std::cout << "wrote " << f << "\n";
   if (failed) {
     std::cerr << "sieve bench sort: " << failed << " of " << points << " points failed validation\n";
     return 1;

@@ -6,6 +6,7 @@
 #include <bvh/dfs.hpp>
 #include <bvh/trace_cuda.hpp>
 #include <core/camera.hpp>
+#include <core/output_files.hpp>
 #include <core/rng.hpp>
 #include <core/sampling.hpp>
 #include <scene/load.hpp>
@@ -83,7 +84,8 @@ std::size_t gpu_mismatches(const std::vector<hit>& got, const std::vector<hit>& 
 
 void add_trace_options(CLI::App& cmd, trace_args& a) {
   cmd.add_option("scene", a.scene, "scene file (.toml or .obj)")->required();
-  cmd.add_option("--backend", a.backend, "cpu or cuda")->check(CLI::IsMember({"cpu", "cuda"}));
+  cmd.add_option("--backend", a.backend, "auto (the GPU when there is one), cpu or cuda")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd.add_option("--set", a.set, "override a scene key, key=value (repeatable)");
   cmd.add_option("--rays", a.rays, "primary, diffuse (comma-separated)")->delimiter(',')->check(CLI::IsMember({"primary", "diffuse"}));
   cmd.add_option("--traversal", a.traversals, "dfs, bfs (comma-separated)")->delimiter(',')->check(CLI::IsMember({"dfs", "bfs"}));
@@ -96,13 +98,19 @@ void add_trace_options(CLI::App& cmd, trace_args& a) {
 }
 
 int run_trace_bench(const trace_args& a, const std::string& command_line) {
-  const bool gpu = a.backend == "cuda";
+  output_set outputs;  // checked before any work
+  outputs.add_input(a.scene);
+  outputs.add_output(a.csv, "--csv");
+  outputs.add_output(a.json, "--json");
+  const std::string backend = resolve_backend(a.backend);
+  const bool gpu = backend == "cuda";
   const std::vector<std::string>& traversals = a.traversals;
   for (const auto& s : a.strategies) {  // an unknown or unfit strategy fails here, before any work
     if (gpu) marks_form_for(s, sieve::backend::cuda, "BFS traversal (cuda)");
     else bfs_tracer probe(s);
   }
   const scene sc = load_scene(a.scene, a.set);
+  for (const auto& f : sc.files) outputs.add_input(f);
   const auto t0 = std::chrono::steady_clock::now();
   const bvh b = build_bvh(sc.triangles);
   const double build_s = seconds_since(t0);
@@ -181,18 +189,19 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
             << a.repeats << " runs. Every configuration matched the CPU's DFS before timing"
             << (gpu ? " (GPU: t within 1e-5 relative, the same primitive; at most 1 ray in 10^4 may differ).\n"
                     : ", hit for hit.\n");
-  if (!a.csv.empty()) t.write_csv(a.csv);
+  outputs.stage(a.csv, t.csv());
   if (!a.json.empty())
-    write_file(a.json, nlohmann::json{{"benchmark", "trace"},
+    outputs.stage(a.json, json_text(nlohmann::json{{"benchmark", "trace"},
                                       {"scene", a.scene},
                                       {"triangles", sc.triangles.size()},
                                       {"bvh", {{"nodes", b.nodes.size()}, {"depth", b.stats.max_depth}, {"build_ms", build_s * 1e3},
                                                {"mtris_per_s", static_cast<double>(sc.triangles.size()) / build_s / 1e6}}},
-                                      {"backend", a.backend},
+                                      {"backend", backend},
                                       {"machine", machine_info(gpu)},
                                       {"run", run_info(command_line)},
-                                      {"results", results}}
-                           .dump(1) + "\n");
+                                      {"results", results}},
+                           1));
+  outputs.commit();
   return failed ? 1 : 0;
 }
 

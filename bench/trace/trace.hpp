@@ -14,7 +14,7 @@ namespace sieve::bench {
 
 struct trace_args {
   std::string scene;
-  std::string backend = "cpu";
+  std::string backend = "auto";  // auto: the GPU when there is one
   std::vector<std::string> set;  // key=value overrides of the scene file
   std::vector<std::string> rays = {"primary", "diffuse"};
   std::vector<std::string> traversals = {"dfs", "bfs"};

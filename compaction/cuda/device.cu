@@ -34,18 +34,19 @@ __global__ void gate_check(const std::uint32_t* R, live_count live_k, live_count
   for (std::size_t i0 = (static_cast<std::size_t>(blockIdx.x) * blockDim.x) * per_thread + threadIdx.x; i0 < k;
        i0 += stride) {
     std::uint32_t x[per_thread], old[per_thread];
+    bool live[per_thread];
 #pragma unroll
     for (unsigned q = 0; q < per_thread; ++q) {
-      const std::size_t i = i0 + q * blockDim.x;
-      x[q] = i < k ? R[i] : 0xFFFFFFFFU;
+      live[q] = i0 + q * blockDim.x < k;
+      x[q] = live[q] ? R[i0 + q * blockDim.x] : 0;
     }
 #pragma unroll
     for (unsigned q = 0; q < per_thread; ++q)
-      old[q] = x[q] < n ? atomicOr(&seen[x[q] / 32], 1u << (x[q] % 32)) : 0;
+      old[q] = live[q] && x[q] < n ? atomicOr(&seen[x[q] / 32], 1u << (x[q] % 32)) : 0;
 #pragma unroll
     for (unsigned q = 0; q < per_thread; ++q) {
       const std::size_t i = i0 + q * blockDim.x;
-      if (i >= k) continue;
+      if (!live[q]) continue;
       if (x[q] >= n) atomicMin(&gate->found[0], static_cast<unsigned long long>(i));
       else if ((old[q] >> (x[q] % 32)) & 1U) atomicMin(&gate->found[1], static_cast<unsigned long long>(i));
     }

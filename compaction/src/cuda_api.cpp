@@ -240,3 +240,5 @@ std::size_t compact(std::string_view strategy, record items, const selection& ke
 }
 
 }  // namespace sieve::cuda
+
+std::string_view sieve::detail::cuda_device_name() { return cuda::current_device_name(); }

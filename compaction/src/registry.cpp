@@ -140,6 +140,14 @@ const strategy_info& require_strategy(std::string_view name, backend b, form f, 
   return i;
 }
 
+std::string_view resolve_strategy(std::string_view name, backend b, form f, bool in_place, std::size_t n,
+                                  std::size_t k, std::size_t item_bytes) {
+  const strategy_info& info = compaction_strategy(name);
+  if (info.name != "auto") return info.name;
+  return detail::resolve_auto(b, f, in_place, n, k, b == backend::cuda ? detail::cuda_device_name() : std::string_view{},
+                              item_bytes);
+}
+
 std::string_view detail::resolve_auto(backend b, form f, bool in_place, std::size_t n, std::size_t k,
                                       std::string_view device, std::size_t item_bytes) {
   if (b == backend::cuda) {

@@ -48,6 +48,9 @@ const strategy_entry& strategy_entry_for(std::string_view name);
 std::string_view resolve_auto(backend b, form f, bool in_place, std::size_t n, std::size_t k,
                               std::string_view device = {}, std::size_t item_bytes = 4);
 
+// The current CUDA device's name (the crossover tables are per device); empty without CUDA.
+std::string_view cuda_device_name();
+
 // CPU strategies (cpu/<name>.cpp).
 std::size_t cpu_redzone(const cpu_call&);
 std::size_t cpu_redzone_serial(const cpu_call&);

@@ -5,9 +5,12 @@
 //   sieve bench sort [options]         GPU radix sort: own onesweep vs CUB
 //   sieve bench render SCENE [options] the renderer per compaction strategy: compaction's share, per bounce
 //   sieve bench all [--quick|--smoke]   every suite of the backends present, then bench/results/<device>/report.md
-//   sieve info                          strategies, their capabilities, and the devices present
-// Errors print one line on stderr and exit non-zero.
+//   sieve info [--json]                 version, commit, devices, data folder, strategies
+//   sieve --version                     version and commit
+// Exit status: 0 done; 1 a runtime error (a file, a scene, a strategy that cannot serve, a failed
+// check); 2 a usage error (the command line does not parse). Either is one line `sieve: ...` on stderr.
 #include "all/all.hpp"
+#include "common/report.hpp"
 #include "compaction/suite.hpp"
 #include "sort/suite.hpp"
 #include "render/render_bench.hpp"
@@ -18,6 +21,7 @@
 #include <sieve/compaction/cuda.hpp>
 
 #include <CLI/CLI.hpp>
+#include <nlohmann/json.hpp>
 
 #include <iostream>
 #include <string>
@@ -32,8 +36,47 @@ std::string forms_of(const sieve::strategy_info& s, sieve::backend b) {
   return out.empty() ? "-" : out;
 }
 
-void print_info() {
-  std::cout << "CUDA: " << sieve::cuda::device_description() << "\n\n";
+nlohmann::json forms_json(const sieve::strategy_info& s, sieve::backend b) {
+  nlohmann::json out = nlohmann::json::array();
+  for (std::size_t f = 0; f < sieve::form_count; ++f)
+    if (s.takes(b, static_cast<sieve::form>(f))) out.push_back(sieve::to_string(static_cast<sieve::form>(f)));
+  return out;
+}
+
+// `sieve info`: what this build is and what it can run, as text or (--json) one JSON object.
+void print_info(bool json) {
+  std::string data;
+  try {
+    data = sieve::bench::find_data().scenes.parent_path().string();
+  } catch (const std::exception& e) {
+    data = std::string("not found: ") + e.what();
+  }
+  const nlohmann::json machine = sieve::bench::machine_info(false);
+  if (json) {
+    nlohmann::json j = sieve::bench::run_info("");
+    j.erase("command");
+    j.erase("date");
+    j["data"] = data;
+    j["devices"] = {{"cpu", {{"name", machine["cpu"]}, {"threads", machine["tbb_threads"]}}},
+                    {"cuda", {{"available", sieve::cuda::available()}, {"name", sieve::cuda::device_description()}}}};
+    j["default_backend"] = sieve::bench::resolve_backend("auto");
+    j["strategies"] = nlohmann::json::array();
+    for (const auto& s : sieve::compaction_strategies())
+      j["strategies"].push_back({{"name", s.name},
+                                 {"summary", s.summary},
+                                 {"cpu", forms_json(s, sieve::backend::cpu)},
+                                 {"cuda", forms_json(s, sieve::backend::cuda)},
+                                 {"stable", s.stable},
+                                 {"in_place", s.in_place},
+                                 {"out_of_place", s.out_of_place}});
+    std::cout << j.dump(2) << "\n";
+    return;
+  }
+  std::cout << sieve::bench::version_line() << "\n"
+            << "CPU: " << machine["cpu"].get<std::string>() << ", " << machine["tbb_threads"] << " threads\n"
+            << "CUDA: " << sieve::cuda::device_description() << "\n"
+            << "default backend (--backend auto): " << sieve::bench::resolve_backend("auto") << "\n"
+            << "data (scenes, bench/report.py): " << data << "\n\n";
   for (const auto& s : sieve::compaction_strategies()) {
     std::cout << s.name << ": " << s.summary << "\n"
               << "    cpu: " << forms_of(s, sieve::backend::cpu) << "\n"
@@ -46,18 +89,34 @@ void print_info() {
   }
 }
 
+// A parse error as one line: CLI11's messages may span lines.
+std::string one_line(std::string text) {
+  for (char& c : text)
+    if (c == '\n') c = ' ';
+  while (!text.empty() && text.back() == ' ') text.pop_back();
+  return text;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
-  std::string command_line;
-  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+  // The command as recorded in reports: `sieve` and the arguments quoted for a POSIX shell, so it
+  // runs as printed wherever sieve is on PATH (not the path of the binary that ran it).
+  std::string command_line = "sieve";
+  for (int i = 1; i < argc; ++i) command_line += " " + sieve::bench::shell_quote(argv[i]);
 
   CLI::App app{"sieve: stream compaction on the CPU and GPU, measured in isolation and inside a path tracer"};
+  app.option_defaults()->always_capture_default();  // --help shows every default
   app.require_subcommand(1);
+  app.set_version_flag("--version", sieve::bench::version_line(), "print the version and the commit, then exit");
+  bool dry_run = false;
+  app.add_flag("--dry-run", dry_run, "check the command line (every option and value) and exit 0: nothing runs");
   auto* render = app.add_subcommand("render", "render a scene with the wavefront path tracer");
   sieve::app::render_args render_args;
   sieve::app::add_render_options(*render, render_args);
-  auto* info = app.add_subcommand("info", "list the compaction strategies and the devices present");
+  auto* info = app.add_subcommand("info", "version, commit, devices, the strategies and their capabilities");
+  bool info_json = false;
+  info->add_flag("--json", info_json, "print one JSON object");
   auto* bench = app.add_subcommand("bench", "run a benchmark suite");
   bench->require_subcommand(1);
   auto* bench_compaction = bench->add_subcommand("compaction", "time the compaction strategies over a grid");
@@ -79,13 +138,17 @@ int main(int argc, char** argv) {
 
   try {
     app.parse(argc, argv);
-  } catch (const CLI::ParseError& e) {
+  } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::cerr << "sieve: " << one_line(e.what()) << " (see sieve --help)\n";
+    return 2;
   }
+  if (dry_run) return 0;
 
   try {
     if (*info) {
-      print_info();
+      print_info(info_json);
       return 0;
     }
     if (*render) return sieve::app::run_render(render_args, command_line);
@@ -106,6 +169,9 @@ int main(int argc, char** argv) {
                                            ra.quiet = true;
                                            return sieve::app::run_render(ra, command);
                                          });
+  } catch (const sieve::bench::usage_error& e) {
+    std::cerr << "sieve: " << one_line(e.what()) << " (see sieve --help)\n";
+    return 2;
   } catch (const std::exception& e) {
     std::cerr << "sieve: " << e.what() << "\n";
     return 1;

@@ -13,7 +13,7 @@ namespace sieve::render {
 
 gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::span<const ray> rays,
                      const std::string& traversal, const std::string& strategy, int repeats) {
-  if (!sieve::cuda::available()) throw sieve::error("no CUDA device: " + sieve::cuda::device_description());
+  if (!sieve::cuda::available()) throw sieve::error("the cuda backend needs a GPU: " + sieve::cuda::device_description());
   if (traversal != "dfs" && traversal != "bfs")
     throw sieve::error("unknown traversal '" + traversal + "'; traversals: dfs, bfs");
   using exec::device_array;

@@ -7,47 +7,16 @@
 #include <stb/stb_image_write.h>
 #include <tinyexr.h>
 
-#include <unistd.h>
+#include "output_files.hpp"
 
 #include <cmath>
-#include <cstdio>
-#include <fstream>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
 namespace sieve::render {
 
-void write_atomically(const std::filesystem::path& path, const std::function<void(const std::filesystem::path&)>& write) {
-  if (path.has_parent_path()) {
-    std::error_code ec;
-    std::filesystem::create_directories(path.parent_path(), ec);  // a failure shows when writing
-  }
-  std::filesystem::path tmp = path;
-  tmp += ".tmp-" + std::to_string(::getpid());
-  try {
-    write(tmp);
-  } catch (...) {
-    std::error_code ignored;
-    std::filesystem::remove(tmp, ignored);
-    throw;
-  }
-  std::error_code ec;
-  std::filesystem::rename(tmp, path, ec);
-  if (ec) {
-    std::filesystem::remove(tmp, ec);
-    throw sieve::error(path.string() + ": cannot write: " + ec.message());
-  }
-}
-
 namespace {
-
-void write_bytes(const std::filesystem::path& tmp, const std::filesystem::path& shown, const void* data, std::size_t n) {
-  std::ofstream f(tmp, std::ios::binary | std::ios::trunc);
-  if (!f) throw sieve::error(shown.string() + ": cannot open for writing");
-  f.write(static_cast<const char*>(data), static_cast<std::streamsize>(n));
-  f.close();
-  if (!f) throw sieve::error(shown.string() + ": write failed (disk full?)");
-}
 
 void check_size(const std::filesystem::path& path, std::uint32_t w, std::uint32_t h, std::size_t pixels) {
   if (w == 0 || h == 0 || std::size_t{w} * h != pixels)
@@ -57,9 +26,7 @@ void check_size(const std::filesystem::path& path, std::uint32_t w, std::uint32_
 
 }  // namespace
 
-void write_text_file(const std::filesystem::path& path, std::string_view text) {
-  write_atomically(path, [&](const std::filesystem::path& tmp) { write_bytes(tmp, path, text.data(), text.size()); });
-}
+void write_text_file(const std::filesystem::path& path, std::string_view text) { write_file_atomically(path, text); }
 
 std::uint8_t srgb8(float v) {
   if (!(v > 0)) return 0;  // also NaN
@@ -68,7 +35,7 @@ std::uint8_t srgb8(float v) {
   return static_cast<std::uint8_t>(std::lround(s * 255.0f));
 }
 
-void write_png(const std::filesystem::path& path, std::uint32_t w, std::uint32_t h, std::span<const vec3> rgb) {
+std::string encode_png(const std::filesystem::path& path, std::uint32_t w, std::uint32_t h, std::span<const vec3> rgb) {
   check_size(path, w, h, rgb.size());
   std::vector<std::uint8_t> pixels(rgb.size() * 3);
   for (std::size_t i = 0; i < rgb.size(); ++i) {
@@ -76,33 +43,60 @@ void write_png(const std::filesystem::path& path, std::uint32_t w, std::uint32_t
     pixels[3 * i + 1] = srgb8(rgb[i].y);
     pixels[3 * i + 2] = srgb8(rgb[i].z);
   }
-  std::vector<unsigned char> png;
+  std::string png;
   auto append = [](void* context, void* data, int size) {
-    auto* out = static_cast<std::vector<unsigned char>*>(context);
-    out->insert(out->end(), static_cast<unsigned char*>(data), static_cast<unsigned char*>(data) + size);
+    static_cast<std::string*>(context)->append(static_cast<const char*>(data), static_cast<std::size_t>(size));
   };
   if (!stbi_write_png_to_func(append, &png, static_cast<int>(w), static_cast<int>(h), 3, pixels.data(),
                               static_cast<int>(w * 3)))
     throw sieve::error(path.string() + ": PNG encoding failed");
-  write_atomically(path, [&](const std::filesystem::path& tmp) { write_bytes(tmp, path, png.data(), png.size()); });
+  return png;
+}
+
+std::string encode_exr(const std::filesystem::path& path, std::uint32_t w, std::uint32_t h, std::span<const vec3> rgb) {
+  check_size(path, w, h, rgb.size());
+  // Channels B, G, R (the order EXR viewers expect), one plane each, 32-bit float.
+  std::vector<float> planes[3];
+  for (int c = 0; c < 3; ++c) {
+    planes[c].resize(rgb.size());
+    for (std::size_t i = 0; i < rgb.size(); ++i) planes[c][i] = c == 0 ? rgb[i].z : c == 1 ? rgb[i].y : rgb[i].x;
+  }
+  float* plane_ptr[3] = {planes[0].data(), planes[1].data(), planes[2].data()};
+  EXRImage image;
+  InitEXRImage(&image);
+  image.num_channels = 3;
+  image.images = reinterpret_cast<unsigned char**>(plane_ptr);
+  image.width = static_cast<int>(w);
+  image.height = static_cast<int>(h);
+  EXRHeader header;
+  InitEXRHeader(&header);
+  header.compression_type = w < 16 && h < 16 ? TINYEXR_COMPRESSIONTYPE_NONE : TINYEXR_COMPRESSIONTYPE_ZIP;
+  EXRChannelInfo channels[3] = {};
+  int types[3] = {TINYEXR_PIXELTYPE_FLOAT, TINYEXR_PIXELTYPE_FLOAT, TINYEXR_PIXELTYPE_FLOAT};
+  for (int c = 0; c < 3; ++c) channels[c].name[0] = "BGR"[c];
+  header.num_channels = 3;
+  header.channels = channels;
+  header.pixel_types = types;
+  header.requested_pixel_types = types;
+  unsigned char* memory = nullptr;
+  const char* err = nullptr;
+  const std::size_t n = SaveEXRImageToMemory(&image, &header, &memory, &err);
+  if (n == 0) {
+    const std::string why = err ? err : "unknown error";
+    if (err) FreeEXRErrorMessage(err);
+    throw sieve::error(path.string() + ": EXR encoding failed: " + why);
+  }
+  std::string exr(reinterpret_cast<const char*>(memory), n);
+  std::free(memory);
+  return exr;
+}
+
+void write_png(const std::filesystem::path& path, std::uint32_t w, std::uint32_t h, std::span<const vec3> rgb) {
+  write_file_atomically(path, encode_png(path, w, h, rgb));
 }
 
 void write_exr(const std::filesystem::path& path, std::uint32_t w, std::uint32_t h, std::span<const vec3> rgb) {
-  check_size(path, w, h, rgb.size());
-  std::vector<float> data(rgb.size() * 3);
-  for (std::size_t i = 0; i < rgb.size(); ++i) {
-    data[3 * i] = rgb[i].x;
-    data[3 * i + 1] = rgb[i].y;
-    data[3 * i + 2] = rgb[i].z;
-  }
-  write_atomically(path, [&](const std::filesystem::path& tmp) {
-    const char* err = nullptr;
-    if (SaveEXR(data.data(), static_cast<int>(w), static_cast<int>(h), 3, 0, tmp.c_str(), &err) != TINYEXR_SUCCESS) {
-      const std::string why = err ? err : "unknown error";
-      if (err) FreeEXRErrorMessage(err);
-      throw sieve::error(path.string() + ": EXR write failed: " + why);
-    }
-  });
+  write_file_atomically(path, encode_exr(path, w, h, rgb));
 }
 
 }  // namespace sieve::render

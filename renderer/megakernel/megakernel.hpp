@@ -39,10 +39,13 @@ SIEVE_HD inline void megakernel_path(std::uint32_t slot, const scene_view& s, co
   atomic_add_aggregated(&rays[1], shadows);
 }
 
-// Every path of wave w, adding to the wave's film (one entry per slot).
+// The paths of wave w in slots [first, first + count) (default: all), adding to the wave's film (one
+// entry per slot). The CPU driver launches a wave in slices to look for a cancel between them.
 template <class Exec>
-void megakernel(Exec e, const scene_view& s, const wave& w, vec3* film, std::uint32_t* rays) {
-  exec::parallel_for(e, "megakernel", w.size(), [=] SIEVE_HD(std::uint32_t i) { megakernel_path(i, s, w, film, rays); });
+void megakernel(Exec e, const scene_view& s, const wave& w, vec3* film, std::uint32_t* rays, std::uint32_t first = 0,
+                std::uint32_t count = 0xffffffffU) {
+  const std::uint32_t n = count < w.size() - first ? count : w.size() - first;
+  exec::parallel_for(e, "megakernel", n, [=] SIEVE_HD(std::uint32_t i) { megakernel_path(first + i, s, w, film, rays); });
 }
 
 }  // namespace sieve::render

@@ -13,14 +13,21 @@
 #include <toml++/toml.h>  // toml++ before 3.4 (Debian 12) has only this name
 #endif
 
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cstring>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <initializer_list>
+#include <iterator>
 #include <iostream>
 #include <limits>
 #include <map>
@@ -28,6 +35,7 @@
 #include <sstream>
 #include <string>
 #include <string_view>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -39,13 +47,130 @@ namespace fs = std::filesystem;
 constexpr double pi = 3.14159265358979323846;
 constexpr double degrees = 180.0 / pi;
 
-[[noreturn]] void fail(const std::string& message) { throw sieve::error(message); }
+// `s` with its control characters (bytes below 0x20, and 0x7f) written as \xNN: what comes from an
+// input file reaches the terminal as text, never as a line break or an escape sequence.
+std::string printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) {
+      constexpr char hex[] = "0123456789abcdef";
+      out += {'\\', 'x', hex[c >> 4], hex[c & 15]};
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
 
-// fs::exists without the exception it throws where the OS rejects the path (a name past 255 bytes,
-// say): such a file is as missing as any other. (Found by fuzz_obj.)
+[[noreturn]] void fail(const std::string& message) { throw sieve::error(printable(message)); }
+
+void print_warning(const std::string& message) { std::cerr << "sieve: warning: " << printable(message) << "\n"; }
+
+// fs::exists without the exception it throws where the OS rejects the path. Only a path that names
+// nothing is missing; any other error (a name past 255 bytes, a symbolic link loop, a folder that
+// may not be searched) is left for input_file to report with the system's reason.
 bool file_exists(const fs::path& p) {
   std::error_code ec;
-  return fs::exists(p, ec);
+  return fs::exists(p, ec) || (ec && ec != std::errc::no_such_file_or_directory);
+}
+
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+// An input file (scene, OBJ, MTL) open for reading. Only a regular file is read: a directory, FIFO,
+// device or socket is refused before a byte is read (it is opened without blocking, so a FIFO with
+// no writer cannot hang the load, and /dev/zero cannot grow a line until memory runs out), and no
+// read goes past the size the file had when it was opened. stream() reads it from the start.
+class input_file {
+ public:
+  input_file(const fs::path& path, const std::string& what) : path_(path.string()) {
+    fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+    if (fd_ < 0) {
+      const int e = errno;
+      if (e == ENOENT) fail(path_ + ": " + what + " not found");
+      fail(path_ + ": cannot open the " + what + ": " + std::strerror(e));
+    }
+    struct stat st {};
+    if (::fstat(fd_, &st) != 0) fail(path_ + ": cannot read the " + what + ": " + std::strerror(errno));
+    if (!S_ISREG(st.st_mode)) {
+      ::close(fd_);
+      fd_ = -1;
+      fail(path_ + ": the " + what + " is " + file_kind(st.st_mode) + ", not a regular file");
+    }
+    size_ = static_cast<std::uint64_t>(st.st_size);
+  }
+  ~input_file() {
+    if (fd_ >= 0) ::close(fd_);
+  }
+  input_file(const input_file&) = delete;
+  input_file& operator=(const input_file&) = delete;
+
+  std::uint64_t size() const { return size_; }
+
+  std::string text() {
+    std::istream& in = stream();
+    return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+  }
+
+  std::istream& stream() {
+    if (::lseek(fd_, 0, SEEK_SET) != 0) fail(path_ + ": cannot rewind: " + std::strerror(errno));
+    buf_.restart(fd_, size_);
+    in_.clear();
+    return in_;
+  }
+
+ private:
+  struct bounded_buf : std::streambuf {
+    int fd = -1;
+    std::uint64_t left = 0;  // bytes still to be read
+    char data[1 << 16];
+    void restart(int file, std::uint64_t bytes) {
+      fd = file;
+      left = bytes;
+      setg(nullptr, nullptr, nullptr);
+    }
+    int_type underflow() override {
+      if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+      while (left > 0) {
+        const ssize_t n = ::read(fd, data, static_cast<std::size_t>(std::min<std::uint64_t>(sizeof data, left)));
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) break;  // a read error or a file that shrank ends the input here
+        left -= static_cast<std::uint64_t>(n);
+        setg(data, data, data + n);
+        return traits_type::to_int_type(*gptr());
+      }
+      left = 0;
+      return traits_type::eof();
+    }
+  };
+  std::string path_;
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
+  bounded_buf buf_;
+  std::istream in_{&buf_};
+};
+
+// The next line of `in`, ended by LF, CR or CR LF (as tinyobjloader reads them); false at the end.
+bool next_line(std::istream& in, std::string& line) {
+  line.clear();
+  std::streambuf* sb = in.rdbuf();
+  for (int c; (c = sb->sbumpc()) != std::char_traits<char>::eof();) {
+    if (c == '\n') return true;
+    if (c == '\r') {
+      if (sb->sgetc() == '\n') sb->sbumpc();
+      return true;
+    }
+    line += static_cast<char>(c);
+  }
+  return !line.empty();
 }
 
 std::string in_quotes(std::string_view s) { return "'" + std::string(s) + "'"; }
@@ -327,12 +452,21 @@ void apply_override(toml::table& doc, const std::string& text, reader& rd) {
 struct registry {
   std::vector<material> list;
   std::vector<std::string> origin;  // where each came from, for conflict messages
+  std::unordered_map<std::string, std::uint32_t> by_name;  // the first material of each name
 
-  std::optional<std::uint32_t> find(std::string_view name) const {
-    for (std::size_t i = 0; i < list.size(); ++i) {
-      if (list[i].name == name) return static_cast<std::uint32_t>(i);
-    }
-    return std::nullopt;
+  std::optional<std::uint32_t> find(const std::string& name) const {
+    const auto it = by_name.find(name);
+    if (it == by_name.end()) return std::nullopt;
+    return it->second;
+  }
+
+  // Appends `m` whatever its name (a light's or a procedural material); returns its index.
+  std::uint32_t push(material m, std::string from) {
+    const auto i = static_cast<std::uint32_t>(list.size());
+    by_name.emplace(m.name, i);
+    list.push_back(std::move(m));
+    origin.push_back(std::move(from));
+    return i;
   }
 
   static bool same(const material& a, const material& b) {
@@ -350,9 +484,7 @@ struct registry {
       }
       return *i;
     }
-    list.push_back(m);
-    origin.push_back(from);
-    return static_cast<std::uint32_t>(list.size() - 1);
+    return push(m, from);
   }
 
   std::uint32_t default_grey() {
@@ -411,10 +543,17 @@ material map_mtl(const tinyobj::material_t& m, const std::string& from) {
 // ------------------------------------------------------------------------------------------------
 // OBJ files.
 
+// Faces with more vertices are refused before triangulation (tinyobjloader's ear clipping takes
+// time quadratic in a face's vertex count).
+constexpr std::size_t max_face_vertices = 256;
+
 struct obj_options {
   bool strict = true;         // a missing MTL or an unknown usemtl is an error (TOML objects)
   bool use_materials = true;  // false: the object's `material =` replaces every face's
   std::string context;        // " (objects[0] in scene.toml)", appended to messages
+  std::uint64_t max_triangles = std::numeric_limits<std::uint64_t>::max();  // room left in the scene
+  std::string limit_text;     // how to name that limit in the message
+  std::function<void(std::uint64_t)> admit;  // given the file's triangle count before it is parsed
 };
 
 std::vector<std::string_view> tokens(std::string_view line) {
@@ -429,20 +568,32 @@ std::vector<std::string_view> tokens(std::string_view line) {
   return out;
 }
 
+// `s` as a finite float, or nothing where it is not a number at all; `finite` says which.
+std::optional<double> number_token(std::string_view s, bool& finite) {
+  const std::string t(s);
+  char* end = nullptr;
+  const double d = std::strtod(t.c_str(), &end);
+  if (end == t.c_str() || *end != '\0') return std::nullopt;
+  finite = std::isfinite(d) && std::isfinite(static_cast<float>(d));
+  return d;
+}
+
+struct obj_scan {
+  std::vector<std::pair<std::string, std::size_t>> mtllibs;  // the MTL files the OBJ names, with their lines
+  std::uint64_t triangles = 0;                                // its faces' triangles
+};
+
 // What tinyobjloader does not check (it reads "nan" as 0 and keeps triangles that index past the
-// vertex list): every vertex coordinate a finite number, every face index inside the vertex list.
-// Returns the MTL files the OBJ names, with their lines.
-std::vector<std::pair<std::string, std::size_t>> prescan_obj(const fs::path& path, const obj_options& opt) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) fail(path.string() + ": cannot open the OBJ file" + opt.context);
-  const std::string file = path.string();
-  std::vector<std::pair<std::string, std::size_t>> mtllibs;
+// vertex list): every vertex coordinate a finite number, every face index inside the vertex list,
+// no face past max_face_vertices, the triangles counted against the limit as they are read.
+obj_scan prescan_obj(std::istream& in, const std::string& file, const obj_options& opt) {
+  obj_scan out;
   std::string line;
   std::size_t line_no = 0;
   long long vertices = 0, max_index = 0;
   std::size_t max_index_line = 0;
   auto at = [&](std::size_t l) { return file + ":" + std::to_string(l) + ": "; };
-  while (std::getline(in, line)) {
+  while (next_line(in, line)) {
     ++line_no;
     const std::vector<std::string_view> tok = tokens(trim(line));
     if (tok.empty()) continue;
@@ -453,20 +604,27 @@ std::vector<std::pair<std::string, std::size_t>> prescan_obj(const fs::path& pat
              opt.context);
       }
       for (std::size_t i = 1; i <= 3; ++i) {
-        const std::string s(tok[i]);
-        char* end = nullptr;
-        const double d = std::strtod(s.c_str(), &end);
-        if (end == s.c_str() || *end != '\0') {
-          fail(at(line_no) + "vertex " + std::to_string(vertices) + ": coordinate " + in_quotes(s) +
+        bool finite = false;
+        if (!number_token(tok[i], finite)) {
+          fail(at(line_no) + "vertex " + std::to_string(vertices) + ": coordinate " + in_quotes(tok[i]) +
                " is not a number" + opt.context);
         }
-        if (!std::isfinite(d) || !std::isfinite(static_cast<float>(d))) {
+        if (!finite) {
           fail(at(line_no) + "vertex " + std::to_string(vertices) + " has a non-finite coordinate " +
-               in_quotes(s) + opt.context);
+               in_quotes(tok[i]) + opt.context);
         }
       }
     } else if (tok[0] == "f") {
       if (tok.size() < 4) fail(at(line_no) + "a face needs at least 3 vertices" + opt.context);
+      if (tok.size() - 1 > max_face_vertices) {
+        fail(at(line_no) + "a face of " + std::to_string(tok.size() - 1) + " vertices (at most " +
+             std::to_string(max_face_vertices) + " are read; split the polygon)" + opt.context);
+      }
+      out.triangles += tok.size() - 3;
+      if (out.triangles > opt.max_triangles) {
+        fail(at(line_no) + "more than " + std::to_string(opt.max_triangles) + " triangles " + opt.limit_text +
+             opt.context);
+      }
       for (std::size_t i = 1; i < tok.size(); ++i) {
         const std::string s(tok[i].substr(0, tok[i].find('/')));
         char* end = nullptr;
@@ -486,30 +644,84 @@ std::vector<std::pair<std::string, std::size_t>> prescan_obj(const fs::path& pat
         }
       }
     } else if (tok[0] == "mtllib") {
-      for (std::size_t i = 1; i < tok.size(); ++i) mtllibs.emplace_back(std::string(tok[i]), line_no);
+      for (std::size_t i = 1; i < tok.size(); ++i) out.mtllibs.emplace_back(std::string(tok[i]), line_no);
     }
   }
   if (max_index > vertices) {
     fail(at(max_index_line) + "face index " + std::to_string(max_index) + " is past the " +
          std::to_string(vertices) + " vertices of the file" + opt.context);
   }
-  return mtllibs;
+  if (out.triangles == 0) {
+    fail(file + ": no triangles: no face in its " + std::to_string(line_no) + " lines (" +
+         std::to_string(vertices) + " vertices); is it an OBJ file?" + opt.context);
+  }
+  return out;
 }
+
+// What tinyobjloader does not check in an MTL file (it reads "nan" or a word as 0): every number a
+// finite number, and d and Tr (which it folds into one dissolve) in 0 .. 1, named by their own key.
+void prescan_mtl(std::istream& in, const std::string& file, const std::string& context) {
+  static const std::vector<std::string_view> numeric = {"Ka", "Kd", "Ks", "Ke", "Tf", "Ni", "Ns", "d", "Tr"};
+  std::string line;
+  for (std::size_t line_no = 1; next_line(in, line); ++line_no) {
+    const std::vector<std::string_view> tok = tokens(trim(line));
+    if (tok.empty() || !contains(numeric, tok[0])) continue;
+    const std::string at = file + ":" + std::to_string(line_no) + ": " + std::string(tok[0]) + " ";
+    for (std::size_t i = 1; i < tok.size(); ++i) {
+      if (tok[i] == "xyz" || tok[i] == "spectral") break;        // colour forms tinyobjloader skips
+      if (tok[i].size() > 1 && tok[i][0] == '-' && std::isalpha(static_cast<unsigned char>(tok[i][1]))) {
+        ++i;  // an option with its value (d -halo 0.5)
+        continue;
+      }
+      bool finite = false;
+      const std::optional<double> v = number_token(tok[i], finite);
+      if (!v) fail(at + in_quotes(tok[i]) + " is not a number" + context);
+      if (!finite) fail(at + in_quotes(tok[i]) + " is not a finite number" + context);
+      if ((tok[0] == "d" || tok[0] == "Tr") && (*v < 0 || *v > 1)) fail(at + str(*v) + " is out of range (0 .. 1)" + context);
+    }
+  }
+}
+
+// tinyobjloader's MTL source: the files read as input_file, checked by prescan_mtl first. A missing
+// file is reported the way tinyobjloader reports it (load_obj has named it already).
+class mtl_reader : public tinyobj::MaterialReader {
+ public:
+  mtl_reader(fs::path dir, std::string context) : dir_(std::move(dir)), context_(std::move(context)) {}
+  bool operator()(const std::string& name, std::vector<tinyobj::material_t>* materials,
+                  std::map<std::string, int>* by_name, std::string* warn, std::string* err) override {
+    const fs::path path = dir_ / name;
+    if (name.empty() || !file_exists(path)) {
+      if (warn) *warn += "Material file [ " + name + " ] not found\n";
+      return false;
+    }
+    input_file f(path, "MTL file");
+    prescan_mtl(f.stream(), path.string(), context_);
+    tinyobj::LoadMtl(by_name, materials, &f.stream(), warn, err);
+    return true;
+  }
+
+ private:
+  fs::path dir_;
+  std::string context_;
+};
 
 struct obj_mesh {
   std::vector<triangle> triangles;
   std::vector<std::uint32_t> material_of;  // into the registry; unset when !use_materials
+  std::vector<fs::path> files;             // the OBJ and the MTL files found
 };
 
 obj_mesh load_obj(const fs::path& path, const obj_options& opt, registry& reg) {
   const std::string file = path.string();
   if (!file_exists(path)) fail(file + ": OBJ file not found" + opt.context);
-  const auto mtllibs = prescan_obj(path, opt);
+  input_file obj(path, "OBJ file");
+  const obj_scan scan = prescan_obj(obj.stream(), file, opt);
+  if (opt.admit) opt.admit(scan.triangles);
 
   const fs::path dir = path.parent_path();
   std::string mtl_files;
   bool mtl_missing = false;
-  for (const auto& [name, line] : mtllibs) {
+  for (const auto& [name, line] : scan.mtllibs) {
     const fs::path mtl = dir / name;
     mtl_files += (mtl_files.empty() ? "" : ", ") + mtl.string();
     if (!file_exists(mtl)) {
@@ -517,7 +729,7 @@ obj_mesh load_obj(const fs::path& path, const obj_options& opt, registry& reg) {
       const std::string msg = file + ":" + std::to_string(line) + ": MTL file " + in_quotes(name) +
                               " not found (looked for " + mtl.string() + ")" + opt.context;
       if (opt.strict) fail(msg);
-      if (opt.use_materials) std::cerr << "sieve: warning: " << msg << "; using the grey default material\n";
+      if (opt.use_materials) print_warning(msg + "; using the grey default material");
     }
   }
   if (mtl_files.empty()) mtl_files = file + "'s MTL";
@@ -526,8 +738,8 @@ obj_mesh load_obj(const fs::path& path, const obj_options& opt, registry& reg) {
   std::vector<tinyobj::shape_t> shapes;
   std::vector<tinyobj::material_t> mtl;
   std::string warn, err;
-  const std::string base = dir.string();
-  const bool ok = tinyobj::LoadObj(&attrib, &shapes, &mtl, &warn, &err, file.c_str(), base.c_str(), true);
+  mtl_reader mtl_source(dir, opt.context);
+  const bool ok = tinyobj::LoadObj(&attrib, &shapes, &mtl, &warn, &err, &obj.stream(), &mtl_source, true);
   if (!ok || !trim(err).empty()) {
     fail(file + ": " + std::string(trim(err.empty() ? warn : err)) + opt.context);
   }
@@ -545,7 +757,7 @@ obj_mesh load_obj(const fs::path& path, const obj_options& opt, registry& reg) {
       if (!opt.use_materials && (missing_mtl || unknown_material)) continue;
       if (!opt.strict && (missing_mtl || unknown_material)) {
         // A missing MTL was reported above, and explains the unknown materials.
-        if (!mtl_missing) std::cerr << "sieve: warning: " << file << ": " << t << "\n";
+        if (!mtl_missing) print_warning(file + ": " + std::string(t));
         continue;
       }
       fail(file + ": " + std::string(t) + opt.context);
@@ -553,13 +765,23 @@ obj_mesh load_obj(const fs::path& path, const obj_options& opt, registry& reg) {
   }
 
   std::vector<material> mapped;
-  for (const auto& m : mtl) mapped.push_back(map_mtl(m, mtl_files));
+  std::unordered_map<std::string_view, std::size_t> first_of;  // tinyobjloader keeps the first of a name
+  for (const auto& m : mtl) {
+    mapped.push_back(map_mtl(m, mtl_files));
+    const auto [it, fresh] = first_of.emplace(m.name, mapped.size() - 1);
+    if (!fresh && !registry::same(mapped[it->second], mapped.back())) {
+      fail(mtl_files + ": newmtl " + in_quotes(m.name) + " is defined twice, with different values" + opt.context);
+    }
+  }
   std::vector<std::optional<std::uint32_t>> reg_index(mtl.size());
   if (!opt.use_materials) {  // the object's `material =` may name one of its own MTL's materials
     for (std::size_t i = 0; i < mapped.size(); ++i) reg_index[i] = reg.add(mapped[i], mtl_files);
   }
 
   obj_mesh out;
+  out.files.push_back(path);
+  for (const auto& [name, line] : scan.mtllibs)
+    if (file_exists(dir / name)) out.files.push_back(dir / name);
   const std::size_t nv = attrib.vertices.size() / 3;
   for (const auto& shape : shapes) {
     std::size_t offset = 0;
@@ -733,6 +955,7 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
 
   // [[materials]]: read now, applied after the objects' MTL materials are known.
   std::vector<material_entry> mat_entries;
+  std::unordered_map<std::string, std::size_t> entry_of;  // name -> index into mat_entries
   if (materials) {
     for (std::size_t i = 0; i < materials->size(); ++i) {
       const std::string key = "materials[" + std::to_string(i) + "]";
@@ -745,10 +968,8 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
       if (!name) rd.fail_at(e.node, key, "a material needs a name");
       e.name = rd.string(*name, key + ".name");
       if (e.name.empty()) rd.fail_at(name, key + ".name", "empty material name");
-      for (const auto& other : mat_entries) {
-        if (other.name == e.name)
-          rd.fail_at(name, key + ".name", in_quotes(e.name) + " is already defined by " + other.key);
-      }
+      if (const auto [it, fresh] = entry_of.emplace(e.name, mat_entries.size()); !fresh)
+        rd.fail_at(name, key + ".name", in_quotes(e.name) + " is already defined by " + mat_entries[it->second].key);
       if (const toml::node* v = t.get("type")) {
         const std::string s = rd.string(*v, key + ".type");
         e.kind = kind_of(s);
@@ -809,7 +1030,13 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
       opt.strict = !obj_entry;
       opt.use_materials = !material_name;
       if (!obj_entry) opt.context = " (" + key + " in " + rd.file + ")";
+      const std::uint64_t before = sc.triangles.size(), limit = rd.limits.max_triangles;
+      opt.max_triangles = limit > before ? limit - before : 0;
+      opt.limit_text = before == 0 ? "(the scene's limit)"
+                                   : "(what is left of the scene's limit of " + std::to_string(limit) + " with " +
+                                         std::to_string(before) + " before this object)";
       obj_mesh mesh = load_obj(obj_path, opt, reg);
+      sc.files.insert(sc.files.end(), mesh.files.begin(), mesh.files.end());
       rd.check_triangles(sc.triangles.size() + mesh.triangles.size(), "with " + in_quotes(rel));
 
       const double c = std::cos(rotate / degrees), s = std::sin(rotate / degrees);
@@ -842,9 +1069,7 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
     if (!i) {
       material m;
       m.name = e.name;
-      reg.list.push_back(m);
-      reg.origin.push_back(e.key);
-      i = static_cast<std::uint32_t>(reg.list.size() - 1);
+      i = reg.push(m, e.key);
     }
     material& m = reg.list[*i];
     if (e.kind) m.kind = *e.kind;
@@ -893,9 +1118,7 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
       m.kind = material_kind::diffuse;
       m.albedo = {0, 0, 0};
       m.emission = emission;
-      reg.list.push_back(m);
-      reg.origin.push_back(key);
-      const auto mi = static_cast<std::uint32_t>(reg.list.size() - 1);
+      const std::uint32_t mi = reg.push(m, key);
       sc.triangles.push_back({corner, corner + e1, corner + e1 + e2});
       sc.triangles.push_back({corner, corner + e1 + e2, corner + e2});
       sc.material_of.push_back(mi);
@@ -934,10 +1157,7 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
       rd.fail_at(type_node, "procedural.type", in_quotes(type) + " is not a procedural scene (spheres, heightfield)");
     }
     const auto base = static_cast<std::uint32_t>(reg.list.size());
-    for (const material& m : proc.materials) {
-      reg.list.push_back(m);
-      reg.origin.push_back("procedural");
-    }
+    for (const material& m : proc.materials) reg.push(m, "procedural");
     sc.triangles.insert(sc.triangles.end(), proc.triangles.begin(), proc.triangles.end());
     for (const std::uint32_t m : proc.material_of) sc.material_of.push_back(base + m);
     if (!doc.get("camera")) sc.camera = proc.camera;
@@ -973,9 +1193,17 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
     d = std::max(d * 1.05, 1e-3 * std::max(1.0, double(max_component(box.extent()))));  // a margin; never 0
     if (!has_look_at) sc.camera.look_at = c;
     if (!has_position) sc.camera.position = {c.x, c.y, static_cast<float>(box.lo.z - d)};
+    if (!finite(sc.camera.look_at) || !finite(sc.camera.position)) {
+      fail(rd.file + ": the mesh's bounding box " + str(box.lo) + " .. " + str(box.hi) +
+           " is too large to frame: the camera's position overflows a float (give camera.position and look_at)");
+    }
   }
 
   const vec3 dir = sc.camera.look_at - sc.camera.position;
+  if (!finite(dir) || !std::isfinite(length(dir))) {
+    fail(rd.where(doc.get("camera"), "camera") + ": position " + str(sc.camera.position) + " and look_at " +
+         str(sc.camera.look_at) + " are too far apart: the view direction overflows a float");
+  }
   if (!(length(dir) > 0)) fail(rd.where(doc.get("camera"), "camera") + ": position and look_at coincide");
   if (!(length(sc.camera.up) > 0) || !(length(cross(normalize(dir), normalize(sc.camera.up))) > 1e-6f)) {
     fail(rd.where(doc.get("camera"), "camera.up") + ": " + str(sc.camera.up) +
@@ -997,19 +1225,20 @@ scene load_scene(const std::filesystem::path& path, const std::vector<std::strin
   rd.file = path.string();
   rd.limits = limits;
   if (!file_exists(path)) fail(rd.file + ": scene file not found");
-  if (std::error_code ec; fs::is_directory(path, ec)) fail(rd.file + ": is a directory, not a scene file");
 
   const std::string ext = lower(path.extension().string());
   toml::table doc;
   bool obj_entry = false;
   if (ext == ".toml") {
     try {
-      doc = toml::parse_file(rd.file);
+      const std::string text = input_file(path, "scene file").text();
+      doc = toml::parse(std::string_view(text), rd.file);
     } catch (const toml::parse_error& e) {
       fail(rd.file + ":" + std::to_string(e.source().begin.line) + ":" +
            std::to_string(e.source().begin.column) + ": " + std::string(e.description()));
     }
   } else if (ext == ".obj") {
+    input_file(path, "scene file");  // refuses what is not a regular file before anything else
     obj_entry = true;
     toml::table object;
     object.insert("obj", path.filename().string());
@@ -1021,7 +1250,9 @@ scene load_scene(const std::filesystem::path& path, const std::vector<std::strin
   }
 
   for (const auto& o : overrides) apply_override(doc, o, rd);
-  return read(doc, rd, path.parent_path(), obj_entry, path.stem().string());
+  scene sc = read(doc, rd, path.parent_path(), obj_entry, path.stem().string());
+  if (!obj_entry) sc.files.insert(sc.files.begin(), path);  // an .obj is listed as the object
+  return sc;
 }
 
 }  // namespace sieve::render

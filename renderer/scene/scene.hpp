@@ -6,6 +6,7 @@
 #include "../core/triangle.hpp"
 
 #include <cstdint>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -57,6 +58,7 @@ struct scene {
   film_desc film;
   vec3 environment{0, 0, 0};               // radiance of rays that leave the scene
   compaction_desc compaction;
+  std::vector<std::filesystem::path> files;  // every file it was read from: scene file, OBJ, MTL
 };
 
 }  // namespace sieve::render

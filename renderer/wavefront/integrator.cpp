@@ -95,10 +95,18 @@ double render_stats::stage_ms(std::string_view name) const {
   return 0;
 }
 
+void render_stats::note_strategy(std::string_view named, sieve::backend b, bool in_place, const sieve::record& queue,
+                                 std::size_t removed) {
+  const std::string_view ran = sieve::resolve_strategy(named, b, form, in_place, queue.size(), removed, queue.item_bytes());
+  if (std::find(strategies_ran.begin(), strategies_ran.end(), ran) == strategies_ran.end())
+    strategies_ran.emplace_back(ran);
+}
+
 std::vector<vec3> render_result::mean() const {
   std::vector<vec3> out(sum.size());
   const float scale = samples ? 1.0f / static_cast<float>(samples) : 0.0f;
-  for (std::size_t i = 0; i < sum.size(); ++i) out[i] = sum[i] * scale;
+  const float scale_ahead = 1.0f / static_cast<float>(samples + 1);
+  for (std::size_t i = 0; i < sum.size(); ++i) out[i] = sum[i] * (i < ahead ? scale_ahead : scale);
   return out;
 }
 
@@ -191,19 +199,24 @@ render_result render_cpu(const prepared_scene& ps, const render_settings& settin
   const exec::cpu cpu;
 
   const auto start = clock_type::now();
-  result.samples = for_each_wave(pixels, film.spp, settings, [&](const wave& w) {
+  for_each_wave(pixels, film.spp, settings, result, [&](const wave& w) {
     if (!queues) {
       std::uint32_t rays[2] = {0, 0};
-      clock.time("megakernel", [&] { megakernel(cpu, view, w, wfilm, rays); });
+      constexpr std::uint32_t slice = 1U << 16;  // a cancel is seen within a slice of paths, not a whole wave
+      for (std::uint32_t first = 0; first < w.size(); first += slice) {
+        if (first > 0 && cancelled(settings)) return false;
+        clock.time("megakernel", [&] { megakernel(cpu, view, w, wfilm, rays, first, slice); });
+      }
       stats.extension_rays += rays[0];
       stats.shadow_rays += rays[1];
       clock.time("accumulate", [&] { accumulate(cpu, w, wfilm, result.sum.data()); });
-      return;
+      return true;
     }
     std::uint32_t live = w.size();
     int cur = 0;  // which store holds the live paths
     clock.time("generate", [&] { generate(cpu, view, w, store[cur].columns()); });
     for (std::uint32_t vertex = 0; vertex <= film.max_bounces && live > 0; ++vertex) {
+      if (cancelled(settings)) return false;  // Ctrl-C within a bounce, whatever the frame's size
       const path_columns paths = store[cur].columns();
       stats.bounces[vertex].live += live;
       stats.extension_rays += live;
@@ -213,6 +226,7 @@ render_result render_cpu(const prepared_scene& ps, const render_settings& settin
         bfs->closest(view.bvh, std::span<const ray>(paths.rays, live), std::span(hits.data(), live), &bs);
         stats.bfs_compact_ms += bs.compact_ms;
       });
+      if (cancelled(settings)) return false;  // extend is the longest stage: look again after it
 
       keep_marks marks;
       std::uint32_t removed = 0;
@@ -235,6 +249,7 @@ render_result render_cpu(const prepared_scene& ps, const render_settings& settin
         sieve::selection keep = sieve::byte_flags{std::span<const std::uint8_t>(flags.data(), live)};
         if (form == sieve::form::bit_mask) keep = sieve::bit_mask{std::span<const std::uint32_t>(mask.data(), (live + 31) / 32)};
         if (form == sieve::form::removal_list) keep = sieve::removal_list{std::span(removals.data(), removed)};
+        stats.note_strategy(settings.strategy, sieve::backend::cpu, in_place, paths.record(live), removed);
         if (in_place) {
           live = static_cast<std::uint32_t>(sieve::compact(settings.strategy, paths.record(live), keep, unchecked));
         } else {
@@ -257,6 +272,7 @@ render_result render_cpu(const prepared_scene& ps, const render_settings& settin
       }
     }
     clock.time("accumulate", [&] { accumulate(cpu, w, wfilm, result.sum.data()); });
+    return true;
   });
   stats.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
   return result;

@@ -53,7 +53,7 @@ struct render_settings {
   reorder_key reorder = reorder_key::none;
   std::string sort = "onesweep";      // the GPU radix sort for reordering: onesweep | cub (the CPU has one)
   std::uint32_t max_queue = 1U << 20;  // paths in flight at once (a wave): bounds the queues' memory
-  const std::atomic<bool>* cancel = nullptr;  // set: stop after the wave in progress
+  const std::atomic<bool>* cancel = nullptr;  // set: stop at the next bounce or chunk (the cut wave is dropped)
   std::function<void(std::uint32_t done, std::uint32_t total)> progress;  // samples done, after each wave
 
   // The scene's [compaction] settings; throws sieve::error for an unknown reorder key.
@@ -77,8 +77,14 @@ struct render_stats {
   double bfs_compact_ms = 0;        // BFS traversal: compacting the frontier (inside `extend`)
   double seconds = 0;               // the render, without scene preparation
   sieve::form form = sieve::form::bit_mask;  // what shade writes for the strategy
+  // The strategies that compacted the path queue, in order of first use: the one named, or what
+  // `auto` picked for each queue's form and size ("auto" never appears here).
+  std::vector<std::string> strategies_ran;
 
   double stage_ms(std::string_view name) const;
+  // Records the strategy `named` ran as for a queue compaction (sieve::resolve_strategy's arguments).
+  void note_strategy(std::string_view named, sieve::backend b, bool in_place, const sieve::record& queue,
+                     std::size_t removed);
   // Queue compaction plus the BFS frontier's.
   double compaction_ms() const { return stage_ms("compact") + bfs_compact_ms; }
 };
@@ -86,12 +92,13 @@ struct render_stats {
 struct render_result {
   std::uint32_t width = 0, height = 0;
   std::uint32_t spp = 0;      // asked for
-  std::uint32_t samples = 0;  // completed (< spp when cancelled)
-  std::vector<vec3> sum;      // per pixel, row 0 at the top: the sum of `samples` samples
+  std::uint32_t samples = 0;  // completed for every pixel (< spp when cancelled)
+  std::uint32_t ahead = 0;    // pixels [0, ahead) completed one sample more (a pass of several chunks, cancelled)
+  std::vector<vec3> sum;      // per pixel, row 0 at the top: the sum of its samples
   render_stats stats;
 
   bool partial() const { return samples < spp; }
-  // Per pixel: sum / samples (zero when no sample completed).
+  // Per pixel: sum / its samples (zero when no sample completed).
   std::vector<vec3> mean() const;
 };
 
@@ -100,22 +107,30 @@ struct render_result {
 // Throws sieve::error naming what is unknown or unavailable.
 render_result begin_render(const scene& s, const render_settings& settings, sieve::backend backend);
 
-// The waves of a film of `pixels` at `spp` samples, in order: f(wave) for each. Between waves of
-// whole samples it calls settings.progress and stops when *settings.cancel is set. Returns the
-// samples completed. Both drivers (CPU, CUDA) render through it.
+inline bool cancelled(const render_settings& settings) { return settings.cancel && settings.cancel->load(); }
+
+// The waves of a film of `pixels` at `spp` samples, in order: f(wave) for each, which returns false
+// when it stopped on cancelled(settings) between bounces (the wave then counts nowhere: a driver
+// adds a wave to the image only when it is complete). After each pass of whole samples it calls
+// settings.progress; it stops when cancelled, also between the chunks of a pass. Sets
+// result.samples and result.ahead (a pass of several chunks is one sample, so the chunks done when
+// it is cut hold one more). Both drivers (CPU, CUDA) render through it.
 template <class F>
-std::uint32_t for_each_wave(std::uint32_t pixels, std::uint32_t spp, const render_settings& settings, F&& f) {
+void for_each_wave(std::uint32_t pixels, std::uint32_t spp, const render_settings& settings, render_result& result, F&& f) {
   const std::uint32_t chunk = std::min(pixels, settings.max_queue);
   const std::uint32_t per_wave = pixels <= settings.max_queue ? settings.max_queue / pixels : 1;
-  std::uint32_t done = 0;
-  while (done < spp && !(settings.cancel && settings.cancel->load())) {
-    const std::uint32_t samples = std::min(per_wave, spp - done);
-    for (std::uint32_t first = 0; first < pixels; first += chunk)
-      f(wave{first, std::min(chunk, pixels - first), done, samples});
-    done += samples;
-    if (settings.progress) settings.progress(done, spp);
+  result.samples = result.ahead = 0;
+  while (result.samples < spp) {
+    const std::uint32_t samples = std::min(per_wave, spp - result.samples);
+    for (std::uint32_t first = 0; first < pixels; first += chunk) {
+      const wave w{first, std::min(chunk, pixels - first), result.samples, samples};
+      if (cancelled(settings) || !f(w)) return;
+      if (w.first_pixel + w.pixels < pixels) result.ahead = w.first_pixel + w.pixels;
+    }
+    result.samples += samples;
+    result.ahead = 0;
+    if (settings.progress) settings.progress(result.samples, spp);
   }
-  return done;
 }
 
 // The most paths one wave of for_each_wave holds: what the queues are sized for.

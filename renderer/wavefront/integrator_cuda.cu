@@ -119,7 +119,7 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
   const scene& sc = ps.source();
   const film_desc& film = sc.film;
   render_result result = begin_render(sc, settings, sieve::backend::cuda);
-  if (!sieve::cuda::available()) throw sieve::error("no CUDA device: " + sieve::cuda::device_description());
+  if (!sieve::cuda::available()) throw sieve::error("the cuda backend needs a GPU: " + sieve::cuda::device_description());
   const bool queues = settings.integrator == "wavefront";
   render_stats& stats = result.stats;
   const sieve::form form = stats.form;
@@ -198,7 +198,7 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
   };
 
   const auto start = std::chrono::steady_clock::now();
-  result.samples = for_each_wave(pixels, film.spp, settings, [&](const wave& w) {
+  for_each_wave(pixels, film.spp, settings, result, [&](const wave& w) {
     if (!queues) {
       clock.time("megakernel", [&] { megakernel(gpu, view, w, wfilm, c->rays); });
       clock.time("accumulate", [&] { accumulate(gpu, w, wfilm, d_film.get()); });
@@ -206,13 +206,14 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
       stats.extension_rays += h.rays[0];
       stats.shadow_rays += h.rays[1];
       SIEVE_CUDA_CHECK(cudaMemsetAsync(c->rays, 0, sizeof h.rays, stream));
-      return;
+      return true;
     }
     std::uint32_t live = w.size();
     int cur = 0;
     SIEVE_CUDA_CHECK(cudaMemcpyAsync(&c->live, &live, sizeof live, cudaMemcpyHostToDevice, stream));
     clock.time("generate", [&] { generate(gpu, view, w, store[cur]->columns()); });
     for (std::uint32_t vertex = 0; vertex <= film.max_bounces && live > 0; ++vertex) {
+      if (cancelled(settings)) return false;  // after the bounce's synchronisation: Ctrl-C within a bounce
       const path_columns paths = store[cur]->columns();
       stats.bounces[vertex].live += live;
       stats.extension_rays += live;
@@ -247,6 +248,7 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
               keep = sieve::bit_mask{std::span<const std::uint32_t>(d_mask.get(), (live + 31) / 32)};
             if (form == sieve::form::removal_list) keep = sieve::removal_list{std::span(d_removals.get(), h.removals)};
             const sieve::cuda::workspace ws{d_workspace.get(), ws_bytes};
+            stats.note_strategy(settings.strategy, sieve::backend::cuda, in_place, paths.record(live), h.removals);
             if (in_place) {
               // The removal lists are the renderer's own (each terminated path once): unchecked.
               sieve::cuda::compact_async(settings.strategy, paths.record(live), keep, &c->kept, ws, stream, {.checked = false});
@@ -279,6 +281,7 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
     read_counters();
     stats.shadow_rays += h.shadow;
     SIEVE_CUDA_CHECK(cudaMemsetAsync(&c->shadow, 0, sizeof(std::uint32_t), stream));
+    return true;
   });
   SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();

@@ -13,6 +13,7 @@
 // See README.md for the strategies, their input forms and trade-offs.
 #pragma once
 
+#include <sieve/version.hpp>
 #include <sieve/compaction/error.hpp>
 #include <sieve/compaction/record.hpp>
 #include <sieve/compaction/selection.hpp>

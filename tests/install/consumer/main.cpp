@@ -12,6 +12,6 @@ int main() {
   std::vector<int> kept(items.begin(), items.begin() + static_cast<long>(m));
   std::sort(kept.begin(), kept.end());
   const bool ok = kept == std::vector<int>{0, 1, 2, 5, 6, 7, 9};
-  std::printf("consumer: kept %zu items, %s\n", m, ok ? "as expected" : "WRONG");
+  std::printf("consumer of sieve %s: kept %zu items, %s\n", SIEVE_VERSION_STRING, m, ok ? "as expected" : "WRONG");
   return ok ? 0 : 1;
 }

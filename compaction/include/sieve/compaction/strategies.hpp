@@ -39,6 +39,14 @@ const strategy_info& compaction_strategy(std::string_view name);
 // way. The message names the strategies that would fit.
 const strategy_info& require_strategy(std::string_view name, backend b, form f, bool in_place);
 
+// The strategy that runs when `name` is asked for: `name` itself, or for "auto" the one it picks on
+// backend b for form f, in place or out of place, over n items of item_bytes bytes (all columns of a
+// record) with k of them removed (removal lists), on the current CUDA device for b = cuda. The same
+// choice the compaction calls make, so a tool can say what ran: "auto -> atomic". Throws sieve::error
+// for an unknown name.
+std::string_view resolve_strategy(std::string_view name, backend b, form f, bool in_place, std::size_t n,
+                                  std::size_t k = 0, std::size_t item_bytes = 4);
+
 // Comma-separated names of the strategies that run on b, take f and work in place (or not).
 std::string strategies_that_fit(backend b, form f, bool in_place);
 

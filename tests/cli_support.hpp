@@ -1,0 +1,101 @@
+// The `sieve` command end to end: a test fixture that runs the binary in a fresh folder per test
+// (stdout and stderr to files), for cli_test.cpp and cli_outputs_test.cpp.
+#pragma once
+
+#include <gtest/gtest.h>
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <string>
+#include <vector>
+
+extern char** environ;
+
+namespace sieve_cli_test {
+
+namespace fs = std::filesystem;
+const fs::path scenes_dir = SIEVE_SCENES_DIR;
+
+struct outcome {
+  int rc = -1;
+  std::string out, err;
+};
+
+inline std::string slurp(const fs::path& p) {
+  std::ifstream f(p);
+  std::stringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+class Cli : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    std::string name = ::testing::UnitTest::GetInstance()->current_test_info()->name();
+    std::replace(name.begin(), name.end(), '/', '_');  // parameterised tests: Name/0
+    dir_ = fs::temp_directory_path() / ("sieve_cli_" + std::to_string(::getpid()) + "_" + name);
+    fs::remove_all(dir_);
+    fs::create_directories(dir_);
+  }
+  void TearDown() override { fs::remove_all(dir_); }
+
+  fs::path file(const std::string& name, const std::string& text) const {
+    std::ofstream(dir_ / name) << text;
+    return dir_ / name;
+  }
+
+  // Starts `sieve args...` with stdout and stderr to files (in `cwd`, default the test's folder
+  // too); returns its pid.
+  pid_t start(const std::vector<std::string>& args, const fs::path& cwd = {}) const {
+    std::vector<std::string> all{SIEVE_BINARY};
+    all.insert(all.end(), args.begin(), args.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, (dir_ / "stdout").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, (dir_ / "stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
+    pid_t pid = -1;
+    EXPECT_EQ(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    return pid;
+  }
+  outcome finish(pid_t pid) const {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    return {WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status), slurp(dir_ / "stdout"),
+            slurp(dir_ / "stderr")};
+  }
+  outcome run(const std::vector<std::string>& args, const fs::path& cwd = {}) const { return finish(start(args, cwd)); }
+
+  // One line on stderr, starting "sieve: " and holding `needle`; a non-zero exit.
+  void expect_one_line_error(const std::vector<std::string>& args, const std::string& needle) const {
+    const outcome o = run(args);
+    EXPECT_NE(o.rc, 0);
+    EXPECT_EQ(o.err.rfind("sieve: ", 0), 0U) << o.err;
+    EXPECT_EQ(std::count(o.err.begin(), o.err.end(), '\n'), 1) << o.err;
+    EXPECT_NE(o.err.find(needle), std::string::npos) << "expected '" << needle << "' in: " << o.err;
+  }
+
+  fs::path dir_;
+};
+
+// A render small enough for any test: 16 x 12 pixels, 2 samples, no table.
+const std::vector<std::string> tiny = {"--set", "film.width=16", "--set", "film.height=12", "--spp", "2", "--quiet"};
+
+inline std::vector<std::string> with(std::vector<std::string> a, const std::vector<std::string>& b) {
+  a.insert(a.end(), b.begin(), b.end());
+  return a;
+}
+
+}  // namespace sieve_cli_test

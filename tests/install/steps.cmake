@@ -1,0 +1,37 @@
+# Shared by the install tests: run one command, print its output, fail the test when it fails.
+function(sieve_step)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  message("$ ${ARGN}\n${out}${err}")
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "step failed (${rc}): ${ARGN}")
+  endif()
+  set(step_output "${out}${err}" PARENT_SCOPE)
+endfunction()
+
+# Fails unless every path (relative to PREFIX) exists.
+function(sieve_expect_files prefix)
+  foreach(p ${ARGN})
+    if(NOT EXISTS ${prefix}/${p})
+      message(FATAL_ERROR "missing in the install prefix: ${p}")
+    endif()
+  endforeach()
+endfunction()
+
+# Builds the consumer project against PREFIX with find_package, and its main.cpp with pkg-config.
+function(sieve_build_consumers consumer prefix work cxx)
+  sieve_step(${CMAKE_COMMAND} -S ${consumer} -B ${work}/consumer -G Ninja -DCMAKE_PREFIX_PATH=${prefix}
+             -DCMAKE_BUILD_TYPE=Release)
+  sieve_step(${CMAKE_COMMAND} --build ${work}/consumer)
+  sieve_step(${work}/consumer/consumer)
+  find_program(pkg_config pkg-config REQUIRED)
+  file(GLOB_RECURSE pc ${prefix}/*/sieve.pc)
+  list(GET pc 0 pc)
+  get_filename_component(pcdir ${pc} DIRECTORY)
+  set(ENV{PKG_CONFIG_PATH} ${pcdir})
+  sieve_step(${pkg_config} --cflags --libs sieve)
+  string(STRIP "${step_output}" flags)
+  separate_arguments(flags UNIX_COMMAND "${flags}")
+  sieve_step(${cxx} -std=c++20 ${consumer}/main.cpp ${flags} -o ${work}/consumer-pkgconfig)
+  set(ENV{LD_LIBRARY_PATH} ${pcdir}/..)
+  sieve_step(${work}/consumer-pkgconfig)
+endfunction()
