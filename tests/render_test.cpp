@@ -287,7 +287,9 @@ TEST(Wavefront, CancelWithinAPassKeepsWholeSamplesPerPixel) {
       ASSERT_EQ(std::memcmp(&got.sum[i], &want, sizeof(vec3)), 0) << "pixel " << i << ", ahead " << got.ahead;
     }
     const std::vector<vec3> mean = got.mean();
-    if (got.ahead > 0) EXPECT_EQ(mean[0].x, want_more.mean()[0].x);
+    if (got.ahead > 0) {
+      EXPECT_EQ(mean[0].x, want_more.mean()[0].x);
+    }
   }
   EXPECT_TRUE(cut_between_chunks) << "no cancel landed after the first chunk of a pass";
 }
