@@ -20,6 +20,7 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <new>
 #include <string>
 
 namespace {
@@ -106,6 +107,9 @@ int main(int argc, char** argv) {
                                            ra.quiet = true;
                                            return sieve::app::run_render(ra, command);
                                          });
+  } catch (const std::bad_alloc&) {  // what the memory model (renderer/core/memory.hpp) did not foresee
+    std::cerr << "sieve: out of memory\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "sieve: " << e.what() << "\n";
     return 1;

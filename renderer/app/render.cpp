@@ -8,6 +8,7 @@
 #include <wavefront/integrator.hpp>
 
 #include <sieve/compaction.hpp>
+#include <sieve/compaction/cuda.hpp>
 
 #include <unistd.h>
 
@@ -89,15 +90,18 @@ int run_render(const render_args& a, const std::string& command_line) {
   if (!a.strategy.empty()) overrides.push_back("compaction.strategy=\"" + a.strategy + "\"");
   if (!a.reorder.empty()) overrides.push_back("compaction.reorder=\"" + a.reorder + "\"");
   if (!a.sort.empty()) overrides.push_back("compaction.sort=\"" + a.sort + "\"");
+  const bool gpu = a.backend == "cuda";
+  if (gpu && !sieve::cuda::available())  // before the scene is read and its BVH built
+    throw sieve::error("--backend cuda: no CUDA device: " + sieve::cuda::device_description());
   const scene sc = load_scene(a.scene, overrides);
 
   render_settings settings = render_settings::from(sc);
   settings.traversal = a.traversal;
   settings.integrator = a.integrator;
-  const bool gpu = a.backend == "cuda";
   marks_form_for(settings.strategy, gpu ? sieve::backend::cuda : sieve::backend::cpu,
                  "renderer");  // an unfit strategy fails before the BVH build
 
+  check_render_memory(sc, settings, gpu);  // before the BVH build
   const std::string png = a.png.empty() && a.exr.empty() && a.json.empty() ? sc.name + ".png" : a.png;
   const auto t_bvh = std::chrono::steady_clock::now();
   const prepared_scene prepared(sc);
