@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "hairball.hpp"
+
 #include <random>
 #include <string>
 #include <vector>
@@ -83,22 +85,11 @@ INSTANTIATE_TEST_SUITE_P(Cpu, BfsEqualsDfs, ::testing::ValuesIn(bfs_strategies()
   return name;
 });
 
-// A hairball: long thin triangles across the whole box, so every node's box overlaps every other and
-// a ray's frontier holds a large part of the tree. Unbounded, a level of it would hold far more pairs
-// than bfs_stack_bound; chunked, the stack stays under it and the hits still equal DFS's.
+// A hairball (hairball.hpp): a ray's frontier holds a large part of the tree. Unbounded, a level of
+// it would hold far more pairs than bfs_stack_bound; chunked, the stack stays under it and the hits
+// still equal DFS's.
 TEST(Bfs, HairballFrontierIsBounded) {
-  std::mt19937 rng(5);
-  std::uniform_real_distribution<float> pos(-10, 10), off(-0.05f, 0.05f);
-  std::vector<triangle> tris;
-  for (int i = 0; i < 2000; ++i) {
-    const vec3 a{pos(rng), pos(rng), pos(rng)}, b{pos(rng), pos(rng), pos(rng)};
-    tris.push_back({a, b, b + vec3{off(rng), off(rng), off(rng)}});
-  }
-  std::vector<ray> rays;
-  for (int i = 0; i < 4096; ++i) {
-    const vec3 o{pos(rng), pos(rng), -30};
-    rays.push_back({o, normalize(vec3{pos(rng), pos(rng), 30} - o)});
-  }
+  const auto [tris, rays] = hairball();
   const bvh b = build_bvh(tris);
   const bvh_view v = view_of(b, tris);
   for (const std::string strategy : {"billeter", "redzone"}) {
