@@ -780,7 +780,7 @@ obj_mesh load_obj(const fs::path& path, const obj_options& opt, registry& reg) {
 
   obj_mesh out;
   out.files.push_back(path);
-  for (const auto& [name, line] : mtllibs)
+  for (const auto& [name, line] : scan.mtllibs)
     if (file_exists(dir / name)) out.files.push_back(dir / name);
   const std::size_t nv = attrib.vertices.size() / 3;
   for (const auto& shape : shapes) {
