@@ -151,7 +151,6 @@ int run_render(const render_args& a, const std::string& command_line) {
   if (!a.reorder.empty()) overrides.push_back("compaction.reorder=\"" + a.reorder + "\"");
   if (!a.sort.empty()) overrides.push_back("compaction.sort=\"" + a.sort + "\"");
   const std::string backend = bench::resolve_backend(a.backend);
-  const image_format out_format = a.png.empty() ? image_format::png : image_format_of(a.png);
   if (a.width && a.height) {  // both known: the loader checks them (and frames a bare mesh for them)
     overrides.push_back("film.width=" + std::to_string(a.width));
     overrides.push_back("film.height=" + std::to_string(a.height));
@@ -163,6 +162,8 @@ int run_render(const render_args& a, const std::string& command_line) {
     sc = load_scene(a.scene, overrides);
   }
   for (const auto& f : sc.files) outputs.add_input(f);
+  // --out's format, checked once every input is known (an output that is an input says so first).
+  const image_format out_format = a.png.empty() ? image_format::png : image_format_of(a.png);
 
   render_settings settings = render_settings::from(sc);
   settings.traversal = a.traversal;
