@@ -116,7 +116,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
   const double build_s = seconds_since(t0);
   const bvh_view v = view_of(b, sc.triangles);
   const nlohmann::json machine = machine_info(gpu);
-  const std::string device = gpu ? machine.value("gpu", "") : machine.value("cpu", "");
+  const std::string device = device_of(machine);
   std::cout << "device: " << device << " (" << backend << ")\n";
   std::cout << "scene " << sc.name << ": " << sc.triangles.size() << " triangles; BVH " << b.nodes.size()
             << " nodes, depth " << b.stats.max_depth << ", built in " << fixed(build_s * 1e3, 1) << " ms ("
