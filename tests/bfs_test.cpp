@@ -5,6 +5,8 @@
 
 #include <gtest/gtest.h>
 
+#include "hairball.hpp"
+
 #include <random>
 #include <string>
 #include <vector>
@@ -72,7 +74,8 @@ TEST_P(BfsEqualsDfs, EveryHit) {
   }
   ASSERT_FALSE(stats.levels.empty());
   EXPECT_EQ(stats.levels.front().frontier, s.rays.size());
-  EXPECT_LE(stats.levels.size(), static_cast<std::size_t>(b.stats.max_depth) + 1);
+  EXPECT_GE(stats.levels.size(), static_cast<std::size_t>(b.stats.max_depth));  // a level, or chunks of one, per step
+  EXPECT_LE(stats.peak_pairs, bfs_stack_bound(s.rays.size()));
   EXPECT_EQ(stats.form, tracer.form());
 }
 
@@ -81,6 +84,52 @@ INSTANTIATE_TEST_SUITE_P(Cpu, BfsEqualsDfs, ::testing::ValuesIn(bfs_strategies()
   std::replace(name.begin(), name.end(), '-', '_');
   return name;
 });
+
+// A hairball (hairball.hpp): a ray's frontier holds a large part of the tree. Unbounded, a level of
+// it would hold far more pairs than bfs_stack_bound; chunked, the stack stays under it and the hits
+// still equal DFS's.
+TEST(Bfs, HairballFrontierIsBounded) {
+  const auto [tris, rays] = hairball();
+  const bvh b = build_bvh(tris);
+  const bvh_view v = view_of(b, tris);
+  for (const std::string strategy : {"billeter", "redzone"}) {
+    bfs_tracer tracer(strategy);
+    std::vector<hit> got(rays.size());
+    bfs_stats stats;
+    tracer.closest(v, rays, got, &stats);
+    for (std::size_t i = 0; i < rays.size(); ++i) {
+      const hit want = closest_hit(v, rays[i]);
+      ASSERT_EQ(got[i].prim, want.prim) << strategy << " ray " << i;
+      ASSERT_EQ(got[i].t, want.t) << strategy << " ray " << i;
+    }
+    std::size_t expanded = 0;
+    for (const auto& l : stats.levels) expanded += l.frontier;
+    // Level by level, some level would have held at least this many pairs.
+    EXPECT_GT(expanded / (b.stats.max_depth + 1), bfs_stack_bound(rays.size())) << "not a hairball";
+    EXPECT_LE(stats.peak_pairs, bfs_stack_bound(rays.size())) << strategy;
+    EXPECT_GT(stats.levels.size(), b.stats.max_depth + 1) << strategy << ": expected chunked steps";
+  }
+}
+
+TEST(Bfs, ChunkSizes) {
+  EXPECT_EQ(bfs_chunk(1000, 1000), 1000U);            // a whole level while it fits
+  EXPECT_EQ(bfs_chunk(100000, 100), 1024U);           // few rays: bfs_min_chunk pairs
+  EXPECT_EQ(bfs_chunk(3'000'000, 1'000'000), 2'000'000U);  // 2n per step
+  EXPECT_EQ(bfs_chunk(7'500'000, 1'000'000), 500'000U);    // what is left of 8n
+  EXPECT_EQ(bfs_chunk(9'000'000, 1'000'000), 1024U);       // past 8n: the least step
+  EXPECT_EQ(bfs_chunk(std::size_t{1} << 36, std::size_t{1} << 36), std::size_t{1} << 30);  // 2c fits 32 bits
+}
+
+TEST(ParallelFor, IndexRange) {
+  // A 32-bit index refuses a loop it cannot count (before running any of it); a 64-bit one takes it.
+  bool ran = false;
+  EXPECT_THROW(exec::parallel_for(exec::cpu{}, "big", (std::size_t{1} << 32) + 1, [&](std::uint32_t) { ran = true; }),
+               sieve::error);
+  EXPECT_FALSE(ran);
+  std::vector<std::uint64_t> seen(5000);
+  exec::parallel_for<std::uint64_t>(exec::cpu{}, "wide", seen.size(), [&](std::uint64_t i) { seen[i] = i + 1; });
+  for (std::size_t i = 0; i < seen.size(); ++i) ASSERT_EQ(seen[i], i + 1);
+}
 
 TEST(Bfs, EmptySceneAndNoRays) {
   const std::vector<triangle> none;

@@ -45,6 +45,24 @@ TEST_F(Cli, BadInputIsOneClearLine) {
                         "film.width");
 }
 
+TEST_F(Cli, FractionMustBeANumber) {
+  for (const std::string bad : {"nan", "-nan", "inf", "1.5", "x"}) {
+    const outcome o = run({"bench", "compaction", "--fraction", bad, "--n", "1000", "--strategies", "std"});
+    EXPECT_NE(o.rc, 0) << bad;
+    EXPECT_NE(o.err.find("'" + bad + "' is not a number in 0 .. 1"), std::string::npos) << o.err;
+  }
+}
+
+// Without a GPU, --backend cuda fails before the scene is read: a 33M-triangle heightfield (seconds
+// of BVH build) is never generated.
+TEST_F(Cli, CudaBackendWithoutAGpuFailsFirst) {
+  if (run({"info"}).out.find("CUDA: NVIDIA") != std::string::npos) GTEST_SKIP() << "a CUDA device is present";
+  const auto big = file("big.toml", "[procedural]\ntype = \"heightfield\"\ngrid = 4096\n");
+  const auto t0 = std::chrono::steady_clock::now();
+  expect_one_line_error({"render", big.string(), "--backend", "cuda", "--quiet"}, "--backend cuda: no CUDA device");
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 3.0);
+}
+
 TEST_F(Cli, RenderWritesImagesAndReport) {
   const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
   const fs::path png = dir_ / "out" / "c.png", exr = dir_ / "c.exr", json = dir_ / "c.json";

@@ -1,12 +1,15 @@
 // The wavefront renderer on the GPU (label `gpu`; skipped without a device): the same stage code as
 // the CPU's, so the GPU image of a scene must match the CPU image of the same scene and seed, and be
 // bit-identical across the CUDA compaction strategies.
+#include <bvh/trace_cuda.hpp>
 #include <scene/load.hpp>
 #include <wavefront/integrator.hpp>
 
 #include <sieve/compaction/cuda.hpp>
 
 #include <gtest/gtest.h>
+
+#include "hairball.hpp"
 
 #include <cmath>
 #include <cstring>
@@ -62,6 +65,29 @@ comparison compare(const render_result& a, const render_result& b) {
 // noise of mean zero. So: the mean difference is within 4 standard errors of the per-pixel
 // differences, and at least 99 % of the pixels agree to 1e-3 (on the H100: 100 %, means equal to
 // 1e-9; the images are not bit-identical).
+// The CUDA BFS driver's bounded frontier (bvh/bfs.hpp): on a hairball its steps are chunks of
+// levels, and the hits still equal the CPU's DFS, for every CUDA strategy the BFS can use.
+TEST(GpuBfs, HairballHitsEqualDfs) {
+  SKIP_WITHOUT_GPU();
+  const auto [tris, rays] = hairball();
+  const bvh b = build_bvh(tris);
+  const bvh_view v = view_of(b, tris);
+  for (const auto& s : sieve::compaction_strategies()) {
+    bool fits = false;
+    for (const auto f : {sieve::form::bit_mask, sieve::form::byte_flags, sieve::form::removal_list})
+      fits = fits || s.takes(sieve::backend::cuda, f);
+    if (!fits) continue;
+    SCOPED_TRACE(s.name);
+    const gpu_trace got = trace_cuda(b, tris, rays, "bfs", std::string(s.name), 0);
+    ASSERT_EQ(got.hits.size(), rays.size());
+    for (std::size_t i = 0; i < rays.size(); ++i) {
+      const hit want = closest_hit(v, rays[i]);
+      ASSERT_EQ(got.hits[i].prim, want.prim) << "ray " << i;
+      ASSERT_EQ(got.hits[i].t, want.t) << "ray " << i;
+    }
+  }
+}
+
 TEST(GpuRender, MatchesTheCpuImage) {
   SKIP_WITHOUT_GPU();
   for (const char* file : {"cornell-box.toml", "cornell-mirror-glass.toml"}) {

@@ -3,6 +3,7 @@
 // image is bit-identical whatever the compaction strategy, traversal or ray reordering. Also the
 // image writers (PNG and EXR read back).
 #include <core/image_io.hpp>
+#include <core/memory.hpp>
 #include <scene/load.hpp>
 #include <wavefront/integrator.hpp>
 
@@ -287,9 +288,46 @@ TEST(Wavefront, CancelWithinAPassKeepsWholeSamplesPerPixel) {
       ASSERT_EQ(std::memcmp(&got.sum[i], &want, sizeof(vec3)), 0) << "pixel " << i << ", ahead " << got.ahead;
     }
     const std::vector<vec3> mean = got.mean();
-    if (got.ahead > 0) EXPECT_EQ(mean[0].x, want_more.mean()[0].x);
+    if (got.ahead > 0) {
+      EXPECT_EQ(mean[0].x, want_more.mean()[0].x);
+    }
   }
   EXPECT_TRUE(cut_between_chunks) << "no cancel landed after the first chunk of a pass";
+}
+
+// The memory model (core/memory.hpp) is checked before the BVH is built: a render too large for
+// the memory given fails naming what it needs and what is free, of the host and of the GPU.
+TEST(Memory, RenderTooLargeIsNamedBeforeTheBvh) {
+  scene sc;
+  sc.triangles.resize(1'000'000);
+  sc.film.width = 1024;
+  sc.film.height = 1024;
+  sc.film.spp = 4;
+  render_settings settings;
+  const std::uint64_t need = memory::host_bytes({1'000'000, 1U << 20, 1U << 20, false});
+  EXPECT_EQ(need, memory::host_base + 1'000'000 * memory::host_per_triangle + (1U << 20) * (memory::host_per_pixel + memory::host_per_path));
+  EXPECT_NO_THROW(check_render_memory(sc, settings, false, need));
+  try {
+    check_render_memory(sc, settings, false, need - 1);
+    ADD_FAILURE() << "expected an error";
+  } catch (const sieve::error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("1000000 triangles, 1048576 pixels, 1048576 paths in flight need about"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("available"), std::string::npos) << msg;
+  }
+  settings.traversal = "bfs";  // the frontier's bound counts too
+  EXPECT_THROW(check_render_memory(sc, settings, false, need), sieve::error);
+  // The GPU: host memory enough, GPU memory short; the message names both.
+  settings.traversal = "dfs";
+  try {
+    check_render_memory(sc, settings, true, need, memory::gpu_bytes({1'000'000, 1U << 20, 1U << 20, false}) - 1);
+    ADD_FAILURE() << "expected an error";
+  } catch (const sieve::error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("of memory ("), std::string::npos) << msg;
+    EXPECT_NE(msg.find("of GPU memory ("), std::string::npos) << msg;
+    EXPECT_NE(msg.find(" free)"), std::string::npos) << msg;
+  }
 }
 
 TEST(ImageIo, PngAndExrReadBack) {

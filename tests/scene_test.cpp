@@ -9,6 +9,7 @@
 #include <functional>
 #include <initializer_list>
 #include <iostream>
+#include <core/memory.hpp>
 #include <scene/load.hpp>
 #include <sieve/compaction/error.hpp>
 #include <string>
@@ -45,20 +46,21 @@ fs::path write(const fs::path& path, const std::string& text) {
   return path;
 }
 
-// Runs `f` and expects a sieve::error whose message holds every one of `parts`.
-void expect_error(const std::function<void()>& f, std::initializer_list<std::string> parts) {
+// Runs `f` and expects a sieve::error whose message holds every one of `parts`; returns the message.
+std::string expect_error(const std::function<void()>& f, std::initializer_list<std::string> parts) {
   try {
     f();
   } catch (const sieve::error& e) {
     const std::string msg = e.what();
     if (std::getenv("SIEVE_SHOW_ERRORS")) std::cout << "  error: " << msg << "\n";
     for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
-    return;
+    return msg;
   } catch (const std::exception& e) {
     ADD_FAILURE() << "expected sieve::error, got another exception: " << e.what();
-    return;
+    return "";
   }
   ADD_FAILURE() << "expected sieve::error, nothing was thrown";
+  return "";
 }
 
 aabb bounds(const scene& s) {
@@ -751,16 +753,39 @@ TEST(SceneInputs, ManyMaterialsLoadInLinearTime) {
 
 TEST(SceneInputs, ControlCharactersAreEscaped) {
   const fs::path dir = temp_dir();
-  try {
-    load_scene(write(dir / "s.toml", "[[objects]]\nobj = \"red\\u001b[31m\\nline.obj\"\n"));
-    ADD_FAILURE() << "expected an error";
-  } catch (const sieve::error& e) {
-    const std::string msg = e.what();
-    EXPECT_EQ(msg.find('\x1b'), std::string::npos) << msg;
-    EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
-    EXPECT_NE(msg.find("red\\x1b[31m\\x0aline.obj"), std::string::npos) << msg;
-  }
+  const std::string msg = expect_error(
+      [&] { load_scene(write(dir / "s.toml", "[[objects]]\nobj = \"red\\u001b[31m\\nline.obj\"\n")); },
+      {"red\\x1b[31m\\x0aline.obj"});
+  EXPECT_EQ(msg.find('\x1b'), std::string::npos) << msg;
+  EXPECT_EQ(msg.find('\n'), std::string::npos) << msg;
   expect_error([&] { load_scene(write(dir / "k.toml", "[camera]\n\"bad\\u0007key\" = 1\n")); }, {"bad\\x07key"});
+}
+
+// The memory a scene's triangles and film take is checked when they are counted, before they are
+// read or generated (core/memory.hpp's model), against MemAvailable or the limit's memory.
+TEST(SceneInputs, MemoryIsCheckedBeforeTrianglesAreMade) {
+  const fs::path dir = temp_dir();
+  scene_limits limits;
+  limits.available_memory = std::uint64_t{256} << 20;
+  const auto t0 = std::chrono::steady_clock::now();
+  // 2 x 2048^2 = 8388608 triangles: ~1.8 GiB by the model; refused before one is made.
+  expect_error([&] { load_scene(write(dir / "h.toml", "[procedural]\ntype = \"heightfield\"\ngrid = 2048\n"), {}, limits); },
+               {"h.toml", "8388608 triangles", "need about 1.", "GiB of memory (256 MiB available)"});
+  EXPECT_LT(std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count(), 1.0);
+  // An OBJ: counted by the check before tinyobjloader reads it.
+  std::string obj = "v 0 0 0\nv 1 0 0\nv 0 1 0\n";
+  for (int i = 0; i < 1000; ++i) obj += "f 1 2 3\n";
+  write(dir / "m.obj", obj);
+  limits.available_memory = memory::host_base + 999 * memory::host_per_triangle;
+  expect_error([&] { load_scene(dir / "m.obj", {}, limits); }, {"m.obj", "1000 triangles", "need about"});
+  limits.available_memory = memory::host_bytes({1000, 512 * 512, 0, false});  // the default film
+  EXPECT_EQ(load_scene(dir / "m.obj", {}, limits).triangles.size(), 1000U);
+  // The largest heightfield the limits allow (2^27 triangles, ~28 GiB by the model) against this
+  // machine's MemAvailable: refused with the model's message, not std::bad_alloc, where it does not fit.
+  const auto available = memory::host_available();
+  if (!available || *available > memory::host_bytes({134'217'728, 512 * 512, 0, false})) GTEST_SKIP() << "a large machine";
+  expect_error([&] { load_scene(write(dir / "max.toml", "[procedural]\ntype = \"heightfield\"\ngrid = 8192\n")); },
+               {"134217728 triangles", "available"});
 }
 
 TEST(SceneInputs, CoordinateOverflowIsNamed) {

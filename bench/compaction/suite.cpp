@@ -169,7 +169,13 @@ void add_compaction_options(CLI::App& cmd, compaction_args& a) {
   cmd.add_option("--n", a.n, "item counts, comma-separated")->delimiter(',');
   cmd.add_option("--fraction", a.fractions, "k/n for removal lists, kept share for flags/masks (0..1)")
       ->delimiter(',')
-      ->check(CLI::Range(0.0, 1.0));
+      ->check(CLI::Validator(  // CLI::Range lets nan through (every comparison with it is false)
+          [](std::string& s) -> std::string {
+            char* end = nullptr;
+            const double v = std::strtod(s.c_str(), &end);
+            return end != s.c_str() && *end == '\0' && v >= 0 && v <= 1 ? "" : "'" + s + "' is not a number in 0 .. 1";
+          },
+          "in 0 .. 1", "fraction"));
   cmd.add_option("--distribution", a.distributions,
                  "removal lists: uniform, r0..r100 (share inside the red zone); flags/masks: uniform, cluster, "
                  "clusters32")

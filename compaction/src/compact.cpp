@@ -18,13 +18,13 @@ std::size_t run_cpu(std::string_view name, const const_record& in, const record&
                     bool in_place, const options& opt) {
   detail::validate_call(in, out, keep, in_place);
   const form f = form_of(keep);
-  // After this the list's k is what validate_call sized the output for: n - k items are kept.
-  if (f == form::removal_list && opt.checked.value_or(checked_default()))
-    detail::check_removals(std::get<removal_list>(keep).indices, in.size());
   if (name == "auto") {
     name = detail::resolve_auto(backend::cpu, f, in_place, in.size(), detail::removed_count(keep));
   }
   require_strategy(name, backend::cpu, f, in_place);
+  // After this the list's k is what validate_call sized the output for: n - k items are kept.
+  if (f == form::removal_list && opt.checked.value_or(checked_default()))
+    detail::check_removals(std::get<removal_list>(keep).indices, in.size());
   if (opt.times) *opt.times = {};
   const detail::cpu_call call{detail::as_record(in), out, keep, in_place, opt.times};
   return detail::strategy_entry_for(name).cpu(call);

@@ -24,6 +24,7 @@
 #include <nlohmann/json.hpp>
 
 #include <iostream>
+#include <new>
 #include <string>
 
 namespace {
@@ -172,6 +173,9 @@ int main(int argc, char** argv) {
   } catch (const sieve::bench::usage_error& e) {
     std::cerr << "sieve: " << one_line(e.what()) << " (see sieve --help)\n";
     return 2;
+  } catch (const std::bad_alloc&) {  // what the memory model (renderer/core/memory.hpp) did not foresee
+    std::cerr << "sieve: out of memory\n";
+    return 1;
   } catch (const std::exception& e) {
     std::cerr << "sieve: " << e.what() << "\n";
     return 1;

@@ -9,6 +9,7 @@
 #include <wavefront/integrator.hpp>
 
 #include <sieve/compaction.hpp>
+#include <sieve/compaction/cuda.hpp>
 
 #include <unistd.h>
 
@@ -170,6 +171,7 @@ int run_render(const render_args& a, const std::string& command_line) {
   const bool gpu = backend == "cuda";
   marks_form_for(settings.strategy, gpu ? sieve::backend::cuda : sieve::backend::cpu,
                  "renderer");  // an unfit strategy fails before the BVH build
+  check_render_memory(sc, settings, gpu);  // before the BVH build
 
   const auto t_bvh = std::chrono::steady_clock::now();
   const prepared_scene prepared(sc);

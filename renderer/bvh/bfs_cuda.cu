@@ -9,6 +9,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
 
 namespace sieve::render {
@@ -35,14 +36,14 @@ bfs_tracer_cuda::~bfs_tracer_cuda() = default;
 void bfs_tracer_cuda::closest(const bvh_view& b, const ray* rays, hit* hits, std::size_t n,
                               sieve::cuda::stream_t stream, bfs_stats* stats) {
   const auto start = std::chrono::steady_clock::now();
-  if (stats) *stats = {{}, 0, 0, strategy_, form_};
+  if (stats) *stats = {{}, 0, 0, 0, strategy_, form_};
   buffers& B = *buf_;
   const exec::cuda gpu{stream};
+  // ray_of[0]/node_of[0]: the stack of pairs (bfs.hpp bounds it); [1]: the children of a step.
   B.best.reserve_discard(n);
-  for (auto* v : {&B.ray_of[0], &B.ray_of[1], &B.node_of[0], &B.node_of[1]}) v->reserve_discard(2 * n);
+  for (auto* v : {&B.ray_of[0], &B.node_of[0]}) v->reserve_discard(n);
   bfs_begin(gpu, n, rays, B.best.get(), B.ray_of[0].get(), B.node_of[0].get());
-  std::size_t m = b.node_count > 0 ? n : 0;
-  int cur = 0;  // which pair of arrays holds the frontier
+  std::size_t stack = b.node_count > 0 ? n : 0;
   cudaEvent_t t0, t1;
   SIEVE_CUDA_CHECK(cudaEventCreate(&t0));
   SIEVE_CUDA_CHECK(cudaEventCreate(&t1));
@@ -54,20 +55,11 @@ void bfs_tracer_cuda::closest(const bvh_view& b, const ray* rays, hit* hits, std
     }
   } guard{t0, t1};
   std::uint32_t* removal_count = reinterpret_cast<std::uint32_t*>(B.counts.get() + 1);
-  while (m > 0) {
-    const std::size_t slots = 2 * m;
-    // The children go to the other pair of arrays; grow it (and the frontier's, for the next level).
-    for (int s = 0; s < 2; ++s) {
-      if (B.ray_of[s].size() >= slots) continue;
-      device_array<std::uint32_t> r(slots), nd(slots);
-      if (s == cur) {  // keep the frontier's contents
-        SIEVE_CUDA_CHECK(cudaMemcpyAsync(r.get(), B.ray_of[s].get(), m * 4, cudaMemcpyDeviceToDevice, stream));
-        SIEVE_CUDA_CHECK(cudaMemcpyAsync(nd.get(), B.node_of[s].get(), m * 4, cudaMemcpyDeviceToDevice, stream));
-        SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
-      }
-      B.ray_of[s].swap(r);
-      B.node_of[s].swap(nd);
-    }
+  while (stack > 0) {
+    const std::size_t m = bfs_chunk(stack, n), base = stack - m, slots = 2 * m;
+    if (stats) stats->peak_pairs = std::max(stats->peak_pairs, stack);
+    for (auto* v : {&B.ray_of[1], &B.node_of[1]}) v->reserve_discard(slots);
+    for (auto* v : {&B.ray_of[0], &B.node_of[0]}) v->reserve_keep(base + slots, stack, stream);  // room for the survivors
     keep_marks marks;
     if (form_ == sieve::form::byte_flags) {
       B.flags.reserve_discard(slots);
@@ -82,16 +74,15 @@ void bfs_tracer_cuda::closest(const bvh_view& b, const ray* rays, hit* hits, std
       marks.removals = B.removals.get();
       marks.removal_count = removal_count;
     }
-    const int next = 1 - cur;
-    bfs_expand(gpu, m, b, rays, B.best.get(), B.ray_of[cur].get(), B.node_of[cur].get(), B.ray_of[next].get(),
-               B.node_of[next].get(), marks);
+    std::uint32_t *cr = B.ray_of[1].get(), *cn = B.node_of[1].get();
+    bfs_expand(gpu, m, b, rays, B.best.get(), B.ray_of[0].get() + base, B.node_of[0].get() + base, cr, cn, marks);
 
     std::uint32_t removed = 0;
     if (form_ == sieve::form::removal_list) {
       SIEVE_CUDA_CHECK(cudaMemcpyAsync(&removed, removal_count, 4, cudaMemcpyDeviceToHost, stream));
       SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
     }
-    const sieve::record children(std::span(B.ray_of[next].get(), slots), std::span(B.node_of[next].get(), slots));
+    const sieve::record children(std::span(cr, slots), std::span(cn, slots));
     sieve::selection keep = sieve::byte_flags{std::span<const std::uint8_t>(B.flags.get(), slots)};
     if (form_ == sieve::form::bit_mask) keep = sieve::bit_mask{std::span<const std::uint32_t>(B.mask.get(), (slots + 31) / 32)};
     if (form_ == sieve::form::removal_list) keep = sieve::removal_list{std::span(B.removals.get(), removed)};
@@ -101,9 +92,8 @@ void bfs_tracer_cuda::closest(const bvh_view& b, const ray* rays, hit* hits, std
     if (in_place_) {
       sieve::cuda::compact_async(strategy_, children, keep, B.counts.get(), {B.workspace.get(), B.workspace.size()}, stream,
                                  {.checked = false});  // the frontier's own marks
-      cur = next;
     } else {
-      const sieve::record frontier(std::span(B.ray_of[cur].get(), slots), std::span(B.node_of[cur].get(), slots));
+      const sieve::record frontier(std::span(B.ray_of[0].get() + base, slots), std::span(B.node_of[0].get() + base, slots));
       sieve::cuda::compact_copy_async(strategy_, children, frontier, keep, B.counts.get(),
                                       {B.workspace.get(), B.workspace.size()}, stream, {.checked = false});
     }
@@ -113,11 +103,18 @@ void bfs_tracer_cuda::closest(const bvh_view& b, const ray* rays, hit* hits, std
     SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
     float ms = 0;
     SIEVE_CUDA_CHECK(cudaEventElapsedTime(&ms, t0, t1));
+    if (in_place_ && base == 0) {  // the whole stack was expanded: the children are the stack
+      B.ray_of[0].swap(B.ray_of[1]);
+      B.node_of[0].swap(B.node_of[1]);
+    } else if (in_place_ && kept > 0) {  // the survivors take the place of the pairs they came from
+      SIEVE_CUDA_CHECK(cudaMemcpyAsync(B.ray_of[0].get() + base, cr, kept * 4, cudaMemcpyDeviceToDevice, stream));
+      SIEVE_CUDA_CHECK(cudaMemcpyAsync(B.node_of[0].get() + base, cn, kept * 4, cudaMemcpyDeviceToDevice, stream));
+    }
     if (stats) {
       stats->levels.push_back({m, ms});
       stats->compact_ms += ms;
     }
-    m = static_cast<std::size_t>(kept);
+    stack = base + static_cast<std::size_t>(kept);
   }
   bfs_finish(gpu, n, b, rays, B.best.get(), hits);
   SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));

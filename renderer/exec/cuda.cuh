@@ -14,23 +14,24 @@ struct cuda {
 };
 
 namespace detail {
-template <class F>
+template <class Index, class F>
 __global__ void parallel_for_kernel(std::size_t n, F body) {
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n; i += stride)
-    body(static_cast<std::uint32_t>(i));
+    body(static_cast<Index>(i));
 }
 }  // namespace detail
 
-template <class F>
-void parallel_for(cuda e, const char* /*name*/, std::size_t n, const F& body) {
+template <class Index = std::uint32_t, class F>
+void parallel_for(cuda e, const char* name, std::size_t n, const F& body) {
+  check_index_range<Index>(name, n);
   if (n == 0) return;
   constexpr unsigned threads = 256;
   int dev = 0, sms = 1;
   SIEVE_CUDA_CHECK(cudaGetDevice(&dev));
   SIEVE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   const std::size_t want = (n + threads - 1) / threads, most = static_cast<std::size_t>(sms) * 16;
-  detail::parallel_for_kernel<<<static_cast<unsigned>(want < most ? want : most), threads, 0, e.stream>>>(n, body);
+  detail::parallel_for_kernel<Index><<<static_cast<unsigned>(want < most ? want : most), threads, 0, e.stream>>>(n, body);
   SIEVE_CUDA_CHECK(cudaGetLastError());
 }
 

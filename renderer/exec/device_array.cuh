@@ -50,6 +50,17 @@ class device_array {
     device_array bigger(n);
     swap(bigger);
   }
+  // Grows to at least n items keeping the first `used` (copied in `stream`, which is synchronised
+  // before the old memory is freed).
+  void reserve_keep(std::size_t n, std::size_t used, cudaStream_t stream) {
+    if (n <= n_) return;
+    device_array bigger(n);
+    if (used) {
+      SIEVE_CUDA_CHECK(cudaMemcpyAsync(bigger.get(), data_, used * sizeof(T), cudaMemcpyDeviceToDevice, stream));
+      SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    }
+    swap(bigger);
+  }
 
  private:
   T* data_ = nullptr;

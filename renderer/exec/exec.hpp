@@ -10,8 +10,13 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include <sieve/compaction/error.hpp>
+
 #include <cstddef>
 #include <cstdint>
+#include <limits>
+#include <string>
+#include <type_traits>
 
 #if defined(__CUDACC__)
 #define SIEVE_HD __host__ __device__
@@ -23,10 +28,23 @@ namespace sieve::exec {
 
 struct cpu {};
 
-template <class F>
-void parallel_for(cpu, const char* /*name*/, std::size_t n, const F& body) {
+// Index is the type the body receives: std::uint32_t (the default; the stages index their queues
+// with it) or std::uint64_t. A loop whose last index does not fit Index is refused with a
+// sieve::error naming the stage, never run with wrapped indices.
+template <class Index>
+void check_index_range(const char* name, std::size_t n) {
+  static_assert(std::is_unsigned_v<Index>, "parallel_for: the index is an unsigned integer");
+  if (n > 0 && n - 1 > std::numeric_limits<Index>::max()) {
+    throw sieve::error(std::string("parallel_for '") + name + "': " + std::to_string(n) + " items do not fit a " +
+                       std::to_string(8 * sizeof(Index)) + "-bit index");
+  }
+}
+
+template <class Index = std::uint32_t, class F>
+void parallel_for(cpu, const char* name, std::size_t n, const F& body) {
+  check_index_range<Index>(name, n);
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1024), [&](const tbb::blocked_range<std::size_t>& r) {
-    for (std::size_t i = r.begin(); i != r.end(); ++i) body(static_cast<std::uint32_t>(i));
+    for (std::size_t i = r.begin(); i != r.end(); ++i) body(static_cast<Index>(i));
   });
 }
 

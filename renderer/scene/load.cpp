@@ -4,6 +4,8 @@
 
 #include "procedural.hpp"
 
+#include "../core/memory.hpp"
+
 #include <tiny_obj_loader.h>
 
 #include <sieve/compaction/error.hpp>
@@ -271,6 +273,15 @@ struct reader {
       fail(file + ": " + std::to_string(count) + " triangles " + what + " is more than the limit of " +
            std::to_string(limits.max_triangles));
     }
+  }
+
+  // The memory the scene's triangles and film take (core/memory.hpp), against what is available.
+  void check_memory(std::uint64_t triangles, const film_desc& film) const {
+    memory::counts c;
+    c.triangles = triangles;
+    c.pixels = std::uint64_t{film.width} * film.height;
+    memory::check(c, limits.available_memory ? std::optional(limits.available_memory) : std::nullopt, std::nullopt,
+                  file);
   }
 
   void known_keys(const toml::table& t, const std::string& prefix, const std::vector<std::string_view>& keys,
@@ -1032,6 +1043,7 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
       if (!obj_entry) opt.context = " (" + key + " in " + rd.file + ")";
       const std::uint64_t before = sc.triangles.size(), limit = rd.limits.max_triangles;
       opt.max_triangles = limit > before ? limit - before : 0;
+      opt.admit = [&](std::uint64_t count) { rd.check_memory(before + count, sc.film); };
       opt.limit_text = before == 0 ? "(the scene's limit)"
                                    : "(what is left of the scene's limit of " + std::to_string(limit) + " with " +
                                          std::to_string(before) + " before this object)";
@@ -1140,6 +1152,7 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
     scene proc;
     auto check_count = [&](std::uint64_t count) {
       rd.check_triangles(sc.triangles.size() + count, "with the procedural " + type);
+      rd.check_memory(sc.triangles.size() + count, sc.film);
     };
     if (type == "spheres") {
       const auto spheres = static_cast<std::uint32_t>(integer("n", 32, 1, 256));

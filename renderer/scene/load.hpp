@@ -17,6 +17,10 @@ namespace sieve::render {
 struct scene_limits {
   std::uint64_t max_triangles = std::uint64_t{1} << 27;  // 134M triangles: 4.5 GiB of vertices, ~10 GiB with the BVH
   std::uint64_t max_pixels = std::uint64_t{1} << 26;     // film.width x film.height (64M pixels, 8192 x 8192)
+  // The host memory the scene may take (core/memory.hpp's model of its triangles and pixels, checked
+  // as soon as an OBJ's or a procedural scene's triangles are counted, before they are read or made);
+  // 0: MemAvailable of /proc/meminfo.
+  std::uint64_t available_memory = 0;
 };
 
 // Loads `path`:

@@ -3,6 +3,7 @@
 
 #include "../bvh/bfs.hpp"
 #include "../core/marks.hpp"
+#include "../core/memory.hpp"
 #include "../megakernel/megakernel.hpp"
 #include "accumulate.hpp"
 #include "connect.hpp"
@@ -164,6 +165,17 @@ render_result begin_render(const scene& sc, const render_settings& settings, sie
   result.stats.form = marks_form_for(settings.strategy, backend, gpu ? "renderer (cuda)" : "renderer");
   result.stats.bounces.resize(film.max_bounces + 1);
   return result;
+}
+
+void check_render_memory(const scene& s, const render_settings& settings, bool gpu,
+                         std::optional<std::uint64_t> available, std::optional<std::uint64_t> gpu_free) {
+  memory::counts c;
+  c.triangles = s.triangles.size();
+  c.pixels = std::uint64_t{s.film.width} * s.film.height;
+  c.paths = wave_capacity(s.film.width * s.film.height, s.film.spp, std::max(settings.max_queue, 1U));
+  c.bfs = settings.traversal == "bfs";
+  if (gpu && !gpu_free) gpu_free = cuda_free_memory();
+  memory::check(c, available, gpu ? gpu_free : std::nullopt, "render");
 }
 
 render_result render_cpu(const prepared_scene& ps, const render_settings& settings) {

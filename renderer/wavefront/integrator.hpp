@@ -20,6 +20,7 @@
 #include <algorithm>
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -148,5 +149,15 @@ render_result render_cpu(const prepared_scene& s, const render_settings& setting
 // DFS traversal, no reordering yet. Throws sieve::error when the build or the machine has no CUDA
 // device, or when a device buffer does not fit (naming the size asked for and the memory free).
 render_result render_cuda(const prepared_scene& s, const render_settings& settings);
+
+// The GPU's free memory (cudaMemGetInfo), or nothing without a CUDA device.
+std::optional<std::uint64_t> cuda_free_memory();
+
+// Before the BVH is built: throws sieve::error when rendering `s` with `settings` needs more host
+// memory than MemAvailable (`available` in tests) or, for the GPU, more than the GPU has free
+// (core/memory.hpp's model), naming the needs and what is free.
+void check_render_memory(const scene& s, const render_settings& settings, bool gpu,
+                         std::optional<std::uint64_t> available = std::nullopt,
+                         std::optional<std::uint64_t> gpu_free = std::nullopt);
 
 }  // namespace sieve::render

@@ -115,6 +115,13 @@ struct counters {
 
 }  // namespace
 
+std::optional<std::uint64_t> cuda_free_memory() {
+  if (!sieve::cuda::available()) return std::nullopt;
+  std::size_t free = 0, total = 0;
+  SIEVE_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return free;
+}
+
 render_result render_cuda(const prepared_scene& ps, const render_settings& settings) {
   const scene& sc = ps.source();
   const film_desc& film = sc.film;

@@ -7,4 +7,6 @@ render_result render_cuda(const prepared_scene&, const render_settings&) {
   throw sieve::error("this build has no CUDA backend (nvcc was not found, or SIEVE_CUDA=OFF): use --backend cpu");
 }
 
+std::optional<std::uint64_t> cuda_free_memory() { return std::nullopt; }
+
 }  // namespace sieve::render
