@@ -247,6 +247,12 @@ TEST_F(Cli, AutoNamesTheStrategyItRan) {
     EXPECT_FALSE(r["resolved"].get<std::string>().empty());
   }
   EXPECT_GT(autos, 0);
+
+  const outcome trace = run({"bench", "trace", cornell, "--backend", "cpu", "--traversal", "bfs", "--strategy", "auto",
+                             "--width", "16", "--height", "12", "--repeats", "1"});
+  ASSERT_EQ(trace.rc, 0) << trace.err;
+  EXPECT_NE(trace.out.find("auto -> "), std::string::npos) << trace.out;
+  EXPECT_NE(trace.out.find("device: "), std::string::npos) << trace.out;
 }
 
 TEST_F(Cli, InfoJson) {

@@ -83,6 +83,10 @@ nlohmann::json machine_info(bool with_cuda) {
   return m;
 }
 
+std::string device_of(const nlohmann::json& machine) {
+  return machine.contains("gpu") ? machine.value("gpu", "") : machine.value("cpu", "");
+}
+
 nlohmann::json run_info(const std::string& command_line) {
   return {{"version", SIEVE_VERSION_STRING},
           {"commit", build::commit},

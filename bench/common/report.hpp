@@ -21,6 +21,8 @@ stats summarize(std::vector<double> samples);
 
 // CPU model, hardware threads, oneTBB's concurrency, OS; GPU name, driver and clocks when CUDA runs.
 nlohmann::json machine_info(bool with_cuda);
+// The device a machine_info names: its GPU when it has one, else its CPU.
+std::string device_of(const nlohmann::json& machine);
 // Version, commit (and whether the tree had changes not committed), build type, compilers, the
 // command line, and the time (UTC).
 nlohmann::json run_info(const std::string& command_line);

@@ -137,7 +137,7 @@ nlohmann::json crossover_table(const std::vector<bench_case>& cases, const std::
                     {"ranking", order}, {"ms", ms}});
   }
   const nlohmann::json machine = machine_info(where == backend::cuda);
-  std::string device = where == backend::cuda ? machine.value("gpu", "") : machine.value("cpu", "");
+  std::string device = device_of(machine);
   device = device.substr(0, device.find(" ("));
   return {{"device", device}, {"backend", to_string(where)}, {"run", run_info(command_line)},
           {"rows", rows},
@@ -388,7 +388,7 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
   }
 
   const nlohmann::json machine = machine_info(where == backend::cuda);
-  const std::string device_name = where == backend::cuda ? machine.value("gpu", "") : machine.value("cpu", "");
+  const std::string device_name = device_of(machine);
   std::cout << "device: " << device_name << " (" << to_string(where) << ")\n";
   t.print(std::cout);
   std::string names;

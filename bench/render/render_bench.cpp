@@ -65,7 +65,7 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
   for (const auto& f : sc.files) outputs.add_input(f);
   const prepared_scene ps(sc);
   const nlohmann::json machine = machine_info(gpu);
-  const std::string device = gpu ? machine.value("gpu", "") : machine.value("cpu", "");
+  const std::string device = device_of(machine);
   std::cout << "device: " << device << " (" << backend << ")\n";
   std::cout << "scene " << sc.name << ": " << sc.triangles.size() << " triangles, " << sc.film.width << " x "
             << sc.film.height << ", " << sc.film.spp << " spp, " << sc.film.max_bounces << " bounces\n";

@@ -115,6 +115,9 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
   const bvh b = build_bvh(sc.triangles);
   const double build_s = seconds_since(t0);
   const bvh_view v = view_of(b, sc.triangles);
+  const nlohmann::json machine = machine_info(gpu);
+  const std::string device = device_of(machine);
+  std::cout << "device: " << device << " (" << backend << ")\n";
   std::cout << "scene " << sc.name << ": " << sc.triangles.size() << " triangles; BVH " << b.nodes.size()
             << " nodes, depth " << b.stats.max_depth << ", built in " << fixed(build_s * 1e3, 1) << " ms ("
             << fixed(static_cast<double>(sc.triangles.size()) / build_s / 1e6, 2) << " Mtris/s)\n";
@@ -172,9 +175,10 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
         }
         const stats st = summarize(ms);
         const double mrays = st.median > 0 ? static_cast<double>(rays.size()) / (st.median * 1e3) : 0;
-        t.add({kind, traversal, strategy, std::to_string(rays.size()), fixed(st.median, 2), fixed(st.min, 2),
+        const std::string shown = bfs ? strategy_shown(strategy, {std::string(bfs->resolved_strategy(rays.size()))}) : strategy;
+        t.add({kind, traversal, shown, std::to_string(rays.size()), fixed(st.median, 2), fixed(st.min, 2),
                fixed(st.max, 2), fixed(mrays, 2), diff.empty() ? "yes" : "NO"});
-        results.push_back({{"rays", kind}, {"traversal", traversal}, {"strategy", strategy}, {"count", rays.size()},
+        results.push_back({{"rays", kind}, {"traversal", traversal}, {"strategy", shown}, {"count", rays.size()},
                            {"ms_median", st.median}, {"ms_min", st.min}, {"ms_max", st.max}, {"mrays_per_s", mrays},
                            {"validated", diff.empty()}});
       }
@@ -197,7 +201,8 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
                                       {"bvh", {{"nodes", b.nodes.size()}, {"depth", b.stats.max_depth}, {"build_ms", build_s * 1e3},
                                                {"mtris_per_s", static_cast<double>(sc.triangles.size()) / build_s / 1e6}}},
                                       {"backend", backend},
-                                      {"machine", machine_info(gpu)},
+                                      {"device", device},
+                                      {"machine", machine},
                                       {"run", run_info(command_line)},
                                       {"results", results}},
                            1));

@@ -136,6 +136,10 @@ class bfs_tracer {
   void closest(const bvh_view& b, std::span<const ray> rays, std::span<hit> hits, bfs_stats* stats = nullptr);
 
   sieve::form form() const { return form_; }
+  // The strategy the frontier's compaction runs as for a frontier of n pairs ("auto" resolved).
+  std::string_view resolved_strategy(std::size_t n) const {
+    return sieve::resolve_strategy(strategy_, sieve::backend::cpu, form_, in_place_, n, 0, 2 * sizeof(std::uint32_t));
+  }
 
  private:
   std::string strategy_;
