@@ -250,8 +250,10 @@ TEST_F(Outputs, ASecondCtrlCWhileWritingLeavesNoTemporaryAndNoMix) {
 TEST_F(Outputs, CtrlCStopsALargeFrameWithinABounce) {
   for (const char* integrator : {"wavefront", "megakernel"}) {
     const fs::path json = dir_ / "big.json";
-    const pid_t pid = start({"render", scene_.string(), "--integrator", integrator, "--set", "film.width=2048", "--set",
-                             "film.height=2048", "--spp", "4", "--quiet", "--json", json.string()});
+    // On the CPU, where a pass takes many seconds (a GPU renders this frame before the signal comes).
+    const pid_t pid = start({"render", scene_.string(), "--backend", "cpu", "--integrator", integrator, "--set",
+                             "film.width=2048", "--set", "film.height=2048", "--spp", "4", "--quiet", "--json",
+                             json.string()});
     std::this_thread::sleep_for(std::chrono::milliseconds(2500));
     ::kill(pid, SIGINT);
     const auto t0 = std::chrono::steady_clock::now();
@@ -262,7 +264,7 @@ TEST_F(Outputs, CtrlCStopsALargeFrameWithinABounce) {
     std::cout << integrator << ": exited " << seconds << " s after the signal\n";
     const auto j = nlohmann::json::parse(slurp(json));
     EXPECT_EQ(j["partial"], true) << integrator;
-    EXPECT_EQ(j["samples_completed"], 0) << integrator;
+    EXPECT_LT(j["samples_completed"].get<int>(), 4) << integrator;  // a fast CPU may finish a sample first
   }
 }
 

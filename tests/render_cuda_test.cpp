@@ -60,18 +60,26 @@ comparison compare(const render_result& a, const render_result& b) {
   return c;
 }
 
-// Same stages, same random numbers: most paths are the same on both, and the few that part ways
-// (GPU rounding differs: FMA contraction, sinf/cosf/powf to within 2 ulp) only add Monte Carlo
-// noise of mean zero. So: the mean difference is within 4 standard errors of the per-pixel
-// differences, and at least 99 % of the pixels agree to 1e-3 (on the H100: 100 %, means equal to
-// 1e-9; the images are not bit-identical).
 // The CUDA BFS driver's bounded frontier (bvh/bfs.hpp): on a hairball its steps are chunks of
-// levels, and the hits still equal the CPU's DFS, for every CUDA strategy the BFS can use.
+// levels, and the hits still equal the GPU's DFS exactly (the same intersection code on the same
+// device; ties at equal t go to the lower index on every traversal), for every CUDA strategy the BFS
+// can use.
 TEST(GpuBfs, HairballHitsEqualDfs) {
   SKIP_WITHOUT_GPU();
   const auto [tris, rays] = hairball();
   const bvh b = build_bvh(tris);
   const bvh_view v = view_of(b, tris);
+  const gpu_trace dfs = trace_cuda(b, tris, rays, "dfs", "", 0);
+  ASSERT_EQ(dfs.hits.size(), rays.size());
+  // The GPU's DFS against the CPU's: the same surfaces, except a few grazing rays where the rounding
+  // of the two compilers lands on different sides of an edge (bench trace counts these too).
+  std::size_t differing = 0;
+  for (std::size_t i = 0; i < rays.size(); ++i) {
+    const hit cpu = closest_hit(v, rays[i]);
+    differing += dfs.hits[i].found() != cpu.found() ||
+                 (cpu.found() && std::abs(dfs.hits[i].t - cpu.t) > 1e-3F * cpu.t);
+  }
+  EXPECT_LE(differing, rays.size() / 100) << "of " << rays.size() << " rays";
   for (const auto& s : sieve::compaction_strategies()) {
     bool fits = false;
     for (const auto f : {sieve::form::bit_mask, sieve::form::byte_flags, sieve::form::removal_list})
@@ -81,13 +89,18 @@ TEST(GpuBfs, HairballHitsEqualDfs) {
     const gpu_trace got = trace_cuda(b, tris, rays, "bfs", std::string(s.name), 0);
     ASSERT_EQ(got.hits.size(), rays.size());
     for (std::size_t i = 0; i < rays.size(); ++i) {
-      const hit want = closest_hit(v, rays[i]);
+      const hit& want = dfs.hits[i];
       ASSERT_EQ(got.hits[i].prim, want.prim) << "ray " << i;
       ASSERT_EQ(got.hits[i].t, want.t) << "ray " << i;
     }
   }
 }
 
+// Same stages, same random numbers: most paths are the same on both, and the few that part ways
+// (GPU rounding differs: FMA contraction, sinf/cosf/powf to within 2 ulp) only add Monte Carlo
+// noise of mean zero. So: the mean difference is within 4 standard errors of the per-pixel
+// differences, and at least 99 % of the pixels agree to 1e-3 (on the H100: 100 %, means equal to
+// 1e-9; the images are not bit-identical).
 TEST(GpuRender, MatchesTheCpuImage) {
   SKIP_WITHOUT_GPU();
   for (const char* file : {"cornell-box.toml", "cornell-mirror-glass.toml"}) {
