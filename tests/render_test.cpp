@@ -228,6 +228,7 @@ TEST(Megakernel, ImageEqualsTheWavefrontsBitForBit) {
   render_settings r = render_settings::from(s);
   const render_result wavefront = render_cpu(ps, r);
   r.integrator = "megakernel";
+  r.profile_stages = true;
   const render_result mega = render_cpu(ps, r);
   ASSERT_EQ(mega.sum.size(), wavefront.sum.size());
   EXPECT_GT(image_mean(mega.mean()), 0.0);
@@ -237,6 +238,36 @@ TEST(Megakernel, ImageEqualsTheWavefrontsBitForBit) {
   EXPECT_EQ(mega.stats.shadow_rays, wavefront.stats.shadow_rays);
   r.integrator = "sideways";
   EXPECT_THROW(render_cpu(ps, r), sieve::error);
+}
+
+// Stage times only when asked (render_settings::profile_stages): the default adds nothing between
+// the stages and reports the frame time alone; profiling changes no pixel and no count.
+TEST(Wavefront, StageTimesOnlyWhenProfiling) {
+  const scene s = small_cornell("cornell-box.toml", 32, 24, 2, 3);
+  const prepared_scene ps(s);
+  render_settings r = render_settings::from(s);
+  r.reorder = reorder_key::morton;
+  r.max_queue = 32 * 24;  // two waves
+  const render_result plain = render_cpu(ps, r);
+  EXPECT_TRUE(plain.stats.stages.empty());
+  EXPECT_EQ(plain.stats.compaction_ms(), 0.0);
+  EXPECT_GT(plain.stats.seconds, 0.0);
+  EXPECT_EQ(plain.stats.waves, 2U);
+  EXPECT_EQ(plain.stats.host_syncs, 0U);
+  EXPECT_EQ(plain.stats.wave_launch, "cpu");
+  r.profile_stages = true;
+  const render_result timed = render_cpu(ps, r);
+  for (const char* stage : {"generate", "extend", "shade", "connect", "compact", "reorder", "accumulate"})
+    EXPECT_GT(timed.stats.stage_ms(stage), 0.0) << stage;
+  double per_bounce = 0;
+  for (const auto& b : timed.stats.bounces) per_bounce += b.compact_ms;
+  EXPECT_DOUBLE_EQ(per_bounce, timed.stats.stage_ms("compact"));
+  EXPECT_EQ(std::memcmp(plain.sum.data(), timed.sum.data(), plain.sum.size() * sizeof(vec3)), 0);
+  for (std::size_t b = 0; b < plain.stats.bounces.size(); ++b)
+    EXPECT_EQ(plain.stats.bounces[b].live, timed.stats.bounces[b].live) << "bounce " << b;
+  EXPECT_EQ(plain.stats.bounces[0].live, 2U * 32 * 24);
+  EXPECT_EQ(plain.stats.shadow_rays, timed.stats.shadow_rays);
+  EXPECT_GT(plain.stats.shadow_rays, 0U);
 }
 
 TEST(Wavefront, FeedsEachStrategyTheFormItTakes) {

@@ -134,6 +134,8 @@ void add_render_options(CLI::App& cmd, render_args& a) {
   cmd.add_option("--json", a.json, "JSON report");
   cmd.add_option("--set", a.set, "override a scene key, key=value (repeatable), e.g. film.width=256");
   cmd.add_flag("--quiet", a.quiet, "no progress bar and no table");
+  cmd.add_flag("--profile-stages", a.profile_stages,
+               "time every stage and bounce (CPU clock, CUDA events inside the wave's graph); default: the frame time only");
 }
 
 int run_render(const render_args& a, const std::string& command_line) {
@@ -168,6 +170,7 @@ int run_render(const render_args& a, const std::string& command_line) {
   render_settings settings = render_settings::from(sc);
   settings.traversal = a.traversal;
   settings.integrator = a.integrator;
+  settings.profile_stages = a.profile_stages;
   const bool gpu = backend == "cuda";
   marks_form_for(settings.strategy, gpu ? sieve::backend::cuda : sieve::backend::cpu,
                  "renderer");  // an unfit strategy fails before the BVH build
@@ -226,7 +229,13 @@ int run_render(const render_args& a, const std::string& command_line) {
   j["compaction_ms"] = st.compaction_ms();
   j["compaction_share"] = total_ms > 0 ? st.compaction_ms() / total_ms : 0;
   j["bfs_frontier_compaction_ms"] = st.bfs_compact_ms;
+  j["profile_stages"] = settings.profile_stages;
+  j["stages"] = nlohmann::json::object();  // empty unless profile_stages
   for (const auto& s : st.stages) j["stages"][s.name] = s.ms;
+  j["waves"] = st.waves;
+  j["wave_launch"] = st.wave_launch;
+  j["host_syncs"] = st.host_syncs;
+  j["host_syncs_per_wave"] = st.waves ? static_cast<double>(st.host_syncs) / static_cast<double>(st.waves) : 0.0;
   j["bounces"] = nlohmann::json::array();
   for (std::size_t b = 0; b < st.bounces.size(); ++b)
     if (st.bounces[b].live)
@@ -249,6 +258,8 @@ int run_render(const render_args& a, const std::string& command_line) {
               << "device: " << j["device"].get<std::string>() << " (" << backend << ")\n"
               << bench::fixed(st.seconds, 3) << " s, " << bench::fixed(mrays, 2) << " Mrays/s ("
               << st.extension_rays << " extension + " << st.shadow_rays << " shadow rays)\n\n";
+    std::cout << st.waves << " waves (" << st.wave_launch << "), " << st.host_syncs << " host synchronisations\n";
+    if (!settings.profile_stages) std::cout << "stage times: --profile-stages\n";
     bench::table stages({"stage", "ms", "share"});
     for (const auto& s : st.stages) stages.add({s.name, bench::fixed(s.ms, 1), pct(s.ms, total_ms)});
     if (settings.traversal == "bfs")

@@ -26,6 +26,7 @@ struct render_args {
   std::string png, exr, json;
   std::vector<std::string> set;
   bool quiet = false;
+  bool profile_stages = false;  // per-stage and per-bounce times (otherwise the frame time only)
 };
 
 void add_render_options(CLI::App& cmd, render_args& args);

@@ -61,28 +61,25 @@ SIEVE_HD inline std::uint32_t ray_key(reorder_key k, const ray& r, const aabb& b
   return 0;
 }
 
-// keys[i], and index[i] = i, for the live paths.
+// keys[i], and index[i] = i, for the first `capacity` slots: the live paths' keys, and past the
+// live count the largest key of `k`, so that a stable sort over the whole capacity (a GPU wave
+// whose count stays on the device) leaves the live paths first, in key order.
 template <class Exec>
 void reorder_keys(Exec e, std::uint32_t capacity, const std::uint32_t* live, reorder_key k, const scene_view& s,
                   const path_columns& p, std::uint32_t* keys, std::uint32_t* index) {
+  const std::uint32_t last = reorder_key_bits(k) >= 32 ? ~0U : (1U << reorder_key_bits(k)) - 1;
   exec::parallel_for(e, "reorder.keys", capacity, [=] SIEVE_HD(std::uint32_t i) {
-    if (i >= *live) return;
-    keys[i] = ray_key(k, p.rays[i], s.bounds);
+    keys[i] = i < *live ? ray_key(k, p.rays[i], s.bounds) : last;
     index[i] = i;
   });
 }
 
-// to[i] = from[index[i]] for every column.
+// to[i] = from[index[i]] for every column (path_columns' list).
 template <class Exec>
 void gather_paths(Exec e, std::uint32_t capacity, const std::uint32_t* live, const std::uint32_t* index,
                   const path_columns& from, const path_columns& to) {
   exec::parallel_for(e, "reorder.gather", capacity, [=] SIEVE_HD(std::uint32_t i) {
-    if (i >= *live) return;
-    const std::uint32_t j = index[i];
-    to.slot[i] = from.slot[j];
-    to.rays[i] = from.rays[j];
-    to.throughput[i] = from.throughput[j];
-    to.bsdf_pdf[i] = from.bsdf_pdf[j];
+    if (i < *live) to.copy_from(i, from, index[i]);
   });
 }
 

@@ -28,7 +28,6 @@ struct shade_args {
   bounce_columns scratch;
   vec3* film = nullptr;    // the wave's film: one entry per path slot
   keep_marks marks;
-  wave w;
   std::uint32_t vertex = 0;  // the bounce: 0 for the camera rays' hits
 };
 
@@ -54,7 +53,7 @@ SIEVE_HD inline void next_event(const shade_args& a, std::uint32_t i, rng_key ke
   if (a.scratch.shadow_count) atomic_add_aggregated(a.scratch.shadow_count, 1U);
 }
 
-SIEVE_HD inline void shade_path(std::uint32_t i, const shade_args& a) {
+SIEVE_HD inline void shade_path(std::uint32_t i, const shade_args& a, const wave& w) {
   const scene_view& s = a.scene;
   const path_columns& p = a.paths;
   const std::uint32_t slot = p.slot[i];
@@ -79,7 +78,7 @@ SIEVE_HD inline void shade_path(std::uint32_t i, const shade_args& a) {
       const float w = prev > 0 ? power_heuristic(prev, light_pdf_solid_angle(s.lights, r.direction, h.t, n)) : 1.0f;
       seen = beta * le * w;
     }
-    const rng_key key{a.w.pixel_of(slot), a.w.sample_of(slot), a.vertex + 1, s.seed};
+    const rng_key key{w.pixel_of(slot), w.sample_of(slot), a.vertex + 1, s.seed};
     const float survive = a.vertex >= roulette_from_vertex ? fminf(0.95f, max_component(beta)) : 1.0f;
     if (a.vertex < s.max_bounces && uniform(key, dim::roulette) < survive) {
       beta = beta / survive;
@@ -100,9 +99,9 @@ SIEVE_HD inline void shade_path(std::uint32_t i, const shade_args& a) {
 }
 
 template <class Exec>
-void shade(Exec e, std::uint32_t capacity, const std::uint32_t* live, const shade_args& a) {
+void shade(Exec e, std::uint32_t capacity, const std::uint32_t* live, const shade_args& a, const wave* w) {
   exec::parallel_for(e, "shade", capacity, [=] SIEVE_HD(std::uint32_t i) {
-    if (i < *live) shade_path(i, a);
+    if (i < *live) shade_path(i, a, *w);
   });
 }
 
