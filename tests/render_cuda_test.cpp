@@ -161,6 +161,7 @@ TEST(GpuRender, IdenticalForEveryCudaStrategy) {
       r.strategy = "atomic";  // unstable too
       r.reorder = key;
       r.sort = sort;
+      r.profile_stages = true;
       const render_result got = render_cuda(ps, r);
       EXPECT_TRUE(compare(got, want).identical);
       EXPECT_GT(got.stats.stage_ms("reorder"), 0.0);
@@ -168,6 +169,41 @@ TEST(GpuRender, IdenticalForEveryCudaStrategy) {
   rs.max_queue = 1U << 20;  // one chunk: the same image
   rs.strategy = "redzone";
   EXPECT_TRUE(compare(render_cuda(ps, rs), want).identical);
+}
+
+// No host round trip inside a wave: the wave is captured once as a CUDA graph and replayed for
+// every wave (the last, smaller one too), one synchronisation per wave; thrust and the BFS take the
+// per-bounce synchronous path. Stage times (events inside the graph) change no pixel.
+TEST(GpuRender, OneGraphPerRenderAndOneSyncPerWave) {
+  SKIP_WITHOUT_GPU();
+  const scene s = cornell("cornell-mirror-glass.toml", 80, 60, 3, 5);
+  const prepared_scene ps(s);
+  render_settings rs = render_settings::from(s);
+  rs.max_queue = 1000;  // 5 chunks per pass, the last of 800 pixels
+  rs.strategy = "atomic";
+  const render_result fast = render_cuda(ps, rs);
+  EXPECT_EQ(fast.stats.wave_launch, "graph");
+  EXPECT_EQ(fast.stats.graphs, 1U);
+  EXPECT_EQ(fast.stats.waves, 15U);
+  EXPECT_EQ(fast.stats.host_syncs, fast.stats.waves);
+  EXPECT_TRUE(fast.stats.stages.empty());
+  EXPECT_EQ(fast.stats.bounces[0].live, 3U * 80 * 60);
+  rs.profile_stages = true;
+  rs.reorder = reorder_key::octant;
+  const render_result timed = render_cuda(ps, rs);
+  EXPECT_EQ(timed.stats.host_syncs, timed.stats.waves);
+  EXPECT_TRUE(compare(timed, fast).identical);
+  for (const char* stage : {"generate", "extend", "shade", "connect", "compact", "reorder", "accumulate"})
+    EXPECT_GT(timed.stats.stage_ms(stage), 0.0) << stage;
+  for (std::size_t b = 0; b < fast.stats.bounces.size(); ++b)
+    EXPECT_EQ(timed.stats.bounces[b].live, fast.stats.bounces[b].live) << "bounce " << b;
+  rs.reorder = reorder_key::none;
+  rs.profile_stages = false;
+  rs.strategy = "thrust";  // reads its counts back: the synchronous path
+  const render_result thrust = render_cuda(ps, rs);
+  EXPECT_EQ(thrust.stats.wave_launch, "stream");
+  EXPECT_GT(thrust.stats.host_syncs, thrust.stats.waves);
+  EXPECT_TRUE(compare(thrust, fast).identical);
 }
 
 TEST(GpuRender, MegakernelMatchesTheWavefront) {

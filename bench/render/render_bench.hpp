@@ -20,6 +20,9 @@ struct render_bench_args {
   std::vector<std::string> traversals = {"dfs"};
   std::vector<std::string> reorders = {"none"};
   int repeats = 3;
+  // Stage times (render_settings::profile_stages): both = the timed renders without them (the frame
+  // time, s_median) and again with them (stage and compaction times, s_profiled); on; off.
+  std::string profile_stages = "both";
   std::string csv, json;
 };
 
