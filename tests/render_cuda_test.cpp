@@ -166,6 +166,26 @@ TEST(GpuRender, IdenticalForEveryCudaStrategy) {
       EXPECT_TRUE(compare(got, want).identical);
       EXPECT_GT(got.stats.stage_ms("reorder"), 0.0);
     }
+  // The index queue (compacted 4-byte indices, state in place) and producer-side append (warp_append
+  // in shade, no pass): the same image, with and without reordering, DFS and BFS.
+  for (const char* queue : {"index", "append"})
+    for (const char* strategy : {"space", "redzone", "cub", "thrust"})
+      for (const char* traversal : {"dfs", "bfs"})
+        for (const auto key : {reorder_key::none, reorder_key::morton}) {
+          if (std::string(queue) == "append" && std::string(strategy) != "space") continue;  // no strategy runs
+          SCOPED_TRACE(std::string(queue) + " " + strategy + " " + traversal + " " + std::string(to_string(key)));
+          render_settings r = rs;
+          r.queue = queue;
+          r.strategy = strategy;
+          r.traversal = traversal;
+          r.reorder = key;
+          const render_result got = render_cuda(ps, r);
+          EXPECT_TRUE(compare(got, want).identical);
+          for (std::size_t b = 0; b < want.stats.bounces.size(); ++b)
+            EXPECT_EQ(got.stats.bounces[b].live, want.stats.bounces[b].live) << "bounce " << b;
+          const bool graph = std::string(traversal) == "dfs" && (std::string(queue) == "append" || std::string(strategy) != "thrust");
+          EXPECT_EQ(got.stats.wave_launch, graph ? "graph" : "stream");
+        }
   rs.max_queue = 1U << 20;  // one chunk: the same image
   rs.strategy = "redzone";
   EXPECT_TRUE(compare(render_cuda(ps, rs), want).identical);

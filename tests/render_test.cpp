@@ -183,6 +183,18 @@ TEST(Wavefront, ImageIsBitIdenticalForEveryStrategyTraversalAndReordering) {
     r.strategy = "redzone";  // unstable and reordered: the queue's order is far from the pixels'
     runs.push_back(r);
   }
+  // The other queues: compacted 4-byte indices (state in place), and producer-side append.
+  for (const char* queue : {"index", "append"})
+    for (const char* strategy : {"std", "redzone", "billeter"})
+      for (const char* traversal : {"dfs", "bfs"})
+        for (const auto key : {reorder_key::none, reorder_key::octant}) {
+          render_settings r = base;
+          r.queue = queue;
+          r.strategy = strategy;
+          r.traversal = traversal;
+          r.reorder = key;
+          runs.push_back(r);
+        }
   render_settings whole = base;
   whole.max_queue = 1U << 20;  // one wave of all samples
   runs.push_back(whole);
@@ -190,8 +202,8 @@ TEST(Wavefront, ImageIsBitIdenticalForEveryStrategyTraversalAndReordering) {
   runs.push_back(whole);
 
   for (const auto& r : runs) {
-    SCOPED_TRACE(r.strategy + ", " + r.traversal + ", reorder " + std::string(to_string(r.reorder)) + ", queue " +
-                 std::to_string(r.max_queue));
+    SCOPED_TRACE(r.queue + " queue, " + r.strategy + ", " + r.traversal + ", reorder " +
+                 std::string(to_string(r.reorder)) + ", max_queue " + std::to_string(r.max_queue));
     const render_result got = render_cpu(ps, r);
     ASSERT_EQ(got.sum.size(), want.sum.size());
     EXPECT_EQ(std::memcmp(got.sum.data(), want.sum.data(), want.sum.size() * sizeof(vec3)), 0);
@@ -284,6 +296,9 @@ TEST(Wavefront, FeedsEachStrategyTheFormItTakes) {
   EXPECT_THROW(render_cpu(ps, r), sieve::error);
   r.strategy = "auto";
   r.traversal = "sideways";
+  EXPECT_THROW(render_cpu(ps, r), sieve::error);
+  r.traversal = "dfs";
+  r.queue = "sideways";
   EXPECT_THROW(render_cpu(ps, r), sieve::error);
 }
 

@@ -43,6 +43,11 @@ void add_render_bench_options(CLI::App& cmd, render_bench_args& a) {
   cmd.add_option("--integrator", a.integrators, "wavefront, megakernel (comma-separated)")->delimiter(',')
       ->check(CLI::IsMember({"wavefront", "megakernel"}));
   cmd.add_option("--strategy", a.strategies, "compaction strategies (comma-separated; default: all that fit)")->delimiter(',');
+  cmd.add_option("--queue", a.queues,
+                 "how the path queue shrinks: pass (the strategy compacts the path state), index (it compacts 4-byte "
+                 "path indices, the state stays in place), append (shade appends survivors, no pass); comma-separated")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"pass", "index", "append"}));
   cmd.add_option("--traversal", a.traversals, "dfs, bfs (comma-separated)")->delimiter(',')->check(CLI::IsMember({"dfs", "bfs"}));
   cmd.add_option("--reorder", a.reorders, "none, morton, octant, termination (comma-separated)")->delimiter(',');
   cmd.add_option("--repeats", a.repeats, "timed renders per configuration (median reported)")->check(CLI::Range(1, 100));
@@ -75,17 +80,25 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
             << sc.film.height << ", " << sc.film.spp << " spp, " << sc.film.max_bounces << " bounces\n";
 
   const bool fast = a.profile_stages != "on", profiled = a.profile_stages != "off";
-  table t({"integrator", "strategy", "form", "traversal", "reorder", "launch", "syncs/wave", "s_median", "s_profiled",
+  table t({"integrator", "queue", "strategy", "form", "traversal", "reorder", "launch", "syncs/wave", "s_median", "s_profiled",
            "Mrays/s", "compact_ms", "compact_share", "compact_ms_per_bounce", "identical"});
   nlohmann::json results = nlohmann::json::array();
   std::vector<vec3> reference;
   int failed = 0;
+  // The spectrum of compaction, one row each: a strategy's pass over the path state, over 4-byte
+  // indices, producer-side append (no pass, no strategy), the megakernel (no queue).
+  std::vector<std::pair<std::string, std::string>> kinds;  // (integrator, queue)
   for (const auto& integrator : a.integrators)
+    for (const auto& queue : integrator == "megakernel" ? std::vector<std::string>{"-"} : a.queues)
+      kinds.emplace_back(integrator, queue);
+  for (const auto& [integrator, queue] : kinds)
   for (const auto& traversal : a.traversals)
     for (const auto& reorder : a.reorders)
-      for (const auto& strategy : integrator == "megakernel" ? std::vector<std::string>{"auto"} : strategies) {
+      for (const auto& strategy :
+           integrator == "megakernel" || queue == "append" ? std::vector<std::string>{"auto"} : strategies) {
         render_settings rs = render_settings::from(sc);
         rs.integrator = integrator;
+        if (queue != "-") rs.queue = queue;
         rs.strategy = strategy;
         rs.traversal = traversal;
         rs.reorder = reorder_key_from_string(reorder);
@@ -125,14 +138,14 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
         nlohmann::json stages;
         for (const auto& s : st.stages) stages[s.name] = s.ms;
         const double syncs = st.waves ? static_cast<double>(st.host_syncs) / static_cast<double>(st.waves) : 0.0;
-        const bool mega = integrator == "megakernel";
-        const std::string form = mega ? "-" : std::string(sieve::to_string(st.form));
-        const std::string shown = mega ? "-" : strategy_shown(strategy, st.strategies_ran);
-        t.add({integrator, shown, form, traversal, reorder, st.wave_launch, fixed(syncs, 1), fixed(seconds_fast, 3),
+        const bool mega = integrator == "megakernel", passless = mega || queue == "append";
+        const std::string form = passless ? "-" : std::string(sieve::to_string(st.form));
+        const std::string shown = passless ? "-" : strategy_shown(strategy, st.strategies_ran);
+        t.add({integrator, queue, shown, form, traversal, reorder, st.wave_launch, fixed(syncs, 1), fixed(seconds_fast, 3),
                profiled ? fixed(st.seconds, 3) : "-", fixed(rays / seconds_fast / 1e6, 2),
                profiled ? fixed(st.compaction_ms(), 1) : "-", profiled ? fixed(100 * share, 2) + " %" : "-",
                profiled ? per_bounce : "-", same ? "yes" : "NO"});
-        results.push_back({{"integrator", integrator}, {"strategy", shown}, {"strategies_ran", st.strategies_ran},
+        results.push_back({{"integrator", integrator}, {"queue", queue}, {"strategy", shown}, {"strategies_ran", st.strategies_ran},
                            {"form", form}, {"traversal", traversal},
                            {"reorder", reorder}, {"seconds", st.seconds}, {"mrays_per_s", rays / st.seconds / 1e6},
                            {"profile_stages", profiled}, {"seconds_unprofiled", seconds_fast},

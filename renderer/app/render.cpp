@@ -117,6 +117,10 @@ void add_render_options(CLI::App& cmd, render_args& a) {
   cmd.add_option("--integrator", a.integrator, "wavefront (queues compacted between bounces) or megakernel (one thread per path)")
       ->check(CLI::IsMember({"wavefront", "megakernel"}));
   cmd.add_option("--traversal", a.traversal, "dfs or bfs")->check(CLI::IsMember({"dfs", "bfs"}));
+  cmd.add_option("--queue", a.queue,
+                 "pass (the strategy compacts the path state), index (it compacts 4-byte path indices) or append "
+                 "(shade appends the survivors: no compaction pass)")
+      ->check(CLI::IsMember({"pass", "index", "append"}));
   cmd.add_option("--reorder", a.reorder, "ray reordering: none, morton, octant, termination (default: the scene's)");
   cmd.add_option("--sort", a.sort, "GPU radix sort for --reorder: onesweep or cub (default: the scene's)");
   cmd.add_option("--spp", a.spp, "samples per pixel")->check(CLI::Range(1U, 1U << 20))->default_str("the scene's film.spp");
@@ -171,6 +175,7 @@ int run_render(const render_args& a, const std::string& command_line) {
   settings.traversal = a.traversal;
   settings.integrator = a.integrator;
   settings.profile_stages = a.profile_stages;
+  settings.queue = a.queue;
   const bool gpu = backend == "cuda";
   marks_form_for(settings.strategy, gpu ? sieve::backend::cuda : sieve::backend::cpu,
                  "renderer");  // an unfit strategy fails before the BVH build
@@ -211,6 +216,7 @@ int run_render(const render_args& a, const std::string& command_line) {
   j["form"] = std::string(sieve::to_string(st.form));
   j["integrator"] = settings.integrator;
   j["traversal"] = settings.traversal;
+  j["queue"] = settings.queue;
   j["reorder"] = std::string(to_string(settings.reorder));
   j["sort"] = settings.sort;
   j["width"] = r.width;

@@ -19,6 +19,7 @@ struct render_args {
   std::string backend = "auto";  // auto: the GPU when there is one
   std::string integrator = "wavefront";
   std::string traversal = "dfs";
+  std::string queue = "pass";  // pass | index | append (render_settings::queue)
   std::string reorder;    // empty: the scene's [compaction] reorder
   std::string sort;       // empty: the scene's [compaction] sort
   std::uint32_t spp = 0;  // 0: the scene's film.spp

@@ -56,34 +56,64 @@ struct wave_counts {
   std::uint64_t* shadow() const { return words + max_bounces + 2; }
 };
 
-// The live paths of a wave and their marks. Stages write the columns of paths() and mark through
-// marks(); compact() keeps the marked ones (in place, or into the other buffer, which it then
-// swaps in); reordered() swaps in the buffer a gather wrote.
+// How the queue of live paths shrinks between bounces (render_settings::queue):
+//   pass    the strategy compacts the path state (48 bytes a path) after shade, a separate pass;
+//   index   the strategy compacts 4-byte path indices, the state stays where generate put it and
+//           the stages read it through the indices (gathered on use);
+//   append  shade writes each surviving path straight to the next queue (producer-side append,
+//           warp-aggregated on the GPU): no pass, no marks.
+enum class queue_mode : std::uint8_t { pass, index, append };
+
+inline queue_mode queue_mode_of(const std::string& name) {
+  if (name == "pass") return queue_mode::pass;
+  if (name == "index") return queue_mode::index;
+  if (name == "append") return queue_mode::append;
+  throw sieve::error("unknown queue '" + name + "'; queues: pass, index, append");
+}
+
+// The live paths of a wave and their marks. Stages write the columns of paths() (through index()
+// for an index queue) and mark through marks(); compact() keeps the marked ones (in place, or into
+// the other buffer, which it then swaps in); reordered() and appended() swap in the buffer a
+// gather or shade_append filled.
 template <class Backend>
 class path_queue {
  public:
-  path_queue(Backend& b, std::uint32_t capacity, std::string strategy, sieve::form form)
-      : b_(b), capacity_(capacity), strategy_(std::move(strategy)), form_(form),
+  path_queue(Backend& b, std::uint32_t capacity, std::string strategy, sieve::form form, queue_mode mode)
+      : b_(b), capacity_(capacity), strategy_(std::move(strategy)), form_(form), mode_(mode),
         in_place_(!sieve::compaction_strategy(strategy_).out_of_place),  // copy where offered: no extra pass
-        flags_(form == sieve::form::byte_flags ? capacity : 0),
-        mask_(form == sieve::form::bit_mask ? (capacity + 31) / 32 : 0),
-        removals_(form == sieve::form::removal_list ? capacity : 0) {
+        flags_(mode != queue_mode::append && form == sieve::form::byte_flags ? capacity : 0),
+        mask_(mode != queue_mode::append && form == sieve::form::bit_mask ? (capacity + 31) / 32 : 0),
+        removals_(mode != queue_mode::append && form == sieve::form::removal_list ? capacity : 0) {
     for (int i = 0; i < 2; ++i) {
-      memory_[i] = typename Backend::template array<std::byte>(path_columns::column_bytes(capacity));
-      store_[i] = path_columns::carve(memory_[i].get(), capacity);
+      const std::uint32_t n = i == 1 && mode == queue_mode::index ? 0 : capacity;  // an index queue: state in place
+      memory_[i] = typename Backend::template array<std::byte>(path_columns::column_bytes(n));
+      store_[i] = path_columns::carve(memory_[i].get(), n);
+      if (mode == queue_mode::index) index_[i] = typename Backend::template array<std::uint32_t>(capacity);
     }
   }
 
   std::uint32_t capacity() const { return capacity_; }
+  queue_mode mode() const { return mode_; }
   bool in_place() const { return in_place_; }
   const path_columns& paths() const { return store_[cur_]; }
   const path_columns& spare() const { return store_[1 - cur_]; }
-  void restart() { cur_ = 0; }          // a new wave: generate writes paths()
-  void reordered() { cur_ = 1 - cur_; }  // a gather filled spare()
+  // An index queue's live entries (null otherwise), and the other index buffer.
+  std::uint32_t* index() const { return mode_ == queue_mode::index ? index_[icur_].get() : nullptr; }
+  std::uint32_t* spare_index() const { return mode_ == queue_mode::index ? index_[1 - icur_].get() : nullptr; }
+  void restart() { cur_ = icur_ = 0; }  // a new wave: generate writes paths(), index() is 0, 1, 2, ...
+  // A gather filled spare() (spare_index() for an index queue); shade_append filled spare().
+  void reordered() { (mode_ == queue_mode::index ? icur_ : cur_) ^= 1; }
+  void appended() { cur_ ^= 1; }
 
-  // Marks for the first n slots, cleared as the form needs (the bit mask zeroed, *removal_count 0).
+  // What compaction moves, for the first n entries: the path columns, or an index queue's indices.
+  sieve::record record(std::uint32_t n) const {
+    return mode_ == queue_mode::index ? sieve::record(std::span(index(), n)) : paths().record(n);
+  }
+
+  // Marks for the first n entries, cleared as the form needs (the bit mask zeroed, *removal_count 0).
   keep_marks marks(std::uint32_t n, std::uint64_t* removal_count) {
     keep_marks m;
+    if (mode_ == queue_mode::append) return m;  // shade_append moves the survivors itself
     if (form_ == sieve::form::byte_flags) m.flags = flags_.get();
     if (form_ == sieve::form::bit_mask) {
       b_.zero(mask_.get(), std::size_t{(n + 31) / 32} * sizeof(std::uint32_t));
@@ -97,14 +127,16 @@ class path_queue {
     return m;
   }
 
-  // Keeps the marked paths of the first n slots (*live of them are live; n is the live count or the
+  // Keeps the marked entries of the first n (*live of them are live; n is the live count or the
   // capacity) and writes how many to *kept.
   void compact(std::uint32_t n, const std::uint64_t* live, const std::uint64_t* removal_count, std::uint64_t* kept) {
     sieve::selection keep = sieve::byte_flags{std::span<const std::uint8_t>(flags_.get(), n)};
     if (form_ == sieve::form::bit_mask) keep = sieve::bit_mask{std::span<const std::uint32_t>(mask_.get(), (n + 31) / 32)};
     if (form_ == sieve::form::removal_list) keep = sieve::removal_list{std::span<std::uint32_t>(removals_.get(), n)};
-    b_.compact(strategy_, in_place_, paths().record(n), spare().record(n), keep, live, removal_count, kept);
-    if (!in_place_) cur_ = 1 - cur_;
+    const sieve::record out =
+        mode_ == queue_mode::index ? sieve::record(std::span(spare_index(), n)) : spare().record(n);
+    b_.compact(strategy_, in_place_, record(n), out, keep, live, removal_count, kept);
+    if (!in_place_) (mode_ == queue_mode::index ? icur_ : cur_) ^= 1;
   }
 
  private:
@@ -112,10 +144,12 @@ class path_queue {
   std::uint32_t capacity_;
   std::string strategy_;
   sieve::form form_;
+  queue_mode mode_;
   bool in_place_;
   typename Backend::template array<std::byte> memory_[2];
   path_columns store_[2];
-  int cur_ = 0;
+  typename Backend::template array<std::uint32_t> index_[2];
+  int cur_ = 0, icur_ = 0;
   typename Backend::template array<std::uint8_t> flags_;
   typename Backend::template array<std::uint32_t> mask_, removals_;
 };
@@ -129,6 +163,21 @@ void begin_wave(Exec e, const wave* w, wave_counts c) {
   });
 }
 
+// An index queue's first entries: path i at entry i.
+template <class Exec>
+void iota_indices(Exec e, std::uint32_t capacity, std::uint32_t* index) {
+  exec::parallel_for(e, "generate.index", capacity, [=] SIEVE_HD(std::uint32_t i) { index[i] = i; });
+}
+
+// Rays of an index queue's entries, contiguous (the BFS tracer takes a plain array).
+template <class Exec>
+void gather_rays(Exec e, std::uint32_t capacity, const std::uint32_t* live, const std::uint32_t* index, const ray* rays,
+                 ray* out) {
+  exec::parallel_for(e, "extend.gather", capacity, [=] SIEVE_HD(std::uint32_t i) {
+    if (i < *live) out[i] = rays[index[i]];
+  });
+}
+
 template <class Backend>
 class wavefront_driver {
  public:
@@ -137,7 +186,7 @@ class wavefront_driver {
   wavefront_driver(Backend& b, const scene_view& view, const render_settings& settings, sieve::form form,
                    std::uint32_t capacity, std::uint32_t max_pixels, const wave* wave, vec3* film)
       : b_(b), view_(view), settings_(settings), capacity_(capacity), max_pixels_(max_pixels), wave_(wave), film_(film),
-        queue_(b, capacity, settings.strategy, form), hits_(capacity), shadow_rays_(capacity), shadow_light_(capacity),
+        queue_(b, capacity, settings.strategy, form, queue_mode_of(settings.queue)), hits_(capacity), shadow_rays_(capacity), shadow_light_(capacity),
         wave_film_(capacity), counts_(wave_counts::size(view.max_bounces)),
         keys_(settings.reorder != reorder_key::none ? 2 * std::size_t{capacity} : 0),
         order_(settings.reorder != reorder_key::none ? 2 * std::size_t{capacity} : 0) {
@@ -145,8 +194,10 @@ class wavefront_driver {
   }
 
   bool in_place() const { return queue_.in_place(); }
+  queue_mode mode() const { return queue_.mode(); }
   wave_counts counts() const { return {counts_.get(), view_.max_bounces}; }
-  path_columns paths() const { return queue_.paths(); }
+  // What the compaction moves for `capacity` entries (its workspace's shape).
+  sieve::record compaction_record() const { return queue_.record(capacity_); }
   vec3* wave_film() const { return wave_film_.get(); }
 
   // Enqueues wave w (whose copy the backend put in *wave): generate, every bounce, accumulate.
@@ -157,12 +208,14 @@ class wavefront_driver {
     const auto e = b_.exec();
     const wave_counts c = counts();
     const std::uint32_t max_bounces = view_.max_bounces;
-    const bounce_columns scratch{hits_.get(), shadow_rays_.get(), shadow_light_.get(), low_word(c.shadow())};
+    const queue_mode mode = queue_.mode();
     vec3* const wfilm = wave_film_.get();
     queue_.restart();
     b_.time("generate", -1, [&] {
+      const std::uint32_t n = host_counts ? w.size() : capacity_;
       begin_wave(e, wave_, c);
-      generate(e, host_counts ? w.size() : capacity_, view_, wave_, queue_.paths());
+      generate(e, n, view_, wave_, queue_.paths());
+      if (mode == queue_mode::index) iota_indices(e, n, queue_.index());
     });
     for (std::uint32_t vertex = 0; vertex <= max_bounces; ++vertex) {
       std::uint32_t n = capacity_;  // what the stages launch over
@@ -173,28 +226,47 @@ class wavefront_driver {
       }
       const std::uint32_t* live = low_word(c.live(vertex));
       const path_columns paths = queue_.paths();
+      const bounce_columns scratch{hits_.get(), shadow_rays_.get(), shadow_light_.get(), low_word(c.shadow()),
+                                   queue_.index()};
       b_.time("extend", -1, [&] {
-        if (settings_.traversal == "bfs") return b_.extend_bfs(view_, paths.rays, hits_.get(), n);
-        extend_dfs(e, n, live, view_, paths, scratch);
+        if (settings_.traversal != "bfs") return extend_dfs(e, n, live, view_, paths, scratch);
+        const ray* rays = paths.rays;
+        if (scratch.index) {  // shade writes the shadow rays later: their column is free until then
+          gather_rays(e, n, live, scratch.index, paths.rays, shadow_rays_.get());
+          rays = shadow_rays_.get();
+        }
+        b_.extend_bfs(view_, rays, hits_.get(), n);
       });
       if (host_counts && cancelled(settings_)) return false;  // extend is the longest stage: look again after it
 
       const keep_marks marks = queue_.marks(n, c.removals());
-      b_.time("shade", -1, [&] { shade(e, n, live, shade_args{view_, paths, scratch, wfilm, marks, vertex}, wave_); });
+      const shade_args args{view_, paths, scratch, wfilm, marks, vertex};
+      const bool append = mode == queue_mode::append && vertex < max_bounces;  // none survives the last vertex
+      b_.time("shade", -1, [&] {
+        if (append) return shade_append(e, n, live, args, wave_, queue_.spare(), low_word(c.live(vertex + 1)));
+        shade(e, n, live, args, wave_);
+      });
       b_.time("connect", -1, [&] { connect(e, n, live, view_, paths, scratch, wfilm); });
       if (vertex == max_bounces) break;  // every path ended at this vertex
 
-      b_.time("compact", static_cast<int>(vertex), [&] { queue_.compact(n, c.live(vertex), c.removals(), c.live(vertex + 1)); });
+      if (append)
+        queue_.appended();
+      else
+        b_.time("compact", static_cast<int>(vertex), [&] { queue_.compact(n, c.live(vertex), c.removals(), c.live(vertex + 1)); });
 
       if (settings_.reorder != reorder_key::none) {
         std::uint32_t m = capacity_;
         if (host_counts && (m = static_cast<std::uint32_t>(b_.read(c.live(vertex + 1)))) <= 1) continue;
         b_.time("reorder", -1, [&] {
           const std::uint32_t* kept = low_word(c.live(vertex + 1));
-          const path_columns from = queue_.paths(), to = queue_.spare();
-          reorder_keys(e, m, kept, settings_.reorder, view_, from, keys_.get(), order_.get());
+          const path_columns from = queue_.paths();
+          std::uint32_t* const index = queue_.index();
+          reorder_keys(e, m, kept, settings_.reorder, view_, from, keys_.get(), order_.get(), index);
           const std::uint32_t* order = b_.sort(keys_.get(), order_.get(), m, reorder_key_bits(settings_.reorder));
-          gather_paths(e, m, kept, order, from, to);
+          if (index)
+            copy_indices(e, m, kept, order, queue_.spare_index());  // the sorted path indices are the queue
+          else
+            gather_paths(e, m, kept, order, from, queue_.spare());
           queue_.reordered();
         });
       }

@@ -193,6 +193,8 @@ render_result begin_render(const scene& sc, const render_settings& settings, sie
     throw sieve::error("unknown integrator '" + settings.integrator + "'; integrators: wavefront, megakernel");
   if (settings.traversal != "dfs" && settings.traversal != "bfs")
     throw sieve::error("unknown traversal '" + settings.traversal + "'; traversals: dfs, bfs");
+  if (settings.queue != "pass" && settings.queue != "index" && settings.queue != "append")
+    throw sieve::error("unknown queue '" + settings.queue + "'; queues: pass, index, append");
   if (settings.sort != "onesweep" && settings.sort != "cub")
     throw sieve::error("unknown radix sort '" + settings.sort + "'; sorts: onesweep, cub");
   if (settings.max_queue == 0) throw sieve::error("render: max_queue must be at least 1");

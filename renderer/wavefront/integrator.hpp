@@ -51,6 +51,10 @@ struct render_settings {
   std::string integrator = "wavefront";  // wavefront | megakernel (one thread per path, no queues)
   std::string strategy = "auto";      // compaction of the path queue (and of the BFS frontier)
   std::string traversal = "dfs";      // dfs | bfs
+  // How the path queue shrinks (driver.hpp): pass (the strategy compacts the path state), index (it
+  // compacts 4-byte path indices; the state stays in place) or append (shade appends the survivors
+  // to the next queue: no pass, no strategy).
+  std::string queue = "pass";
   reorder_key reorder = reorder_key::none;
   std::string sort = "onesweep";      // the GPU radix sort for reordering: onesweep | cub (the CPU has one)
   std::uint32_t max_queue = 1U << 20;  // paths in flight at once (a wave): bounds the queues' memory

@@ -306,13 +306,15 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
   } else {
     wavefront_driver<cuda_backend> driver(backend, view, settings, stats.form, capacity, max_pixels, d_wave.get(),
                                           d_film.get());
-    backend.reserve_workspace(driver.paths().record(capacity), stats.form, driver.in_place());
+    const bool append = driver.mode() == queue_mode::append;
+    if (!append) backend.reserve_workspace(driver.compaction_record(), stats.form, driver.in_place());
     const wave_counts counts = driver.counts();
     const std::size_t count_bytes = wave_counts::size(film.max_bounces) * sizeof(std::uint64_t);
     const pinned<std::uint64_t> h_counts(wave_counts::size(film.max_bounces));
-    const bool thrust = sieve::resolve_strategy(settings.strategy, sieve::backend::cuda, stats.form, driver.in_place(),
-                                                capacity, stats.form == sieve::form::removal_list ? capacity : 0,
-                                                driver.paths().record(capacity).item_bytes()) == "thrust";
+    const bool thrust = !append && sieve::resolve_strategy(settings.strategy, sieve::backend::cuda, stats.form,
+                                                           driver.in_place(), capacity,
+                                                           stats.form == sieve::form::removal_list ? capacity : 0,
+                                                           driver.compaction_record().item_bytes()) == "thrust";
     const bool in_graph = !thrust && (settings.traversal != "bfs" || bfs_in_graph);
     stats.wave_launch = in_graph ? "graph" : "stream";
     backend.set_graph(in_graph);

@@ -91,6 +91,11 @@ struct bounce_columns {
   ray* shadow_rays = nullptr;     // shade's next-event rays, for connect
   vec3* shadow_light = nullptr;   // what each adds when unoccluded; zero: no shadow ray
   std::uint32_t* shadow_count = nullptr;  // shade counts the shadow rays it writes (when set)
+  // An index queue: queue entry i is path index[i], whose state stays where generate put it. Null:
+  // entry i is path i. The scratch columns above are indexed by queue entry.
+  const std::uint32_t* index = nullptr;
+
+  SIEVE_HD std::uint32_t path(std::uint32_t i) const { return index ? index[i] : i; }
 };
 
 // Everything the per-path functions read of the scene (device-friendly: no strings, no vectors).
