@@ -7,7 +7,7 @@
 //   read(count)                   a count's value on the host (a synchronisation on the GPU)
 //   compact(...)                  the library's compaction of the path queue, counts by pointer
 //   sort(keys, values, n, bits)   the radix sort of (key, path index) pairs; returns the sorted indices
-//   extend_bfs(...)               the BFS traversal (bvh/bfs*), which takes its ray count on the host
+//   extend_bfs(..., n, live)      the BFS traversal (bvh/bfs*) of *live rays, n of them launched for
 //   time(name, bounce, f)         run (enqueue) f as stage `name`, timed when profiling
 //
 // The path queue (path_queue) owns the path columns (double-buffered), the marks in the form the
@@ -235,7 +235,7 @@ class wavefront_driver {
           gather_rays(e, n, live, scratch.index, paths.rays, shadow_rays_.get());
           rays = shadow_rays_.get();
         }
-        b_.extend_bfs(view_, rays, hits_.get(), n);
+        b_.extend_bfs(view_, rays, hits_.get(), n, live);
       });
       if (host_counts && cancelled(settings_)) return false;  // extend is the longest stage: look again after it
 

@@ -165,7 +165,8 @@ class cpu_backend {
     return values;
   }
 
-  void extend_bfs(const scene_view& view, const ray* rays, hit* hits, std::uint32_t n) {
+  // Host counts: n is the live count.
+  void extend_bfs(const scene_view& view, const ray* rays, hit* hits, std::uint32_t n, const std::uint32_t*) {
     bfs_stats bs;
     bfs_->closest(view.bvh, std::span<const ray>(rays, n), std::span(hits, n), &bs);
     stats_.bfs_compact_ms += bs.compact_ms;

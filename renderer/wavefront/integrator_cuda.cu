@@ -194,7 +194,10 @@ class cuda_backend {
     return values + capacity_;
   }
 
-  void extend_bfs(const scene_view& view, const ray* rays, hit* hits, std::uint32_t n) {
+  // n: the live count on the synchronous path (bfs_in_graph false); *live holds it on the device, for
+  // a BFS tracer that takes a device count (then n is the capacity it launches over).
+  void extend_bfs(const scene_view& view, const ray* rays, hit* hits, std::uint32_t n, const std::uint32_t* live) {
+    (void)live;
     bfs_stats bs;
     bfs_->closest(view.bvh, rays, hits, n, stream_, &bs);
     stats_.bfs_compact_ms += bs.compact_ms;
