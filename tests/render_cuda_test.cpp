@@ -224,6 +224,12 @@ TEST(GpuRender, OneGraphPerRenderAndOneSyncPerWave) {
   EXPECT_EQ(thrust.stats.wave_launch, "stream");
   EXPECT_GT(thrust.stats.host_syncs, thrust.stats.waves);
   EXPECT_TRUE(compare(thrust, fast).identical);
+  rs.strategy = "atomic";
+  rs.wave_graph = false;  // the same loop on the stream, a count read back per bounce
+  const render_result stream = render_cuda(ps, rs);
+  EXPECT_EQ(stream.stats.wave_launch, "stream");
+  EXPECT_GT(stream.stats.host_syncs, stream.stats.waves);
+  EXPECT_TRUE(compare(stream, fast).identical);
 }
 
 TEST(GpuRender, MegakernelMatchesTheWavefront) {

@@ -48,6 +48,11 @@ void add_render_bench_options(CLI::App& cmd, render_bench_args& a) {
                  "path indices, the state stays in place), append (shade appends survivors, no pass); comma-separated")
       ->delimiter(',')
       ->check(CLI::IsMember({"pass", "index", "append"}));
+  cmd.add_option("--launch", a.launches,
+                 "GPU waves: graph (captured once, replayed: one host sync per wave where the strategy and traversal "
+                 "allow), stream (the same loop reading the live count back each bounce); comma-separated")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"graph", "stream"}));
   cmd.add_option("--traversal", a.traversals, "dfs, bfs (comma-separated)")->delimiter(',')->check(CLI::IsMember({"dfs", "bfs"}));
   cmd.add_option("--reorder", a.reorders, "none, morton, octant, termination (comma-separated)")->delimiter(',');
   cmd.add_option("--repeats", a.repeats, "timed renders per configuration (median reported)")->check(CLI::Range(1, 100));
@@ -92,6 +97,7 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
     for (const auto& queue : integrator == "megakernel" ? std::vector<std::string>{"-"} : a.queues)
       kinds.emplace_back(integrator, queue);
   for (const auto& [integrator, queue] : kinds)
+  for (const auto& launch : gpu && integrator == "wavefront" ? a.launches : std::vector<std::string>{"graph"})
   for (const auto& traversal : a.traversals)
     for (const auto& reorder : a.reorders)
       for (const auto& strategy :
@@ -99,6 +105,7 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
         render_settings rs = render_settings::from(sc);
         rs.integrator = integrator;
         if (queue != "-") rs.queue = queue;
+        rs.wave_graph = launch == "graph";
         rs.strategy = strategy;
         rs.traversal = traversal;
         rs.reorder = reorder_key_from_string(reorder);

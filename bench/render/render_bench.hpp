@@ -19,6 +19,7 @@ struct render_bench_args {
   std::vector<std::string> integrators = {"wavefront"};
   std::vector<std::string> traversals = {"dfs"};
   std::vector<std::string> queues = {"pass"};  // pass, index, append (render_settings::queue)
+  std::vector<std::string> launches = {"graph"};  // GPU: graph, stream (render_settings::wave_graph)
   std::vector<std::string> reorders = {"none"};
   int repeats = 3;
   // Stage times (render_settings::profile_stages): both = the timed renders without them (the frame

@@ -63,6 +63,9 @@ struct render_settings {
   // Per-stage and per-bounce times (CPU clock; on the GPU CUDA events recorded inside the wave's
   // graph). Off (the default): the frame time only, nothing added between the stages.
   bool profile_stages = false;
+  // GPU: capture each wave once as a CUDA graph (where the strategy and traversal allow); false: the
+  // same loop on the stream, reading the live count back each bounce (for comparison).
+  bool wave_graph = true;
 
   // The scene's [compaction] settings; throws sieve::error for an unknown reorder key.
   static render_settings from(const scene& s);

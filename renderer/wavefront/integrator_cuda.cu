@@ -318,7 +318,7 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
                                                            driver.in_place(), capacity,
                                                            stats.form == sieve::form::removal_list ? capacity : 0,
                                                            driver.compaction_record().item_bytes()) == "thrust";
-    const bool in_graph = !thrust && (settings.traversal != "bfs" || bfs_in_graph);
+    const bool in_graph = settings.wave_graph && !thrust && (settings.traversal != "bfs" || bfs_in_graph);
     stats.wave_launch = in_graph ? "graph" : "stream";
     backend.set_graph(in_graph);
     // The wave's parameters in, the driver's work, the counts out: one stream's worth of work.
