@@ -9,7 +9,10 @@ Each run is `mpirun -np N sieve render SCENE --backend B --threads T --quiet --j
 is the report's `seconds` (from the ranks' start to the end of the reduction: no process start, no
 scene loading, no BVH build). The repetitions of every N are interleaved (1, 2, 1, 2, ...) so a
 change of machine load hits every N alike; the tables show medians, with the load average before
-each run. Writes ranks.txt, ranks.csv and ranks.json into --out.
+each run. `CPU s` is the ranks' CPU time while rendering, summed, and `work` the 1-rank CPU time over
+it: on a machine shared with other work (where the wall time depends on what else runs) it shows
+whether splitting costs work; the wall-time speedup shows what the cores gave. Writes ranks.txt,
+ranks.csv and ranks.json into --out.
 
 --balance S: also one run of S ranks rendering S samples, one each, to weigh every sample's work by
 its rays (a deterministic measure, unlike time on a shared machine); from those it prints how evenly
@@ -80,7 +83,8 @@ def main():
                 runs[n].append({"seconds": j["seconds"], "rays": j["rays"]["extension"] + j["rays"]["shadow"],
                                 "reduction_seconds": r["reduction_seconds"], "wait_seconds": r["wait_seconds"],
                                 "efficiency_in_job": r["efficiency"], "load": load,
-                                "rank_seconds": [x["seconds"] for x in r["per_rank"]]})
+                                "rank_seconds": [x["seconds"] for x in r["per_rank"]],
+                                "cpu_seconds": sum(x["cpu_seconds"] for x in r["per_rank"])})
                 print(f"  {n} ranks, run {rep + 1}: {j['seconds']:.3f} s (load {load:.1f})", file=sys.stderr)
         device, sample_json = j["device"], j
         balance = None
@@ -102,6 +106,7 @@ def main():
                                             "interleaved_max_over_mean": imbalance(interleaved)})
 
     base = statistics.median(r["seconds"] for r in runs[ranks[0]]) * ranks[0]
+    base_cpu = statistics.median(r["cpu_seconds"] for r in runs[ranks[0]])
     rows = []
     for n in ranks:
         t = statistics.median(r["seconds"] for r in runs[n])
@@ -112,6 +117,8 @@ def main():
                      "speedup": base / t, "scaling_efficiency": base / t / n,
                      "reduction_ms": red * 1e3, "reduction_share": red / t,
                      "wait_ms": statistics.median(r["wait_seconds"] for r in runs[n]) * 1e3,
+                     "cpu_seconds": statistics.median(r["cpu_seconds"] for r in runs[n]),
+                     "work_efficiency": base_cpu / statistics.median(r["cpu_seconds"] for r in runs[n]),
                      "median_load": statistics.median(r["load"] for r in runs[n])})
 
     lines = [f"mpirun -np N sieve render {args.scene} {' '.join(extra)} --backend {args.backend}"
@@ -120,11 +127,12 @@ def main():
              f"{rows[0]['mrays_per_s'] * rows[0]['median_seconds']:.2f} Mrays per render; commit {sample_json['run']['commit']}",
              "",
              f"{'ranks':>5} {'s (median)':>10} {'min':>7} {'max':>7} {'Mrays/s':>8} {'speedup':>7} {'effic.':>6} "
-             f"{'reduce ms':>9} {'share':>6} {'wait ms':>7} {'load':>5}"]
+             f"{'reduce ms':>9} {'share':>6} {'wait ms':>7} {'CPU s':>6} {'work':>5} {'load':>5}"]
     for r in rows:
         lines.append(f"{r['ranks']:>5} {r['median_seconds']:>10.3f} {r['min_seconds']:>7.3f} {r['max_seconds']:>7.3f} "
                      f"{r['mrays_per_s']:>8.2f} {r['speedup']:>7.2f} {r['scaling_efficiency']:>6.2f} "
-                     f"{r['reduction_ms']:>9.2f} {100 * r['reduction_share']:>5.2f}% {r['wait_ms']:>7.1f} {r['median_load']:>5.1f}")
+                     f"{r['reduction_ms']:>9.2f} {100 * r['reduction_share']:>5.2f}% {r['wait_ms']:>7.1f} "
+                     f"{r['cpu_seconds']:>6.2f} {r['work_efficiency']:>5.2f} {r['median_load']:>5.1f}")
     if balance:
         lines += ["", f"balance: rays of each of {balance['samples']} samples (one rank each), the busiest rank's "
                       "rays over the mean", f"{'ranks':>5} {'contiguous':>10} {'interleaved':>11}"]

@@ -14,6 +14,7 @@
 #include <sieve/compaction/cuda.hpp>
 
 #include <oneapi/tbb/global_control.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -129,6 +130,13 @@ void on_every_rank(F&& setup) {
   if (first < 0) return;
   if (first == world.rank) std::rethrow_exception(failure);
   throw mpi::peer_failed{first};
+}
+
+// This process's CPU time so far (user + system, all threads).
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
 }
 
 // What every rank of a split render must agree on: the film and the scene's size.
@@ -295,6 +303,7 @@ int run_render(const render_args& a, const std::string& command_line) {
   split_film film(sc.film.width, sc.film.height);
   nlohmann::json ranks;
   double wall_s = 0;
+  const double cpu0 = cpu_seconds();
   try {
     {
       mpi::stop_relay relay(interrupted);  // a stop on any rank stops every rank
@@ -306,6 +315,7 @@ int run_render(const render_args& a, const std::string& command_line) {
       }
     }
     const auto t_rendered = std::chrono::steady_clock::now();
+    const double render_cpu_s = cpu_seconds() - cpu0;
     if (split) {
       const nlohmann::json mine = {{"rank", world.rank},
                                    {"host", world.host},
@@ -318,6 +328,7 @@ int run_render(const render_args& a, const std::string& command_line) {
                                    {"samples_completed", r.samples},
                                    {"ahead", r.ahead},
                                    {"seconds", r.stats.seconds},
+                                   {"cpu_seconds", render_cpu_s},
                                    {"rays", r.stats.extension_rays + r.stats.shadow_rays},
                                    {"stats", stats_json(r.stats)}};
       const std::vector<std::string> texts = mpi::gather(mine.dump());
