@@ -13,6 +13,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <exception>
 #include <thread>
 #include <utility>
 
@@ -190,6 +191,9 @@ stop_relay::~stop_relay() {
   if (!state_->thread.joinable()) return;
   state_->done.store(true);
   state_->thread.join();
+  // Leaving on an exception: this rank is about to end the job (mpi::abort); the others may still be
+  // rendering, so no collective here.
+  if (std::uncaught_exceptions() > 0) return;
   // Every rank learns who sent a stop and takes in those it has not yet received, so no message is
   // left in flight at MPI_Finalize.
   const char sent = state_->sent ? 1 : 0;

@@ -63,7 +63,8 @@ int select_gpu();
 // While a rank renders, a stop on any rank stops them all: a thread sends a stop to every other
 // rank when `interrupted` becomes true here (a signal), and sets `interrupted` when a stop comes
 // from another rank. Destroy it on every rank once its render ends (it then joins the thread and,
-// collectively, takes in the stops still under way).
+// collectively, takes in the stops still under way; not when an exception unwinds it: the rank
+// then ends the job).
 class stop_relay {
  public:
   explicit stop_relay(std::atomic<bool>& interrupted);
