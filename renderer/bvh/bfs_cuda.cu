@@ -24,8 +24,13 @@ __global__ void bfs_set_while(const bfs_state* st, cudaGraphConditionalHandle lo
   cudaGraphSetConditional(loop, st->stack + st->kept > 0 ? 1U : 0U);
 }
 
-// `thrust` reads its counts back to the host: it cannot run inside a graph.
-bool capturable(const std::string& strategy) { return strategy != "thrust"; }
+// `thrust` reads its counts back to the host: it cannot run inside a graph (nor `auto` where it
+// picks thrust for a frontier of this capacity, as the library resolves it for the call).
+bool capturable(const std::string& strategy, sieve::form f, bool in_place, std::size_t frontier) {
+  if (strategy == bfs_append) return true;
+  const std::size_t k = f == sieve::form::removal_list ? frontier : 0;
+  return sieve::resolve_strategy(strategy, sieve::backend::cuda, f, in_place, frontier, k, sizeof(bfs_pair)) != "thrust";
+}
 
 }  // namespace
 
@@ -203,7 +208,7 @@ void bfs_tracer_cuda::closest_async(const bvh_view& b, const ray* rays, hit* hit
   if (!buf_ || capacity > buf_->sizes.rays)
     throw sieve::error("BFS traversal (cuda): closest_async for " + std::to_string(capacity) + " rays, reserved " +
                        std::to_string(this->capacity()) + ": call reserve(capacity) first (it allocates)");
-  if (!capturable(strategy_))
+  if (!capturable(strategy_, form_, in_place_, bfs_sizes::for_rays(capacity).frontier))
     throw sieve::error("BFS traversal (cuda): strategy '" + strategy_ +
                        "' reads its counts back to the host and cannot run inside a graph; use closest()");
   buffers& B = *buf_;
@@ -247,7 +252,7 @@ void bfs_tracer_cuda::closest(const bvh_view& b, const ray* rays, hit* hits, std
   buffers& B = *buf_;
   const std::uint32_t count = static_cast<std::uint32_t>(n);
   SIEVE_CUDA_CHECK(cudaMemcpyAsync(B.count.get(), &count, sizeof count, cudaMemcpyHostToDevice, stream));
-  const bool host_loop = stats || loop_ == loop::host || !capturable(strategy_);
+  const bool host_loop = stats || loop_ == loop::host || !capturable(strategy_, form_, in_place_, B.sizes.frontier);
   if (host_loop) {
     const bfs_queue q(strategy_, sieve::backend::cuda);
     bfs_cuda_backend be{stream, B.body, {B.workspace.get(), B.workspace.size()}, true, stats, &host_syncs_, B.t0, B.t1};
