@@ -132,6 +132,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
   table t({"rays", "traversal", "strategy", "count", "ms_median", "ms_min", "ms_max", "Mrays/s", "x_dfs", "syncs", "validated"});
   // BFS against DFS on the same rays in the same run (DFS runs first when both are asked for).
   double dfs_mrays = 0;
+  std::vector<std::string> profiles;  // GPU BFS: where a trace's time goes
   auto versus_dfs = [&](const std::string& traversal, double mrays) {
     if (traversal == "dfs") dfs_mrays = mrays;
     return dfs_mrays > 0 && mrays > 0 ? fixed(mrays / dfs_mrays, 2) : std::string("-");
@@ -167,6 +168,14 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
                              {"ms_median", st.median}, {"ms_min", st.min}, {"ms_max", st.max}, {"mrays_per_s", mrays},
                              {"vs_dfs", dfs_mrays > 0 ? mrays / dfs_mrays : 0.0}, {"bfs_loop", loop}, {"host_syncs", g.host_syncs},
                              {"validated", ok}, {"differing_rays", bad}});
+          if (traversal == "bfs") {
+            const bfs_stats& p = g.profile;
+            profiles.push_back(kind + " " + strategy + ": " + std::to_string(p.levels.size()) + " steps, expand " +
+                               fixed(p.expand_ms, 3) + " ms, compaction " + fixed(p.compact_ms, 3) + " ms, host-driven total " +
+                               fixed(p.total_ms, 3) + " ms, peak " + std::to_string(p.peak_pairs) + " pairs");
+            results.back()["profile"] = {{"steps", p.levels.size()}, {"expand_ms", p.expand_ms}, {"compact_ms", p.compact_ms},
+                                         {"host_loop_total_ms", p.total_ms}, {"peak_pairs", p.peak_pairs}};
+          }
           continue;
         }
         std::vector<hit> got(rays.size());
@@ -204,6 +213,12 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
     }
   }
   t.print(std::cout);
+  if (!profiles.empty()) {
+    std::cout << "\nGPU BFS profile (one more run, the loop driven by the host, each step bracketed by CUDA events: "
+                 "expand = planning + expanding + marking or appending; the rest of the host-driven total is launch "
+                 "and synchronisation):\n";
+    for (const auto& line : profiles) std::cout << "  " << line << "\n";
+  }
   std::cout << "\nrays: primary = one per pixel centre of a " << a.width << " x " << a.height
             << " camera; diffuse = one cosine ray from each primary hit. Mrays/s = count / ms_median; "
             << (gpu ? "GPU: the traversal alone (CUDA events, rays on the device), median of "

@@ -27,6 +27,8 @@ void grow(std::vector<T>& v, std::size_t n) {
 struct bfs_cpu_backend {
   bfs_stats* stats = nullptr;
   double compact_ms = 0;  // of the step under way
+  bool compacted = false;
+  std::chrono::steady_clock::time_point step_start, compact_start;
 
   exec::cpu exec() const { return {}; }
   template <class Live>
@@ -37,13 +39,14 @@ struct bfs_cpu_backend {
 
   void compact(const std::string& strategy, const sieve::record& children, const sieve::record* frontier,
                sieve::selection keep, const sieve::cuda::device_counts& live, std::uint64_t* kept) {
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto t0 = compact_start = std::chrono::steady_clock::now();
     const std::size_t n = *live.items;
     if (auto* r = std::get_if<sieve::removal_list>(&keep)) r->indices = r->indices.first(*live.removals);
     const sieve::options unchecked{.checked = false};  // the frontier's own marks
     *kept = frontier ? sieve::compact_copy(strategy, children.first(n), frontier->first(n), keep, unchecked)
                      : sieve::compact(strategy, children.first(n), keep, unchecked);
     compact_ms = ms_since(t0);
+    compacted = true;
   }
 
   template <class Round>
@@ -51,12 +54,17 @@ struct bfs_cpu_backend {
     while (st->stack + st->kept > 0) round();
   }
 
+  void step_begins() { step_start = compact_start = std::chrono::steady_clock::now(); }
   void stepped(const bfs_state* st) {
+    if (!compacted) compact_start = std::chrono::steady_clock::now();  // `append`: no compaction
+    const double expand_ms = std::chrono::duration<double, std::milli>(compact_start - step_start).count();
     if (stats && st->m > 0) {
-      stats->levels.push_back({st->m, compact_ms});
+      stats->levels.push_back({st->m, compact_ms, expand_ms});
       stats->compact_ms += compact_ms;
+      stats->expand_ms += expand_ms;
     }
     compact_ms = 0;
+    compacted = false;
   }
 };
 
@@ -87,7 +95,12 @@ void bfs_tracer::closest(const bvh_view& b, std::span<const ray> rays, std::span
     throw sieve::error("BFS traversal: " + std::to_string(rays.size()) + " rays but room for " +
                        std::to_string(hits.size()) + " hits");
   const auto start = std::chrono::steady_clock::now();
-  if (stats) *stats = {{}, 0, 0, 0, appends() ? std::string(bfs_append) : strategy_, form_, 0, true};
+  if (stats) {
+    *stats = bfs_stats{};
+    stats->strategy = appends() ? std::string(bfs_append) : strategy_;
+    stats->form = form_;
+    stats->timed = true;
+  }
   const std::size_t n = rays.size();
   const bfs_queue q(strategy_, sieve::backend::cpu);
   buffers& B = *buf_;
@@ -102,7 +115,8 @@ void bfs_tracer::closest(const bvh_view& b, std::span<const ray> rays, std::span
   const bfs_memory m{{B.frontier[0].data(), B.frontier[1].data()}, B.stack.data(), B.flags.data(), B.mask.data(),
                      B.removals.data(), B.best.data(), &B.state};
   const std::uint32_t count = static_cast<std::uint32_t>(n);
-  bfs_cpu_backend be{stats};
+  bfs_cpu_backend be;
+  be.stats = stats;
   bfs_run(be, q, m, z, b, rays.data(), hits.data(), &count);
   if (stats) {
     stats->peak_pairs = B.state.peak;

@@ -146,13 +146,14 @@ constexpr std::uint64_t bfs_stack_bound(std::uint64_t n) {
 
 struct bfs_level {
   std::size_t frontier = 0;  // pairs expanded at this step (a level, or a chunk of one)
-  double compact_ms = 0;     // compaction of their children (0 for `append`, and where not timed)
+  double compact_ms = 0;     // compaction of their children (0 for `append`)
+  double expand_ms = 0;      // planning the step and expanding its pairs (marking, or appending)
 };
 
 struct bfs_stats {
   std::vector<bfs_level> levels;  // one per step: per level while the frontier fits a step
   std::size_t peak_pairs = 0;     // the most pairs waiting at once (<= bfs_stack_bound(n))
-  double compact_ms = 0, total_ms = 0;
+  double compact_ms = 0, expand_ms = 0, total_ms = 0;
   std::string strategy;       // the strategy that ran (auto resolved by the library), or "append"
   sieve::form form = sieve::form::byte_flags;
   std::size_t host_syncs = 0;  // host synchronisations inside the trace (GPU; 0 on the CPU)

@@ -45,7 +45,7 @@ struct bfs_cuda_backend {
   bool host_loop = false;
   bfs_stats* stats = nullptr;       // host mode: per step, compaction timed by events
   std::size_t* syncs = nullptr;
-  cudaEvent_t t0 = nullptr, t1 = nullptr;
+  cudaEvent_t t0 = nullptr, t1 = nullptr, ts = nullptr;  // compaction start, end; step start
   bfs_state seen;                   // the state as last read (host mode)
   bool timed = false;               // the step under way recorded its compaction's events
 
@@ -114,15 +114,21 @@ struct bfs_cuda_backend {
     SIEVE_CUDA_CHECK(cudaStreamEndCapture(body_stream, &body));
   }
 
+  void step_begins() const {
+    if (stats) SIEVE_CUDA_CHECK(cudaEventRecord(ts, stream));
+  }
   void stepped(const bfs_state* st) {
     if (!host_loop || !stats) return;
+    if (!timed) SIEVE_CUDA_CHECK(cudaEventRecord(t0, stream));  // `append`: no compaction
     read(st);
-    float ms = 0;
-    if (timed) SIEVE_CUDA_CHECK(cudaEventElapsedTime(&ms, t0, t1));
+    float compact_ms = 0, expand_ms = 0;
+    if (timed) SIEVE_CUDA_CHECK(cudaEventElapsedTime(&compact_ms, t0, t1));
+    SIEVE_CUDA_CHECK(cudaEventElapsedTime(&expand_ms, ts, t0));
     timed = false;
     if (seen.m == 0) return;
-    stats->levels.push_back({seen.m, ms});
-    stats->compact_ms += ms;
+    stats->levels.push_back({seen.m, compact_ms, expand_ms});
+    stats->compact_ms += compact_ms;
+    stats->expand_ms += expand_ms;
   }
 };
 
@@ -137,7 +143,7 @@ struct bfs_tracer_cuda::buffers {
   device_array<std::byte> workspace;
   cudaStream_t own = nullptr;   // captures the tracer's own graph
   cudaStream_t body = nullptr;  // captures the WHILE node's body
-  cudaEvent_t t0 = nullptr, t1 = nullptr;
+  cudaEvent_t t0 = nullptr, t1 = nullptr, ts = nullptr;
   // The tracer's own graph, for closest_async on a stream that is not being captured.
   cudaGraphExec_t graph = nullptr;
   std::tuple<bvh_view, const ray*, hit*, std::size_t, const std::uint32_t*> graph_key{};
@@ -147,11 +153,13 @@ struct bfs_tracer_cuda::buffers {
     SIEVE_CUDA_CHECK(cudaStreamCreateWithFlags(&body, cudaStreamNonBlocking));
     SIEVE_CUDA_CHECK(cudaEventCreate(&t0));
     SIEVE_CUDA_CHECK(cudaEventCreate(&t1));
+    SIEVE_CUDA_CHECK(cudaEventCreate(&ts));
   }
   ~buffers() {
     if (graph) cudaGraphExecDestroy(graph);
     cudaEventDestroy(t0);
     cudaEventDestroy(t1);
+    cudaEventDestroy(ts);
     cudaStreamDestroy(own);
     cudaStreamDestroy(body);
   }
@@ -215,7 +223,7 @@ void bfs_tracer_cuda::closest_async(const bvh_view& b, const ray* rays, hit* hit
   const bfs_queue q(strategy_, sieve::backend::cuda);
   const bfs_sizes z = bfs_sizes::for_rays(capacity);  // launch bounds; the memory is at least this large
   auto enqueue = [&](cudaStream_t s) {
-    bfs_cuda_backend be{s, B.body, {B.workspace.get(), B.workspace.size()}};
+    bfs_cuda_backend be{.stream = s, .body_stream = B.body, .ws = {B.workspace.get(), B.workspace.size()}};
     bfs_run(be, q, B.memory(), z, b, rays, hits, d_count);
   };
   cudaStreamCaptureStatus status;
@@ -246,7 +254,12 @@ void bfs_tracer_cuda::closest_async(const bvh_view& b, const ray* rays, hit* hit
 void bfs_tracer_cuda::closest(const bvh_view& b, const ray* rays, hit* hits, std::size_t n,
                               sieve::cuda::stream_t stream, bfs_stats* stats) {
   const auto start = std::chrono::steady_clock::now();
-  if (stats) *stats = {{}, 0, 0, 0, appends() ? std::string(bfs_append) : strategy_, form_, 0, stats != nullptr};
+  if (stats) {
+    *stats = bfs_stats{};
+    stats->strategy = appends() ? std::string(bfs_append) : strategy_;
+    stats->form = form_;
+    stats->timed = true;
+  }
   host_syncs_ = 0;
   reserve(n);
   buffers& B = *buf_;
@@ -255,7 +268,15 @@ void bfs_tracer_cuda::closest(const bvh_view& b, const ray* rays, hit* hits, std
   const bool host_loop = stats || loop_ == loop::host || !capturable(strategy_, form_, in_place_, B.sizes.frontier);
   if (host_loop) {
     const bfs_queue q(strategy_, sieve::backend::cuda);
-    bfs_cuda_backend be{stream, B.body, {B.workspace.get(), B.workspace.size()}, true, stats, &host_syncs_, B.t0, B.t1};
+    bfs_cuda_backend be{.stream = stream,
+                        .body_stream = B.body,
+                        .ws = {B.workspace.get(), B.workspace.size()},
+                        .host_loop = true,
+                        .stats = stats,
+                        .syncs = &host_syncs_,
+                        .t0 = B.t0,
+                        .t1 = B.t1,
+                        .ts = B.ts};
     bfs_run(be, q, B.memory(), B.sizes, b, rays, hits, B.count.get());
   } else {
     // Launch bounds over the reserved capacity, the count on the device: the graph stays the same

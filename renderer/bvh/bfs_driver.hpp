@@ -242,12 +242,14 @@ class bfs_queue {
 // One trace: closest hits of rays[0, *d_count) (capacity: what the memory was sized for). The
 // backend's loop(state, round) runs `round` while pairs are left (on the CPU and in the GPU's
 // host-driven mode: the host looks; in the GPU's graph mode: a WHILE node, its body one round).
+// step_begins() and stepped(state) bracket each step (timing, statistics).
 template <class Backend>
 void bfs_run(Backend& be, const bfs_queue& q, const bfs_memory& m, const bfs_sizes& z, const bvh_view& b,
              const ray* rays, hit* hits, const std::uint32_t* d_count) {
   bfs_begin(be.exec(), z.rays, d_count, b.node_count == 0, rays, m.best, m.frontier[0], m.state);
   be.loop(m.state, [&] {
     for (int s = 0; s < q.steps_per_round(); ++s) {
+      be.step_begins();
       q.step(be, m, z, s, b, rays);
       be.stepped(m.state);
     }

@@ -61,6 +61,7 @@ gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::spa
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
+  if (bfs) bfs->closest(view, r, h, n, nullptr, &out.profile);
   return out;
 }
 

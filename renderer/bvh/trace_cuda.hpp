@@ -3,6 +3,7 @@
 // (bfs_tracer_cuda) with its frontier compacted by `strategy`.
 #pragma once
 
+#include "bfs.hpp"
 #include "bvh.hpp"
 #include "dfs.hpp"
 
@@ -16,6 +17,7 @@ struct gpu_trace {
   std::vector<hit> hits;       // of the first (untimed) run
   std::vector<double> ms;      // each timed run (CUDA events), rays already on the device
   std::size_t host_syncs = 0;  // host synchronisations inside one run (BFS; DFS: none)
+  bfs_stats profile;           // BFS: one more run, driven by the host, each step timed by events
 };
 
 // traversal: dfs | bfs. BFS: `strategy` ("append" or a library strategy) compacts the frontier;
