@@ -21,10 +21,6 @@
 #include <sieve/compaction.hpp>
 #include <sieve/compaction/cuda.hpp>
 
-#if defined(__CUDACC__)
-#include <sieve/compaction/append.cuh>
-#endif
-
 #include <algorithm>
 #include <atomic>
 #include <memory>
@@ -87,24 +83,34 @@ SIEVE_HD inline void expand_marked(std::uint32_t i, bfs_pair p, const bvh_view& 
   marks.mark(2 * i + 1, c.keep[1]);
 }
 
-// Appends p to next[0, *count): warp-aggregated on the GPU (sieve/compaction/append.cuh; every lane
-// of the warp that gets here calls it), one atomic per survivor on the CPU.
-SIEVE_HD inline void bfs_append_pair(bfs_pair* next, std::uint64_t* count, bool keep, bfs_pair p) {
-#if defined(__CUDA_ARCH__)
-  const std::uint64_t slot = sieve::cuda::warp_append(count, keep);
-  if (keep) next[slot] = p;
-#else
-  if (keep) next[std::atomic_ref<std::uint64_t>(*count).fetch_add(1, std::memory_order_relaxed)] = p;
-#endif
-}
-
-// The `append` step: the surviving children straight into the next frontier.
+// The `append` step: the surviving children straight into the next frontier, both of a pair side
+// by side. On the GPU the warp aggregates (one atomic per warp for all of its lanes' survivors; every
+// lane of the warp that gets here takes part, as with sieve/compaction/append.cuh's warp_append,
+// which takes one item a lane); on the CPU one atomic per pair with survivors.
 SIEVE_HD inline void expand_appended(bfs_pair p, const bvh_view& b, const ray* rays, std::uint64_t* best, bfs_pair* next,
                                      std::uint64_t* count) {
   const bfs_children c = visit_pair(b, rays, best, p);
   const std::uint32_t r = bfs_ray_of(p);
-  bfs_append_pair(next, count, c.keep[0], bfs_make_pair(r, c.node[0]));
-  bfs_append_pair(next, count, c.keep[1], bfs_make_pair(r, c.node[1]));
+#if defined(__CUDA_ARCH__)
+  const unsigned active = __activemask();
+  const unsigned b0 = __ballot_sync(active, c.keep[0]), b1 = __ballot_sync(active, c.keep[1]);
+  unsigned lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  const int leader = __ffs(active) - 1;
+  const unsigned total = __popc(b0) + __popc(b1);
+  unsigned long long base = 0;
+  if (static_cast<int>(lane) == leader && total != 0)
+    base = atomicAdd(reinterpret_cast<unsigned long long*>(count), static_cast<unsigned long long>(total));
+  base = __shfl_sync(active, base, leader);
+  const unsigned below = (1U << lane) - 1U;
+  std::uint64_t slot = base + __popc(b0 & below) + __popc(b1 & below);
+#else
+  const unsigned k = static_cast<unsigned>(c.keep[0]) + static_cast<unsigned>(c.keep[1]);
+  if (k == 0) return;
+  std::uint64_t slot = std::atomic_ref<std::uint64_t>(*count).fetch_add(k, std::memory_order_relaxed);
+#endif
+  if (c.keep[0]) next[slot++] = bfs_make_pair(r, c.node[0]);
+  if (c.keep[1]) next[slot] = bfs_make_pair(r, c.node[1]);
 }
 
 // The frontier's memory is bounded. Pairs wait on a stack, deepest on top; a step expands the top
