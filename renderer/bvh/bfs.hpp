@@ -206,7 +206,8 @@ class bfs_tracer_cuda {
   bfs_tracer_cuda& operator=(const bfs_tracer_cuda&) = delete;
 
   // Allocates the frontier, marks, counts and compaction workspace for up to `capacity` rays (kept;
-  // never shrinks). closest() calls it; closest_async() needs it beforehand.
+  // never shrinks). closest() calls it; closest_async() needs it beforehand. Growing moves the
+  // arrays: capture closest_async() into a graph after the last reserve().
   void reserve(std::size_t capacity);
   std::size_t capacity() const;
 
