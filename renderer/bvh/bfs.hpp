@@ -49,21 +49,26 @@ struct bfs_children {
 
 // Visits pair p: tests the two child boxes of its pair node, intersects the triangles of the leaves
 // the ray enters (the closest hit by atomic minimum of best[ray]), and says which inner children the
-// ray enters before its closest hit so far (with the margin of cull_limit).
+// ray enters before its closest hit so far (with the margin of cull_limit). The ray's closest hit is
+// read once: a closer one that another pair of the same ray finds during this step only means less
+// culling here, never another result (the atomic minimum decides; hit_triangle takes t <= tmax, so
+// a tie is still tested and goes to the lower primitive).
 SIEVE_HD inline bfs_children visit_pair(const bvh_view& b, const ray* rays, std::uint64_t* best, bfs_pair p) {
   const std::uint32_t r = bfs_ray_of(p);
   const ray ry = rays[r];
   const vec3 inv = reciprocal(ry.direction);
-  const pair_step s = visit(b.pairs[bfs_node_of(p)], ry, inv, cull_limit(unpack_t(atomic_load_u64(&best[r]))));
+  float t = unpack_t(atomic_load_u64(&best[r]));
+  const pair_step s = visit(b.pairs[bfs_node_of(p)], ry, inv, cull_limit(t));
   for (int c = 0; c < 2; ++c) {
-    if (s.count[c] == 0 || !(s.t[c] <= cull_limit(unpack_t(atomic_load_u64(&best[r]))))) continue;
+    if (s.count[c] == 0 || !(s.t[c] <= cull_limit(t))) continue;
     for (std::uint32_t k = s.child[c]; k < s.child[c] + s.count[c]; ++k) {
       tri_hit h;
-      if (hit_triangle(b.leaf_triangles[k].get(), ry, unpack_t(atomic_load_u64(&best[r])), h))
-        atomic_min_u64(&best[r], pack_hit(h.t, b.prims[k]));
+      if (!hit_triangle(b.leaf_triangles[k].get(), ry, t, h)) continue;
+      atomic_min_u64(&best[r], pack_hit(h.t, b.prims[k]));
+      t = h.t;  // hit_triangle took only t <= the old one
     }
   }
-  const float limit = cull_limit(unpack_t(atomic_load_u64(&best[r])));
+  const float limit = cull_limit(t);
   bfs_children out;
   for (int c = 0; c < 2; ++c) {
     out.node[c] = s.child[c];
