@@ -12,10 +12,11 @@
 namespace sieve::render {
 
 gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::span<const ray> rays,
-                     const std::string& traversal, const std::string& strategy, int repeats) {
+                     const std::string& traversal, const std::string& strategy, int repeats, bool any) {
   if (!sieve::cuda::available()) throw sieve::error("the cuda backend needs a GPU: " + sieve::cuda::device_description());
   if (traversal != "dfs" && traversal != "bfs")
     throw sieve::error("unknown traversal '" + traversal + "'; traversals: dfs, bfs");
+  if (any && traversal == "bfs") throw sieve::error("the BFS traversal finds closest hits only");
   using exec::device_array;
   const device_array<bvh_node> nodes(b.nodes);
   const device_array<std::uint32_t> prims(b.prims);
@@ -33,7 +34,10 @@ gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::spa
   const std::size_t n = rays.size();
   auto run = [&] {
     if (bfs) return bfs->closest(view, r, h, n, nullptr);
-    exec::parallel_for(exec::cuda{}, "trace", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = closest_hit(view, r[i]); });
+    if (any)
+      exec::parallel_for(exec::cuda{}, "trace", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = any_hit(view, r[i]) ? hit{0, 0, 0, 0} : hit{}; });
+    else
+      exec::parallel_for(exec::cuda{}, "trace", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = closest_hit(view, r[i]); });
   };
   gpu_trace out;
   run();

@@ -17,8 +17,8 @@ struct gpu_trace {
   std::vector<double> ms;  // each timed run (CUDA events), rays already on the device
 };
 
-// traversal: dfs | bfs. Throws sieve::error without a CUDA device (or in builds without CUDA).
+// traversal: dfs | bfs. any: any hit (dfs only), reported as prim 0, t 0 when blocked. Throws sieve::error without a CUDA device (or in builds without CUDA).
 gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::span<const ray> rays,
-                     const std::string& traversal, const std::string& strategy, int repeats);
+                     const std::string& traversal, const std::string& strategy, int repeats, bool any = false);
 
 }  // namespace sieve::render
