@@ -6,6 +6,7 @@
 #include <bvh/bfs.hpp>
 #include <bvh/dfs.hpp>
 #include <bvh/trace_cuda.hpp>
+#include <bvh/wide.hpp>
 #include <core/camera.hpp>
 #include <core/lights.hpp>
 #include <core/output_files.hpp>
@@ -106,6 +107,19 @@ std::vector<hit> trace_dfs(const bvh_view& v, const std::vector<ray>& rays) {
   return hits;
 }
 
+// The 8-wide tree (AVX2 box tests where the processor has them).
+std::vector<hit> trace_wide(const bvh_view& v, const std::vector<ray>& rays, bool any) {
+  std::vector<hit> hits(rays.size());
+  const ray* r = rays.data();
+  hit* h = hits.data();
+  const wide_view w = v.wide;
+  if (any)
+    exec::parallel_for(exec::cpu{}, "connect", rays.size(), [=](std::uint32_t i) { h[i] = occlusion(wide_any_hit_cpu(w, r[i])); });
+  else
+    exec::parallel_for(exec::cpu{}, "extend", rays.size(), [=](std::uint32_t i) { h[i] = wide_closest_hit_cpu(w, r[i]); });
+  return hits;
+}
+
 std::string first_difference(const std::vector<hit>& got, const std::vector<hit>& want) {
   for (std::size_t i = 0; i < want.size(); ++i)
     if (got[i].prim != want[i].prim || got[i].t != want[i].t)
@@ -152,9 +166,10 @@ void add_trace_options(CLI::App& cmd, trace_args& a) {
   cmd.add_option("--rays", a.rays, "primary, diffuse, shadow (comma-separated; shadow: any hit)")
       ->delimiter(',')
       ->check(CLI::IsMember({"primary", "diffuse", "shadow"}));
-  cmd.add_option("--traversal", a.traversals, "dfs, bfs, embree (comma-separated; embree: CPU only, when built with it)")
+  cmd.add_option("--traversal", a.traversals,
+                 "dfs, wide, bfs, embree (comma-separated; wide: DFS over the 8-wide tree; embree: CPU only, when built with it)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"dfs", "bfs", "embree"}));
+      ->check(CLI::IsMember({"dfs", "wide", "bfs", "embree"}));
   cmd.add_option("--strategy", a.strategies, "compaction strategies for the BFS frontier (comma-separated)")->delimiter(',');
   cmd.add_option("--width", a.width, "camera width in pixels")->check(CLI::Range(1U, 16384U));
   cmd.add_option("--height", a.height, "camera height in pixels")->check(CLI::Range(1U, 16384U));
@@ -202,6 +217,12 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
             << fixed(static_cast<double>(sc.triangles.size()) / build_s / 1e6, 2) << " Mtris/s); memory: binary nodes "
             << fixed(node_mb, 1) << " MiB (BFS), pair nodes " << fixed(pair_mb, 1) << " MiB (DFS), leaf triangles "
             << fixed(leaf_mb, 1) << " MiB\n";
+  const double wide_mb = static_cast<double>(b.wide.nodes.size() * sizeof(wide_node)) * mb;
+  const double wide_leaf_mb = static_cast<double>(b.wide.triangles.size() * sizeof(leaf_triangle) + b.wide.prims.size() * 4) * mb;
+  std::cout << "wide BVH: " << b.wide.nodes.size() << " nodes of " << sizeof(wide_node) << " bytes (" << fixed(wide_mb, 1)
+            << " MiB), depth " << b.wide.depth << ", collapsed in " << fixed(b.wide.seconds * 1e3, 1)
+            << " ms (part of the build above); its leaf triangles " << fixed(wide_leaf_mb, 1) << " MiB; CPU box tests: "
+            << (cpu_has_avx2() ? "AVX2" : "portable") << "\n";
   std::unique_ptr<embree_scene> embree;
   if (!traversals.empty() && traversals.front() == "embree") {
     embree = std::make_unique<embree_scene>(sc.triangles);
@@ -252,6 +273,8 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
             bfs->closest(v, rays, got);
           else if (traversal == "embree")
             got = trace_embree(*embree, rays, any);
+          else if (traversal == "wide")
+            got = trace_wide(v, rays, any);
           else
             got = any ? trace_dfs_any(v, rays) : trace_dfs(v, rays);
         };
@@ -311,7 +334,11 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
                                       {"bvh", {{"nodes", b.nodes.size()}, {"depth", b.stats.max_depth}, {"build_ms", build_s * 1e3},
                                                {"mtris_per_s", static_cast<double>(sc.triangles.size()) / build_s / 1e6},
                                                {"node_bytes", b.nodes.size() * sizeof(bvh_node)},
-                                               {"pair_bytes", b.pairs.size() * sizeof(pair_node)}}},
+                                               {"pair_bytes", b.pairs.size() * sizeof(pair_node)},
+                                               {"wide_nodes", b.wide.nodes.size()},
+                                               {"wide_bytes", b.wide.nodes.size() * sizeof(wide_node)},
+                                               {"wide_depth", b.wide.depth},
+                                               {"collapse_ms", b.wide.seconds * 1e3}}},
                                       {"backend", backend},
                                       {"device", device},
                                       {"machine", machine},

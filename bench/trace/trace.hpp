@@ -18,7 +18,7 @@ struct trace_args {
   std::string backend = "auto";  // auto: the GPU when there is one
   std::vector<std::string> set;  // key=value overrides of the scene file
   std::vector<std::string> rays = {"primary", "diffuse"};
-  std::vector<std::string> traversals = {"dfs", "bfs", "embree"};
+  std::vector<std::string> traversals = {"dfs", "wide", "bfs", "embree"};
   std::vector<std::string> strategies = {"auto"};  // for BFS
   unsigned width = 1024, height = 768;
   unsigned spp = 1;  // primary rays per pixel
