@@ -1,5 +1,6 @@
 // The traversals on the GPU over a device copy of the BVH, for measuring rays per second (`sieve
-// bench trace --backend cuda`): DFS as one kernel calling the same closest_hit as the CPU, or BFS
+// bench trace --backend cuda`): DFS as one kernel calling the same closest_hit as the CPU (binary
+// pair nodes) or wide_closest_hit (the 8-wide compressed nodes), or BFS
 // (bfs_tracer_cuda) with its frontier compacted by `strategy`.
 #pragma once
 
@@ -17,7 +18,7 @@ struct gpu_trace {
   std::vector<double> ms;  // each timed run (CUDA events), rays already on the device
 };
 
-// traversal: dfs | bfs. any: any hit (dfs only), reported as prim 0, t 0 when blocked. Throws sieve::error without a CUDA device (or in builds without CUDA).
+// traversal: dfs | wide (DFS over the 8-wide tree) | bfs. any: any hit (dfs only), reported as prim 0, t 0 when blocked. Throws sieve::error without a CUDA device (or in builds without CUDA).
 gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::span<const ray> rays,
                      const std::string& traversal, const std::string& strategy, int repeats, bool any = false);
 

@@ -23,6 +23,12 @@
 #define SIEVE_FORCE_INLINE inline
 #endif
 
+#if defined(__CUDACC__)
+#define SIEVE_UNROLL _Pragma("unroll")
+#else
+#define SIEVE_UNROLL
+#endif
+
 namespace sieve::render {
 
 // What a ray brings to every node.
@@ -104,17 +110,17 @@ SIEVE_HD inline std::uint32_t inner_child(std::uint32_t child_base, std::uint32_
 struct scalar_boxes {
   SIEVE_HD std::uint32_t operator()(const wide_node& n, const wide_ray& w, float limit) const {
     float a[3], b[3];
-    for (int k = 0; k < 3; ++k) {
+    SIEVE_UNROLL for (int k = 0; k < 3; ++k) {
       const float o = k == 0 ? w.r.origin.x : k == 1 ? w.r.origin.y : w.r.origin.z;
       const float inv = k == 0 ? w.inv.x : k == 1 ? w.inv.y : w.inv.z;
       a[k] = exp2_of(n.exponent[k]) * inv;
       b[k] = (n.origin[k] - o) * inv;
     }
     std::uint32_t mask = 0;
-    for (int s = 0; s < wide_arity; ++s) {
+    SIEVE_UNROLL for (int s = 0; s < wide_arity; ++s) {
       if (n.meta[s] == 0) continue;
       float enter = 0, leave = limit;
-      for (int k = 0; k < 3; ++k) {
+      SIEVE_UNROLL for (int k = 0; k < 3; ++k) {
         const float t0 = static_cast<float>(n.lo[k][s]) * a[k] + b[k];
         const float t1 = static_cast<float>(n.hi[k][s]) * a[k] + b[k];
         enter = fmaxf(enter, fminf(t0, t1));
