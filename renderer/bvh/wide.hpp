@@ -15,14 +15,6 @@
 #include <cstring>
 #include <vector>
 
-#if defined(__CUDA_ARCH__)
-#define SIEVE_FORCE_INLINE __forceinline__
-#elif defined(__GNUC__)
-#define SIEVE_FORCE_INLINE inline __attribute__((always_inline))
-#else
-#define SIEVE_FORCE_INLINE inline
-#endif
-
 #if defined(__CUDACC__)
 #define SIEVE_UNROLL _Pragma("unroll")
 #else
@@ -106,9 +98,10 @@ SIEVE_HD inline std::uint32_t inner_child(std::uint32_t child_base, std::uint32_
   return child_base + static_cast<std::uint32_t>(bit_count(inner_mask & ((1U << s) - 1)));
 }
 
-// The portable box test: the slots whose box the ray enters within [0, limit], as a slot mask.
+// The portable box test: the slots whose box the ray enters within [0, limit], as a slot mask;
+// with `enter`, also each slot's entry distance.
 struct scalar_boxes {
-  SIEVE_HD std::uint32_t operator()(const wide_node& n, const wide_ray& w, float limit) const {
+  SIEVE_HD std::uint32_t operator()(const wide_node& n, const wide_ray& w, float limit, float* enter_out = nullptr) const {
     float a[3], b[3];
     SIEVE_UNROLL for (int k = 0; k < 3; ++k) {
       const float o = k == 0 ? w.r.origin.x : k == 1 ? w.r.origin.y : w.r.origin.z;
@@ -127,6 +120,7 @@ struct scalar_boxes {
         leave = fminf(leave, fmaxf(t0, t1));
       }
       if (enter <= leave) mask |= 1U << s;
+      if (enter_out) enter_out[s] = enter;
     }
     return mask;
   }

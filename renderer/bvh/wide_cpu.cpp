@@ -1,6 +1,11 @@
-// The wide BVH's traversal on the CPU: the traversal of wide.hpp with the eight boxes of a node
-// tested in one AVX2 pass (8 float lanes: dequantise, slab test, compare, movemask), chosen at run
-// time when the processor has AVX2; else the portable box test of wide.hpp.
+// The wide BVH's traversal on the CPU, with the eight boxes of a node tested in one AVX2 pass (8
+// float lanes: dequantise, slab test, compare, movemask), chosen at run time when the processor has
+// AVX2; else the portable box test of wide.hpp.
+//
+// Any hit runs wide.hpp's traversal as the GPU does. Closest hit takes another shape here: the box
+// test gives every child's entry distance for free, so the children hit are visited nearest first
+// and each waits on the stack with its distance, skipped when the closest hit has moved in front of
+// it (as the binary DFS does). On the GPU the octant order saves the sort and the larger stack.
 //
 // The AVX2 functions are compiled with target("avx2") only, not "fma": g++ contracts a * b + c
 // into a fused multiply-add where FMA is enabled, and the triangle test inlined here must round
@@ -15,9 +20,70 @@
 namespace sieve::render {
 namespace {
 
+// Closest hit, children nearest first. The stack holds (node, entry distance); a visit pushes at
+// most seven, so it never holds more than 7 per level plus one.
+struct near_entry {
+  std::uint32_t node;
+  float t;
+};
+constexpr int near_stack_size = 7 * dfs_stack_size + 1;
+
+template <class Boxes>
+SIEVE_FORCE_INLINE hit closest_nearest_first(const wide_view& v, const ray& r, Boxes boxes) {
+  hit best;
+  if (v.node_count == 0) return best;
+  best.t = r.tmax;
+  const wide_ray w = prepare_wide(r);
+  near_entry stack[near_stack_size];
+  int top = 0;
+  std::uint32_t node = 0;
+  while (true) {
+    const wide_node& n = v.nodes[node];
+    alignas(32) float enter[wide_arity];
+    const std::uint32_t hits = boxes(n, w, cull_limit(best.t), enter);
+    std::uint32_t leaves = hits & ~std::uint32_t{n.inner_mask};
+    if (leaves) {
+      const std::uint64_t counts = leaf_counts(n);
+      while (leaves) {
+        const int s = lowest_bit(leaves);
+        leaves &= leaves - 1;
+        const std::uint32_t first = n.tri_base + leaf_offset(counts, s);
+        for (std::uint32_t i = first; i < first + n.meta[s]; ++i) {
+          tri_hit h;
+          if (!hit_triangle(v.triangles[i].get(), r, best.t, h)) continue;
+          const std::uint32_t prim = v.prims[i];
+          if (closer(h.t, prim, best)) best = {h.t, prim, h.u, h.v};
+        }
+      }
+    }
+    // Inner children onto the stack, farthest first (insertion into the top of the stack).
+    std::uint32_t inner = hits & n.inner_mask;
+    const int bottom = top;
+    while (inner) {
+      const int s = lowest_bit(inner);
+      inner &= inner - 1;
+      const near_entry e{inner_child(n.child_base, n.inner_mask, s), enter[s]};
+      int j = top++;
+      while (j > bottom && stack[j - 1].t < e.t) {
+        stack[j] = stack[j - 1];
+        --j;
+      }
+      stack[j] = e;
+    }
+    // The nearest entry still in front of the closest hit.
+    const float limit = cull_limit(best.t);
+    while (top > 0 && !(stack[top - 1].t <= limit)) --top;
+    if (top == 0) break;
+    node = stack[--top].node;
+  }
+  if (best.prim == ~0U) best.t = 1e30f;
+  return best;
+}
+
 #if SIEVE_WIDE_AVX2
 struct avx2_boxes {
-  __attribute__((target("avx2"))) std::uint32_t operator()(const wide_node& n, const wide_ray& w, float limit) const {
+  __attribute__((target("avx2"))) std::uint32_t operator()(const wide_node& n, const wide_ray& w, float limit,
+                                                           float* enter_out = nullptr) const {
     const float o[3] = {w.r.origin.x, w.r.origin.y, w.r.origin.z};
     const float inv[3] = {w.inv.x, w.inv.y, w.inv.z};
     __m256 enter = _mm256_setzero_ps(), leave = _mm256_set1_ps(limit);
@@ -30,6 +96,7 @@ struct avx2_boxes {
       enter = _mm256_max_ps(enter, _mm256_min_ps(t0, t1));
       leave = _mm256_min_ps(leave, _mm256_max_ps(t0, t1));
     }
+    if (enter_out) _mm256_store_ps(enter_out, enter);
     const auto hit = static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_cmp_ps(enter, leave, _CMP_LE_OQ)));
     const __m128i meta = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(n.meta));
     const auto empty = static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(meta, _mm_setzero_si128()))) & 0xFFU;
@@ -38,7 +105,7 @@ struct avx2_boxes {
 };
 
 __attribute__((target("avx2"))) hit closest_avx2(const wide_view& v, const ray& r) {
-  return wide_closest_hit(v, r, avx2_boxes{});
+  return closest_nearest_first(v, r, avx2_boxes{});
 }
 __attribute__((target("avx2"))) bool any_avx2(const wide_view& v, const ray& r) { return wide_any_hit(v, r, avx2_boxes{}); }
 
@@ -64,7 +131,7 @@ hit wide_closest_hit_cpu(const wide_view& v, const ray& r, wide_path path) {
   if (use_avx2(path)) return closest_avx2(v, r);
 #endif
   (void)path;
-  return wide_closest_hit(v, r, scalar_boxes{});
+  return closest_nearest_first(v, r, scalar_boxes{});
 }
 
 bool wide_any_hit_cpu(const wide_view& v, const ray& r, wide_path path) {
