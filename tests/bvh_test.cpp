@@ -193,8 +193,8 @@ void expect_wide_tree_well_formed(const bvh& b, std::size_t triangles) {
   EXPECT_LE(w.depth, b.stats.max_depth + 8);
 }
 
-// The wide traversals (portable, and AVX2 where the processor has it) against brute force and the
-// binary DFS: closest t and primitive equal to the DFS's exactly (both find the least (t, primitive)),
+// The wide traversals (the CPU's: portable, and AVX2 where the processor has it; the GPU's, octant
+// order) against brute force and the binary DFS: closest t and primitive equal to the DFS's exactly (both find the least (t, primitive)),
 // to brute force as bvh tests compare it; any hit agrees.
 void expect_wide_matches(const std::vector<triangle>& tris, const bvh_build_options& opt = {}) {
   const bvh b = build_bvh(tris, opt);
@@ -223,6 +223,11 @@ void expect_wide_matches(const std::vector<triangle>& tris, const bvh_build_opti
       }
       EXPECT_EQ(wide_any_hit_cpu(v.wide, r, path), want.found()) << "wide any hit disagrees with brute force";
     }
+    // The GPU's traversal (octant order, wide.hpp) run on the CPU with the GPU's box test.
+    const hit octant = wide_closest_hit(v.wide, r, scalar_boxes{});
+    EXPECT_EQ(octant.prim, dfs.prim);
+    EXPECT_EQ(octant.t, dfs.t);
+    EXPECT_EQ(wide_any_hit(v.wide, r, scalar_boxes{}), want.found()) << "octant-order any hit disagrees with brute force";
   }
   if (!tris.empty()) {
     EXPECT_GT(hits, 0) << "the rays should hit something";

@@ -2,10 +2,12 @@
 // float lanes: dequantise, slab test, compare, movemask), chosen at run time when the processor has
 // AVX2; else the portable box test of wide.hpp.
 //
-// Any hit runs wide.hpp's traversal as the GPU does. Closest hit takes another shape here: the box
-// test gives every child's entry distance for free, so the children hit are visited nearest first
-// and each waits on the stack with its distance, skipped when the closest hit has moved in front of
-// it (as the binary DFS does). On the GPU the octant order saves the sort and the larger stack.
+// The traversal takes another shape here than on the GPU (wide.hpp's, octant order): the box test
+// gives every child's entry distance for free, so the children hit are visited nearest first and
+// each waits on the stack with its distance, skipped when the closest hit has moved in front of it
+// (as the binary DFS does), and the inner children hit are prefetched while the leaves are tested.
+// On the GPU the octant order saves the sort and the larger stack. wide.hpp's traversal is still
+// tested on the CPU (tests/bvh_test.cpp), with the same box test the GPU uses.
 //
 // The AVX2 functions are compiled with target("avx2") only, not "fma": g++ contracts a * b + c
 // into a fused multiply-add where FMA is enabled, and the triangle test inlined here must round
@@ -41,8 +43,9 @@ SIEVE_FORCE_INLINE void prefetch_children(const wide_view& v, const wide_node& n
   }
 }
 
-template <class Boxes>
-SIEVE_FORCE_INLINE hit closest_nearest_first(const wide_view& v, const ray& r, Boxes boxes) {
+// Closest hit (Any = false) or any hit (Any = true: found() says blocked), children nearest first.
+template <bool Any, class Boxes>
+SIEVE_FORCE_INLINE hit nearest_first(const wide_view& v, const ray& r, Boxes boxes) {
   hit best;
   if (v.node_count == 0) return best;
   best.t = r.tmax;
@@ -53,7 +56,7 @@ SIEVE_FORCE_INLINE hit closest_nearest_first(const wide_view& v, const ray& r, B
   while (true) {
     const wide_node& n = v.nodes[node];
     alignas(32) float enter[wide_arity];
-    const std::uint32_t hits = boxes(n, w, cull_limit(best.t), enter);
+    const std::uint32_t hits = boxes(n, w, Any ? r.tmax : cull_limit(best.t), enter);
     prefetch_children(v, n, hits);
     std::uint32_t leaves = hits & ~std::uint32_t{n.inner_mask};
     if (leaves) {
@@ -66,6 +69,7 @@ SIEVE_FORCE_INLINE hit closest_nearest_first(const wide_view& v, const ray& r, B
           tri_hit h;
           if (!hit_triangle(v.triangles[i].get(), r, best.t, h)) continue;
           const std::uint32_t prim = v.prims[i];
+          if (Any) return {0, 0, 0, 0};
           if (closer(h.t, prim, best)) best = {h.t, prim, h.u, h.v};
         }
       }
@@ -119,9 +123,11 @@ struct avx2_boxes {
 };
 
 __attribute__((target("avx2"))) hit closest_avx2(const wide_view& v, const ray& r) {
-  return closest_nearest_first(v, r, avx2_boxes{});
+  return nearest_first<false>(v, r, avx2_boxes{});
 }
-__attribute__((target("avx2"))) bool any_avx2(const wide_view& v, const ray& r) { return wide_any_hit(v, r, avx2_boxes{}); }
+__attribute__((target("avx2"))) bool any_avx2(const wide_view& v, const ray& r) {
+  return nearest_first<true>(v, r, avx2_boxes{}).found();
+}
 
 bool use_avx2(wide_path path) {
   static const bool has = cpu_has_avx2();
@@ -145,7 +151,7 @@ hit wide_closest_hit_cpu(const wide_view& v, const ray& r, wide_path path) {
   if (use_avx2(path)) return closest_avx2(v, r);
 #endif
   (void)path;
-  return closest_nearest_first(v, r, scalar_boxes{});
+  return nearest_first<false>(v, r, scalar_boxes{});
 }
 
 bool wide_any_hit_cpu(const wide_view& v, const ray& r, wide_path path) {
@@ -153,7 +159,7 @@ bool wide_any_hit_cpu(const wide_view& v, const ray& r, wide_path path) {
   if (use_avx2(path)) return any_avx2(v, r);
 #endif
   (void)path;
-  return wide_any_hit(v, r, scalar_boxes{});
+  return nearest_first<true>(v, r, scalar_boxes{}).found();
 }
 
 }  // namespace sieve::render
