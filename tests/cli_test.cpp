@@ -271,6 +271,30 @@ TEST_F(Cli, AutoNamesTheStrategyItRan) {
   EXPECT_NE(trace.out.find("device: "), std::string::npos) << trace.out;
 }
 
+// bench trace: --spp multiplies the primary rays, shadow rays trace any hits, and Embree (when this
+// build has it) traces the same rays, agrees with sieve's DFS and is the ratio's baseline.
+TEST_F(Cli, TraceRayKindsSppAndEmbree) {
+  const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
+  const fs::path json = dir_ / "trace.json";
+  const outcome o = run({"bench", "trace", cornell, "--backend", "cpu", "--rays", "primary,diffuse,shadow", "--traversal",
+                         "dfs,embree", "--spp", "3", "--width", "16", "--height", "12", "--repeats", "1", "--json",
+                         json.string()});
+  ASSERT_EQ(o.rc, 0) << o.err;
+  const auto doc = nlohmann::json::parse(slurp(json));
+  EXPECT_EQ(doc["spp"], 3);
+  const bool embree = o.out.find("has no Embree") == std::string::npos;
+  std::size_t shadow = 0, embree_rows = 0;
+  for (const auto& r : doc["results"]) {
+    EXPECT_TRUE(r["validated"].get<bool>()) << r.dump();
+    if (r["rays"] == "primary") EXPECT_EQ(r["count"], 16 * 12 * 3);
+    if (r["rays"] == "shadow") ++shadow;
+    if (r["traversal"] == "embree") ++embree_rows;
+    if (r["traversal"] == "dfs" && embree) EXPECT_GT(r["versus_embree"].get<double>(), 0) << r.dump();
+  }
+  EXPECT_EQ(shadow, embree ? 2U : 1U);
+  EXPECT_EQ(embree_rows, embree ? 3U : 0U);
+}
+
 TEST_F(Cli, InfoJson) {
   const outcome o = run({"info", "--json"});
   ASSERT_EQ(o.rc, 0) << o.err;

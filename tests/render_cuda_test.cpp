@@ -2,6 +2,7 @@
 // the CPU's, so the GPU image of a scene must match the CPU image of the same scene and seed, and be
 // bit-identical across the CUDA compaction strategies.
 #include <bvh/trace_cuda.hpp>
+#include <bvh/wide.hpp>
 #include <scene/load.hpp>
 #include <wavefront/integrator.hpp>
 
@@ -94,6 +95,36 @@ TEST(GpuBfs, HairballHitsEqualDfs) {
       ASSERT_EQ(got.hits[i].t, want.t) << "ray " << i;
     }
   }
+}
+
+// The GPU's DFS over the 8-wide compressed tree: closest hits equal to the GPU's binary DFS (the
+// same triangle test on the same device; both find the least (t, primitive); at most 1 ray in 10^4
+// may differ, should the compiler contract the two inlined copies differently), and to the CPU's
+// wide traversal but for grazing rays; any hits likewise.
+TEST(GpuWide, HairballHitsEqualDfs) {
+  SKIP_WITHOUT_GPU();
+  const auto [tris, rays] = hairball();
+  const bvh b = build_bvh(tris);
+  const bvh_view v = view_of(b, tris);
+  const gpu_trace dfs = trace_cuda(b, tris, rays, "dfs", "", 0);
+  const gpu_trace wide = trace_cuda(b, tris, rays, "wide", "", 0);
+  ASSERT_EQ(wide.hits.size(), rays.size());
+  std::size_t found = 0, differing = 0, differing_from_cpu = 0;
+  for (std::size_t i = 0; i < rays.size(); ++i) {
+    differing += wide.hits[i].prim != dfs.hits[i].prim || wide.hits[i].t != dfs.hits[i].t;
+    found += wide.hits[i].found();
+    const hit cpu = wide_closest_hit_cpu(v.wide, rays[i]);
+    differing_from_cpu += cpu.found() != wide.hits[i].found() || (cpu.found() && std::abs(cpu.t - wide.hits[i].t) > 1e-3F * cpu.t);
+  }
+  EXPECT_GT(found, rays.size() / 10);
+  EXPECT_LE(differing, rays.size() / 10000) << "of " << rays.size() << " rays";
+  EXPECT_LE(differing_from_cpu, rays.size() / 100) << "of " << rays.size() << " rays";
+  const gpu_trace dfs_any = trace_cuda(b, tris, rays, "dfs", "", 0, true);
+  const gpu_trace wide_any = trace_cuda(b, tris, rays, "wide", "", 0, true);
+  std::size_t any_differing = 0;
+  for (std::size_t i = 0; i < rays.size(); ++i) any_differing += wide_any.hits[i].found() != dfs_any.hits[i].found();
+  EXPECT_LE(any_differing, rays.size() / 10000) << "of " << rays.size() << " rays";
+  EXPECT_THROW(trace_cuda(b, tris, rays, "bfs", "auto", 0, true), sieve::error);
 }
 
 // Same stages, same random numbers: most paths are the same on both, and the few that part ways
