@@ -17,12 +17,21 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <iostream>
 
 namespace sieve::bench {
 namespace {
 
 using namespace sieve::render;
+
+// CPU time of the whole process (every thread): on a machine shared with other work, rays per
+// CPU-second is the per-thread rate that time-sharing does not dilute.
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -232,7 +241,8 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
 
   const std::vector<ray> primary = primary_rays(sc, a.width, a.height, a.spp);
   const std::vector<hit> primary_hits = trace_dfs(v, primary);
-  table t({"rays", "traversal", "strategy", "count", "ms_median", "ms_min", "ms_max", "Mrays/s", "x_embree", "validated"});
+  table t({"rays", "traversal", "strategy", "count", "ms_median", "ms_min", "ms_max", "Mrays/s", "x_embree", "Mrays/cpu-s",
+           "x_embree_cpu", "validated"});
   nlohmann::json results = nlohmann::json::array();
   int failed = 0;
   for (const auto& kind : a.rays) {
@@ -241,8 +251,8 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
                                   : any             ? shadow_rays(sc, primary, primary_hits)
                                                     : diffuse_rays(sc, primary, primary_hits);
     const std::vector<hit> reference = kind == "primary" ? primary_hits : any ? trace_dfs_any(v, rays) : trace_dfs(v, rays);
-    double embree_mrays = 0;  // of this ray kind, when Embree ran
-    auto versus_embree = [&](double mrays) { return embree_mrays > 0 ? fixed(mrays / embree_mrays, 2) : std::string("-"); };
+    double embree_mrays = 0, embree_cpu = 0;  // of this ray kind, when Embree ran
+    auto versus = [](double x, double base) { return base > 0 ? fixed(x / base, 2) : std::string("-"); };
     for (const auto& traversal : traversals) {
       if (any && traversal == "bfs") continue;  // the BFS traversal finds closest hits only
       const std::vector<std::string> strategies = traversal == "bfs" ? a.strategies : std::vector<std::string>{"-"};
@@ -259,7 +269,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
           const stats st = summarize(ok ? g.ms : std::vector<double>{});
           const double mrays = st.median > 0 ? static_cast<double>(rays.size()) / (st.median * 1e3) : 0;
           t.add({kind, traversal + " (cuda)", strategy, std::to_string(rays.size()), fixed(st.median, 3), fixed(st.min, 3),
-                 fixed(st.max, 3), fixed(mrays, 1), "-", ok ? "yes (" + std::to_string(bad) + " differ)" : "NO"});
+                 fixed(st.max, 3), fixed(mrays, 1), "-", "-", "-", ok ? "yes (" + std::to_string(bad) + " differ)" : "NO"});
           results.push_back({{"rays", kind}, {"traversal", traversal}, {"strategy", strategy}, {"backend", "cuda"}, {"count", rays.size()},
                              {"ms_median", st.median}, {"ms_min", st.min}, {"ms_max", st.max}, {"mrays_per_s", mrays},
                              {"validated", ok}, {"differing_rays", bad}});
@@ -288,11 +298,13 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
         } else {
           diff = first_difference(got, reference);
         }
-        std::vector<double> ms;
+        std::vector<double> ms, cpu_ms;
         if (diff.empty()) {
           for (int r = 0; r < a.repeats; ++r) {
             const auto s0 = std::chrono::steady_clock::now();
+            const double c0 = process_cpu_seconds();
             run();
+            cpu_ms.push_back((process_cpu_seconds() - c0) * 1e3);
             ms.push_back(seconds_since(s0) * 1e3);
           }
         } else {
@@ -301,14 +313,19 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
         }
         const stats st = summarize(ms);
         const double mrays = st.median > 0 ? static_cast<double>(rays.size()) / (st.median * 1e3) : 0;
-        if (traversal == "embree") embree_mrays = mrays;
+        const stats cpu = summarize(cpu_ms);
+        const double per_cpu_s = cpu.median > 0 ? static_cast<double>(rays.size()) / (cpu.median * 1e3) : 0;
+        if (traversal == "embree") embree_mrays = mrays, embree_cpu = per_cpu_s;
         const std::string shown = bfs ? strategy_shown(strategy, {std::string(bfs->resolved_strategy(rays.size()))}) : strategy;
         const std::string valid = !diff.empty() ? "NO" : traversal == "embree" ? "yes (" + std::to_string(bad) + " differ)" : "yes";
         t.add({kind, traversal, shown, std::to_string(rays.size()), fixed(st.median, 2), fixed(st.min, 2),
-               fixed(st.max, 2), fixed(mrays, 2), versus_embree(mrays), valid});
+               fixed(st.max, 2), fixed(mrays, 2), versus(mrays, embree_mrays), fixed(per_cpu_s, 2), versus(per_cpu_s, embree_cpu),
+               valid});
         results.push_back({{"rays", kind}, {"traversal", traversal}, {"strategy", shown}, {"count", rays.size()},
                            {"ms_median", st.median}, {"ms_min", st.min}, {"ms_max", st.max}, {"mrays_per_s", mrays},
                            {"versus_embree", embree_mrays > 0 ? mrays / embree_mrays : 0.0},
+                           {"cpu_ms_median", cpu.median}, {"mrays_per_cpu_s", per_cpu_s},
+                           {"versus_embree_cpu", embree_cpu > 0 ? per_cpu_s / embree_cpu : 0.0},
                            {"validated", diff.empty()}});
       }
     }
@@ -321,7 +338,8 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
             << (gpu ? "GPU: the traversal alone (CUDA events, rays on the device; BFS includes its per-level "
                       "host round trips), median of "
                     : "CPU (all threads; Embree traces the same rays one by one, rtcIntersect1 / rtcOccluded1, on "
-                      "the same threads, so x_embree is also the per-thread ratio), median of ")
+                      "the same threads, so x_embree is also the per-thread ratio; Mrays/cpu-s = count / the process's "
+                      "CPU time, median: the per-thread rate, not diluted when other work shares the cores), median of ")
             << a.repeats << " runs. Every configuration matched the CPU's DFS before timing"
             << (gpu ? " (GPU: t within 1e-5 relative, the same primitive; at most 1 ray in 10^4 may differ).\n"
                     : ", hit for hit (Embree: t within 1e-4 relative, at most 1 ray in 10^4 may differ).\n");
