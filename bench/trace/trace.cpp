@@ -179,7 +179,12 @@ void add_trace_options(CLI::App& cmd, trace_args& a) {
                  "dfs, wide, bfs, embree (comma-separated; wide: DFS over the 8-wide tree; embree: CPU only, when built with it)")
       ->delimiter(',')
       ->check(CLI::IsMember({"dfs", "wide", "bfs", "embree"}));
-  cmd.add_option("--strategy", a.strategies, "compaction strategies for the BFS frontier (comma-separated)")->delimiter(',');
+  cmd.add_option("--strategy", a.strategies,
+                 "compaction strategies for the BFS frontier, or append (producer-side, no pass) (comma-separated)")
+      ->delimiter(',');
+  cmd.add_option("--bfs-loop", a.bfs_loops, "GPU BFS level loop: graph (on the device), host (one sync a step) (comma-separated)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"graph", "host"}));
   cmd.add_option("--width", a.width, "camera width in pixels")->check(CLI::Range(1U, 16384U));
   cmd.add_option("--height", a.height, "camera height in pixels")->check(CLI::Range(1U, 16384U));
   cmd.add_option("--spp", a.spp, "primary rays per pixel (1: the pixel centre; more: jittered)")->check(CLI::Range(1U, 256U));
@@ -205,8 +210,8 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
     else traversals.insert(traversals.begin(), t);  // first, so the others can be given as ratios to it
   }
   for (const auto& s : a.strategies) {  // an unknown or unfit strategy fails here, before any work
-    if (gpu) marks_form_for(s, sieve::backend::cuda, "BFS traversal (cuda)");
-    else bfs_tracer probe(s);
+    if (gpu && s != bfs_append) marks_form_for(s, sieve::backend::cuda, "BFS traversal (cuda)");
+    if (!gpu) bfs_tracer probe(s);
   }
   const scene sc = load_scene(a.scene, a.set);
   for (const auto& f : sc.files) outputs.add_input(f);
@@ -243,8 +248,15 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
 
   const std::vector<ray> primary = primary_rays(sc, a.width, a.height, a.spp);
   const std::vector<hit> primary_hits = trace_dfs(v, primary);
-  table t({"rays", "traversal", "strategy", "count", "ms_median", "ms_min", "ms_max", "Mrays/s", "x_embree", "Mrays/cpu-s",
-           "x_embree_cpu", "validated"});
+  table t({"rays", "traversal", "strategy", "count", "ms_median", "ms_min", "ms_max", "Mrays/s", "x_dfs", "syncs", "x_embree",
+           "Mrays/cpu-s", "x_embree_cpu", "validated"});
+  // BFS and the wide DFS against DFS on the same rays in the same run (DFS runs first when asked for).
+  double dfs_mrays = 0;
+  std::vector<std::string> profiles;  // GPU BFS: where a trace's time goes
+  auto versus_dfs = [&](const std::string& traversal, double mrays) {
+    if (traversal == "dfs") dfs_mrays = mrays;
+    return dfs_mrays > 0 && mrays > 0 ? fixed(mrays / dfs_mrays, 2) : std::string("-");
+  };
   nlohmann::json results = nlohmann::json::array();
   int failed = 0;
   for (const auto& kind : a.rays) {
@@ -253,14 +265,17 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
                                   : any             ? shadow_rays(sc, primary, primary_hits)
                                                     : diffuse_rays(sc, primary, primary_hits);
     const std::vector<hit> reference = kind == "primary" ? primary_hits : any ? trace_dfs_any(v, rays) : trace_dfs(v, rays);
+    dfs_mrays = 0;
     double embree_mrays = 0, embree_cpu = 0;  // of this ray kind, when Embree ran
     auto versus = [](double x, double base) { return base > 0 ? fixed(x / base, 2) : std::string("-"); };
     for (const auto& traversal : traversals) {
       if (any && traversal == "bfs") continue;  // the BFS traversal finds closest hits only
-      const std::vector<std::string> strategies = traversal == "bfs" ? a.strategies : std::vector<std::string>{"-"};
-      for (const auto& strategy : strategies) {
+      std::vector<std::pair<std::string, std::string>> runs;  // (strategy, GPU BFS loop)
+      for (const auto& s : traversal == "bfs" ? a.strategies : std::vector<std::string>{"-"})
+        for (const auto& l : gpu && traversal == "bfs" ? a.bfs_loops : std::vector<std::string>{"-"}) runs.emplace_back(s, l);
+      for (const auto& [strategy, loop] : runs) {
         if (gpu) {
-          const gpu_trace g = trace_cuda(b, sc.triangles, rays, traversal, strategy, a.repeats, any);
+          const gpu_trace g = trace_cuda(b, sc.triangles, rays, traversal, strategy, a.repeats, loop == "-" ? "graph" : loop, any);
           const std::size_t bad = gpu_mismatches(g.hits, reference);
           const bool ok = bad * 10000 <= rays.size();  // at most 1 in 10^4 rays may part at an edge
           if (!ok) {
@@ -270,11 +285,23 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
           }
           const stats st = summarize(ok ? g.ms : std::vector<double>{});
           const double mrays = st.median > 0 ? static_cast<double>(rays.size()) / (st.median * 1e3) : 0;
-          t.add({kind, traversal + " (cuda)", strategy, std::to_string(rays.size()), fixed(st.median, 3), fixed(st.min, 3),
-                 fixed(st.max, 3), fixed(mrays, 1), "-", "-", "-", ok ? "yes (" + std::to_string(bad) + " differ)" : "NO"});
+          const std::string shown_traversal = traversal + (loop == "-" ? "" : " " + loop) + " (cuda)";
+          const std::string ratio = versus_dfs(traversal, mrays);
+          t.add({kind, shown_traversal, strategy, std::to_string(rays.size()), fixed(st.median, 3), fixed(st.min, 3),
+                 fixed(st.max, 3), fixed(mrays, 1), ratio, std::to_string(g.host_syncs), "-", "-", "-",
+                 ok ? "yes (" + std::to_string(bad) + " differ)" : "NO"});
           results.push_back({{"rays", kind}, {"traversal", traversal}, {"strategy", strategy}, {"backend", "cuda"}, {"count", rays.size()},
                              {"ms_median", st.median}, {"ms_min", st.min}, {"ms_max", st.max}, {"mrays_per_s", mrays},
+                             {"vs_dfs", dfs_mrays > 0 ? mrays / dfs_mrays : 0.0}, {"bfs_loop", loop}, {"host_syncs", g.host_syncs},
                              {"validated", ok}, {"differing_rays", bad}});
+          if (traversal == "bfs") {
+            const bfs_stats& p = g.profile;
+            profiles.push_back(kind + " " + strategy + ": " + std::to_string(p.levels.size()) + " steps, expand " +
+                               fixed(p.expand_ms, 3) + " ms, compaction " + fixed(p.compact_ms, 3) + " ms, host-driven total " +
+                               fixed(p.total_ms, 3) + " ms, peak " + std::to_string(p.peak_pairs) + " pairs");
+            results.back()["profile"] = {{"steps", p.levels.size()}, {"expand_ms", p.expand_ms}, {"compact_ms", p.compact_ms},
+                                         {"host_loop_total_ms", p.total_ms}, {"peak_pairs", p.peak_pairs}};
+          }
           continue;
         }
         std::vector<hit> got(rays.size());
@@ -321,10 +348,11 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
         const std::string shown = bfs ? strategy_shown(strategy, {std::string(bfs->resolved_strategy(rays.size()))}) : strategy;
         const std::string valid = !diff.empty() ? "NO" : traversal == "embree" ? "yes (" + std::to_string(bad) + " differ)" : "yes";
         t.add({kind, traversal, shown, std::to_string(rays.size()), fixed(st.median, 2), fixed(st.min, 2),
-               fixed(st.max, 2), fixed(mrays, 2), versus(mrays, embree_mrays), fixed(per_cpu_s, 2), versus(per_cpu_s, embree_cpu),
-               valid});
+               fixed(st.max, 2), fixed(mrays, 2), versus_dfs(traversal, mrays), "0", versus(mrays, embree_mrays),
+               fixed(per_cpu_s, 2), versus(per_cpu_s, embree_cpu), valid});
         results.push_back({{"rays", kind}, {"traversal", traversal}, {"strategy", shown}, {"count", rays.size()},
                            {"ms_median", st.median}, {"ms_min", st.min}, {"ms_max", st.max}, {"mrays_per_s", mrays},
+                           {"vs_dfs", dfs_mrays > 0 ? mrays / dfs_mrays : 0.0}, {"host_syncs", 0},
                            {"versus_embree", embree_mrays > 0 ? mrays / embree_mrays : 0.0},
                            {"cpu_ms_median", cpu.median}, {"mrays_per_cpu_s", per_cpu_s},
                            {"versus_embree_cpu", embree_cpu > 0 ? per_cpu_s / embree_cpu : 0.0},
@@ -333,16 +361,23 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
     }
   }
   t.print(std::cout);
+  if (!profiles.empty()) {
+    std::cout << "\nGPU BFS profile (one more run, the loop driven by the host, each step bracketed by CUDA events: "
+                 "expand = planning + expanding + marking or appending; the rest of the host-driven total is launch "
+                 "and synchronisation):\n";
+    for (const auto& line : profiles) std::cout << "  " << line << "\n";
+  }
   std::cout << "\nrays: primary = " << a.spp << " per pixel of a " << a.width << " x " << a.height
             << " camera (" << (a.spp == 1 ? "pixel centres" : "jittered")
             << "); diffuse = one cosine ray from each primary hit; shadow = one ray from each primary hit to a "
                "point on a light, any hit. Mrays/s = count / ms_median; "
-            << (gpu ? "GPU: the traversal alone (CUDA events, rays on the device; BFS includes its per-level "
-                      "host round trips), median of "
+            << (gpu ? "GPU: the traversal alone (CUDA events, rays on the device), median of "
                     : "CPU (all threads; Embree traces the same rays one by one, rtcIntersect1 / rtcOccluded1, on "
                       "the same threads, so x_embree is also the per-thread ratio; Mrays/cpu-s = count / the process's "
                       "CPU time, median: the per-thread rate, not diluted when other work shares the cores), median of ")
-            << a.repeats << " runs. Every configuration matched the CPU's DFS before timing"
+            << a.repeats << " runs. x_dfs = Mrays/s over DFS's on the same rays; syncs = host synchronisations "
+            << "inside one trace (GPU BFS: graph = the level loop on the device, one at the end; host = one a step). "
+            << "Every configuration matched the CPU's DFS before timing"
             << (gpu ? " (GPU: t within 1e-5 relative, the same primitive; at most 1 ray in 10^4 may differ).\n"
                     : ", hit for hit (Embree: t within 1e-4 relative, at most 1 ray in 10^4 may differ).\n");
   outputs.stage(a.csv, t.csv());

@@ -13,10 +13,13 @@
 namespace sieve::render {
 
 gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::span<const ray> rays,
-                     const std::string& traversal, const std::string& strategy, int repeats, bool any) {
+                     const std::string& traversal, const std::string& strategy, int repeats,
+                     const std::string& bfs_loop, bool any) {
   if (!sieve::cuda::available()) throw sieve::error("the cuda backend needs a GPU: " + sieve::cuda::device_description());
   if (traversal != "dfs" && traversal != "bfs" && traversal != "wide")
     throw sieve::error("unknown traversal '" + traversal + "'; traversals: dfs, wide, bfs");
+  if (bfs_loop != "graph" && bfs_loop != "host")
+    throw sieve::error("unknown BFS loop '" + bfs_loop + "'; loops: graph, host");
   const bool wide = traversal == "wide";
   if (wide && b.wide.nodes.empty() && !b.nodes.empty()) throw sieve::error("the wide traversal needs a BVH built with the wide layout");
   if (any && traversal == "bfs") throw sieve::error("the BFS traversal finds closest hits only");
@@ -35,7 +38,10 @@ gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::spa
                       pairs.get(), leaf_tris.get(),
                       wide_view{wide_nodes.get(), wide_prims.get(), wide_tris.get(), static_cast<std::uint32_t>(b.wide.nodes.size())}};
   std::unique_ptr<bfs_tracer_cuda> bfs;
-  if (traversal == "bfs") bfs = std::make_unique<bfs_tracer_cuda>(strategy);
+  if (traversal == "bfs") {
+    bfs = std::make_unique<bfs_tracer_cuda>(strategy);
+    bfs->set_loop(bfs_loop == "host" ? bfs_tracer_cuda::loop::host : bfs_tracer_cuda::loop::graph);
+  }
   const ray* r = d_rays.get();
   hit* h = d_hits.get();
   const std::size_t n = rays.size();
@@ -61,6 +67,7 @@ gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::spa
   SIEVE_CUDA_CHECK(cudaDeviceSynchronize());
   out.hits.resize(n);
   if (n) SIEVE_CUDA_CHECK(cudaMemcpy(out.hits.data(), h, n * sizeof(hit), cudaMemcpyDeviceToHost));
+  if (bfs) out.host_syncs = bfs->host_syncs();
   cudaEvent_t start, stop;
   SIEVE_CUDA_CHECK(cudaEventCreate(&start));
   SIEVE_CUDA_CHECK(cudaEventCreate(&stop));
@@ -75,6 +82,7 @@ gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::spa
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
+  if (bfs) bfs->closest(view, r, h, n, nullptr, &out.profile);
   return out;
 }
 
