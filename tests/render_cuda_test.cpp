@@ -119,12 +119,12 @@ TEST(GpuWide, HairballHitsEqualDfs) {
   EXPECT_GT(found, rays.size() / 10);
   EXPECT_LE(differing, rays.size() / 10000) << "of " << rays.size() << " rays";
   EXPECT_LE(differing_from_cpu, rays.size() / 100) << "of " << rays.size() << " rays";
-  const gpu_trace dfs_any = trace_cuda(b, tris, rays, "dfs", "", 0, true);
-  const gpu_trace wide_any = trace_cuda(b, tris, rays, "wide", "", 0, true);
+  const gpu_trace dfs_any = trace_cuda(b, tris, rays, "dfs", "", 0, "graph", true);
+  const gpu_trace wide_any = trace_cuda(b, tris, rays, "wide", "", 0, "graph", true);
   std::size_t any_differing = 0;
   for (std::size_t i = 0; i < rays.size(); ++i) any_differing += wide_any.hits[i].found() != dfs_any.hits[i].found();
   EXPECT_LE(any_differing, rays.size() / 10000) << "of " << rays.size() << " rays";
-  EXPECT_THROW(trace_cuda(b, tris, rays, "bfs", "auto", 0, true), sieve::error);
+  EXPECT_THROW(trace_cuda(b, tris, rays, "bfs", "auto", 0, "graph", true), sieve::error);
 }
 
 // Same stages, same random numbers: most paths are the same on both, and the few that part ways

@@ -291,11 +291,12 @@ std::vector<step> plan(const context& c, const render_image_fn& render_image) {
     s.run = [a, cmd = s.command] { return run_sort_bench(a, cmd); };
     steps.push_back(s);
   }
-  {  // Traversal: primary and diffuse rays through the ~1M-triangle sphere room, DFS and BFS.
+  {  // Traversal: primary and diffuse rays through the ~1M-triangle sphere room: DFS (binary and
+     // 8-wide), BFS, and on the CPU Embree (when this build has it) as the baseline.
     trace_args a;
     a.scene = c.scene("procedural/sphere-room.toml");
     a.backend = gpu ? "cuda" : "cpu";
-    a.traversals = {"dfs", "bfs"};
+    a.traversals = gpu ? std::vector<std::string>{"dfs", "wide", "bfs"} : std::vector<std::string>{"dfs", "wide", "bfs", "embree"};
     a.strategies = gpu ? std::vector<std::string>{"atomic", "cub", "space", "redzone"}
                        : std::vector<std::string>{"billeter", "redzone"};
     if (c.m == mode::smoke) {
@@ -310,7 +311,7 @@ std::vector<step> plan(const context& c, const render_image_fn& render_image) {
     a.csv = c.file("trace.csv");
     a.json = c.file("trace.json");
     step s{"trace", "traversal Mrays/s, sphere room, " + std::to_string(a.width) + " x " + std::to_string(a.height) +
-                        " rays: DFS, BFS per strategy",
+                        " rays: DFS, wide DFS, BFS per strategy" + (gpu ? "" : ", Embree"),
            c.expect(1, 12, 60, 2, 15, 40), {"trace.json", "trace.csv"}, trace_command(c.program, a), {}};
     s.run = [a, cmd = s.command] { return run_trace_bench(a, cmd); };
     steps.push_back(s);

@@ -17,12 +17,21 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <iostream>
 
 namespace sieve::bench {
 namespace {
 
 using namespace sieve::render;
+
+// CPU time of the whole process (every thread): on a machine shared with other work, rays per
+// CPU-second is the per-thread rate that time-sharing does not dilute.
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + static_cast<double>(ts.tv_nsec) * 1e-9;
+}
 
 double seconds_since(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
@@ -207,8 +216,9 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
   const scene sc = load_scene(a.scene, a.set);
   for (const auto& f : sc.files) outputs.add_input(f);
   const auto t0 = std::chrono::steady_clock::now();
+  const double build_c0 = process_cpu_seconds();
   const bvh b = build_bvh(sc.triangles);
-  const double build_s = seconds_since(t0);
+  const double build_s = seconds_since(t0), build_cpu_s = process_cpu_seconds() - build_c0;
   const bvh_view v = view_of(b, sc.triangles);
   const nlohmann::json machine = machine_info(gpu);
   const std::string device = device_of(machine);
@@ -219,7 +229,8 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
   std::cout << "device: " << device << " (" << backend << ")\n";
   std::cout << "scene " << sc.name << ": " << sc.triangles.size() << " triangles; BVH " << b.nodes.size()
             << " nodes, depth " << b.stats.max_depth << ", built in " << fixed(build_s * 1e3, 1) << " ms ("
-            << fixed(static_cast<double>(sc.triangles.size()) / build_s / 1e6, 2) << " Mtris/s); memory: binary nodes "
+            << fixed(static_cast<double>(sc.triangles.size()) / build_s / 1e6, 2) << " Mtris/s; "
+            << fixed(static_cast<double>(sc.triangles.size()) / build_cpu_s / 1e6, 2) << " Mtris per CPU-second); memory: binary nodes "
             << fixed(node_mb, 1) << " MiB (BFS), pair nodes " << fixed(pair_mb, 1) << " MiB (DFS), leaf triangles "
             << fixed(leaf_mb, 1) << " MiB\n";
   const double wide_mb = static_cast<double>(b.wide.nodes.size() * sizeof(wide_node)) * mb;
@@ -237,9 +248,9 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
 
   const std::vector<ray> primary = primary_rays(sc, a.width, a.height, a.spp);
   const std::vector<hit> primary_hits = trace_dfs(v, primary);
-  table t({"rays", "traversal", "strategy", "count", "ms_median", "ms_min", "ms_max", "Mrays/s", "x_dfs", "x_embree", "syncs",
-           "validated"});
-  // Ratios against DFS and Embree on the same rays in the same run (Embree runs first, then DFS).
+  table t({"rays", "traversal", "strategy", "count", "ms_median", "ms_min", "ms_max", "Mrays/s", "x_dfs", "syncs", "x_embree",
+           "Mrays/cpu-s", "x_embree_cpu", "validated"});
+  // BFS and the wide DFS against DFS on the same rays in the same run (DFS runs first when asked for).
   double dfs_mrays = 0;
   std::vector<std::string> profiles;  // GPU BFS: where a trace's time goes
   auto versus_dfs = [&](const std::string& traversal, double mrays) {
@@ -255,8 +266,8 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
                                                     : diffuse_rays(sc, primary, primary_hits);
     const std::vector<hit> reference = kind == "primary" ? primary_hits : any ? trace_dfs_any(v, rays) : trace_dfs(v, rays);
     dfs_mrays = 0;
-    double embree_mrays = 0;  // of this ray kind, when Embree ran
-    auto versus_embree = [&](double mrays) { return embree_mrays > 0 ? fixed(mrays / embree_mrays, 2) : std::string("-"); };
+    double embree_mrays = 0, embree_cpu = 0;  // of this ray kind, when Embree ran
+    auto versus = [](double x, double base) { return base > 0 ? fixed(x / base, 2) : std::string("-"); };
     for (const auto& traversal : traversals) {
       if (any && traversal == "bfs") continue;  // the BFS traversal finds closest hits only
       std::vector<std::pair<std::string, std::string>> runs;  // (strategy, GPU BFS loop)
@@ -264,7 +275,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
         for (const auto& l : gpu && traversal == "bfs" ? a.bfs_loops : std::vector<std::string>{"-"}) runs.emplace_back(s, l);
       for (const auto& [strategy, loop] : runs) {
         if (gpu) {
-          const gpu_trace g = trace_cuda(b, sc.triangles, rays, traversal, strategy, a.repeats, any, loop == "-" ? "graph" : loop);
+          const gpu_trace g = trace_cuda(b, sc.triangles, rays, traversal, strategy, a.repeats, loop == "-" ? "graph" : loop, any);
           const std::size_t bad = gpu_mismatches(g.hits, reference);
           const bool ok = bad * 10000 <= rays.size();  // at most 1 in 10^4 rays may part at an edge
           if (!ok) {
@@ -277,7 +288,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
           const std::string shown_traversal = traversal + (loop == "-" ? "" : " " + loop) + " (cuda)";
           const std::string ratio = versus_dfs(traversal, mrays);
           t.add({kind, shown_traversal, strategy, std::to_string(rays.size()), fixed(st.median, 3), fixed(st.min, 3),
-                 fixed(st.max, 3), fixed(mrays, 1), ratio, "-", std::to_string(g.host_syncs),
+                 fixed(st.max, 3), fixed(mrays, 1), ratio, std::to_string(g.host_syncs), "-", "-", "-",
                  ok ? "yes (" + std::to_string(bad) + " differ)" : "NO"});
           results.push_back({{"rays", kind}, {"traversal", traversal}, {"strategy", strategy}, {"backend", "cuda"}, {"count", rays.size()},
                              {"ms_median", st.median}, {"ms_min", st.min}, {"ms_max", st.max}, {"mrays_per_s", mrays},
@@ -316,11 +327,13 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
         } else {
           diff = first_difference(got, reference);
         }
-        std::vector<double> ms;
+        std::vector<double> ms, cpu_ms;
         if (diff.empty()) {
           for (int r = 0; r < a.repeats; ++r) {
             const auto s0 = std::chrono::steady_clock::now();
+            const double c0 = process_cpu_seconds();
             run();
+            cpu_ms.push_back((process_cpu_seconds() - c0) * 1e3);
             ms.push_back(seconds_since(s0) * 1e3);
           }
         } else {
@@ -329,15 +342,20 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
         }
         const stats st = summarize(ms);
         const double mrays = st.median > 0 ? static_cast<double>(rays.size()) / (st.median * 1e3) : 0;
-        if (traversal == "embree") embree_mrays = mrays;
+        const stats cpu = summarize(cpu_ms);
+        const double per_cpu_s = cpu.median > 0 ? static_cast<double>(rays.size()) / (cpu.median * 1e3) : 0;
+        if (traversal == "embree") embree_mrays = mrays, embree_cpu = per_cpu_s;
         const std::string shown = bfs ? strategy_shown(strategy, {std::string(bfs->resolved_strategy(rays.size()))}) : strategy;
         const std::string valid = !diff.empty() ? "NO" : traversal == "embree" ? "yes (" + std::to_string(bad) + " differ)" : "yes";
         t.add({kind, traversal, shown, std::to_string(rays.size()), fixed(st.median, 2), fixed(st.min, 2),
-               fixed(st.max, 2), fixed(mrays, 2), versus_dfs(traversal, mrays), versus_embree(mrays), "0", valid});
+               fixed(st.max, 2), fixed(mrays, 2), versus_dfs(traversal, mrays), "0", versus(mrays, embree_mrays),
+               fixed(per_cpu_s, 2), versus(per_cpu_s, embree_cpu), valid});
         results.push_back({{"rays", kind}, {"traversal", traversal}, {"strategy", shown}, {"count", rays.size()},
                            {"ms_median", st.median}, {"ms_min", st.min}, {"ms_max", st.max}, {"mrays_per_s", mrays},
-                           {"vs_dfs", dfs_mrays > 0 ? mrays / dfs_mrays : 0.0},
-                           {"versus_embree", embree_mrays > 0 ? mrays / embree_mrays : 0.0}, {"host_syncs", 0},
+                           {"vs_dfs", dfs_mrays > 0 ? mrays / dfs_mrays : 0.0}, {"host_syncs", 0},
+                           {"versus_embree", embree_mrays > 0 ? mrays / embree_mrays : 0.0},
+                           {"cpu_ms_median", cpu.median}, {"mrays_per_cpu_s", per_cpu_s},
+                           {"versus_embree_cpu", embree_cpu > 0 ? per_cpu_s / embree_cpu : 0.0},
                            {"validated", diff.empty()}});
       }
     }
@@ -355,7 +373,8 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
                "point on a light, any hit. Mrays/s = count / ms_median; "
             << (gpu ? "GPU: the traversal alone (CUDA events, rays on the device), median of "
                     : "CPU (all threads; Embree traces the same rays one by one, rtcIntersect1 / rtcOccluded1, on "
-                      "the same threads, so x_embree is also the per-thread ratio), median of ")
+                      "the same threads, so x_embree is also the per-thread ratio; Mrays/cpu-s = count / the process's "
+                      "CPU time, median: the per-thread rate, not diluted when other work shares the cores), median of ")
             << a.repeats << " runs. x_dfs = Mrays/s over DFS's on the same rays; syncs = host synchronisations "
             << "inside one trace (GPU BFS: graph = the level loop on the device, one at the end; host = one a step). "
             << "Every configuration matched the CPU's DFS before timing"
@@ -369,6 +388,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
                                       {"spp", a.spp},
                                       {"bvh", {{"nodes", b.nodes.size()}, {"depth", b.stats.max_depth}, {"build_ms", build_s * 1e3},
                                                {"mtris_per_s", static_cast<double>(sc.triangles.size()) / build_s / 1e6},
+                                               {"build_cpu_ms", build_cpu_s * 1e3},
                                                {"node_bytes", b.nodes.size() * sizeof(bvh_node)},
                                                {"pair_bytes", b.pairs.size() * sizeof(pair_node)},
                                                {"wide_nodes", b.wide.nodes.size()},

@@ -13,8 +13,8 @@
 namespace sieve::render {
 
 gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::span<const ray> rays,
-                     const std::string& traversal, const std::string& strategy, int repeats, bool any,
-                     const std::string& bfs_loop) {
+                     const std::string& traversal, const std::string& strategy, int repeats,
+                     const std::string& bfs_loop, bool any) {
   if (!sieve::cuda::available()) throw sieve::error("the cuda backend needs a GPU: " + sieve::cuda::device_description());
   if (traversal != "dfs" && traversal != "bfs" && traversal != "wide")
     throw sieve::error("unknown traversal '" + traversal + "'; traversals: dfs, wide, bfs");

@@ -21,13 +21,13 @@ struct gpu_trace {
   bfs_stats profile;           // BFS: one more run, driven by the host, each step timed by events
 };
 
-// traversal: dfs | wide (DFS over the 8-wide tree) | bfs. any: any hit (dfs and wide), reported as
-// prim 0, t 0 when blocked. BFS: `strategy` ("append" or a library strategy) compacts the frontier;
-// bfs_loop: "graph" (the level loop on the device, no host synchronisation inside a run) or "host"
-// (driven by the host, one synchronisation per step). Throws sieve::error without a CUDA device (or
-// in builds without CUDA).
+// traversal: dfs | wide (DFS over the 8-wide tree) | bfs. BFS: `strategy` ("append" or a library
+// strategy) compacts the frontier; bfs_loop: "graph" (the level loop on the device, no host
+// synchronisation inside a run) or "host" (driven by the host, one synchronisation per step).
+// any: any hit (dfs, wide), reported as prim 0, t 0 when blocked. Throws sieve::error without a
+// CUDA device (or in builds without CUDA).
 gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::span<const ray> rays,
-                     const std::string& traversal, const std::string& strategy, int repeats, bool any = false,
-                     const std::string& bfs_loop = "graph");
+                     const std::string& traversal, const std::string& strategy, int repeats,
+                     const std::string& bfs_loop = "graph", bool any = false);
 
 }  // namespace sieve::render

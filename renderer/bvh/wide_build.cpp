@@ -3,7 +3,7 @@
 // Greedy surface-area collapse: a wide node starts from a binary inner node's two children and,
 // while it has fewer than eight, opens the child of largest surface area that can be opened (an
 // inner binary node, or a leaf of more than 31 triangles, which is split in two by position in its
-// range), as Embree's and Wald's BVH4/8 builders do. The binary tree's SAH decisions (what is a leaf)
+// range), the rule of the wide-BVH literature's simple collapses. The binary tree's SAH decisions (what is a leaf)
 // stay; the collapse only chooses which levels merge, always the larger boxes first, because those
 // are the ones a ray is most likely to enter (the SAH probability). Ylitie et al.'s optimal
 // collapse by dynamic programming would also merge small subtrees into leaves; this one does not.
