@@ -6,6 +6,7 @@
 #include <core/memory.hpp>
 #include <scene/load.hpp>
 #include <wavefront/integrator.hpp>
+#include <wavefront/split.hpp>
 
 #include <gtest/gtest.h>
 
@@ -13,7 +14,9 @@
 #include <stb/stb_image.h>
 #include <tinyexr.h>
 
+#include <algorithm>
 #include <atomic>
+#include <iostream>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -393,6 +396,113 @@ TEST(Wavefront, CancelWithinAPassKeepsWholeSamplesPerPixel) {
     }
   }
   EXPECT_TRUE(cut_between_chunks) << "no cancel landed after the first chunk of a pass";
+}
+
+// A sample range renders those samples exactly: samples [0, k) are a k-sample render bit for bit,
+// and a later range is the same whatever the wave shape (one sample per wave, several, chunks).
+TEST(SampleRange, RendersThoseSamplesWhateverTheWaves) {
+  const scene s = small_cornell("cornell-mirror-glass.toml", 40, 30, 7, 5);
+  const prepared_scene ps(s);
+  render_settings r = render_settings::from(s);
+  r.sample_count = 3;
+  const render_result head = render_cpu(ps, r);
+  EXPECT_EQ(head.spp, 3U);
+  EXPECT_EQ(head.samples, 3U);
+  EXPECT_FALSE(head.partial());
+  scene three = s;
+  three.film.spp = 3;
+  const prepared_scene p3(three);
+  const render_result want = render_cpu(p3, render_settings::from(three));
+  EXPECT_EQ(std::memcmp(head.sum.data(), want.sum.data(), want.sum.size() * sizeof(vec3)), 0);
+
+  r.first_sample = 3;
+  r.sample_count = 0;  // to the end: samples 3..6
+  const render_result tail = render_cpu(ps, r);
+  EXPECT_EQ(tail.spp, 4U);
+  EXPECT_NE(std::memcmp(tail.sum.data(), head.sum.data(), head.sum.size() * sizeof(vec3)), 0);
+  for (const std::uint32_t queue : {1200U * 4, 1200U * 3, 1200U, 500U}) {
+    r.max_queue = queue;
+    const render_result again = render_cpu(ps, r);
+    EXPECT_EQ(std::memcmp(again.sum.data(), tail.sum.data(), tail.sum.size() * sizeof(vec3)), 0) << "queue " << queue;
+  }
+  r.first_sample = 7;
+  EXPECT_THROW(render_cpu(ps, r), sieve::error);  // past the film's samples
+  r.first_sample = 5;
+  r.sample_count = 3;
+  EXPECT_THROW(render_cpu(ps, r), sieve::error);
+}
+
+TEST(SampleRange, SharesAreContiguousAndCoverTheFilm) {
+  for (const std::uint32_t spp : {1U, 2U, 7U, 64U, 1000U})
+    for (const std::uint32_t parts : {1U, 2U, 3U, 5U, 8U}) {
+      std::uint32_t next = 0, most = 0, least = spp;
+      for (std::uint32_t p = 0; p < parts; ++p) {
+        const sample_range r = share_of(spp, parts, p);
+        EXPECT_EQ(r.first, next) << spp << " spp, part " << p << " of " << parts;
+        next += r.count;
+        most = std::max(most, r.count);
+        least = std::min(least, r.count);
+      }
+      EXPECT_EQ(next, spp);
+      EXPECT_LE(most - least, 1U);
+    }
+}
+
+// The film split into parts (what the ranks of `mpirun sieve render` render), added in part order:
+// one part is the one-process film bit for bit; several are within split_bound of it per pixel
+// and channel, and the same split always gives the same bits.
+TEST(SampleRange, SplitFilmEqualsTheWholeWithinTheBound) {
+  const scene s = small_cornell("cornell-mirror-glass.toml", 40, 30, 11, 3);
+  const prepared_scene ps(s);
+  const render_result whole = render_cpu(ps, render_settings::from(s));
+  auto split = [&](std::uint32_t parts) {
+    split_film f(whole.width, whole.height);
+    for (std::uint32_t p = 0; p < parts; ++p) {
+      render_settings r = render_settings::from(s);
+      const sample_range range = share_of(s.film.spp, parts, p);
+      r.first_sample = range.first;
+      r.sample_count = range.count;
+      const render_result part = render_cpu(ps, r);
+      f.add(part.sum, part.samples, part.ahead);
+    }
+    return f;
+  };
+  const split_film one = split(1);
+  EXPECT_EQ(std::memcmp(one.sum().data(), whole.sum.data(), whole.sum.size() * sizeof(vec3)), 0);
+  const std::vector<vec3> one_mean = one.mean(), whole_mean = whole.mean();
+  EXPECT_EQ(std::memcmp(one_mean.data(), whole_mean.data(), whole_mean.size() * sizeof(vec3)), 0);
+  const double bound = split_bound(s.film.spp);
+  for (const std::uint32_t parts : {2U, 3U, 4U}) {
+    const split_film f = split(parts);
+    EXPECT_EQ(f.samples(), s.film.spp);
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < whole.sum.size(); ++i)
+      for (int c = 0; c < 3; ++c) {
+        const float a = (&whole.sum[i].x)[c], b = (&f.sum()[i].x)[c];
+        ASSERT_GE(b, 0.0f);
+        ASSERT_LE(std::abs(double{a} - b), bound * std::max(a, b)) << "pixel " << i << " channel " << c << ", " << parts << " parts";
+        differ += a != b;
+      }
+    EXPECT_EQ(std::memcmp(split(parts).sum().data(), f.sum().data(), whole.sum.size() * sizeof(vec3)), 0);
+    std::cout << parts << " parts: " << differ << " of " << 3 * whole.sum.size() << " channel sums differ from one process's in the last bits\n";
+  }
+  split_film bad(2, 2);
+  EXPECT_THROW(bad.add(whole.sum, 1, 0), sieve::error);
+}
+
+// A cut pass (Ctrl-C) leaves a part with one sample more in pixels [0, ahead): the mean counts them.
+TEST(SampleRange, SplitFilmCountsEachPartsCutPass) {
+  split_film f(2, 2);
+  const std::vector<vec3> part(4, vec3{1, 1, 1});
+  f.add(part, 2, 0);
+  f.add(part, 1, 3);
+  f.add(part, 0, 1);
+  EXPECT_EQ(f.samples(), 3U);
+  EXPECT_EQ(f.samples_of(0), 5U);
+  EXPECT_EQ(f.samples_of(2), 4U);
+  EXPECT_EQ(f.samples_of(3), 3U);
+  EXPECT_FLOAT_EQ(f.mean()[0].x, 3.0f / 5);
+  EXPECT_FLOAT_EQ(f.mean()[3].x, 1.0f);
 }
 
 // The memory model (core/memory.hpp) is checked before the BVH is built: a render too large for
