@@ -94,7 +94,7 @@ TEST_F(Cli, RenderWritesImagesAndReport) {
     EXPECT_EQ(j["wave_launch"], "cpu");
     EXPECT_EQ(j["host_syncs_per_wave"], 0.0);
   } else {
-    EXPECT_EQ(j["wave_launch"], "stream");  // the GPU's BFS reads its frontier back (bfs_in_graph)
+    EXPECT_EQ(j["wave_launch"], "stream");  // a profiled GPU BFS: its host-driven loop times the frontier
   }
   EXPECT_TRUE(j["run"].contains("commit"));
   // Without --profile-stages: the frame time alone, no stage times.

@@ -180,9 +180,17 @@ TEST(GpuRender, IdenticalForEveryCudaStrategy) {
     render_settings r = rs;
     r.strategy = strategy;
     r.traversal = "bfs";
+    // In the wave's graph (closest_async, its level loop a WHILE node): one synchronisation a wave.
     const render_result got = render_cuda(ps, r);
     EXPECT_TRUE(compare(got, want).identical);
-    EXPECT_GT(got.stats.bfs_compact_ms, 0.0);
+    EXPECT_EQ(got.stats.wave_launch, "graph");
+    EXPECT_EQ(got.stats.host_syncs, got.stats.waves);
+    // With stage times: the synchronous path, the tracer's host-driven loop timing its compaction.
+    r.profile_stages = true;
+    const render_result timed = render_cuda(ps, r);
+    EXPECT_TRUE(compare(timed, want).identical);
+    EXPECT_EQ(timed.stats.wave_launch, "stream");
+    EXPECT_GT(timed.stats.bfs_compact_ms, 0.0);
   }
   // Reordering by the GPU radix sorts changes the queue's order, never the image.
   for (const char* sort : {"onesweep", "cub"})
@@ -214,7 +222,7 @@ TEST(GpuRender, IdenticalForEveryCudaStrategy) {
           EXPECT_TRUE(compare(got, want).identical);
           for (std::size_t b = 0; b < want.stats.bounces.size(); ++b)
             EXPECT_EQ(got.stats.bounces[b].live, want.stats.bounces[b].live) << "bounce " << b;
-          const bool graph = std::string(traversal) == "dfs" && (std::string(queue) == "append" || std::string(strategy) != "thrust");
+          const bool graph = std::string(queue) == "append" || std::string(strategy) != "thrust";
           EXPECT_EQ(got.stats.wave_launch, graph ? "graph" : "stream");
         }
   rs.max_queue = 1U << 20;  // one chunk: the same image

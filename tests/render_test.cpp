@@ -237,6 +237,39 @@ TEST(Wavefront, ImageIsUnchangedByTheOneDriver) {
   EXPECT_EQ(fnv1a(render_cpu(ps, r).sum), 0x17703e76aeb2357dULL);
 }
 
+// The path record's columns are listed once (path_columns::columns()): the allocation, the record
+// compaction moves and the reorder's gather all cover every column of that list.
+TEST(PathColumns, AllocationRecordAndGatherFollowTheOneList) {
+  constexpr std::size_t n = 37, columns = std::tuple_size_v<decltype(path_columns::columns())>;
+  std::size_t bytes = 0;
+  path_columns::for_each_column([&](auto m) { bytes += sizeof(*(path_columns{}.*m)); });
+  const std::size_t item_bytes = bytes;
+  EXPECT_EQ(item_bytes, sizeof(std::uint32_t) + sizeof(ray) + sizeof(vec3) + sizeof(float));
+  EXPECT_GE(path_columns::column_bytes(n), n * item_bytes);
+  std::vector<std::byte> a(path_columns::column_bytes(n)), b(path_columns::column_bytes(n));
+  const path_columns p = path_columns::carve(a.data(), n), q = path_columns::carve(b.data(), n);
+  const sieve::record r = p.record(n);
+  EXPECT_EQ(r.columns(), columns);
+  EXPECT_EQ(r.item_bytes(), item_bytes);
+  EXPECT_EQ(r.size(), n);
+  // The columns do not overlap: every byte of each is written, and the last column ends in the block.
+  for (std::uint32_t i = 0; i < n; ++i) {
+    p.slot[i] = i;
+    p.rays[i] = ray{{float(i), 1, 2}, {0, 0, 1}, 1e30f};
+    p.throughput[i] = {float(i), 0.5f, 0.25f};
+    p.bsdf_pdf[i] = 0.5f * float(i);
+  }
+  EXPECT_LE(reinterpret_cast<std::byte*>(p.bsdf_pdf + n), a.data() + a.size());
+  for (std::uint32_t i = 0; i < n; ++i) q.copy_from(i, p, n - 1 - i);  // what gather_paths runs per path
+  for (std::uint32_t i = 0; i < n; ++i) {
+    const std::uint32_t j = n - 1 - i;
+    EXPECT_EQ(q.slot[i], j);
+    EXPECT_EQ(q.rays[i].origin.x, float(j));
+    EXPECT_EQ(q.throughput[i].x, float(j));
+    EXPECT_EQ(q.bsdf_pdf[i], 0.5f * float(j));
+  }
+}
+
 TEST(Megakernel, ImageEqualsTheWavefrontsBitForBit) {
   const scene s = small_cornell("cornell-mirror-glass.toml", 40, 30, 3, 11);
   const prepared_scene ps(s);
@@ -352,7 +385,9 @@ TEST(Wavefront, CancelWithinAPassKeepsWholeSamplesPerPixel) {
     more.film.spp = got.samples + 1;
     const prepared_scene pf(fewer), pm(more);
     render_settings plain = render_settings::from(s);
-    const render_result want_fewer = render_cpu(pf, plain), want_more = render_cpu(pm, plain);
+    // No sample completed: nothing to render for `fewer` (a film of 0 samples is refused).
+    const render_result want_fewer = got.samples ? render_cpu(pf, plain) : render_result{};
+    const render_result want_more = render_cpu(pm, plain);
     for (std::size_t i = 0; i < got.sum.size(); ++i) {
       const vec3 want = i < got.ahead ? want_more.sum[i] : (got.samples ? want_fewer.sum[i] : vec3{0, 0, 0});
       ASSERT_EQ(std::memcmp(&got.sum[i], &want, sizeof(vec3)), 0) << "pixel " << i << ", ahead " << got.ahead;

@@ -168,7 +168,7 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
             << a.repeats << " renders after one checked warm-up, wall time of the render: s_median without stage times, "
                "s_profiled with them ("
             << (gpu ? "CUDA events inside the wave's graph" : "CPU clock")
-            << "); launch: graph (a wave captured once, replayed), stream (per-bounce syncs: thrust, bfs) or cpu; "
+            << "); launch: graph (a wave captured once, replayed), stream (per-bounce syncs: thrust, a profiled bfs) or cpu; "
                "syncs/wave: host synchronisations per wave.\n";
   outputs.stage(a.csv, t.csv());
   if (!a.json.empty())

@@ -186,8 +186,9 @@ class wavefront_driver {
   wavefront_driver(Backend& b, const scene_view& view, const render_settings& settings, sieve::form form,
                    std::uint32_t capacity, std::uint32_t max_pixels, const wave* wave, vec3* film)
       : b_(b), view_(view), settings_(settings), capacity_(capacity), max_pixels_(max_pixels), wave_(wave), film_(film),
-        queue_(b, capacity, settings.strategy, form, queue_mode_of(settings.queue)), hits_(capacity), shadow_rays_(capacity), shadow_light_(capacity),
-        wave_film_(capacity), counts_(wave_counts::size(view.max_bounces)),
+        queue_(b, capacity, settings.strategy, form, queue_mode_of(settings.queue)), hits_(capacity),
+        shadow_rays_(capacity), shadow_light_(capacity), wave_film_(capacity),
+        counts_(wave_counts::size(view.max_bounces)),
         keys_(settings.reorder != reorder_key::none ? 2 * std::size_t{capacity} : 0),
         order_(settings.reorder != reorder_key::none ? 2 * std::size_t{capacity} : 0) {
     b_.zero(wave_film_.get(), std::size_t{capacity} * sizeof(vec3));
@@ -252,7 +253,8 @@ class wavefront_driver {
       if (append)
         queue_.appended();
       else
-        b_.time("compact", static_cast<int>(vertex), [&] { queue_.compact(n, c.live(vertex), c.removals(), c.live(vertex + 1)); });
+        b_.time("compact", static_cast<int>(vertex),
+                [&] { queue_.compact(n, c.live(vertex), c.removals(), c.live(vertex + 1)); });
 
       if (settings_.reorder != reorder_key::none) {
         std::uint32_t m = capacity_;

@@ -157,7 +157,8 @@ class cpu_backend {
     const sieve::options unchecked{.checked = false};  // the renderer's own removal lists: each index once
     stats_.note_strategy(strategy, sieve::backend::cpu, in_place, items, removed);
     (void)live;
-    *kept = in_place ? sieve::compact(strategy, items, keep, unchecked) : sieve::compact_copy(strategy, items, out, keep, unchecked);
+    *kept = in_place ? sieve::compact(strategy, items, keep, unchecked)
+                     : sieve::compact_copy(strategy, items, out, keep, unchecked);
   }
 
   const std::uint32_t* sort(std::uint32_t* keys, std::uint32_t* values, std::uint32_t n, int bits) const {

@@ -186,7 +186,8 @@ render_result render_cpu(const prepared_scene& s, const render_settings& setting
 
 // The same driver over device copies of the scene and queues (integrator_cuda.cu): each wave is
 // captured once as a CUDA graph and replayed (one host synchronisation per wave), except with the
-// `thrust` strategy or BFS traversal, whose calls read counts back (then per-bounce synchronisations).
+// `thrust` strategy, which reads counts back, or a BFS render with stage times (then per-bounce
+// synchronisations).
 // Throws sieve::error when the build or the machine has no CUDA
 // device, or when a device buffer does not fit (naming the size asked for and the memory free).
 render_result render_cuda(const prepared_scene& s, const render_settings& settings);

@@ -8,9 +8,10 @@
 // a few empty launches), the wave's parameters are copied into device memory by a node of the graph,
 // and the whole wave (generate, every bounce up to max_bounces, accumulate, the counts copied back) is
 // captured once as a CUDA graph and replayed for every wave: one host synchronisation per wave (the
-// stats, progress and Ctrl-C). Two exceptions run the same loop on the stream with a synchronisation
-// per bounce (stats.wave_launch "stream"): the `thrust` strategy, which reads its counts back, and
-// the BFS traversal (bfs_tracer_cuda takes its ray count on the host; bfs_in_graph below).
+// stats, progress and Ctrl-C); the BFS traversal goes into it too (bfs_tracer_cuda::closest_async,
+// its level loop a WHILE node). The exceptions run the same loop on the stream with a
+// synchronisation per bounce (stats.wave_launch "stream"): the `thrust` strategy, which reads its
+// counts back, and a BFS render with stage times (bfs_in_graph below).
 // exec::cuda's parallel_for first: the stages call exec::parallel_for by qualified name, which sees
 // only the overloads declared before the stage templates.
 #include <exec/cuda.cuh>
@@ -39,9 +40,11 @@ namespace {
 
 using exec::device_array;
 
-// The BFS traversal inside the wave's graph: off while bfs_tracer_cuda::closest takes its ray count
-// on the host and synchronises per level. The switch to flip when it takes a device count.
-constexpr bool bfs_in_graph = false;
+// The BFS traversal inside the wave's graph (bfs_tracer_cuda::closest_async: a device count, its level
+// loop a WHILE node of the wave's graph). Not with stage times: a conditional node's body holds no
+// event record nodes, so a profiled BFS render takes the synchronous path, where the tracer's
+// host-driven loop times each step's compaction (stats.bfs_compact_ms).
+constexpr bool bfs_in_graph = true;
 
 // Pinned host memory of T (cudaMallocHost): what a graph's copy nodes read and write.
 template <class T>
@@ -135,7 +138,10 @@ class cuda_backend {
 
   cuda_backend(render_stats& stats, const render_settings& settings, cudaStream_t stream, std::uint32_t capacity)
       : stats_(stats), settings_(settings), stream_(stream), capacity_(capacity), clock_(stats, stream) {
-    if (settings.traversal == "bfs") bfs_ = std::make_unique<bfs_tracer_cuda>(settings.strategy);
+    if (settings.traversal == "bfs") {
+      bfs_ = std::make_unique<bfs_tracer_cuda>(settings.strategy);
+      bfs_->reserve(capacity);  // before any capture: closest_async never allocates
+    }
     if (settings.reorder != reorder_key::none) {
       const std::size_t bytes =
           sieve::cuda::radix_sort_workspace_bytes(settings.sort, capacity, 0, reorder_key_bits(settings.reorder));
@@ -194,14 +200,15 @@ class cuda_backend {
     return values + capacity_;
   }
 
-  // n: the live count on the synchronous path (bfs_in_graph false); *live holds it on the device, for
-  // a BFS tracer that takes a device count (then n is the capacity it launches over).
+  // In a graph: *live rays (device count), n the capacity, nothing read back. On the stream: n is
+  // the live count and the tracer returns when done (its own synchronisations counted; with stage
+  // times its loop is host-driven and times the frontier's compaction).
   void extend_bfs(const scene_view& view, const ray* rays, hit* hits, std::uint32_t n, const std::uint32_t* live) {
-    (void)live;
+    if (graph_) return bfs_->closest_async(view.bvh, rays, hits, n, live, stream_);
     bfs_stats bs;
-    bfs_->closest(view.bvh, rays, hits, n, stream_, &bs);
+    bfs_->closest(view.bvh, rays, hits, n, stream_, settings_.profile_stages ? &bs : nullptr);
     stats_.bfs_compact_ms += bs.compact_ms;
-    stats_.host_syncs += bs.levels.size() + 1;  // a frontier size read back per step, and the end
+    stats_.host_syncs += bfs_->host_syncs();
   }
 
   template <class F>
@@ -318,7 +325,8 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
                                                            driver.in_place(), capacity,
                                                            stats.form == sieve::form::removal_list ? capacity : 0,
                                                            driver.compaction_record().item_bytes()) == "thrust";
-    const bool in_graph = settings.wave_graph && !thrust && (settings.traversal != "bfs" || bfs_in_graph);
+    const bool bfs = settings.traversal == "bfs";
+    const bool in_graph = settings.wave_graph && !thrust && (!bfs || (bfs_in_graph && !settings.profile_stages));
     stats.wave_launch = in_graph ? "graph" : "stream";
     backend.set_graph(in_graph);
     // The wave's parameters in, the driver's work, the counts out: one stream's worth of work.
