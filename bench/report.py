@@ -706,9 +706,14 @@ def trace_section(folder):
             f"centre; diffuse: one cosine ray per primary hit), closest hit, Mrays/s = rays / median time "
             f"({'GPU kernel time, CUDA events' if ds.gpu else 'CPU clock'}); every configuration matched DFS first. "
             f"{ds.provenance()}.*\n\n")
-    text += md_table(["rays", "traversal", "BFS frontier strategy", "rays traced", "ms", "Mrays/s"],
-                     [[r["rays"], r["traversal"], r["strategy"], f"{r['count']:,}", ms(r["ms_median"]),
-                       f"**{r['mrays_per_s']:.2f}**"] for r in rows])
+    def shown(r):  # the GPU BFS names its level loop (graph: on the device; host: one sync a step)
+        loop = r.get("bfs_loop", "-")
+        return r["traversal"] + ("" if loop in ("-", None) else f" ({loop} loop)")
+    text += md_table(["rays", "traversal", "BFS frontier strategy", "rays traced", "ms", "Mrays/s", "x DFS",
+                      "host syncs"],
+                     [[r["rays"], shown(r), r["strategy"], f"{r['count']:,}", ms(r["ms_median"]),
+                       f"**{r['mrays_per_s']:.2f}**", f"{r['vs_dfs']:.2f}" if r.get("vs_dfs") else "-",
+                       str(r.get("host_syncs", "-"))] for r in rows])
     if plt and rows:
         kinds = sorted({r["rays"] for r in rows}, key=lambda k: (k != "primary", k))
         configs = []

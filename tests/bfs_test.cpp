@@ -1,6 +1,7 @@
 // BFS traversal = DFS traversal, hit for hit, for every CPU compaction strategy that can compact
 // its frontier (by bit mask, byte flags or removal list; stable or not, in place or not).
 #include <bvh/bfs.hpp>
+#include <bvh/bfs_driver.hpp>
 #include <bvh/dfs.hpp>
 
 #include <gtest/gtest.h>
@@ -39,8 +40,9 @@ scene_data make_scene(std::size_t triangles, std::size_t rays, unsigned seed) {
   return s;
 }
 
+// Every library strategy the frontier can use, and producer-side append.
 std::vector<std::string> bfs_strategies() {
-  std::vector<std::string> names;
+  std::vector<std::string> names = {std::string(bfs_append)};
   for (const auto& s : sieve::compaction_strategies())
     for (const auto f : {sieve::form::bit_mask, sieve::form::byte_flags, sieve::form::removal_list})
       if (s.takes(sieve::backend::cpu, f)) {
@@ -77,6 +79,7 @@ TEST_P(BfsEqualsDfs, EveryHit) {
   EXPECT_GE(stats.levels.size(), static_cast<std::size_t>(b.stats.max_depth));  // a level, or chunks of one, per step
   EXPECT_LE(stats.peak_pairs, bfs_stack_bound(s.rays.size()));
   EXPECT_EQ(stats.form, tracer.form());
+  EXPECT_GT(stats.expand_ms, 0.0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Cpu, BfsEqualsDfs, ::testing::ValuesIn(bfs_strategies()), [](const auto& info) {
@@ -92,7 +95,7 @@ TEST(Bfs, HairballFrontierIsBounded) {
   const auto [tris, rays] = hairball();
   const bvh b = build_bvh(tris);
   const bvh_view v = view_of(b, tris);
-  for (const std::string strategy : {"billeter", "redzone"}) {
+  for (const std::string strategy : {"billeter", "redzone", "append"}) {  // out of place, in place, append
     bfs_tracer tracer(strategy);
     std::vector<hit> got(rays.size());
     bfs_stats stats;
@@ -104,8 +107,9 @@ TEST(Bfs, HairballFrontierIsBounded) {
     }
     std::size_t expanded = 0;
     for (const auto& l : stats.levels) expanded += l.frontier;
-    // Level by level, some level would have held at least this many pairs.
-    EXPECT_GT(expanded / (b.stats.max_depth + 1), bfs_stack_bound(rays.size())) << "not a hairball";
+    // Level by level, some level would have held at least this many pairs (pairs sit at inner
+    // nodes: at most max_depth levels).
+    EXPECT_GT(expanded / b.stats.max_depth, bfs_stack_bound(rays.size())) << "not a hairball";
     EXPECT_LE(stats.peak_pairs, bfs_stack_bound(rays.size())) << strategy;
     EXPECT_GT(stats.levels.size(), b.stats.max_depth + 1) << strategy << ": expected chunked steps";
   }
@@ -118,6 +122,38 @@ TEST(Bfs, ChunkSizes) {
   EXPECT_EQ(bfs_chunk(7'500'000, 1'000'000), 500'000U);    // what is left of 8n
   EXPECT_EQ(bfs_chunk(9'000'000, 1'000'000), 1024U);       // past 8n: the least step
   EXPECT_EQ(bfs_chunk(std::size_t{1} << 36, std::size_t{1} << 36), std::size_t{1} << 30);  // 2c fits 32 bits
+}
+
+// The step plan (bfs_driver.hpp, the same on the device): a frontier larger than the chunk spills its
+// bottom onto the spill stack; a smaller one takes pairs from the spill stack's top.
+TEST(Bfs, PlanSpillsAndPops) {
+  bfs_state s;
+  s.rays = 1000;
+  s.kept = 5000;  // the last step's survivors: the frontier
+  bfs_plan_step(s);
+  EXPECT_EQ(s.m, 2000U);  // 2n
+  EXPECT_EQ(s.spilled, 3000U);
+  EXPECT_EQ(s.spill_base, 0U);
+  EXPECT_EQ(s.stack, 3000U);
+  EXPECT_EQ(s.popped, 0U);
+  EXPECT_EQ(s.work, 3000U);
+  EXPECT_EQ(s.slots, 4000U);
+  EXPECT_EQ(s.kept, 0U);
+  EXPECT_EQ(s.peak, 5000U);
+  s.kept = 100;
+  bfs_plan_step(s);
+  EXPECT_EQ(s.m, 2000U);
+  EXPECT_EQ(s.popped, 1900U);
+  EXPECT_EQ(s.pop_base, 1100U);
+  EXPECT_EQ(s.stack, 1100U);
+  EXPECT_EQ(s.spilled, 0U);
+  EXPECT_EQ(s.work, 2000U);
+  s.kept = 0;
+  s.stack = 0;
+  bfs_plan_step(s);
+  EXPECT_EQ(s.m, 0U);
+  EXPECT_EQ(s.work, 0U);
+  EXPECT_EQ(s.steps, 2U);
 }
 
 TEST(ParallelFor, IndexRange) {

@@ -68,7 +68,7 @@ TEST_F(Cli, RenderWritesImagesAndReport) {
   const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
   const fs::path png = dir_ / "out" / "c.png", exr = dir_ / "c.exr", json = dir_ / "c.json";
   const outcome o = run(with({"render", cornell, "--strategy", "redzone", "--traversal", "bfs", "--out", png.string(),
-                              "--exr", exr.string(), "--json", json.string()},
+                              "--exr", exr.string(), "--json", json.string(), "--profile-stages"},
                              tiny));
   ASSERT_EQ(o.rc, 0) << o.err;
   EXPECT_GT(fs::file_size(png), 100U);
@@ -88,7 +88,22 @@ TEST_F(Cli, RenderWritesImagesAndReport) {
   EXPECT_LE(j["compaction_share"].get<double>(), 1.0);
   EXPECT_EQ(j["bounces"][0]["live"], 16 * 12 * 2);
   EXPECT_TRUE(j["stages"].contains("extend"));
+  EXPECT_EQ(j["profile_stages"], true);
+  EXPECT_EQ(j["waves"], 1);
+  if (j["backend"] == "cpu") {
+    EXPECT_EQ(j["wave_launch"], "cpu");
+    EXPECT_EQ(j["host_syncs_per_wave"], 0.0);
+  } else {
+    EXPECT_EQ(j["wave_launch"], "stream");  // the GPU's BFS reads its frontier back (bfs_in_graph)
+  }
   EXPECT_TRUE(j["run"].contains("commit"));
+  // Without --profile-stages: the frame time alone, no stage times.
+  const fs::path plain = dir_ / "plain.json";
+  ASSERT_EQ(run(with({"render", cornell, "--out", png.string(), "--json", plain.string()}, tiny)).rc, 0);
+  const auto p = nlohmann::json::parse(slurp(plain));
+  EXPECT_EQ(p["profile_stages"], false);
+  EXPECT_TRUE(p["stages"].empty());
+  EXPECT_GT(p["seconds"].get<double>(), 0.0);
   for (const auto& e : fs::directory_iterator(dir_))
     EXPECT_EQ(e.path().string().find(".tmp-"), std::string::npos) << "temporary left behind: " << e.path();
 }

@@ -161,13 +161,75 @@ TEST(GpuRender, IdenticalForEveryCudaStrategy) {
       r.strategy = "atomic";  // unstable too
       r.reorder = key;
       r.sort = sort;
+      r.profile_stages = true;
       const render_result got = render_cuda(ps, r);
       EXPECT_TRUE(compare(got, want).identical);
       EXPECT_GT(got.stats.stage_ms("reorder"), 0.0);
     }
+  // The index queue (compacted 4-byte indices, state in place) and producer-side append (warp_append
+  // in shade, no pass): the same image, with and without reordering, DFS and BFS.
+  for (const char* queue : {"index", "append"})
+    for (const char* strategy : {"space", "redzone", "cub", "thrust"})
+      for (const char* traversal : {"dfs", "bfs"})
+        for (const auto key : {reorder_key::none, reorder_key::morton}) {
+          if (std::string(queue) == "append" && std::string(strategy) != "space") continue;  // no strategy runs
+          SCOPED_TRACE(std::string(queue) + " " + strategy + " " + traversal + " " + std::string(to_string(key)));
+          render_settings r = rs;
+          r.queue = queue;
+          r.strategy = strategy;
+          r.traversal = traversal;
+          r.reorder = key;
+          const render_result got = render_cuda(ps, r);
+          EXPECT_TRUE(compare(got, want).identical);
+          for (std::size_t b = 0; b < want.stats.bounces.size(); ++b)
+            EXPECT_EQ(got.stats.bounces[b].live, want.stats.bounces[b].live) << "bounce " << b;
+          const bool graph = std::string(traversal) == "dfs" && (std::string(queue) == "append" || std::string(strategy) != "thrust");
+          EXPECT_EQ(got.stats.wave_launch, graph ? "graph" : "stream");
+        }
   rs.max_queue = 1U << 20;  // one chunk: the same image
   rs.strategy = "redzone";
   EXPECT_TRUE(compare(render_cuda(ps, rs), want).identical);
+}
+
+// No host round trip inside a wave: the wave is captured once as a CUDA graph and replayed for
+// every wave (the last, smaller one too), one synchronisation per wave; thrust and the BFS take the
+// per-bounce synchronous path. Stage times (events inside the graph) change no pixel.
+TEST(GpuRender, OneGraphPerRenderAndOneSyncPerWave) {
+  SKIP_WITHOUT_GPU();
+  const scene s = cornell("cornell-mirror-glass.toml", 80, 60, 3, 5);
+  const prepared_scene ps(s);
+  render_settings rs = render_settings::from(s);
+  rs.max_queue = 1000;  // 5 chunks per pass, the last of 800 pixels
+  rs.strategy = "atomic";
+  const render_result fast = render_cuda(ps, rs);
+  EXPECT_EQ(fast.stats.wave_launch, "graph");
+  EXPECT_EQ(fast.stats.graphs, 1U);
+  EXPECT_EQ(fast.stats.waves, 15U);
+  EXPECT_EQ(fast.stats.host_syncs, fast.stats.waves);
+  EXPECT_TRUE(fast.stats.stages.empty());
+  EXPECT_EQ(fast.stats.bounces[0].live, 3U * 80 * 60);
+  rs.profile_stages = true;
+  rs.reorder = reorder_key::octant;
+  const render_result timed = render_cuda(ps, rs);
+  EXPECT_EQ(timed.stats.host_syncs, timed.stats.waves);
+  EXPECT_TRUE(compare(timed, fast).identical);
+  for (const char* stage : {"generate", "extend", "shade", "connect", "compact", "reorder", "accumulate"})
+    EXPECT_GT(timed.stats.stage_ms(stage), 0.0) << stage;
+  for (std::size_t b = 0; b < fast.stats.bounces.size(); ++b)
+    EXPECT_EQ(timed.stats.bounces[b].live, fast.stats.bounces[b].live) << "bounce " << b;
+  rs.reorder = reorder_key::none;
+  rs.profile_stages = false;
+  rs.strategy = "thrust";  // reads its counts back: the synchronous path
+  const render_result thrust = render_cuda(ps, rs);
+  EXPECT_EQ(thrust.stats.wave_launch, "stream");
+  EXPECT_GT(thrust.stats.host_syncs, thrust.stats.waves);
+  EXPECT_TRUE(compare(thrust, fast).identical);
+  rs.strategy = "atomic";
+  rs.wave_graph = false;  // the same loop on the stream, a count read back per bounce
+  const render_result stream = render_cuda(ps, rs);
+  EXPECT_EQ(stream.stats.wave_launch, "stream");
+  EXPECT_GT(stream.stats.host_syncs, stream.stats.waves);
+  EXPECT_TRUE(compare(stream, fast).identical);
 }
 
 TEST(GpuRender, MegakernelMatchesTheWavefront) {

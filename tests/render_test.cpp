@@ -186,6 +186,18 @@ TEST(Wavefront, ImageIsBitIdenticalForEveryStrategyTraversalAndReordering) {
     r.strategy = "redzone";  // unstable and reordered: the queue's order is far from the pixels'
     runs.push_back(r);
   }
+  // The other queues: compacted 4-byte indices (state in place), and producer-side append.
+  for (const char* queue : {"index", "append"})
+    for (const char* strategy : {"std", "redzone", "billeter"})
+      for (const char* traversal : {"dfs", "bfs"})
+        for (const auto key : {reorder_key::none, reorder_key::octant}) {
+          render_settings r = base;
+          r.queue = queue;
+          r.strategy = strategy;
+          r.traversal = traversal;
+          r.reorder = key;
+          runs.push_back(r);
+        }
   render_settings whole = base;
   whole.max_queue = 1U << 20;  // one wave of all samples
   runs.push_back(whole);
@@ -193,8 +205,8 @@ TEST(Wavefront, ImageIsBitIdenticalForEveryStrategyTraversalAndReordering) {
   runs.push_back(whole);
 
   for (const auto& r : runs) {
-    SCOPED_TRACE(r.strategy + ", " + r.traversal + ", reorder " + std::string(to_string(r.reorder)) + ", queue " +
-                 std::to_string(r.max_queue));
+    SCOPED_TRACE(r.queue + " queue, " + r.strategy + ", " + r.traversal + ", reorder " +
+                 std::string(to_string(r.reorder)) + ", max_queue " + std::to_string(r.max_queue));
     const render_result got = render_cpu(ps, r);
     ASSERT_EQ(got.sum.size(), want.sum.size());
     EXPECT_EQ(std::memcmp(got.sum.data(), want.sum.data(), want.sum.size() * sizeof(vec3)), 0);
@@ -204,12 +216,34 @@ TEST(Wavefront, ImageIsBitIdenticalForEveryStrategyTraversalAndReordering) {
   }
 }
 
+// The image as the renderer made it before the one driver (integrator.hpp's wavefront_driver)
+// replaced the CPU's own loop: FNV-1a of the sums' bytes, recorded at commit 2834b53 (x86-64, g++).
+// Every strategy, traversal and reordering gives these bits (the test above), so one does here.
+std::uint64_t fnv1a(const std::vector<vec3>& v) {
+  std::uint64_t h = 1469598103934665603ULL;
+  const auto* b = reinterpret_cast<const unsigned char*>(v.data());
+  for (std::size_t i = 0; i < v.size() * sizeof(vec3); ++i) h = (h ^ b[i]) * 1099511628211ULL;
+  return h;
+}
+
+TEST(Wavefront, ImageIsUnchangedByTheOneDriver) {
+  const scene s = small_cornell("cornell-mirror-glass.toml", 40, 30, 3, 7);
+  const prepared_scene ps(s);
+  render_settings r = render_settings::from(s);
+  r.strategy = "redzone";
+  r.max_queue = 1000;
+  EXPECT_EQ(fnv1a(render_cpu(ps, r).sum), 0x17703e76aeb2357dULL);
+  r.integrator = "megakernel";
+  EXPECT_EQ(fnv1a(render_cpu(ps, r).sum), 0x17703e76aeb2357dULL);
+}
+
 TEST(Megakernel, ImageEqualsTheWavefrontsBitForBit) {
   const scene s = small_cornell("cornell-mirror-glass.toml", 40, 30, 3, 11);
   const prepared_scene ps(s);
   render_settings r = render_settings::from(s);
   const render_result wavefront = render_cpu(ps, r);
   r.integrator = "megakernel";
+  r.profile_stages = true;
   const render_result mega = render_cpu(ps, r);
   ASSERT_EQ(mega.sum.size(), wavefront.sum.size());
   EXPECT_GT(image_mean(mega.mean()), 0.0);
@@ -219,6 +253,36 @@ TEST(Megakernel, ImageEqualsTheWavefrontsBitForBit) {
   EXPECT_EQ(mega.stats.shadow_rays, wavefront.stats.shadow_rays);
   r.integrator = "sideways";
   EXPECT_THROW(render_cpu(ps, r), sieve::error);
+}
+
+// Stage times only when asked (render_settings::profile_stages): the default adds nothing between
+// the stages and reports the frame time alone; profiling changes no pixel and no count.
+TEST(Wavefront, StageTimesOnlyWhenProfiling) {
+  const scene s = small_cornell("cornell-box.toml", 32, 24, 2, 3);
+  const prepared_scene ps(s);
+  render_settings r = render_settings::from(s);
+  r.reorder = reorder_key::morton;
+  r.max_queue = 32 * 24;  // two waves
+  const render_result plain = render_cpu(ps, r);
+  EXPECT_TRUE(plain.stats.stages.empty());
+  EXPECT_EQ(plain.stats.compaction_ms(), 0.0);
+  EXPECT_GT(plain.stats.seconds, 0.0);
+  EXPECT_EQ(plain.stats.waves, 2U);
+  EXPECT_EQ(plain.stats.host_syncs, 0U);
+  EXPECT_EQ(plain.stats.wave_launch, "cpu");
+  r.profile_stages = true;
+  const render_result timed = render_cpu(ps, r);
+  for (const char* stage : {"generate", "extend", "shade", "connect", "compact", "reorder", "accumulate"})
+    EXPECT_GT(timed.stats.stage_ms(stage), 0.0) << stage;
+  double per_bounce = 0;
+  for (const auto& b : timed.stats.bounces) per_bounce += b.compact_ms;
+  EXPECT_DOUBLE_EQ(per_bounce, timed.stats.stage_ms("compact"));
+  EXPECT_EQ(std::memcmp(plain.sum.data(), timed.sum.data(), plain.sum.size() * sizeof(vec3)), 0);
+  for (std::size_t b = 0; b < plain.stats.bounces.size(); ++b)
+    EXPECT_EQ(plain.stats.bounces[b].live, timed.stats.bounces[b].live) << "bounce " << b;
+  EXPECT_EQ(plain.stats.bounces[0].live, 2U * 32 * 24);
+  EXPECT_EQ(plain.stats.shadow_rays, timed.stats.shadow_rays);
+  EXPECT_GT(plain.stats.shadow_rays, 0U);
 }
 
 TEST(Wavefront, FeedsEachStrategyTheFormItTakes) {
@@ -235,6 +299,9 @@ TEST(Wavefront, FeedsEachStrategyTheFormItTakes) {
   EXPECT_THROW(render_cpu(ps, r), sieve::error);
   r.strategy = "auto";
   r.traversal = "sideways";
+  EXPECT_THROW(render_cpu(ps, r), sieve::error);
+  r.traversal = "dfs";
+  r.queue = "sideways";
   EXPECT_THROW(render_cpu(ps, r), sieve::error);
 }
 

@@ -89,7 +89,12 @@ void add_trace_options(CLI::App& cmd, trace_args& a) {
   cmd.add_option("--set", a.set, "override a scene key, key=value (repeatable)");
   cmd.add_option("--rays", a.rays, "primary, diffuse (comma-separated)")->delimiter(',')->check(CLI::IsMember({"primary", "diffuse"}));
   cmd.add_option("--traversal", a.traversals, "dfs, bfs (comma-separated)")->delimiter(',')->check(CLI::IsMember({"dfs", "bfs"}));
-  cmd.add_option("--strategy", a.strategies, "compaction strategies for the BFS frontier (comma-separated)")->delimiter(',');
+  cmd.add_option("--strategy", a.strategies,
+                 "compaction strategies for the BFS frontier, or append (producer-side, no pass) (comma-separated)")
+      ->delimiter(',');
+  cmd.add_option("--bfs-loop", a.bfs_loops, "GPU BFS level loop: graph (on the device), host (one sync a step) (comma-separated)")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"graph", "host"}));
   cmd.add_option("--width", a.width, "camera width in pixels (primary rays: one per pixel)")->check(CLI::Range(1U, 16384U));
   cmd.add_option("--height", a.height, "camera height in pixels")->check(CLI::Range(1U, 16384U));
   cmd.add_option("--repeats", a.repeats, "timed runs per configuration (median reported)")->check(CLI::Range(1, 1000));
@@ -106,8 +111,8 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
   const bool gpu = backend == "cuda";
   const std::vector<std::string>& traversals = a.traversals;
   for (const auto& s : a.strategies) {  // an unknown or unfit strategy fails here, before any work
-    if (gpu) marks_form_for(s, sieve::backend::cuda, "BFS traversal (cuda)");
-    else bfs_tracer probe(s);
+    if (gpu && s != bfs_append) marks_form_for(s, sieve::backend::cuda, "BFS traversal (cuda)");
+    if (!gpu) bfs_tracer probe(s);
   }
   const scene sc = load_scene(a.scene, a.set);
   for (const auto& f : sc.files) outputs.add_input(f);
@@ -124,17 +129,27 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
 
   const std::vector<ray> primary = primary_rays(sc, a.width, a.height);
   const std::vector<hit> primary_hits = trace_dfs(v, primary);
-  table t({"rays", "traversal", "strategy", "count", "ms_median", "ms_min", "ms_max", "Mrays/s", "validated"});
+  table t({"rays", "traversal", "strategy", "count", "ms_median", "ms_min", "ms_max", "Mrays/s", "x_dfs", "syncs", "validated"});
+  // BFS against DFS on the same rays in the same run (DFS runs first when both are asked for).
+  double dfs_mrays = 0;
+  std::vector<std::string> profiles;  // GPU BFS: where a trace's time goes
+  auto versus_dfs = [&](const std::string& traversal, double mrays) {
+    if (traversal == "dfs") dfs_mrays = mrays;
+    return dfs_mrays > 0 && mrays > 0 ? fixed(mrays / dfs_mrays, 2) : std::string("-");
+  };
   nlohmann::json results = nlohmann::json::array();
   int failed = 0;
   for (const auto& kind : a.rays) {
     const std::vector<ray> rays = kind == "primary" ? primary : diffuse_rays(sc, primary, primary_hits);
     const std::vector<hit> reference = kind == "primary" ? primary_hits : trace_dfs(v, rays);
+    dfs_mrays = 0;
     for (const auto& traversal : traversals) {
-      const std::vector<std::string> strategies = traversal == "bfs" ? a.strategies : std::vector<std::string>{"-"};
-      for (const auto& strategy : strategies) {
+      std::vector<std::pair<std::string, std::string>> runs;  // (strategy, GPU BFS loop)
+      for (const auto& s : traversal == "bfs" ? a.strategies : std::vector<std::string>{"-"})
+        for (const auto& l : gpu && traversal == "bfs" ? a.bfs_loops : std::vector<std::string>{"-"}) runs.emplace_back(s, l);
+      for (const auto& [strategy, loop] : runs) {
         if (gpu) {
-          const gpu_trace g = trace_cuda(b, sc.triangles, rays, traversal, strategy, a.repeats);
+          const gpu_trace g = trace_cuda(b, sc.triangles, rays, traversal, strategy, a.repeats, loop == "-" ? "graph" : loop);
           const std::size_t bad = gpu_mismatches(g.hits, reference);
           const bool ok = bad * 10000 <= rays.size();  // at most 1 in 10^4 rays may part at an edge
           if (!ok) {
@@ -144,11 +159,23 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
           }
           const stats st = summarize(ok ? g.ms : std::vector<double>{});
           const double mrays = st.median > 0 ? static_cast<double>(rays.size()) / (st.median * 1e3) : 0;
-          t.add({kind, traversal + " (cuda)", strategy, std::to_string(rays.size()), fixed(st.median, 3), fixed(st.min, 3),
-                 fixed(st.max, 3), fixed(mrays, 1), ok ? "yes (" + std::to_string(bad) + " differ)" : "NO"});
+          const std::string shown_traversal = traversal + (loop == "-" ? "" : " " + loop) + " (cuda)";
+          const std::string ratio = versus_dfs(traversal, mrays);
+          t.add({kind, shown_traversal, strategy, std::to_string(rays.size()), fixed(st.median, 3), fixed(st.min, 3),
+                 fixed(st.max, 3), fixed(mrays, 1), ratio, std::to_string(g.host_syncs),
+                 ok ? "yes (" + std::to_string(bad) + " differ)" : "NO"});
           results.push_back({{"rays", kind}, {"traversal", traversal}, {"strategy", strategy}, {"backend", "cuda"}, {"count", rays.size()},
                              {"ms_median", st.median}, {"ms_min", st.min}, {"ms_max", st.max}, {"mrays_per_s", mrays},
+                             {"vs_dfs", dfs_mrays > 0 ? mrays / dfs_mrays : 0.0}, {"bfs_loop", loop}, {"host_syncs", g.host_syncs},
                              {"validated", ok}, {"differing_rays", bad}});
+          if (traversal == "bfs") {
+            const bfs_stats& p = g.profile;
+            profiles.push_back(kind + " " + strategy + ": " + std::to_string(p.levels.size()) + " steps, expand " +
+                               fixed(p.expand_ms, 3) + " ms, compaction " + fixed(p.compact_ms, 3) + " ms, host-driven total " +
+                               fixed(p.total_ms, 3) + " ms, peak " + std::to_string(p.peak_pairs) + " pairs");
+            results.back()["profile"] = {{"steps", p.levels.size()}, {"expand_ms", p.expand_ms}, {"compact_ms", p.compact_ms},
+                                         {"host_loop_total_ms", p.total_ms}, {"peak_pairs", p.peak_pairs}};
+          }
           continue;
         }
         std::vector<hit> got(rays.size());
@@ -177,20 +204,28 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
         const double mrays = st.median > 0 ? static_cast<double>(rays.size()) / (st.median * 1e3) : 0;
         const std::string shown = bfs ? strategy_shown(strategy, {std::string(bfs->resolved_strategy(rays.size()))}) : strategy;
         t.add({kind, traversal, shown, std::to_string(rays.size()), fixed(st.median, 2), fixed(st.min, 2),
-               fixed(st.max, 2), fixed(mrays, 2), diff.empty() ? "yes" : "NO"});
+               fixed(st.max, 2), fixed(mrays, 2), versus_dfs(traversal, mrays), "0", diff.empty() ? "yes" : "NO"});
         results.push_back({{"rays", kind}, {"traversal", traversal}, {"strategy", shown}, {"count", rays.size()},
                            {"ms_median", st.median}, {"ms_min", st.min}, {"ms_max", st.max}, {"mrays_per_s", mrays},
+                           {"vs_dfs", dfs_mrays > 0 ? mrays / dfs_mrays : 0.0}, {"host_syncs", 0},
                            {"validated", diff.empty()}});
       }
     }
   }
   t.print(std::cout);
+  if (!profiles.empty()) {
+    std::cout << "\nGPU BFS profile (one more run, the loop driven by the host, each step bracketed by CUDA events: "
+                 "expand = planning + expanding + marking or appending; the rest of the host-driven total is launch "
+                 "and synchronisation):\n";
+    for (const auto& line : profiles) std::cout << "  " << line << "\n";
+  }
   std::cout << "\nrays: primary = one per pixel centre of a " << a.width << " x " << a.height
             << " camera; diffuse = one cosine ray from each primary hit. Mrays/s = count / ms_median; "
-            << (gpu ? "GPU: the traversal alone (CUDA events, rays on the device; BFS includes its per-level "
-                      "host round trips), median of "
+            << (gpu ? "GPU: the traversal alone (CUDA events, rays on the device), median of "
                     : "CPU, median of ")
-            << a.repeats << " runs. Every configuration matched the CPU's DFS before timing"
+            << a.repeats << " runs. x_dfs = Mrays/s over DFS's on the same rays; syncs = host synchronisations "
+            << "inside one trace (GPU BFS: graph = the level loop on the device, one at the end; host = one a step). "
+            << "Every configuration matched the CPU's DFS before timing"
             << (gpu ? " (GPU: t within 1e-5 relative, the same primitive; at most 1 ray in 10^4 may differ).\n"
                     : ", hit for hit.\n");
   outputs.stage(a.csv, t.csv());

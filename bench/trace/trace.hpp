@@ -18,7 +18,8 @@ struct trace_args {
   std::vector<std::string> set;  // key=value overrides of the scene file
   std::vector<std::string> rays = {"primary", "diffuse"};
   std::vector<std::string> traversals = {"dfs", "bfs"};
-  std::vector<std::string> strategies = {"auto"};  // for BFS
+  std::vector<std::string> strategies = {"auto"};  // for BFS ("append": producer-side, no library pass)
+  std::vector<std::string> bfs_loops = {"graph"};  // GPU BFS: graph (on the device) and/or host (driven by the host)
   unsigned width = 1024, height = 768;
   int repeats = 5;
   std::string csv, json;

@@ -189,6 +189,10 @@ void add_render_options(CLI::App& cmd, render_args& a) {
   cmd.add_option("--integrator", a.integrator, "wavefront (queues compacted between bounces) or megakernel (one thread per path)")
       ->check(CLI::IsMember({"wavefront", "megakernel"}));
   cmd.add_option("--traversal", a.traversal, "dfs or bfs")->check(CLI::IsMember({"dfs", "bfs"}));
+  cmd.add_option("--queue", a.queue,
+                 "pass (the strategy compacts the path state), index (it compacts 4-byte path indices) or append "
+                 "(shade appends the survivors: no compaction pass)")
+      ->check(CLI::IsMember({"pass", "index", "append"}));
   cmd.add_option("--reorder", a.reorder, "ray reordering: none, morton, octant, termination (default: the scene's)");
   cmd.add_option("--sort", a.sort, "GPU radix sort for --reorder: onesweep or cub (default: the scene's)");
   cmd.add_option("--spp", a.spp, "samples per pixel")->check(CLI::Range(1U, 1U << 20))->default_str("the scene's film.spp");
@@ -206,6 +210,8 @@ void add_render_options(CLI::App& cmd, render_args& a) {
   cmd.add_option("--json", a.json, "JSON report");
   cmd.add_option("--set", a.set, "override a scene key, key=value (repeatable), e.g. film.width=256");
   cmd.add_flag("--quiet", a.quiet, "no progress bar and no table");
+  cmd.add_flag("--profile-stages", a.profile_stages,
+               "time every stage and bounce (CPU clock, CUDA events inside the wave's graph); default: the frame time only");
   cmd.add_option("--threads", a.threads, "CPU threads (oneTBB) of this process; 0: all (under mpirun: the host's, shared by its ranks)")
       ->check(CLI::Range(0U, 1U << 16));
 }
@@ -267,6 +273,8 @@ int run_render(const render_args& a, const std::string& command_line) {
     settings = render_settings::from(sc);
     settings.traversal = a.traversal;
     settings.integrator = a.integrator;
+    settings.profile_stages = a.profile_stages;
+    settings.queue = a.queue;
     gpu = backend == "cuda";
     marks_form_for(settings.strategy, gpu ? sieve::backend::cuda : sieve::backend::cpu,
                    "renderer");  // an unfit strategy fails before the BVH build
@@ -395,6 +403,7 @@ int run_render(const render_args& a, const std::string& command_line) {
   j["form"] = std::string(sieve::to_string(st.form));
   j["integrator"] = settings.integrator;
   j["traversal"] = settings.traversal;
+  j["queue"] = settings.queue;
   j["reorder"] = std::string(to_string(settings.reorder));
   j["sort"] = settings.sort;
   j["width"] = r.width;
@@ -414,7 +423,13 @@ int run_render(const render_args& a, const std::string& command_line) {
   j["compaction_ms"] = st.compaction_ms();
   j["compaction_share"] = total_ms > 0 ? st.compaction_ms() / total_ms : 0;
   j["bfs_frontier_compaction_ms"] = st.bfs_compact_ms;
+  j["profile_stages"] = settings.profile_stages;
+  j["stages"] = nlohmann::json::object();  // empty unless profile_stages
   for (const auto& s : st.stages) j["stages"][s.name] = s.ms;
+  j["waves"] = st.waves;
+  j["wave_launch"] = st.wave_launch;
+  j["host_syncs"] = st.host_syncs;
+  j["host_syncs_per_wave"] = st.waves ? static_cast<double>(st.host_syncs) / static_cast<double>(st.waves) : 0.0;
   j["bounces"] = nlohmann::json::array();
   for (std::size_t b = 0; b < st.bounces.size(); ++b)
     if (st.bounces[b].live)
@@ -447,6 +462,8 @@ int run_render(const render_args& a, const std::string& command_line) {
               << "device: " << j["device"].get<std::string>() << " (" << backend << ")\n"
               << bench::fixed(seconds, 3) << " s, " << bench::fixed(mrays, 2) << " Mrays/s ("
               << st.extension_rays << " extension + " << st.shadow_rays << " shadow rays)\n\n";
+    std::cout << st.waves << " waves (" << st.wave_launch << "), " << st.host_syncs << " host synchronisations\n";
+    if (!settings.profile_stages) std::cout << "stage times: --profile-stages\n";
     if (split) {
       bench::table rt({"rank", "host", "device", "samples", "s", "Mrays/s"});
       for (const auto& rk : ranks["per_rank"]) {

@@ -21,6 +21,7 @@ struct render_args {
   std::string backend = "auto";  // auto: the GPU when there is one
   std::string integrator = "wavefront";
   std::string traversal = "dfs";
+  std::string queue = "pass";  // pass | index | append (render_settings::queue)
   std::string reorder;    // empty: the scene's [compaction] reorder
   std::string sort;       // empty: the scene's [compaction] sort
   std::uint32_t spp = 0;  // 0: the scene's film.spp
@@ -28,6 +29,7 @@ struct render_args {
   std::string png, exr, json;
   std::vector<std::string> set;
   bool quiet = false;
+  bool profile_stages = false;  // per-stage and per-bounce times (otherwise the frame time only)
   unsigned threads = 0;   // oneTBB's threads; 0: all (under mpirun: the host's shared by its ranks)
 };
 

@@ -1,10 +1,9 @@
-// The BFS traversal's CPU driver: levels of expand_pair through exec::parallel_for, and the
+// The BFS traversal on the CPU: bfs_run (bfs_driver.hpp) over host memory, stages on oneTBB, the
 // frontier compacted through sieve::compact / sieve::compact_copy.
-#include "bfs.hpp"
+#include "bfs_driver.hpp"
 
 #include <algorithm>
 #include <chrono>
-#include <cstring>
 
 namespace sieve::render {
 namespace {
@@ -23,9 +22,72 @@ void grow(std::vector<T>& v, std::size_t n) {
 
 }  // namespace
 
-bfs_tracer::bfs_tracer(std::string strategy) : strategy_(std::move(strategy)), form_(marks_form_for(strategy_, sieve::backend::cpu, "BFS traversal")) {
-  const auto& info = sieve::compaction_strategy(strategy_);
-  in_place_ = !info.out_of_place;
+// The CPU backend of bfs_run: counts in host memory, so stages run over their live counts, read
+// when they are launched (the stage before has finished), and the host drives the loop.
+struct bfs_cpu_backend {
+  bfs_stats* stats = nullptr;
+  double compact_ms = 0;  // of the step under way
+  bool compacted = false;
+  std::chrono::steady_clock::time_point step_start, compact_start;
+
+  exec::cpu exec() const { return {}; }
+  template <class Live>
+  std::size_t extent(std::size_t, Live live) const {
+    return static_cast<std::size_t>(live());
+  }
+  void zero(void* p, std::size_t bytes) const { std::memset(p, 0, bytes); }
+
+  void compact(const std::string& strategy, const sieve::record& children, const sieve::record* frontier,
+               sieve::selection keep, const sieve::cuda::device_counts& live, std::uint64_t* kept) {
+    const auto t0 = compact_start = std::chrono::steady_clock::now();
+    const std::size_t n = *live.items;
+    if (auto* r = std::get_if<sieve::removal_list>(&keep)) r->indices = r->indices.first(*live.removals);
+    const sieve::options unchecked{.checked = false};  // the frontier's own marks
+    *kept = frontier ? sieve::compact_copy(strategy, children.first(n), frontier->first(n), keep, unchecked)
+                     : sieve::compact(strategy, children.first(n), keep, unchecked);
+    compact_ms = ms_since(t0);
+    compacted = true;
+  }
+
+  template <class Round>
+  void loop(const bfs_state* st, Round round) {
+    while (st->stack + st->kept > 0) round();
+  }
+
+  void step_begins() { step_start = compact_start = std::chrono::steady_clock::now(); }
+  void stepped(const bfs_state* st) {
+    if (!compacted) compact_start = std::chrono::steady_clock::now();  // `append`: no compaction
+    const double expand_ms = std::chrono::duration<double, std::milli>(compact_start - step_start).count();
+    if (stats && st->m > 0) {
+      stats->levels.push_back({st->m, compact_ms, expand_ms});
+      stats->compact_ms += compact_ms;
+      stats->expand_ms += expand_ms;
+    }
+    compact_ms = 0;
+    compacted = false;
+  }
+};
+
+struct bfs_tracer::buffers {
+  bfs_sizes sizes;
+  std::vector<bfs_pair> frontier[2], stack;
+  std::vector<std::uint8_t> flags;
+  std::vector<std::uint32_t> mask, removals;
+  std::vector<std::uint64_t> best;
+  bfs_state state;
+};
+
+bfs_tracer::bfs_tracer(std::string strategy) : strategy_(std::move(strategy)), buf_(std::make_unique<buffers>()) {
+  const bfs_queue q(strategy_, sieve::backend::cpu);  // checks the strategy
+  form_ = q.form();
+  in_place_ = q.in_place();
+}
+
+bfs_tracer::~bfs_tracer() = default;
+
+std::string_view bfs_tracer::resolved_strategy(std::size_t n) const {
+  if (appends()) return bfs_append;
+  return sieve::resolve_strategy(strategy_, sieve::backend::cpu, form_, in_place_, n, 0, sizeof(bfs_pair));
 }
 
 void bfs_tracer::closest(const bvh_view& b, std::span<const ray> rays, std::span<hit> hits, bfs_stats* stats) {
@@ -33,72 +95,33 @@ void bfs_tracer::closest(const bvh_view& b, std::span<const ray> rays, std::span
     throw sieve::error("BFS traversal: " + std::to_string(rays.size()) + " rays but room for " +
                        std::to_string(hits.size()) + " hits");
   const auto start = std::chrono::steady_clock::now();
-  if (stats) *stats = {{}, 0, 0, 0, strategy_, form_};
-  const std::size_t n = rays.size();
-  best_.resize(n);
-  const ray* ry = rays.data();
-  std::uint64_t* best = best_.data();
-  // ray_[0]/node_[0]: the stack of pairs; ray_[1]/node_[1]: the children of a step.
-  for (auto* v : {&ray_[0], &node_[0]}) grow(*v, n);
-  bfs_begin(exec::cpu{}, n, ry, best, ray_[0].data(), node_[0].data());
-  std::size_t stack = b.node_count > 0 ? n : 0;
-
-  while (stack > 0) {
-    const std::size_t m = bfs_chunk(stack, n), base = stack - m, slots = 2 * m;
-    if (stats) stats->peak_pairs = std::max(stats->peak_pairs, stack);
-    for (auto* v : {&ray_[1], &node_[1]}) grow(*v, slots);
-    for (auto* v : {&ray_[0], &node_[0]}) grow(*v, base + slots);  // room for the survivors
-    keep_marks marks;
-    std::uint32_t removal_count = 0;
-    switch (form_) {
-      case sieve::form::byte_flags:
-        grow(flags_, slots);
-        marks.flags = flags_.data();
-        break;
-      case sieve::form::bit_mask:
-        mask_.assign((slots + 31) / 32, 0);
-        marks.mask = mask_.data();
-        break;
-      default:
-        grow(removals_, slots);
-        marks.removals = removals_.data();
-        marks.removal_count = &removal_count;
-    }
-    const std::uint32_t *fr = ray_[0].data() + base, *fn = node_[0].data() + base;
-    std::uint32_t *cr = ray_[1].data(), *cn = node_[1].data();
-    bfs_expand(exec::cpu{}, m, b, ry, best, fr, fn, cr, cn, marks);
-
-    // Compact the children into the place of the pairs they came from.
-    const auto t0 = std::chrono::steady_clock::now();
-    const sieve::record children(std::span(cr, slots), std::span(cn, slots));
-    sieve::selection keep = sieve::byte_flags{std::span(flags_.data(), slots)};
-    if (form_ == sieve::form::bit_mask) keep = sieve::bit_mask{mask_};
-    if (form_ == sieve::form::removal_list) keep = sieve::removal_list{std::span(removals_.data(), removal_count)};
-    const sieve::options unchecked{.checked = false};
-    std::size_t kept = 0;
-    if (in_place_) {
-      kept = sieve::compact(strategy_, children, keep, unchecked);
-    } else {
-      const sieve::record frontier(std::span(ray_[0].data() + base, slots), std::span(node_[0].data() + base, slots));
-      kept = sieve::compact_copy(strategy_, children, frontier, keep, unchecked);
-    }
-    const double ms = ms_since(t0);
-    if (in_place_ && base == 0) {  // the whole stack was expanded: the children are the stack
-      std::swap(ray_[0], ray_[1]);
-      std::swap(node_[0], node_[1]);
-    } else if (in_place_) {
-      std::copy_n(cr, kept, ray_[0].data() + base);
-      std::copy_n(cn, kept, node_[0].data() + base);
-    }
-    stack = base + kept;
-    if (stats) {
-      stats->levels.push_back({m, ms});
-      stats->compact_ms += ms;
-    }
+  if (stats) {
+    *stats = bfs_stats{};
+    stats->strategy = appends() ? std::string(bfs_append) : strategy_;
+    stats->form = form_;
+    stats->timed = true;
   }
-
-  bfs_finish(exec::cpu{}, n, b, ry, best, hits.data());
-  if (stats) stats->total_ms = ms_since(start);
+  const std::size_t n = rays.size();
+  const bfs_queue q(strategy_, sieve::backend::cpu);
+  buffers& B = *buf_;
+  B.sizes = bfs_sizes::for_rays(n);
+  const bfs_sizes& z = B.sizes;
+  for (auto* v : {&B.frontier[0], &B.frontier[1]}) grow(*v, z.frontier);
+  grow(B.stack, z.stack);
+  grow(B.best, n);
+  if (q.form() == sieve::form::byte_flags) grow(B.flags, z.frontier);
+  if (q.form() == sieve::form::bit_mask) grow(B.mask, z.mask_words());
+  if (q.form() == sieve::form::removal_list) grow(B.removals, z.frontier);
+  const bfs_memory m{{B.frontier[0].data(), B.frontier[1].data()}, B.stack.data(), B.flags.data(), B.mask.data(),
+                     B.removals.data(), B.best.data(), &B.state};
+  const std::uint32_t count = static_cast<std::uint32_t>(n);
+  bfs_cpu_backend be;
+  be.stats = stats;
+  bfs_run(be, q, m, z, b, rays.data(), hits.data(), &count);
+  if (stats) {
+    stats->peak_pairs = B.state.peak;
+    stats->total_ms = ms_since(start);
+  }
 }
 
 }  // namespace sieve::render

@@ -1,12 +1,18 @@
-// Breadth-first BVH traversal: a level-synchronous frontier of (ray, node) pairs. Each level expands
-// every pair (a leaf tests its triangles and updates the ray's closest hit; an inner node emits its
-// two children), marks which children survive (their box is hit before the ray's closest hit so
-// far) in the form the chosen compaction strategy takes (bit mask, byte flags or removal list), and
-// compacts the children into the next frontier through the compaction library.
+// Breadth-first BVH traversal: a frontier of (ray, pair node) pairs. A step visits every pair of the
+// frontier (or of its top chunk): both child boxes of the pair node are tested against the ray, the
+// leaves it enters are intersected at once (the ray's closest hit is updated), and the inner children
+// it enters before its closest hit so far survive into the next frontier. Survivors get there in
+// one of two ways, the frontier queue's choice (bfs_driver.hpp):
+//   - a library strategy: the step writes both children of pair i to slots 2i and 2i + 1 and marks
+//     them in the form the strategy takes (bit mask, byte flags or removal list); the compaction
+//     library compacts the children into the next frontier (in place, or out of place);
+//   - `append` (producer-side): the step appends the survivors to the next frontier itself (one
+//     atomic per warp on the GPU), no marks and no compaction pass.
 //
-// The per-pair work (expand_pair) is one SIEVE_HD function for CPU and GPU. Closest hits are kept
-// as packed (t, primitive) words updated by atomic minimum, so the result is the same whatever the
-// order of the frontier: BFS equals DFS for every compaction strategy, stable or not.
+// The per-pair work (visit_pair) is one SIEVE_HD function for CPU and GPU, and so is the loop
+// (bfs_driver.hpp, a template over a backend). Closest hits are kept as packed (t, primitive) words
+// updated by atomic minimum, so the result is the same whatever the order of the frontier: BFS
+// equals DFS, hit for hit, for every compaction strategy, stable or not.
 #pragma once
 
 #include "../core/marks.hpp"
@@ -16,6 +22,7 @@
 #include <sieve/compaction/cuda.hpp>
 
 #include <algorithm>
+#include <atomic>
 #include <memory>
 #include <span>
 #include <string>
@@ -23,156 +30,221 @@
 
 namespace sieve::render {
 
-// Pair i = (ray[i], node[i]) of the frontier; children go to slots 2i and 2i + 1.
-SIEVE_HD inline void expand_pair(std::uint32_t i, const bvh_view& b, const ray* rays, std::uint64_t* best,
-                                 const std::uint32_t* ray_of, const std::uint32_t* node_of, std::uint32_t* child_ray,
-                                 std::uint32_t* child_node, const keep_marks& marks) {
-  const std::uint32_t r = ray_of[i];
-  const bvh_node& n = b.nodes[node_of[i]];
-  const ray& ry = rays[r];
-  child_ray[2 * i] = child_ray[2 * i + 1] = r;
-  if (n.leaf()) {
-    for (std::uint32_t k = n.first; k < n.first + n.count; ++k) {
-      tri_hit h;
-      if (hit_triangle(b.leaf_triangles[k].get(), ry, unpack_t(atomic_load_u64(&best[r])), h))
-        atomic_min_u64(&best[r], pack_hit(h.t, b.prims[k]));
-    }
-    child_node[2 * i] = child_node[2 * i + 1] = 0;
-    marks.mark(2 * i, false);
-    marks.mark(2 * i + 1, false);
-    return;
-  }
+// A frontier entry, packed into one 8-byte column (the compaction moves one array, not two):
+// (pair node << 32) | ray. Pair node p holds the boxes of an inner node's two children (dfs.hpp).
+using bfs_pair = std::uint64_t;
+SIEVE_HD constexpr bfs_pair bfs_make_pair(std::uint32_t ray, std::uint32_t node) {
+  return (std::uint64_t{node} << 32) | ray;
+}
+SIEVE_HD constexpr std::uint32_t bfs_ray_of(bfs_pair p) { return static_cast<std::uint32_t>(p); }
+SIEVE_HD constexpr std::uint32_t bfs_node_of(bfs_pair p) { return static_cast<std::uint32_t>(p >> 32); }
+
+// The name that asks for producer-side append instead of a library strategy.
+inline constexpr std::string_view bfs_append = "append";
+
+struct bfs_children {
+  std::uint32_t node[2];
+  bool keep[2];
+};
+
+// Visits pair p: tests the two child boxes of its pair node, intersects the triangles of the leaves
+// the ray enters (the closest hit by atomic minimum of best[ray]), and says which inner children the
+// ray enters before its closest hit so far (with the margin of cull_limit). The ray's closest hit is
+// read once: a closer one that another pair of the same ray finds during this step only means less
+// culling here, never another result (the atomic minimum decides; hit_triangle takes t <= tmax, so
+// a tie is still tested and goes to the lower primitive).
+SIEVE_HD inline bfs_children visit_pair(const bvh_view& b, const ray* rays, std::uint64_t* best, bfs_pair p) {
+  const std::uint32_t r = bfs_ray_of(p);
+  const ray ry = rays[r];
   const vec3 inv = reciprocal(ry.direction);
-  const float limit = cull_limit(unpack_t(atomic_load_u64(&best[r])));
-  for (std::uint32_t c = 0; c < 2; ++c) {
-    child_node[2 * i + c] = n.first + c;
-    marks.mark(2 * i + c, hit_box(b.nodes[n.first + c].bounds, ry.origin, inv, limit) <= limit);
-  }
-}
-
-// The BFS stages, for both drivers (exec::cpu here, exec::cuda in bfs_cuda.cu).
-// bfs.begin: every ray's best hit is "none before tmax", and the frontier is (ray i, root) for all i.
-template <class Exec>
-void bfs_begin(Exec e, std::size_t n, const ray* rays, std::uint64_t* best, std::uint32_t* ray_of,
-               std::uint32_t* node_of) {
-  exec::parallel_for(e, "bfs.begin", n, [=] SIEVE_HD(std::uint32_t i) {
-    best[i] = pack_hit(rays[i].tmax, ~0U);
-    ray_of[i] = i;
-    node_of[i] = 0;  // the root's own box is tested when its children are: a pair says "visit this node"
-  });
-}
-
-template <class Exec>
-void bfs_expand(Exec e, std::size_t m, const bvh_view& b, const ray* rays, std::uint64_t* best,
-                const std::uint32_t* ray_of, const std::uint32_t* node_of, std::uint32_t* child_ray,
-                std::uint32_t* child_node, const keep_marks& marks) {
-  exec::parallel_for(e, "bfs.expand", m, [=] SIEVE_HD(std::uint32_t i) {
-    expand_pair(i, b, rays, best, ray_of, node_of, child_ray, child_node, marks);
-  });
-}
-
-// bfs.finish: the winners' barycentrics (the packed word holds t and the primitive only).
-template <class Exec>
-void bfs_finish(Exec e, std::size_t n, const bvh_view& b, const ray* rays, const std::uint64_t* best, hit* hits) {
-  exec::parallel_for(e, "bfs.finish", n, [=] SIEVE_HD(std::uint32_t i) {
-    hit h;
-    const std::uint32_t prim = unpack_prim(best[i]);
-    if (prim != ~0U) {
-      tri_hit th{};
-      hit_triangle(b.triangles[prim], rays[i], 1e30f, th);
-      h = {unpack_t(best[i]), prim, th.u, th.v};
+  float t = unpack_t(atomic_load_u64(&best[r]));
+  const pair_step s = visit(b.pairs[bfs_node_of(p)], ry, inv, cull_limit(t));
+  for (int c = 0; c < 2; ++c) {
+    if (s.count[c] == 0 || !(s.t[c] <= cull_limit(t))) continue;
+    for (std::uint32_t k = s.child[c]; k < s.child[c] + s.count[c]; ++k) {
+      tri_hit h;
+      if (!hit_triangle(b.leaf_triangles[k].get(), ry, t, h)) continue;
+      atomic_min_u64(&best[r], pack_hit(h.t, b.prims[k]));
+      t = h.t;  // hit_triangle took only t <= the old one
     }
-    hits[i] = h;
-  });
+  }
+  const float limit = cull_limit(t);
+  bfs_children out;
+  for (int c = 0; c < 2; ++c) {
+    out.node[c] = s.child[c];
+    out.keep[c] = s.count[c] == 0 && s.child[c] != no_child && s.t[c] <= limit;
+  }
+  return out;
+}
+
+// A library strategy's step: both children of pair i to slots 2i and 2i + 1, marked.
+SIEVE_HD inline void expand_marked(std::uint32_t i, bfs_pair p, const bvh_view& b, const ray* rays, std::uint64_t* best,
+                                   bfs_pair* children, const keep_marks& marks) {
+  const bfs_children c = visit_pair(b, rays, best, p);
+  const std::uint32_t r = bfs_ray_of(p);
+  children[2 * i] = bfs_make_pair(r, c.node[0]);
+  children[2 * i + 1] = bfs_make_pair(r, c.node[1]);
+  marks.mark(2 * i, c.keep[0]);
+  marks.mark(2 * i + 1, c.keep[1]);
+}
+
+// The `append` step: the surviving children straight into the next frontier, both of a pair side
+// by side. On the GPU the warp aggregates (one atomic per warp for all of its lanes' survivors; every
+// lane of the warp that gets here takes part, as with sieve/compaction/append.cuh's warp_append,
+// which takes one item a lane); on the CPU one atomic per pair with survivors.
+SIEVE_HD inline void expand_appended(bfs_pair p, const bvh_view& b, const ray* rays, std::uint64_t* best, bfs_pair* next,
+                                     std::uint64_t* count) {
+  const bfs_children c = visit_pair(b, rays, best, p);
+  const std::uint32_t r = bfs_ray_of(p);
+#if defined(__CUDA_ARCH__)
+  const unsigned active = __activemask();
+  const unsigned b0 = __ballot_sync(active, c.keep[0]), b1 = __ballot_sync(active, c.keep[1]);
+  unsigned lane;
+  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
+  const int leader = __ffs(active) - 1;
+  const unsigned total = __popc(b0) + __popc(b1);
+  unsigned long long base = 0;
+  if (static_cast<int>(lane) == leader && total != 0)
+    base = atomicAdd(reinterpret_cast<unsigned long long*>(count), static_cast<unsigned long long>(total));
+  base = __shfl_sync(active, base, leader);
+  const unsigned below = (1U << lane) - 1U;
+  std::uint64_t slot = base + __popc(b0 & below) + __popc(b1 & below);
+#else
+  const unsigned k = static_cast<unsigned>(c.keep[0]) + static_cast<unsigned>(c.keep[1]);
+  if (k == 0) return;
+  std::uint64_t slot = std::atomic_ref<std::uint64_t>(*count).fetch_add(k, std::memory_order_relaxed);
+#endif
+  if (c.keep[0]) next[slot++] = bfs_make_pair(r, c.node[0]);
+  if (c.keep[1]) next[slot] = bfs_make_pair(r, c.node[1]);
 }
 
 // The frontier's memory is bounded. Pairs wait on a stack, deepest on top; a step expands the top
 // c pairs (the whole frontier while it fits, so an ordinary scene runs level by level) and puts the
-// children that survive back in their place. With n rays:
+// children that survive back on top. With n rays:
 //   c <= min(max(2n, bfs_min_chunk), 2^30), and c <= (8n - stack) while that is at least bfs_min_chunk,
 // so the stack holds at most 8n + (dfs_depth_limit() + 1) * bfs_min_chunk pairs and a step's children
-// 2c <= max(4n, 2 bfs_min_chunk). At 8 bytes a pair and a flag byte a child, the tracer keeps at most
-// 8 * 8n + 8 * 4n + 4n + 8n (best hits) = 108 bytes per ray, plus 0.5 MB; the unbounded frontier of a
-// hairball took ~7 KB per ray (20K long triangles at 512 x 512: 2.0 GB). The renderer with DFS keeps
-// ~165 bytes per path in flight (path queues, hits, shadow rays; measured), so a BFS render needs at
-// most 1.7 times the memory of a DFS render (the factor; the hairball measured 88 MB vs 56 MB, 1.6).
-// The order of steps does not change the result (closest hits are atomic minima).
-inline constexpr std::size_t bfs_stack_per_ray = 8;    // pairs of stack per ray before chunks shrink
-inline constexpr std::size_t bfs_chunk_per_ray = 2;    // pairs per step per ray, at most
-inline constexpr std::size_t bfs_min_chunk = 1024;     // pairs per step, at least (progress)
-inline constexpr std::size_t bfs_max_chunk = std::size_t{1} << 30;  // 2c slots fit a 32-bit index
+// 2c <= max(4n, 2 bfs_min_chunk). The stack is kept as two parts (bfs_driver.hpp): its top, the
+// frontier, in a buffer of 2c pairs at a fixed place (the compaction writes there), and the pairs
+// below it on a spill stack; a step's children go to a second buffer of 2c. At 8 bytes a pair, a flag
+// byte a child and 8 bytes of best hit per ray: at most 8 * 8n + 2 * 8 * 4n + 4n + 8n = 140 bytes
+// per ray, plus 1 MB; the unbounded frontier of a hairball took ~7 KB per ray (20K long triangles
+// at 512 x 512: 2.0 GB). The order of steps does not change the result (closest hits are atomic minima).
+inline constexpr std::uint64_t bfs_stack_per_ray = 8;    // pairs of stack per ray before chunks shrink
+inline constexpr std::uint64_t bfs_chunk_per_ray = 2;    // pairs per step per ray, at most
+inline constexpr std::uint64_t bfs_min_chunk = 1024;     // pairs per step, at least (progress)
+inline constexpr std::uint64_t bfs_max_chunk = std::uint64_t{1} << 30;  // 2c slots fit a 32-bit index
 
-// How many pairs of a stack of `stack` pairs the next step expands, for n rays.
-inline std::size_t bfs_chunk(std::size_t stack, std::size_t n) {
-  const std::size_t room = bfs_stack_per_ray * n > stack ? bfs_stack_per_ray * n - stack : 0;
-  return std::min({stack, std::max(bfs_chunk_per_ray * n, bfs_min_chunk), bfs_max_chunk, std::max(room, bfs_min_chunk)});
+// How many pairs of a stack of `stack` pairs the next step expands, for n rays (on either side:
+// the GPU plans its steps on the device).
+SIEVE_HD constexpr std::uint64_t bfs_chunk(std::uint64_t stack, std::uint64_t n) {
+  const std::uint64_t room = bfs_stack_per_ray * n > stack ? bfs_stack_per_ray * n - stack : 0;
+  std::uint64_t c = bfs_chunk_per_ray * n > bfs_min_chunk ? bfs_chunk_per_ray * n : bfs_min_chunk;
+  c = c < bfs_max_chunk ? c : bfs_max_chunk;
+  c = c < (room > bfs_min_chunk ? room : bfs_min_chunk) ? c : (room > bfs_min_chunk ? room : bfs_min_chunk);
+  return stack < c ? stack : c;
+}
+
+// The most pairs one step expands for n rays, whatever the stack (the chunk's capacity).
+SIEVE_HD constexpr std::uint64_t bfs_chunk_bound(std::uint64_t n) {
+  const std::uint64_t c = bfs_chunk_per_ray * n > bfs_min_chunk ? bfs_chunk_per_ray * n : bfs_min_chunk;
+  return c < bfs_max_chunk ? c : bfs_max_chunk;
 }
 
 // The most pairs the stack holds for n rays (the bound above).
-inline std::size_t bfs_stack_bound(std::size_t n) {
+constexpr std::uint64_t bfs_stack_bound(std::uint64_t n) {
   return bfs_stack_per_ray * n + (dfs_depth_limit() + 1) * bfs_min_chunk;
 }
 
 struct bfs_level {
   std::size_t frontier = 0;  // pairs expanded at this step (a level, or a chunk of one)
-  double compact_ms = 0;     // compaction of their children
+  double compact_ms = 0;     // compaction of their children (0 for `append`)
+  double expand_ms = 0;      // planning the step and expanding its pairs (marking, or appending)
 };
 
 struct bfs_stats {
   std::vector<bfs_level> levels;  // one per step: per level while the frontier fits a step
   std::size_t peak_pairs = 0;     // the most pairs waiting at once (<= bfs_stack_bound(n))
-  double compact_ms = 0, total_ms = 0;
-  std::string strategy;       // the strategy that ran (auto resolved by the library)
+  double compact_ms = 0, expand_ms = 0, total_ms = 0;
+  std::string strategy;       // the strategy that ran (auto resolved by the library), or "append"
   sieve::form form = sieve::form::byte_flags;
+  std::size_t host_syncs = 0;  // host synchronisations inside the trace (GPU; 0 on the CPU)
+  bool timed = false;          // compact_ms measured (per step; the GPU's host-driven loop)
 };
 
 // The BFS traversal on the CPU, with its frontier buffers kept between calls.
 class bfs_tracer {
  public:
-  // `strategy` must take a bit mask, byte flags or a removal list on the CPU; throws sieve::error.
+  // `strategy`: a library strategy that takes a bit mask, byte flags or a removal list on the CPU,
+  // or "append"; throws sieve::error.
   explicit bfs_tracer(std::string strategy);
+  ~bfs_tracer();
+  bfs_tracer(const bfs_tracer&) = delete;
+  bfs_tracer& operator=(const bfs_tracer&) = delete;
 
   // Closest hits of `rays` (same semantics as closest_hit: (0, tmax], ties to the lower index).
   void closest(const bvh_view& b, std::span<const ray> rays, std::span<hit> hits, bfs_stats* stats = nullptr);
 
   sieve::form form() const { return form_; }
+  bool appends() const { return strategy_ == bfs_append; }
   // The strategy the frontier's compaction runs as for a frontier of n pairs ("auto" resolved).
-  std::string_view resolved_strategy(std::size_t n) const {
-    return sieve::resolve_strategy(strategy_, sieve::backend::cpu, form_, in_place_, n, 0, 2 * sizeof(std::uint32_t));
-  }
-
- private:
-  std::string strategy_;
-  sieve::form form_;
-  bool in_place_;
-  std::vector<std::uint32_t> ray_[2], node_[2];  // frontier and children, swapped each level
-  std::vector<std::uint8_t> flags_;
-  std::vector<std::uint32_t> mask_, removals_;
-  std::vector<std::uint64_t> best_;
-};
-
-// The BFS traversal on the GPU: the same stages as kernels over device arrays, the frontier compacted
-// by the library's CUDA strategies. Its buffers grow with the frontier and are kept between calls.
-// The host reads the frontier's size back once per level (the library takes counts on the host).
-class bfs_tracer_cuda {
- public:
-  // `strategy` must take a bit mask, byte flags or a removal list on CUDA; throws sieve::error (also
-  // in builds without CUDA).
-  explicit bfs_tracer_cuda(std::string strategy);
-  ~bfs_tracer_cuda();
-  bfs_tracer_cuda(const bfs_tracer_cuda&) = delete;
-  bfs_tracer_cuda& operator=(const bfs_tracer_cuda&) = delete;
-
-  // Closest hits of the n device rays into the n device hits; `b` holds device pointers. Returns
-  // when done (stream synchronised).
-  void closest(const bvh_view& b, const ray* rays, hit* hits, std::size_t n, sieve::cuda::stream_t stream,
-               bfs_stats* stats = nullptr);
+  std::string_view resolved_strategy(std::size_t n) const;
 
  private:
   struct buffers;
   std::string strategy_;
   sieve::form form_;
   bool in_place_;
+  std::unique_ptr<buffers> buf_;
+};
+
+// The BFS traversal on the GPU: the same loop, its sizes and counts in device memory. The loop runs
+// on the device as a CUDA graph with a WHILE conditional node (no host synchronisation inside a
+// trace), or, for timing each step's compaction, driven by the host (one synchronisation a step).
+class bfs_tracer_cuda {
+ public:
+  enum class loop { graph, host };
+
+  // `strategy` as for bfs_tracer, on CUDA; throws sieve::error (also in builds without CUDA).
+  explicit bfs_tracer_cuda(std::string strategy);
+  ~bfs_tracer_cuda();
+  bfs_tracer_cuda(const bfs_tracer_cuda&) = delete;
+  bfs_tracer_cuda& operator=(const bfs_tracer_cuda&) = delete;
+
+  // Allocates the frontier, marks, counts and compaction workspace for up to `capacity` rays (kept;
+  // never shrinks). closest() calls it; closest_async() needs it beforehand. Growing moves the
+  // arrays: capture closest_async() into a graph after the last reserve().
+  void reserve(std::size_t capacity);
+  std::size_t capacity() const;
+
+  // Enqueues on `stream` the closest hits of rays[0, *d_count) into hits (d_count: device memory,
+  // written by an earlier kernel or copy in stream order, at most `capacity`; rays and hits hold
+  // `capacity` items). No allocation, no host synchronisation: when `stream` is being captured, the
+  // trace (its level loop a WHILE conditional node) goes into the caller's graph, so it can be part
+  // of a wave's graph; otherwise the tracer captures and launches its own graph (kept and reused
+  // while the arguments stay the same). Needs reserve(capacity) first; throws sieve::error for a
+  // larger capacity and for a strategy that cannot be captured (`thrust` reads its counts back).
+  void closest_async(const bvh_view& b, const ray* rays, hit* hits, std::size_t capacity, const std::uint32_t* d_count,
+                     sieve::cuda::stream_t stream);
+
+  // Closest hits of the n device rays into the n device hits; `b` holds device pointers. Returns
+  // when done (stream synchronised). With `stats`, or with loop::host, the host drives the loop: one
+  // synchronisation per step and each step's compaction timed by events; otherwise (and for the
+  // same result) the device does, with one synchronisation at the end.
+  void closest(const bvh_view& b, const ray* rays, hit* hits, std::size_t n, sieve::cuda::stream_t stream,
+               bfs_stats* stats = nullptr);
+
+  void set_loop(loop l) { loop_ = l; }
+  bool appends() const { return strategy_ == bfs_append; }
+  // Host synchronisations of the last closest() call (the final one included).
+  std::size_t host_syncs() const { return host_syncs_; }
+
+ private:
+  struct buffers;
+  std::string strategy_;
+  sieve::form form_;
+  bool in_place_;
+  loop loop_ = loop::graph;
+  std::size_t host_syncs_ = 0;
   std::unique_ptr<buffers> buf_;
 };
 

@@ -1,124 +1,297 @@
-// The BFS traversal's CUDA driver: the stages of bfs.hpp as kernels, the frontier of (ray, node)
-// pairs compacted through sieve::cuda::compact*_async. See bfs.hpp.
+// The BFS traversal on the GPU: bfs_run (bfs_driver.hpp) over device memory, the stages as kernels,
+// the frontier compacted by sieve::cuda::compact*_async with device counts. The loop runs on the
+// device (a CUDA graph whose WHILE node replays one round of steps until no pair is left) or, for
+// timing each step, is driven by the host. See bfs.hpp.
 #include <exec/cuda.cuh>
 #include <exec/device_array.cuh>
 
-#include "bfs.hpp"
+#include "bfs_driver.hpp"
 
 #include <sieve/compaction/cuda_check.hpp>
 
 #include <cuda_runtime.h>
 
-#include <algorithm>
 #include <chrono>
+#include <tuple>
 
 namespace sieve::render {
 
 using exec::device_array;
 
+namespace {
+
+__global__ void bfs_set_while(const bfs_state* st, cudaGraphConditionalHandle loop) {
+  cudaGraphSetConditional(loop, st->stack + st->kept > 0 ? 1U : 0U);
+}
+
+// `thrust` reads its counts back to the host: it cannot run inside a graph (nor `auto` where it
+// picks thrust for a frontier of this capacity, as the library resolves it for the call).
+bool capturable(const std::string& strategy, sieve::form f, bool in_place, std::size_t frontier) {
+  if (strategy == bfs_append) return true;
+  const std::size_t k = f == sieve::form::removal_list ? frontier : 0;
+  return sieve::resolve_strategy(strategy, sieve::backend::cuda, f, in_place, frontier, k, sizeof(bfs_pair)) != "thrust";
+}
+
+}  // namespace
+
+// The CUDA backend of bfs_run. Stages go to `stream`; sizes are on the device, so stages launch
+// over their capacity. The loop: in graph mode `stream` is being captured and the round becomes
+// the body of a WHILE node (captured through `body_stream`); in host mode the host reads the state
+// once per round (and once per step when it collects stats).
+struct bfs_cuda_backend {
+  cudaStream_t stream = nullptr;
+  cudaStream_t body_stream = nullptr;
+  sieve::cuda::workspace ws;
+  bool host_loop = false;
+  bfs_stats* stats = nullptr;       // host mode: per step, compaction timed by events
+  std::size_t* syncs = nullptr;
+  cudaEvent_t t0 = nullptr, t1 = nullptr, ts = nullptr;  // compaction start, end; step start
+  bfs_state seen;                   // the state as last read (host mode)
+  bool timed = false;               // the step under way recorded its compaction's events
+
+  exec::cuda exec() const { return {stream}; }
+  template <class Live>
+  std::size_t extent(std::size_t bound, Live) const {
+    return bound;
+  }
+  void zero(void* p, std::size_t bytes) const { SIEVE_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, stream)); }
+
+  void compact(const std::string& strategy, const sieve::record& children, const sieve::record* frontier,
+               const sieve::selection& keep, const sieve::cuda::device_counts& live, std::uint64_t* kept) {
+    if (stats) SIEVE_CUDA_CHECK(cudaEventRecord(t0, stream));
+    const sieve::options unchecked{.checked = false};  // the frontier's own marks
+    if (frontier) {
+      sieve::cuda::compact_copy_async(strategy, children, *frontier, keep, live, kept, ws, stream, unchecked);
+    } else {
+      sieve::cuda::compact_async(strategy, children, keep, live, kept, ws, stream, unchecked);
+    }
+    if (stats) SIEVE_CUDA_CHECK(cudaEventRecord(t1, stream));
+    timed = stats != nullptr;
+  }
+
+  void read(const bfs_state* st) {
+    SIEVE_CUDA_CHECK(cudaMemcpyAsync(&seen, st, sizeof seen, cudaMemcpyDeviceToHost, stream));
+    SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    ++*syncs;
+  }
+
+  template <class Round>
+  void loop(bfs_state* st, Round round) {
+    if (host_loop) {
+      for (read(st); seen.stack + seen.kept > 0; read(st)) round();
+      return;
+    }
+    cudaStreamCaptureStatus status;
+    cudaGraph_t graph;
+    const cudaGraphNode_t* deps = nullptr;
+    std::size_t ndeps = 0;
+    SIEVE_CUDA_CHECK(cudaStreamGetCaptureInfo(stream, &status, nullptr, &graph, &deps, nullptr, &ndeps));
+    if (status != cudaStreamCaptureStatusActive) throw sieve::error("BFS traversal (cuda): the graph loop needs a capturing stream");
+    cudaGraphConditionalHandle handle;
+    SIEVE_CUDA_CHECK(cudaGraphConditionalHandleCreate(&handle, graph, 1, cudaGraphCondAssignDefault));
+    cudaGraphNodeParams params{};
+    params.type = cudaGraphNodeTypeConditional;
+    params.conditional.handle = handle;
+    params.conditional.type = cudaGraphCondTypeWhile;
+    params.conditional.size = 1;
+    cudaGraphNode_t node;
+    SIEVE_CUDA_CHECK(cudaGraphAddNode(&node, graph, deps, nullptr, ndeps, &params));
+    SIEVE_CUDA_CHECK(cudaStreamUpdateCaptureDependencies(stream, &node, nullptr, 1, cudaStreamSetCaptureDependencies));
+    cudaGraph_t body = params.conditional.phGraph_out[0];
+    SIEVE_CUDA_CHECK(cudaStreamBeginCaptureToGraph(body_stream, body, nullptr, nullptr, 0, cudaStreamCaptureModeRelaxed));
+    const cudaStream_t outer = stream;
+    stream = body_stream;
+    try {
+      round();
+      bfs_set_while<<<1, 1, 0, stream>>>(st, handle);
+      SIEVE_CUDA_CHECK(cudaGetLastError());
+    } catch (...) {
+      cudaStreamEndCapture(body_stream, &body);
+      stream = outer;
+      throw;
+    }
+    stream = outer;
+    SIEVE_CUDA_CHECK(cudaStreamEndCapture(body_stream, &body));
+  }
+
+  void step_begins() const {
+    if (stats) SIEVE_CUDA_CHECK(cudaEventRecord(ts, stream));
+  }
+  void stepped(const bfs_state* st) {
+    if (!host_loop || !stats) return;
+    if (!timed) SIEVE_CUDA_CHECK(cudaEventRecord(t0, stream));  // `append`: no compaction
+    read(st);
+    float compact_ms = 0, expand_ms = 0;
+    if (timed) SIEVE_CUDA_CHECK(cudaEventElapsedTime(&compact_ms, t0, t1));
+    SIEVE_CUDA_CHECK(cudaEventElapsedTime(&expand_ms, ts, t0));
+    timed = false;
+    if (seen.m == 0) return;
+    stats->levels.push_back({seen.m, compact_ms, expand_ms});
+    stats->compact_ms += compact_ms;
+    stats->expand_ms += expand_ms;
+  }
+};
+
 struct bfs_tracer_cuda::buffers {
-  device_array<std::uint32_t> ray_of[2], node_of[2];  // frontier and children, swapped each level
+  bfs_sizes sizes;
+  device_array<bfs_pair> frontier[2], stack;
   device_array<std::uint8_t> flags;
   device_array<std::uint32_t> mask, removals;
   device_array<std::uint64_t> best;
-  device_array<std::uint64_t> counts{2};  // [0]: kept by the compaction; [1]: the removal list's length
+  device_array<bfs_state> state{1};
+  device_array<std::uint32_t> count{1};  // closest()'s n, on the device
   device_array<std::byte> workspace;
+  cudaStream_t own = nullptr;   // captures the tracer's own graph
+  cudaStream_t body = nullptr;  // captures the WHILE node's body
+  cudaEvent_t t0 = nullptr, t1 = nullptr, ts = nullptr;
+  // The tracer's own graph, for closest_async on a stream that is not being captured.
+  cudaGraphExec_t graph = nullptr;
+  std::tuple<bvh_view, const ray*, hit*, std::size_t, const std::uint32_t*> graph_key{};
+
+  buffers() {
+    SIEVE_CUDA_CHECK(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking));
+    SIEVE_CUDA_CHECK(cudaStreamCreateWithFlags(&body, cudaStreamNonBlocking));
+    SIEVE_CUDA_CHECK(cudaEventCreate(&t0));
+    SIEVE_CUDA_CHECK(cudaEventCreate(&t1));
+    SIEVE_CUDA_CHECK(cudaEventCreate(&ts));
+  }
+  ~buffers() {
+    if (graph) cudaGraphExecDestroy(graph);
+    cudaEventDestroy(t0);
+    cudaEventDestroy(t1);
+    cudaEventDestroy(ts);
+    cudaStreamDestroy(own);
+    cudaStreamDestroy(body);
+  }
+  void drop_graph() {
+    if (graph) cudaGraphExecDestroy(graph);
+    graph = nullptr;
+  }
+  bfs_memory memory() const {
+    return {{frontier[0].get(), frontier[1].get()}, stack.get(), flags.get(), mask.get(), removals.get(), best.get(),
+            state.get()};
+  }
 };
 
-bfs_tracer_cuda::bfs_tracer_cuda(std::string strategy)
-    : strategy_(std::move(strategy)),
-      form_(marks_form_for(strategy_, sieve::backend::cuda, "BFS traversal (cuda)")),
-      in_place_(!sieve::compaction_strategy(strategy_).out_of_place),
-      buf_(std::make_unique<buffers>()) {}
+namespace {
+
+bool same_view(const bvh_view& a, const bvh_view& b) {
+  return a.nodes == b.nodes && a.prims == b.prims && a.triangles == b.triangles && a.node_count == b.node_count &&
+         a.pairs == b.pairs && a.leaf_triangles == b.leaf_triangles;
+}
+
+}  // namespace
+
+bfs_tracer_cuda::bfs_tracer_cuda(std::string strategy) : strategy_(std::move(strategy)) {
+  const bfs_queue q(strategy_, sieve::backend::cuda);  // checks the strategy
+  form_ = q.form();
+  in_place_ = q.in_place();
+}
 
 bfs_tracer_cuda::~bfs_tracer_cuda() = default;
+
+std::size_t bfs_tracer_cuda::capacity() const { return buf_ ? buf_->sizes.rays : 0; }
+
+void bfs_tracer_cuda::reserve(std::size_t capacity) {
+  if (!buf_) buf_ = std::make_unique<buffers>();
+  buffers& B = *buf_;
+  if (capacity <= B.sizes.rays && B.best.size() > 0) return;
+  const bfs_sizes z = bfs_sizes::for_rays(std::max<std::size_t>(capacity, 1));
+  B.drop_graph();  // its pointers are about to change
+  for (auto* v : {&B.frontier[0], &B.frontier[1]}) v->reserve_discard(z.frontier);
+  B.stack.reserve_discard(z.stack);
+  B.best.reserve_discard(z.rays);
+  if (form_ == sieve::form::byte_flags && !appends()) B.flags.reserve_discard(z.frontier);
+  if (form_ == sieve::form::bit_mask && !appends()) B.mask.reserve_discard(z.mask_words());
+  if (form_ == sieve::form::removal_list && !appends()) B.removals.reserve_discard(z.frontier);
+  if (!appends()) {
+    const sieve::record children(std::span(B.frontier[1].get(), z.frontier));
+    B.workspace.reserve_discard(sieve::cuda::workspace_bytes(strategy_, children, form_, in_place_));
+  }
+  B.sizes = z;
+}
+
+void bfs_tracer_cuda::closest_async(const bvh_view& b, const ray* rays, hit* hits, std::size_t capacity,
+                                    const std::uint32_t* d_count, sieve::cuda::stream_t stream) {
+  if (!buf_ || capacity > buf_->sizes.rays)
+    throw sieve::error("BFS traversal (cuda): closest_async for " + std::to_string(capacity) + " rays, reserved " +
+                       std::to_string(this->capacity()) + ": call reserve(capacity) first (it allocates)");
+  if (!capturable(strategy_, form_, in_place_, bfs_sizes::for_rays(capacity).frontier))
+    throw sieve::error("BFS traversal (cuda): strategy '" + strategy_ +
+                       "' reads its counts back to the host and cannot run inside a graph; use closest()");
+  buffers& B = *buf_;
+  const bfs_queue q(strategy_, sieve::backend::cuda);
+  const bfs_sizes z = bfs_sizes::for_rays(capacity);  // launch bounds; the memory is at least this large
+  auto enqueue = [&](cudaStream_t s) {
+    bfs_cuda_backend be{.stream = s, .body_stream = B.body, .ws = {B.workspace.get(), B.workspace.size()}};
+    bfs_run(be, q, B.memory(), z, b, rays, hits, d_count);
+  };
+  cudaStreamCaptureStatus status;
+  SIEVE_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
+  if (status == cudaStreamCaptureStatusActive) return enqueue(stream);  // into the caller's graph
+  const auto key = std::make_tuple(b, rays, hits, capacity, d_count);
+  const auto& old = B.graph_key;
+  if (!B.graph || !same_view(std::get<0>(old), b) || std::get<1>(old) != rays || std::get<2>(old) != hits ||
+      std::get<3>(old) != capacity || std::get<4>(old) != d_count) {
+    B.drop_graph();
+    cudaGraph_t g = nullptr;
+    SIEVE_CUDA_CHECK(cudaStreamBeginCapture(B.own, cudaStreamCaptureModeThreadLocal));
+    try {
+      enqueue(B.own);
+    } catch (...) {
+      if (cudaStreamEndCapture(B.own, &g) == cudaSuccess && g) cudaGraphDestroy(g);
+      throw;
+    }
+    SIEVE_CUDA_CHECK(cudaStreamEndCapture(B.own, &g));
+    const cudaError_t e = cudaGraphInstantiate(&B.graph, g, 0);
+    cudaGraphDestroy(g);
+    SIEVE_CUDA_CHECK(e);
+    B.graph_key = key;
+  }
+  SIEVE_CUDA_CHECK(cudaGraphLaunch(B.graph, stream));
+}
 
 void bfs_tracer_cuda::closest(const bvh_view& b, const ray* rays, hit* hits, std::size_t n,
                               sieve::cuda::stream_t stream, bfs_stats* stats) {
   const auto start = std::chrono::steady_clock::now();
-  if (stats) *stats = {{}, 0, 0, 0, strategy_, form_};
-  buffers& B = *buf_;
-  const exec::cuda gpu{stream};
-  // ray_of[0]/node_of[0]: the stack of pairs (bfs.hpp bounds it); [1]: the children of a step.
-  B.best.reserve_discard(n);
-  for (auto* v : {&B.ray_of[0], &B.node_of[0]}) v->reserve_discard(n);
-  bfs_begin(gpu, n, rays, B.best.get(), B.ray_of[0].get(), B.node_of[0].get());
-  std::size_t stack = b.node_count > 0 ? n : 0;
-  cudaEvent_t t0, t1;
-  SIEVE_CUDA_CHECK(cudaEventCreate(&t0));
-  SIEVE_CUDA_CHECK(cudaEventCreate(&t1));
-  struct events_guard {
-    cudaEvent_t a, b;
-    ~events_guard() {
-      cudaEventDestroy(a);
-      cudaEventDestroy(b);
-    }
-  } guard{t0, t1};
-  std::uint32_t* removal_count = reinterpret_cast<std::uint32_t*>(B.counts.get() + 1);
-  while (stack > 0) {
-    const std::size_t m = bfs_chunk(stack, n), base = stack - m, slots = 2 * m;
-    if (stats) stats->peak_pairs = std::max(stats->peak_pairs, stack);
-    for (auto* v : {&B.ray_of[1], &B.node_of[1]}) v->reserve_discard(slots);
-    for (auto* v : {&B.ray_of[0], &B.node_of[0]}) v->reserve_keep(base + slots, stack, stream);  // room for the survivors
-    keep_marks marks;
-    if (form_ == sieve::form::byte_flags) {
-      B.flags.reserve_discard(slots);
-      marks.flags = B.flags.get();
-    } else if (form_ == sieve::form::bit_mask) {
-      B.mask.reserve_discard((slots + 31) / 32);
-      SIEVE_CUDA_CHECK(cudaMemsetAsync(B.mask.get(), 0, (slots + 31) / 32 * 4, stream));
-      marks.mask = B.mask.get();
-    } else {
-      B.removals.reserve_discard(slots);
-      SIEVE_CUDA_CHECK(cudaMemsetAsync(removal_count, 0, 4, stream));
-      marks.removals = B.removals.get();
-      marks.removal_count = removal_count;
-    }
-    std::uint32_t *cr = B.ray_of[1].get(), *cn = B.node_of[1].get();
-    bfs_expand(gpu, m, b, rays, B.best.get(), B.ray_of[0].get() + base, B.node_of[0].get() + base, cr, cn, marks);
-
-    std::uint32_t removed = 0;
-    if (form_ == sieve::form::removal_list) {
-      SIEVE_CUDA_CHECK(cudaMemcpyAsync(&removed, removal_count, 4, cudaMemcpyDeviceToHost, stream));
-      SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
-    }
-    const sieve::record children(std::span(cr, slots), std::span(cn, slots));
-    sieve::selection keep = sieve::byte_flags{std::span<const std::uint8_t>(B.flags.get(), slots)};
-    if (form_ == sieve::form::bit_mask) keep = sieve::bit_mask{std::span<const std::uint32_t>(B.mask.get(), (slots + 31) / 32)};
-    if (form_ == sieve::form::removal_list) keep = sieve::removal_list{std::span(B.removals.get(), removed)};
-    const std::size_t ws = sieve::cuda::workspace_bytes(strategy_, children, form_, in_place_);
-    B.workspace.reserve_discard(ws);
-    SIEVE_CUDA_CHECK(cudaEventRecord(t0, stream));
-    if (in_place_) {
-      sieve::cuda::compact_async(strategy_, children, keep, B.counts.get(), {B.workspace.get(), B.workspace.size()}, stream,
-                                 {.checked = false});  // the frontier's own marks
-    } else {
-      const sieve::record frontier(std::span(B.ray_of[0].get() + base, slots), std::span(B.node_of[0].get() + base, slots));
-      sieve::cuda::compact_copy_async(strategy_, children, frontier, keep, B.counts.get(),
-                                      {B.workspace.get(), B.workspace.size()}, stream, {.checked = false});
-    }
-    SIEVE_CUDA_CHECK(cudaEventRecord(t1, stream));
-    std::uint64_t kept = 0;
-    SIEVE_CUDA_CHECK(cudaMemcpyAsync(&kept, B.counts.get(), sizeof kept, cudaMemcpyDeviceToHost, stream));
-    SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
-    float ms = 0;
-    SIEVE_CUDA_CHECK(cudaEventElapsedTime(&ms, t0, t1));
-    if (in_place_ && base == 0) {  // the whole stack was expanded: the children are the stack
-      B.ray_of[0].swap(B.ray_of[1]);
-      B.node_of[0].swap(B.node_of[1]);
-    } else if (in_place_ && kept > 0) {  // the survivors take the place of the pairs they came from
-      SIEVE_CUDA_CHECK(cudaMemcpyAsync(B.ray_of[0].get() + base, cr, kept * 4, cudaMemcpyDeviceToDevice, stream));
-      SIEVE_CUDA_CHECK(cudaMemcpyAsync(B.node_of[0].get() + base, cn, kept * 4, cudaMemcpyDeviceToDevice, stream));
-    }
-    if (stats) {
-      stats->levels.push_back({m, ms});
-      stats->compact_ms += ms;
-    }
-    stack = base + static_cast<std::size_t>(kept);
+  if (stats) {
+    *stats = bfs_stats{};
+    stats->strategy = appends() ? std::string(bfs_append) : strategy_;
+    stats->form = form_;
+    stats->timed = true;
   }
-  bfs_finish(gpu, n, b, rays, B.best.get(), hits);
+  host_syncs_ = 0;
+  reserve(n);
+  buffers& B = *buf_;
+  const std::uint32_t count = static_cast<std::uint32_t>(n);
+  SIEVE_CUDA_CHECK(cudaMemcpyAsync(B.count.get(), &count, sizeof count, cudaMemcpyHostToDevice, stream));
+  const bool host_loop = stats || loop_ == loop::host || !capturable(strategy_, form_, in_place_, B.sizes.frontier);
+  if (host_loop) {
+    const bfs_queue q(strategy_, sieve::backend::cuda);
+    bfs_cuda_backend be{.stream = stream,
+                        .body_stream = B.body,
+                        .ws = {B.workspace.get(), B.workspace.size()},
+                        .host_loop = true,
+                        .stats = stats,
+                        .syncs = &host_syncs_,
+                        .t0 = B.t0,
+                        .t1 = B.t1,
+                        .ts = B.ts};
+    bfs_run(be, q, B.memory(), B.sizes, b, rays, hits, B.count.get());
+  } else {
+    // Launch bounds over the reserved capacity, the count on the device: the graph stays the same
+    // from call to call while the arrays do.
+    closest_async(b, rays, hits, B.sizes.rays, B.count.get(), stream);
+  }
+  bfs_state last;
+  SIEVE_CUDA_CHECK(cudaMemcpyAsync(&last, B.state.get(), sizeof last, cudaMemcpyDeviceToHost, stream));
   SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
-  if (stats) stats->total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  ++host_syncs_;
+  if (stats) {
+    stats->peak_pairs = last.peak;
+    stats->host_syncs = host_syncs_;
+    stats->total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+  }
 }
 
 }  // namespace sieve::render

@@ -12,10 +12,13 @@
 namespace sieve::render {
 
 gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::span<const ray> rays,
-                     const std::string& traversal, const std::string& strategy, int repeats) {
+                     const std::string& traversal, const std::string& strategy, int repeats,
+                     const std::string& bfs_loop) {
   if (!sieve::cuda::available()) throw sieve::error("the cuda backend needs a GPU: " + sieve::cuda::device_description());
   if (traversal != "dfs" && traversal != "bfs")
     throw sieve::error("unknown traversal '" + traversal + "'; traversals: dfs, bfs");
+  if (bfs_loop != "graph" && bfs_loop != "host")
+    throw sieve::error("unknown BFS loop '" + bfs_loop + "'; loops: graph, host");
   using exec::device_array;
   const device_array<bvh_node> nodes(b.nodes);
   const device_array<std::uint32_t> prims(b.prims);
@@ -27,7 +30,10 @@ gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::spa
   const bvh_view view{nodes.get(),  prims.get(), tris.get(), static_cast<std::uint32_t>(b.nodes.size()),
                       pairs.get(), leaf_tris.get()};
   std::unique_ptr<bfs_tracer_cuda> bfs;
-  if (traversal == "bfs") bfs = std::make_unique<bfs_tracer_cuda>(strategy);
+  if (traversal == "bfs") {
+    bfs = std::make_unique<bfs_tracer_cuda>(strategy);
+    bfs->set_loop(bfs_loop == "host" ? bfs_tracer_cuda::loop::host : bfs_tracer_cuda::loop::graph);
+  }
   const ray* r = d_rays.get();
   hit* h = d_hits.get();
   const std::size_t n = rays.size();
@@ -40,6 +46,7 @@ gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::spa
   SIEVE_CUDA_CHECK(cudaDeviceSynchronize());
   out.hits.resize(n);
   if (n) SIEVE_CUDA_CHECK(cudaMemcpy(out.hits.data(), h, n * sizeof(hit), cudaMemcpyDeviceToHost));
+  if (bfs) out.host_syncs = bfs->host_syncs();
   cudaEvent_t start, stop;
   SIEVE_CUDA_CHECK(cudaEventCreate(&start));
   SIEVE_CUDA_CHECK(cudaEventCreate(&stop));
@@ -54,6 +61,7 @@ gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::spa
   }
   cudaEventDestroy(start);
   cudaEventDestroy(stop);
+  if (bfs) bfs->closest(view, r, h, n, nullptr, &out.profile);
   return out;
 }
 

@@ -3,6 +3,7 @@
 // (bfs_tracer_cuda) with its frontier compacted by `strategy`.
 #pragma once
 
+#include "bfs.hpp"
 #include "bvh.hpp"
 #include "dfs.hpp"
 
@@ -13,12 +14,18 @@
 namespace sieve::render {
 
 struct gpu_trace {
-  std::vector<hit> hits;   // of the first (untimed) run
-  std::vector<double> ms;  // each timed run (CUDA events), rays already on the device
+  std::vector<hit> hits;       // of the first (untimed) run
+  std::vector<double> ms;      // each timed run (CUDA events), rays already on the device
+  std::size_t host_syncs = 0;  // host synchronisations inside one run (BFS; DFS: none)
+  bfs_stats profile;           // BFS: one more run, driven by the host, each step timed by events
 };
 
-// traversal: dfs | bfs. Throws sieve::error without a CUDA device (or in builds without CUDA).
+// traversal: dfs | bfs. BFS: `strategy` ("append" or a library strategy) compacts the frontier;
+// bfs_loop: "graph" (the level loop on the device, no host synchronisation inside a run) or "host"
+// (driven by the host, one synchronisation per step). Throws sieve::error without a CUDA device (or
+// in builds without CUDA).
 gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::span<const ray> rays,
-                     const std::string& traversal, const std::string& strategy, int repeats);
+                     const std::string& traversal, const std::string& strategy, int repeats,
+                     const std::string& bfs_loop = "graph");
 
 }  // namespace sieve::render

@@ -30,7 +30,7 @@ SIEVE_HD inline void megakernel_path(std::uint32_t slot, const scene_view& s, co
   for (std::uint32_t vertex = 0; vertex <= s.max_bounces; ++vertex) {
     h = closest_hit(s.bvh, r);
     ++traced;
-    shade_path(0, shade_args{s, p, b, film, marks, w, vertex});
+    shade_path(0, shade_args{s, p, b, film, marks, vertex}, w);
     shadows += max_component(light) > 0;  // shade wrote a shadow ray
     connect_path(0, s, p, b, film);
     if (!alive) break;

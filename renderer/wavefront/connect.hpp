@@ -10,7 +10,7 @@ SIEVE_HD inline void connect_path(std::uint32_t i, const scene_view& s, const pa
                                   vec3* film) {
   const vec3 light = b.shadow_light[i];
   if (max_component(light) <= 0) return;
-  if (!any_hit(s.bvh, b.shadow_rays[i])) film[p.slot[i]] += light;
+  if (!any_hit(s.bvh, b.shadow_rays[i])) film[p.slot[b.path(i)]] += light;
 }
 
 template <class Exec>

@@ -51,6 +51,10 @@ struct render_settings {
   std::string integrator = "wavefront";  // wavefront | megakernel (one thread per path, no queues)
   std::string strategy = "auto";      // compaction of the path queue (and of the BFS frontier)
   std::string traversal = "dfs";      // dfs | bfs
+  // How the path queue shrinks (driver.hpp): pass (the strategy compacts the path state), index (it
+  // compacts 4-byte path indices; the state stays in place) or append (shade appends the survivors
+  // to the next queue: no pass, no strategy).
+  std::string queue = "pass";
   reorder_key reorder = reorder_key::none;
   std::string sort = "onesweep";      // the GPU radix sort for reordering: onesweep | cub (the CPU has one)
   std::uint32_t max_queue = 1U << 20;  // paths in flight at once (a wave): bounds the queues' memory
@@ -60,6 +64,12 @@ struct render_settings {
   std::uint32_t first_sample = 0, sample_count = 0;
   const std::atomic<bool>* cancel = nullptr;  // set: stop at the next bounce or chunk (the cut wave is dropped)
   std::function<void(std::uint32_t done, std::uint32_t total)> progress;  // samples done, after each wave
+  // Per-stage and per-bounce times (CPU clock; on the GPU CUDA events recorded inside the wave's
+  // graph). Off (the default): the frame time only, nothing added between the stages.
+  bool profile_stages = false;
+  // GPU: capture each wave once as a CUDA graph (where the strategy and traversal allow); false: the
+  // same loop on the stream, reading the live count back each bounce (for comparison).
+  bool wave_graph = true;
 
   // The scene's [compaction] settings; throws sieve::error for an unknown reorder key.
   static render_settings from(const scene& s);
@@ -76,11 +86,17 @@ struct bounce_stats {
 };
 
 struct render_stats {
-  std::vector<stage_time> stages;   // generate, extend, shade, connect, compact, reorder
+  std::vector<stage_time> stages;   // generate, extend, shade, connect, compact, reorder (profile_stages)
   std::vector<bounce_stats> bounces;
   std::uint64_t extension_rays = 0, shadow_rays = 0;
   double bfs_compact_ms = 0;        // BFS traversal: compacting the frontier (inside `extend`)
   double seconds = 0;               // the render, without scene preparation
+  std::uint64_t waves = 0;          // waves rendered (for_each_wave)
+  // GPU: times the host waited for the device (stream synchronisations, counts read back); the goal
+  // is one per wave (progress and Ctrl-C). 0 on the CPU.
+  std::uint64_t host_syncs = 0;
+  std::uint64_t graphs = 0;         // GPU: CUDA graphs instantiated (a wave captured once, replayed)
+  std::string wave_launch = "cpu";  // cpu | graph (one CUDA graph per wave) | stream (GPU, per-bounce syncs)
   sieve::form form = sieve::form::bit_mask;  // what shade writes for the strategy
   // The strategies that compacted the path queue, in order of first use: the one named, or what
   // `auto` picked for each queue's form and size ("auto" never appears here).
@@ -162,13 +178,16 @@ inline std::uint32_t wave_capacity(std::uint32_t pixels, std::uint32_t spp, std:
   return pixels * std::min(spp, max_queue / pixels);
 }
 
-// Renders `s`'s film ([film] width, height, spp, max_bounces, seed). Throws sieve::error for an
+// Renders `s`'s film ([film] width, height, spp, max_bounces, seed) through the one bounce loop
+// (driver.hpp). Throws sieve::error for an
 // unknown or unfit strategy, traversal or integrator. The megakernel integrator ignores the
 // strategy, traversal and reordering.
 render_result render_cpu(const prepared_scene& s, const render_settings& settings);
 
-// The same stages as CUDA kernels over device copies of the scene and queues (integrator_cuda.cu);
-// DFS traversal, no reordering yet. Throws sieve::error when the build or the machine has no CUDA
+// The same driver over device copies of the scene and queues (integrator_cuda.cu): each wave is
+// captured once as a CUDA graph and replayed (one host synchronisation per wave), except with the
+// `thrust` strategy or BFS traversal, whose calls read counts back (then per-bounce synchronisations).
+// Throws sieve::error when the build or the machine has no CUDA
 // device, or when a device buffer does not fit (naming the size asked for and the memory free).
 render_result render_cuda(const prepared_scene& s, const render_settings& settings);
 

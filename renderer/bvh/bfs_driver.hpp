@@ -1,0 +1,260 @@
+// The BFS traversal's one loop, for the CPU (bfs.cpp) and the GPU (bfs_cuda.cu): a template over a
+// backend that supplies the memory, the launch executor, the compaction call and the loop itself.
+//
+// Sizes live where the stages run (bfs_state: host memory on the CPU, device memory on the GPU), so
+// the GPU never waits for the host: each step is planned by a one-thread stage, the other stages
+// are launched over their capacity and the items past the live count return at once, and the
+// compaction takes its counts from device memory (sieve::cuda::device_counts). Every buffer sits at
+// a fixed place for the whole trace, so one round of steps can be captured once in a CUDA graph and
+// replayed by a WHILE conditional node until no pair is left.
+//
+// The bounded stack of bfs.hpp is split in two: its top, the frontier, in frontier buffer `in`
+// (fixed, so the compaction can write there), and the pairs below it on a spill stack. A step takes
+// the top chunk: the frontier's top pairs, plus pairs popped from the spill stack when the frontier
+// is smaller than the chunk; when it is larger, the rest of the frontier is spilled (copied onto the
+// spill stack) by the same stage. Out of place, the children (buffer `out`) are compacted back into
+// `in`; in place and with `append`, the children become the frontier where they are, so the two
+// buffers trade roles each step and a round is two steps.
+#pragma once
+
+#include "bfs.hpp"
+
+#include <cstring>
+#include <stdexcept>
+
+namespace sieve::render {
+
+// What the stages read and write besides the arrays: the plan of the current step and the counts.
+struct bfs_state {
+  std::uint64_t slots = 0;     // children of the step, 2m: the compaction's live count
+  std::uint64_t kept = 0;      // survivors of the step (the compaction's count, or the append
+                               // counter): the next step's frontier
+  std::uint64_t removals = 0;  // the removal list's length, as the library takes it
+  std::uint64_t peak = 0;      // the most pairs waiting at once
+  std::uint64_t stack = 0;     // pairs on the spill stack
+  std::uint64_t pop_base = 0, spill_base = 0;  // where this step pops from, spills to
+  std::uint32_t removal_count = 0;  // the marks' counter (keep_marks counts in 32 bits)
+  std::uint32_t rays = 0;           // rays live
+  std::uint32_t m = 0;              // pairs this step expands
+  std::uint32_t popped = 0;         // of which taken from the spill stack's top
+  std::uint32_t spilled = 0;        // frontier pairs [0, spilled) moved onto the spill stack
+  std::uint32_t work = 0;           // max(m, spilled): the expand stage's live count
+  std::uint32_t steps = 0;
+};
+
+// Capacities for up to n rays (what reserve() allocates).
+struct bfs_sizes {
+  std::size_t rays = 0;
+  std::size_t frontier = 0;  // pairs per frontier buffer: a step's children, 2 * bfs_chunk_bound(n)
+  std::size_t stack = 0;     // pairs of spill stack: bfs_stack_bound(n)
+  std::size_t mask_words() const { return (frontier + 31) / 32; }
+  static bfs_sizes for_rays(std::size_t n) {
+    if (n > 0xffffffffULL) throw sieve::error("BFS traversal: " + std::to_string(n) + " rays; at most 2^32 - 1");
+    return {n, static_cast<std::size_t>(2 * bfs_chunk_bound(n)), static_cast<std::size_t>(bfs_stack_bound(n))};
+  }
+};
+
+// The arrays of a trace (host or device pointers), owned by the backend's tracer.
+struct bfs_memory {
+  bfs_pair* frontier[2] = {nullptr, nullptr};
+  bfs_pair* stack = nullptr;
+  std::uint8_t* flags = nullptr;     // the marks: whichever the strategy takes
+  std::uint32_t* mask = nullptr;
+  std::uint32_t* removals = nullptr;
+  std::uint64_t* best = nullptr;     // per ray: packed (t, primitive) of the closest hit so far
+  bfs_state* state = nullptr;
+};
+
+// The stages. Each is launched over a capacity; what is live is read from the state.
+
+// bfs.begin: every ray's best hit is "none before tmax", and the frontier is (ray i, root pair).
+template <class Exec>
+void bfs_begin(Exec e, std::size_t capacity, const std::uint32_t* d_count, bool empty_tree, const ray* rays,
+               std::uint64_t* best, bfs_pair* frontier, bfs_state* st) {
+  const std::uint32_t cap = static_cast<std::uint32_t>(capacity);
+  exec::parallel_for(e, "bfs.plan", 1, [=] SIEVE_HD(std::uint32_t) {
+    const std::uint32_t n = *d_count < cap ? *d_count : cap;
+    *st = bfs_state{};
+    st->rays = n;
+    st->kept = empty_tree ? 0 : n;
+  });
+  exec::parallel_for(e, "bfs.begin", capacity, [=] SIEVE_HD(std::uint32_t i) {
+    if (i >= st->rays) return;
+    best[i] = pack_hit(rays[i].tmax, ~0U);
+    frontier[i] = bfs_make_pair(i, 0);  // pair node 0: the root's children
+  });
+}
+
+// bfs.plan (one thread): the last step's survivors are the frontier; take the top chunk.
+SIEVE_HD inline void bfs_plan_step(bfs_state& s) {
+  const std::uint64_t frontier = s.kept, total = s.stack + frontier;
+  s.peak = s.peak > total ? s.peak : total;
+  const std::uint64_t m = bfs_chunk(total, s.rays);
+  s.m = static_cast<std::uint32_t>(m);
+  if (m > frontier) {  // the whole frontier, and pairs from the spill stack's top
+    s.popped = static_cast<std::uint32_t>(m - frontier);
+    s.spilled = 0;
+    s.stack -= s.popped;
+    s.pop_base = s.stack;
+  } else {  // the frontier's top m pairs; the rest goes onto the spill stack
+    s.popped = 0;
+    s.spilled = static_cast<std::uint32_t>(frontier - m);
+    s.spill_base = s.stack;
+    s.stack += s.spilled;
+  }
+  s.work = s.m > s.spilled ? s.m : s.spilled;
+  s.slots = 2 * m;
+  s.kept = 0;
+  s.removal_count = 0;
+  s.steps += m > 0;
+}
+
+template <class Exec>
+void bfs_plan(Exec e, bfs_state* st) {
+  exec::parallel_for(e, "bfs.plan", 1, [=] SIEVE_HD(std::uint32_t) { bfs_plan_step(*st); });
+}
+
+// The pair a step's item i expands, after moving item i of the spilled part (both stages below).
+SIEVE_HD inline bfs_pair bfs_take(const bfs_state& s, std::uint32_t i, const bfs_pair* in, bfs_pair* stack) {
+  if (i < s.spilled) stack[s.spill_base + i] = in[i];
+  const std::uint32_t from_frontier = s.m - s.popped;
+  if (i >= s.m) return 0;
+  return i < from_frontier ? in[s.spilled + i] : stack[s.pop_base + (i - from_frontier)];
+}
+
+// bfs.expand, for a library strategy: children to out[2i], out[2i + 1], marked.
+template <class Exec>
+void bfs_expand_marked(Exec e, std::size_t bound, const bfs_state* st, const bvh_view& b, const ray* rays,
+                       std::uint64_t* best, const bfs_pair* in, bfs_pair* stack, bfs_pair* out, const keep_marks& marks) {
+  exec::parallel_for(e, "bfs.expand", bound, [=] SIEVE_HD(std::uint32_t i) {
+    if (i >= st->work) return;
+    const bfs_pair p = bfs_take(*st, i, in, stack);
+    if (i < st->m) expand_marked(i, p, b, rays, best, out, marks);
+  });
+}
+
+// bfs.expand, for `append`: survivors appended to out[0, kept).
+template <class Exec>
+void bfs_expand_appended(Exec e, std::size_t bound, bfs_state* st, const bvh_view& b, const ray* rays,
+                         std::uint64_t* best, const bfs_pair* in, bfs_pair* stack, bfs_pair* out) {
+  exec::parallel_for(e, "bfs.expand", bound, [=] SIEVE_HD(std::uint32_t i) {
+    if (i >= st->work) return;
+    const bfs_pair p = bfs_take(*st, i, in, stack);
+    if (i < st->m) expand_appended(p, b, rays, best, out, &st->kept);
+  });
+}
+
+// The removal list's length in the library's count type.
+template <class Exec>
+void bfs_count_removals(Exec e, bfs_state* st) {
+  exec::parallel_for(e, "bfs.plan", 1, [=] SIEVE_HD(std::uint32_t) { st->removals = st->removal_count; });
+}
+
+// bfs.finish: the winners' barycentrics (the packed word holds t and the primitive only).
+template <class Exec>
+void bfs_finish(Exec e, std::size_t capacity, const bfs_state* st, const bvh_view& b, const ray* rays,
+                const std::uint64_t* best, hit* hits) {
+  exec::parallel_for(e, "bfs.finish", capacity, [=] SIEVE_HD(std::uint32_t i) {
+    if (i >= st->rays) return;
+    hit h;
+    const std::uint32_t prim = unpack_prim(best[i]);
+    if (prim != ~0U) {
+      tri_hit th{};
+      hit_triangle(b.triangles[prim], rays[i], 1e30f, th);
+      h = {unpack_t(best[i]), prim, th.u, th.v};
+    }
+    hits[i] = h;
+  });
+}
+
+// The frontier queue: its buffers and marks, and how a step's survivors become the next frontier.
+// Stages only mark (or append); the loop only says "step".
+class bfs_queue {
+ public:
+  enum class mode : std::uint8_t { append, in_place, out_of_place };
+
+  // `strategy`: "append", or a library strategy taking a bit mask, byte flags or a removal list on
+  // backend b. Throws sieve::error naming the strategies that fit.
+  bfs_queue(std::string strategy, sieve::backend b) : strategy_(std::move(strategy)) {
+    if (strategy_ == bfs_append) {
+      mode_ = mode::append;
+      return;
+    }
+    form_ = marks_form_for(strategy_, b, b == sieve::backend::cuda ? "BFS traversal (cuda)" : "BFS traversal");
+    mode_ = sieve::compaction_strategy(strategy_).out_of_place ? mode::out_of_place : mode::in_place;
+  }
+
+  const std::string& strategy() const { return strategy_; }
+  mode how() const { return mode_; }
+  sieve::form form() const { return form_; }
+  bool in_place() const { return mode_ == mode::in_place; }
+
+  // Steps per round: after a round the frontier is in frontier[0] again.
+  int steps_per_round() const { return mode_ == mode::out_of_place ? 1 : 2; }
+  // Step s of a round reads the frontier from input(s) and writes the children to output(s).
+  bfs_pair* input(const bfs_memory& m, int s) const { return mode_ == mode::out_of_place ? m.frontier[0] : m.frontier[s & 1]; }
+  bfs_pair* output(const bfs_memory& m, int s) const {
+    return mode_ == mode::out_of_place ? m.frontier[1] : m.frontier[(s + 1) & 1];
+  }
+
+  // One step: expand the chunk, mark or append its children, compact them into the next frontier.
+  template <class Backend>
+  void step(Backend& be, const bfs_memory& m, const bfs_sizes& z, int s, const bvh_view& b, const ray* rays) const {
+    const auto e = be.exec();
+    bfs_plan(e, m.state);
+    bfs_pair *in = input(m, s), *out = output(m, s);
+    const std::size_t bound = be.extent(z.frontier, [&] { return m.state->work; });
+    if (mode_ == mode::append) {
+      bfs_expand_appended(e, bound, m.state, b, rays, m.best, in, m.stack, out);
+      return;
+    }
+    keep_marks marks;
+    sieve::selection keep = sieve::byte_flags{std::span<const std::uint8_t>(m.flags, z.frontier)};
+    if (form_ == sieve::form::byte_flags) marks.flags = m.flags;
+    if (form_ == sieve::form::bit_mask) {
+      be.zero(m.mask, 4 * be.extent(z.mask_words(), [&] { return (m.state->slots + 31) / 32; }));
+      marks.mask = m.mask;
+      keep = sieve::bit_mask{std::span<const std::uint32_t>(m.mask, z.mask_words())};
+    }
+    if (form_ == sieve::form::removal_list) {
+      marks.removals = m.removals;
+      marks.removal_count = &m.state->removal_count;
+      keep = sieve::removal_list{std::span(m.removals, z.frontier)};
+    }
+    bfs_expand_marked(e, bound, m.state, b, rays, m.best, in, m.stack, out, marks);
+    if (form_ == sieve::form::removal_list) bfs_count_removals(e, m.state);
+    const sieve::record children(std::span(out, z.frontier));
+    const sieve::cuda::device_counts live{&m.state->slots, &m.state->removals};
+    if (mode_ == mode::in_place) {
+      be.compact(strategy_, children, nullptr, keep, live, &m.state->kept);
+    } else {
+      const sieve::record frontier(std::span(in, z.frontier));
+      be.compact(strategy_, children, &frontier, keep, live, &m.state->kept);
+    }
+  }
+
+ private:
+  std::string strategy_;
+  mode mode_ = mode::append;
+  sieve::form form_ = sieve::form::byte_flags;
+};
+
+// One trace: closest hits of rays[0, *d_count) (capacity: what the memory was sized for). The
+// backend's loop(state, round) runs `round` while pairs are left (on the CPU and in the GPU's
+// host-driven mode: the host looks; in the GPU's graph mode: a WHILE node, its body one round).
+// step_begins() and stepped(state) bracket each step (timing, statistics).
+template <class Backend>
+void bfs_run(Backend& be, const bfs_queue& q, const bfs_memory& m, const bfs_sizes& z, const bvh_view& b,
+             const ray* rays, hit* hits, const std::uint32_t* d_count) {
+  bfs_begin(be.exec(), z.rays, d_count, b.node_count == 0, rays, m.best, m.frontier[0], m.state);
+  be.loop(m.state, [&] {
+    for (int s = 0; s < q.steps_per_round(); ++s) {
+      be.step_begins();
+      q.step(be, m, z, s, b, rays);
+      be.stepped(m.state);
+    }
+  });
+  bfs_finish(be.exec(), z.rays, m.state, b, rays, m.best, hits);
+}
+
+}  // namespace sieve::render

@@ -1,0 +1,190 @@
+// The BFS traversal on the GPU (label `gpu`; skipped without a device): hit for hit the GPU's DFS,
+// for every CUDA strategy and `append`, with the loop on the device (a CUDA graph with a WHILE node)
+// and driven by the host; and closest_async captured into a caller's own graph, its ray count read
+// from device memory, replayed with other counts.
+#include <bvh/bfs.hpp>
+#include <bvh/dfs.hpp>
+#include <exec/cuda.cuh>
+
+#include "cuda_support.cuh"
+#include "hairball.hpp"
+
+#include <random>
+#include <string>
+#include <vector>
+
+namespace sieve::render {
+namespace {
+
+using sieve::test::device_array;
+
+struct scene_data {
+  std::vector<triangle> tris;
+  std::vector<ray> rays;
+};
+
+// Random triangles over a floor, rays from all over (one in five short): several candidates in depth.
+scene_data random_scene(std::size_t triangles, std::size_t rays, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> pos(-10, 10), off(-1.5f, 1.5f), dir(-1, 1);
+  scene_data s;
+  for (std::size_t i = 0; i < triangles; ++i) {
+    const vec3 c{pos(rng), pos(rng), pos(rng)};
+    s.tris.push_back({c + vec3{off(rng), off(rng), off(rng)}, c + vec3{off(rng), off(rng), off(rng)},
+                      c + vec3{off(rng), off(rng), off(rng)}});
+  }
+  s.tris.push_back({{-20, -11, -20}, {20, -11, -20}, {20, -11, 20}});
+  s.tris.push_back({{-20, -11, -20}, {20, -11, 20}, {-20, -11, 20}});
+  for (std::size_t i = 0; i < rays; ++i) {
+    ray r{{pos(rng) * 1.3f, pos(rng) * 1.3f, pos(rng) * 1.3f}, normalize(vec3{dir(rng), dir(rng) - 0.3f, dir(rng)})};
+    if (i % 5 == 0) r.tmax = 4.0f;
+    s.rays.push_back(r);
+  }
+  return s;
+}
+
+void dfs_on_gpu(const bvh_view& v, const ray* r, hit* h, std::size_t n) {
+  exec::parallel_for(exec::cuda{}, "dfs", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = closest_hit(v, r[i]); });
+  SIEVE_CUDA_CHECK(cudaDeviceSynchronize());
+}
+
+// A scene and its rays on the device, and the GPU's DFS hits as the reference.
+struct device_scene {
+  bvh tree;
+  device_array<bvh_node> nodes;
+  device_array<std::uint32_t> prims;
+  device_array<pair_node> pairs;
+  device_array<leaf_triangle> leaf_tris;
+  device_array<triangle> tris;
+  device_array<ray> rays;
+  device_array<hit> hits;
+  bvh_view view;
+  std::vector<hit> dfs;
+
+  explicit device_scene(const scene_data& s)
+      : tree(build_bvh(s.tris)), nodes(tree.nodes), prims(tree.prims), pairs(tree.pairs),
+        leaf_tris(tree.leaf_triangles), tris(s.tris), rays(s.rays), hits(s.rays.size()),
+        view{nodes.data, prims.data, tris.data, static_cast<std::uint32_t>(tree.nodes.size()), pairs.data,
+             leaf_tris.data} {
+    dfs_on_gpu(view, rays.data, hits.data, s.rays.size());
+    dfs = hits.host();
+  }
+  void clear_hits() const { SIEVE_CUDA_CHECK(cudaMemset(hits.data, 0xff, hits.n * sizeof(hit))); }
+};
+
+std::vector<std::string> cuda_bfs_strategies() {
+  std::vector<std::string> names = {std::string(bfs_append)};
+  for (const auto& s : sieve::compaction_strategies())
+    for (const auto f : {sieve::form::bit_mask, sieve::form::byte_flags, sieve::form::removal_list})
+      if (s.takes(sieve::backend::cuda, f)) {
+        names.emplace_back(s.name);
+        break;
+      }
+  return names;
+}
+
+void expect_equal(const std::vector<hit>& got, const std::vector<hit>& want, std::size_t n, const std::string& what) {
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(got[i].prim, want[i].prim) << what << " ray " << i;
+    ASSERT_EQ(got[i].t, want[i].t) << what << " ray " << i;
+    ASSERT_EQ(got[i].u, want[i].u) << what << " ray " << i;
+    ASSERT_EQ(got[i].v, want[i].v) << what << " ray " << i;
+  }
+}
+
+// Both loops, every strategy, an ordinary scene (levels whole) and a hairball (levels in chunks, the
+// spill stack used): the GPU's DFS hit for hit. The graph loop synchronises once (at the end), the
+// host-driven loop once per round and more.
+TEST(GpuBfs, BothLoopsEveryStrategyEqualDfs) {
+  REQUIRE_DEVICE();
+  const auto [htris, hrays] = hairball();
+  const device_scene scenes[] = {device_scene(random_scene(3000, 20000, 11)), device_scene({htris, hrays})};
+  for (const device_scene& sc : scenes) {
+    for (const std::string& strategy : cuda_bfs_strategies()) {
+      bfs_tracer_cuda tracer(strategy);
+      for (const auto loop : {bfs_tracer_cuda::loop::graph, bfs_tracer_cuda::loop::host}) {
+        const std::string what = strategy + (loop == bfs_tracer_cuda::loop::graph ? " (graph)" : " (host loop)");
+        SCOPED_TRACE(what);
+        tracer.set_loop(loop);
+        for (int round = 0; round < 2; ++round) {  // the second reuses the buffers (and the graph)
+          sc.clear_hits();
+          tracer.closest(sc.view, sc.rays.data, sc.hits.data, sc.rays.n, nullptr);
+          expect_equal(sc.hits.host(), sc.dfs, sc.rays.n, what);
+          // thrust cannot run in a graph (host loop always), nor auto where a tuning table picks thrust.
+          if (strategy == "thrust" || strategy == "auto") continue;
+          if (loop == bfs_tracer_cuda::loop::graph) {
+            EXPECT_EQ(tracer.host_syncs(), 1U);
+          } else {
+            EXPECT_GT(tracer.host_syncs(), 3U);
+          }
+        }
+      }
+      bfs_stats stats;  // with stats: the host loop, every step's compaction timed
+      tracer.set_loop(bfs_tracer_cuda::loop::graph);
+      tracer.closest(sc.view, sc.rays.data, sc.hits.data, sc.rays.n, nullptr, &stats);
+      expect_equal(sc.hits.host(), sc.dfs, sc.rays.n, strategy + " (stats)");
+      ASSERT_FALSE(stats.levels.empty());
+      EXPECT_EQ(stats.levels.front().frontier, sc.rays.n);
+      EXPECT_LE(stats.peak_pairs, bfs_stack_bound(sc.rays.n));
+      EXPECT_EQ(stats.host_syncs, tracer.host_syncs());
+      if (strategy != bfs_append) EXPECT_GT(stats.compact_ms, 0.0);
+    }
+  }
+}
+
+__global__ void set_count(std::uint32_t* count, const std::uint32_t* from) { *count = *from; }
+
+// closest_async inside a graph the caller captures: the ray count is written by a kernel of the
+// same graph from a value the host changes between launches; no allocation or synchronisation in
+// the capture (it would fail the capture). Rays past the count keep their old hits.
+TEST(GpuBfs, ClosestAsyncCapturedIntoACallersGraph) {
+  REQUIRE_DEVICE();
+  const device_scene sc(random_scene(2000, 30000, 5));
+  const std::size_t n = sc.rays.n;
+  device_array<std::uint32_t> count(1), source(1);
+  cudaStream_t stream;
+  SIEVE_CUDA_CHECK(cudaStreamCreate(&stream));
+  for (const std::string strategy : {"append", "cub", "space", "redzone", "billeter"}) {
+    if (strategy != bfs_append && !sieve::compaction_strategy(strategy).runs_on(sieve::backend::cuda)) continue;
+    SCOPED_TRACE(strategy);
+    bfs_tracer_cuda tracer(strategy);
+    tracer.reserve(n);
+    cudaGraph_t graph;
+    SIEVE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    set_count<<<1, 1, 0, stream>>>(count.data, source.data);
+    tracer.closest_async(sc.view, sc.rays.data, sc.hits.data, n, count.data, stream);
+    SIEVE_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    cudaGraphExec_t exec;
+    SIEVE_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    for (const std::size_t live : {n / 3, n, std::size_t{0}, std::size_t{1}}) {
+      sc.clear_hits();
+      source.upload({static_cast<std::uint32_t>(live)});
+      SIEVE_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+      SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
+      const std::vector<hit> got = sc.hits.host();
+      expect_equal(got, sc.dfs, live, strategy + " live " + std::to_string(live));
+      for (std::size_t i = live; i < n; ++i) ASSERT_EQ(got[i].prim, 0xffffffffU) << "ray " << i << " past the count";
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+  }
+  cudaStreamDestroy(stream);
+}
+
+TEST(GpuBfs, ClosestAsyncNeedsReserveAndACapturableStrategy) {
+  REQUIRE_DEVICE();
+  const device_scene sc(random_scene(100, 1000, 3));
+  device_array<std::uint32_t> count(1);
+  bfs_tracer_cuda tracer("cub");
+  EXPECT_THROW(tracer.closest_async(sc.view, sc.rays.data, sc.hits.data, sc.rays.n, count.data, nullptr), sieve::error);
+  tracer.reserve(sc.rays.n / 2);
+  EXPECT_THROW(tracer.closest_async(sc.view, sc.rays.data, sc.hits.data, sc.rays.n, count.data, nullptr), sieve::error);
+  if (sieve::compaction_strategy("thrust").runs_on(sieve::backend::cuda)) {
+    bfs_tracer_cuda thrust("thrust");
+    thrust.reserve(sc.rays.n);
+    EXPECT_THROW(thrust.closest_async(sc.view, sc.rays.data, sc.hits.data, sc.rays.n, count.data, nullptr), sieve::error);
+  }
+}
+
+}  // namespace
+}  // namespace sieve::render
