@@ -2,7 +2,8 @@
 // 2 and 3 ranks (7 samples: uneven splits) is bit for bit the film split the same way in one process
 // (wavefront/split.hpp) and within split_bound of the one-process render, 1 rank is that render bit
 // for bit; a rank that fails (a missing scene, another film) is named and the job exits non-zero
-// with no output written; a stop on one rank stops all and the outputs hold what they completed.
+// with no output written; a stop on one rank stops all and the outputs hold what they completed;
+// more ranks than samples.
 #include <scene/load.hpp>
 #include <wavefront/integrator.hpp>
 #include <wavefront/split.hpp>
@@ -95,6 +96,7 @@ std::vector<sr::vec3> split_in_process(const sr::scene& s, std::uint32_t parts) 
   for (std::uint32_t p = 0; p < parts; ++p) {
     sr::render_settings r = sr::render_settings::from(s);
     const sr::sample_range range = sr::share_of(s.film.spp, parts, p);
+    if (range.count == 0) continue;  // more parts than samples
     r.first_sample = range.first;
     r.sample_count = range.count;
     const sr::render_result part = sr::render_cpu(ps, r);
@@ -148,6 +150,23 @@ TEST_F(Mpi, RanksRenderTheOneProcessImage) {
     const auto plain_json = nlohmann::json::parse(slurp(dir_ / "plain.json"));
     EXPECT_EQ(j["rays"], plain_json["rays"]);  // every path traced once, by one rank
   }
+}
+
+// More ranks than samples: the last rank renders nothing and the image is still the whole film's.
+TEST_F(Mpi, MoreRanksThanSamples) {
+  std::vector<std::string> args = render_args(dir_, "few");
+  args[9] = "2";  // --spp
+  const outcome o = run_mpi(3, args);
+  ASSERT_EQ(o.rc, 0) << o.err;
+  const sr::scene s = sr::load_scene(scene_file, {"film.width=" + std::to_string(width), "film.height=" + std::to_string(height),
+                                                  "film.spp=2", "film.seed=" + std::to_string(seed)});
+  const std::vector<sr::vec3> got = read_exr(dir_ / "few.exr"), want = split_in_process(s, 3);
+  ASSERT_EQ(got.size(), want.size());
+  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(sr::vec3)), 0);
+  const auto j = nlohmann::json::parse(slurp(dir_ / "few.json"));
+  EXPECT_EQ(j["samples_completed"], 2);
+  EXPECT_EQ(j["partial"], false);
+  EXPECT_EQ(j["ranks"]["per_rank"][2]["samples"], 0);
 }
 
 // A rank that fails before rendering is named, the job exits non-zero, rank 0 writes nothing.
