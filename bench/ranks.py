@@ -69,6 +69,7 @@ def main():
     p.add_argument("--mpirun", default="mpirun")
     p.add_argument("--out", default=".")
     p.add_argument("--balance", type=int, default=0, metavar="S")
+    p.add_argument("--note", default="", help="a line about the conditions, kept in the outputs")
     args, extra = p.parse_known_args()
     extra = [e for e in extra if e != "--"]
     ranks = [int(r) for r in args.ranks.split(",")]
@@ -125,6 +126,7 @@ def main():
              f" --threads {args.threads or 'default'}: {args.repeat} runs per N, medians",
              f"device: {device}; {sample_json['width']} x {sample_json['height']}, {sample_json['spp']} spp, "
              f"{rows[0]['mrays_per_s'] * rows[0]['median_seconds']:.2f} Mrays per render; commit {sample_json['run']['commit']}",
+             *([f"note: {args.note}"] if args.note else []),
              "",
              f"{'ranks':>5} {'s (median)':>10} {'min':>7} {'max':>7} {'Mrays/s':>8} {'speedup':>7} {'effic.':>6} "
              f"{'reduce ms':>9} {'share':>6} {'wait ms':>7} {'CPU s':>6} {'work':>5} {'load':>5}"]
@@ -148,7 +150,7 @@ def main():
         w.writerows(rows)
     with open(os.path.join(args.out, "ranks.json"), "w") as f:
         json.dump({"command": " ".join(sys.argv), "device": device, "scene": args.scene, "backend": args.backend,
-                   "threads": args.threads, "extra": extra, "run": sample_json["run"], "rows": rows, "runs": runs,
+                   "threads": args.threads, "extra": extra, "note": args.note, "run": sample_json["run"], "rows": rows, "runs": runs,
                    "balance": balance}, f, indent=2)
 
 
