@@ -98,7 +98,7 @@ void expect_equal(const std::vector<hit>& got, const std::vector<hit>& want, std
 TEST(GpuBfs, BothLoopsEveryStrategyEqualDfs) {
   REQUIRE_DEVICE();
   const auto [htris, hrays] = hairball();
-  const device_scene scenes[] = {device_scene(random_scene(3000, 20000, 11)), device_scene({htris, hrays})};
+  const device_scene scenes[] = {device_scene(random_scene(3000, 8000, 11)), device_scene({htris, hrays})};
   for (const device_scene& sc : scenes) {
     for (const std::string& strategy : cuda_bfs_strategies()) {
       bfs_tracer_cuda tracer(strategy);
