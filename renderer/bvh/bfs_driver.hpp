@@ -49,7 +49,8 @@ struct bfs_sizes {
   std::size_t stack = 0;     // pairs of spill stack: bfs_stack_bound(n)
   std::size_t mask_words() const { return (frontier + 31) / 32; }
   static bfs_sizes for_rays(std::size_t n) {
-    if (n > 0xffffffffULL) throw sieve::error("BFS traversal: " + std::to_string(n) + " rays; at most 2^32 - 1");
+    if (n > (std::size_t{1} << 30))  // the first frontier (n pairs) fits a buffer of 2 * bfs_chunk_bound(n)
+      throw sieve::error("BFS traversal: " + std::to_string(n) + " rays in one call; at most 2^30");
     return {n, static_cast<std::size_t>(2 * bfs_chunk_bound(n)), static_cast<std::size_t>(bfs_stack_bound(n))};
   }
 };
