@@ -11,8 +11,10 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
 #include <tuple>
+#include <vector>
 
 namespace sieve::render {
 
@@ -144,9 +146,14 @@ struct bfs_tracer_cuda::buffers {
   cudaStream_t own = nullptr;   // captures the tracer's own graph
   cudaStream_t body = nullptr;  // captures the WHILE node's body
   cudaEvent_t t0 = nullptr, t1 = nullptr, ts = nullptr;
-  // The tracer's own graph, for closest_async on a stream that is not being captured.
-  cudaGraphExec_t graph = nullptr;
-  std::tuple<bvh_view, const ray*, hit*, std::size_t, const std::uint32_t*> graph_key{};
+  // The tracer's own graphs, for closest_async on a stream that is not being captured: one per set
+  // of arguments, the last few kept (a wavefront alternates two path queues), the oldest replaced.
+  struct own_graph {
+    std::tuple<bvh_view, const ray*, hit*, std::size_t, const std::uint32_t*> key;
+    cudaGraphExec_t exec = nullptr;
+  };
+  static constexpr std::size_t kept_graphs = 4;
+  std::vector<own_graph> graphs;
 
   buffers() {
     SIEVE_CUDA_CHECK(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking));
@@ -156,16 +163,16 @@ struct bfs_tracer_cuda::buffers {
     SIEVE_CUDA_CHECK(cudaEventCreate(&ts));
   }
   ~buffers() {
-    if (graph) cudaGraphExecDestroy(graph);
+    drop_graphs();
     cudaEventDestroy(t0);
     cudaEventDestroy(t1);
     cudaEventDestroy(ts);
     cudaStreamDestroy(own);
     cudaStreamDestroy(body);
   }
-  void drop_graph() {
-    if (graph) cudaGraphExecDestroy(graph);
-    graph = nullptr;
+  void drop_graphs() {
+    for (const own_graph& g : graphs) cudaGraphExecDestroy(g.exec);
+    graphs.clear();
   }
   bfs_memory memory() const {
     return {{frontier[0].get(), frontier[1].get()}, stack.get(), flags.get(), mask.get(), removals.get(), best.get(),
@@ -197,7 +204,7 @@ void bfs_tracer_cuda::reserve(std::size_t capacity) {
   buffers& B = *buf_;
   if (capacity <= B.sizes.rays && B.best.size() > 0) return;
   const bfs_sizes z = bfs_sizes::for_rays(std::max<std::size_t>(capacity, 1));
-  B.drop_graph();  // its pointers are about to change
+  B.drop_graphs();  // their pointers are about to change
   for (auto* v : {&B.frontier[0], &B.frontier[1]}) v->reserve_discard(z.frontier);
   B.stack.reserve_discard(z.stack);
   B.best.reserve_discard(z.rays);
@@ -229,11 +236,12 @@ void bfs_tracer_cuda::closest_async(const bvh_view& b, const ray* rays, hit* hit
   cudaStreamCaptureStatus status;
   SIEVE_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
   if (status == cudaStreamCaptureStatusActive) return enqueue(stream);  // into the caller's graph
-  const auto key = std::make_tuple(b, rays, hits, capacity, d_count);
-  const auto& old = B.graph_key;
-  if (!B.graph || !same_view(std::get<0>(old), b) || std::get<1>(old) != rays || std::get<2>(old) != hits ||
-      std::get<3>(old) != capacity || std::get<4>(old) != d_count) {
-    B.drop_graph();
+  auto same = [&](const buffers::own_graph& g) {
+    const auto& [view, r, h, cap, count] = g.key;
+    return same_view(view, b) && r == rays && h == hits && cap == capacity && count == d_count;
+  };
+  auto it = std::find_if(B.graphs.begin(), B.graphs.end(), same);
+  if (it == B.graphs.end()) {
     cudaGraph_t g = nullptr;
     SIEVE_CUDA_CHECK(cudaStreamBeginCapture(B.own, cudaStreamCaptureModeThreadLocal));
     try {
@@ -243,12 +251,18 @@ void bfs_tracer_cuda::closest_async(const bvh_view& b, const ray* rays, hit* hit
       throw;
     }
     SIEVE_CUDA_CHECK(cudaStreamEndCapture(B.own, &g));
-    const cudaError_t e = cudaGraphInstantiate(&B.graph, g, 0);
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t e = cudaGraphInstantiate(&exec, g, 0);
     cudaGraphDestroy(g);
     SIEVE_CUDA_CHECK(e);
-    B.graph_key = key;
+    if (B.graphs.size() == buffers::kept_graphs) {
+      cudaGraphExecDestroy(B.graphs.front().exec);
+      B.graphs.erase(B.graphs.begin());
+    }
+    B.graphs.push_back({std::make_tuple(b, rays, hits, capacity, d_count), exec});
+    it = B.graphs.end() - 1;
   }
-  SIEVE_CUDA_CHECK(cudaGraphLaunch(B.graph, stream));
+  SIEVE_CUDA_CHECK(cudaGraphLaunch(it->exec, stream));
 }
 
 void bfs_tracer_cuda::closest(const bvh_view& b, const ray* rays, hit* hits, std::size_t n,
