@@ -26,6 +26,49 @@ __global__ void bfs_set_while(const bfs_state* st, cudaGraphConditionalHandle lo
   cudaGraphSetConditional(loop, st->stack + st->kept > 0 ? 1U : 0U);
 }
 
+// bfs.expand for `append`: each block of 256 threads takes tiles of 256 pairs; the block's
+// survivors are counted by warp ballots and reserved with one atomic, each lane writing its pair's
+// children side by side. (Warp-aggregated, sieve/compaction/append.cuh's way, a frontier of
+// millions of pairs would put ~10^5 atomics on one address a step.)
+constexpr unsigned append_threads = 256;
+__global__ void __launch_bounds__(append_threads)
+    bfs_expand_append(bfs_state* st, bvh_view b, const ray* rays, std::uint64_t* best, const bfs_pair* in,
+                      bfs_pair* stack, bfs_pair* out) {
+  constexpr unsigned warps = append_threads / 32;
+  __shared__ unsigned warp_first[warps];
+  __shared__ unsigned long long block_first;
+  const std::uint32_t work = st->work, m = st->m;  // the same for the whole grid
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, below = (1U << lane) - 1U;
+  for (std::uint64_t tile = std::uint64_t{blockIdx.x} * append_threads; tile < work;
+       tile += std::uint64_t{gridDim.x} * append_threads) {  // the same trip count for the whole block
+    const std::uint64_t i = tile + threadIdx.x;
+    bfs_children c{{0, 0}, {false, false}};
+    std::uint32_t r = 0;
+    if (i < work) {
+      const bfs_pair p = bfs_take(*st, static_cast<std::uint32_t>(i), in, stack);
+      if (i < m) {
+        c = visit_pair(b, rays, best, p);
+        r = bfs_ray_of(p);
+      }
+    }
+    const unsigned b0 = __ballot_sync(~0U, c.keep[0]), b1 = __ballot_sync(~0U, c.keep[1]);
+    if (lane == 0) warp_first[warp] = __popc(b0) + __popc(b1);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      unsigned total = 0;
+      for (unsigned w = 0; w < warps; ++w) {
+        const unsigned n = warp_first[w];
+        warp_first[w] = total;
+        total += n;
+      }
+      block_first = total ? atomicAdd(reinterpret_cast<unsigned long long*>(&st->kept), total) : 0;
+    }
+    __syncthreads();
+    bfs_put_children(out, block_first + warp_first[warp] + __popc(b0 & below) + __popc(b1 & below), c, r);
+    __syncthreads();  // the next tile reuses warp_first and block_first
+  }
+}
+
 // `thrust` reads its counts back to the host: it cannot run inside a graph (nor `auto` where it
 // picks thrust for a frontier of this capacity, as the library resolves it for the call).
 bool capturable(const std::string& strategy, sieve::form f, bool in_place, std::size_t frontier) {
@@ -57,6 +100,17 @@ struct bfs_cuda_backend {
     return bound;
   }
   void zero(void* p, std::size_t bytes) const { SIEVE_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, stream)); }
+
+  void expand_appended(std::size_t bound, bfs_state* st, const bvh_view& b, const ray* rays, std::uint64_t* best,
+                       const bfs_pair* in, bfs_pair* stack, bfs_pair* out) const {
+    int dev = 0, sms = 1;
+    SIEVE_CUDA_CHECK(cudaGetDevice(&dev));
+    SIEVE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    const std::size_t want = (bound + append_threads - 1) / append_threads, most = static_cast<std::size_t>(sms) * 8;
+    const unsigned blocks = static_cast<unsigned>(std::max<std::size_t>(1, std::min(want, most)));
+    bfs_expand_append<<<blocks, append_threads, 0, stream>>>(st, b, rays, best, in, stack, out);
+    SIEVE_CUDA_CHECK(cudaGetLastError());
+  }
 
   void compact(const std::string& strategy, const sieve::record& children, const sieve::record* frontier,
                const sieve::selection& keep, const sieve::cuda::device_counts& live, std::uint64_t* kept) {
