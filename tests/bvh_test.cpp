@@ -2,9 +2,11 @@
 // and any hit; degenerate inputs (no triangles, one, coincident centroids, a flat sheet).
 #include <bvh/bvh.hpp>
 #include <bvh/dfs.hpp>
+#include <bvh/wide.hpp>
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <vector>
 
@@ -137,6 +139,205 @@ TEST(Bvh, FlatSheetAndTreeShape) {
   EXPECT_LE(b.stats.max_depth, static_cast<std::size_t>(dfs_depth_limit()));
   EXPECT_LE(b.stats.max_leaf_size, 16U);
   expect_matches_brute_force(tris);
+}
+
+// The wide tree: every triangle in one leaf; every child box (dequantised) holds its subtree's
+// triangles; returns the subtree's true box.
+aabb check_wide_subtree(const wide_bvh& w, std::uint32_t node, std::vector<int>& seen, std::size_t level,
+                        std::size_t& deepest) {
+  const wide_node& n = w.nodes.at(node);
+  deepest = std::max(deepest, level);
+  aabb all;
+  std::uint32_t offset = 0;
+  for (int s = 0; s < wide_arity; ++s) {
+    if (n.meta[s] == 0) {
+      EXPECT_FALSE(n.inner_mask & (1U << s));
+      continue;
+    }
+    aabb box;
+    if (n.meta[s] == wide_meta_inner) {
+      EXPECT_TRUE(n.inner_mask & (1U << s));
+      box = check_wide_subtree(w, inner_child(n.child_base, n.inner_mask, s), seen, level + 1, deepest);
+    } else {
+      EXPECT_LE(n.meta[s], wide_leaf_max);
+      for (std::uint32_t i = n.tri_base + offset; i < n.tri_base + offset + n.meta[s]; ++i) {
+        ++seen.at(w.prims.at(i));
+        const triangle t = w.triangles.at(i).get();
+        box.grow(t.v0), box.grow(t.v1), box.grow(t.v2);
+      }
+      offset += n.meta[s];
+    }
+    for (int k = 0; k < 3; ++k) {
+      const double step = std::ldexp(1.0, n.exponent[k]);
+      EXPECT_LT(n.origin[k] + n.lo[k][s] * step, box.lo[k]) << "node " << node << " slot " << s << " axis " << k;
+      EXPECT_GT(n.origin[k] + n.hi[k][s] * step, box.hi[k]) << "node " << node << " slot " << s << " axis " << k;
+    }
+    all.grow(box);
+  }
+  return all;
+}
+
+void expect_wide_tree_well_formed(const bvh& b, std::size_t triangles) {
+  const wide_bvh& w = b.wide;
+  ASSERT_EQ(w.prims.size(), triangles);
+  if (triangles == 0) {
+    EXPECT_TRUE(w.nodes.empty());
+    return;
+  }
+  std::vector<int> seen(triangles, 0);
+  std::size_t deepest = 0;
+  check_wide_subtree(w, 0, seen, 1, deepest);
+  EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<long>(triangles)) << "each triangle in one leaf";
+  EXPECT_EQ(deepest, w.depth);
+  EXPECT_LT(w.depth, static_cast<std::size_t>(dfs_stack_size));
+  EXPECT_LE(w.depth, b.stats.max_depth + 8);
+}
+
+// The wide traversals (the CPU's: portable, and AVX2 where the processor has it; the GPU's, octant
+// order) against brute force and the binary DFS: closest t and primitive equal to the DFS's exactly (both find the least (t, primitive)),
+// to brute force as bvh tests compare it; any hit agrees.
+void expect_wide_matches(const std::vector<triangle>& tris, const bvh_build_options& opt = {}) {
+  const bvh b = build_bvh(tris, opt);
+  expect_wide_tree_well_formed(b, tris.size());
+  const bvh_view v = view_of(b, tris);
+  std::vector<wide_path> paths{wide_path::portable};
+  if (cpu_has_avx2()) paths.push_back(wide_path::avx2);
+  int hits = 0;
+  for (const ray& r : rays(tris, 3000, static_cast<unsigned>(tris.size()) + 11)) {
+    const hit want = brute_force(tris, r);
+    const hit dfs = closest_hit(v, r);
+    for (const wide_path path : paths) {
+      SCOPED_TRACE(path == wide_path::avx2 ? "avx2" : "portable");
+      const hit got = wide_closest_hit_cpu(v.wide, r, path);
+      ASSERT_EQ(got.found(), want.found());
+      EXPECT_EQ(got.prim, dfs.prim);
+      EXPECT_EQ(got.t, dfs.t);
+      if (want.found()) {
+        hits += path == wide_path::portable;
+        EXPECT_FLOAT_EQ(got.t, want.t);
+        if (got.prim != want.prim) {
+          tri_hit h;
+          ASSERT_TRUE(hit_triangle(tris[got.prim], r, 1e30f, h));
+          EXPECT_FLOAT_EQ(h.t, want.t);
+        }
+      }
+      EXPECT_EQ(wide_any_hit_cpu(v.wide, r, path), want.found()) << "wide any hit disagrees with brute force";
+    }
+    // The GPU's traversal (octant order, wide.hpp) run on the CPU with the GPU's box test.
+    const hit octant = wide_closest_hit(v.wide, r, scalar_boxes{});
+    EXPECT_EQ(octant.prim, dfs.prim);
+    EXPECT_EQ(octant.t, dfs.t);
+    EXPECT_EQ(wide_any_hit(v.wide, r, scalar_boxes{}), want.found()) << "octant-order any hit disagrees with brute force";
+  }
+  if (!tris.empty()) {
+    EXPECT_GT(hits, 0) << "the rays should hit something";
+  }
+}
+
+TEST(WideBvh, RandomSoupsMatchBruteForceAndDfs) {
+  for (std::size_t n : {1, 2, 3, 9, 17, 100, 1000, 20000})
+    for (float size : {0.05f, 1.0f, 6.0f}) {
+      SCOPED_TRACE(std::to_string(n) + " triangles of size " + std::to_string(size));
+      expect_wide_matches(soup(n, static_cast<unsigned>(n), size));
+    }
+}
+
+TEST(WideBvh, LeafSizesAndBinsDoNotChangeAnswers) {
+  const auto tris = soup(5000, 5, 1.0f);
+  for (std::uint32_t leaf : {1U, 4U, 16U}) expect_wide_matches(tris, {8, leaf, 1.0f});
+}
+
+TEST(WideBvh, EmptySceneHasNoHits) {
+  const std::vector<triangle> none;
+  const bvh b = build_bvh(none);
+  EXPECT_TRUE(b.wide.nodes.empty());
+  const ray r{{0, 0, 0}, {0, 0, 1}};
+  for (const wide_path path : {wide_path::portable, wide_path::automatic}) {
+    EXPECT_FALSE(wide_closest_hit_cpu(view_of(b.wide), r, path).found());
+    EXPECT_FALSE(wide_any_hit_cpu(view_of(b.wide), r, path));
+  }
+}
+
+TEST(WideBvh, DegenerateInputs) {
+  {
+    SCOPED_TRACE("one triangle");
+    expect_wide_matches({{{-1, -1, 2}, {1, -1, 2}, {0, 1, 2}}});
+  }
+  {
+    SCOPED_TRACE("all coplanar: a flat sheet of 20000 triangles in z = 0");
+    std::vector<triangle> tris;
+    for (int y = 0; y < 100; ++y)
+      for (int x = 0; x < 100; ++x) {
+        const vec3 a{float(x) * 0.2f - 10, float(y) * 0.2f - 10, 0}, b = a + vec3{0.2f, 0, 0},
+                   c = a + vec3{0, 0.2f, 0}, d = a + vec3{0.2f, 0.2f, 0};
+        tris.push_back({a, b, d});
+        tris.push_back({a, d, c});
+      }
+    expect_wide_matches(tris);
+  }
+  {
+    SCOPED_TRACE("duplicates: 500 copies of one triangle, one binary leaf split over wide slots");
+    const std::vector<triangle> tris(500, triangle{{-3, -2, 1}, {4, -2, 1}, {0, 5, 1}});
+    const bvh b = build_bvh(tris);
+    EXPECT_EQ(b.stats.leaves, 1U);
+    EXPECT_GT(b.wide.nodes.size(), 1U) << "a leaf of 500 must spread over several wide nodes";
+    expect_wide_matches(tris);
+  }
+  {
+    SCOPED_TRACE("coincident centroids");
+    std::vector<triangle> tris;
+    for (int i = 0; i < 300; ++i) {
+      const float s = 0.5f + 0.01f * static_cast<float>(i);
+      tris.push_back({{-s, -s, 0}, {s, -s, 0}, {0, s, 0}});
+    }
+    expect_wide_matches(tris);
+  }
+  {
+    SCOPED_TRACE("far from the origin and small: a scene 0.2 across at 1000 (steps near the 2^-20 floor)");
+    std::vector<triangle> tris = soup(2000, 9, 1.0f);
+    for (auto& t : tris) {
+      t.v0 = t.v0 * 1e-2f + vec3{1e3f, -2e3f, 3e3f};
+      t.v1 = t.v1 * 1e-2f + vec3{1e3f, -2e3f, 3e3f};
+      t.v2 = t.v2 * 1e-2f + vec3{1e3f, -2e3f, 3e3f};
+    }
+    const bvh b = build_bvh(tris);
+    expect_wide_tree_well_formed(b, tris.size());
+    const bvh_view v = view_of(b, tris);
+    int hits = 0;
+    for (int i = 0; i < 2000; ++i) {  // rays from outside aimed at triangle centres
+      const triangle& t = tris[static_cast<std::size_t>(i)];
+      const vec3 c = (t.v0 + t.v1 + t.v2) / 3.0f;
+      const ray r{c + vec3{0.005f, 0.003f, -0.004f}, normalize(vec3{-0.005f, -0.003f, 0.004f})};
+      const hit want = closest_hit(v, r);
+      hits += want.found();
+      for (const wide_path path : {wide_path::portable, wide_path::automatic}) {
+        const hit got = wide_closest_hit_cpu(v.wide, r, path);
+        EXPECT_EQ(got.prim, want.prim);
+        EXPECT_EQ(got.t, want.t);
+      }
+    }
+    EXPECT_GT(hits, 1000);
+  }
+}
+
+TEST(WideBvh, OctantOrderPermutesSlots) {
+  for (std::uint32_t oct = 0; oct < 8; ++oct)
+    for (std::uint32_t s = 0; s < 8; ++s) EXPECT_EQ(octant_order(1U << s, oct), 1U << (s ^ oct));
+  std::uint64_t counts = 0;
+  const std::uint8_t c[8] = {3, 0, 31, 1, 0, 0, 7, 2};
+  for (int s = 0; s < 8; ++s) counts |= std::uint64_t{c[s]} << (8 * s);
+  std::uint32_t sum = 0;
+  for (int s = 0; s < 8; ++s) {
+    EXPECT_EQ(leaf_offset(counts, s), sum);
+    sum += c[s];
+  }
+}
+
+TEST(WideBvh, Avx2PathIsRefusedWithoutAvx2) {
+  if (cpu_has_avx2()) GTEST_SKIP() << "this processor has AVX2";
+  const auto tris = soup(10, 1, 1.0f);
+  const bvh b = build_bvh(tris);
+  EXPECT_THROW(wide_closest_hit_cpu(view_of(b.wide), ray{{0, 0, 0}, {0, 0, 1}}, wide_path::avx2), sieve::error);
 }
 
 TEST(Bvh, BadOptionsAreErrors) {

@@ -68,7 +68,7 @@ TEST_F(Cli, RenderWritesImagesAndReport) {
   const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
   const fs::path png = dir_ / "out" / "c.png", exr = dir_ / "c.exr", json = dir_ / "c.json";
   const outcome o = run(with({"render", cornell, "--strategy", "redzone", "--traversal", "bfs", "--out", png.string(),
-                              "--exr", exr.string(), "--json", json.string()},
+                              "--exr", exr.string(), "--json", json.string(), "--profile-stages"},
                              tiny));
   ASSERT_EQ(o.rc, 0) << o.err;
   EXPECT_GT(fs::file_size(png), 100U);
@@ -88,7 +88,22 @@ TEST_F(Cli, RenderWritesImagesAndReport) {
   EXPECT_LE(j["compaction_share"].get<double>(), 1.0);
   EXPECT_EQ(j["bounces"][0]["live"], 16 * 12 * 2);
   EXPECT_TRUE(j["stages"].contains("extend"));
+  EXPECT_EQ(j["profile_stages"], true);
+  EXPECT_EQ(j["waves"], 1);
+  if (j["backend"] == "cpu") {
+    EXPECT_EQ(j["wave_launch"], "cpu");
+    EXPECT_EQ(j["host_syncs_per_wave"], 0.0);
+  } else {
+    EXPECT_EQ(j["wave_launch"], "stream");  // the GPU's BFS reads its frontier back (bfs_in_graph)
+  }
   EXPECT_TRUE(j["run"].contains("commit"));
+  // Without --profile-stages: the frame time alone, no stage times.
+  const fs::path plain = dir_ / "plain.json";
+  ASSERT_EQ(run(with({"render", cornell, "--out", png.string(), "--json", plain.string()}, tiny)).rc, 0);
+  const auto p = nlohmann::json::parse(slurp(plain));
+  EXPECT_EQ(p["profile_stages"], false);
+  EXPECT_TRUE(p["stages"].empty());
+  EXPECT_GT(p["seconds"].get<double>(), 0.0);
   for (const auto& e : fs::directory_iterator(dir_))
     EXPECT_EQ(e.path().string().find(".tmp-"), std::string::npos) << "temporary left behind: " << e.path();
 }
@@ -254,6 +269,30 @@ TEST_F(Cli, AutoNamesTheStrategyItRan) {
   ASSERT_EQ(trace.rc, 0) << trace.err;
   EXPECT_NE(trace.out.find("auto -> "), std::string::npos) << trace.out;
   EXPECT_NE(trace.out.find("device: "), std::string::npos) << trace.out;
+}
+
+// bench trace: --spp multiplies the primary rays, shadow rays trace any hits, and Embree (when this
+// build has it) traces the same rays, agrees with sieve's DFS and is the ratio's baseline.
+TEST_F(Cli, TraceRayKindsSppAndEmbree) {
+  const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
+  const fs::path json = dir_ / "trace.json";
+  const outcome o = run({"bench", "trace", cornell, "--backend", "cpu", "--rays", "primary,diffuse,shadow", "--traversal",
+                         "dfs,embree", "--spp", "3", "--width", "16", "--height", "12", "--repeats", "1", "--json",
+                         json.string()});
+  ASSERT_EQ(o.rc, 0) << o.err;
+  const auto doc = nlohmann::json::parse(slurp(json));
+  EXPECT_EQ(doc["spp"], 3);
+  const bool embree = o.out.find("has no Embree") == std::string::npos;
+  std::size_t shadow = 0, embree_rows = 0;
+  for (const auto& r : doc["results"]) {
+    EXPECT_TRUE(r["validated"].get<bool>()) << r.dump();
+    if (r["rays"] == "primary") EXPECT_EQ(r["count"], 16 * 12 * 3);
+    if (r["rays"] == "shadow") ++shadow;
+    if (r["traversal"] == "embree") ++embree_rows;
+    if (r["traversal"] == "dfs" && embree) EXPECT_GT(r["versus_embree"].get<double>(), 0) << r.dump();
+  }
+  EXPECT_EQ(shadow, embree ? 2U : 1U);
+  EXPECT_EQ(embree_rows, embree ? 3U : 0U);
 }
 
 TEST_F(Cli, InfoJson) {

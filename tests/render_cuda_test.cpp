@@ -2,6 +2,7 @@
 // the CPU's, so the GPU image of a scene must match the CPU image of the same scene and seed, and be
 // bit-identical across the CUDA compaction strategies.
 #include <bvh/trace_cuda.hpp>
+#include <bvh/wide.hpp>
 #include <scene/load.hpp>
 #include <wavefront/integrator.hpp>
 
@@ -96,6 +97,36 @@ TEST(GpuBfs, HairballHitsEqualDfs) {
   }
 }
 
+// The GPU's DFS over the 8-wide compressed tree: closest hits equal to the GPU's binary DFS (the
+// same triangle test on the same device; both find the least (t, primitive); at most 1 ray in 10^4
+// may differ, should the compiler contract the two inlined copies differently), and to the CPU's
+// wide traversal but for grazing rays; any hits likewise.
+TEST(GpuWide, HairballHitsEqualDfs) {
+  SKIP_WITHOUT_GPU();
+  const auto [tris, rays] = hairball();
+  const bvh b = build_bvh(tris);
+  const bvh_view v = view_of(b, tris);
+  const gpu_trace dfs = trace_cuda(b, tris, rays, "dfs", "", 0);
+  const gpu_trace wide = trace_cuda(b, tris, rays, "wide", "", 0);
+  ASSERT_EQ(wide.hits.size(), rays.size());
+  std::size_t found = 0, differing = 0, differing_from_cpu = 0;
+  for (std::size_t i = 0; i < rays.size(); ++i) {
+    differing += wide.hits[i].prim != dfs.hits[i].prim || wide.hits[i].t != dfs.hits[i].t;
+    found += wide.hits[i].found();
+    const hit cpu = wide_closest_hit_cpu(v.wide, rays[i]);
+    differing_from_cpu += cpu.found() != wide.hits[i].found() || (cpu.found() && std::abs(cpu.t - wide.hits[i].t) > 1e-3F * cpu.t);
+  }
+  EXPECT_GT(found, rays.size() / 10);
+  EXPECT_LE(differing, rays.size() / 10000) << "of " << rays.size() << " rays";
+  EXPECT_LE(differing_from_cpu, rays.size() / 100) << "of " << rays.size() << " rays";
+  const gpu_trace dfs_any = trace_cuda(b, tris, rays, "dfs", "", 0, true);
+  const gpu_trace wide_any = trace_cuda(b, tris, rays, "wide", "", 0, true);
+  std::size_t any_differing = 0;
+  for (std::size_t i = 0; i < rays.size(); ++i) any_differing += wide_any.hits[i].found() != dfs_any.hits[i].found();
+  EXPECT_LE(any_differing, rays.size() / 10000) << "of " << rays.size() << " rays";
+  EXPECT_THROW(trace_cuda(b, tris, rays, "bfs", "auto", 0, true), sieve::error);
+}
+
 // Same stages, same random numbers: most paths are the same on both, and the few that part ways
 // (GPU rounding differs: FMA contraction, sinf/cosf/powf to within 2 ulp) only add Monte Carlo
 // noise of mean zero. So: the mean difference is within 4 standard errors of the per-pixel
@@ -161,13 +192,75 @@ TEST(GpuRender, IdenticalForEveryCudaStrategy) {
       r.strategy = "atomic";  // unstable too
       r.reorder = key;
       r.sort = sort;
+      r.profile_stages = true;
       const render_result got = render_cuda(ps, r);
       EXPECT_TRUE(compare(got, want).identical);
       EXPECT_GT(got.stats.stage_ms("reorder"), 0.0);
     }
+  // The index queue (compacted 4-byte indices, state in place) and producer-side append (warp_append
+  // in shade, no pass): the same image, with and without reordering, DFS and BFS.
+  for (const char* queue : {"index", "append"})
+    for (const char* strategy : {"space", "redzone", "cub", "thrust"})
+      for (const char* traversal : {"dfs", "bfs"})
+        for (const auto key : {reorder_key::none, reorder_key::morton}) {
+          if (std::string(queue) == "append" && std::string(strategy) != "space") continue;  // no strategy runs
+          SCOPED_TRACE(std::string(queue) + " " + strategy + " " + traversal + " " + std::string(to_string(key)));
+          render_settings r = rs;
+          r.queue = queue;
+          r.strategy = strategy;
+          r.traversal = traversal;
+          r.reorder = key;
+          const render_result got = render_cuda(ps, r);
+          EXPECT_TRUE(compare(got, want).identical);
+          for (std::size_t b = 0; b < want.stats.bounces.size(); ++b)
+            EXPECT_EQ(got.stats.bounces[b].live, want.stats.bounces[b].live) << "bounce " << b;
+          const bool graph = std::string(traversal) == "dfs" && (std::string(queue) == "append" || std::string(strategy) != "thrust");
+          EXPECT_EQ(got.stats.wave_launch, graph ? "graph" : "stream");
+        }
   rs.max_queue = 1U << 20;  // one chunk: the same image
   rs.strategy = "redzone";
   EXPECT_TRUE(compare(render_cuda(ps, rs), want).identical);
+}
+
+// No host round trip inside a wave: the wave is captured once as a CUDA graph and replayed for
+// every wave (the last, smaller one too), one synchronisation per wave; thrust and the BFS take the
+// per-bounce synchronous path. Stage times (events inside the graph) change no pixel.
+TEST(GpuRender, OneGraphPerRenderAndOneSyncPerWave) {
+  SKIP_WITHOUT_GPU();
+  const scene s = cornell("cornell-mirror-glass.toml", 80, 60, 3, 5);
+  const prepared_scene ps(s);
+  render_settings rs = render_settings::from(s);
+  rs.max_queue = 1000;  // 5 chunks per pass, the last of 800 pixels
+  rs.strategy = "atomic";
+  const render_result fast = render_cuda(ps, rs);
+  EXPECT_EQ(fast.stats.wave_launch, "graph");
+  EXPECT_EQ(fast.stats.graphs, 1U);
+  EXPECT_EQ(fast.stats.waves, 15U);
+  EXPECT_EQ(fast.stats.host_syncs, fast.stats.waves);
+  EXPECT_TRUE(fast.stats.stages.empty());
+  EXPECT_EQ(fast.stats.bounces[0].live, 3U * 80 * 60);
+  rs.profile_stages = true;
+  rs.reorder = reorder_key::octant;
+  const render_result timed = render_cuda(ps, rs);
+  EXPECT_EQ(timed.stats.host_syncs, timed.stats.waves);
+  EXPECT_TRUE(compare(timed, fast).identical);
+  for (const char* stage : {"generate", "extend", "shade", "connect", "compact", "reorder", "accumulate"})
+    EXPECT_GT(timed.stats.stage_ms(stage), 0.0) << stage;
+  for (std::size_t b = 0; b < fast.stats.bounces.size(); ++b)
+    EXPECT_EQ(timed.stats.bounces[b].live, fast.stats.bounces[b].live) << "bounce " << b;
+  rs.reorder = reorder_key::none;
+  rs.profile_stages = false;
+  rs.strategy = "thrust";  // reads its counts back: the synchronous path
+  const render_result thrust = render_cuda(ps, rs);
+  EXPECT_EQ(thrust.stats.wave_launch, "stream");
+  EXPECT_GT(thrust.stats.host_syncs, thrust.stats.waves);
+  EXPECT_TRUE(compare(thrust, fast).identical);
+  rs.strategy = "atomic";
+  rs.wave_graph = false;  // the same loop on the stream, a count read back per bounce
+  const render_result stream = render_cuda(ps, rs);
+  EXPECT_EQ(stream.stats.wave_launch, "stream");
+  EXPECT_GT(stream.stats.host_syncs, stream.stats.waves);
+  EXPECT_TRUE(compare(stream, fast).identical);
 }
 
 TEST(GpuRender, MegakernelMatchesTheWavefront) {

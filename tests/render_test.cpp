@@ -6,6 +6,7 @@
 #include <core/memory.hpp>
 #include <scene/load.hpp>
 #include <wavefront/integrator.hpp>
+#include <wavefront/split.hpp>
 
 #include <gtest/gtest.h>
 
@@ -13,7 +14,9 @@
 #include <stb/stb_image.h>
 #include <tinyexr.h>
 
+#include <algorithm>
 #include <atomic>
+#include <iostream>
 #include <chrono>
 #include <cmath>
 #include <cstring>
@@ -183,6 +186,18 @@ TEST(Wavefront, ImageIsBitIdenticalForEveryStrategyTraversalAndReordering) {
     r.strategy = "redzone";  // unstable and reordered: the queue's order is far from the pixels'
     runs.push_back(r);
   }
+  // The other queues: compacted 4-byte indices (state in place), and producer-side append.
+  for (const char* queue : {"index", "append"})
+    for (const char* strategy : {"std", "redzone", "billeter"})
+      for (const char* traversal : {"dfs", "bfs"})
+        for (const auto key : {reorder_key::none, reorder_key::octant}) {
+          render_settings r = base;
+          r.queue = queue;
+          r.strategy = strategy;
+          r.traversal = traversal;
+          r.reorder = key;
+          runs.push_back(r);
+        }
   render_settings whole = base;
   whole.max_queue = 1U << 20;  // one wave of all samples
   runs.push_back(whole);
@@ -190,8 +205,8 @@ TEST(Wavefront, ImageIsBitIdenticalForEveryStrategyTraversalAndReordering) {
   runs.push_back(whole);
 
   for (const auto& r : runs) {
-    SCOPED_TRACE(r.strategy + ", " + r.traversal + ", reorder " + std::string(to_string(r.reorder)) + ", queue " +
-                 std::to_string(r.max_queue));
+    SCOPED_TRACE(r.queue + " queue, " + r.strategy + ", " + r.traversal + ", reorder " +
+                 std::string(to_string(r.reorder)) + ", max_queue " + std::to_string(r.max_queue));
     const render_result got = render_cpu(ps, r);
     ASSERT_EQ(got.sum.size(), want.sum.size());
     EXPECT_EQ(std::memcmp(got.sum.data(), want.sum.data(), want.sum.size() * sizeof(vec3)), 0);
@@ -201,12 +216,34 @@ TEST(Wavefront, ImageIsBitIdenticalForEveryStrategyTraversalAndReordering) {
   }
 }
 
+// The image as the renderer made it before the one driver (integrator.hpp's wavefront_driver)
+// replaced the CPU's own loop: FNV-1a of the sums' bytes, recorded at commit 2834b53 (x86-64, g++).
+// Every strategy, traversal and reordering gives these bits (the test above), so one does here.
+std::uint64_t fnv1a(const std::vector<vec3>& v) {
+  std::uint64_t h = 1469598103934665603ULL;
+  const auto* b = reinterpret_cast<const unsigned char*>(v.data());
+  for (std::size_t i = 0; i < v.size() * sizeof(vec3); ++i) h = (h ^ b[i]) * 1099511628211ULL;
+  return h;
+}
+
+TEST(Wavefront, ImageIsUnchangedByTheOneDriver) {
+  const scene s = small_cornell("cornell-mirror-glass.toml", 40, 30, 3, 7);
+  const prepared_scene ps(s);
+  render_settings r = render_settings::from(s);
+  r.strategy = "redzone";
+  r.max_queue = 1000;
+  EXPECT_EQ(fnv1a(render_cpu(ps, r).sum), 0x17703e76aeb2357dULL);
+  r.integrator = "megakernel";
+  EXPECT_EQ(fnv1a(render_cpu(ps, r).sum), 0x17703e76aeb2357dULL);
+}
+
 TEST(Megakernel, ImageEqualsTheWavefrontsBitForBit) {
   const scene s = small_cornell("cornell-mirror-glass.toml", 40, 30, 3, 11);
   const prepared_scene ps(s);
   render_settings r = render_settings::from(s);
   const render_result wavefront = render_cpu(ps, r);
   r.integrator = "megakernel";
+  r.profile_stages = true;
   const render_result mega = render_cpu(ps, r);
   ASSERT_EQ(mega.sum.size(), wavefront.sum.size());
   EXPECT_GT(image_mean(mega.mean()), 0.0);
@@ -216,6 +253,36 @@ TEST(Megakernel, ImageEqualsTheWavefrontsBitForBit) {
   EXPECT_EQ(mega.stats.shadow_rays, wavefront.stats.shadow_rays);
   r.integrator = "sideways";
   EXPECT_THROW(render_cpu(ps, r), sieve::error);
+}
+
+// Stage times only when asked (render_settings::profile_stages): the default adds nothing between
+// the stages and reports the frame time alone; profiling changes no pixel and no count.
+TEST(Wavefront, StageTimesOnlyWhenProfiling) {
+  const scene s = small_cornell("cornell-box.toml", 32, 24, 2, 3);
+  const prepared_scene ps(s);
+  render_settings r = render_settings::from(s);
+  r.reorder = reorder_key::morton;
+  r.max_queue = 32 * 24;  // two waves
+  const render_result plain = render_cpu(ps, r);
+  EXPECT_TRUE(plain.stats.stages.empty());
+  EXPECT_EQ(plain.stats.compaction_ms(), 0.0);
+  EXPECT_GT(plain.stats.seconds, 0.0);
+  EXPECT_EQ(plain.stats.waves, 2U);
+  EXPECT_EQ(plain.stats.host_syncs, 0U);
+  EXPECT_EQ(plain.stats.wave_launch, "cpu");
+  r.profile_stages = true;
+  const render_result timed = render_cpu(ps, r);
+  for (const char* stage : {"generate", "extend", "shade", "connect", "compact", "reorder", "accumulate"})
+    EXPECT_GT(timed.stats.stage_ms(stage), 0.0) << stage;
+  double per_bounce = 0;
+  for (const auto& b : timed.stats.bounces) per_bounce += b.compact_ms;
+  EXPECT_DOUBLE_EQ(per_bounce, timed.stats.stage_ms("compact"));
+  EXPECT_EQ(std::memcmp(plain.sum.data(), timed.sum.data(), plain.sum.size() * sizeof(vec3)), 0);
+  for (std::size_t b = 0; b < plain.stats.bounces.size(); ++b)
+    EXPECT_EQ(plain.stats.bounces[b].live, timed.stats.bounces[b].live) << "bounce " << b;
+  EXPECT_EQ(plain.stats.bounces[0].live, 2U * 32 * 24);
+  EXPECT_EQ(plain.stats.shadow_rays, timed.stats.shadow_rays);
+  EXPECT_GT(plain.stats.shadow_rays, 0U);
 }
 
 TEST(Wavefront, FeedsEachStrategyTheFormItTakes) {
@@ -232,6 +299,9 @@ TEST(Wavefront, FeedsEachStrategyTheFormItTakes) {
   EXPECT_THROW(render_cpu(ps, r), sieve::error);
   r.strategy = "auto";
   r.traversal = "sideways";
+  EXPECT_THROW(render_cpu(ps, r), sieve::error);
+  r.traversal = "dfs";
+  r.queue = "sideways";
   EXPECT_THROW(render_cpu(ps, r), sieve::error);
 }
 
@@ -293,6 +363,113 @@ TEST(Wavefront, CancelWithinAPassKeepsWholeSamplesPerPixel) {
     }
   }
   EXPECT_TRUE(cut_between_chunks) << "no cancel landed after the first chunk of a pass";
+}
+
+// A sample range renders those samples exactly: samples [0, k) are a k-sample render bit for bit,
+// and a later range is the same whatever the wave shape (one sample per wave, several, chunks).
+TEST(SampleRange, RendersThoseSamplesWhateverTheWaves) {
+  const scene s = small_cornell("cornell-mirror-glass.toml", 40, 30, 7, 5);
+  const prepared_scene ps(s);
+  render_settings r = render_settings::from(s);
+  r.sample_count = 3;
+  const render_result head = render_cpu(ps, r);
+  EXPECT_EQ(head.spp, 3U);
+  EXPECT_EQ(head.samples, 3U);
+  EXPECT_FALSE(head.partial());
+  scene three = s;
+  three.film.spp = 3;
+  const prepared_scene p3(three);
+  const render_result want = render_cpu(p3, render_settings::from(three));
+  EXPECT_EQ(std::memcmp(head.sum.data(), want.sum.data(), want.sum.size() * sizeof(vec3)), 0);
+
+  r.first_sample = 3;
+  r.sample_count = 0;  // to the end: samples 3..6
+  const render_result tail = render_cpu(ps, r);
+  EXPECT_EQ(tail.spp, 4U);
+  EXPECT_NE(std::memcmp(tail.sum.data(), head.sum.data(), head.sum.size() * sizeof(vec3)), 0);
+  for (const std::uint32_t queue : {1200U * 4, 1200U * 3, 1200U, 500U}) {
+    r.max_queue = queue;
+    const render_result again = render_cpu(ps, r);
+    EXPECT_EQ(std::memcmp(again.sum.data(), tail.sum.data(), tail.sum.size() * sizeof(vec3)), 0) << "queue " << queue;
+  }
+  r.first_sample = 7;
+  EXPECT_THROW(render_cpu(ps, r), sieve::error);  // past the film's samples
+  r.first_sample = 5;
+  r.sample_count = 3;
+  EXPECT_THROW(render_cpu(ps, r), sieve::error);
+}
+
+TEST(SampleRange, SharesAreContiguousAndCoverTheFilm) {
+  for (const std::uint32_t spp : {1U, 2U, 7U, 64U, 1000U})
+    for (const std::uint32_t parts : {1U, 2U, 3U, 5U, 8U}) {
+      std::uint32_t next = 0, most = 0, least = spp;
+      for (std::uint32_t p = 0; p < parts; ++p) {
+        const sample_range r = share_of(spp, parts, p);
+        EXPECT_EQ(r.first, next) << spp << " spp, part " << p << " of " << parts;
+        next += r.count;
+        most = std::max(most, r.count);
+        least = std::min(least, r.count);
+      }
+      EXPECT_EQ(next, spp);
+      EXPECT_LE(most - least, 1U);
+    }
+}
+
+// The film split into parts (what the ranks of `mpirun sieve render` render), added in part order:
+// one part is the one-process film bit for bit; several are within split_bound of it per pixel
+// and channel, and the same split always gives the same bits.
+TEST(SampleRange, SplitFilmEqualsTheWholeWithinTheBound) {
+  const scene s = small_cornell("cornell-mirror-glass.toml", 40, 30, 11, 3);
+  const prepared_scene ps(s);
+  const render_result whole = render_cpu(ps, render_settings::from(s));
+  auto split = [&](std::uint32_t parts) {
+    split_film f(whole.width, whole.height);
+    for (std::uint32_t p = 0; p < parts; ++p) {
+      render_settings r = render_settings::from(s);
+      const sample_range range = share_of(s.film.spp, parts, p);
+      r.first_sample = range.first;
+      r.sample_count = range.count;
+      const render_result part = render_cpu(ps, r);
+      f.add(part.sum, part.samples, part.ahead);
+    }
+    return f;
+  };
+  const split_film one = split(1);
+  EXPECT_EQ(std::memcmp(one.sum().data(), whole.sum.data(), whole.sum.size() * sizeof(vec3)), 0);
+  const std::vector<vec3> one_mean = one.mean(), whole_mean = whole.mean();
+  EXPECT_EQ(std::memcmp(one_mean.data(), whole_mean.data(), whole_mean.size() * sizeof(vec3)), 0);
+  const double bound = split_bound(s.film.spp);
+  for (const std::uint32_t parts : {2U, 3U, 4U}) {
+    const split_film f = split(parts);
+    EXPECT_EQ(f.samples(), s.film.spp);
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < whole.sum.size(); ++i)
+      for (int c = 0; c < 3; ++c) {
+        const float a = (&whole.sum[i].x)[c], b = (&f.sum()[i].x)[c];
+        ASSERT_GE(b, 0.0f);
+        ASSERT_LE(std::abs(double{a} - b), bound * std::max(a, b)) << "pixel " << i << " channel " << c << ", " << parts << " parts";
+        differ += a != b;
+      }
+    EXPECT_EQ(std::memcmp(split(parts).sum().data(), f.sum().data(), whole.sum.size() * sizeof(vec3)), 0);
+    std::cout << parts << " parts: " << differ << " of " << 3 * whole.sum.size() << " channel sums differ from one process's in the last bits\n";
+  }
+  split_film bad(2, 2);
+  EXPECT_THROW(bad.add(whole.sum, 1, 0), sieve::error);
+}
+
+// A cut pass (Ctrl-C) leaves a part with one sample more in pixels [0, ahead): the mean counts them.
+TEST(SampleRange, SplitFilmCountsEachPartsCutPass) {
+  split_film f(2, 2);
+  const std::vector<vec3> part(4, vec3{1, 1, 1});
+  f.add(part, 2, 0);
+  f.add(part, 1, 3);
+  f.add(part, 0, 1);
+  EXPECT_EQ(f.samples(), 3U);
+  EXPECT_EQ(f.samples_of(0), 5U);
+  EXPECT_EQ(f.samples_of(2), 4U);
+  EXPECT_EQ(f.samples_of(3), 3U);
+  EXPECT_FLOAT_EQ(f.mean()[0].x, 3.0f / 5);
+  EXPECT_FLOAT_EQ(f.mean()[3].x, 1.0f);
 }
 
 // The memory model (core/memory.hpp) is checked before the BVH is built: a render too large for

@@ -43,9 +43,23 @@ void add_render_bench_options(CLI::App& cmd, render_bench_args& a) {
   cmd.add_option("--integrator", a.integrators, "wavefront, megakernel (comma-separated)")->delimiter(',')
       ->check(CLI::IsMember({"wavefront", "megakernel"}));
   cmd.add_option("--strategy", a.strategies, "compaction strategies (comma-separated; default: all that fit)")->delimiter(',');
+  cmd.add_option("--queue", a.queues,
+                 "how the path queue shrinks: pass (the strategy compacts the path state), index (it compacts 4-byte "
+                 "path indices, the state stays in place), append (shade appends survivors, no pass); comma-separated")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"pass", "index", "append"}));
+  cmd.add_option("--launch", a.launches,
+                 "GPU waves: graph (captured once, replayed: one host sync per wave where the strategy and traversal "
+                 "allow), stream (the same loop reading the live count back each bounce); comma-separated")
+      ->delimiter(',')
+      ->check(CLI::IsMember({"graph", "stream"}));
   cmd.add_option("--traversal", a.traversals, "dfs, bfs (comma-separated)")->delimiter(',')->check(CLI::IsMember({"dfs", "bfs"}));
   cmd.add_option("--reorder", a.reorders, "none, morton, octant, termination (comma-separated)")->delimiter(',');
   cmd.add_option("--repeats", a.repeats, "timed renders per configuration (median reported)")->check(CLI::Range(1, 100));
+  cmd.add_option("--profile-stages", a.profile_stages,
+                 "both: time the renders without stage times (s_median) and again with them (compaction's share, "
+                 "s_profiled); on; off (no compaction times)")
+      ->check(CLI::IsMember({"both", "on", "off"}));
   cmd.add_option("--csv", a.csv, "write the results as CSV");
   cmd.add_option("--json", a.json, "write the results (with per-bounce compaction), machine and command as JSON");
 }
@@ -70,23 +84,34 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
   std::cout << "scene " << sc.name << ": " << sc.triangles.size() << " triangles, " << sc.film.width << " x "
             << sc.film.height << ", " << sc.film.spp << " spp, " << sc.film.max_bounces << " bounces\n";
 
-  table t({"integrator", "strategy", "form", "traversal", "reorder", "s_median", "Mrays/s", "compact_ms", "compact_share",
-           "compact_ms_per_bounce", "identical"});
+  const bool fast = a.profile_stages != "on", profiled = a.profile_stages != "off";
+  table t({"integrator", "queue", "strategy", "form", "traversal", "reorder", "launch", "syncs/wave", "s_median", "s_profiled",
+           "Mrays/s", "compact_ms", "compact_share", "compact_ms_per_bounce", "identical"});
   nlohmann::json results = nlohmann::json::array();
   std::vector<vec3> reference;
   int failed = 0;
+  // The spectrum of compaction, one row each: a strategy's pass over the path state, over 4-byte
+  // indices, producer-side append (no pass, no strategy), the megakernel (no queue).
+  std::vector<std::pair<std::string, std::string>> kinds;  // (integrator, queue)
   for (const auto& integrator : a.integrators)
+    for (const auto& queue : integrator == "megakernel" ? std::vector<std::string>{"-"} : a.queues)
+      kinds.emplace_back(integrator, queue);
+  for (const auto& [integrator, queue] : kinds)
+  for (const auto& launch : gpu && integrator == "wavefront" ? a.launches : std::vector<std::string>{"graph"})
   for (const auto& traversal : a.traversals)
     for (const auto& reorder : a.reorders)
-      for (const auto& strategy : integrator == "megakernel" ? std::vector<std::string>{"auto"} : strategies) {
+      for (const auto& strategy :
+           integrator == "megakernel" || queue == "append" ? std::vector<std::string>{"auto"} : strategies) {
         render_settings rs = render_settings::from(sc);
         rs.integrator = integrator;
+        if (queue != "-") rs.queue = queue;
+        rs.wave_graph = launch == "graph";
         rs.strategy = strategy;
         rs.traversal = traversal;
         rs.reorder = reorder_key_from_string(reorder);
-        std::vector<render_result> runs;
-        runs.push_back(render(ps, rs));  // the warm-up, also the one checked
-        const auto& img = runs[0].sum;
+        rs.profile_stages = profiled && !fast;
+        const render_result checked = render(ps, rs);  // the warm-up, also the one checked
+        const auto& img = checked.sum;
         if (reference.empty()) reference = img;
         const bool same = img.size() == reference.size() &&
                           std::memcmp(img.data(), reference.data(), img.size() * sizeof(vec3)) == 0;
@@ -95,11 +120,18 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
           std::cerr << "sieve bench render: " << strategy << " / " << traversal << " / " << reorder
                     << ": the image differs from the first configuration's\n";
         }
-        for (int r = 0; same && r < a.repeats; ++r) runs.push_back(render(ps, rs));
-        if (runs.size() > 1) runs.erase(runs.begin());
-        std::sort(runs.begin(), runs.end(),
-                  [](const render_result& x, const render_result& y) { return x.stats.seconds < y.stats.seconds; });
-        const render_result& m = runs[runs.size() / 2];
+        // The median of `repeats` renders with stage times on or off (the warm-up when the image differs).
+        auto median = [&](bool profile) {
+          rs.profile_stages = profile;
+          std::vector<render_result> runs;
+          for (int r = 0; same && r < a.repeats; ++r) runs.push_back(render(ps, rs));
+          if (runs.empty()) return checked;
+          std::sort(runs.begin(), runs.end(),
+                    [](const render_result& x, const render_result& y) { return x.stats.seconds < y.stats.seconds; });
+          return runs[runs.size() / 2];
+        };
+        const render_result m = profiled ? median(true) : median(false);
+        const double seconds_fast = fast && profiled ? median(false).stats.seconds : m.stats.seconds;
         const render_stats& st = m.stats;
         const double rays = static_cast<double>(st.extension_rays + st.shadow_rays);
         const double share = st.compaction_ms() / (st.seconds * 1e3);
@@ -112,24 +144,32 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
         }
         nlohmann::json stages;
         for (const auto& s : st.stages) stages[s.name] = s.ms;
-        const bool mega = integrator == "megakernel";
-        const std::string form = mega ? "-" : std::string(sieve::to_string(st.form));
-        const std::string shown = mega ? "-" : strategy_shown(strategy, st.strategies_ran);
-        t.add({integrator, shown, form, traversal, reorder, fixed(st.seconds, 3),
-               fixed(rays / st.seconds / 1e6, 2), fixed(st.compaction_ms(), 1), fixed(100 * share, 2) + " %", per_bounce,
-               same ? "yes" : "NO"});
-        results.push_back({{"integrator", integrator}, {"strategy", shown}, {"strategies_ran", st.strategies_ran},
+        const double syncs = st.waves ? static_cast<double>(st.host_syncs) / static_cast<double>(st.waves) : 0.0;
+        const bool mega = integrator == "megakernel", passless = mega || queue == "append";
+        const std::string form = passless ? "-" : std::string(sieve::to_string(st.form));
+        const std::string shown = passless ? "-" : strategy_shown(strategy, st.strategies_ran);
+        t.add({integrator, queue, shown, form, traversal, reorder, st.wave_launch, fixed(syncs, 1), fixed(seconds_fast, 3),
+               profiled ? fixed(st.seconds, 3) : "-", fixed(rays / seconds_fast / 1e6, 2),
+               profiled ? fixed(st.compaction_ms(), 1) : "-", profiled ? fixed(100 * share, 2) + " %" : "-",
+               profiled ? per_bounce : "-", same ? "yes" : "NO"});
+        results.push_back({{"integrator", integrator}, {"queue", queue}, {"strategy", shown}, {"strategies_ran", st.strategies_ran},
                            {"form", form}, {"traversal", traversal},
                            {"reorder", reorder}, {"seconds", st.seconds}, {"mrays_per_s", rays / st.seconds / 1e6},
+                           {"profile_stages", profiled}, {"seconds_unprofiled", seconds_fast},
+                           {"wave_launch", st.wave_launch}, {"waves", st.waves}, {"host_syncs", st.host_syncs},
+                           {"host_syncs_per_wave", syncs},
                            {"extension_rays", st.extension_rays}, {"shadow_rays", st.shadow_rays},
                            {"compaction_ms", st.compaction_ms()}, {"bfs_frontier_compaction_ms", st.bfs_compact_ms},
                            {"compaction_share", share}, {"stages", stages}, {"bounces", bounces}, {"identical", same}});
       }
   t.print(std::cout);
-  std::cout << "\nMrays/s counts extension and shadow rays; compact_ms is the path queue's compaction (plus the BFS "
-               "frontier's with bfs); compact_share = compact_ms / render time; median of "
-            << a.repeats << " renders after one checked warm-up; wall time of the render (stage times: "
-            << (gpu ? "CUDA events" : "CPU clock") << ").\n";
+  std::cout << "\nMrays/s counts extension and shadow rays (over s_median); compact_ms is the path queue's compaction "
+               "(plus the BFS frontier's with bfs); compact_share = compact_ms / s_profiled; medians of "
+            << a.repeats << " renders after one checked warm-up, wall time of the render: s_median without stage times, "
+               "s_profiled with them ("
+            << (gpu ? "CUDA events inside the wave's graph" : "CPU clock")
+            << "); launch: graph (a wave captured once, replayed), stream (per-bounce syncs: thrust, bfs) or cpu; "
+               "syncs/wave: host synchronisations per wave.\n";
   outputs.stage(a.csv, t.csv());
   if (!a.json.empty())
     outputs.stage(a.json, json_text(nlohmann::json{{"benchmark", "render"},

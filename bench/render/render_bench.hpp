@@ -18,8 +18,13 @@ struct render_bench_args {
   std::vector<std::string> strategies;   // default: every strategy of the backend that takes a mask, flags or a removal list
   std::vector<std::string> integrators = {"wavefront"};
   std::vector<std::string> traversals = {"dfs"};
+  std::vector<std::string> queues = {"pass"};  // pass, index, append (render_settings::queue)
+  std::vector<std::string> launches = {"graph"};  // GPU: graph, stream (render_settings::wave_graph)
   std::vector<std::string> reorders = {"none"};
   int repeats = 3;
+  // Stage times (render_settings::profile_stages): both = the timed renders without them (the frame
+  // time, s_median) and again with them (stage and compaction times, s_profiled); on; off.
+  std::string profile_stages = "both";
   std::string csv, json;
 };
 

@@ -14,6 +14,7 @@
 #include "compaction/suite.hpp"
 #include "sort/suite.hpp"
 #include "render/render_bench.hpp"
+#include "mpi.hpp"
 #include "render.hpp"
 #include "trace/trace.hpp"
 
@@ -90,6 +91,12 @@ void print_info(bool json) {
   }
 }
 
+// Under mpirun with several ranks, errors name the rank that hit them.
+std::string rank_prefix() {
+  const auto& w = sieve::app::mpi::world();
+  return w.launched && w.size > 1 ? "rank " + std::to_string(w.rank) + ": " : "";
+}
+
 // A parse error as one line: CLI11's messages may span lines.
 std::string one_line(std::string text) {
   for (char& c : text)
@@ -152,7 +159,10 @@ int main(int argc, char** argv) {
       print_info(info_json);
       return 0;
     }
-    if (*render) return sieve::app::run_render(render_args, command_line);
+    if (*render) {
+      const sieve::app::mpi::session mpi;  // under mpirun: this process is one rank of the render
+      return sieve::app::run_render(render_args, command_line);
+    }
     if (*bench_compaction) return sieve::bench::run_compaction_bench(compaction_args, command_line);
     if (*bench_sort) return sieve::bench::run_sort_bench(sort_args, command_line);
     if (*bench_render) return sieve::bench::run_render_bench(render_bench_args, command_line);
@@ -171,13 +181,15 @@ int main(int argc, char** argv) {
                                            return sieve::app::run_render(ra, command);
                                          });
   } catch (const sieve::bench::usage_error& e) {
-    std::cerr << "sieve: " << one_line(e.what()) << " (see sieve --help)\n";
+    std::cerr << "sieve: " << rank_prefix() << one_line(e.what()) << " (see sieve --help)\n";
     return 2;
   } catch (const std::bad_alloc&) {  // what the memory model (renderer/core/memory.hpp) did not foresee
-    std::cerr << "sieve: out of memory\n";
+    std::cerr << "sieve: " << rank_prefix() << "out of memory\n";
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "sieve: " << e.what() << "\n";
+    std::cerr << "sieve: " << rank_prefix() << e.what() << "\n";
+    return 1;
+  } catch (const sieve::app::mpi::peer_failed&) {  // another rank failed and said why
     return 1;
   }
   return 0;

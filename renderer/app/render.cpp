@@ -1,16 +1,20 @@
 #include "render.hpp"
 
 #include "common/report.hpp"
+#include "mpi.hpp"
 
 #include <core/image_io.hpp>
 #include <core/output_files.hpp>
 #include <core/marks.hpp>
 #include <scene/load.hpp>
 #include <wavefront/integrator.hpp>
+#include <wavefront/split.hpp>
 
 #include <sieve/compaction.hpp>
 #include <sieve/compaction/cuda.hpp>
 
+#include <oneapi/tbb/global_control.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -24,6 +28,8 @@
 #include <filesystem>
 #include <iostream>
 #include <iterator>
+#include <optional>
+#include <thread>
 
 namespace sieve::app {
 namespace {
@@ -107,6 +113,72 @@ std::pair<std::uint32_t, std::uint32_t> film_size(const render_args& a, const fi
   return {std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::lround(a.height * aspect))), a.height};
 }
 
+// Runs `setup` (what a rank does before it renders). Under mpirun the ranks then agree: when it
+// threw on any rank, the lowest such rank rethrows (main prints it, naming the rank) and the others
+// end quietly with status 1 (mpi::peer_failed), so no rank waits for one that is gone.
+template <class F>
+void on_every_rank(F&& setup) {
+  const mpi::world_info& world = mpi::world();
+  if (!world.launched) return setup();
+  std::exception_ptr failure;
+  try {
+    setup();
+  } catch (...) {
+    failure = std::current_exception();
+  }
+  const int first = mpi::first_failure(failure != nullptr);
+  if (first < 0) return;
+  if (first == world.rank) std::rethrow_exception(failure);
+  throw mpi::peer_failed{first};
+}
+
+// This process's CPU time so far (user + system, all threads).
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) + 1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+// What every rank of a split render must agree on: the film and the scene's size.
+std::string film_fingerprint(const scene& sc) {
+  return std::to_string(sc.film.width) + " x " + std::to_string(sc.film.height) + ", " + std::to_string(sc.film.spp) +
+         " spp, " + std::to_string(sc.film.max_bounces) + " bounces, seed " + std::to_string(sc.film.seed) + ", " +
+         std::to_string(sc.triangles.size()) + " triangles";
+}
+
+// A rank's render_stats, sent to rank 0 as JSON, and added up there.
+nlohmann::json stats_json(const render_stats& st) {
+  nlohmann::json j = {{"extension_rays", st.extension_rays}, {"shadow_rays", st.shadow_rays},
+                      {"bfs_compact_ms", st.bfs_compact_ms}, {"seconds", st.seconds},
+                      {"strategies_ran", st.strategies_ran}, {"stages", nlohmann::json::array()},
+                      {"bounces", nlohmann::json::array()}};
+  for (const auto& s : st.stages) j["stages"].push_back({s.name, s.ms});
+  for (const auto& b : st.bounces) j["bounces"].push_back({b.live, b.compact_ms});
+  return j;
+}
+
+void add_stats(render_stats& into, const nlohmann::json& j) {
+  into.extension_rays += j["extension_rays"].get<std::uint64_t>();
+  into.shadow_rays += j["shadow_rays"].get<std::uint64_t>();
+  into.bfs_compact_ms += j["bfs_compact_ms"].get<double>();
+  into.seconds += j["seconds"].get<double>();
+  for (const auto& name : j["strategies_ran"])
+    if (std::find(into.strategies_ran.begin(), into.strategies_ran.end(), name.get<std::string>()) == into.strategies_ran.end())
+      into.strategies_ran.push_back(name.get<std::string>());
+  for (const auto& s : j["stages"]) {
+    const std::string name = s[0].get<std::string>();
+    auto it = std::find_if(into.stages.begin(), into.stages.end(), [&](const stage_time& t) { return t.name == name; });
+    if (it == into.stages.end()) it = into.stages.insert(into.stages.end(), stage_time{name, 0});
+    it->ms += s[1].get<double>();
+  }
+  const auto& bounces = j["bounces"];
+  if (into.bounces.size() < bounces.size()) into.bounces.resize(bounces.size());
+  for (std::size_t b = 0; b < bounces.size(); ++b) {
+    into.bounces[b].live += bounces[b][0].get<std::uint64_t>();
+    into.bounces[b].compact_ms += bounces[b][1].get<double>();
+  }
+}
+
 }  // namespace
 
 void add_render_options(CLI::App& cmd, render_args& a) {
@@ -117,6 +189,10 @@ void add_render_options(CLI::App& cmd, render_args& a) {
   cmd.add_option("--integrator", a.integrator, "wavefront (queues compacted between bounces) or megakernel (one thread per path)")
       ->check(CLI::IsMember({"wavefront", "megakernel"}));
   cmd.add_option("--traversal", a.traversal, "dfs or bfs")->check(CLI::IsMember({"dfs", "bfs"}));
+  cmd.add_option("--queue", a.queue,
+                 "pass (the strategy compacts the path state), index (it compacts 4-byte path indices) or append "
+                 "(shade appends the survivors: no compaction pass)")
+      ->check(CLI::IsMember({"pass", "index", "append"}));
   cmd.add_option("--reorder", a.reorder, "ray reordering: none, morton, octant, termination (default: the scene's)");
   cmd.add_option("--sort", a.sort, "GPU radix sort for --reorder: onesweep or cub (default: the scene's)");
   cmd.add_option("--spp", a.spp, "samples per pixel")->check(CLI::Range(1U, 1U << 20))->default_str("the scene's film.spp");
@@ -134,50 +210,96 @@ void add_render_options(CLI::App& cmd, render_args& a) {
   cmd.add_option("--json", a.json, "JSON report");
   cmd.add_option("--set", a.set, "override a scene key, key=value (repeatable), e.g. film.width=256");
   cmd.add_flag("--quiet", a.quiet, "no progress bar and no table");
+  cmd.add_flag("--profile-stages", a.profile_stages,
+               "time every stage and bounce (CPU clock, CUDA events inside the wave's graph); default: the frame time only");
+  cmd.add_option("--threads", a.threads, "CPU threads (oneTBB) of this process; 0: all (under mpirun: the host's, shared by its ranks)")
+      ->check(CLI::Range(0U, 1U << 16));
 }
 
 int run_render(const render_args& a, const std::string& command_line) {
-  // The outputs are checked before anything is loaded: no output may be an input or another output,
-  // or an existing file that is not a regular file.
-  const std::string png = a.png.empty() && a.exr.empty() && a.json.empty() ? default_image_name(a.scene) : a.png;
+  // Under mpirun every rank runs this; each renders its share of the film's samples and rank 0 (the
+  // lead) checks and writes the outputs and prints. Alone, the lead renders everything.
+  const mpi::world_info& world = mpi::world();
+  const bool split = world.launched;
+  const bool lead = world.rank == 0;
+  // TBB's threads: --threads, or under mpirun the host's hardware threads shared by its ranks.
+  const std::size_t threads = a.threads ? a.threads
+                              : split ? std::max(1U, std::thread::hardware_concurrency() / static_cast<unsigned>(world.local_size))
+                                      : 0;
+  std::optional<tbb::global_control> thread_limit;
+  if (threads) thread_limit.emplace(tbb::global_control::max_allowed_parallelism, threads);
+
+  std::string png, backend;
   output_set outputs;
-  outputs.add_input(a.scene);
-  outputs.add_output(png, "--out");
-  outputs.add_output(a.exr, "--exr");
-  outputs.add_output(a.json, "--json");
-  std::vector<std::string> overrides = a.set;
-  if (a.spp) overrides.push_back("film.spp=" + std::to_string(a.spp));
-  if (!a.strategy.empty()) overrides.push_back("compaction.strategy=\"" + a.strategy + "\"");
-  if (!a.reorder.empty()) overrides.push_back("compaction.reorder=\"" + a.reorder + "\"");
-  if (!a.sort.empty()) overrides.push_back("compaction.sort=\"" + a.sort + "\"");
-  const std::string backend = bench::resolve_backend(a.backend);
-  if (a.width && a.height) {  // both known: the loader checks them (and frames a bare mesh for them)
-    overrides.push_back("film.width=" + std::to_string(a.width));
-    overrides.push_back("film.height=" + std::to_string(a.height));
-  }
-  scene sc = load_scene(a.scene, overrides);
-  if (const auto [w, h] = film_size(a, sc.film); w && (w != sc.film.width || h != sc.film.height)) {
-    overrides.push_back("film.width=" + std::to_string(w));  // one given: the other from the scene's aspect
-    overrides.push_back("film.height=" + std::to_string(h));
+  scene sc;
+  image_format out_format = image_format::png;
+  render_settings settings;
+  bool gpu = false;
+  int gpu_index = -1;
+  std::optional<prepared_scene> prepared;
+  double bvh_s = 0;
+  on_every_rank([&] {
+    gpu_index = mpi::select_gpu();  // before anything touches CUDA
+    // The outputs are checked before anything is loaded: no output may be an input or another output,
+    // or an existing file that is not a regular file.
+    png = a.png.empty() && a.exr.empty() && a.json.empty() ? default_image_name(a.scene) : a.png;
+    if (lead) {
+      outputs.add_input(a.scene);
+      outputs.add_output(png, "--out");
+      outputs.add_output(a.exr, "--exr");
+      outputs.add_output(a.json, "--json");
+    }
+    std::vector<std::string> overrides = a.set;
+    if (a.spp) overrides.push_back("film.spp=" + std::to_string(a.spp));
+    if (!a.strategy.empty()) overrides.push_back("compaction.strategy=\"" + a.strategy + "\"");
+    if (!a.reorder.empty()) overrides.push_back("compaction.reorder=\"" + a.reorder + "\"");
+    if (!a.sort.empty()) overrides.push_back("compaction.sort=\"" + a.sort + "\"");
+    backend = bench::resolve_backend(a.backend);
+    if (a.width && a.height) {  // both known: the loader checks them (and frames a bare mesh for them)
+      overrides.push_back("film.width=" + std::to_string(a.width));
+      overrides.push_back("film.height=" + std::to_string(a.height));
+    }
     sc = load_scene(a.scene, overrides);
+    if (const auto [w, h] = film_size(a, sc.film); w && (w != sc.film.width || h != sc.film.height)) {
+      overrides.push_back("film.width=" + std::to_string(w));  // one given: the other from the scene's aspect
+      overrides.push_back("film.height=" + std::to_string(h));
+      sc = load_scene(a.scene, overrides);
+    }
+    if (lead)
+      for (const auto& f : sc.files) outputs.add_input(f);
+    // --out's format, checked once every input is known (an output that is an input says so first).
+    out_format = a.png.empty() ? image_format::png : image_format_of(a.png);
+
+    settings = render_settings::from(sc);
+    settings.traversal = a.traversal;
+    settings.integrator = a.integrator;
+    settings.profile_stages = a.profile_stages;
+    settings.queue = a.queue;
+    gpu = backend == "cuda";
+    marks_form_for(settings.strategy, gpu ? sieve::backend::cuda : sieve::backend::cpu,
+                   "renderer");  // an unfit strategy fails before the BVH build
+    check_render_memory(sc, settings, gpu);  // before the BVH build
+  });
+  // The ranks must render the same film (each may pick its backend and strategy).
+  if (split) {
+    const std::string film = film_fingerprint(sc);
+    const std::string lead_film = mpi::broadcast(film);
+    on_every_rank([&] {
+      if (film != lead_film) throw sieve::error("renders another film than rank 0: " + film + " (rank 0: " + lead_film + ")");
+    });
   }
-  for (const auto& f : sc.files) outputs.add_input(f);
-  // --out's format, checked once every input is known (an output that is an input says so first).
-  const image_format out_format = a.png.empty() ? image_format::png : image_format_of(a.png);
+  on_every_rank([&] {
+    const auto t_bvh = std::chrono::steady_clock::now();
+    prepared.emplace(sc);
+    bvh_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_bvh).count();
+  });
 
-  render_settings settings = render_settings::from(sc);
-  settings.traversal = a.traversal;
-  settings.integrator = a.integrator;
-  const bool gpu = backend == "cuda";
-  marks_form_for(settings.strategy, gpu ? sieve::backend::cuda : sieve::backend::cpu,
-                 "renderer");  // an unfit strategy fails before the BVH build
-  check_render_memory(sc, settings, gpu);  // before the BVH build
+  // This rank's samples: all of them, or its contiguous share.
+  const sample_range share = split ? share_of(sc.film.spp, world.size, world.rank) : sample_range{0, sc.film.spp};
+  settings.first_sample = share.first;
+  settings.sample_count = share.count;
 
-  const auto t_bvh = std::chrono::steady_clock::now();
-  const prepared_scene prepared(sc);
-  const double bvh_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_bvh).count();
-
-  const bool bar = !a.quiet && isatty(STDERR_FILENO);
+  const bool bar = lead && !a.quiet && isatty(STDERR_FILENO);
   const auto t0 = std::chrono::steady_clock::now();
   if (bar)
     settings.progress = [&](std::uint32_t done, std::uint32_t total) {
@@ -185,15 +307,88 @@ int run_render(const render_args& a, const std::string& command_line) {
     };
   signal_guard guard;
   settings.cancel = &interrupted;
-  const render_result r = gpu ? render_cuda(prepared, settings) : render_cpu(prepared, settings);
-  if (r.partial())
-    std::cerr << (bar ? "\n" : "") << "sieve: interrupted after " << r.samples << " of " << r.spp
-              << " samples per pixel; writing what was accumulated\n";
+  render_result r;
+  split_film film(sc.film.width, sc.film.height);
+  nlohmann::json ranks;
+  double wall_s = 0;
+  const double cpu0 = cpu_seconds();
+  try {
+    {
+      mpi::stop_relay relay(interrupted);  // a stop on any rank stops every rank
+      if (share.count == 0) {  // more ranks than samples: nothing to render here
+        r = begin_render(sc, settings, gpu ? sieve::backend::cuda : sieve::backend::cpu);
+        r.spp = 0;
+      } else {
+        r = gpu ? render_cuda(*prepared, settings) : render_cpu(*prepared, settings);
+      }
+    }
+    const auto t_rendered = std::chrono::steady_clock::now();
+    const double render_cpu_s = cpu_seconds() - cpu0;
+    if (split) {
+      const nlohmann::json mine = {{"rank", world.rank},
+                                   {"host", world.host},
+                                   {"backend", backend},
+                                   {"device", gpu ? bench::machine_info(true)["gpu"] : bench::machine_info(false)["cpu"]},
+                                   {"gpu", gpu ? gpu_index : -1},
+                                   {"threads", tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)},
+                                   {"first_sample", share.first},
+                                   {"samples", share.count},
+                                   {"samples_completed", r.samples},
+                                   {"ahead", r.ahead},
+                                   {"seconds", r.stats.seconds},
+                                   {"cpu_seconds", render_cpu_s},
+                                   {"rays", r.stats.extension_rays + r.stats.shadow_rays},
+                                   {"stats", stats_json(r.stats)}};
+      const std::vector<std::string> texts = mpi::gather(mine.dump());
+      const auto t_gathered = std::chrono::steady_clock::now();
+      // The films, added in rank order (split.hpp): the same bits whatever the ranks' timing.
+      if (lead) {
+        for (const auto& t : texts) ranks.push_back(nlohmann::json::parse(t));
+        film.add(r.sum, r.samples, r.ahead);
+      }
+      static_assert(sizeof(vec3) == 3 * sizeof(float));
+      mpi::gather_in_order(std::span<const float>(&r.sum.data()->x, 3 * r.sum.size()), [&](int rank, std::span<const float> f) {
+        const nlohmann::json& from = ranks[static_cast<std::size_t>(rank)];
+        film.add(std::span<const vec3>(reinterpret_cast<const vec3*>(f.data()), f.size() / 3),
+                 from["samples_completed"].get<std::uint32_t>(), from["ahead"].get<std::uint32_t>());
+      });
+      const auto t_reduced = std::chrono::steady_clock::now();
+      if (lead) {
+        const sieve::form form = r.stats.form;
+        r.stats = render_stats{};
+        r.stats.form = form;
+        for (const auto& rk : ranks) add_stats(r.stats, rk["stats"]);
+        for (auto& rk : ranks) rk.erase("stats");
+        ranks = {{"count", world.size},
+                 {"split", "contiguous sample ranges, films added in rank order"},
+                 {"per_rank", ranks},
+                 {"wait_seconds", std::chrono::duration<double>(t_gathered - t_rendered).count()},
+                 {"reduction_seconds", std::chrono::duration<double>(t_reduced - t_gathered).count()},
+                 {"reduction_bound_relative", split_bound(sc.film.spp)}};
+      }
+      wall_s = std::chrono::duration<double>(t_reduced - t0).count();
+    }
+  } catch (const std::exception& e) {
+    if (!split || world.size < 2) throw;
+    // The other ranks wait in a collective: end the whole job.
+    std::cerr << "sieve: rank " << world.rank << ": " << e.what() << "\n";
+    mpi::abort(1);
+  }
+  const int sig = stop_signal.load();
+  if (!lead) return sig ? 128 + sig : 0;
+
+  const std::uint32_t spp = sc.film.spp;
+  const std::uint32_t samples = split ? film.samples() : r.samples;
+  const bool partial = samples < spp;
+  if (partial)
+    std::cerr << (bar ? "\n" : "") << "sieve: interrupted after " << samples << " of " << spp
+              << " samples per pixel" << (split ? " (all ranks)" : "") << "; writing what was accumulated\n";
 
   const render_stats& st = r.stats;
+  const double seconds = split ? wall_s : st.seconds;
   const double total_ms = st.seconds * 1e3;
   const double rays = static_cast<double>(st.extension_rays + st.shadow_rays);
-  const double mrays = st.seconds > 0 ? rays / st.seconds / 1e6 : 0;
+  const double mrays = seconds > 0 ? rays / seconds / 1e6 : 0;
 
   nlohmann::json j;
   j["scene"] = sc.name;
@@ -208,32 +403,50 @@ int run_render(const render_args& a, const std::string& command_line) {
   j["form"] = std::string(sieve::to_string(st.form));
   j["integrator"] = settings.integrator;
   j["traversal"] = settings.traversal;
+  j["queue"] = settings.queue;
   j["reorder"] = std::string(to_string(settings.reorder));
   j["sort"] = settings.sort;
   j["width"] = r.width;
   j["height"] = r.height;
   j["vfov_degrees"] = sc.camera.vfov_degrees;
-  j["spp"] = r.spp;
-  j["samples_completed"] = r.samples;
-  j["partial"] = r.partial();
+  j["spp"] = spp;
+  j["samples_completed"] = samples;
+  j["partial"] = partial;
   j["max_bounces"] = sc.film.max_bounces;
   j["seed"] = sc.film.seed;
   j["triangles"] = sc.triangles.size();
   j["bvh_build_seconds"] = bvh_s;
-  j["seconds"] = st.seconds;
+  j["threads"] = tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
+  j["seconds"] = seconds;
   j["rays"] = {{"extension", st.extension_rays}, {"shadow", st.shadow_rays}};
   j["mrays_per_s"] = mrays;
   j["compaction_ms"] = st.compaction_ms();
   j["compaction_share"] = total_ms > 0 ? st.compaction_ms() / total_ms : 0;
   j["bfs_frontier_compaction_ms"] = st.bfs_compact_ms;
+  j["profile_stages"] = settings.profile_stages;
+  j["stages"] = nlohmann::json::object();  // empty unless profile_stages
   for (const auto& s : st.stages) j["stages"][s.name] = s.ms;
+  j["waves"] = st.waves;
+  j["wave_launch"] = st.wave_launch;
+  j["host_syncs"] = st.host_syncs;
+  j["host_syncs_per_wave"] = st.waves ? static_cast<double>(st.host_syncs) / static_cast<double>(st.waves) : 0.0;
   j["bounces"] = nlohmann::json::array();
   for (std::size_t b = 0; b < st.bounces.size(); ++b)
     if (st.bounces[b].live)
       j["bounces"].push_back({{"bounce", b}, {"live", st.bounces[b].live}, {"compaction_ms", st.bounces[b].compact_ms}});
+  if (split) {
+    // The ranks' render time over the time of the job (all ranks rendering until the reduction ends):
+    // 1 when every rank renders for the whole job; load imbalance and the reduction lower it.
+    double busy = 0;
+    for (const auto& rk : ranks["per_rank"]) busy += rk["seconds"].get<double>();
+    ranks["efficiency"] = seconds > 0 ? busy / (world.size * seconds) : 0;
+    ranks["reduction_share"] = seconds > 0 ? ranks["reduction_seconds"].get<double>() / seconds : 0;
+    j["ranks"] = ranks;
+    j["stages_note"] = "stage times, rays and bounces are summed over the ranks; seconds is the job's";
+  }
   j["run"] = bench::run_info(command_line);
 
-  const std::vector<vec3> image = r.mean();
+  const std::vector<vec3> image = split ? film.mean() : r.mean();
   if (!png.empty())
     outputs.stage(png, out_format == image_format::exr ? encode_exr(png, r.width, r.height, image)
                                                        : encode_png(png, r.width, r.height, image));
@@ -242,13 +455,30 @@ int run_render(const render_args& a, const std::string& command_line) {
   outputs.commit();
 
   if (!a.quiet) {
-    std::cout << sc.name << ": " << r.width << " x " << r.height << ", " << r.samples << " spp, "
+    std::cout << sc.name << ": " << r.width << " x " << r.height << ", " << samples << " spp, "
               << sc.triangles.size() << " triangles (BVH " << bench::fixed(bvh_s, 3) << " s), strategy "
               << bench::strategy_shown(settings.strategy, st.strategies_ran) << " (" << sieve::to_string(st.form) << "), "
               << settings.integrator << ", " << settings.traversal << ", reorder " << to_string(settings.reorder) << "\n"
               << "device: " << j["device"].get<std::string>() << " (" << backend << ")\n"
-              << bench::fixed(st.seconds, 3) << " s, " << bench::fixed(mrays, 2) << " Mrays/s ("
+              << bench::fixed(seconds, 3) << " s, " << bench::fixed(mrays, 2) << " Mrays/s ("
               << st.extension_rays << " extension + " << st.shadow_rays << " shadow rays)\n\n";
+    std::cout << st.waves << " waves (" << st.wave_launch << "), " << st.host_syncs << " host synchronisations\n";
+    if (!settings.profile_stages) std::cout << "stage times: --profile-stages\n";
+    if (split) {
+      bench::table rt({"rank", "host", "device", "samples", "s", "Mrays/s"});
+      for (const auto& rk : ranks["per_rank"]) {
+        const double s = rk["seconds"].get<double>();
+        rt.add({std::to_string(rk["rank"].get<int>()), rk["host"].get<std::string>(),
+                rk["backend"].get<std::string>() + (rk["gpu"].get<int>() >= 0 ? " " + std::to_string(rk["gpu"].get<int>()) : ""),
+                std::to_string(rk["first_sample"].get<std::uint32_t>()) + "+" + std::to_string(rk["samples_completed"].get<std::uint32_t>()),
+                bench::fixed(s, 3), bench::fixed(s > 0 ? rk["rays"].get<double>() / s / 1e6 : 0, 2)});
+      }
+      rt.print(std::cout);
+      std::cout << world.size << " ranks: reduction " << bench::fixed(ranks["reduction_seconds"].get<double>() * 1e3, 1)
+                << " ms (" << pct(ranks["reduction_seconds"].get<double>(), seconds) << "), waiting for the slowest "
+                << bench::fixed(ranks["wait_seconds"].get<double>() * 1e3, 1) << " ms, efficiency "
+                << bench::fixed(ranks["efficiency"].get<double>(), 3) << "\n\n";
+    }
     bench::table stages({"stage", "ms", "share"});
     for (const auto& s : st.stages) stages.add({s.name, bench::fixed(s.ms, 1), pct(s.ms, total_ms)});
     if (settings.traversal == "bfs")
@@ -266,8 +496,7 @@ int run_render(const render_args& a, const std::string& command_line) {
       if (!f.empty()) std::cout << " " << f;
     std::cout << "\n";
   }
-  const int sig = stop_signal.load();
-  return sig ? 128 + sig : r.partial() ? 128 + SIGINT : 0;
+  return sig ? 128 + sig : partial ? 128 + SIGINT : 0;
 }
 
 }  // namespace sieve::app

@@ -3,7 +3,9 @@
 // by bounce. A progress bar on stderr when it is a terminal; Ctrl-C, SIGTERM or SIGHUP stops within
 // the bounce in progress and writes the samples completed, the report marked partial; a second
 // signal ends it at once (no temporary left, the outputs all old or all new). The outputs are
-// checked before the scene is loaded (renderer/core/output_files.hpp).
+// checked before the scene is loaded (renderer/core/output_files.hpp). Under mpirun every rank
+// renders a contiguous share of the samples and rank 0 adds the films in rank order and writes the
+// outputs (mpi.hpp, renderer/wavefront/split.hpp, docs/mpi.md).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -19,6 +21,7 @@ struct render_args {
   std::string backend = "auto";  // auto: the GPU when there is one
   std::string integrator = "wavefront";
   std::string traversal = "dfs";
+  std::string queue = "pass";  // pass | index | append (render_settings::queue)
   std::string reorder;    // empty: the scene's [compaction] reorder
   std::string sort;       // empty: the scene's [compaction] sort
   std::uint32_t spp = 0;  // 0: the scene's film.spp
@@ -26,6 +29,8 @@ struct render_args {
   std::string png, exr, json;
   std::vector<std::string> set;
   bool quiet = false;
+  bool profile_stages = false;  // per-stage and per-bounce times (otherwise the frame time only)
+  unsigned threads = 0;   // oneTBB's threads; 0: all (under mpirun: the host's shared by its ranks)
 };
 
 void add_render_options(CLI::App& cmd, render_args& args);

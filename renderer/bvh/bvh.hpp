@@ -48,10 +48,53 @@ struct alignas(16) leaf_triangle {
 // The deepest a built tree goes: the DFS traversal's fixed stack holds one entry per level.
 constexpr int dfs_depth_limit() { return 60; }
 
+// The 8-wide compressed layout (wide.hpp traverses it, wide_build.cpp collapses the binary tree
+// into it). Ylitie, Karras and Laine (HPG 2017) style: each child box quantised to 8 bits per bound
+// relative to the node's origin, with a power-of-two step per axis.
+inline constexpr int wide_arity = 8;
+inline constexpr std::uint32_t wide_leaf_max = 31;  // triangles per leaf child (8 x 31 fits a byte)
+inline constexpr std::uint8_t wide_meta_inner = 0x80;
+
+// 80 bytes (five 16-byte loads). Child slot s:
+//   meta[s] == 0: empty; meta[s] == 0x80: inner child, node child_base + (inner slots before s);
+//   meta[s] in 1..31: a leaf of meta[s] triangles from tri_base + (leaf triangles of the slots before s).
+// Its box: origin[a] + q * 2^exponent[a] for q = lo[a][s] .. hi[a][s]; the builder quantises
+// outwards with a margin of one step, so the box always holds the child's.
+// Slots are ordered by direction (octant order): a ray whose direction has sign bits `oct` (bit a:
+// negative along axis a) visits slot k ^ oct k-th, roughly front to back.
+struct alignas(16) wide_node {
+  float origin[3];
+  std::int8_t exponent[3];
+  std::uint8_t inner_mask;   // bit s: slot s is an inner child
+  std::uint32_t child_base;  // the first inner child (inner children are consecutive nodes)
+  std::uint32_t tri_base;    // the first triangle of the leaf children (consecutive too)
+  std::uint8_t meta[wide_arity];
+  std::uint8_t lo[3][wide_arity], hi[3][wide_arity];
+};
+static_assert(sizeof(wide_node) == 80, "the wide node is five 16-byte quads");
+
+struct wide_bvh {
+  std::vector<wide_node> nodes;           // nodes[0] is the root (absent for an empty scene)
+  std::vector<std::uint32_t> prims;       // triangle indices in the wide tree's leaf order
+  std::vector<leaf_triangle> triangles;   // triangles[i] = the triangle prims[i]
+  std::size_t depth = 0;                  // levels of wide nodes
+  double seconds = 0;                     // the collapse alone
+};
+
+struct wide_view {
+  const wide_node* nodes = nullptr;
+  const std::uint32_t* prims = nullptr;
+  const leaf_triangle* triangles = nullptr;
+  std::uint32_t node_count = 0;
+};
+
+
+
 struct bvh_build_options {
   std::uint32_t bins = 16;      // SAH bins per axis
   std::uint32_t max_leaf = 4;   // split any node with more primitives (unless their centroids coincide)
   float traversal_cost = 1.0f;  // SAH cost of visiting a node, relative to one triangle test
+  bool wide = true;             // also collapse the tree into the 8-wide layout (bvh::wide)
 };
 
 struct bvh_stats {
@@ -64,7 +107,8 @@ struct bvh {
   std::vector<std::uint32_t> prims;   // triangle indices in leaf order
   std::vector<pair_node> pairs;       // the DFS layout of the same tree (pairs[0]: the root's children)
   std::vector<leaf_triangle> leaf_triangles;  // leaf_triangles[i] = triangles[prims[i]]
-  bvh_stats stats;
+  wide_bvh wide;                      // the same tree, 8-wide (empty when the options said no)
+  bvh_stats stats;                    // seconds: the whole build, the collapse included
 };
 
 // What the traversals read: raw pointers, so the same view works over device copies.
@@ -75,14 +119,24 @@ struct bvh_view {
   std::uint32_t node_count = 0;
   const pair_node* pairs = nullptr;     // the 64-byte layout (DFS)
   const leaf_triangle* leaf_triangles = nullptr;  // what the traversals intersect; `triangles` is for shading
+  wide_view wide{};                     // the 8-wide layout (wide DFS)
 };
 
 // Throws sieve::error for out-of-range options or more than 2^31 triangles.
 bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& options = {});
 
+// The wide tree of a built binary BVH (greedy collapse: wide_build.cpp). Throws sieve::error if it
+// would be deeper than the traversal stack (not seen in practice: it is never deeper than the binary
+// tree plus the levels that split leaves of more than 31 triangles).
+wide_bvh collapse_wide(const bvh& b);
+
+inline wide_view view_of(const wide_bvh& w) {
+  return {w.nodes.data(), w.prims.data(), w.triangles.data(), static_cast<std::uint32_t>(w.nodes.size())};
+}
+
 inline bvh_view view_of(const bvh& b, std::span<const triangle> triangles) {
   return {b.nodes.data(),           b.prims.data(), triangles.data(), static_cast<std::uint32_t>(b.nodes.size()),
-          b.pairs.data(),           b.leaf_triangles.data()};
+          b.pairs.data(),           b.leaf_triangles.data(), view_of(b.wide)};
 }
 
 }  // namespace sieve::render

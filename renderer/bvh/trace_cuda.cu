@@ -3,6 +3,7 @@
 
 #include "bfs.hpp"
 #include "trace_cuda.hpp"
+#include "wide.hpp"
 
 #include <sieve/compaction/cuda.hpp>
 #include <sieve/compaction/cuda_check.hpp>
@@ -12,23 +13,30 @@
 namespace sieve::render {
 
 gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::span<const ray> rays,
-                     const std::string& traversal, const std::string& strategy, int repeats,
+                     const std::string& traversal, const std::string& strategy, int repeats, bool any,
                      const std::string& bfs_loop) {
   if (!sieve::cuda::available()) throw sieve::error("the cuda backend needs a GPU: " + sieve::cuda::device_description());
-  if (traversal != "dfs" && traversal != "bfs")
-    throw sieve::error("unknown traversal '" + traversal + "'; traversals: dfs, bfs");
+  if (traversal != "dfs" && traversal != "bfs" && traversal != "wide")
+    throw sieve::error("unknown traversal '" + traversal + "'; traversals: dfs, wide, bfs");
   if (bfs_loop != "graph" && bfs_loop != "host")
     throw sieve::error("unknown BFS loop '" + bfs_loop + "'; loops: graph, host");
+  const bool wide = traversal == "wide";
+  if (wide && b.wide.nodes.empty() && !b.nodes.empty()) throw sieve::error("the wide traversal needs a BVH built with the wide layout");
+  if (any && traversal == "bfs") throw sieve::error("the BFS traversal finds closest hits only");
   using exec::device_array;
   const device_array<bvh_node> nodes(b.nodes);
   const device_array<std::uint32_t> prims(b.prims);
   const device_array<pair_node> pairs(b.pairs);
   const device_array<leaf_triangle> leaf_tris(b.leaf_triangles);
+  const device_array<wide_node> wide_nodes(b.wide.nodes);
+  const device_array<std::uint32_t> wide_prims(b.wide.prims);
+  const device_array<leaf_triangle> wide_tris(b.wide.triangles);
   const device_array<triangle> tris(std::vector<triangle>(triangles.begin(), triangles.end()));
   const device_array<ray> d_rays(std::vector<ray>(rays.begin(), rays.end()));
   const device_array<hit> d_hits(rays.size());
   const bvh_view view{nodes.get(),  prims.get(), tris.get(), static_cast<std::uint32_t>(b.nodes.size()),
-                      pairs.get(), leaf_tris.get()};
+                      pairs.get(), leaf_tris.get(),
+                      wide_view{wide_nodes.get(), wide_prims.get(), wide_tris.get(), static_cast<std::uint32_t>(b.wide.nodes.size())}};
   std::unique_ptr<bfs_tracer_cuda> bfs;
   if (traversal == "bfs") {
     bfs = std::make_unique<bfs_tracer_cuda>(strategy);
@@ -39,7 +47,20 @@ gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::spa
   const std::size_t n = rays.size();
   auto run = [&] {
     if (bfs) return bfs->closest(view, r, h, n, nullptr);
-    exec::parallel_for(exec::cuda{}, "trace", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = closest_hit(view, r[i]); });
+    if (wide) {  // the 8-wide compressed tree, children in octant order, boxes tested one by one
+      const wide_view w = view.wide;
+      if (any)
+        exec::parallel_for(exec::cuda{}, "trace", n, [=] SIEVE_HD(std::uint32_t i) {
+          h[i] = wide_any_hit(w, r[i], scalar_boxes{}) ? hit{0, 0, 0, 0} : hit{};
+        });
+      else
+        exec::parallel_for(exec::cuda{}, "trace", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = wide_closest_hit(w, r[i], scalar_boxes{}); });
+      return;
+    }
+    if (any)
+      exec::parallel_for(exec::cuda{}, "trace", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = any_hit(view, r[i]) ? hit{0, 0, 0, 0} : hit{}; });
+    else
+      exec::parallel_for(exec::cuda{}, "trace", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = closest_hit(view, r[i]); });
   };
   gpu_trace out;
   run();

@@ -1,5 +1,6 @@
 // The traversals on the GPU over a device copy of the BVH, for measuring rays per second (`sieve
-// bench trace --backend cuda`): DFS as one kernel calling the same closest_hit as the CPU, or BFS
+// bench trace --backend cuda`): DFS as one kernel calling the same closest_hit as the CPU (binary
+// pair nodes) or wide_closest_hit (the 8-wide compressed nodes), or BFS
 // (bfs_tracer_cuda) with its frontier compacted by `strategy`.
 #pragma once
 
@@ -20,12 +21,13 @@ struct gpu_trace {
   bfs_stats profile;           // BFS: one more run, driven by the host, each step timed by events
 };
 
-// traversal: dfs | bfs. BFS: `strategy` ("append" or a library strategy) compacts the frontier;
+// traversal: dfs | wide (DFS over the 8-wide tree) | bfs. any: any hit (dfs and wide), reported as
+// prim 0, t 0 when blocked. BFS: `strategy` ("append" or a library strategy) compacts the frontier;
 // bfs_loop: "graph" (the level loop on the device, no host synchronisation inside a run) or "host"
 // (driven by the host, one synchronisation per step). Throws sieve::error without a CUDA device (or
 // in builds without CUDA).
 gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::span<const ray> rays,
-                     const std::string& traversal, const std::string& strategy, int repeats,
+                     const std::string& traversal, const std::string& strategy, int repeats, bool any = false,
                      const std::string& bfs_loop = "graph");
 
 }  // namespace sieve::render

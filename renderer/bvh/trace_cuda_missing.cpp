@@ -4,7 +4,7 @@
 namespace sieve::render {
 
 gpu_trace trace_cuda(const bvh&, std::span<const triangle>, std::span<const ray>, const std::string&,
-                     const std::string&, int, const std::string&) {
+                     const std::string&, int, bool, const std::string&) {
   throw sieve::error("this build has no CUDA backend (nvcc was not found, or SIEVE_CUDA=OFF)");
 }
 

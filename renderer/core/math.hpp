@@ -6,6 +6,16 @@
 #include <cmath>
 #include <cstdint>
 
+// For the few small functions a traversal's inner loop must not call (g++ would otherwise keep
+// the triangle test out of line in the AVX2 traversal, which has another target).
+#if defined(__CUDACC__)
+#define SIEVE_FORCE_INLINE __forceinline__
+#elif defined(__GNUC__)
+#define SIEVE_FORCE_INLINE inline __attribute__((always_inline))
+#else
+#define SIEVE_FORCE_INLINE inline
+#endif
+
 namespace sieve::render {
 
 struct vec3 {

@@ -16,7 +16,7 @@ struct tri_hit {
 
 // True when the ray hits the triangle at 0 < t <= tmax (both faces). tmax itself counts, so a
 // traversal can break ties between triangles at the same distance by primitive index.
-SIEVE_HD inline bool hit_triangle(const triangle& tri, const ray& r, float tmax, tri_hit& hit) {
+SIEVE_HD SIEVE_FORCE_INLINE bool hit_triangle(const triangle& tri, const ray& r, float tmax, tri_hit& hit) {
   const vec3 e1 = tri.v1 - tri.v0, e2 = tri.v2 - tri.v0;
   const vec3 p = cross(r.direction, e2);
   const float det = dot(e1, p);
@@ -29,7 +29,8 @@ SIEVE_HD inline bool hit_triangle(const triangle& tri, const ray& r, float tmax,
   const float v = dot(r.direction, q) * inv;
   if (v < 0.0f || u + v > 1.0f) return false;
   const float t = dot(e2, q) * inv;
-  if (!(t > 1e-6f * fmaxf(1.0f, fabsf(t)) && t <= tmax)) return false;
+  const float magnitude = fabsf(t) > 1.0f ? fabsf(t) : 1.0f;  // fmaxf(1, |t|) without a libm call on the CPU
+  if (!(t > 1e-6f * magnitude && t <= tmax)) return false;
   hit = {t, u, v};
   return true;
 }

@@ -36,6 +36,11 @@ class device_array {
   }
   device_array(const device_array&) = delete;
   device_array& operator=(const device_array&) = delete;
+  device_array(device_array&& other) noexcept { swap(other); }
+  device_array& operator=(device_array&& other) noexcept {
+    device_array(std::move(other)).swap(*this);
+    return *this;
+  }
   T* get() const { return data_; }
   std::size_t size() const { return n_; }
   void swap(device_array& other) noexcept {

@@ -1,9 +1,10 @@
 // The megakernel integrator: one thread carries one path through every bounce, calling the very
-// per-path functions the wavefront stages call (generate_path, closest_hit, shade_path,
+// per-path functions the wavefront stages call (generate_path, trace_closest, shade_path,
 // connect_path) on a queue of one held in registers. Same random numbers, same order of additions
 // per pixel: its image equals the wavefront's bit for bit on the same backend.
 #pragma once
 
+#include "../bvh/traverse.hpp"
 #include "../wavefront/connect.hpp"
 #include "../wavefront/generate.hpp"
 #include "../wavefront/shade.hpp"
@@ -28,9 +29,9 @@ SIEVE_HD inline void megakernel_path(std::uint32_t slot, const scene_view& s, co
   generate_path(0, slot, s, w, p);
   std::uint32_t traced = 0, shadows = 0;
   for (std::uint32_t vertex = 0; vertex <= s.max_bounces; ++vertex) {
-    h = closest_hit(s.bvh, r);
+    h = trace_closest(s.bvh, r);
     ++traced;
-    shade_path(0, shade_args{s, p, b, film, marks, w, vertex});
+    shade_path(0, shade_args{s, p, b, film, marks, vertex}, w);
     shadows += max_component(light) > 0;  // shade wrote a shadow ray
     connect_path(0, s, p, b, film);
     if (!alive) break;

@@ -8,8 +8,10 @@
 namespace sieve::render {
 
 template <class Exec>
-void accumulate(Exec e, const wave& w, vec3* wave_film, vec3* film) {
-  exec::parallel_for(e, "accumulate", w.pixels, [=] SIEVE_HD(std::uint32_t j) {
+void accumulate(Exec e, std::uint32_t max_pixels, const wave* wp, vec3* wave_film, vec3* film) {
+  exec::parallel_for(e, "accumulate", max_pixels, [=] SIEVE_HD(std::uint32_t j) {
+    const wave w = *wp;  // in device memory on the GPU: one launch serves every wave
+    if (j >= w.pixels) return;
     vec3 sum = film[w.first_pixel + j];
     for (std::uint32_t s = 0; s < w.samples; ++s) {
       sum += wave_film[s * w.pixels + j];

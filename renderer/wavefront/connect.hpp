@@ -2,6 +2,7 @@
 // entry of the wave's film.
 #pragma once
 
+#include "../bvh/traverse.hpp"
 #include "paths.hpp"
 
 namespace sieve::render {
@@ -10,7 +11,7 @@ SIEVE_HD inline void connect_path(std::uint32_t i, const scene_view& s, const pa
                                   vec3* film) {
   const vec3 light = b.shadow_light[i];
   if (max_component(light) <= 0) return;
-  if (!any_hit(s.bvh, b.shadow_rays[i])) film[p.slot[i]] += light;
+  if (!trace_any(s.bvh, b.shadow_rays[i])) film[p.slot[b.path(i)]] += light;
 }
 
 template <class Exec>

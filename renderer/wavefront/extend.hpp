@@ -2,6 +2,7 @@
 // this stage is the bfs_tracer (bvh/bfs.hpp), whose result is the same hit for hit.
 #pragma once
 
+#include "../bvh/traverse.hpp"
 #include "paths.hpp"
 
 namespace sieve::render {
@@ -12,7 +13,7 @@ template <class Exec>
 void extend_dfs(Exec e, std::uint32_t capacity, const std::uint32_t* live, const scene_view& s, const path_columns& p,
                 const bounce_columns& b) {
   exec::parallel_for(e, "extend", capacity, [=] SIEVE_HD(std::uint32_t i) {
-    if (i < *live) b.hits[i] = closest_hit(s.bvh, p.rays[i]);
+    if (i < *live) b.hits[i] = trace_closest(s.bvh, p.rays[b.path(i)]);
   });
 }
 

@@ -20,9 +20,13 @@ SIEVE_HD inline void generate_path(std::uint32_t i, std::uint32_t slot, const sc
   p.bsdf_pdf[i] = 0;
 }
 
+// Over `capacity` slots (at least w->size()); *w may live in device memory, so that one launch
+// (one CUDA graph) serves every wave.
 template <class Exec>
-void generate(Exec e, const scene_view& s, const wave& w, const path_columns& p) {
-  exec::parallel_for(e, "generate", w.size(), [=] SIEVE_HD(std::uint32_t i) { generate_path(i, i, s, w, p); });
+void generate(Exec e, std::uint32_t capacity, const scene_view& s, const wave* w, const path_columns& p) {
+  exec::parallel_for(e, "generate", capacity, [=] SIEVE_HD(std::uint32_t i) {
+    if (i < w->size()) generate_path(i, i, s, *w, p);
+  });
 }
 
 }  // namespace sieve::render

@@ -5,16 +5,13 @@
 #include "../core/marks.hpp"
 #include "../core/memory.hpp"
 #include "../megakernel/megakernel.hpp"
-#include "accumulate.hpp"
-#include "connect.hpp"
-#include "extend.hpp"
-#include "generate.hpp"
-#include "shade.hpp"
+#include "driver.hpp"
 
 #include <sieve/compaction/radix_sort.hpp>
 
 #include <algorithm>
 #include <chrono>
+#include <cstring>
 #include <memory>
 #include <utility>
 
@@ -115,34 +112,78 @@ namespace {
 
 using clock_type = std::chrono::steady_clock;
 
-// The path columns, owned.
-struct path_store {
-  std::vector<std::uint32_t> slot;
-  std::vector<ray> rays;
-  std::vector<vec3> throughput;
-  std::vector<float> bsdf_pdf;
+// Host memory for the driver's columns (the CPU's array<T>).
+template <class T>
+class host_array {
+ public:
+  explicit host_array(std::size_t n = 0) : v_(n) {}
+  T* get() const { return const_cast<T*>(v_.data()); }
 
-  explicit path_store(std::size_t n) : slot(n), rays(n), throughput(n), bsdf_pdf(n) {}
-  path_columns columns() { return {slot.data(), rays.data(), throughput.data(), bsdf_pdf.data()}; }
+ private:
+  std::vector<T> v_;
 };
 
-// Accumulates wall time per stage, in the order stages first ran.
-class stage_clock {
+// Adds ms to stage `name` (in the order stages first ran) and, for bounce >= 0, to its compaction.
+void add_stage_time(render_stats& stats, std::string_view name, int bounce, double ms) {
+  auto it = std::find_if(stats.stages.begin(), stats.stages.end(), [&](const stage_time& s) { return s.name == name; });
+  if (it == stats.stages.end()) it = stats.stages.insert(stats.stages.end(), {std::string(name), 0});
+  it->ms += ms;
+  if (bounce >= 0) stats.bounces[static_cast<std::size_t>(bounce)].compact_ms += ms;
+}
+
+// The driver's backend policy on the CPU (driver.hpp): oneTBB stages, host counts, the library's CPU
+// compaction and radix sort, the wall clock per stage when profiling.
+class cpu_backend {
  public:
-  explicit stage_clock(render_stats& stats) : stats_(stats) {}
+  template <class T>
+  using array = host_array<T>;
+
+  cpu_backend(render_stats& stats, const render_settings& settings) : stats_(stats), profile_(settings.profile_stages) {
+    if (settings.traversal == "bfs") bfs_ = std::make_unique<bfs_tracer>(settings.strategy);
+  }
+
+  exec::cpu exec() const { return {}; }
+  void zero(void* p, std::size_t bytes) const { std::memset(p, 0, bytes); }
+  std::uint64_t read(const std::uint64_t* count) const { return *count; }
+
+  void compact(const std::string& strategy, bool in_place, const sieve::record& items, const sieve::record& out,
+               sieve::selection keep, const std::uint64_t* live, const std::uint64_t* removals, std::uint64_t* kept) {
+    // Host counts: the driver sized the record and marks for *live already; the removal list holds *removals.
+    std::size_t removed = 0;
+    if (const auto* r = std::get_if<sieve::removal_list>(&keep)) {
+      removed = static_cast<std::size_t>(*removals);
+      keep = sieve::removal_list{r->indices.first(removed)};
+    }
+    const sieve::options unchecked{.checked = false};  // the renderer's own removal lists: each index once
+    stats_.note_strategy(strategy, sieve::backend::cpu, in_place, items, removed);
+    (void)live;
+    *kept = in_place ? sieve::compact(strategy, items, keep, unchecked) : sieve::compact_copy(strategy, items, out, keep, unchecked);
+  }
+
+  const std::uint32_t* sort(std::uint32_t* keys, std::uint32_t* values, std::uint32_t n, int bits) const {
+    sieve::radix_sort_pairs(std::span(keys, n), std::span(values, n), 0, bits);
+    return values;
+  }
+
+  // Host counts: n is the live count.
+  void extend_bfs(const scene_view& view, const ray* rays, hit* hits, std::uint32_t n, const std::uint32_t*) {
+    bfs_stats bs;
+    bfs_->closest(view.bvh, std::span<const ray>(rays, n), std::span(hits, n), &bs);
+    stats_.bfs_compact_ms += bs.compact_ms;
+  }
+
   template <class F>
-  double time(std::string_view name, F&& f) {
+  void time(std::string_view name, int bounce, F&& f) {
+    if (!profile_) return f();
     const auto t0 = clock_type::now();
     f();
-    const double ms = std::chrono::duration<double, std::milli>(clock_type::now() - t0).count();
-    auto it = std::find_if(stats_.stages.begin(), stats_.stages.end(), [&](const stage_time& s) { return s.name == name; });
-    if (it == stats_.stages.end()) it = stats_.stages.insert(stats_.stages.end(), {std::string(name), 0});
-    it->ms += ms;
-    return ms;
+    add_stage_time(stats_, name, bounce, std::chrono::duration<double, std::milli>(clock_type::now() - t0).count());
   }
 
  private:
   render_stats& stats_;
+  bool profile_;
+  std::unique_ptr<bfs_tracer> bfs_;
 };
 
 }  // namespace
@@ -153,6 +194,8 @@ render_result begin_render(const scene& sc, const render_settings& settings, sie
     throw sieve::error("unknown integrator '" + settings.integrator + "'; integrators: wavefront, megakernel");
   if (settings.traversal != "dfs" && settings.traversal != "bfs")
     throw sieve::error("unknown traversal '" + settings.traversal + "'; traversals: dfs, bfs");
+  if (settings.queue != "pass" && settings.queue != "index" && settings.queue != "append")
+    throw sieve::error("unknown queue '" + settings.queue + "'; queues: pass, index, append");
   if (settings.sort != "onesweep" && settings.sort != "cub")
     throw sieve::error("unknown radix sort '" + settings.sort + "'; sorts: onesweep, cub");
   if (settings.max_queue == 0) throw sieve::error("render: max_queue must be at least 1");
@@ -183,109 +226,43 @@ render_result render_cpu(const prepared_scene& ps, const render_settings& settin
   const film_desc& film = sc.film;
   render_result result = begin_render(sc, settings, sieve::backend::cpu);
   render_stats& stats = result.stats;
-  const sieve::form form = stats.form;
-  const bool in_place = !sieve::compaction_strategy(settings.strategy).out_of_place;  // copy where offered
-  std::unique_ptr<bfs_tracer> bfs;
-  if (settings.traversal == "bfs") bfs = std::make_unique<bfs_tracer>(settings.strategy);
   const std::uint32_t pixels = film.width * film.height;
-  stage_clock clock(stats);
-
   const scene_view view = ps.view(film.width, film.height);
-  const bool queues = settings.integrator == "wavefront";
   const std::uint32_t capacity = wave_capacity(pixels, film.spp, settings.max_queue);
-  const std::uint32_t queue_capacity = queues ? capacity : 0;
-  path_store store[2] = {path_store(queue_capacity), path_store(queue_capacity)};
-  std::vector<hit> hits(queue_capacity);
-  std::vector<ray> shadow_rays(queue_capacity);
-  std::vector<vec3> shadow_light(queue_capacity);
-  std::uint32_t shadow_count = 0;
-  const bounce_columns scratch{hits.data(), shadow_rays.data(), shadow_light.data(), &shadow_count};
-  std::vector<std::uint8_t> flags(form == sieve::form::byte_flags ? queue_capacity : 0);
-  std::vector<std::uint32_t> mask(form == sieve::form::bit_mask ? (queue_capacity + 31) / 32 : 0);
-  std::vector<std::uint32_t> removals(form == sieve::form::removal_list ? queue_capacity : 0);
-  const bool reorder = settings.reorder != reorder_key::none;
-  std::vector<std::uint32_t> keys(reorder ? queue_capacity : 0), order(reorder ? queue_capacity : 0);
-  std::vector<vec3> wave_film(capacity);  // one entry per path of a wave
-  vec3* const wfilm = wave_film.data();
-  const sieve::options unchecked{.checked = false};
+  const std::uint32_t max_pixels = std::min(pixels, settings.max_queue);
+  cpu_backend backend(stats, settings);
   const exec::cpu cpu;
+  wave current;  // the wave being rendered, where the stages read it
 
   const auto start = clock_type::now();
-  for_each_wave(pixels, film.spp, settings, result, [&](const wave& w) {
-    if (!queues) {
+  if (settings.integrator == "megakernel") {
+    // The sibling loop: no queues, one task per path, through the same waves and film.
+    std::vector<vec3> wave_film(capacity);
+    for_each_wave(pixels, film.spp, settings, result, [&](const wave& w) {
+      current = w;
       std::uint32_t rays[2] = {0, 0};
       constexpr std::uint32_t slice = 1U << 16;  // a cancel is seen within a slice of paths, not a whole wave
       for (std::uint32_t first = 0; first < w.size(); first += slice) {
         if (first > 0 && cancelled(settings)) return false;
-        clock.time("megakernel", [&] { megakernel(cpu, view, w, wfilm, rays, first, slice); });
+        backend.time("megakernel", -1, [&] { megakernel(cpu, view, w, wave_film.data(), rays, first, slice); });
       }
       stats.extension_rays += rays[0];
       stats.shadow_rays += rays[1];
-      clock.time("accumulate", [&] { accumulate(cpu, w, wfilm, result.sum.data()); });
+      backend.time("accumulate", -1, [&] { accumulate(cpu, max_pixels, &current, wave_film.data(), result.sum.data()); });
+      ++stats.waves;
       return true;
-    }
-    std::uint32_t live = w.size();
-    int cur = 0;  // which store holds the live paths
-    clock.time("generate", [&] { generate(cpu, view, w, store[cur].columns()); });
-    for (std::uint32_t vertex = 0; vertex <= film.max_bounces && live > 0; ++vertex) {
-      if (cancelled(settings)) return false;  // Ctrl-C within a bounce, whatever the frame's size
-      const path_columns paths = store[cur].columns();
-      stats.bounces[vertex].live += live;
-      stats.extension_rays += live;
-      clock.time("extend", [&] {
-        if (!bfs) return extend_dfs(cpu, live, &live, view, paths, scratch);
-        bfs_stats bs;
-        bfs->closest(view.bvh, std::span<const ray>(paths.rays, live), std::span(hits.data(), live), &bs);
-        stats.bfs_compact_ms += bs.compact_ms;
-      });
-      if (cancelled(settings)) return false;  // extend is the longest stage: look again after it
-
-      keep_marks marks;
-      std::uint32_t removed = 0;
-      if (form == sieve::form::byte_flags) marks.flags = flags.data();
-      if (form == sieve::form::bit_mask) {
-        std::fill_n(mask.begin(), (live + 31) / 32, 0U);
-        marks.mask = mask.data();
-      }
-      if (form == sieve::form::removal_list) {
-        marks.removals = removals.data();
-        marks.removal_count = &removed;
-      }
-      const shade_args args{view, paths, scratch, wfilm, marks, w, vertex};
-      clock.time("shade", [&] { shade(cpu, live, &live, args); });
-      clock.time("connect", [&] { connect(cpu, live, &live, view, paths, scratch, wfilm); });
-      stats.shadow_rays += std::exchange(shadow_count, 0U);
-      if (vertex == film.max_bounces) break;  // every path ended at this vertex
-
-      const double ms = clock.time("compact", [&] {
-        sieve::selection keep = sieve::byte_flags{std::span<const std::uint8_t>(flags.data(), live)};
-        if (form == sieve::form::bit_mask) keep = sieve::bit_mask{std::span<const std::uint32_t>(mask.data(), (live + 31) / 32)};
-        if (form == sieve::form::removal_list) keep = sieve::removal_list{std::span(removals.data(), removed)};
-        stats.note_strategy(settings.strategy, sieve::backend::cpu, in_place, paths.record(live), removed);
-        if (in_place) {
-          live = static_cast<std::uint32_t>(sieve::compact(settings.strategy, paths.record(live), keep, unchecked));
-        } else {
-          live = static_cast<std::uint32_t>(sieve::compact_copy(settings.strategy, paths.record(live),
-                                                                store[1 - cur].columns().record(live), keep, unchecked));
-          cur = 1 - cur;
-        }
-      });
-      stats.bounces[vertex].compact_ms += ms;
-
-      if (reorder && live > 1) {
-        clock.time("reorder", [&] {
-          const path_columns from = store[cur].columns(), to = store[1 - cur].columns();
-          reorder_keys(cpu, live, &live, settings.reorder, view, from, keys.data(), order.data());
-          sieve::radix_sort_pairs(std::span(keys.data(), live), std::span(order.data(), live), 0,
-                                  reorder_key_bits(settings.reorder));
-          gather_paths(cpu, live, &live, order.data(), from, to);
-          cur = 1 - cur;
-        });
-      }
-    }
-    clock.time("accumulate", [&] { accumulate(cpu, w, wfilm, result.sum.data()); });
-    return true;
-  });
+    });
+  } else {
+    wavefront_driver<cpu_backend> driver(backend, view, settings, stats.form, capacity, max_pixels, &current,
+                                         result.sum.data());
+    for_each_wave(pixels, film.spp, settings, result, [&](const wave& w) {
+      current = w;
+      if (!driver.run(w, true)) return false;
+      wavefront_driver<cpu_backend>::tally(driver.counts().words, film.max_bounces, stats);
+      ++stats.waves;
+      return true;
+    });
+  }
   stats.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
   return result;
 }

@@ -1,8 +1,16 @@
-// The CUDA driver of the wavefront path tracer: the same stages as the CPU driver (integrator.cpp),
-// launched as kernels through exec::cuda, over the scene, queues and film in device memory, the
-// path queue compacted by the library's CUDA strategies (sieve::cuda::compact*_async) with a
-// workspace allocated once. The host reads three counters back per bounce (live paths, removals,
-// shadow rays): the library's API takes the item count on the host, as CUB's does.
+// The CUDA driver of the wavefront path tracer: the one bounce loop (driver.hpp) over a CUDA backend
+// policy, its stages launched as kernels through exec::cuda over the scene, queues and film in
+// device memory, the path queue compacted by the library's device-count calls
+// (sieve::cuda::compact*_async with sieve::cuda::device_counts) with a workspace allocated once.
+//
+// No host round trip inside a wave: the counts stay on the device, every stage launches over the
+// queue's capacity (threads past the live count exit, so the bounces after the queue empties cost
+// a few empty launches), the wave's parameters are copied into device memory by a node of the graph,
+// and the whole wave (generate, every bounce up to max_bounces, accumulate, the counts copied back) is
+// captured once as a CUDA graph and replayed for every wave: one host synchronisation per wave (the
+// stats, progress and Ctrl-C). Two exceptions run the same loop on the stream with a synchronisation
+// per bounce (stats.wave_launch "stream"): the `thrust` strategy, which reads its counts back, and
+// the BFS traversal (bfs_tracer_cuda takes its ray count on the host; bfs_in_graph below).
 // exec::cuda's parallel_for first: the stages call exec::parallel_for by qualified name, which sees
 // only the overloads declared before the stage templates.
 #include <exec/cuda.cuh>
@@ -13,12 +21,7 @@
 #include "../bvh/bfs.hpp"
 #include "../core/marks.hpp"
 #include "../megakernel/megakernel.hpp"
-#include "accumulate.hpp"
-#include "connect.hpp"
-#include "extend.hpp"
-#include "generate.hpp"
-#include "reorder.hpp"
-#include "shade.hpp"
+#include "driver.hpp"
 
 #include <sieve/compaction/cuda.hpp>
 #include <sieve/compaction/cuda_check.hpp>
@@ -28,6 +31,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <memory>
 #include <vector>
 
 namespace sieve::render {
@@ -35,51 +39,61 @@ namespace {
 
 using exec::device_array;
 
-struct device_paths {
-  device_array<std::uint32_t> pixel;
-  device_array<ray> rays;
-  device_array<vec3> throughput;
-  device_array<float> bsdf_pdf;
-  explicit device_paths(std::size_t n) : pixel(n), rays(n), throughput(n), bsdf_pdf(n) {}
-  path_columns columns() const { return {pixel.get(), rays.get(), throughput.get(), bsdf_pdf.get()}; }
+// The BFS traversal inside the wave's graph: off while bfs_tracer_cuda::closest takes its ray count
+// on the host and synchronises per level. The switch to flip when it takes a device count.
+constexpr bool bfs_in_graph = false;
+
+// Pinned host memory of T (cudaMallocHost): what a graph's copy nodes read and write.
+template <class T>
+class pinned {
+ public:
+  explicit pinned(std::size_t n) { SIEVE_CUDA_CHECK(cudaMallocHost(&p_, std::max<std::size_t>(n, 1) * sizeof(T))); }
+  ~pinned() { cudaFreeHost(p_); }
+  pinned(const pinned&) = delete;
+  pinned& operator=(const pinned&) = delete;
+  T* get() const { return p_; }
+
+ private:
+  T* p_ = nullptr;
 };
 
-// Stage times by CUDA events, read after each bounce's synchronisation.
+// Stage times by CUDA events. On the stream (synchronous path) the spans are read and dropped after
+// each synchronisation; recorded while a wave is captured, they become event record nodes of the
+// graph, recorded again at every replay and read after each.
 class event_clock {
  public:
   event_clock(render_stats& stats, cudaStream_t stream) : stats_(stats), stream_(stream) {}
   ~event_clock() {
-    for (auto& p : pending_) {
+    for (auto& p : spans_) {
       cudaEventDestroy(p.start);
       cudaEventDestroy(p.stop);
     }
-    for (auto e : free_) cudaEventDestroy(e);
   }
   event_clock(const event_clock&) = delete;
   event_clock& operator=(const event_clock&) = delete;
 
   // Enqueues f between two events; `bounce` >= 0 also adds the time to that bounce's compaction.
   template <class F>
-  void time(const char* name, F&& f, int bounce = -1) {
-    const cudaEvent_t a = event(), b = event();
-    SIEVE_CUDA_CHECK(cudaEventRecord(a, stream_));
+  void time(std::string_view name, int bounce, F&& f) {
+    span_events s{std::string(name), event(), event(), bounce};
+    record(s.start);
     f();
-    SIEVE_CUDA_CHECK(cudaEventRecord(b, stream_));
-    pending_.push_back({name, a, b, bounce});
+    record(s.stop);
+    spans_.push_back(std::move(s));
   }
-  // After the stream has been synchronised: add up what is pending.
-  void collect() {
-    for (auto& p : pending_) {
+  // After a synchronisation: adds up the spans; keep them when a graph records them again.
+  void collect(bool keep) {
+    for (auto& p : spans_) {
       float ms = 0;
       SIEVE_CUDA_CHECK(cudaEventElapsedTime(&ms, p.start, p.stop));
-      auto it = std::find_if(stats_.stages.begin(), stats_.stages.end(), [&](const stage_time& s) { return s.name == p.name; });
-      if (it == stats_.stages.end()) it = stats_.stages.insert(stats_.stages.end(), {p.name, 0});
-      it->ms += ms;
-      if (p.bounce >= 0) stats_.bounces[static_cast<std::size_t>(p.bounce)].compact_ms += ms;
-      free_.push_back(p.start);
-      free_.push_back(p.stop);
+      add_stage_time(stats_, p.name, p.bounce, ms);
     }
-    pending_.clear();
+    if (keep) return;
+    for (auto& p : spans_) {
+      cudaEventDestroy(p.start);
+      cudaEventDestroy(p.stop);
+    }
+    spans_.clear();
   }
 
  private:
@@ -88,29 +102,133 @@ class event_clock {
     cudaEvent_t start, stop;
     int bounce;
   };
-  cudaEvent_t event() {
-    if (!free_.empty()) {
-      const cudaEvent_t e = free_.back();
-      free_.pop_back();
-      return e;
-    }
+  static cudaEvent_t event() {
     cudaEvent_t e;
     SIEVE_CUDA_CHECK(cudaEventCreate(&e));
     return e;
   }
+  void record(cudaEvent_t e) {
+    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
+    SIEVE_CUDA_CHECK(cudaStreamIsCapturing(stream_, &capturing));
+    // Captured: an event record node (External), which a replay records like cudaEventRecord.
+    if (capturing == cudaStreamCaptureStatusActive)
+      SIEVE_CUDA_CHECK(cudaEventRecordWithFlags(e, stream_, cudaEventRecordExternal));
+    else
+      SIEVE_CUDA_CHECK(cudaEventRecord(e, stream_));
+  }
+  static void add_stage_time(render_stats& stats, std::string_view name, int bounce, double ms) {
+    auto it = std::find_if(stats.stages.begin(), stats.stages.end(), [&](const stage_time& s) { return s.name == name; });
+    if (it == stats.stages.end()) it = stats.stages.insert(stats.stages.end(), {std::string(name), 0});
+    it->ms += ms;
+    if (bounce >= 0) stats.bounces[static_cast<std::size_t>(bounce)].compact_ms += ms;
+  }
   render_stats& stats_;
   cudaStream_t stream_;
-  std::vector<span_events> pending_;
-  std::vector<cudaEvent_t> free_;
+  std::vector<span_events> spans_;
 };
 
-// The counters the host reads back per bounce, in one device block.
-struct counters {
-  std::uint64_t kept;       // compaction's result
-  std::uint32_t live;       // the queue's length, for the stages
-  std::uint32_t removals;   // shade's removal list length
-  std::uint32_t shadow;     // shade's shadow rays
-  std::uint32_t rays[2];    // the megakernel's extension and shadow rays
+// The driver's backend policy on the GPU (driver.hpp).
+class cuda_backend {
+ public:
+  template <class T>
+  using array = device_array<T>;
+
+  cuda_backend(render_stats& stats, const render_settings& settings, cudaStream_t stream, std::uint32_t capacity)
+      : stats_(stats), settings_(settings), stream_(stream), capacity_(capacity), clock_(stats, stream) {
+    if (settings.traversal == "bfs") bfs_ = std::make_unique<bfs_tracer_cuda>(settings.strategy);
+    if (settings.reorder != reorder_key::none) {
+      const std::size_t bytes =
+          sieve::cuda::radix_sort_workspace_bytes(settings.sort, capacity, 0, reorder_key_bits(settings.reorder));
+      sort_ws_ = device_array<std::byte>(bytes);
+    }
+  }
+
+  exec::cuda exec() const { return {stream_}; }
+  void zero(void* p, std::size_t bytes) const { SIEVE_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, stream_)); }
+  // The synchronous path only: waits for the stream.
+  std::uint64_t read(const std::uint64_t* count) {
+    std::uint64_t v = 0;
+    SIEVE_CUDA_CHECK(cudaMemcpyAsync(&v, count, sizeof v, cudaMemcpyDeviceToHost, stream_));
+    synchronize();
+    return v;
+  }
+  void synchronize() {
+    SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream_));
+    ++stats_.host_syncs;
+    if (!graph_) clock_.collect(false);
+  }
+  // A graph records the clock's events again at each replay: keep them after collecting.
+  void replayed() { clock_.collect(true); }
+  void set_graph(bool on) { graph_ = on; }
+
+  // Sized for the queue's shape once, before any capture: the compaction never allocates.
+  void reserve_workspace(const sieve::record& queue, sieve::form form, bool in_place) {
+    ws_ = device_array<std::byte>(sieve::cuda::workspace_bytes(settings_.strategy, queue, form, in_place));
+  }
+
+  void compact(const std::string& strategy, bool in_place, const sieve::record& items, const sieve::record& out,
+               const sieve::selection& keep, const std::uint64_t* live, const std::uint64_t* removals,
+               std::uint64_t* kept) {
+    const sieve::cuda::workspace ws{ws_.get(), ws_.size()};
+    const bool list = std::holds_alternative<sieve::removal_list>(keep);
+    const sieve::cuda::device_counts counts{live, list ? removals : nullptr};
+    const std::size_t k = list ? std::get<sieve::removal_list>(keep).indices.size() : 0;
+    stats_.note_strategy(strategy, sieve::backend::cuda, in_place, items, k);
+    if (sieve::resolve_strategy(strategy, sieve::backend::cuda, stats_.form, in_place, items.size(), k, items.item_bytes()) ==
+        "thrust")
+      ++stats_.host_syncs;  // thrust reads the counts back
+    // The removal lists are the renderer's own (each terminated path once): unchecked.
+    if (in_place)
+      sieve::cuda::compact_async(strategy, items, keep, counts, kept, ws, stream_, {.checked = false});
+    else
+      sieve::cuda::compact_copy_async(strategy, items, out, keep, counts, kept, ws, stream_, {.checked = false});
+  }
+
+  // Over n slots (the capacity in a graph: reorder_keys gave the slots past the live count the
+  // largest key, so they sort last), out of place into the second halves of keys and values.
+  const std::uint32_t* sort(std::uint32_t* keys, std::uint32_t* values, std::uint32_t n, int bits) const {
+    sieve::cuda::radix_sort_pairs_async(settings_.sort, std::span<const std::uint32_t>(keys, n),
+                                        std::span<const std::uint32_t>(values, n), std::span(keys + capacity_, n),
+                                        std::span(values + capacity_, n), 0, bits, {sort_ws_.get(), sort_ws_.size()},
+                                        stream_);
+    return values + capacity_;
+  }
+
+  // n: the live count on the synchronous path (bfs_in_graph false); *live holds it on the device, for
+  // a BFS tracer that takes a device count (then n is the capacity it launches over).
+  void extend_bfs(const scene_view& view, const ray* rays, hit* hits, std::uint32_t n, const std::uint32_t* live) {
+    (void)live;
+    bfs_stats bs;
+    bfs_->closest(view.bvh, rays, hits, n, stream_, &bs);
+    stats_.bfs_compact_ms += bs.compact_ms;
+    stats_.host_syncs += bs.levels.size() + 1;  // a frontier size read back per step, and the end
+  }
+
+  template <class F>
+  void time(std::string_view name, int bounce, F&& f) {
+    if (!settings_.profile_stages) return f();
+    clock_.time(name, bounce, f);
+  }
+
+ private:
+  render_stats& stats_;
+  const render_settings& settings_;
+  cudaStream_t stream_;
+  std::uint32_t capacity_;
+  event_clock clock_;
+  bool graph_ = false;
+  std::unique_ptr<bfs_tracer_cuda> bfs_;
+  device_array<std::byte> ws_, sort_ws_;
+};
+
+// A CUDA graph, instantiated, owned.
+struct graph_exec {
+  cudaGraph_t graph = nullptr;
+  cudaGraphExec_t exec = nullptr;
+  ~graph_exec() {
+    if (exec) cudaGraphExecDestroy(exec);
+    if (graph) cudaGraphDestroy(graph);
+  }
 };
 
 }  // namespace
@@ -127,10 +245,7 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
   const film_desc& film = sc.film;
   render_result result = begin_render(sc, settings, sieve::backend::cuda);
   if (!sieve::cuda::available()) throw sieve::error("the cuda backend needs a GPU: " + sieve::cuda::device_description());
-  const bool queues = settings.integrator == "wavefront";
   render_stats& stats = result.stats;
-  const sieve::form form = stats.form;
-  const bool in_place = !sieve::compaction_strategy(settings.strategy).out_of_place;
   const std::uint32_t pixels = film.width * film.height;
 
   // The scene in device memory.
@@ -156,34 +271,8 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
   view.lights.triangles = d_light_tris.get();
   view.lights.cdf = d_light_cdf.get();
 
-  // Queues, scratch, film, counters and the compaction workspace.
   const std::uint32_t capacity = wave_capacity(pixels, film.spp, settings.max_queue);
-  const std::uint32_t queue_capacity = queues ? capacity : 0;
-  device_paths store0(queue_capacity), store1(queue_capacity);
-  const device_paths* store[2] = {&store0, &store1};
-  device_array<hit> d_hits(queue_capacity);
-  device_array<ray> d_shadow_rays(queue_capacity);
-  device_array<vec3> d_shadow_light(queue_capacity);
-  device_array<vec3> d_film(pixels);
-  device_array<vec3> d_wave_film(capacity);  // one entry per path of a wave
-  device_array<counters> d_counters(1);
-  device_array<std::uint8_t> d_flags(form == sieve::form::byte_flags ? queue_capacity : 0);
-  device_array<std::uint32_t> d_mask(form == sieve::form::bit_mask ? (queue_capacity + 31) / 32 : 0);
-  device_array<std::uint32_t> d_removals(form == sieve::form::removal_list ? queue_capacity : 0);
-  const std::size_t ws_bytes =
-      queues ? sieve::cuda::workspace_bytes(settings.strategy, store0.columns().record(queue_capacity), form, in_place)
-             : 0;
-  device_array<std::byte> d_workspace(ws_bytes);
-  const bool reorder = queues && settings.reorder != reorder_key::none;
-  const int key_bits = reorder_key_bits(settings.reorder);
-  device_array<std::uint32_t> d_keys(reorder ? 2 * queue_capacity : 0), d_order(reorder ? 2 * queue_capacity : 0);
-  const std::size_t sort_bytes =
-      reorder ? sieve::cuda::radix_sort_workspace_bytes(settings.sort, queue_capacity, 0, key_bits) : 0;
-  device_array<std::byte> d_sort_workspace(sort_bytes);
-  counters* c = d_counters.get();
-  vec3* const wfilm = d_wave_film.get();
-  const bounce_columns scratch{d_hits.get(), d_shadow_rays.get(), d_shadow_light.get(), &c->shadow};
-
+  const std::uint32_t max_pixels = std::min(pixels, settings.max_queue);
   cudaStream_t stream;
   SIEVE_CUDA_CHECK(cudaStreamCreate(&stream));
   struct stream_guard {
@@ -191,105 +280,85 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
     ~stream_guard() { cudaStreamDestroy(s); }
   } guard{stream};
   const exec::cuda gpu{stream};
-  event_clock clock(stats, stream);
-  std::unique_ptr<bfs_tracer_cuda> bfs;
-  if (queues && settings.traversal == "bfs") bfs = std::make_unique<bfs_tracer_cuda>(settings.strategy);
+  cuda_backend backend(stats, settings, stream, capacity);
+  device_array<vec3> d_film(pixels);
+  device_array<wave> d_wave(1);
+  const pinned<wave> h_wave(1);  // a graph's copy node reads it: written only while no wave runs
   SIEVE_CUDA_CHECK(cudaMemsetAsync(d_film.get(), 0, pixels * sizeof(vec3), stream));
-  SIEVE_CUDA_CHECK(cudaMemsetAsync(wfilm, 0, capacity * sizeof(vec3), stream));
-  SIEVE_CUDA_CHECK(cudaMemsetAsync(c, 0, sizeof(counters), stream));
-  counters h{};
-  auto read_counters = [&] {
-    SIEVE_CUDA_CHECK(cudaMemcpyAsync(&h, c, sizeof h, cudaMemcpyDeviceToHost, stream));
-    SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
-    clock.collect();
-  };
 
   const auto start = std::chrono::steady_clock::now();
-  for_each_wave(pixels, film.spp, settings, result, [&](const wave& w) {
-    if (!queues) {
-      clock.time("megakernel", [&] { megakernel(gpu, view, w, wfilm, c->rays); });
-      clock.time("accumulate", [&] { accumulate(gpu, w, wfilm, d_film.get()); });
-      read_counters();
-      stats.extension_rays += h.rays[0];
-      stats.shadow_rays += h.rays[1];
-      SIEVE_CUDA_CHECK(cudaMemsetAsync(c->rays, 0, sizeof h.rays, stream));
+  if (settings.integrator == "megakernel") {
+    // The sibling loop: no queues, one thread per path, through the same waves and film.
+    device_array<vec3> d_wave_film(capacity);
+    device_array<std::uint32_t> d_rays(2);
+    const pinned<std::uint32_t> h_rays(2);
+    SIEVE_CUDA_CHECK(cudaMemsetAsync(d_wave_film.get(), 0, capacity * sizeof(vec3), stream));
+    for_each_wave(pixels, film.spp, settings, result, [&](const wave& w) {
+      *h_wave.get() = w;
+      SIEVE_CUDA_CHECK(cudaMemcpyAsync(d_wave.get(), h_wave.get(), sizeof(wave), cudaMemcpyHostToDevice, stream));
+      SIEVE_CUDA_CHECK(cudaMemsetAsync(d_rays.get(), 0, 2 * sizeof(std::uint32_t), stream));
+      backend.time("megakernel", -1, [&] { megakernel(gpu, view, w, d_wave_film.get(), d_rays.get()); });
+      backend.time("accumulate", -1, [&] { accumulate(gpu, max_pixels, d_wave.get(), d_wave_film.get(), d_film.get()); });
+      SIEVE_CUDA_CHECK(cudaMemcpyAsync(h_rays.get(), d_rays.get(), 2 * sizeof(std::uint32_t), cudaMemcpyDeviceToHost, stream));
+      backend.synchronize();
+      stats.extension_rays += h_rays.get()[0];
+      stats.shadow_rays += h_rays.get()[1];
+      ++stats.waves;
       return true;
-    }
-    std::uint32_t live = w.size();
-    int cur = 0;
-    SIEVE_CUDA_CHECK(cudaMemcpyAsync(&c->live, &live, sizeof live, cudaMemcpyHostToDevice, stream));
-    clock.time("generate", [&] { generate(gpu, view, w, store[cur]->columns()); });
-    for (std::uint32_t vertex = 0; vertex <= film.max_bounces && live > 0; ++vertex) {
-      if (cancelled(settings)) return false;  // after the bounce's synchronisation: Ctrl-C within a bounce
-      const path_columns paths = store[cur]->columns();
-      stats.bounces[vertex].live += live;
-      stats.extension_rays += live;
-      clock.time("extend", [&] {
-        if (!bfs) return extend_dfs(gpu, live, &c->live, view, paths, scratch);
-        bfs_stats bs;
-        bfs->closest(view.bvh, paths.rays, d_hits.get(), live, stream, &bs);
-        stats.bfs_compact_ms += bs.compact_ms;
-      });
-      keep_marks marks;
-      if (form == sieve::form::byte_flags) marks.flags = d_flags.get();
-      if (form == sieve::form::bit_mask) {
-        SIEVE_CUDA_CHECK(cudaMemsetAsync(d_mask.get(), 0, (live + 31) / 32 * 4, stream));
-        marks.mask = d_mask.get();
+    });
+  } else {
+    wavefront_driver<cuda_backend> driver(backend, view, settings, stats.form, capacity, max_pixels, d_wave.get(),
+                                          d_film.get());
+    const bool append = driver.mode() == queue_mode::append;
+    if (!append) backend.reserve_workspace(driver.compaction_record(), stats.form, driver.in_place());
+    const wave_counts counts = driver.counts();
+    const std::size_t count_bytes = wave_counts::size(film.max_bounces) * sizeof(std::uint64_t);
+    const pinned<std::uint64_t> h_counts(wave_counts::size(film.max_bounces));
+    const bool thrust = !append && sieve::resolve_strategy(settings.strategy, sieve::backend::cuda, stats.form,
+                                                           driver.in_place(), capacity,
+                                                           stats.form == sieve::form::removal_list ? capacity : 0,
+                                                           driver.compaction_record().item_bytes()) == "thrust";
+    const bool in_graph = settings.wave_graph && !thrust && (settings.traversal != "bfs" || bfs_in_graph);
+    stats.wave_launch = in_graph ? "graph" : "stream";
+    backend.set_graph(in_graph);
+    // The wave's parameters in, the driver's work, the counts out: one stream's worth of work.
+    auto enqueue_wave = [&](const wave& w, bool host_counts) {
+      SIEVE_CUDA_CHECK(cudaMemcpyAsync(d_wave.get(), h_wave.get(), sizeof(wave), cudaMemcpyHostToDevice, stream));
+      if (!driver.run(w, host_counts)) return false;
+      SIEVE_CUDA_CHECK(cudaMemcpyAsync(h_counts.get(), counts.words, count_bytes, cudaMemcpyDeviceToHost, stream));
+      return true;
+    };
+    graph_exec g;
+    for_each_wave(pixels, film.spp, settings, result, [&](const wave& w) {
+      *h_wave.get() = w;  // the previous wave has completed (synchronised): nothing reads it now
+      if (!in_graph) {
+        if (!enqueue_wave(w, true)) return false;
+        backend.synchronize();
+      } else {
+        if (!g.exec) {
+          // The first wave: captured once; every later wave replays it (nothing in it depends on w).
+          SIEVE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+          try {
+            enqueue_wave(w, false);
+          } catch (...) {
+            cudaGraph_t partial = nullptr;
+            cudaStreamEndCapture(stream, &partial);
+            if (partial) cudaGraphDestroy(partial);
+            throw;
+          }
+          SIEVE_CUDA_CHECK(cudaStreamEndCapture(stream, &g.graph));
+          SIEVE_CUDA_CHECK(cudaGraphInstantiate(&g.exec, g.graph, 0));
+          ++stats.graphs;
+        }
+        SIEVE_CUDA_CHECK(cudaGraphLaunch(g.exec, stream));
+        backend.synchronize();
+        backend.replayed();
       }
-      if (form == sieve::form::removal_list) {
-        SIEVE_CUDA_CHECK(cudaMemsetAsync(&c->removals, 0, sizeof(std::uint32_t), stream));
-        marks.removals = d_removals.get();
-        marks.removal_count = &c->removals;
-      }
-      const shade_args args{view, paths, scratch, wfilm, marks, w, vertex};
-      clock.time("shade", [&] { shade(gpu, live, &c->live, args); });
-      clock.time("connect", [&] { connect(gpu, live, &c->live, view, paths, scratch, wfilm); });
-      if (vertex == film.max_bounces) break;
-      if (form == sieve::form::removal_list) read_counters();  // the list's length, on the host
-
-      clock.time(
-          "compact",
-          [&] {
-            sieve::selection keep = sieve::byte_flags{std::span<const std::uint8_t>(d_flags.get(), live)};
-            if (form == sieve::form::bit_mask)
-              keep = sieve::bit_mask{std::span<const std::uint32_t>(d_mask.get(), (live + 31) / 32)};
-            if (form == sieve::form::removal_list) keep = sieve::removal_list{std::span(d_removals.get(), h.removals)};
-            const sieve::cuda::workspace ws{d_workspace.get(), ws_bytes};
-            stats.note_strategy(settings.strategy, sieve::backend::cuda, in_place, paths.record(live), h.removals);
-            if (in_place) {
-              // The removal lists are the renderer's own (each terminated path once): unchecked.
-              sieve::cuda::compact_async(settings.strategy, paths.record(live), keep, &c->kept, ws, stream, {.checked = false});
-            } else {
-              sieve::cuda::compact_copy_async(settings.strategy, paths.record(live),
-                                              store[1 - cur]->columns().record(live), keep, &c->kept, ws, stream,
-                                              {.checked = false});
-              cur = 1 - cur;
-            }
-          },
-          static_cast<int>(vertex));
-      read_counters();
-      live = static_cast<std::uint32_t>(h.kept);
-      SIEVE_CUDA_CHECK(cudaMemcpyAsync(&c->live, &live, sizeof live, cudaMemcpyHostToDevice, stream));
-      if (reorder && live > 1) {
-        clock.time("reorder", [&] {
-          const path_columns from = store[cur]->columns(), to = store[1 - cur]->columns();
-          std::uint32_t *keys = d_keys.get(), *order = d_order.get();
-          reorder_keys(gpu, live, &c->live, settings.reorder, view, from, keys, order);
-          sieve::cuda::radix_sort_pairs_async(
-              settings.sort, std::span<const std::uint32_t>(keys, live), std::span<const std::uint32_t>(order, live),
-              std::span(keys + queue_capacity, live), std::span(order + queue_capacity, live), 0, key_bits,
-              {d_sort_workspace.get(), sort_bytes}, stream);
-          gather_paths(gpu, live, &c->live, order + queue_capacity, from, to);
-          cur = 1 - cur;
-        });
-      }
-    }
-    clock.time("accumulate", [&] { accumulate(gpu, w, wfilm, d_film.get()); });
-    read_counters();
-    stats.shadow_rays += h.shadow;
-    SIEVE_CUDA_CHECK(cudaMemsetAsync(&c->shadow, 0, sizeof(std::uint32_t), stream));
-    return true;
-  });
+      wavefront_driver<cuda_backend>::tally(h_counts.get(), film.max_bounces, stats);
+      ++stats.waves;
+      return true;
+    });
+  }
   SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   SIEVE_CUDA_CHECK(cudaMemcpy(result.sum.data(), d_film.get(), pixels * sizeof(vec3), cudaMemcpyDeviceToHost));

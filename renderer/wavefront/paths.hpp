@@ -10,8 +10,11 @@
 
 #include <sieve/compaction/record.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
+#include <tuple>
+#include <type_traits>
 
 namespace sieve::render {
 
@@ -27,16 +30,58 @@ struct wave {
   SIEVE_HD constexpr std::uint32_t sample_of(std::uint32_t slot) const { return first_sample + slot / pixels; }
 };
 
-// One column per field; slot i of every column is one path.
+// One column per field; slot i of every column is one path. The columns are listed once, in
+// `columns()` below: allocation (column_bytes, carve), the record compaction moves and the gather
+// after a reordering all follow that list, so a new column is one line there.
 struct path_columns {
   std::uint32_t* slot = nullptr;   // the path's slot in its wave (pixel, sample, film entry)
   ray* rays = nullptr;             // its next segment (unit direction)
   vec3* throughput = nullptr;      // product of BSDF weights so far
   float* bsdf_pdf = nullptr;       // solid-angle pdf of the last bounce's direction; 0: camera or specular
 
+  // The list (a function, so that device code gets it by value).
+  SIEVE_HD static constexpr auto columns() {
+    return std::tuple{&path_columns::slot, &path_columns::rays, &path_columns::throughput, &path_columns::bsdf_pdf};
+  }
+
+  // f(member pointer) for each column, in order.
+  template <class F>
+  SIEVE_HD static constexpr void for_each_column(F&& f) {
+    std::apply([&](auto... m) { (f(m), ...); }, columns());
+  }
+
+  // Bytes for n paths, every column aligned to 256 bytes (one allocation holds a whole queue).
+  static constexpr std::size_t column_bytes(std::size_t n) {
+    std::size_t bytes = 0;
+    for_each_column([&](auto m) { bytes += aligned(n * element_size(m)); });
+    return bytes;
+  }
+  // The columns of n paths laid out in `base` (column_bytes(n) bytes, 256-byte aligned).
+  static path_columns carve(void* base, std::size_t n) {
+    path_columns p;
+    auto* at = static_cast<unsigned char*>(base);
+    for_each_column([&](auto m) {
+      p.*m = reinterpret_cast<std::remove_reference_t<decltype(p.*m)>>(at);
+      at += aligned(n * element_size(m));
+    });
+    return p;
+  }
+
   // The columns compaction moves together, for the first n slots.
   sieve::record record(std::size_t n) const {
-    return sieve::record(std::span(slot, n), std::span(rays, n), std::span(throughput, n), std::span(bsdf_pdf, n));
+    return std::apply([&](auto... m) { return sieve::record(std::span(this->*m, n)...); }, columns());
+  }
+
+  // Path j of `from` to slot i of this queue, every column.
+  SIEVE_HD void copy_from(std::uint32_t i, const path_columns& from, std::uint32_t j) const {
+    for_each_column([&](auto m) { (this->*m)[i] = (from.*m)[j]; });
+  }
+
+ private:
+  static constexpr std::size_t aligned(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
+  template <class T>
+  static constexpr std::size_t element_size(T* path_columns::*) {
+    return sizeof(T);
   }
 };
 
@@ -46,6 +91,11 @@ struct bounce_columns {
   ray* shadow_rays = nullptr;     // shade's next-event rays, for connect
   vec3* shadow_light = nullptr;   // what each adds when unoccluded; zero: no shadow ray
   std::uint32_t* shadow_count = nullptr;  // shade counts the shadow rays it writes (when set)
+  // An index queue: queue entry i is path index[i], whose state stays where generate put it. Null:
+  // entry i is path i. The scratch columns above are indexed by queue entry.
+  const std::uint32_t* index = nullptr;
+
+  SIEVE_HD std::uint32_t path(std::uint32_t i) const { return index ? index[i] : i; }
 };
 
 // Everything the per-path functions read of the scene (device-friendly: no strings, no vectors).

@@ -61,28 +61,38 @@ SIEVE_HD inline std::uint32_t ray_key(reorder_key k, const ray& r, const aabb& b
   return 0;
 }
 
-// keys[i], and index[i] = i, for the live paths.
+// keys[i], and index[i] = the path at queue entry i (i itself, or path_index[i] for an index
+// queue), for the first `capacity` entries: the live paths' keys, and past the live count the
+// largest key of `k`, so that a stable sort over the whole capacity (a GPU wave whose count stays on
+// the device) leaves the live paths first, in key order.
 template <class Exec>
 void reorder_keys(Exec e, std::uint32_t capacity, const std::uint32_t* live, reorder_key k, const scene_view& s,
-                  const path_columns& p, std::uint32_t* keys, std::uint32_t* index) {
+                  const path_columns& p, std::uint32_t* keys, std::uint32_t* index,
+                  const std::uint32_t* path_index = nullptr) {
+  const std::uint32_t last = reorder_key_bits(k) >= 32 ? ~0U : (1U << reorder_key_bits(k)) - 1;
   exec::parallel_for(e, "reorder.keys", capacity, [=] SIEVE_HD(std::uint32_t i) {
-    if (i >= *live) return;
-    keys[i] = ray_key(k, p.rays[i], s.bounds);
-    index[i] = i;
+    const bool in = i < *live;
+    const std::uint32_t j = path_index && in ? path_index[i] : i;
+    keys[i] = in ? ray_key(k, p.rays[j], s.bounds) : last;
+    index[i] = j;
   });
 }
 
-// to[i] = from[index[i]] for every column.
+// An index queue after a sort: to[i] = sorted[i] for the live entries.
+template <class Exec>
+void copy_indices(Exec e, std::uint32_t capacity, const std::uint32_t* live, const std::uint32_t* sorted,
+                  std::uint32_t* to) {
+  exec::parallel_for(e, "reorder.gather", capacity, [=] SIEVE_HD(std::uint32_t i) {
+    if (i < *live) to[i] = sorted[i];
+  });
+}
+
+// to[i] = from[index[i]] for every column (path_columns' list).
 template <class Exec>
 void gather_paths(Exec e, std::uint32_t capacity, const std::uint32_t* live, const std::uint32_t* index,
                   const path_columns& from, const path_columns& to) {
   exec::parallel_for(e, "reorder.gather", capacity, [=] SIEVE_HD(std::uint32_t i) {
-    if (i >= *live) return;
-    const std::uint32_t j = index[i];
-    to.slot[i] = from.slot[j];
-    to.rays[i] = from.rays[j];
-    to.throughput[i] = from.throughput[j];
-    to.bsdf_pdf[i] = from.bsdf_pdf[j];
+    if (i < *live) to.copy_from(i, from, index[i]);
   });
 }
 

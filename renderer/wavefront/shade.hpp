@@ -11,6 +11,10 @@
 #include "../core/rng.hpp"
 #include "paths.hpp"
 
+#if defined(__CUDACC__)
+#include <sieve/compaction/append.cuh>
+#endif
+
 namespace sieve::render {
 
 namespace dim {
@@ -28,7 +32,6 @@ struct shade_args {
   bounce_columns scratch;
   vec3* film = nullptr;    // the wave's film: one entry per path slot
   keep_marks marks;
-  wave w;
   std::uint32_t vertex = 0;  // the bounce: 0 for the camera rays' hits
 };
 
@@ -54,13 +57,15 @@ SIEVE_HD inline void next_event(const shade_args& a, std::uint32_t i, rng_key ke
   if (a.scratch.shadow_count) atomic_add_aggregated(a.scratch.shadow_count, 1U);
 }
 
-SIEVE_HD inline void shade_path(std::uint32_t i, const shade_args& a) {
+// Path a.scratch.path(i) at queue entry i; returns whether it goes on (also marked in a.marks).
+SIEVE_HD inline bool shade_path(std::uint32_t i, const shade_args& a, const wave& w) {
   const scene_view& s = a.scene;
   const path_columns& p = a.paths;
-  const std::uint32_t slot = p.slot[i];
-  const ray r = p.rays[i];
+  const std::uint32_t j = a.scratch.path(i);  // the path's state; i: its queue entry (scratch, marks)
+  const std::uint32_t slot = p.slot[j];
+  const ray r = p.rays[j];
   const hit h = a.scratch.hits[i];
-  vec3 beta = p.throughput[i];
+  vec3 beta = p.throughput[j];
   a.scratch.shadow_light[i] = {0, 0, 0};
 
   vec3 seen{0, 0, 0};
@@ -75,11 +80,11 @@ SIEVE_HD inline void shade_path(std::uint32_t i, const shade_args& a) {
     if (max_component(le) > 0) {
       // Reached by BSDF sampling: weigh against the chance that next-event estimation at the previous
       // (diffuse) vertex picked this point. Camera and specular bounces carry pdf 0: full weight.
-      const float prev = p.bsdf_pdf[i];
+      const float prev = p.bsdf_pdf[j];
       const float w = prev > 0 ? power_heuristic(prev, light_pdf_solid_angle(s.lights, r.direction, h.t, n)) : 1.0f;
       seen = beta * le * w;
     }
-    const rng_key key{a.w.pixel_of(slot), a.w.sample_of(slot), a.vertex + 1, s.seed};
+    const rng_key key{w.pixel_of(slot), w.sample_of(slot), a.vertex + 1, s.seed};
     const float survive = a.vertex >= roulette_from_vertex ? fminf(0.95f, max_component(beta)) : 1.0f;
     if (a.vertex < s.max_bounces && uniform(key, dim::roulette) < survive) {
       beta = beta / survive;
@@ -88,21 +93,46 @@ SIEVE_HD inline void shade_path(std::uint32_t i, const shade_args& a) {
           sample_bsdf(m, wo, n, uniform(key, dim::bsdf_u), uniform(key, dim::bsdf_v), uniform(key, dim::bsdf_lobe));
       beta = beta * bs.weight;
       if (max_component(beta) > 0 && finite(beta)) {
-        p.rays[i] = spawn_ray(x, n, bs.wi);
-        p.throughput[i] = beta;
-        p.bsdf_pdf[i] = bs.specular ? 0.0f : bs.pdf;
+        p.rays[j] = spawn_ray(x, n, bs.wi);
+        p.throughput[j] = beta;
+        p.bsdf_pdf[j] = bs.specular ? 0.0f : bs.pdf;
         keep = true;
       }
     }
   }
   if (finite(seen) && max_component(seen) > 0) a.film[slot] += seen;
   a.marks.mark(i, keep);
+  return keep;
 }
 
 template <class Exec>
-void shade(Exec e, std::uint32_t capacity, const std::uint32_t* live, const shade_args& a) {
+void shade(Exec e, std::uint32_t capacity, const std::uint32_t* live, const shade_args& a, const wave* w) {
   exec::parallel_for(e, "shade", capacity, [=] SIEVE_HD(std::uint32_t i) {
-    if (i < *live) shade_path(i, a);
+    if (i < *live) shade_path(i, a, *w);
+  });
+}
+
+// The slot of a surviving item in a queue whose length is *count (producer-side append): one
+// atomic per warp on the GPU (the library's warp_append; every lane of the warp calls it), one per
+// item on the CPU. Unstable: the order of the slots varies from run to run.
+SIEVE_HD inline std::uint32_t append_slot(std::uint32_t* count, bool survives) {
+#if defined(__CUDA_ARCH__)
+  return sieve::cuda::warp_append(count, survives);
+#else
+  return survives ? atomic_add_u32(count, 1U) : 0;
+#endif
+}
+
+// Stage `shade` with producer-side append: each surviving path is written straight to the next
+// queue (`next`, *next_count paths long), so no compaction pass runs. Queue order changes, the
+// image does not (random numbers and film entries are keyed by the path's slot).
+template <class Exec>
+void shade_append(Exec e, std::uint32_t capacity, const std::uint32_t* live, const shade_args& a, const wave* w,
+                  const path_columns& next, std::uint32_t* next_count) {
+  exec::parallel_for(e, "shade", capacity, [=] SIEVE_HD(std::uint32_t i) {
+    const bool keep = i < *live && shade_path(i, a, *w);
+    const std::uint32_t k = append_slot(next_count, keep);
+    if (keep) next.copy_from(k, a.paths, a.scratch.path(i));
   });
 }
 

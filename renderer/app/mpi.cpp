@@ -1,0 +1,212 @@
+// The MPI side of a split render (mpi.hpp), over MPI_COMM_WORLD.
+#include "mpi.hpp"
+
+#include <sieve/compaction/error.hpp>
+
+#include <mpi.h>
+#if SIEVE_HAVE_CUDA
+#include <cuda_runtime_api.h>
+#endif
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+#include <exception>
+#include <thread>
+#include <utility>
+
+namespace sieve::app::mpi {
+namespace {
+
+world_info the_world;
+constexpr int stop_tag = 0x5173;  // the only point-to-point messages outside the collectives
+
+void check(int rc, const char* what) {
+  if (rc == MPI_SUCCESS) return;
+  char text[MPI_MAX_ERROR_STRING];
+  int len = 0;
+  MPI_Error_string(rc, text, &len);
+  throw sieve::error(std::string("MPI: ") + what + ": " + std::string(text, static_cast<std::size_t>(len)));
+}
+
+bool started_by_mpirun() {
+  return std::getenv("OMPI_COMM_WORLD_SIZE") || std::getenv("PMIX_RANK") || std::getenv("PMI_RANK");
+}
+
+}  // namespace
+
+bool built() { return true; }
+
+session::session() {
+  if (!started_by_mpirun()) return;
+  int provided = 0;
+  // The stop relay's thread calls MPI while the main thread renders (and never at the same time).
+  check(MPI_Init_thread(nullptr, nullptr, MPI_THREAD_SERIALIZED, &provided), "MPI_Init_thread");
+  if (provided < MPI_THREAD_SERIALIZED) {
+    MPI_Finalize();
+    throw sieve::error("MPI: this MPI library gives no MPI_THREAD_SERIALIZED support, which the split render needs");
+  }
+  world_info w;
+  w.launched = true;
+  MPI_Comm_rank(MPI_COMM_WORLD, &w.rank);
+  MPI_Comm_size(MPI_COMM_WORLD, &w.size);
+  MPI_Comm local;
+  MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, w.rank, MPI_INFO_NULL, &local);
+  MPI_Comm_rank(local, &w.local_rank);
+  MPI_Comm_size(local, &w.local_size);
+  MPI_Comm_free(&local);
+  char host[MPI_MAX_PROCESSOR_NAME];
+  int len = 0;
+  MPI_Get_processor_name(host, &len);
+  w.host.assign(host, static_cast<std::size_t>(len));
+  the_world = w;
+}
+
+session::~session() {
+  if (the_world.launched) MPI_Finalize();
+}
+
+const world_info& world() { return the_world; }
+
+int first_failure(bool failed) {
+  int mine = failed ? the_world.rank : the_world.size, lowest = mine;
+  check(MPI_Allreduce(&mine, &lowest, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), "MPI_Allreduce");
+  return lowest < the_world.size ? lowest : -1;
+}
+
+std::string broadcast(const std::string& text) {
+  unsigned long long n = text.size();
+  check(MPI_Bcast(&n, 1, MPI_UNSIGNED_LONG_LONG, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  std::string out = the_world.rank == 0 ? text : std::string(n, '\0');
+  check(MPI_Bcast(out.data(), static_cast<int>(n), MPI_CHAR, 0, MPI_COMM_WORLD), "MPI_Bcast");
+  return out;
+}
+
+std::vector<std::string> gather(const std::string& text) {
+  const int n = static_cast<int>(text.size());
+  std::vector<int> sizes(the_world.rank == 0 ? the_world.size : 0), offsets(sizes.size());
+  check(MPI_Gather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Gather");
+  std::string all;
+  if (the_world.rank == 0) {
+    int at = 0;
+    for (std::size_t r = 0; r < sizes.size(); ++r) offsets[r] = std::exchange(at, at + sizes[r]);
+    all.resize(static_cast<std::size_t>(at));
+  }
+  check(MPI_Gatherv(text.data(), n, MPI_CHAR, all.data(), sizes.data(), offsets.data(), MPI_CHAR, 0, MPI_COMM_WORLD),
+        "MPI_Gatherv");
+  std::vector<std::string> out;
+  for (std::size_t r = 0; r < sizes.size(); ++r) out.push_back(all.substr(offsets[r], sizes[r]));
+  return out;
+}
+
+void gather_in_order(std::span<const float> mine, const std::function<void(int, std::span<const float>)>& add) {
+  // Large films go in pieces (MPI counts are int).
+  constexpr std::size_t piece = std::size_t{1} << 28;
+  if (the_world.rank != 0) {
+    for (std::size_t at = 0; at < mine.size(); at += piece)
+      check(MPI_Send(mine.data() + at, static_cast<int>(std::min(piece, mine.size() - at)), MPI_FLOAT, 0, 1, MPI_COMM_WORLD),
+            "MPI_Send");
+    return;
+  }
+  std::vector<float> theirs(mine.size());
+  for (int r = 1; r < the_world.size; ++r) {
+    for (std::size_t at = 0; at < theirs.size(); at += piece)
+      check(MPI_Recv(theirs.data() + at, static_cast<int>(std::min(piece, theirs.size() - at)), MPI_FLOAT, r, 1,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE),
+            "MPI_Recv");
+    add(r, theirs);
+  }
+}
+
+void abort(int code) {
+  MPI_Abort(MPI_COMM_WORLD, code);
+  std::_Exit(code);
+}
+
+int select_gpu() {
+#if SIEVE_HAVE_CUDA
+  int n = 0;
+  if (!the_world.launched || cudaGetDeviceCount(&n) != cudaSuccess || n == 0) {
+    cudaGetLastError();  // clear the sticky "no device" error
+    return -1;
+  }
+  const int device = the_world.local_rank % n;
+  if (cudaSetDevice(device) != cudaSuccess) {
+    cudaGetLastError();
+    throw sieve::error("rank " + std::to_string(the_world.rank) + ": cannot use GPU " + std::to_string(device));
+  }
+  return device;
+#else
+  return -1;
+#endif
+}
+
+struct stop_relay::state {
+  std::atomic<bool>& interrupted;
+  std::atomic<bool> done{false}, by_peer{false};
+  bool sent = false;
+  std::vector<char> received;  // per rank: its stop came in
+  std::vector<MPI_Request> sends;
+  char token = 0;
+  std::thread thread;
+
+  explicit state(std::atomic<bool>& i) : interrupted(i), received(static_cast<std::size_t>(the_world.size), 0) {}
+
+  // Sends the stop once, when interrupted here; takes in the stops of the others.
+  void poll() {
+    if (interrupted.load() && !by_peer.load() && !sent) {
+      for (int r = 0; r < the_world.size; ++r)
+        if (r != the_world.rank) {
+          sends.emplace_back();
+          MPI_Isend(&token, 1, MPI_CHAR, r, stop_tag, MPI_COMM_WORLD, &sends.back());
+        }
+      sent = true;
+    }
+    int flag = 0;
+    MPI_Status st;
+    MPI_Iprobe(MPI_ANY_SOURCE, stop_tag, MPI_COMM_WORLD, &flag, &st);
+    if (flag) {
+      char t;
+      MPI_Recv(&t, 1, MPI_CHAR, st.MPI_SOURCE, stop_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+      received[static_cast<std::size_t>(st.MPI_SOURCE)] = 1;
+      if (!interrupted.load()) by_peer.store(true);
+      interrupted.store(true);
+    }
+  }
+};
+
+stop_relay::stop_relay(std::atomic<bool>& interrupted) : state_(std::make_unique<state>(interrupted)) {
+  if (!the_world.launched || the_world.size < 2) return;
+  state_->thread = std::thread([s = state_.get()] {
+    while (!s->done.load()) {
+      s->poll();
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+  });
+}
+
+stop_relay::~stop_relay() {
+  if (!state_->thread.joinable()) return;
+  state_->done.store(true);
+  state_->thread.join();
+  // Leaving on an exception: this rank is about to end the job (mpi::abort); the others may still be
+  // rendering, so no collective here.
+  if (std::uncaught_exceptions() > 0) return;
+  // Every rank learns who sent a stop and takes in those it has not yet received, so no message is
+  // left in flight at MPI_Finalize.
+  const char sent = state_->sent ? 1 : 0;
+  std::vector<char> senders(static_cast<std::size_t>(the_world.size));
+  MPI_Allgather(&sent, 1, MPI_CHAR, senders.data(), 1, MPI_CHAR, MPI_COMM_WORLD);
+  for (int r = 0; r < the_world.size; ++r)
+    if (r != the_world.rank && senders[static_cast<std::size_t>(r)] && !state_->received[static_cast<std::size_t>(r)]) {
+      char t;
+      MPI_Recv(&t, 1, MPI_CHAR, r, stop_tag, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    }
+  MPI_Waitall(static_cast<int>(state_->sends.size()), state_->sends.data(), MPI_STATUSES_IGNORE);
+}
+
+bool stop_relay::stopped_by_peer() const { return state_->by_peer.load(); }
+
+}  // namespace sieve::app::mpi

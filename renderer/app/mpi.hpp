@@ -1,0 +1,82 @@
+// The ranks of an MPI job: `mpirun -np N sieve render SCENE ...` splits the film's samples over N
+// ranks (renderer/wavefront/split.hpp) and rank 0 writes the outputs. The only file that knows MPI
+// is mpi.cpp (built when CMake finds MPI, SIEVE_MPI); mpi_missing.cpp stands in without it: a job of
+// one, and a clear error when mpirun started several copies of a build that cannot split.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace sieve::app::mpi {
+
+struct world_info {
+  bool launched = false;  // started by mpirun (MPI initialised): the render is split, even over 1 rank
+  int rank = 0, size = 1;
+  int local_rank = 0, local_size = 1;  // among the ranks on this host
+  std::string host;
+};
+
+// True when this build has MPI.
+bool built();
+
+// Initialises MPI when mpirun started this process (Open MPI's OMPI_COMM_WORLD_SIZE or PMIx's
+// PMIX_RANK in the environment) and finalises it when destroyed; otherwise does nothing. Throws
+// sieve::error when mpirun started several processes of a build without MPI.
+class session {
+ public:
+  session();
+  ~session();
+  session(const session&) = delete;
+  session& operator=(const session&) = delete;
+};
+
+// This process's place in the job ({} with size 1 when not launched by mpirun).
+const world_info& world();
+
+// Thrown on the ranks that did not fail when another rank's setup failed: end with its status,
+// quietly (that rank prints why).
+struct peer_failed {
+  int rank;
+};
+
+// Collective: the lowest rank for which `failed` is true, or -1.
+int first_failure(bool failed);
+// Collective: rank 0's `text` on every rank.
+std::string broadcast(const std::string& text);
+// Collective: every rank's `text` at rank 0, in rank order (empty elsewhere).
+std::vector<std::string> gather(const std::string& text);
+// Collective: rank 0 gets every other rank's floats, one rank after the other in rank order
+// (add(rank, floats)); each rank's count must be `mine.size()`.
+void gather_in_order(std::span<const float> mine, const std::function<void(int, std::span<const float>)>& add);
+// Ends every rank of the job with `code` (MPI_Abort); the caller has printed why.
+[[noreturn]] void abort(int code);
+
+// Under mpirun on a machine with CUDA devices: makes GPU (local rank mod devices) current, before
+// anything else touches CUDA. Returns its index, or -1 (no MPI job, no CUDA device).
+int select_gpu();
+
+// While a rank renders, a stop on any rank stops them all: a thread sends a stop to every other
+// rank when `interrupted` becomes true here (a signal), and sets `interrupted` when a stop comes
+// from another rank. Destroy it on every rank once its render ends (it then joins the thread and,
+// collectively, takes in the stops still under way; not when an exception unwinds it: the rank
+// then ends the job).
+class stop_relay {
+ public:
+  explicit stop_relay(std::atomic<bool>& interrupted);
+  ~stop_relay();
+  stop_relay(const stop_relay&) = delete;
+  stop_relay& operator=(const stop_relay&) = delete;
+  // Whether a stop came from another rank.
+  bool stopped_by_peer() const;
+
+ private:
+  struct state;
+  std::unique_ptr<state> state_;
+};
+
+}  // namespace sieve::app::mpi

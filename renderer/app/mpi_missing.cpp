@@ -1,0 +1,45 @@
+// Builds without MPI (SIEVE_MPI=OFF, or no MPI found): a job of one. Started by mpirun as several
+// processes, each would render and write the whole image: that is an error instead.
+#include "mpi.hpp"
+
+#include <sieve/compaction/error.hpp>
+
+#include <cstdlib>
+
+namespace sieve::app::mpi {
+namespace {
+
+const world_info the_world;
+
+int launched_size() {
+  for (const char* name : {"OMPI_COMM_WORLD_SIZE", "PMI_SIZE"})
+    if (const char* v = std::getenv(name)) return std::atoi(v);
+  return 0;
+}
+
+}  // namespace
+
+bool built() { return false; }
+
+session::session() {
+  if (const int n = launched_size(); n > 1)
+    throw sieve::error("mpirun started " + std::to_string(n) +
+                       " processes, but this build has no MPI (configure with Open MPI installed, SIEVE_MPI=ON): "
+                       "each would render the whole image");
+}
+session::~session() = default;
+
+const world_info& world() { return the_world; }
+int first_failure(bool failed) { return failed ? 0 : -1; }
+std::string broadcast(const std::string& text) { return text; }
+std::vector<std::string> gather(const std::string& text) { return {text}; }
+void gather_in_order(std::span<const float>, const std::function<void(int, std::span<const float>)>&) {}
+void abort(int code) { std::_Exit(code); }
+int select_gpu() { return -1; }
+
+struct stop_relay::state {};
+stop_relay::stop_relay(std::atomic<bool>&) {}
+stop_relay::~stop_relay() = default;
+bool stop_relay::stopped_by_peer() const { return false; }
+
+}  // namespace sieve::app::mpi

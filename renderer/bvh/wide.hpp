@@ -1,0 +1,226 @@
+// The 8-wide BVH: the binary SAH tree (build.cpp) collapsed into nodes of up to eight children
+// (wide_build.cpp), in one compressed 80-byte layout for the CPU and the GPU (after Ylitie, Karras
+// and Laine, HPG 2017): each child box quantised to 8 bits per bound relative to the node's origin,
+// with a power-of-two scale per axis. Triangles sit in leaf order, the children of a node side by side.
+//
+// One traversal source (SIEVE_HD, below) serves the GPU and the CPU; what differs is only how a
+// node's eight boxes are tested (`Boxes`): one by one here (GPU, and the portable CPU path), or in
+// one AVX2 pass on the CPU (wide_cpu.cpp).
+#pragma once
+
+#include "bvh.hpp"  // the layout: wide_node, wide_bvh, wide_view
+#include "dfs.hpp"
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#if defined(__CUDACC__)
+#define SIEVE_UNROLL _Pragma("unroll")
+#else
+#define SIEVE_UNROLL
+#endif
+
+namespace sieve::render {
+
+// What a ray brings to every node.
+struct wide_ray {
+  ray r;
+  vec3 inv;
+  std::uint32_t oct;  // direction sign bits
+};
+
+SIEVE_HD inline wide_ray prepare_wide(const ray& r) {
+  return {r, reciprocal(r.direction),
+          (r.direction.x < 0 ? 1U : 0U) | (r.direction.y < 0 ? 2U : 0U) | (r.direction.z < 0 ? 4U : 0U)};
+}
+
+SIEVE_HD inline float exp2_of(std::int8_t e) {  // 2^e for e in [-126, 127], exactly
+  const std::uint32_t bits = static_cast<std::uint32_t>(e + 127) << 23;
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(bits);
+#else
+  float f;
+  std::memcpy(&f, &bits, sizeof f);
+  return f;
+#endif
+}
+
+SIEVE_HD inline int lowest_bit(std::uint32_t m) {
+#if defined(__CUDA_ARCH__)
+  return __ffs(m) - 1;
+#else
+  return __builtin_ctz(m);
+#endif
+}
+
+SIEVE_HD inline int bit_count(std::uint32_t m) {
+#if defined(__CUDA_ARCH__)
+  return __popc(m);
+#else
+  return __builtin_popcount(m);
+#endif
+}
+
+// Bit k of the result is bit k ^ oct of m: a slot mask in the order a ray of octant oct visits it.
+SIEVE_HD inline std::uint32_t octant_order(std::uint32_t m, std::uint32_t oct) {
+  if (oct & 1) m = ((m & 0x55U) << 1) | ((m & 0xAAU) >> 1);
+  if (oct & 2) m = ((m & 0x33U) << 2) | ((m & 0xCCU) >> 2);
+  if (oct & 4) m = ((m & 0x0FU) << 4) | ((m & 0xF0U) >> 4);
+  return m;
+}
+
+SIEVE_HD inline wide_node load_wide(const wide_node* p) {
+#if defined(__CUDA_ARCH__)
+  wide_node n;
+  const float4* src = reinterpret_cast<const float4*>(p);
+  float4* dst = reinterpret_cast<float4*>(&n);
+#pragma unroll
+  for (int i = 0; i < 5; ++i) dst[i] = __ldg(src + i);
+  return n;
+#else
+  return *p;
+#endif
+}
+
+// The node's leaf triangle counts, one per byte (inner and empty slots 0); the first triangle of
+// leaf slot s is tri_base + leaf_offset(counts, s).
+SIEVE_HD inline std::uint64_t leaf_counts(const wide_node& n) {
+  std::uint64_t m;
+  std::memcpy(&m, n.meta, sizeof m);
+  return m & 0x7F7F7F7F7F7F7F7FULL;  // inner slots (0x80) become 0
+}
+SIEVE_HD inline std::uint32_t leaf_offset(std::uint64_t counts, int s) {
+  return static_cast<std::uint32_t>((((counts << 8) * 0x0101010101010101ULL) >> (8 * s)) & 0xFF);
+}
+
+SIEVE_HD inline std::uint32_t inner_child(std::uint32_t child_base, std::uint32_t inner_mask, int s) {
+  return child_base + static_cast<std::uint32_t>(bit_count(inner_mask & ((1U << s) - 1)));
+}
+
+// The portable box test: the slots whose box the ray enters within [0, limit], as a slot mask;
+// with `enter`, also each slot's entry distance.
+struct scalar_boxes {
+  SIEVE_HD std::uint32_t operator()(const wide_node& n, const wide_ray& w, float limit, float* enter_out = nullptr) const {
+    float a[3], b[3];
+    SIEVE_UNROLL for (int k = 0; k < 3; ++k) {
+      const float o = k == 0 ? w.r.origin.x : k == 1 ? w.r.origin.y : w.r.origin.z;
+      const float inv = k == 0 ? w.inv.x : k == 1 ? w.inv.y : w.inv.z;
+      a[k] = exp2_of(n.exponent[k]) * inv;
+      b[k] = (n.origin[k] - o) * inv;
+    }
+    std::uint32_t mask = 0;
+    SIEVE_UNROLL for (int s = 0; s < wide_arity; ++s) {
+      if (n.meta[s] == 0) continue;
+      float enter = 0, leave = limit;
+      SIEVE_UNROLL for (int k = 0; k < 3; ++k) {
+        const float t0 = static_cast<float>(n.lo[k][s]) * a[k] + b[k];
+        const float t1 = static_cast<float>(n.hi[k][s]) * a[k] + b[k];
+        enter = fmaxf(enter, fminf(t0, t1));
+        leave = fminf(leave, fmaxf(t0, t1));
+      }
+      if (enter <= leave) mask |= 1U << s;
+      if (enter_out) enter_out[s] = enter;
+    }
+    return mask;
+  }
+};
+
+// The stack holds, per wide node still to finish, its inner children left (in octant order) with
+// what finds them: child_base (bits 0..31), inner_mask (32..39), remaining (40..47).
+SIEVE_HD inline std::uint64_t wide_entry(std::uint32_t base, std::uint32_t inner_mask, std::uint32_t rest) {
+  return base | (std::uint64_t{inner_mask} << 32) | (std::uint64_t{rest} << 40);
+}
+
+// Closest hit along r within (0, r.tmax]: the least (t, primitive), as closest_hit (dfs.hpp) finds it.
+template <class Boxes>
+SIEVE_HD SIEVE_FORCE_INLINE hit wide_closest_hit(const wide_view& v, const ray& r, Boxes boxes) {
+  hit best;
+  if (v.node_count == 0) return best;
+  best.t = r.tmax;
+  const wide_ray w = prepare_wide(r);
+  std::uint64_t stack[dfs_stack_size];
+  int top = 0;
+  std::uint32_t node = 0;
+  while (true) {
+    const wide_node n = load_wide(v.nodes + node);
+    const std::uint32_t hits = boxes(n, w, cull_limit(best.t));
+    std::uint32_t leaves = octant_order(hits & ~std::uint32_t{n.inner_mask}, w.oct);
+    if (leaves) {
+      const std::uint64_t counts = leaf_counts(n);
+      while (leaves) {
+        const int s = lowest_bit(leaves) ^ static_cast<int>(w.oct);
+        leaves &= leaves - 1;
+        const std::uint32_t first = n.tri_base + leaf_offset(counts, s);
+        for (std::uint32_t i = first; i < first + n.meta[s]; ++i) {
+          tri_hit h;
+          if (!hit_triangle(v.triangles[i].get(), r, best.t, h)) continue;
+          const std::uint32_t prim = v.prims[i];
+          if (closer(h.t, prim, best)) best = {h.t, prim, h.u, h.v};
+        }
+      }
+    }
+    std::uint32_t inner = octant_order(hits & n.inner_mask, w.oct);
+    std::uint32_t base = n.child_base, imask = n.inner_mask;
+    if (!inner) {  // pop a node with children left
+      if (top == 0) break;
+      const std::uint64_t e = stack[--top];
+      base = static_cast<std::uint32_t>(e), imask = static_cast<std::uint32_t>(e >> 32) & 0xFF;
+      inner = static_cast<std::uint32_t>(e >> 40);
+    }
+    const int k = lowest_bit(inner);
+    inner &= inner - 1;
+    if (inner) stack[top++] = wide_entry(base, imask, inner);
+    node = inner_child(base, imask, k ^ static_cast<int>(w.oct));
+  }
+  if (best.prim == ~0U) best.t = 1e30f;
+  return best;
+}
+
+// True when anything blocks r within (0, r.tmax).
+template <class Boxes>
+SIEVE_HD SIEVE_FORCE_INLINE bool wide_any_hit(const wide_view& v, const ray& r, Boxes boxes) {
+  if (v.node_count == 0) return false;
+  const wide_ray w = prepare_wide(r);
+  std::uint64_t stack[dfs_stack_size];
+  int top = 0;
+  std::uint32_t node = 0;
+  while (true) {
+    const wide_node n = load_wide(v.nodes + node);
+    const std::uint32_t hits = boxes(n, w, r.tmax);
+    std::uint32_t leaves = hits & ~std::uint32_t{n.inner_mask};
+    if (leaves) {
+      const std::uint64_t counts = leaf_counts(n);
+      while (leaves) {
+        const int s = lowest_bit(leaves);
+        leaves &= leaves - 1;
+        const std::uint32_t first = n.tri_base + leaf_offset(counts, s);
+        for (std::uint32_t i = first; i < first + n.meta[s]; ++i) {
+          tri_hit h;
+          if (hit_triangle(v.triangles[i].get(), r, r.tmax, h)) return true;
+        }
+      }
+    }
+    std::uint32_t inner = octant_order(hits & n.inner_mask, w.oct);
+    std::uint32_t base = n.child_base, imask = n.inner_mask;
+    if (!inner) {
+      if (top == 0) break;
+      const std::uint64_t e = stack[--top];
+      base = static_cast<std::uint32_t>(e), imask = static_cast<std::uint32_t>(e >> 32) & 0xFF;
+      inner = static_cast<std::uint32_t>(e >> 40);
+    }
+    const int k = lowest_bit(inner);
+    inner &= inner - 1;
+    if (inner) stack[top++] = wide_entry(base, imask, inner);
+    node = inner_child(base, imask, k ^ static_cast<int>(w.oct));
+  }
+  return false;
+}
+
+// The CPU entry points (wide_cpu.cpp): AVX2 when the processor has it, else the portable path.
+enum class wide_path { automatic, avx2, portable };
+bool cpu_has_avx2();
+hit wide_closest_hit_cpu(const wide_view& v, const ray& r, wide_path path = wide_path::automatic);
+bool wide_any_hit_cpu(const wide_view& v, const ray& r, wide_path path = wide_path::automatic);
+
+}  // namespace sieve::render

@@ -1,0 +1,274 @@
+// Collapsing the binary SAH tree into the 8-wide compressed layout (wide.hpp).
+//
+// Greedy surface-area collapse: a wide node starts from a binary inner node's two children and,
+// while it has fewer than eight, opens the child of largest surface area that can be opened (an
+// inner binary node, or a leaf of more than 31 triangles, which is split in two by position in its
+// range), as Embree's and Wald's BVH4/8 builders do. The binary tree's SAH decisions (what is a leaf)
+// stay; the collapse only chooses which levels merge, always the larger boxes first, because those
+// are the ones a ray is most likely to enter (the SAH probability). Ylitie et al.'s optimal
+// collapse by dynamic programming would also merge small subtrees into leaves; this one does not.
+//
+// Children go to slots by a greedy assignment: slot s is for rays of octant s, so it prefers the
+// child lying furthest back along the octant's diagonal (least centroid . diagonal).
+// Subtrees of many triangles collapse in parallel (tbb::task_group), each into its own arrays;
+// the arrays are stitched in tree order at the end.
+#include "wide.hpp"
+
+#include <sieve/compaction/error.hpp>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/task_group.h>
+
+#include <algorithm>
+#include <array>
+#include <chrono>
+#include <cmath>
+#include <memory>
+#include <string>
+
+namespace sieve::render {
+namespace {
+
+constexpr std::uint32_t none = ~0U;
+
+// A node of the tree being collapsed: a binary node, or a range of a leaf too big for one slot.
+struct vnode {
+  aabb box;
+  std::uint32_t node = none;   // binary node (inner or leaf), or none for a range
+  std::uint32_t first = 0, count = 0;  // leaf: its triangles (indices into the binary prims[])
+};
+
+// The part of the output one task builds: its nodes numbered locally (node 0 is its root), its
+// triangles (indices into the binary leaf order) too; subtrees handed to other tasks are pieces of
+// their own, whose roots fill the placeholder nodes reserved for them. stitch() joins them.
+struct piece {
+  std::vector<wide_node> nodes;
+  std::vector<std::uint32_t> prims;
+  struct subtask {
+    std::uint32_t placeholder;  // the local node reserved for the subtree's root
+    std::unique_ptr<piece> sub;
+  };
+  std::vector<subtask> subtasks;
+  std::size_t depth = 0;  // the deepest level (the whole tree's root: 1) of its nodes
+};
+
+class collapser {
+ public:
+  explicit collapser(const bvh& b) : b_(b) {}
+
+  bool is_inner(const vnode& v) const {
+    return (v.node != none && !b_.nodes[v.node].leaf()) || v.count > wide_leaf_max;
+  }
+
+  vnode from_binary(std::uint32_t i) const {
+    const bvh_node& n = b_.nodes[i];
+    return {n.bounds, i, n.leaf() ? n.first : 0, n.leaf() ? n.count : 0};
+  }
+
+  aabb range_box(std::uint32_t first, std::uint32_t count) const {
+    aabb box;
+    for (std::uint32_t i = first; i < first + count; ++i) {
+      const triangle t = b_.leaf_triangles[i].get();
+      box.grow(t.v0);
+      box.grow(t.v1);
+      box.grow(t.v2);
+    }
+    return box;
+  }
+
+  std::array<vnode, 2> open(const vnode& v) const {
+    if (v.node != none && !b_.nodes[v.node].leaf()) {
+      const std::uint32_t c = b_.nodes[v.node].first;
+      return {from_binary(c), from_binary(c + 1)};
+    }
+    const std::uint32_t half = v.count / 2;
+    return {vnode{range_box(v.first, half), none, v.first, half},
+            vnode{range_box(v.first + half, v.count - half), none, v.first + half, v.count - half}};
+  }
+
+  // Fills the wide node `at` of `out` (at tree level `level`) and its subtree from v (inner, or a
+  // leaf root); returns the deepest level built by this task.
+  std::size_t build(const vnode& v, std::uint32_t at, piece& out, std::size_t level) {
+    vnode kids[wide_arity];
+    int n = 0;
+    if (is_inner(v)) {
+      const auto two = open(v);
+      kids[n++] = two[0];
+      kids[n++] = two[1];
+    } else {
+      kids[n++] = v;  // a tree that is one small leaf
+    }
+    while (n < wide_arity) {
+      int pick = -1;
+      float area = -1;
+      for (int i = 0; i < n; ++i)
+        if (is_inner(kids[i]) && kids[i].box.half_area() > area) area = kids[i].box.half_area(), pick = i;
+      if (pick < 0) break;
+      const auto two = open(kids[pick]);
+      kids[pick] = two[0];
+      kids[n++] = two[1];
+    }
+    vnode slots[wide_arity];
+    bool used[wide_arity] = {};
+    assign_slots(kids, n, slots, used);
+
+    aabb box;
+    for (int i = 0; i < n; ++i) box.grow(kids[i].box);
+    wide_node node{};
+    quantise(box, slots, used, node);
+    node.child_base = static_cast<std::uint32_t>(out.nodes.size());
+    node.tri_base = static_cast<std::uint32_t>(out.prims.size());
+    std::uint32_t inner_slots[wide_arity];
+    int inner = 0;
+    for (int s = 0; s < wide_arity; ++s) {
+      if (!used[s]) continue;
+      if (is_inner(slots[s])) {
+        node.meta[s] = wide_meta_inner;
+        node.inner_mask = static_cast<std::uint8_t>(node.inner_mask | (1U << s));
+        inner_slots[inner++] = static_cast<std::uint32_t>(s);
+      } else {
+        node.meta[s] = static_cast<std::uint8_t>(slots[s].count);
+        for (std::uint32_t i = slots[s].first; i < slots[s].first + slots[s].count; ++i) out.prims.push_back(i);
+      }
+    }
+    out.nodes.resize(out.nodes.size() + static_cast<std::size_t>(inner));
+    out.nodes[at] = node;
+    std::size_t depth = level;
+    for (int i = 0; i < inner; ++i) {
+      const vnode& c = slots[inner_slots[i]];
+      const std::uint32_t child = node.child_base + static_cast<std::uint32_t>(i);
+      const std::uint32_t tris = c.node != none ? subtree_triangles(c) : c.count;
+      if (tris >= parallel_above_) {
+        auto sub = std::make_unique<piece>();
+        sub->nodes.resize(1);
+        piece* p = sub.get();
+        out.subtasks.push_back({child, std::move(sub)});
+        group_.run([this, c, p, level] { p->depth = build(c, 0, *p, level + 1); });
+      } else {
+        depth = std::max(depth, build(c, child, out, level + 1));
+      }
+    }
+    return depth;
+  }
+
+  std::uint32_t subtree_triangles(const vnode& v) const {
+    if (v.node == none) return v.count;
+    return range_of_[v.node];
+  }
+
+  // Triangles under each binary node (a bottom-up pass, so a task can tell big subtrees).
+  void count_triangles() {
+    range_of_.assign(b_.nodes.size(), 0);
+    // Children have higher indices than their parent (the builder reserves them later), so a reverse sweep works.
+    for (std::size_t i = b_.nodes.size(); i-- > 0;) {
+      const bvh_node& n = b_.nodes[i];
+      range_of_[i] = n.leaf() ? n.count : range_of_[n.first] + range_of_[n.first + 1];
+    }
+  }
+
+  static void assign_slots(const vnode* kids, int n, vnode* slots, bool* used) {
+    aabb all;
+    for (int i = 0; i < n; ++i) all.grow(kids[i].box);
+    const vec3 centre = all.center();
+    float cost[wide_arity][wide_arity];
+    for (int i = 0; i < n; ++i) {
+      const vec3 c = kids[i].box.center() - centre;
+      for (int s = 0; s < wide_arity; ++s)
+        cost[i][s] = (s & 1 ? -c.x : c.x) + (s & 2 ? -c.y : c.y) + (s & 4 ? -c.z : c.z);
+    }
+    bool placed[wide_arity] = {};
+    for (int round = 0; round < n; ++round) {
+      int bi = -1, bs = -1;
+      float best = 0;
+      for (int i = 0; i < n; ++i) {
+        if (placed[i]) continue;
+        for (int s = 0; s < wide_arity; ++s)
+          if (!used[s] && (bi < 0 || cost[i][s] < best)) best = cost[i][s], bi = i, bs = s;
+      }
+      placed[bi] = used[bs] = true;
+      slots[bs] = kids[bi];
+    }
+  }
+
+  // Per axis: a power-of-two step s with the box's extent within 250 steps and no finer than
+  // 2^-20 of its magnitude; the origin two steps below the box, so every child box widens by one
+  // step on each side without leaving 0..255, and rounding in the traversal cannot cut into it.
+  static void quantise(const aabb& box, const vnode* slots, const bool* used, wide_node& node) {
+    for (int k = 0; k < 3; ++k) {
+      const double lo = box.lo[k], hi = box.hi[k];
+      const double magnitude = std::max(std::fabs(lo), std::fabs(hi));
+      const double want = std::max({(hi - lo) / 250.0, magnitude * 0x1p-20, 0x1p-100});
+      int e = 0;
+      std::frexp(want, &e);  // want < 2^e
+      e = std::clamp(e, -100, 127);
+      const double step = std::ldexp(1.0, e);
+      const float origin = static_cast<float>(lo - 2 * step);
+      node.origin[k] = origin;
+      node.exponent[k] = static_cast<std::int8_t>(e);
+      for (int s = 0; s < wide_arity; ++s) {
+        if (!used[s]) continue;
+        const double qlo = std::floor((static_cast<double>(slots[s].box.lo[k]) - origin) / step) - 1;
+        const double qhi = std::ceil((static_cast<double>(slots[s].box.hi[k]) - origin) / step) + 1;
+        node.lo[k][s] = static_cast<std::uint8_t>(std::clamp(qlo, 0.0, 255.0));
+        node.hi[k][s] = static_cast<std::uint8_t>(std::clamp(qhi, 0.0, 255.0));
+      }
+    }
+  }
+
+  void wait() { group_.wait(); }
+
+ private:
+  const bvh& b_;
+  std::vector<std::uint32_t> range_of_;
+  tbb::task_group group_;
+  static constexpr std::uint32_t parallel_above_ = 1 << 15;
+};
+
+// Appends piece p to the output, its root at the reserved node root_at, then the pieces of its
+// subtasks; returns the deepest level. Local node j > 0 lands at start + j - 1.
+std::size_t stitch(piece& p, std::uint32_t root_at, wide_bvh& out) {
+  const auto start = static_cast<std::uint32_t>(out.nodes.size());
+  const auto prim_offset = static_cast<std::uint32_t>(out.prims.size());
+  for (std::size_t j = 0; j < p.nodes.size(); ++j) {
+    wide_node n = p.nodes[j];
+    n.tri_base += prim_offset;
+    n.child_base += start - 1;  // children are never a piece's node 0
+    if (j == 0) out.nodes[root_at] = n;
+    else out.nodes.push_back(n);
+  }
+  out.prims.insert(out.prims.end(), p.prims.begin(), p.prims.end());
+  std::size_t depth = p.depth;
+  for (auto& t : p.subtasks) depth = std::max(depth, stitch(*t.sub, start + t.placeholder - 1, out));
+  return depth;
+}
+
+}  // namespace
+
+wide_bvh collapse_wide(const bvh& b) {
+  const auto t0 = std::chrono::steady_clock::now();
+  wide_bvh out;
+  if (b.nodes.empty()) return out;
+  collapser c(b);
+  c.count_triangles();
+  piece root;
+  root.nodes.resize(1);
+  root.depth = c.build(c.from_binary(0), 0, root, 1);
+  c.wait();
+  out.nodes.resize(1);
+  out.depth = stitch(root, 0, out);
+  out.triangles.resize(out.prims.size());
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, out.prims.size(), 1 << 14), [&](const auto& r) {
+    for (std::size_t i = r.begin(); i != r.end(); ++i) {
+      const std::uint32_t leaf_index = out.prims[i];  // an index into the binary leaf order
+      out.triangles[i] = b.leaf_triangles[leaf_index];
+      out.prims[i] = b.prims[leaf_index];
+    }
+  });
+  if (out.depth >= static_cast<std::size_t>(dfs_stack_size))
+    throw error("BVH: the wide tree is " + std::to_string(out.depth) + " levels deep, more than the traversal stack holds");
+  out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return out;
+}
+
+}  // namespace sieve::render

@@ -1,0 +1,302 @@
+// The wavefront's bounce loop, written once for the CPU and the GPU: a template over a backend
+// policy (integrator.cpp's cpu_backend, integrator_cuda.cu's cuda_backend) that provides
+//
+//   exec()                        the exec:: tag the stages launch through (exec::cpu, exec::cuda)
+//   array<T>                      owned memory of the backend (host vector, device array), .get()
+//   zero(p, bytes)                clear memory, in stream order on the GPU
+//   read(count)                   a count's value on the host (a synchronisation on the GPU)
+//   compact(...)                  the library's compaction of the path queue, counts by pointer
+//   sort(keys, values, n, bits)   the radix sort of (key, path index) pairs; returns the sorted indices
+//   extend_bfs(..., n, live)      the BFS traversal (bvh/bfs*) of *live rays, n of them launched for
+//   time(name, bounce, f)         run (enqueue) f as stage `name`, timed when profiling
+//
+// The path queue (path_queue) owns the path columns (double-buffered), the marks in the form the
+// strategy takes, and the in-place / out-of-place choice: the stages only mark, the driver only says
+// "compact". Counts (the live paths entering each bounce, shade's removals and shadow rays) live in
+// the backend's memory (wave_counts) and the stages read them there: in host-count mode (the CPU;
+// the GPU's synchronous path) the driver reads the live count each bounce, launches over it, stops
+// when it is zero and looks for a cancel; otherwise (a GPU wave captured once as a CUDA graph)
+// nothing is read back: every stage launches over the queue's capacity, its threads past the live
+// count exit, and the wave's parameters come from device memory, so one graph serves every wave.
+#pragma once
+
+#include "accumulate.hpp"
+#include "connect.hpp"
+#include "extend.hpp"
+#include "generate.hpp"
+#include "integrator.hpp"
+#include "reorder.hpp"
+#include "shade.hpp"
+
+#include "../core/marks.hpp"
+
+#include <bit>
+#include <cstring>
+
+namespace sieve::render {
+
+// The low 32-bit word of a 64-bit count: the stages' and the marks' counters are 32-bit, the
+// library's device counts 64-bit; a count below 2^32 (every queue here) reads the same through both.
+inline std::uint32_t* low_word(std::uint64_t* p) {
+  static_assert(std::endian::native == std::endian::little, "the counts' low words come first");
+  return reinterpret_cast<std::uint32_t*>(p);
+}
+inline const std::uint32_t* low_word(const std::uint64_t* p) { return low_word(const_cast<std::uint64_t*>(p)); }
+
+// A wave's counters, laid out in one array of 64-bit words of the backend's memory:
+// live(v) for v in [0, max_bounces] are the paths entering bounce v (live(0) the wave's size,
+// live(v + 1) what the compaction after bounce v kept), then shade's removal count and shadow rays.
+struct wave_counts {
+  std::uint64_t* words = nullptr;
+  std::uint32_t max_bounces = 0;
+
+  SIEVE_HD static constexpr std::size_t size(std::uint32_t max_bounces) { return max_bounces + 3; }
+  std::uint64_t* live(std::uint32_t v) const { return words + v; }
+  std::uint64_t* removals() const { return words + max_bounces + 1; }
+  std::uint64_t* shadow() const { return words + max_bounces + 2; }
+};
+
+// How the queue of live paths shrinks between bounces (render_settings::queue):
+//   pass    the strategy compacts the path state (48 bytes a path) after shade, a separate pass;
+//   index   the strategy compacts 4-byte path indices, the state stays where generate put it and
+//           the stages read it through the indices (gathered on use);
+//   append  shade writes each surviving path straight to the next queue (producer-side append,
+//           warp-aggregated on the GPU): no pass, no marks.
+enum class queue_mode : std::uint8_t { pass, index, append };
+
+inline queue_mode queue_mode_of(const std::string& name) {
+  if (name == "pass") return queue_mode::pass;
+  if (name == "index") return queue_mode::index;
+  if (name == "append") return queue_mode::append;
+  throw sieve::error("unknown queue '" + name + "'; queues: pass, index, append");
+}
+
+// The live paths of a wave and their marks. Stages write the columns of paths() (through index()
+// for an index queue) and mark through marks(); compact() keeps the marked ones (in place, or into
+// the other buffer, which it then swaps in); reordered() and appended() swap in the buffer a
+// gather or shade_append filled.
+template <class Backend>
+class path_queue {
+ public:
+  path_queue(Backend& b, std::uint32_t capacity, std::string strategy, sieve::form form, queue_mode mode)
+      : b_(b), capacity_(capacity), strategy_(std::move(strategy)), form_(form), mode_(mode),
+        in_place_(!sieve::compaction_strategy(strategy_).out_of_place),  // copy where offered: no extra pass
+        flags_(mode != queue_mode::append && form == sieve::form::byte_flags ? capacity : 0),
+        mask_(mode != queue_mode::append && form == sieve::form::bit_mask ? (capacity + 31) / 32 : 0),
+        removals_(mode != queue_mode::append && form == sieve::form::removal_list ? capacity : 0) {
+    for (int i = 0; i < 2; ++i) {
+      const std::uint32_t n = i == 1 && mode == queue_mode::index ? 0 : capacity;  // an index queue: state in place
+      memory_[i] = typename Backend::template array<std::byte>(path_columns::column_bytes(n));
+      store_[i] = path_columns::carve(memory_[i].get(), n);
+      if (mode == queue_mode::index) index_[i] = typename Backend::template array<std::uint32_t>(capacity);
+    }
+  }
+
+  std::uint32_t capacity() const { return capacity_; }
+  queue_mode mode() const { return mode_; }
+  bool in_place() const { return in_place_; }
+  const path_columns& paths() const { return store_[cur_]; }
+  const path_columns& spare() const { return store_[1 - cur_]; }
+  // An index queue's live entries (null otherwise), and the other index buffer.
+  std::uint32_t* index() const { return mode_ == queue_mode::index ? index_[icur_].get() : nullptr; }
+  std::uint32_t* spare_index() const { return mode_ == queue_mode::index ? index_[1 - icur_].get() : nullptr; }
+  void restart() { cur_ = icur_ = 0; }  // a new wave: generate writes paths(), index() is 0, 1, 2, ...
+  // A gather filled spare() (spare_index() for an index queue); shade_append filled spare().
+  void reordered() { (mode_ == queue_mode::index ? icur_ : cur_) ^= 1; }
+  void appended() { cur_ ^= 1; }
+
+  // What compaction moves, for the first n entries: the path columns, or an index queue's indices.
+  sieve::record record(std::uint32_t n) const {
+    return mode_ == queue_mode::index ? sieve::record(std::span(index(), n)) : paths().record(n);
+  }
+
+  // Marks for the first n entries, cleared as the form needs (the bit mask zeroed, *removal_count 0).
+  keep_marks marks(std::uint32_t n, std::uint64_t* removal_count) {
+    keep_marks m;
+    if (mode_ == queue_mode::append) return m;  // shade_append moves the survivors itself
+    if (form_ == sieve::form::byte_flags) m.flags = flags_.get();
+    if (form_ == sieve::form::bit_mask) {
+      b_.zero(mask_.get(), std::size_t{(n + 31) / 32} * sizeof(std::uint32_t));
+      m.mask = mask_.get();
+    }
+    if (form_ == sieve::form::removal_list) {
+      b_.zero(removal_count, sizeof *removal_count);
+      m.removals = removals_.get();
+      m.removal_count = low_word(removal_count);
+    }
+    return m;
+  }
+
+  // Keeps the marked entries of the first n (*live of them are live; n is the live count or the
+  // capacity) and writes how many to *kept.
+  void compact(std::uint32_t n, const std::uint64_t* live, const std::uint64_t* removal_count, std::uint64_t* kept) {
+    sieve::selection keep = sieve::byte_flags{std::span<const std::uint8_t>(flags_.get(), n)};
+    if (form_ == sieve::form::bit_mask) keep = sieve::bit_mask{std::span<const std::uint32_t>(mask_.get(), (n + 31) / 32)};
+    if (form_ == sieve::form::removal_list) keep = sieve::removal_list{std::span<std::uint32_t>(removals_.get(), n)};
+    const sieve::record out =
+        mode_ == queue_mode::index ? sieve::record(std::span(spare_index(), n)) : spare().record(n);
+    b_.compact(strategy_, in_place_, record(n), out, keep, live, removal_count, kept);
+    if (!in_place_) (mode_ == queue_mode::index ? icur_ : cur_) ^= 1;
+  }
+
+ private:
+  Backend& b_;
+  std::uint32_t capacity_;
+  std::string strategy_;
+  sieve::form form_;
+  queue_mode mode_;
+  bool in_place_;
+  typename Backend::template array<std::byte> memory_[2];
+  path_columns store_[2];
+  typename Backend::template array<std::uint32_t> index_[2];
+  int cur_ = 0, icur_ = 0;
+  typename Backend::template array<std::uint8_t> flags_;
+  typename Backend::template array<std::uint32_t> mask_, removals_;
+};
+
+// wave.begin: the wave's size is the live count of bounce 0, every other counter starts at zero.
+template <class Exec>
+void begin_wave(Exec e, const wave* w, wave_counts c) {
+  exec::parallel_for(e, "wave.begin", 1, [=] SIEVE_HD(std::uint32_t) {
+    c.words[0] = w->size();
+    for (std::uint32_t i = 1; i < wave_counts::size(c.max_bounces); ++i) c.words[i] = 0;
+  });
+}
+
+// An index queue's first entries: path i at entry i.
+template <class Exec>
+void iota_indices(Exec e, std::uint32_t capacity, std::uint32_t* index) {
+  exec::parallel_for(e, "generate.index", capacity, [=] SIEVE_HD(std::uint32_t i) { index[i] = i; });
+}
+
+// Rays of an index queue's entries, contiguous (the BFS tracer takes a plain array).
+template <class Exec>
+void gather_rays(Exec e, std::uint32_t capacity, const std::uint32_t* live, const std::uint32_t* index, const ray* rays,
+                 ray* out) {
+  exec::parallel_for(e, "extend.gather", capacity, [=] SIEVE_HD(std::uint32_t i) {
+    if (i < *live) out[i] = rays[index[i]];
+  });
+}
+
+template <class Backend>
+class wavefront_driver {
+ public:
+  // `wave` (backend memory) holds the wave being rendered; `film` is the image's sums (backend
+  // memory); `capacity` the most paths a wave holds, `max_pixels` the most pixels.
+  wavefront_driver(Backend& b, const scene_view& view, const render_settings& settings, sieve::form form,
+                   std::uint32_t capacity, std::uint32_t max_pixels, const wave* wave, vec3* film)
+      : b_(b), view_(view), settings_(settings), capacity_(capacity), max_pixels_(max_pixels), wave_(wave), film_(film),
+        queue_(b, capacity, settings.strategy, form, queue_mode_of(settings.queue)), hits_(capacity), shadow_rays_(capacity), shadow_light_(capacity),
+        wave_film_(capacity), counts_(wave_counts::size(view.max_bounces)),
+        keys_(settings.reorder != reorder_key::none ? 2 * std::size_t{capacity} : 0),
+        order_(settings.reorder != reorder_key::none ? 2 * std::size_t{capacity} : 0) {
+    b_.zero(wave_film_.get(), std::size_t{capacity} * sizeof(vec3));
+  }
+
+  bool in_place() const { return queue_.in_place(); }
+  queue_mode mode() const { return queue_.mode(); }
+  wave_counts counts() const { return {counts_.get(), view_.max_bounces}; }
+  // What the compaction moves for `capacity` entries (its workspace's shape).
+  sieve::record compaction_record() const { return queue_.record(capacity_); }
+  vec3* wave_film() const { return wave_film_.get(); }
+
+  // Enqueues wave w (whose copy the backend put in *wave): generate, every bounce, accumulate.
+  // host_counts: read the live count each bounce (launch over it, stop at zero, look for a cancel:
+  // returns false when cancelled, the wave then adds nothing to the image). Otherwise nothing is read
+  // back and nothing here depends on w: every stage launches over the capacity.
+  bool run(const wave& w, bool host_counts) {
+    const auto e = b_.exec();
+    const wave_counts c = counts();
+    const std::uint32_t max_bounces = view_.max_bounces;
+    const queue_mode mode = queue_.mode();
+    vec3* const wfilm = wave_film_.get();
+    queue_.restart();
+    b_.time("generate", -1, [&] {
+      const std::uint32_t n = host_counts ? w.size() : capacity_;
+      begin_wave(e, wave_, c);
+      generate(e, n, view_, wave_, queue_.paths());
+      if (mode == queue_mode::index) iota_indices(e, n, queue_.index());
+    });
+    for (std::uint32_t vertex = 0; vertex <= max_bounces; ++vertex) {
+      std::uint32_t n = capacity_;  // what the stages launch over
+      if (host_counts) {
+        n = static_cast<std::uint32_t>(b_.read(c.live(vertex)));
+        if (n == 0) break;
+        if (cancelled(settings_)) return false;  // Ctrl-C within a bounce, whatever the frame's size
+      }
+      const std::uint32_t* live = low_word(c.live(vertex));
+      const path_columns paths = queue_.paths();
+      const bounce_columns scratch{hits_.get(), shadow_rays_.get(), shadow_light_.get(), low_word(c.shadow()),
+                                   queue_.index()};
+      b_.time("extend", -1, [&] {
+        if (settings_.traversal != "bfs") return extend_dfs(e, n, live, view_, paths, scratch);
+        const ray* rays = paths.rays;
+        if (scratch.index) {  // shade writes the shadow rays later: their column is free until then
+          gather_rays(e, n, live, scratch.index, paths.rays, shadow_rays_.get());
+          rays = shadow_rays_.get();
+        }
+        b_.extend_bfs(view_, rays, hits_.get(), n, live);
+      });
+      if (host_counts && cancelled(settings_)) return false;  // extend is the longest stage: look again after it
+
+      const keep_marks marks = queue_.marks(n, c.removals());
+      const shade_args args{view_, paths, scratch, wfilm, marks, vertex};
+      const bool append = mode == queue_mode::append && vertex < max_bounces;  // none survives the last vertex
+      b_.time("shade", -1, [&] {
+        if (append) return shade_append(e, n, live, args, wave_, queue_.spare(), low_word(c.live(vertex + 1)));
+        shade(e, n, live, args, wave_);
+      });
+      b_.time("connect", -1, [&] { connect(e, n, live, view_, paths, scratch, wfilm); });
+      if (vertex == max_bounces) break;  // every path ended at this vertex
+
+      if (append)
+        queue_.appended();
+      else
+        b_.time("compact", static_cast<int>(vertex), [&] { queue_.compact(n, c.live(vertex), c.removals(), c.live(vertex + 1)); });
+
+      if (settings_.reorder != reorder_key::none) {
+        std::uint32_t m = capacity_;
+        if (host_counts && (m = static_cast<std::uint32_t>(b_.read(c.live(vertex + 1)))) <= 1) continue;
+        b_.time("reorder", -1, [&] {
+          const std::uint32_t* kept = low_word(c.live(vertex + 1));
+          const path_columns from = queue_.paths();
+          std::uint32_t* const index = queue_.index();
+          reorder_keys(e, m, kept, settings_.reorder, view_, from, keys_.get(), order_.get(), index);
+          const std::uint32_t* order = b_.sort(keys_.get(), order_.get(), m, reorder_key_bits(settings_.reorder));
+          if (index)
+            copy_indices(e, m, kept, order, queue_.spare_index());  // the sorted path indices are the queue
+          else
+            gather_paths(e, m, kept, order, from, queue_.spare());
+          queue_.reordered();
+        });
+      }
+    }
+    b_.time("accumulate", -1, [&] { accumulate(e, max_pixels_, wave_, wfilm, film_); });
+    return true;
+  }
+
+  // After wave's work completed: adds its counts (`words`, a host copy of counts()) to stats.
+  static void tally(const std::uint64_t* words, std::uint32_t max_bounces, render_stats& stats) {
+    for (std::uint32_t v = 0; v <= max_bounces; ++v) {
+      stats.bounces[v].live += words[v];
+      stats.extension_rays += words[v];
+    }
+    stats.shadow_rays += words[max_bounces + 2];
+  }
+
+ private:
+  Backend& b_;
+  scene_view view_;
+  const render_settings& settings_;
+  std::uint32_t capacity_, max_pixels_;
+  const wave* wave_;
+  vec3* film_;
+  path_queue<Backend> queue_;
+  typename Backend::template array<hit> hits_;
+  typename Backend::template array<ray> shadow_rays_;
+  typename Backend::template array<vec3> shadow_light_, wave_film_;
+  typename Backend::template array<std::uint64_t> counts_;
+  typename Backend::template array<std::uint32_t> keys_, order_;
+};
+
+}  // namespace sieve::render

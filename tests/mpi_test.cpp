@@ -1,0 +1,221 @@
+// `mpirun -np N sieve render` end to end (CPU backend; built when CMake finds MPI): the image of 1,
+// 2 and 3 ranks (7 samples: uneven splits) is bit for bit the film split the same way in one process
+// (wavefront/split.hpp) and within split_bound of the one-process render, 1 rank is that render bit
+// for bit; a rank that fails (a missing scene, another film) is named and the job exits non-zero
+// with no output written; a stop on one rank stops all and the outputs hold what they completed.
+#include <scene/load.hpp>
+#include <wavefront/integrator.hpp>
+#include <wavefront/split.hpp>
+
+#include <nlohmann/json.hpp>
+#include <tinyexr.h>
+
+#include <gtest/gtest.h>
+
+#include <dirent.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <cstring>
+#include <thread>
+
+#include "cli_support.hpp"
+
+namespace {
+
+using namespace sieve_cli_test;
+namespace sr = sieve::render;
+
+const std::string scene_file = (scenes_dir / "cornell-box" / "cornell-mirror-glass.toml").string();
+constexpr std::uint32_t width = 40, height = 30, spp = 7, seed = 9;
+
+// mpirun as root needs its consent (CI containers run as root); more ranks than cores need
+// --oversubscribe. Set here only, for the mpirun this test starts.
+void allow_mpirun() {
+  setenv("OMPI_ALLOW_RUN_AS_ROOT", "1", 1);
+  setenv("OMPI_ALLOW_RUN_AS_ROOT_CONFIRM", "1", 1);
+  setenv("OMPI_MCA_rmaps_base_oversubscribe", "1", 1);
+}
+
+std::vector<std::string> render_args(const fs::path& dir, const std::string& name) {
+  return {"render", scene_file, "--backend", "cpu", "--width", std::to_string(width), "--height", std::to_string(height),
+          "--spp", std::to_string(spp), "--set", "film.seed=" + std::to_string(seed), "--quiet",
+          "--out", (dir / (name + ".exr")).string(), "--json", (dir / (name + ".json")).string()};
+}
+
+std::vector<sr::vec3> read_exr(const fs::path& p) {
+  float* rgba = nullptr;
+  int w = 0, h = 0;
+  const char* err = nullptr;
+  if (LoadEXR(&rgba, &w, &h, p.c_str(), &err) != TINYEXR_SUCCESS) {
+    ADD_FAILURE() << "cannot read " << p << ": " << (err ? err : "?");
+    FreeEXRErrorMessage(err);
+    return {};
+  }
+  std::vector<sr::vec3> out(static_cast<std::size_t>(w) * h);
+  for (std::size_t i = 0; i < out.size(); ++i) out[i] = {rgba[4 * i], rgba[4 * i + 1], rgba[4 * i + 2]};
+  std::free(rgba);
+  return out;
+}
+
+class Mpi : public Cli {
+ protected:
+  // `mpirun -np n sieve args...`; more (`:`-separated) programs in `more` (MPMD).
+  pid_t start_mpi(int n, const std::vector<std::string>& args, const std::vector<std::string>& more = {}) const {
+    allow_mpirun();
+    std::vector<std::string> all{SIEVE_MPIEXEC, "-np", std::to_string(n), SIEVE_BINARY};
+    all.insert(all.end(), args.begin(), args.end());
+    all.insert(all.end(), more.begin(), more.end());
+    std::vector<char*> argv;
+    for (auto& a : all) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    posix_spawn_file_actions_t fa;
+    posix_spawn_file_actions_init(&fa);
+    posix_spawn_file_actions_addopen(&fa, 1, (dir_ / "stdout").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    posix_spawn_file_actions_addopen(&fa, 2, (dir_ / "stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    pid_t pid = -1;
+    EXPECT_EQ(posix_spawnp(&pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
+    posix_spawn_file_actions_destroy(&fa);
+    return pid;
+  }
+  outcome run_mpi(int n, const std::vector<std::string>& args, const std::vector<std::string>& more = {}) const {
+    return finish(start_mpi(n, args, more));
+  }
+};
+
+// The one-process film split into `parts` as mpirun's ranks split it.
+std::vector<sr::vec3> split_in_process(const sr::scene& s, std::uint32_t parts) {
+  const sr::prepared_scene ps(s);
+  sr::split_film film(s.film.width, s.film.height);
+  for (std::uint32_t p = 0; p < parts; ++p) {
+    sr::render_settings r = sr::render_settings::from(s);
+    const sr::sample_range range = sr::share_of(s.film.spp, parts, p);
+    r.first_sample = range.first;
+    r.sample_count = range.count;
+    const sr::render_result part = sr::render_cpu(ps, r);
+    film.add(part.sum, part.samples, part.ahead);
+  }
+  return film.mean();
+}
+
+TEST_F(Mpi, RanksRenderTheOneProcessImage) {
+  const outcome plain = run(render_args(dir_, "plain"));
+  ASSERT_EQ(plain.rc, 0) << plain.err;
+  const std::vector<sr::vec3> one = read_exr(dir_ / "plain.exr");
+  ASSERT_EQ(one.size(), std::size_t{width} * height);
+  const sr::scene s = sr::load_scene(scene_file, {"film.width=" + std::to_string(width), "film.height=" + std::to_string(height),
+                                                  "film.spp=" + std::to_string(spp), "film.seed=" + std::to_string(seed)});
+  // Each mean differs from the one-process mean by the sums' bound and its own rounding (2 u).
+  const double bound = sr::split_bound(spp) + 2.0 / (1 << 24);
+  for (const int n : {1, 2, 3}) {
+    SCOPED_TRACE(std::to_string(n) + " ranks");
+    const std::string name = "ranks" + std::to_string(n);
+    const outcome o = run_mpi(n, render_args(dir_, name));
+    ASSERT_EQ(o.rc, 0) << o.err;
+    const std::vector<sr::vec3> got = read_exr(dir_ / (name + ".exr"));
+    ASSERT_EQ(got.size(), one.size());
+    const std::vector<sr::vec3> want = split_in_process(s, static_cast<std::uint32_t>(n));
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(sr::vec3)), 0) << "not the in-process split";
+    if (n == 1) {
+      EXPECT_EQ(std::memcmp(got.data(), one.data(), got.size() * sizeof(sr::vec3)), 0) << "not the plain render";
+    }
+    for (std::size_t i = 0; i < got.size(); ++i)
+      for (int c = 0; c < 3; ++c) {
+        const float a = (&one[i].x)[c], b = (&got[i].x)[c];
+        ASSERT_LE(std::abs(double{a} - b), bound * std::max(a, b)) << "pixel " << i << " channel " << c;
+      }
+    const auto j = nlohmann::json::parse(slurp(dir_ / (name + ".json")));
+    EXPECT_EQ(j["ranks"]["count"], n);
+    EXPECT_EQ(j["samples_completed"], spp);
+    EXPECT_EQ(j["partial"], false);
+    std::uint32_t next = 0;
+    for (const auto& r : j["ranks"]["per_rank"]) {
+      EXPECT_EQ(r["first_sample"], next);
+      EXPECT_EQ(r["samples_completed"], r["samples"]);
+      EXPECT_GE(r["samples"].get<std::uint32_t>(), spp / n);
+      EXPECT_LE(r["samples"].get<std::uint32_t>(), spp / n + 1);
+      EXPECT_EQ(r["backend"], "cpu");
+      next += r["samples"].get<std::uint32_t>();
+    }
+    EXPECT_EQ(next, spp);
+    EXPECT_GT(j["ranks"]["efficiency"].get<double>(), 0.0);
+    EXPECT_GE(j["ranks"]["reduction_seconds"].get<double>(), 0.0);
+    const auto plain_json = nlohmann::json::parse(slurp(dir_ / "plain.json"));
+    EXPECT_EQ(j["rays"], plain_json["rays"]);  // every path traced once, by one rank
+  }
+}
+
+// A rank that fails before rendering is named, the job exits non-zero, rank 0 writes nothing.
+TEST_F(Mpi, AFailingRankIsNamedAndTheJobFails) {
+  std::vector<std::string> missing = render_args(dir_, "x");
+  missing[1] = (dir_ / "no-such-scene.toml").string();
+  missing.insert(missing.begin(), {":", "-np", "1", SIEVE_BINARY});
+  const outcome o = run_mpi(1, render_args(dir_, "good"), missing);
+  EXPECT_NE(o.rc, 0);
+  EXPECT_NE(o.err.find("sieve: rank 1: "), std::string::npos) << o.err;
+  EXPECT_NE(o.err.find("no-such-scene.toml"), std::string::npos) << o.err;
+  EXPECT_FALSE(fs::exists(dir_ / "good.exr"));
+  EXPECT_FALSE(fs::exists(dir_ / "good.json"));
+
+  // Every rank must render the same film.
+  std::vector<std::string> other = render_args(dir_, "y");
+  other[9] = std::to_string(spp + 1);  // --spp
+  other.insert(other.begin(), {":", "-np", "1", SIEVE_BINARY});
+  const outcome o2 = run_mpi(1, render_args(dir_, "good"), other);
+  EXPECT_NE(o2.rc, 0);
+  EXPECT_NE(o2.err.find("sieve: rank 1: renders another film than rank 0"), std::string::npos) << o2.err;
+  EXPECT_FALSE(fs::exists(dir_ / "good.exr"));
+}
+
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
+  DIR* d = opendir("/proc");
+  while (dirent* e = d ? readdir(d) : nullptr) {
+    const pid_t pid = std::atoi(e->d_name);
+    if (pid <= 0) continue;
+    const std::string stat = slurp(fs::path("/proc") / e->d_name / "stat");
+    const auto close = stat.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream rest(stat.substr(close + 2));
+    char state;
+    pid_t ppid = 0;
+    rest >> state >> ppid;
+    if (ppid == parent) out.push_back(pid);
+  }
+  if (d) closedir(d);
+  return out;
+}
+
+// Ctrl-C on one rank (SIGINT to its process alone) stops every rank; rank 0 writes the samples all
+// ranks completed, the report marked partial.
+TEST_F(Mpi, AStopOnOneRankStopsAllAndWritesTheirSamples) {
+  const fs::path exr = dir_ / "p.exr", json = dir_ / "p.json";
+  // One bounce at 64 x 64: a wave of 256 samples takes about a second; 100000 spp would take hours.
+  const pid_t job = start_mpi(2, {"render", (scenes_dir / "cornell-box" / "cornell-box.toml").string(), "--backend", "cpu",
+                                  "--set", "film.width=64", "--set", "film.height=64", "--set", "film.max_bounces=1",
+                                  "--spp", "100000", "--quiet", "--exr", exr.string(), "--json", json.string()});
+  std::vector<pid_t> ranks;
+  for (int i = 0; i < 100 && ranks.size() < 2; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+    ranks = children_of(job);
+  }
+  ASSERT_EQ(ranks.size(), 2U);
+  std::this_thread::sleep_for(std::chrono::milliseconds(4000));
+  ::kill(std::max(ranks[0], ranks[1]), SIGINT);  // one rank only
+  const outcome o = finish(job);
+  EXPECT_NE(o.rc, 0);
+  EXPECT_NE(o.err.find("interrupted after"), std::string::npos) << o.err;
+  ASSERT_TRUE(fs::exists(exr)) << o.err;
+  const auto j = nlohmann::json::parse(slurp(json));
+  EXPECT_EQ(j["partial"], true);
+  std::uint32_t least = 100000;
+  for (const auto& r : j["ranks"]["per_rank"]) {
+    EXPECT_LT(r["samples_completed"].get<std::uint32_t>(), r["samples"].get<std::uint32_t>()) << "rank " << r["rank"] << " was not stopped";
+    least = std::min(least, r["samples_completed"].get<std::uint32_t>());
+  }
+  std::uint32_t sum = 0;
+  for (const auto& r : j["ranks"]["per_rank"]) sum += r["samples_completed"].get<std::uint32_t>();
+  EXPECT_EQ(j["samples_completed"], sum);
+}
+
+}  // namespace
