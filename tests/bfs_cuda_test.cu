@@ -87,8 +87,10 @@ void expect_equal(const std::vector<hit>& got, const std::vector<hit>& want, std
   for (std::size_t i = 0; i < n; ++i) {
     ASSERT_EQ(got[i].prim, want[i].prim) << what << " ray " << i;
     ASSERT_EQ(got[i].t, want[i].t) << what << " ray " << i;
-    ASSERT_EQ(got[i].u, want[i].u) << what << " ray " << i;
-    ASSERT_EQ(got[i].v, want[i].v) << what << " ray " << i;
+    // The barycentrics are recomputed from the triangle by bfs.finish, in another kernel than the
+    // DFS's: the compiler may contract their multiply-adds differently.
+    ASSERT_NEAR(got[i].u, want[i].u, 1e-5f) << what << " ray " << i;
+    ASSERT_NEAR(got[i].v, want[i].v, 1e-5f) << what << " ray " << i;
   }
 }
 
@@ -98,7 +100,7 @@ void expect_equal(const std::vector<hit>& got, const std::vector<hit>& want, std
 TEST(GpuBfs, BothLoopsEveryStrategyEqualDfs) {
   REQUIRE_DEVICE();
   const auto [htris, hrays] = hairball();
-  const device_scene scenes[] = {device_scene(random_scene(3000, 20000, 11)), device_scene({htris, hrays})};
+  const device_scene scenes[] = {device_scene(random_scene(3000, 8000, 11)), device_scene({htris, hrays})};
   for (const device_scene& sc : scenes) {
     for (const std::string& strategy : cuda_bfs_strategies()) {
       bfs_tracer_cuda tracer(strategy);

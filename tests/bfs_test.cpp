@@ -122,6 +122,12 @@ TEST(Bfs, ChunkSizes) {
   EXPECT_EQ(bfs_chunk(7'500'000, 1'000'000), 500'000U);    // what is left of 8n
   EXPECT_EQ(bfs_chunk(9'000'000, 1'000'000), 1024U);       // past 8n: the least step
   EXPECT_EQ(bfs_chunk(std::size_t{1} << 36, std::size_t{1} << 36), std::size_t{1} << 30);  // 2c fits 32 bits
+  // Capacities: a step's children, the spill stack; more rays than the buffers can index are refused.
+  const bfs_sizes z = bfs_sizes::for_rays(1'000'000);
+  EXPECT_EQ(z.frontier, 4'000'000U);
+  EXPECT_EQ(z.stack, bfs_stack_bound(1'000'000));
+  EXPECT_EQ(bfs_sizes::for_rays(10).frontier, 2 * bfs_min_chunk);
+  EXPECT_THROW(bfs_sizes::for_rays((std::size_t{1} << 30) + 1), sieve::error);
 }
 
 // The step plan (bfs_driver.hpp, the same on the device): a frontier larger than the chunk spills its

@@ -3,6 +3,7 @@
 #include "bfs_driver.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 
 namespace sieve::render {
@@ -36,6 +37,21 @@ struct bfs_cpu_backend {
     return static_cast<std::size_t>(live());
   }
   void zero(void* p, std::size_t bytes) const { std::memset(p, 0, bytes); }
+
+  // bfs.expand for `append`: one atomic per pair with survivors.
+  void expand_appended(std::size_t bound, bfs_state* st, const bvh_view& b, const ray* rays, std::uint64_t* best,
+                       const bfs_pair* in, bfs_pair* stack, bfs_pair* out) const {
+    exec::parallel_for(exec::cpu{}, "bfs.expand", bound, [=](std::uint32_t i) {
+      if (i >= st->work) return;
+      const bfs_pair p = bfs_take(*st, i, in, stack);
+      if (i >= st->m) return;
+      const bfs_children c = visit_pair(b, rays, best, p);
+      const unsigned k = static_cast<unsigned>(c.keep[0]) + static_cast<unsigned>(c.keep[1]);
+      if (k == 0) return;
+      bfs_put_children(out, std::atomic_ref<std::uint64_t>(st->kept).fetch_add(k, std::memory_order_relaxed), c,
+                       bfs_ray_of(p));
+    });
+  }
 
   void compact(const std::string& strategy, const sieve::record& children, const sieve::record* frontier,
                sieve::selection keep, const sieve::cuda::device_counts& live, std::uint64_t* kept) {

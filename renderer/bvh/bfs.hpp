@@ -7,7 +7,7 @@
 //     them in the form the strategy takes (bit mask, byte flags or removal list); the compaction
 //     library compacts the children into the next frontier (in place, or out of place);
 //   - `append` (producer-side): the step appends the survivors to the next frontier itself (one
-//     atomic per warp on the GPU), no marks and no compaction pass.
+//     atomic per block of pairs on the GPU), no marks and no compaction pass.
 //
 // The per-pair work (visit_pair) is one SIEVE_HD function for CPU and GPU, and so is the loop
 // (bfs_driver.hpp, a template over a backend). Closest hits are kept as packed (t, primitive) words
@@ -88,32 +88,10 @@ SIEVE_HD inline void expand_marked(std::uint32_t i, bfs_pair p, const bvh_view& 
   marks.mark(2 * i + 1, c.keep[1]);
 }
 
-// The `append` step: the surviving children straight into the next frontier, both of a pair side
-// by side. On the GPU the warp aggregates (one atomic per warp for all of its lanes' survivors; every
-// lane of the warp that gets here takes part, as with sieve/compaction/append.cuh's warp_append,
-// which takes one item a lane); on the CPU one atomic per pair with survivors.
-SIEVE_HD inline void expand_appended(bfs_pair p, const bvh_view& b, const ray* rays, std::uint64_t* best, bfs_pair* next,
-                                     std::uint64_t* count) {
-  const bfs_children c = visit_pair(b, rays, best, p);
-  const std::uint32_t r = bfs_ray_of(p);
-#if defined(__CUDA_ARCH__)
-  const unsigned active = __activemask();
-  const unsigned b0 = __ballot_sync(active, c.keep[0]), b1 = __ballot_sync(active, c.keep[1]);
-  unsigned lane;
-  asm("mov.u32 %0, %%laneid;" : "=r"(lane));
-  const int leader = __ffs(active) - 1;
-  const unsigned total = __popc(b0) + __popc(b1);
-  unsigned long long base = 0;
-  if (static_cast<int>(lane) == leader && total != 0)
-    base = atomicAdd(reinterpret_cast<unsigned long long*>(count), static_cast<unsigned long long>(total));
-  base = __shfl_sync(active, base, leader);
-  const unsigned below = (1U << lane) - 1U;
-  std::uint64_t slot = base + __popc(b0 & below) + __popc(b1 & below);
-#else
-  const unsigned k = static_cast<unsigned>(c.keep[0]) + static_cast<unsigned>(c.keep[1]);
-  if (k == 0) return;
-  std::uint64_t slot = std::atomic_ref<std::uint64_t>(*count).fetch_add(k, std::memory_order_relaxed);
-#endif
+// The `append` step writes the surviving children of pair (r, .) from next[slot] on, both of a pair
+// side by side; the backend reserves the slots (bfs_driver.hpp: one atomic per pair with survivors
+// on the CPU; on the GPU one per block of 256 pairs, the block's survivors counted by warp ballots).
+SIEVE_HD inline void bfs_put_children(bfs_pair* next, std::uint64_t slot, const bfs_children& c, std::uint32_t r) {
   if (c.keep[0]) next[slot++] = bfs_make_pair(r, c.node[0]);
   if (c.keep[1]) next[slot] = bfs_make_pair(r, c.node[1]);
 }

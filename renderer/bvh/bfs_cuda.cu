@@ -11,8 +11,10 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <chrono>
 #include <tuple>
+#include <vector>
 
 namespace sieve::render {
 
@@ -22,6 +24,49 @@ namespace {
 
 __global__ void bfs_set_while(const bfs_state* st, cudaGraphConditionalHandle loop) {
   cudaGraphSetConditional(loop, st->stack + st->kept > 0 ? 1U : 0U);
+}
+
+// bfs.expand for `append`: each block of 256 threads takes tiles of 256 pairs; the block's
+// survivors are counted by warp ballots and reserved with one atomic, each lane writing its pair's
+// children side by side. (Warp-aggregated, sieve/compaction/append.cuh's way, a frontier of
+// millions of pairs would put ~10^5 atomics on one address a step.)
+constexpr unsigned append_threads = 256;
+__global__ void __launch_bounds__(append_threads)
+    bfs_expand_append(bfs_state* st, bvh_view b, const ray* rays, std::uint64_t* best, const bfs_pair* in,
+                      bfs_pair* stack, bfs_pair* out) {
+  constexpr unsigned warps = append_threads / 32;
+  __shared__ unsigned warp_first[warps];
+  __shared__ unsigned long long block_first;
+  const std::uint32_t work = st->work, m = st->m;  // the same for the whole grid
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, below = (1U << lane) - 1U;
+  for (std::uint64_t tile = std::uint64_t{blockIdx.x} * append_threads; tile < work;
+       tile += std::uint64_t{gridDim.x} * append_threads) {  // the same trip count for the whole block
+    const std::uint64_t i = tile + threadIdx.x;
+    bfs_children c{{0, 0}, {false, false}};
+    std::uint32_t r = 0;
+    if (i < work) {
+      const bfs_pair p = bfs_take(*st, static_cast<std::uint32_t>(i), in, stack);
+      if (i < m) {
+        c = visit_pair(b, rays, best, p);
+        r = bfs_ray_of(p);
+      }
+    }
+    const unsigned b0 = __ballot_sync(~0U, c.keep[0]), b1 = __ballot_sync(~0U, c.keep[1]);
+    if (lane == 0) warp_first[warp] = __popc(b0) + __popc(b1);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+      unsigned total = 0;
+      for (unsigned w = 0; w < warps; ++w) {
+        const unsigned n = warp_first[w];
+        warp_first[w] = total;
+        total += n;
+      }
+      block_first = total ? atomicAdd(reinterpret_cast<unsigned long long*>(&st->kept), total) : 0;
+    }
+    __syncthreads();
+    bfs_put_children(out, block_first + warp_first[warp] + __popc(b0 & below) + __popc(b1 & below), c, r);
+    __syncthreads();  // the next tile reuses warp_first and block_first
+  }
 }
 
 // `thrust` reads its counts back to the host: it cannot run inside a graph (nor `auto` where it
@@ -55,6 +100,17 @@ struct bfs_cuda_backend {
     return bound;
   }
   void zero(void* p, std::size_t bytes) const { SIEVE_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, stream)); }
+
+  void expand_appended(std::size_t bound, bfs_state* st, const bvh_view& b, const ray* rays, std::uint64_t* best,
+                       const bfs_pair* in, bfs_pair* stack, bfs_pair* out) const {
+    int dev = 0, sms = 1;
+    SIEVE_CUDA_CHECK(cudaGetDevice(&dev));
+    SIEVE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+    const std::size_t want = (bound + append_threads - 1) / append_threads, most = static_cast<std::size_t>(sms) * 8;
+    const unsigned blocks = static_cast<unsigned>(std::max<std::size_t>(1, std::min(want, most)));
+    bfs_expand_append<<<blocks, append_threads, 0, stream>>>(st, b, rays, best, in, stack, out);
+    SIEVE_CUDA_CHECK(cudaGetLastError());
+  }
 
   void compact(const std::string& strategy, const sieve::record& children, const sieve::record* frontier,
                const sieve::selection& keep, const sieve::cuda::device_counts& live, std::uint64_t* kept) {
@@ -144,9 +200,14 @@ struct bfs_tracer_cuda::buffers {
   cudaStream_t own = nullptr;   // captures the tracer's own graph
   cudaStream_t body = nullptr;  // captures the WHILE node's body
   cudaEvent_t t0 = nullptr, t1 = nullptr, ts = nullptr;
-  // The tracer's own graph, for closest_async on a stream that is not being captured.
-  cudaGraphExec_t graph = nullptr;
-  std::tuple<bvh_view, const ray*, hit*, std::size_t, const std::uint32_t*> graph_key{};
+  // The tracer's own graphs, for closest_async on a stream that is not being captured: one per set
+  // of arguments, the last few kept (a wavefront alternates two path queues), the oldest replaced.
+  struct own_graph {
+    std::tuple<bvh_view, const ray*, hit*, std::size_t, const std::uint32_t*> key;
+    cudaGraphExec_t exec = nullptr;
+  };
+  static constexpr std::size_t kept_graphs = 4;
+  std::vector<own_graph> graphs;
 
   buffers() {
     SIEVE_CUDA_CHECK(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking));
@@ -156,16 +217,16 @@ struct bfs_tracer_cuda::buffers {
     SIEVE_CUDA_CHECK(cudaEventCreate(&ts));
   }
   ~buffers() {
-    if (graph) cudaGraphExecDestroy(graph);
+    drop_graphs();
     cudaEventDestroy(t0);
     cudaEventDestroy(t1);
     cudaEventDestroy(ts);
     cudaStreamDestroy(own);
     cudaStreamDestroy(body);
   }
-  void drop_graph() {
-    if (graph) cudaGraphExecDestroy(graph);
-    graph = nullptr;
+  void drop_graphs() {
+    for (const own_graph& g : graphs) cudaGraphExecDestroy(g.exec);
+    graphs.clear();
   }
   bfs_memory memory() const {
     return {{frontier[0].get(), frontier[1].get()}, stack.get(), flags.get(), mask.get(), removals.get(), best.get(),
@@ -197,7 +258,7 @@ void bfs_tracer_cuda::reserve(std::size_t capacity) {
   buffers& B = *buf_;
   if (capacity <= B.sizes.rays && B.best.size() > 0) return;
   const bfs_sizes z = bfs_sizes::for_rays(std::max<std::size_t>(capacity, 1));
-  B.drop_graph();  // its pointers are about to change
+  B.drop_graphs();  // their pointers are about to change
   for (auto* v : {&B.frontier[0], &B.frontier[1]}) v->reserve_discard(z.frontier);
   B.stack.reserve_discard(z.stack);
   B.best.reserve_discard(z.rays);
@@ -229,11 +290,12 @@ void bfs_tracer_cuda::closest_async(const bvh_view& b, const ray* rays, hit* hit
   cudaStreamCaptureStatus status;
   SIEVE_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
   if (status == cudaStreamCaptureStatusActive) return enqueue(stream);  // into the caller's graph
-  const auto key = std::make_tuple(b, rays, hits, capacity, d_count);
-  const auto& old = B.graph_key;
-  if (!B.graph || !same_view(std::get<0>(old), b) || std::get<1>(old) != rays || std::get<2>(old) != hits ||
-      std::get<3>(old) != capacity || std::get<4>(old) != d_count) {
-    B.drop_graph();
+  auto same = [&](const buffers::own_graph& g) {
+    const auto& [view, r, h, cap, count] = g.key;
+    return same_view(view, b) && r == rays && h == hits && cap == capacity && count == d_count;
+  };
+  auto it = std::find_if(B.graphs.begin(), B.graphs.end(), same);
+  if (it == B.graphs.end()) {
     cudaGraph_t g = nullptr;
     SIEVE_CUDA_CHECK(cudaStreamBeginCapture(B.own, cudaStreamCaptureModeThreadLocal));
     try {
@@ -243,12 +305,18 @@ void bfs_tracer_cuda::closest_async(const bvh_view& b, const ray* rays, hit* hit
       throw;
     }
     SIEVE_CUDA_CHECK(cudaStreamEndCapture(B.own, &g));
-    const cudaError_t e = cudaGraphInstantiate(&B.graph, g, 0);
+    cudaGraphExec_t exec = nullptr;
+    const cudaError_t e = cudaGraphInstantiate(&exec, g, 0);
     cudaGraphDestroy(g);
     SIEVE_CUDA_CHECK(e);
-    B.graph_key = key;
+    if (B.graphs.size() == buffers::kept_graphs) {
+      cudaGraphExecDestroy(B.graphs.front().exec);
+      B.graphs.erase(B.graphs.begin());
+    }
+    B.graphs.push_back({std::make_tuple(b, rays, hits, capacity, d_count), exec});
+    it = B.graphs.end() - 1;
   }
-  SIEVE_CUDA_CHECK(cudaGraphLaunch(B.graph, stream));
+  SIEVE_CUDA_CHECK(cudaGraphLaunch(it->exec, stream));
 }
 
 void bfs_tracer_cuda::closest(const bvh_view& b, const ray* rays, hit* hits, std::size_t n,

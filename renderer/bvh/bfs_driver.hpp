@@ -49,7 +49,8 @@ struct bfs_sizes {
   std::size_t stack = 0;     // pairs of spill stack: bfs_stack_bound(n)
   std::size_t mask_words() const { return (frontier + 31) / 32; }
   static bfs_sizes for_rays(std::size_t n) {
-    if (n > 0xffffffffULL) throw sieve::error("BFS traversal: " + std::to_string(n) + " rays; at most 2^32 - 1");
+    if (n > (std::size_t{1} << 30))  // the first frontier (n pairs) fits a buffer of 2 * bfs_chunk_bound(n)
+      throw sieve::error("BFS traversal: " + std::to_string(n) + " rays in one call; at most 2^30");
     return {n, static_cast<std::size_t>(2 * bfs_chunk_bound(n)), static_cast<std::size_t>(bfs_stack_bound(n))};
   }
 };
@@ -133,17 +134,6 @@ void bfs_expand_marked(Exec e, std::size_t bound, const bfs_state* st, const bvh
   });
 }
 
-// bfs.expand, for `append`: survivors appended to out[0, kept).
-template <class Exec>
-void bfs_expand_appended(Exec e, std::size_t bound, bfs_state* st, const bvh_view& b, const ray* rays,
-                         std::uint64_t* best, const bfs_pair* in, bfs_pair* stack, bfs_pair* out) {
-  exec::parallel_for(e, "bfs.expand", bound, [=] SIEVE_HD(std::uint32_t i) {
-    if (i >= st->work) return;
-    const bfs_pair p = bfs_take(*st, i, in, stack);
-    if (i < st->m) expand_appended(p, b, rays, best, out, &st->kept);
-  });
-}
-
 // The removal list's length in the library's count type.
 template <class Exec>
 void bfs_count_removals(Exec e, bfs_state* st) {
@@ -204,8 +194,8 @@ class bfs_queue {
     bfs_plan(e, m.state);
     bfs_pair *in = input(m, s), *out = output(m, s);
     const std::size_t bound = be.extent(z.frontier, [&] { return m.state->work; });
-    if (mode_ == mode::append) {
-      bfs_expand_appended(e, bound, m.state, b, rays, m.best, in, m.stack, out);
+    if (mode_ == mode::append) {  // survivors appended to out[0, kept): the backend reserves the slots
+      be.expand_appended(bound, m.state, b, rays, m.best, in, m.stack, out);
       return;
     }
     keep_marks marks;
