@@ -149,6 +149,9 @@ TEST_F(Mpi, RanksRenderTheOneProcessImage) {
     EXPECT_GE(j["ranks"]["reduction_seconds"].get<double>(), 0.0);
     const auto plain_json = nlohmann::json::parse(slurp(dir_ / "plain.json"));
     EXPECT_EQ(j["rays"], plain_json["rays"]);  // every path traced once, by one rank
+    // The ranks' waves add up in the report (each rank renders at least one wave), as their rays do.
+    EXPECT_GE(j["waves"].get<std::uint64_t>(), static_cast<std::uint64_t>(n));
+    EXPECT_EQ(j["wave_launch"], "cpu");
   }
 }
 

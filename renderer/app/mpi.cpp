@@ -184,6 +184,10 @@ stop_relay::stop_relay(std::atomic<bool>& interrupted) : state_(std::make_unique
       s->poll();
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
+    // Once more after the render returned: a stop raised here within the last sleep (a GPU ends a
+    // wave in under a millisecond) still goes out, or the others would render on and this rank would
+    // wait for them at the closing collective.
+    s->poll();
   });
 }
 

@@ -150,7 +150,9 @@ std::string film_fingerprint(const scene& sc) {
 nlohmann::json stats_json(const render_stats& st) {
   nlohmann::json j = {{"extension_rays", st.extension_rays}, {"shadow_rays", st.shadow_rays},
                       {"bfs_compact_ms", st.bfs_compact_ms}, {"seconds", st.seconds},
-                      {"strategies_ran", st.strategies_ran}, {"stages", nlohmann::json::array()},
+                      {"waves", st.waves}, {"host_syncs", st.host_syncs}, {"graphs", st.graphs},
+                      {"wave_launch", st.wave_launch}, {"strategies_ran", st.strategies_ran},
+                      {"stages", nlohmann::json::array()},
                       {"bounces", nlohmann::json::array()}};
   for (const auto& s : st.stages) j["stages"].push_back({s.name, s.ms});
   for (const auto& b : st.bounces) j["bounces"].push_back({b.live, b.compact_ms});
@@ -162,6 +164,13 @@ void add_stats(render_stats& into, const nlohmann::json& j) {
   into.shadow_rays += j["shadow_rays"].get<std::uint64_t>();
   into.bfs_compact_ms += j["bfs_compact_ms"].get<double>();
   into.seconds += j["seconds"].get<double>();
+  into.waves += j["waves"].get<std::uint64_t>();
+  into.host_syncs += j["host_syncs"].get<std::uint64_t>();
+  into.graphs += j["graphs"].get<std::uint64_t>();
+  // Ranks may launch their waves differently (their own backends): "graph+cpu" names each once.
+  const std::string launch = j["wave_launch"].get<std::string>();
+  if (into.wave_launch.empty()) into.wave_launch = launch;
+  else if (("+" + into.wave_launch + "+").find("+" + launch + "+") == std::string::npos) into.wave_launch += "+" + launch;
   for (const auto& name : j["strategies_ran"])
     if (std::find(into.strategies_ran.begin(), into.strategies_ran.end(), name.get<std::string>()) == into.strategies_ran.end())
       into.strategies_ran.push_back(name.get<std::string>());
@@ -357,6 +366,7 @@ int run_render(const render_args& a, const std::string& command_line) {
         const sieve::form form = r.stats.form;
         r.stats = render_stats{};
         r.stats.form = form;
+        r.stats.wave_launch.clear();
         for (const auto& rk : ranks) add_stats(r.stats, rk["stats"]);
         for (auto& rk : ranks) rk.erase("stats");
         ranks = {{"count", world.size},
