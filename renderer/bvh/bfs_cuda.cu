@@ -38,35 +38,33 @@ __global__ void __launch_bounds__(append_threads)
   __shared__ unsigned warp_first[warps];
   __shared__ unsigned long long block_first;
   const std::uint32_t work = st->work, m = st->m;  // the same for the whole grid
+  const std::uint64_t tile = std::uint64_t{blockIdx.x} * append_threads;
+  if (tile >= work) return;  // the whole block: past this step's pairs (one tile a block, no loop around the barriers)
   const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, below = (1U << lane) - 1U;
-  for (std::uint64_t tile = std::uint64_t{blockIdx.x} * append_threads; tile < work;
-       tile += std::uint64_t{gridDim.x} * append_threads) {  // the same trip count for the whole block
-    const std::uint64_t i = tile + threadIdx.x;
-    bfs_children c{{0, 0}, {false, false}};
-    std::uint32_t r = 0;
-    if (i < work) {
-      const bfs_pair p = bfs_take(*st, static_cast<std::uint32_t>(i), in, stack);
-      if (i < m) {
-        c = visit_pair(b, rays, best, p);
-        r = bfs_ray_of(p);
-      }
+  const std::uint64_t i = tile + threadIdx.x;
+  bfs_children c{{0, 0}, {false, false}};
+  std::uint32_t r = 0;
+  if (i < work) {
+    const bfs_pair p = bfs_take(*st, static_cast<std::uint32_t>(i), in, stack);
+    if (i < m) {
+      c = visit_pair(b, rays, best, p);
+      r = bfs_ray_of(p);
     }
-    const unsigned b0 = __ballot_sync(~0U, c.keep[0]), b1 = __ballot_sync(~0U, c.keep[1]);
-    if (lane == 0) warp_first[warp] = __popc(b0) + __popc(b1);
-    __syncthreads();
-    if (threadIdx.x == 0) {
-      unsigned total = 0;
-      for (unsigned w = 0; w < warps; ++w) {
-        const unsigned n = warp_first[w];
-        warp_first[w] = total;
-        total += n;
-      }
-      block_first = total ? atomicAdd(reinterpret_cast<unsigned long long*>(&st->kept), total) : 0;
-    }
-    __syncthreads();
-    bfs_put_children(out, block_first + warp_first[warp] + __popc(b0 & below) + __popc(b1 & below), c, r);
-    __syncthreads();  // the next tile reuses warp_first and block_first
   }
+  const unsigned b0 = __ballot_sync(~0U, c.keep[0]), b1 = __ballot_sync(~0U, c.keep[1]);
+  if (lane == 0) warp_first[warp] = __popc(b0) + __popc(b1);
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    unsigned total = 0;
+    for (unsigned w = 0; w < warps; ++w) {
+      const unsigned n = warp_first[w];
+      warp_first[w] = total;
+      total += n;
+    }
+    block_first = total ? atomicAdd(reinterpret_cast<unsigned long long*>(&st->kept), total) : 0;
+  }
+  __syncthreads();
+  bfs_put_children(out, block_first + warp_first[warp] + __popc(b0 & below) + __popc(b1 & below), c, r);
 }
 
 // `thrust` reads its counts back to the host: it cannot run inside a graph (nor `auto` where it
@@ -103,11 +101,8 @@ struct bfs_cuda_backend {
 
   void expand_appended(std::size_t bound, bfs_state* st, const bvh_view& b, const ray* rays, std::uint64_t* best,
                        const bfs_pair* in, bfs_pair* stack, bfs_pair* out) const {
-    int dev = 0, sms = 1;
-    SIEVE_CUDA_CHECK(cudaGetDevice(&dev));
-    SIEVE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-    const std::size_t want = (bound + append_threads - 1) / append_threads, most = static_cast<std::size_t>(sms) * 8;
-    const unsigned blocks = static_cast<unsigned>(std::max<std::size_t>(1, std::min(want, most)));
+    // One tile of 256 pairs a block over the bound; blocks past the step's pairs exit at once.
+    const auto blocks = static_cast<unsigned>(std::max<std::size_t>(1, (bound + append_threads - 1) / append_threads));
     bfs_expand_append<<<blocks, append_threads, 0, stream>>>(st, b, rays, best, in, stack, out);
     SIEVE_CUDA_CHECK(cudaGetLastError());
   }

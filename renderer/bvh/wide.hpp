@@ -133,6 +133,26 @@ SIEVE_HD inline std::uint64_t wide_entry(std::uint32_t base, std::uint32_t inner
 }
 
 // Closest hit along r within (0, r.tmax]: the least (t, primitive), as closest_hit (dfs.hpp) finds it.
+// The octant-order step of both traversals: the next node is the first inner child hit of n in the
+// ray's octant order (the rest of them pushed as one stack entry), or, when n has none, the next of
+// the entry on top of the stack. False when the stack is empty: the traversal is done.
+SIEVE_HD SIEVE_FORCE_INLINE bool wide_next(const wide_node& n, std::uint32_t hits, std::uint32_t oct, std::uint64_t* stack,
+                                           int& top, std::uint32_t& node) {
+  std::uint32_t inner = octant_order(hits & n.inner_mask, oct);
+  std::uint32_t base = n.child_base, imask = n.inner_mask;
+  if (!inner) {  // pop a node with children left
+    if (top == 0) return false;
+    const std::uint64_t e = stack[--top];
+    base = static_cast<std::uint32_t>(e), imask = static_cast<std::uint32_t>(e >> 32) & 0xFF;
+    inner = static_cast<std::uint32_t>(e >> 40);
+  }
+  const int k = lowest_bit(inner);
+  inner &= inner - 1;
+  if (inner) stack[top++] = wide_entry(base, imask, inner);
+  node = inner_child(base, imask, k ^ static_cast<int>(oct));
+  return true;
+}
+
 template <class Boxes>
 SIEVE_HD SIEVE_FORCE_INLINE hit wide_closest_hit(const wide_view& v, const ray& r, Boxes boxes) {
   hit best;
@@ -160,18 +180,7 @@ SIEVE_HD SIEVE_FORCE_INLINE hit wide_closest_hit(const wide_view& v, const ray& 
         }
       }
     }
-    std::uint32_t inner = octant_order(hits & n.inner_mask, w.oct);
-    std::uint32_t base = n.child_base, imask = n.inner_mask;
-    if (!inner) {  // pop a node with children left
-      if (top == 0) break;
-      const std::uint64_t e = stack[--top];
-      base = static_cast<std::uint32_t>(e), imask = static_cast<std::uint32_t>(e >> 32) & 0xFF;
-      inner = static_cast<std::uint32_t>(e >> 40);
-    }
-    const int k = lowest_bit(inner);
-    inner &= inner - 1;
-    if (inner) stack[top++] = wide_entry(base, imask, inner);
-    node = inner_child(base, imask, k ^ static_cast<int>(w.oct));
+    if (!wide_next(n, hits, w.oct, stack, top, node)) break;
   }
   if (best.prim == ~0U) best.t = 1e30f;
   return best;
@@ -201,18 +210,7 @@ SIEVE_HD SIEVE_FORCE_INLINE bool wide_any_hit(const wide_view& v, const ray& r, 
         }
       }
     }
-    std::uint32_t inner = octant_order(hits & n.inner_mask, w.oct);
-    std::uint32_t base = n.child_base, imask = n.inner_mask;
-    if (!inner) {
-      if (top == 0) break;
-      const std::uint64_t e = stack[--top];
-      base = static_cast<std::uint32_t>(e), imask = static_cast<std::uint32_t>(e >> 32) & 0xFF;
-      inner = static_cast<std::uint32_t>(e >> 40);
-    }
-    const int k = lowest_bit(inner);
-    inner &= inner - 1;
-    if (inner) stack[top++] = wide_entry(base, imask, inner);
-    node = inner_child(base, imask, k ^ static_cast<int>(w.oct));
+    if (!wide_next(n, hits, w.oct, stack, top, node)) break;
   }
   return false;
 }
