@@ -763,7 +763,8 @@ def config_label(r, keys):
     if r.get("integrator") == "megakernel":
         return "megakernel"
     skip = (None, "none", "dfs", "wavefront")
-    return " ".join([r["strategy"]] + [str(r[k]) for k in keys if k != "strategy" and r.get(k) not in skip])
+    head = [] if r.get("strategy") in (None, "-") else [r["strategy"]]  # append: no strategy
+    return " ".join(head + [str(r[k]) for k in keys if k != "strategy" and r.get(k) not in skip])
 
 
 def render_title(ds):
@@ -816,6 +817,47 @@ def plot_render(ds, rows, keys, out):
     plt.close(fig)
 
 
+STAGE_ORDER = ["generate", "extend", "shade", "connect", "compact", "reorder", "accumulate", "megakernel"]
+STAGE_COLORS = {"generate": "#9ecae1", "extend": "#3182bd", "shade": "#31a354", "connect": "#a1d99b",
+                "compact": "tab:red", "reorder": "#fdae6b", "accumulate": "#bdbdbd", "megakernel": "#756bb1"}
+
+
+def plot_frame_split(ds, rows, keys, out):
+    """Per configuration (the megakernel too) a bar of the profiled frame split stage by stage, in ms,
+    and a tick at the frame's time without stage times: where the frame goes for each way of shrinking
+    the path queue (a pass over the state, an index queue, producer-side append, no queue)."""
+    fig, ax = plt.subplots(figsize=(12, 4.6))
+    labels = [config_label(r, keys) for r in rows]
+    stages = [s for s in STAGE_ORDER if any(s in r.get("stages", {}) for r in rows)]
+    stages += sorted({s for r in rows for s in r.get("stages", {})} - set(stages))
+    bottoms = [0.0] * len(rows)
+    for s in stages:
+        ys = [r.get("stages", {}).get(s, 0.0) for r in rows]
+        color = STAGE_COLORS.get(s, "0.6")
+        ax.bar(range(len(rows)), ys, 0.7, bottom=bottoms, color=color, label=s,
+               edgecolor="black" if s == "compact" else None, linewidth=0.6)
+        bottoms = [b + y for b, y in zip(bottoms, ys)]
+    plain = [1e3 * r["seconds_unprofiled"] if r.get("seconds_unprofiled") else None for r in rows]
+    xs = [x for x, v in enumerate(plain) if v]
+    if xs:
+        ax.scatter(xs, [plain[x] for x in xs], marker="_", s=500, color="black", zorder=3,
+                   label="frame without stage times")
+    for x, r in enumerate(rows):
+        share = r.get("compaction_share")
+        if share is not None and r.get("integrator") != "megakernel":
+            ax.text(x, bottoms[x], pct(share, 1), ha="center", va="bottom", fontsize=7)
+    ax.set_ylim(0, 1.3 * max(bottoms + [v or 0 for v in plain] + [1e-9]))
+    ax.set_xticks(range(len(rows)), labels, rotation=30, ha="right", fontsize=8)
+    ax.set_ylabel("ms of the frame (summed over waves)")
+    ax.set_title(f"{render_title(ds)}: the frame split by stage (label: compaction's share)", fontsize=10)
+    ax.legend(fontsize=7, ncol=5, loc="upper center")
+    ax.grid(True, axis="y", alpha=0.3)
+    fig.suptitle(f"{ds.device}, commit {ds.commit}", fontsize=9)
+    fig.tight_layout()
+    fig.savefig(out, dpi=100)
+    plt.close(fig)
+
+
 def render_section(folder):
     sets = render_sets(folder)
     if not sets:
@@ -828,7 +870,7 @@ def render_section(folder):
     for ds in sets:
         rows = ds.rows
         film = ds.doc.get("film", {})
-        keys = varying(rows, ["strategy", "traversal", "reorder", "integrator"]) or ["strategy"]
+        keys = varying(rows, ["strategy", "queue", "traversal", "reorder", "wave_launch", "integrator"]) or ["strategy"]
         text += (f"### {render_title(ds)}: {film.get('width')} x {film.get('height')}, {film.get('spp')} spp, "
                  f"{film.get('max_bounces')} bounces, {ds.doc.get('triangles', 0):,} triangles\n\n"
                  f"*Per configuration: the median frame's time, rays per second, and its compaction. "
@@ -849,6 +891,12 @@ def render_section(folder):
             text += (f"![{scene_name(ds)}]({name})\n\n*Left: the path queue's compaction time per bounce as a share "
                      f"of the frame's wall time, stacked (bar height: compaction's whole share; hatched: the BFS "
                      f"frontier's compaction over all levels). Right: live paths entering each bounce. "
+                     f"{ds.provenance()}.*\n\n")
+        if plt and any(r.get("stages") for r in rows):
+            split = f"fig-{os.path.splitext(ds.file)[0]}-split.png"
+            plot_frame_split(ds, rows, keys, os.path.join(folder, split))
+            text += (f"![{scene_name(ds)}: frame split]({split})\n\n*The profiled frame, stage by stage (compaction "
+                     f"in red), for every configuration; the black tick is the same render without stage times. "
                      f"{ds.provenance()}.*\n\n")
     return text
 
