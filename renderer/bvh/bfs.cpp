@@ -47,8 +47,8 @@ struct bfs_cpu_backend {
       const bfs_pair p = bfs_take(*st, i, in, stack);
       if (i >= st->m) return;
       const auto c = Tree::visit(b, rays, best, p);
-      if (c.count == 0) return;
-      bfs_put_children(out, std::atomic_ref<std::uint64_t>(st->kept).fetch_add(c.count, std::memory_order_relaxed), c,
+      if (c.keep == 0) return;
+      bfs_put_children(out, std::atomic_ref<std::uint64_t>(st->kept).fetch_add(c.count(), std::memory_order_relaxed), c,
                        bfs_ray_of(p));
     });
   }

@@ -52,7 +52,8 @@ __global__ void __launch_bounds__(append_threads)
       r = bfs_ray_of(p);
     }
   }
-  unsigned upto = c.count;  // inclusive scan of the warp's counts
+  const unsigned count = c.count();
+  unsigned upto = count;  // inclusive scan of the warp's counts
 #pragma unroll
   for (unsigned d = 1; d < 32; d <<= 1) {
     const unsigned y = __shfl_up_sync(~0U, upto, d);
@@ -70,7 +71,7 @@ __global__ void __launch_bounds__(append_threads)
     block_first = total ? atomicAdd(reinterpret_cast<unsigned long long*>(&st->kept), total) : 0;
   }
   __syncthreads();
-  bfs_put_children(out, block_first + warp_first[warp] + upto - c.count, c, r);
+  bfs_put_children(out, block_first + warp_first[warp] + upto - count, c, r);
 }
 
 // `thrust` reads its counts back to the host: it cannot run inside a graph (nor `auto` where it
