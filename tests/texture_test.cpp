@@ -244,7 +244,12 @@ TEST(ImageFile, AbsurdSizesAreRefusedFromTheHeader) {
   const std::string dims = {0, 1, (char)0x86, (char)0xa0, 0, 1, (char)0x86, (char)0xa0};
   huge.replace(16, 8, dims);
   write_bytes(dir / "huge.png", huge);
-  EXPECT_THROW((void)read_image(dir / "huge.png", "texture"), sieve::error);
+  try {
+    (void)read_image(dir / "huge.png", "texture");
+    ADD_FAILURE() << "no error";
+  } catch (const sieve::error& e) {
+    EXPECT_NE(std::string(e.what()).find("100000 x 100000 pixels, more than the limit of 16384"), std::string::npos) << e.what();
+  }
 }
 
 TEST(ImageFile, NonFiniteTexelsAreAnError) {

@@ -10,7 +10,6 @@
 #define STBI_ONLY_PNG
 #define STBI_ONLY_JPEG
 #define STBI_ONLY_HDR
-#define STBI_MAX_DIMENSIONS (1 << 16)
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
@@ -21,6 +20,7 @@
 #pragma GCC diagnostic pop
 #endif
 
+#include <algorithm>
 #include <climits>
 #include <cmath>
 #include <memory>
@@ -45,6 +45,26 @@ image_rgb decode_image(const unsigned char* data, std::size_t size, const std::s
   const std::string at = name + ": ";
   if (size > static_cast<std::size_t>(INT_MAX)) detail::fail(at + "the " + what + " file is too large to decode");
   const int bytes = static_cast<int>(size);
+  auto check_dimensions = [&](std::uint64_t uw, std::uint64_t uh) {
+    if (uw > limits.max_side || uh > limits.max_side) {
+      detail::fail(at + "the " + what + " is " + std::to_string(uw) + " x " + std::to_string(uh) +
+                   " pixels, more than the limit of " + std::to_string(limits.max_side) + " on a side");
+    }
+    if (uw * uh * sizeof(vec3) > limits.max_bytes) {
+      detail::fail(at + "the " + what + " is " + std::to_string(uw) + " x " + std::to_string(uh) + " pixels (" +
+                   std::to_string(uw * uh * sizeof(vec3) >> 20) + " MiB as floats), more than the limit of " +
+                   std::to_string(limits.max_bytes >> 20) + " MiB");
+    }
+  };
+  // A PNG's size from its header first: stb_image refuses images past 2^30 bytes with a reason
+  // that its other decoders' attempts then overwrite.
+  static const unsigned char png_start[16] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R'};
+  if (size >= 24 && std::equal(png_start, png_start + 16, data)) {
+    auto be32 = [&](std::size_t i) {
+      return std::uint64_t{data[i]} << 24 | std::uint64_t{data[i + 1]} << 16 | std::uint64_t{data[i + 2]} << 8 | data[i + 3];
+    };
+    check_dimensions(be32(16), be32(20));
+  }
   int w = 0, h = 0, channels = 0;
   if (!stbi_info_from_memory(data, bytes, &w, &h, &channels)) {
     detail::fail(at + "cannot read the " + what + ": " + stbi_failure_reason() +
@@ -52,15 +72,7 @@ image_rgb decode_image(const unsigned char* data, std::size_t size, const std::s
   }
   if (w <= 0 || h <= 0) detail::fail(at + "the " + what + " has no pixels");
   const auto uw = static_cast<std::uint64_t>(w), uh = static_cast<std::uint64_t>(h);
-  if (uw > limits.max_side || uh > limits.max_side) {
-    detail::fail(at + "the " + what + " is " + std::to_string(w) + " x " + std::to_string(h) +
-                 " pixels, more than the limit of " + std::to_string(limits.max_side) + " on a side");
-  }
-  if (uw * uh * sizeof(vec3) > limits.max_bytes) {
-    detail::fail(at + "the " + what + " is " + std::to_string(w) + " x " + std::to_string(h) + " pixels (" +
-                 std::to_string(uw * uh * sizeof(vec3) >> 20) + " MiB as floats), more than the limit of " +
-                 std::to_string(limits.max_bytes >> 20) + " MiB");
-  }
+  check_dimensions(uw, uh);
 
   image_rgb out;
   out.width = static_cast<std::uint32_t>(w);
