@@ -206,6 +206,51 @@ TEST(ImageFile, RadianceHdrIsLinearAndMayExceedOne) {
   EXPECT_NEAR(img.pixels[1].x, 100.0f, 1.0f);
 }
 
+// A run-length encoded .hdr scanline of width 8: per channel one run of 8, except red: 8 literals.
+std::string hdr_rle_8x1(bool truncate) {
+  std::string bytes = "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 1 +X 8\n";
+  bytes += std::string{2, 2, 0, 8};
+  bytes += '\x08';  // 8 literal red mantissas
+  for (int x = 0; x < 8; ++x) bytes += static_cast<char>(16 * x + 8);
+  bytes += std::string{static_cast<char>(128 + 8), 64};   // green: a run of 8 x 64
+  bytes += std::string{static_cast<char>(128 + 8), 0};    // blue: 0
+  bytes += std::string{static_cast<char>(128 + 8), static_cast<char>(129)};  // exponent 129: 2^(129 - 136)
+  return truncate ? bytes.substr(0, bytes.size() - 1) : bytes;
+}
+
+TEST(ImageFile, RunLengthHdrIsDecodedAndATruncatedOneIsAnError) {
+  const fs::path dir = scratch("hdr-rle");
+  write_bytes(dir / "rle.hdr", hdr_rle_8x1(false));
+  const image_rgb img = read_image(dir / "rle.hdr", "environment map");
+  ASSERT_EQ(img.width, 8u);
+  for (int x = 0; x < 8; ++x) expect_near(img.pixels[static_cast<std::size_t>(x)], {(16 * x + 8) / 128.0f, 0.5f, 0}, 0);
+  // Cut inside the last run: stb_image 2.27 loops forever here; sieve names the file.
+  write_bytes(dir / "cut.hdr", hdr_rle_8x1(true));
+  try {
+    (void)read_image(dir / "cut.hdr", "environment map");
+    ADD_FAILURE() << "no error";
+  } catch (const sieve::error& e) {
+    EXPECT_NE(std::string(e.what()).find("cut.hdr: the environment map (.hdr) ends inside its pixels"), std::string::npos) << e.what();
+  }
+  std::string zero = hdr_rle_8x1(false);
+  zero[zero.size() - 2] = static_cast<char>(128);  // a run of 0
+  write_bytes(dir / "zero.hdr", zero);
+  EXPECT_THROW((void)read_image(dir / "zero.hdr", "environment map"), sieve::error);
+}
+
+TEST(ImageFile, JpegIsRefusedWithTheFormatsSieveReads) {
+  const fs::path dir = scratch("jpeg");
+  static const char bytes[] = "\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00\xff\xd9";
+  const std::string jfif(bytes, sizeof bytes - 1);
+  write_bytes(dir / "a.jpg", jfif);
+  try {
+    (void)read_image(dir / "a.jpg", "texture");
+    ADD_FAILURE() << "no error";
+  } catch (const sieve::error& e) {
+    EXPECT_NE(std::string(e.what()).find("(sieve reads PNG and Radiance .hdr images)"), std::string::npos) << e.what();
+  }
+}
+
 TEST(ImageFile, CorruptTruncatedAndForeignFilesAreErrorsNamingTheFile) {
   const fs::path dir = scratch("bad");
   const std::string good = encode_png(dir / "x.png", 4, 4, std::vector<vec3>(16, vec3{0.5f, 0.5f, 0.5f}));
