@@ -3,6 +3,7 @@
 // absurd and non-finite ones), the OBJ loader's normals, texture coordinates and map_Kd, and renders:
 // a textured quad shows its texture's colours, and a textured, smooth-shaded scene gives the same
 // image whatever the compaction strategy, traversal or integrator.
+#include <core/sampling.hpp>
 #include <core/shading.hpp>
 #include <core/texture.hpp>
 #include <scene/image_file.hpp>
@@ -491,6 +492,56 @@ TEST(TexturedRender, ImageIsBitIdenticalAcrossStrategiesTraversalsAndIntegrators
     ASSERT_EQ(got.sum.size(), want.sum.size());
     EXPECT_EQ(std::memcmp(got.sum.data(), want.sum.data(), want.sum.size() * sizeof(vec3)), 0);
   }
+}
+
+// A floor whose vertex normals lean 45 degrees, seen from above, over a light that shines up at its
+// underside, under a black sky: nothing above the floor is lit. Without the guards, directions the
+// leaning normal takes for "above" but that go below the floor (BSDF samples and next-event rays
+// alike) would carry the light through it.
+TEST(SmoothShading, LeaksNoLightThroughASurface) {
+  scene s;
+  s.materials.push_back({"floor", material_kind::diffuse, {0.8f, 0.8f, 0.8f}, {0, 0, 0}, 1.5f});
+  s.materials.push_back({"light", material_kind::diffuse, {0, 0, 0}, {10, 10, 10}, 1.5f});
+  const vec3 lean = normalize(vec3{1, 1, 0});
+  auto quad = [&](float y, float half, std::uint32_t m, bool up) {
+    const vec3 a{-half, y, -half}, b{half, y, -half}, c{half, y, half}, d{-half, y, half};
+    // Counter-clockwise seen from above: the normal points up.
+    if (up) {
+      s.triangles.push_back({a, d, c});
+      s.triangles.push_back({a, c, b});
+    } else {
+      s.triangles.push_back({a, c, d});
+      s.triangles.push_back({a, b, c});
+    }
+    s.material_of.insert(s.material_of.end(), 2, m);
+  };
+  quad(0, 10, 0, true);
+  quad(-1, 2, 1, true);  // the light, facing up at the floor's underside
+  s.normals = {{lean, lean, lean}, {lean, lean, lean}, {}, {}};
+  s.emissive = {2, 3};
+  s.camera = {{0, 3, 0}, {0, 0, 0}, {0, 0, 1}, 40};
+  s.film = {24, 24, 16, 4, 1};
+  ASSERT_GT(geometric_normal(s.triangles[0]).y, 0.0f);
+  ASSERT_GT(geometric_normal(s.triangles[2]).y, 0.0f);
+  const prepared_scene ps(s);
+  for (const char* integrator : {"wavefront", "megakernel"}) {
+    render_settings r = render_settings::from(s);
+    r.integrator = integrator;
+    const render_result got = render_cpu(ps, r);
+    float brightest = 0;
+    for (const vec3& p : got.sum) brightest = std::max(brightest, max_component(p));
+    EXPECT_EQ(brightest, 0.0f) << integrator;
+  }
+  // The same floor flat shaded, lit from above by the light turned over: the scene is lit at all.
+  s.normals.clear();
+  s.triangles[2] = {{-2, 2, -2}, {2, 2, 2}, {-2, 2, 2}};
+  s.triangles[3] = {{-2, 2, -2}, {2, 2, -2}, {2, 2, 2}};
+  ASSERT_LT(geometric_normal(s.triangles[2]).y, 0.0f);
+  s.camera = {{0, 1, -4}, {0, 0, 0}, {0, 1, 0}, 40};
+  const prepared_scene lit(s);
+  float brightest = 0;
+  for (const vec3& p : render_cpu(lit, render_settings::from(s)).sum) brightest = std::max(brightest, max_component(p));
+  EXPECT_GT(brightest, 0.0f);
 }
 
 TEST(TexturedRender, TexturesAndNormalsChangeTheImage) {
