@@ -437,6 +437,45 @@ TEST(ObjTextures, UnreadableOrOversizedTexturesAreErrors) {
   EXPECT_EQ(load_scene(dir / "m.obj", {}, limits).textures.size(), 1u);
 }
 
+TEST(TomlTextures, MaterialsTakeATextureAndAWrapMode) {
+  const fs::path dir = scratch("toml-texture");
+  write_png(dir / "t.png", 2, 2, std::vector<vec3>(4, vec3{0.25f, 0.5f, 0.75f}));
+  testing::write_text(dir / "m.obj", "v 0 0 0\nv 1 0 0\nv 1 1 0\nvt 0 0\nvt 1 0\nvt 1 1\nf 1/1 2/2 3/3\n");
+  const std::string object = "[[objects]]\nobj = \"m.obj\"\nmaterial = \"paint\"\n";
+  testing::write_text(dir / "s.toml", object + "[[materials]]\nname = \"paint\"\ntexture = \"t.png\"\nwrap = \"clamp\"\n");
+  const scene s = load_scene(dir / "s.toml");
+  ASSERT_EQ(s.textures.size(), 1u);
+  ASSERT_EQ(s.materials.size(), 1u);
+  EXPECT_EQ(s.materials[0].albedo_texture, 0);
+  EXPECT_EQ(s.textures[0].wrap, wrap_mode::clamp);
+  expect_near(s.textures[0].texels[0], testing::stored({0.25f, 0.5f, 0.75f}), 1e-6f);
+
+  const std::vector<std::pair<std::string, std::string>> bad = {
+      {"wrap = \"mirror\"\ntexture = \"t.png\"\n", "materials[0].wrap: 'mirror' is not one of repeat, clamp"},
+      {"wrap = \"clamp\"\n", "materials[0].wrap: wrap goes with texture"},
+      {"type = \"mirror\"\ntexture = \"t.png\"\n", "materials[0].texture: only a diffuse material takes a texture"},
+      {"texture = \"m.obj\"\n", "m.obj: cannot read the texture"},
+  };
+  for (const auto& [keys, message] : bad) {
+    SCOPED_TRACE(keys);
+    testing::write_text(dir / "s.toml", object + "[[materials]]\nname = \"paint\"\n" + keys);
+    try {
+      (void)load_scene(dir / "s.toml");
+      ADD_FAILURE() << "no error";
+    } catch (const sieve::error& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+  // Missing: a warning naming the key; the material keeps its albedo.
+  testing::write_text(dir / "s.toml", object + "[[materials]]\nname = \"paint\"\nalbedo = [0.1, 0.2, 0.3]\ntexture = \"gone.png\"\n");
+  ::testing::internal::CaptureStderr();
+  const scene m = load_scene(dir / "s.toml");
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("s.toml:7: materials[0].texture: texture '"), std::string::npos) << err;
+  EXPECT_EQ(m.materials[0].albedo_texture, -1);
+  expect_near(m.materials[0].albedo, {0.1f, 0.2f, 0.3f}, 0);
+}
+
 // ------------------------------------------------------------------------------------------------
 // Renders.
 

@@ -53,7 +53,7 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
   reg.texture_limits.max_bytes = rd.limits.max_texture_bytes;
   reg.texture_budget = rd.limits.max_texture_bytes;
   const std::vector<material_override> overrides = read_objects(doc, rd, sc, reg, base_dir, obj_entry);
-  apply_material_entries(entries, reg);
+  apply_material_entries(entries, reg, base_dir, rd);
   apply_material_overrides(overrides, rd, reg, sc);
   read_lights(doc, rd, sc, reg);
   read_procedural(doc, rd, sc, reg);

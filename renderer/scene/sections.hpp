@@ -67,10 +67,15 @@ struct material_entry {
   std::optional<material_kind> kind;
   std::optional<vec3> albedo, emission;
   std::optional<float> ior;
+  std::optional<std::string> texture;  // the albedo texture's path as written, relative to the scene file
+  wrap_mode wrap = wrap_mode::repeat;
+  const toml::node* texture_node = nullptr;
 };
 std::vector<material_entry> read_material_entries(const toml::table& doc, const reader& rd);
 // Overrides the MTL materials of the same name, or adds new ones.
-void apply_material_entries(const std::vector<material_entry>& entries, registry& reg);
+// Textures named by entries are read relative to `base_dir` (the scene file's folder).
+void apply_material_entries(const std::vector<material_entry>& entries, registry& reg, const fs::path& base_dir,
+                            const reader& rd);
 
 // ------------------------------------------------------------------------------------------------
 // OBJ files (obj_prescan.cpp, obj.cpp).
