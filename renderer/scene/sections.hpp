@@ -1,6 +1,6 @@
 // The loader's parts, one file each: the sections of a scene file (camera.cpp, film.cpp,
 // environment.cpp, materials.cpp, objects.cpp, lights.cpp, procedural_section.cpp), --set
-// overrides (overrides.cpp), OBJ/MTL files (obj_prescan.cpp, obj.cpp) and the bare-OBJ framing
+// overrides (overrides.cpp), OBJ/MTL files (obj_prescan.cpp, obj.cpp), glTF files (gltf.hpp) and the bare-OBJ framing
 // (framing.cpp); load.cpp runs them in order. Internal to the loader.
 #pragma once
 
@@ -107,6 +107,7 @@ obj_mesh load_obj(const fs::path& path, const obj_options& opt, registry& reg);
 
 struct camera_given {
   bool position = false, look_at = false;  // the scene set them (the bare-OBJ framing keeps them)
+  bool up = false, lens = false;           // up; vfov or focal_length_mm + film_height_mm (a bare glTF's camera yields to them)
 };
 camera_given read_camera(const toml::table& doc, const reader& rd, scene& sc);
 // The camera's position, look_at and up make a view (checked after framing).
@@ -122,8 +123,11 @@ struct material_override {
   const toml::node* node;
   std::string key;
 };
+// Objects are OBJ (`obj =`) or glTF (`gltf =`, scene/gltf.hpp) files. `bare_camera`: the camera of a
+// bare glTF (obj_entry), if the file has one.
 std::vector<material_override> read_objects(const toml::table& doc, const reader& rd, scene& sc, registry& reg,
-                                            const fs::path& base_dir, bool obj_entry);
+                                            const fs::path& base_dir, bool obj_entry,
+                                            std::optional<camera_desc>& bare_camera);
 void apply_material_overrides(const std::vector<material_override>& overrides, const reader& rd,
                               const registry& reg, scene& sc);
 
@@ -132,5 +136,7 @@ void read_procedural(const toml::table& doc, const reader& rd, scene& sc, regist
 
 // A bare OBJ: its bounding box framed from the -z side, looking along +z at its centre.
 void frame_bare_obj(const reader& rd, camera_given given, scene& sc);
+// A bare glTF with a camera: that camera, key by key where the overrides gave none.
+void use_bare_camera(const camera_desc& camera, camera_given given, scene& sc);
 
 }  // namespace sieve::render::detail
