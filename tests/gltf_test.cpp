@@ -231,7 +231,9 @@ TEST(GltfBox, MaterialsOverrideByName) {
   const scene s = load_scene(write(dir / "s.toml", "[[objects]]\ngltf = \"" + (box_dir / "box.gltf").string() +
                                                         "\"\n[[materials]]\nname = \"glass\"\ntype = \"diffuse\"\n"));
   for (const auto& m : s.materials)
-    if (m.name == "glass") EXPECT_EQ(m.kind, material_kind::diffuse);
+    if (m.name == "glass") {
+      EXPECT_EQ(m.kind, material_kind::diffuse);
+    }
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -363,7 +365,9 @@ TEST(Gltf, MetallicRoughnessMapping) {
     const scene s = load_scene(write_gltf(temp_dir(), doc));
     EXPECT_EQ(s.materials[0].kind, r.kind) << r.metallic << " " << r.roughness << " " << r.transmission;
     EXPECT_TRUE(same_bits(s.materials[0].albedo, vec3{0.5f, 0.25f, 0.125f}));
-    if (r.transmission > 0) EXPECT_EQ(s.materials[0].ior, 1.33f);
+    if (r.transmission > 0) {
+      EXPECT_EQ(s.materials[0].ior, 1.33f);
+    }
   }
 }
 

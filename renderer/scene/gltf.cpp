@@ -278,6 +278,20 @@ vec3 vec3_at(const elements& e, std::size_t i) {
   return {v[0], v[1], v[2]};
 }
 
+// TEXCOORD_0 as glTF stores it (FLOAT, or normalized UNSIGNED_BYTE / UNSIGNED_SHORT), v down.
+tex_coord uv_at(const elements& e, std::size_t i) {
+  const unsigned char* p = e.data + i * e.stride;
+  if (e.component_type == TINYGLTF_COMPONENT_TYPE_FLOAT) {
+    float v[2];
+    std::memcpy(v, p, sizeof v);
+    return {v[0], v[1]};
+  }
+  if (e.component_type == TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE) return {p[0] / 255.0f, p[1] / 255.0f};
+  std::uint16_t v[2];
+  std::memcpy(v, p, sizeof v);
+  return {v[0] / 65535.0f, v[1] / 65535.0f};
+}
+
 // ------------------------------------------------------------------------------------------------
 // Node transforms (column-major 4x4, as glTF stores them), in double.
 
@@ -340,6 +354,45 @@ vec3 apply_point(const mat4& m, vec3 p) {
   return {static_cast<float>(m[0] * x + m[4] * y + m[8] * z + m[12]),
           static_cast<float>(m[1] * x + m[5] * y + m[9] * z + m[13]),
           static_cast<float>(m[2] * x + m[6] * y + m[10] * z + m[14])};
+}
+
+// Normals go by the inverse transpose of the upper 3x3: its cofactor matrix times the sign of its
+// determinant (the length is normalised away). A negative determinant (a mirroring transform) also
+// turns the triangles' winding, which glTF says then runs clockwise: the loader swaps two vertices.
+struct normal_transform {
+  std::array<double, 9> cof{};  // column-major
+  double det = 1;
+  bool identity = true;
+};
+
+normal_transform normal_transform_of(const mat4& m) {
+  normal_transform n;
+  if (m == identity) return n;
+  n.identity = false;
+  auto a = [&](int r, int c) { return m[c * 4 + r]; };
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) {
+      const int r1 = (r + 1) % 3, r2 = (r + 2) % 3, c1 = (c + 1) % 3, c2 = (c + 2) % 3;
+      n.cof[c * 3 + r] = a(r1, c1) * a(r2, c2) - a(r1, c2) * a(r2, c1);
+    }
+  n.det = a(0, 0) * n.cof[0] + a(0, 1) * n.cof[3] + a(0, 2) * n.cof[6];
+  return n;
+}
+
+// The normal in world space, unit length; zero where it is zero, degenerate or not finite (flat).
+vec3 apply_normal(const normal_transform& t, vec3 n) {
+  double x = n.x, y = n.y, z = n.z;
+  if (!t.identity) {
+    const double s = t.det < 0 ? -1 : 1;
+    const double nx = s * (t.cof[0] * x + t.cof[3] * y + t.cof[6] * z);
+    const double ny = s * (t.cof[1] * x + t.cof[4] * y + t.cof[7] * z);
+    const double nz = s * (t.cof[2] * x + t.cof[5] * y + t.cof[8] * z);
+    x = nx, y = ny, z = nz;
+  }
+  const double len = std::sqrt(x * x + y * y + z * z);
+  if (!(len > 0) || !std::isfinite(len)) return {0, 0, 0};
+  const vec3 out{static_cast<float>(x / len), static_cast<float>(y / len), static_cast<float>(z / len)};
+  return finite(out) ? out : vec3{0, 0, 0};
 }
 
 vec3 apply_direction(const mat4& m, double x, double y, double z) {
@@ -548,13 +601,14 @@ gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
     std::string where;
     elements positions;
     std::optional<elements> indices;
+    std::optional<elements> normals, uvs;
     std::uint64_t triangles;
   };
   std::vector<std::vector<prim>> prims(model.meshes.size());
   std::vector<bool> checked(model.meshes.size(), false);
   std::uint64_t total = 0;
   std::size_t skipped = 0;
-  std::vector<bool> scanned(model.accessors.size(), false);  // POSITION accessors checked finite
+  std::vector<bool> scanned(model.accessors.size(), false);  // POSITION, NORMAL, TEXCOORD_0 accessors checked finite
   std::vector<std::optional<std::pair<std::size_t, std::uint32_t>>> largest_index(model.accessors.size());
   for (const instance& inst : instances) {
     const auto mi = static_cast<std::size_t>(inst.mesh);
@@ -577,7 +631,7 @@ gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
         if (pos == p.attributes.end()) rd.error(where, "no POSITION attribute");
         prim q{&p, where, rd.view(pos->second, where + ".attributes.POSITION", TINYGLTF_TYPE_VEC3,
                                   {TINYGLTF_COMPONENT_TYPE_FLOAT}),
-               std::nullopt, 0};
+               std::nullopt, std::nullopt, std::nullopt, 0};
         // Each accessor's data is scanned once, however many primitives share it.
         if (!scanned[static_cast<std::size_t>(pos->second)]) {
           scanned[static_cast<std::size_t>(pos->second)] = true;
@@ -585,6 +639,44 @@ gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
             const vec3 x = vec3_at(q.positions, v);
             if (!finite(x)) {
               rd.error(where + ".attributes.POSITION", "vertex " + std::to_string(v) + " " + str3(x) + " is not finite");
+            }
+          }
+        }
+        // NORMAL and TEXCOORD_0: one per position, finite.
+        if (const auto it = p.attributes.find("NORMAL"); it != p.attributes.end()) {
+          const std::string w = where + ".attributes.NORMAL";
+          q.normals = rd.view(it->second, w, TINYGLTF_TYPE_VEC3, {TINYGLTF_COMPONENT_TYPE_FLOAT});
+          if (q.normals->count != q.positions.count) {
+            rd.error(w, std::to_string(q.normals->count) + " normals for " + std::to_string(q.positions.count) + " positions");
+          }
+          if (!scanned[static_cast<std::size_t>(it->second)]) {
+            scanned[static_cast<std::size_t>(it->second)] = true;
+            for (std::size_t v = 0; v < q.normals->count; ++v) {
+              const vec3 x = vec3_at(*q.normals, v);
+              if (!finite(x)) rd.error(w, "normal " + std::to_string(v) + " " + str3(x) + " is not finite");
+            }
+          }
+        }
+        if (const auto it = p.attributes.find("TEXCOORD_0"); it != p.attributes.end()) {
+          const std::string w = where + ".attributes.TEXCOORD_0";
+          q.uvs = rd.view(it->second, w, TINYGLTF_TYPE_VEC2,
+                          {TINYGLTF_COMPONENT_TYPE_FLOAT, TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE,
+                           TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT});
+          if (q.uvs->component_type != TINYGLTF_COMPONENT_TYPE_FLOAT && !q.uvs->normalized) {
+            rd.error(idx("accessors", static_cast<std::size_t>(it->second)) + " (" + w + ")",
+                     "integer texture coordinates must be normalized");
+          }
+          if (q.uvs->count != q.positions.count) {
+            rd.error(w, std::to_string(q.uvs->count) + " texture coordinates for " + std::to_string(q.positions.count) +
+                            " positions");
+          }
+          if (!scanned[static_cast<std::size_t>(it->second)]) {
+            scanned[static_cast<std::size_t>(it->second)] = true;
+            for (std::size_t v = 0; v < q.uvs->count; ++v) {
+              const tex_coord t = uv_at(*q.uvs, v);
+              if (!std::isfinite(t.u) || !std::isfinite(t.v)) {
+                rd.error(w, "texture coordinate " + std::to_string(v) + " (" + str(t.u) + ", " + str(t.v) + ") is not finite");
+              }
             }
           }
         }
@@ -642,9 +734,61 @@ gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
   if (opt.admit) opt.admit(total);
 
   // Materials: mapped, names unique within the file ("material<i>" for an unnamed one; a repeated
-  // name gets "#<i>").
+  // name gets "#<i>"), with their base colour and emissive textures' images.
   std::set<std::string> names;
   out.materials.reserve(model.materials.size());
+  std::vector<std::int32_t> image_of(model.images.size(), -1);  // model image -> out.images
+  auto texture = [&](const tinygltf::TextureInfo& info, const std::string& where) {
+    gltf_mesh::texture_ref ref;
+    if (info.index < 0) return ref;
+    if (static_cast<std::size_t>(info.index) >= model.textures.size()) {
+      rd.error(where, "texture " + std::to_string(info.index) + " does not exist (the file has " +
+                          std::to_string(model.textures.size()) + ")");
+    }
+    const tinygltf::Texture& tex = model.textures[static_cast<std::size_t>(info.index)];
+    const std::string twhere = idx("textures", static_cast<std::size_t>(info.index));
+    if (tex.source < 0) {
+      detail::print_warning(file + ": " + twhere + ": no source image sieve reads (an extension's format?); " + where +
+                            " keeps its factor" + opt.context);
+      return ref;
+    }
+    if (static_cast<std::size_t>(tex.source) >= model.images.size()) {
+      rd.error(twhere, "source " + std::to_string(tex.source) + " does not exist (the file has " +
+                           std::to_string(model.images.size()) + " images)");
+    }
+    if (tex.sampler >= 0) {
+      if (static_cast<std::size_t>(tex.sampler) >= model.samplers.size()) {
+        rd.error(twhere, "sampler " + std::to_string(tex.sampler) + " does not exist (the file has " +
+                             std::to_string(model.samplers.size()) + ")");
+      }
+      // wrapS decides (sieve has one mode a texture); MIRRORED_REPEAT is read as REPEAT.
+      if (model.samplers[static_cast<std::size_t>(tex.sampler)].wrapS == TINYGLTF_TEXTURE_WRAP_CLAMP_TO_EDGE)
+        ref.wrap = wrap_mode::clamp;
+    }
+    if (info.texCoord != 0) {
+      detail::print_warning(file + ": " + where + ": texCoord " + std::to_string(info.texCoord) +
+                            " is not read; TEXCOORD_0 is used" + opt.context);
+    }
+    const auto src = static_cast<std::size_t>(tex.source);
+    if (image_of[src] < 0) {
+      tinygltf::Image& img = model.images[src];
+      gltf_mesh::image im;
+      const bool external = !img.uri.empty() && img.uri.compare(0, 5, "data:") != 0;
+      im.name = external ? ctx.base + img.uri : file + ": " + idx("images", src);
+      im.missing = external && img.image.empty();
+      im.bytes = std::move(img.image);
+      image_of[src] = static_cast<std::int32_t>(out.images.size());
+      out.images.push_back(std::move(im));
+    }
+    ref.image = image_of[src];
+    return ref;
+  };
+  for (std::size_t i = 0; i < model.materials.size(); ++i) {
+    const std::string where = idx("materials", i);
+    out.base_color_texture.push_back(
+        texture(model.materials[i].pbrMetallicRoughness.baseColorTexture, where + ".pbrMetallicRoughness.baseColorTexture"));
+    out.emissive_texture.push_back(texture(model.materials[i].emissiveTexture, where + ".emissiveTexture"));
+  }
   for (std::size_t i = 0; i < model.materials.size(); ++i) {
     material m = map_material(model.materials[i], rd, idx("materials", i));
     m.name = model.materials[i].name.empty() ? "material" + std::to_string(i) : model.materials[i].name;
@@ -655,14 +799,27 @@ gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
     out.materials.push_back(std::move(m));
   }
 
-  out.triangles.reserve(total);
-  out.material_of.reserve(total);
+  bool any_normals = false, any_uvs = false;
   for (const instance& inst : instances) {
     for (const prim& q : prims[static_cast<std::size_t>(inst.mesh)]) {
+      any_normals = any_normals || q.normals;
+      any_uvs = any_uvs || q.uvs;
+    }
+  }
+  out.triangles.reserve(total);
+  out.material_of.reserve(total);
+  if (any_normals) out.normals.reserve(total);
+  if (any_uvs) out.uvs.reserve(total);
+  for (const instance& inst : instances) {
+    const normal_transform nt = normal_transform_of(inst.world);
+    for (const prim& q : prims[static_cast<std::size_t>(inst.mesh)]) {
       const std::uint32_t mat = q.p->material >= 0 ? static_cast<std::uint32_t>(q.p->material) : gltf_mesh::no_material;
-      auto vertex = [&](std::size_t k) {
-        const std::size_t v = q.indices ? index_at(*q.indices, k) : k;
-        return apply_point(inst.world, vec3_at(q.positions, v));
+      auto vertex_index = [&](std::size_t k) -> std::size_t { return q.indices ? index_at(*q.indices, k) : k; };
+      auto vertex = [&](std::size_t k) { return apply_point(inst.world, vec3_at(q.positions, vertex_index(k))); };
+      auto normal = [&](std::size_t k) { return apply_normal(nt, vec3_at(*q.normals, vertex_index(k))); };
+      auto uv = [&](std::size_t k) {
+        const tex_coord t = uv_at(*q.uvs, vertex_index(k));
+        return tex_coord{t.u, 1.0f - t.v};  // glTF's v runs down the image, sieve's up
       };
       for (std::uint64_t t = 0; t < q.triangles; ++t) {
         std::size_t a, b, c;
@@ -673,12 +830,21 @@ gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
         } else {  // fan
           a = t + 1, b = t + 2, c = 0;
         }
+        if (nt.det < 0) std::swap(b, c);  // a mirroring transform: glTF's front faces run clockwise
         const triangle tri{vertex(a), vertex(b), vertex(c)};
         if (!finite(tri.v0) || !finite(tri.v1) || !finite(tri.v2)) {
           rd.error(inst.node, "the transformed vertices of " + q.where + " overflow a float");
         }
         out.triangles.push_back(tri);
         out.material_of.push_back(mat);
+        if (any_normals) {
+          triangle_normals n{};
+          if (q.normals) n = {normal(a), normal(b), normal(c)};
+          const auto zero = [](vec3 v) { return v.x == 0 && v.y == 0 && v.z == 0; };
+          if (zero(n.n0) || zero(n.n1) || zero(n.n2)) n = {};  // one degenerate normal: the triangle is flat
+          out.normals.push_back(n);
+        }
+        if (any_uvs) out.uvs.push_back(q.uvs ? triangle_uvs{uv(a), uv(b), uv(c)} : triangle_uvs{});
       }
     }
   }

@@ -1,6 +1,7 @@
 // glTF 2.0 meshes (.gltf and .glb, read by tinygltf and checked here): the triangles of the default
 // scene's node tree with their world transforms, the materials mapped onto sieve's kinds, and the
-// first perspective camera. Internal to the loader (renderer/scene/load.cpp); the keys and the
+// first perspective camera, normals, texture coordinates and the images of base colour and emissive
+// textures. Internal to the loader (renderer/scene/load.cpp); the keys and the
 // material mapping are documented in scenes/README.md.
 #pragma once
 
@@ -28,7 +29,26 @@ struct gltf_mesh {
 
   std::vector<triangle> triangles;          // in world space (the node transforms applied)
   std::vector<std::uint32_t> material_of;   // per triangle: into `materials`, or no_material
+  // Shading attributes (core/triangle.hpp), each empty (no primitive has them) or one per triangle:
+  // NORMAL in world space (all zero: flat, where a primitive has none or one is zero or degenerate);
+  // TEXCOORD_0 in sieve's convention, (u, 1 - v) of glTF's (all zero where a primitive has none).
+  std::vector<triangle_normals> normals;
+  std::vector<triangle_uvs> uvs;
   std::vector<material> materials;          // the file's materials, mapped; names unique in the file
+
+  // The images materials use, still encoded (the loader decodes them as textures).
+  struct image {
+    std::string name;  // the file, or "<gltf file>: images[i]" for an embedded one
+    std::vector<unsigned char> bytes;
+    bool missing = false;  // an external file that was not found (a warning; the material keeps its factors)
+  };
+  struct texture_ref {
+    std::int32_t image = -1;  // into `images`; -1: none
+    wrap_mode wrap = wrap_mode::repeat;
+  };
+  std::vector<image> images;
+  std::vector<texture_ref> base_color_texture;  // per material
+  std::vector<texture_ref> emissive_texture;    // per material
   std::optional<camera_desc> camera;        // the first perspective camera met in the node tree
   std::vector<std::filesystem::path> files;  // the glTF file and the external buffers it read
 };

@@ -11,6 +11,8 @@ namespace {
 
 // A glTF file as an object: its materials join the registry by name (all of them, as an OBJ's MTL
 // materials do under `material =`, which may name one); a primitive without one gets the grey default.
+// A diffuse material's base colour texture becomes its albedo texture (times baseColorFactor); an
+// emissive texture's mean multiplies the emission (sieve has no textured emission).
 obj_mesh load_gltf_object(const fs::path& path, const obj_options& opt, registry& reg,
                           std::optional<camera_desc>& camera) {
   gltf_options g;
@@ -20,10 +22,37 @@ obj_mesh load_gltf_object(const fs::path& path, const obj_options& opt, registry
   g.admit = opt.admit;
   gltf_mesh m = load_gltf(path, g);
   std::vector<std::uint32_t> index(m.materials.size());
-  for (std::size_t i = 0; i < m.materials.size(); ++i) index[i] = reg.add(m.materials[i], path.string());
+  for (std::size_t i = 0; i < m.materials.size(); ++i) {
+    material& mat = m.materials[i];
+    const std::string who = path.string() + ": material " + in_quotes(mat.name) + opt.context;
+    auto image = [&](const gltf_mesh::texture_ref& ref) -> const gltf_mesh::image* {
+      if (ref.image < 0) return nullptr;
+      const gltf_mesh::image& im = m.images[static_cast<std::size_t>(ref.image)];
+      if (im.missing) {
+        print_warning(who + ": texture " + in_quotes(im.name) + " not found; the material keeps its constant colour");
+        return nullptr;
+      }
+      return &im;
+    };
+    if (const auto* im = image(m.base_color_texture[i]); im && mat.kind == material_kind::diffuse) {
+      mat.albedo_texture = reg.texture_index(im->name, im->bytes, m.base_color_texture[i].wrap, mat.albedo, who);
+    }
+    if (const auto* im = image(m.emissive_texture[i]); im && max_component(mat.emission) > 0) {
+      const image_rgb e = decode_image(im->bytes.data(), im->bytes.size(), im->name, "emissive texture", reg.texture_limits);
+      double sum[3] = {0, 0, 0};
+      for (const vec3& p : e.pixels)
+        for (int c = 0; c < 3; ++c) sum[c] += p[c];
+      const double n = static_cast<double>(e.pixels.size());
+      mat.emission = mat.emission * vec3{static_cast<float>(sum[0] / n), static_cast<float>(sum[1] / n),
+                                         static_cast<float>(sum[2] / n)};
+    }
+    index[i] = reg.add(mat, path.string());
+  }
   obj_mesh out;
   out.files = std::move(m.files);
   out.triangles = std::move(m.triangles);
+  out.normals = std::move(m.normals);
+  out.uvs = std::move(m.uvs);
   out.material_of.reserve(m.material_of.size());
   for (const std::uint32_t i : m.material_of) {
     out.material_of.push_back(!opt.use_materials            ? 0
@@ -98,7 +127,29 @@ std::vector<material_override> read_objects(const toml::table& doc, const reader
         p = {static_cast<float>(c * p.x + s * p.z), p.y, static_cast<float>(-s * p.x + c * p.z)};
         return p + translate;
       };
+      // Normals by the inverse transpose: divided by the scale, rotated like the vertices.
+      auto xf_normal = [&](vec3 n) {
+        if (n.x == 0 && n.y == 0 && n.z == 0) return n;
+        n = {n.x / scale.x, n.y / scale.y, n.z / scale.z};
+        n = {static_cast<float>(c * n.x + s * n.z), n.y, static_cast<float>(-s * n.x + c * n.z)};
+        const float l = length(n);
+        return l > 0 && std::isfinite(l) ? n / l : vec3{0, 0, 0};
+      };
       const std::size_t begin = sc.triangles.size();
+      if (!mesh.normals.empty()) {
+        sc.normals.resize(begin);  // flat for the triangles before this object
+        for (const triangle_normals& n : mesh.normals) {
+          triangle_normals out{xf_normal(n.n0), xf_normal(n.n1), xf_normal(n.n2)};
+          const vec3 zero{0, 0, 0};
+          auto is_zero = [](vec3 v) { return v.x == 0 && v.y == 0 && v.z == 0; };
+          if (is_zero(out.n0) || is_zero(out.n1) || is_zero(out.n2)) out = {zero, zero, zero};  // degenerate: flat
+          sc.normals.push_back(out);
+        }
+      }
+      if (!mesh.uvs.empty()) {
+        sc.uvs.resize(begin);
+        sc.uvs.insert(sc.uvs.end(), mesh.uvs.begin(), mesh.uvs.end());
+      }
       for (std::size_t k = 0; k < mesh.triangles.size(); ++k) {
         const triangle& tri = mesh.triangles[k];
         const triangle out{xf(tri.v0), xf(tri.v1), xf(tri.v2)};
