@@ -5,6 +5,8 @@
 #include <scene/load.hpp>
 #include <wavefront/integrator.hpp>
 
+#include "textured_quad.hpp"
+
 #include <sieve/compaction/error.hpp>
 
 #include <gtest/gtest.h>
@@ -35,9 +37,9 @@ const fs::path box_dir = scenes_dir / "gltf";
 constexpr double pi = 3.14159265358979323846;
 
 fs::path temp_dir() {
-  const auto* info = testing::UnitTest::GetInstance()->current_test_info();
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
   const fs::path dir =
-      fs::path(testing::TempDir()) / ("sieve_gltf_test_" + std::string(info->test_suite_name()) + "_" + info->name());
+      fs::path(::testing::TempDir()) / ("sieve_gltf_test_" + std::string(info->test_suite_name()) + "_" + info->name());
   fs::remove_all(dir);
   fs::create_directories(dir);
   return dir;
@@ -298,17 +300,17 @@ TEST(Gltf, PointsAndLinesAreSkippedTrianglesKept) {
   json lines = doc["meshes"][0]["primitives"][0];
   lines["mode"] = 1;
   doc["meshes"][0]["primitives"].push_back(lines);
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   const scene s = load_scene(write_gltf(temp_dir(), doc));
-  const std::string err = testing::internal::GetCapturedStderr();
+  const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(s.triangles.size(), 2u);
   EXPECT_NE(err.find("sieve: warning: "), std::string::npos) << err;
   EXPECT_NE(err.find("points or lines skipped"), std::string::npos) << err;
   // Only lines: nothing to render.
   doc["meshes"][0]["primitives"].erase(0);
-  testing::internal::CaptureStderr();
+  ::testing::internal::CaptureStderr();
   expect_error([&] { load_scene(write_gltf(temp_dir(), doc)); }, {"model.gltf", "no triangles"});
-  testing::internal::GetCapturedStderr();
+  ::testing::internal::GetCapturedStderr();
 }
 
 TEST(Gltf, CameraIsUsedWhenLoadedAlone) {
@@ -369,6 +371,147 @@ TEST(Gltf, MetallicRoughnessMapping) {
       EXPECT_EQ(s.materials[0].ior, 1.33f);
     }
   }
+}
+
+TEST(Gltf, NormalsAndTextureCoordinates) {
+  json doc = quad_gltf();
+  // Normals along +z; texture coordinates in glTF's convention (v down) as normalized bytes.
+  const std::vector<float> normals = {0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 2};  // the last is normalised
+  const std::vector<std::uint8_t> uvs = {0, 255, 255, 255, 255, 0, 0, 0};
+  const std::string pos = bytes_of(quad_positions), idx = bytes_of(quad_indices);
+  const std::string nrm = bytes_of(normals), tex = bytes_of(uvs);
+  doc["buffers"][0] = buffer_of(pos + idx + nrm + tex);
+  doc["bufferViews"].push_back({{"buffer", 0}, {"byteOffset", 60}, {"byteLength", 48}});
+  doc["bufferViews"].push_back({{"buffer", 0}, {"byteOffset", 108}, {"byteLength", 8}});
+  doc["accessors"].push_back({{"bufferView", 2}, {"componentType", 5126}, {"count", 4}, {"type", "VEC3"}});
+  doc["accessors"].push_back(
+      {{"bufferView", 3}, {"componentType", 5121}, {"normalized", true}, {"count", 4}, {"type", "VEC2"}});
+  doc["meshes"][0]["primitives"][0]["attributes"]["NORMAL"] = 2;
+  doc["meshes"][0]["primitives"][0]["attributes"]["TEXCOORD_0"] = 3;
+  const scene s = load_scene(write_gltf(temp_dir(), doc));
+  ASSERT_EQ(s.normals.size(), 2u);
+  ASSERT_EQ(s.uvs.size(), 2u);
+  EXPECT_TRUE(same_bits(s.normals[1].n2, vec3{0, 0, 1}));
+  // Triangle 0 is vertices 0, 1, 2: glTF (0, 1), (1, 1), (1, 0) are sieve's (0, 0), (1, 0), (1, 1).
+  EXPECT_EQ(s.uvs[0].t0.u, 0.0f);
+  EXPECT_EQ(s.uvs[0].t0.v, 0.0f);
+  EXPECT_EQ(s.uvs[0].t1.u, 1.0f);
+  EXPECT_EQ(s.uvs[0].t1.v, 0.0f);
+  EXPECT_EQ(s.uvs[0].t2.v, 1.0f);
+
+  // A mirroring node (scale -1 in x): the winding turns (glTF's rule), so the geometric normal and
+  // the shading normal still agree (+z).
+  doc["nodes"][0]["scale"] = {-1, 1, 1};
+  const scene m = load_scene(write_gltf(temp_dir(), doc));
+  const triangle& t = m.triangles[0];
+  EXPECT_GT(cross(t.v1 - t.v0, t.v2 - t.v0).z, 0);
+  EXPECT_EQ(m.normals[0].n0.x, 0.0f);
+  EXPECT_EQ(m.normals[0].n0.y, 0.0f);
+  EXPECT_EQ(m.normals[0].n0.z, 1.0f) << m.normals[0].n0.x << " " << m.normals[0].n0.y;
+  // A rotation turns the normals with the vertices: 90 degrees about +x takes +z to -y.
+  doc["nodes"][0].erase("scale");
+  doc["nodes"][0]["rotation"] = {std::sqrt(0.5), 0, 0, std::sqrt(0.5)};
+  const scene r = load_scene(write_gltf(temp_dir(), doc));
+  EXPECT_NEAR(r.normals[0].n0.y, -1, 1e-6);
+  EXPECT_NEAR(r.normals[0].n0.z, 0, 1e-6);
+
+  // Bad attributes.
+  json bad = doc;
+  bad["accessors"][3]["normalized"] = false;
+  expect_error([&] { load_scene(write_gltf(temp_dir(), bad)); }, {"TEXCOORD_0", "must be normalized"});
+  bad = doc;
+  bad["accessors"][2]["count"] = 3;
+  expect_error([&] { load_scene(write_gltf(temp_dir(), bad)); }, {"NORMAL", "3 normals for 4 positions"});
+  bad = doc;
+  std::vector<float> nan_normals = normals;
+  nan_normals[5] = std::numeric_limits<float>::quiet_NaN();
+  bad["buffers"][0] = buffer_of(pos + idx + bytes_of(nan_normals) + tex);
+  expect_error([&] { load_scene(write_gltf(temp_dir(), bad)); }, {"NORMAL", "normal 1", "not finite"});
+}
+
+// The textured quad of texture_test (OBJ + MTL map_Kd + PNG) and a glTF of the same triangles, uvs
+// and image give the same scene and the same image, bit for bit: with the PNG as a file beside the
+// glTF, and embedded as a data URI.
+TEST(Gltf, TexturedQuadRendersLikeItsObjTwin) {
+  const fs::path dir = temp_dir();
+  const fs::path toml = sieve::render::testing::write_textured_quad(dir, 2);
+  const scene obj = load_scene(toml);
+  ASSERT_EQ(obj.textures.size(), 1u);
+  ASSERT_EQ(obj.uvs.size(), obj.triangles.size());
+  std::vector<float> positions, uvs;
+  for (std::size_t i = 0; i < obj.triangles.size(); ++i) {
+    for (const vec3 v : {obj.triangles[i].v0, obj.triangles[i].v1, obj.triangles[i].v2}) positions.insert(positions.end(), {v.x, v.y, v.z});
+    for (const tex_coord t : {obj.uvs[i].t0, obj.uvs[i].t1, obj.uvs[i].t2}) uvs.insert(uvs.end(), {t.u, 1 - t.v});
+  }
+  const std::string pos = bytes_of(positions), tex = bytes_of(uvs);
+  const auto n = positions.size() / 3;
+  json doc = {
+      {"asset", {{"version", "2.0"}}},
+      {"nodes", json::array({{{"mesh", 0}}})},
+      {"meshes", json::array({{{"primitives", json::array({{{"attributes", {{"POSITION", 0}, {"TEXCOORD_0", 1}}},
+                                                             {"material", 0}}})}}})},
+      {"materials", json::array({{{"name", "painted"},
+                                  {"pbrMetallicRoughness", {{"baseColorTexture", {{"index", 0}}}, {"metallicFactor", 0}}}}})},
+      {"textures", json::array({{{"source", 0}}})},
+      {"images", json::array({{{"uri", "quad.png"}}})},
+      {"accessors", json::array({{{"bufferView", 0}, {"componentType", 5126}, {"count", n}, {"type", "VEC3"}},
+                                 {{"bufferView", 1}, {"componentType", 5126}, {"count", n}, {"type", "VEC2"}}})},
+      {"bufferViews", json::array({{{"buffer", 0}, {"byteLength", pos.size()}},
+                                   {{"buffer", 0}, {"byteOffset", pos.size()}, {"byteLength", tex.size()}}})},
+      {"buffers", json::array({buffer_of(pos + tex)})},
+  };
+  std::string text = read(toml);
+  text.replace(text.find("obj = \"quad.obj\""), 16, "gltf = \"quad.gltf\"");
+  const fs::path gltf_toml = write(dir / "quad-gltf.toml", text);
+  const std::vector<vec3> expected = render(obj);
+  for (const bool embedded : {false, true}) {
+    if (embedded) doc["images"][0] = {{"uri", "data:image/png;base64," + base64(read(dir / "quad.png"))}};
+    write_gltf(dir, doc, "quad.gltf");
+    const scene g = load_scene(gltf_toml);
+    ASSERT_EQ(g.textures.size(), 1u) << embedded;
+    EXPECT_EQ(g.textures[0].texels.size(), obj.textures[0].texels.size());
+    EXPECT_EQ(std::memcmp(g.textures[0].texels.data(), obj.textures[0].texels.data(),
+                          obj.textures[0].texels.size() * sizeof(vec3)), 0) << embedded;
+    ASSERT_EQ(g.uvs.size(), obj.uvs.size());
+    EXPECT_EQ(std::memcmp(g.uvs.data(), obj.uvs.data(), obj.uvs.size() * sizeof(triangle_uvs)), 0) << embedded;
+    const std::vector<vec3> image = render(g);
+    ASSERT_EQ(image.size(), expected.size());
+    EXPECT_EQ(std::memcmp(image.data(), expected.data(), image.size() * sizeof(vec3)), 0) << embedded;
+  }
+  // baseColorFactor multiplies the texels; an emissive texture's mean scales the emission.
+  doc["materials"][0]["pbrMetallicRoughness"]["baseColorFactor"] = {0.5, 0.5, 0.25, 1};
+  doc["materials"][0]["emissiveFactor"] = {1, 1, 1};
+  doc["materials"][0]["emissiveTexture"] = {{"index", 0}};
+  write_gltf(dir, doc, "quad.gltf");
+  const scene f = load_scene(gltf_toml);
+  ASSERT_EQ(f.textures.size(), 1u);
+  const vec3 a = obj.textures[0].texels[0], b = f.textures[0].texels[0];
+  EXPECT_EQ(b.x, a.x * 0.5f);
+  EXPECT_EQ(b.z, a.z * 0.25f);
+  vec3 mean{0, 0, 0};
+  for (const vec3 t : obj.textures[0].texels) mean += t;
+  mean = mean / static_cast<float>(obj.textures[0].texels.size());
+  EXPECT_NEAR(f.materials[0].emission.x, mean.x, 1e-5);
+  EXPECT_NEAR(f.materials[0].emission.z, mean.z, 1e-5);
+  // A missing image file is a warning; the material keeps its factor.
+  doc["images"][0] = {{"uri", "gone.png"}};
+  write_gltf(dir, doc, "quad.gltf");
+  ::testing::internal::CaptureStderr();
+  const scene w = load_scene(gltf_toml);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(w.textures.empty());
+  EXPECT_EQ(w.materials[0].albedo_texture, -1);
+  EXPECT_NE(err.find("gone.png"), std::string::npos) << err;
+  EXPECT_NE(err.find("not found"), std::string::npos) << err;
+  // A corrupt image, a texture index past the textures, an image index past the images: errors.
+  write(dir / "bad.png", "not a png");
+  doc["images"][0] = {{"uri", "bad.png"}};
+  expect_error([&] { load_scene(write_gltf(dir, doc, "quad.gltf")); }, {"bad.png"});
+  doc["materials"][0]["emissiveTexture"] = {{"index", 4}};
+  expect_error([&] { load_scene(write_gltf(dir, doc, "quad.gltf")); }, {"materials[0].emissiveTexture", "texture 4 does not exist"});
+  doc["materials"][0]["emissiveTexture"] = {{"index", 0}};
+  doc["textures"][0]["source"] = 3;
+  expect_error([&] { load_scene(write_gltf(dir, doc, "quad.gltf")); }, {"textures[0]", "source 3 does not exist"});
 }
 
 // ------------------------------------------------------------------------------------------------
