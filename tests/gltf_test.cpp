@@ -88,6 +88,18 @@ void expect_same_scene(const scene& a, const scene& b) {
     ASSERT_TRUE(same_bits(m.albedo, n.albedo)) << "triangle " << i << ": " << m.name << " / " << n.name;
     ASSERT_TRUE(same_bits(m.emission, n.emission)) << "triangle " << i << ": " << m.name << " / " << n.name;
     ASSERT_EQ(m.ior, n.ior) << "triangle " << i;
+    ASSERT_EQ(m.albedo_texture, n.albedo_texture) << "triangle " << i;
+  }
+  ASSERT_EQ(a.uvs.size(), b.uvs.size());
+  EXPECT_EQ(std::memcmp(a.uvs.data(), b.uvs.data(), a.uvs.size() * sizeof(triangle_uvs)), 0);
+  ASSERT_EQ(a.normals.size(), b.normals.size());
+  EXPECT_EQ(std::memcmp(a.normals.data(), b.normals.data(), a.normals.size() * sizeof(triangle_normals)), 0);
+  ASSERT_EQ(a.textures.size(), b.textures.size());
+  for (std::size_t i = 0; i < a.textures.size(); ++i) {
+    ASSERT_EQ(a.textures[i].texels.size(), b.textures[i].texels.size());
+    EXPECT_EQ(a.textures[i].wrap, b.textures[i].wrap);
+    EXPECT_EQ(std::memcmp(a.textures[i].texels.data(), b.textures[i].texels.data(),
+                          a.textures[i].texels.size() * sizeof(vec3)), 0) << "texture " << i;
   }
   EXPECT_EQ(a.emissive, b.emissive);
   EXPECT_TRUE(same_bits(a.camera.position, b.camera.position));
@@ -176,7 +188,12 @@ TEST(GltfBox, LoadsTheSameSceneAsItsObjTwin) {
   EXPECT_EQ(gltf.emissive.size(), 2u);
   expect_same_scene(obj, gltf);
   EXPECT_EQ(gltf.name, "box");
-  EXPECT_EQ(gltf.files, std::vector<fs::path>{box_dir / "box.gltf"});
+  EXPECT_EQ(gltf.files, (std::vector<fs::path>{box_dir / "box.gltf", box_dir / "checker.png"}));
+  // The floor is textured (the checker as the albedo texture, uvs from TEXCOORD_0).
+  ASSERT_EQ(gltf.textures.size(), 1u);
+  EXPECT_EQ(gltf.textures[0].width, 16u);
+  ASSERT_EQ(gltf.uvs.size(), gltf.triangles.size());
+  EXPECT_EQ(gltf.uvs[0].t1.v, 2.0f);
 }
 
 TEST(GltfBox, GlbEqualsGltf) {

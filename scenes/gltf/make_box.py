@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Writes the glTF box scene and the same geometry as OBJ/MTL: box.gltf (JSON with its buffer as a
-base64 data URI), box.glb (the same model, binary) and box.obj + box.mtl.
+base64 data URI, the floor's texture the file checker.png beside it), box.glb (the same model,
+binary, the texture inside it) and box.obj + box.mtl (map_Kd checker.png), and checker.png.
 
 The two formats must give the renderer the same triangles bit for bit, in the same order, with the
 same materials (tests/gltf_test.cpp renders both and compares the images). So every coordinate and
@@ -10,7 +11,9 @@ the order the glTF loader walks them: nodes depth first, primitives in order, tr
 
 The glTF uses what the loader reads: a node tree (TRS and a matrix, a parent with a child), one mesh
 of several primitives with a material each, two meshes sharing accessors, u8 and u16 indices,
-KHR_materials_emissive_strength, KHR_materials_transmission and KHR_materials_ior.
+TEXCOORD_0 (glTF's v runs down the image: written as 1 - v of the OBJ's vt), a base colour texture
+(an external image in box.gltf, one in a buffer view in box.glb), KHR_materials_emissive_strength,
+KHR_materials_transmission and KHR_materials_ior.
 
 Run from anywhere: python3 scenes/gltf/make_box.py (writes beside itself).
 """
@@ -18,23 +21,30 @@ import base64
 import json
 import os
 import struct
+import zlib
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 
 # Room, open towards -z: quads (counter-clockwise seen from inside), split (0,1,2) (0,2,3).
 ROOM = {
+    "floor": [[(0, 0, 0), (0, 0, 4), (4, 0, 4), (4, 0, 0)]],  # facing +y, textured
     "white": [
-        [(0, 0, 0), (0, 0, 4), (4, 0, 4), (4, 0, 0)],  # floor, facing +y
         [(0, 4, 0), (4, 4, 0), (4, 4, 4), (0, 4, 4)],  # ceiling, facing -y
         [(0, 0, 4), (0, 4, 4), (4, 4, 4), (4, 0, 4)],  # back wall, facing -z
     ],
-    "red": [[(0, 0, 0), (0, 4, 0), (0, 4, 4), (0, 0, 4)]],  # left wall, facing +x
-    "green": [[(4, 0, 0), (4, 0, 4), (4, 4, 4), (4, 4, 0)]],  # right wall, facing -x
+    "red": [[(0, 0, 0), (0, 4, 0), (0, 4, 4), (0, 0, 4)]],  # x = 0 wall (on the right as the camera sees it), facing +x
+    "green": [[(4, 0, 0), (4, 0, 4), (4, 4, 4), (4, 4, 0)]],  # x = 4 wall (on the left), facing -x
     "light": [[(1.5, 3.875, 1.5), (2.5, 3.875, 1.5), (2.5, 3.875, 2.5), (1.5, 3.875, 2.5)]],  # facing -y
 }
 
 # glTF materials and the MTL that maps to the same sieve material (scenes/README.md).
+# The floor's texture coordinates (OBJ convention, v up): the checker repeated twice each way.
+FLOOR_UV = [(0, 0), (0, 2), (2, 2), (2, 0)]
+
 MATERIALS = [
+    ("floor", {"pbrMetallicRoughness": {"baseColorFactor": [1, 1, 1, 1], "metallicFactor": 0,
+                                        "baseColorTexture": {"index": 0}}},
+     "Kd 1 1 1\nmap_Kd checker.png\nillum 1"),
     ("white", {"pbrMetallicRoughness": {"baseColorFactor": [0.75, 0.75, 0.75, 1], "metallicFactor": 0}},
      "Kd 0.75 0.75 0.75\nillum 1"),
     ("red", {"pbrMetallicRoughness": {"baseColorFactor": [0.75, 0.125, 0.125, 1], "metallicFactor": 0}},
@@ -66,6 +76,21 @@ CUBE_INDICES = [
     1, 5, 7, 1, 7, 3,  # z = +0.5
 ]
 
+def checker_png():
+    """16 x 16 RGB, 8-bit: 4 x 4 squares of two warm greys."""
+    rows = b""
+    for y in range(16):
+        row = b"\0"  # filter: none
+        for x in range(16):
+            row += bytes((200, 190, 170)) if (x // 4 + y // 4) % 2 == 0 else bytes((90, 80, 70))
+        rows += row
+
+    def chunk(kind, data):
+        return struct.pack(">I", len(data)) + kind + data + struct.pack(">I", zlib.crc32(kind + data) & 0xFFFFFFFF)
+    return (b"\x89PNG\r\n\x1a\n" + chunk(b"IHDR", struct.pack(">IIBBBBB", 16, 16, 8, 2, 0, 0, 0)) +
+            chunk(b"IDAT", zlib.compress(rows, 9)) + chunk(b"IEND", b""))
+
+
 IDENTITY = [1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1]
 
 
@@ -94,7 +119,7 @@ NODES = [
 WORLD = [(0, IDENTITY), (1, trs((1.25, 1.25, 2.75), (1, 2.5, 1))), (2, mul(trs((2.75, 0, 0)), TURN_Y))]
 
 
-def build():
+def build(png, embed_png):
     blob = bytearray()
 
     def add(data):
@@ -122,20 +147,25 @@ def build():
         return accessor(data, 5126, "VEC3", len(points), 34962, (lo, hi))
 
     # The room: one POSITION accessor for all its quads, u8 indices per material.
-    room_points, room_prims, room_tris = [], [], []
+    room_points, room_uvs, room_prims, room_tris = [], [], [], []
     for name, quads in ROOM.items():
         idx = []
         for q in quads:
             base = len(room_points)
             room_points.extend(q)
+            uv = FLOOR_UV if name == "floor" else None
+            room_uvs.extend(uv or [(0, 0)] * 4)
             idx += [base, base + 1, base + 2, base, base + 2, base + 3]
-            room_tris += [(name, (q[0], q[1], q[2])), (name, (q[0], q[2], q[3]))]
+            room_tris += [(name, (q[0], q[1], q[2]), uv and (uv[0], uv[1], uv[2])),
+                          (name, (q[0], q[2], q[3]), uv and (uv[0], uv[2], uv[3]))]
         room_prims.append((name, idx))
     room_pos = positions(room_points)
+    room_tex = accessor(b"".join(struct.pack("<2f", u, 1 - v) for u, v in room_uvs), 5126, "VEC2",
+                        len(room_uvs), 34962)
     meshes = [{"name": "room", "primitives": []}]
     for name, idx in room_prims:
         a = accessor(bytes(idx), 5121, "SCALAR", len(idx), 34963)
-        meshes[0]["primitives"].append({"attributes": {"POSITION": room_pos}, "indices": a,
+        meshes[0]["primitives"].append({"attributes": {"POSITION": room_pos, "TEXCOORD_0": room_tex}, "indices": a,
                                         "material": MAT_INDEX[name], "mode": 4})
     # The blocks: two meshes sharing the cube's accessors (u16 indices), with different materials.
     cube_pos = positions(CUBE_POSITIONS)
@@ -153,7 +183,7 @@ def build():
             continue
         material = "mirror" if mesh == 1 else "glass"
         for t in range(0, len(CUBE_INDICES), 3):
-            triangles.append((material, tuple(apply(m, CUBE_POSITIONS[i]) for i in CUBE_INDICES[t:t + 3])))
+            triangles.append((material, tuple(apply(m, CUBE_POSITIONS[i]) for i in CUBE_INDICES[t:t + 3]), None))
 
     gltf = {
         "asset": {"version": "2.0", "generator": "sieve scenes/gltf/make_box.py"},
@@ -165,8 +195,15 @@ def build():
         "materials": [dict(name=name, **g) for name, g, _ in MATERIALS],
         "accessors": accessors,
         "bufferViews": views,
-        "buffers": [{"byteLength": len(blob)}],
+        "textures": [{"source": 0, "sampler": 0}],
+        "samplers": [{"wrapS": 10497, "wrapT": 10497}],
+        "images": [{"uri": "checker.png"}],
     }
+    if embed_png:
+        offset, length = add(png)
+        views.append({"buffer": 0, "byteOffset": offset, "byteLength": length})
+        gltf["images"] = [{"bufferView": len(views) - 1, "mimeType": "image/png"}]
+    gltf["buffers"] = [{"byteLength": len(blob)}]
     return gltf, bytes(blob), triangles
 
 
@@ -175,7 +212,10 @@ def fmt(v):
 
 
 def main():
-    gltf, blob, triangles = build()
+    png = checker_png()
+    with open(os.path.join(HERE, "checker.png"), "wb") as f:
+        f.write(png)
+    gltf, blob, triangles = build(png, embed_png=False)
     header = "made by make_box.py (sieve); the same model as box.gltf and box.obj"
 
     text = dict(gltf)
@@ -185,6 +225,7 @@ def main():
         json.dump(text, f, indent=1)
         f.write("\n")
 
+    gltf, blob, _ = build(png, embed_png=True)
     js = json.dumps(gltf, separators=(",", ":")).encode()
     js += b" " * (-len(js) % 4)
     bin_ = blob + b"\0" * (-len(blob) % 4)
@@ -199,13 +240,20 @@ def main():
     with open(os.path.join(HERE, "box.obj"), "w") as f:
         f.write("# " + header + "\nmtllib box.mtl\n")
         current = None
-        for n, (material, tri) in enumerate(triangles):
+        vt = 0
+        for n, (material, tri, uv) in enumerate(triangles):
             if material != current:
                 f.write("usemtl %s\n" % material)
                 current = material
             for p in tri:
                 f.write("v %s\n" % " ".join(fmt(c) for c in p))
-            f.write("f %d %d %d\n" % (3 * n + 1, 3 * n + 2, 3 * n + 3))
+            if uv:
+                for t in uv:
+                    f.write("vt %s\n" % " ".join(fmt(c) for c in t))
+                f.write("f %d/%d %d/%d %d/%d\n" % (3 * n + 1, vt + 1, 3 * n + 2, vt + 2, 3 * n + 3, vt + 3))
+                vt += 3
+            else:
+                f.write("f %d %d %d\n" % (3 * n + 1, 3 * n + 2, 3 * n + 3))
 
 
 if __name__ == "__main__":
