@@ -12,7 +12,7 @@
 
 #include "../bvh/bvh.hpp"
 #include "../scene/scene.hpp"
-#include "paths.hpp"
+#include "../path/paths.hpp"
 #include "reorder.hpp"
 
 #include <sieve/compaction.hpp>

@@ -1,9 +1,9 @@
 #include <exec/cuda.cuh>
 #include <exec/device_array.cuh>
 
-#include "bfs.hpp"
+#include <bvh/bfs.hpp>
 #include "trace_cuda.hpp"
-#include "wide.hpp"
+#include <bvh/wide.hpp>
 
 #include <sieve/compaction/cuda.hpp>
 #include <sieve/compaction/cuda_check.hpp>
