@@ -3,7 +3,7 @@
 // by bounce. A progress bar on stderr when it is a terminal; Ctrl-C, SIGTERM or SIGHUP stops within
 // the bounce in progress and writes the samples completed, the report marked partial; a second
 // signal ends it at once (no temporary left, the outputs all old or all new). The outputs are
-// checked before the scene is loaded (renderer/core/output_files.hpp). Under mpirun every rank
+// checked before the scene is loaded (report/output_files.hpp). Under mpirun every rank
 // renders a contiguous share of the samples and rank 0 adds the films in rank order and writes the
 // outputs (mpi.hpp, renderer/wavefront/split.hpp, docs/mpi.md).
 #pragma once

@@ -1,4 +1,4 @@
-// renderer/core/output_files: outputs compared with each other and with the inputs by filesystem
+// report/output_files: outputs compared with each other and with the inputs by filesystem
 // identity, special files refused, every write checked, all-or-nothing renames, temporaries removed
 // on every path (a failure, an output_set dropped, the signal path's remove_temporaries).
 #include <output_files.hpp>
