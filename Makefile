@@ -19,7 +19,7 @@ build: setup
 
 # The main job: render the Cornell box (PNG, EXR, JSON report in out/) and print where the time went.
 run: build
-	$(BUILD)/renderer/app/sieve render scenes/cornell-box/cornell-box.toml \
+	$(BUILD)/app/sieve render scenes/cornell-box/cornell-box.toml \
 	  --out out/cornell-box.png --exr out/cornell-box.exr --json out/cornell-box.json
 
 # Every benchmark of the backends present, then bench/results/<device>/report.md with plots and
@@ -27,7 +27,7 @@ run: build
 # into bench/results/<device>/quick/. BENCH_ARGS: more options, e.g. BENCH_ARGS="--backend both".
 .PHONY: bench
 bench: build
-	$(BUILD)/renderer/app/sieve bench all $(if $(QUICK),--quick) $(BENCH_ARGS)
+	$(BUILD)/app/sieve bench all $(if $(QUICK),--quick) $(BENCH_ARGS)
 
 test: setup
 	cmake -S . -B $(TEST_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo $(CMAKE_ARGS)

@@ -3,7 +3,7 @@
 efficiency against 1 rank, the reduction's share, and how evenly the ranks' work splits.
 
     bench/ranks.py SCENE [--ranks 1,2] [--repeat 5] [--threads 1] [--backend cpu] [--out DIR]
-                   [--sieve build/renderer/app/sieve] [--mpirun mpirun] [-- more sieve render options]
+                   [--sieve build/app/sieve] [--mpirun mpirun] [-- more sieve render options]
 
 Each run is `mpirun -np N sieve render SCENE --backend B --threads T --quiet --json ...`; the time
 is the report's `seconds` (from the ranks' start to the end of the reduction: no process start, no
@@ -65,7 +65,7 @@ def main():
     p.add_argument("--repeat", type=int, default=5)
     p.add_argument("--threads", type=int, default=1, help="oneTBB threads per rank (0: sieve's default)")
     p.add_argument("--backend", default="cpu", choices=["cpu", "cuda"])
-    p.add_argument("--sieve", default="build/renderer/app/sieve")
+    p.add_argument("--sieve", default="build/app/sieve")
     p.add_argument("--mpirun", default="mpirun")
     p.add_argument("--out", default=".")
     p.add_argument("--balance", type=int, default=0, metavar="S")

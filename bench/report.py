@@ -646,7 +646,7 @@ def crossover_section(folder):
         text += compaction_figures(folder, ds, sel, "crossover", "Crossover grid", "selection")
     if os.path.basename(ds.path).startswith("compaction-crossover"):
         text += ("`auto` reads a table ranked from this grid: `crossover-measured.json` beside this report. To let "
-                 "`auto` use it on this device, copy it to `crossover.json` in this folder and rebuild.\n\n")
+                 "`auto` use it on this device, copy it to `compaction/tuning/<device>.json` and rebuild.\n\n")
     return text
 
 

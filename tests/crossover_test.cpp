@@ -1,5 +1,5 @@
 // `auto`'s crossover tables: what the library embedded at configure time answers what the committed
-// bench/results/<device>/crossover.json files rank first, row by row.
+// compaction/tuning/<device>.json files rank first, row by row.
 #include "../compaction/src/crossover.hpp"
 
 #include <nlohmann/json.hpp>
@@ -17,8 +17,8 @@ namespace fs = std::filesystem;
 
 std::vector<nlohmann::json> tables() {
   std::vector<fs::path> files;
-  for (const auto& dir : fs::directory_iterator(SIEVE_RESULTS_DIR))
-    if (fs::exists(dir.path() / "crossover.json")) files.push_back(dir.path() / "crossover.json");
+  for (const auto& f : fs::directory_iterator(SIEVE_TUNING_DIR))
+    if (f.path().extension() == ".json") files.push_back(f.path());
   std::sort(files.begin(), files.end());
   std::vector<nlohmann::json> out;
   for (const auto& f : files) out.push_back(nlohmann::json::parse(std::ifstream(f)));
@@ -31,7 +31,7 @@ sieve::form form_of(const std::string& name) {
 
 TEST(Crossover, EmbeddedTablesAnswerWhatTheJsonRanksFirst) {
   const auto all = tables();
-  if (all.empty()) GTEST_SKIP() << "no bench/results/*/crossover.json committed";
+  if (all.empty()) GTEST_SKIP() << "no compaction/tuning/*.json committed";
   for (const auto& t : all) {
     const std::string device = t["device"];
     const auto b = t["backend"] == "cpu" ? sieve::backend::cpu : sieve::backend::cuda;

@@ -1,7 +1,7 @@
-// renderer/core/output_files: outputs compared with each other and with the inputs by filesystem
+// report/output_files: outputs compared with each other and with the inputs by filesystem
 // identity, special files refused, every write checked, all-or-nothing renames, temporaries removed
 // on every path (a failure, an output_set dropped, the signal path's remove_temporaries).
-#include <core/output_files.hpp>
+#include <output_files.hpp>
 
 #include <sieve/compaction/error.hpp>
 
@@ -21,7 +21,7 @@
 namespace {
 
 namespace fs = std::filesystem;
-using sieve::render::output_set;
+using sieve::report::output_set;
 
 std::string slurp(const fs::path& p) {
   std::ifstream f(p, std::ios::binary);
@@ -154,7 +154,7 @@ TEST_F(OutputFiles, StagedOutputsAreRenamedTogetherOrNotAtAll) {
 TEST_F(OutputFiles, ALinkIsWrittenThrough) {
   const fs::path target = file("target.json", "old");
   fs::create_symlink(target, dir_ / "link.json");
-  sieve::render::write_file_atomically(dir_ / "link.json", "new");
+  sieve::report::write_file_atomically(dir_ / "link.json", "new");
   EXPECT_TRUE(fs::is_symlink(dir_ / "link.json"));
   EXPECT_EQ(slurp(target), "new");
 }
@@ -166,7 +166,7 @@ TEST_F(OutputFiles, RemoveTemporariesLeavesNone) {
   s.add_output(a, "--a");
   s.stage(a, "new a");
   ASSERT_TRUE(temporaries());
-  sieve::render::remove_temporaries();
+  sieve::report::remove_temporaries();
   EXPECT_FALSE(temporaries());
   const std::string e = error_of([&] { s.commit(); });
   EXPECT_NE(e.find("a.txt"), std::string::npos) << e;
@@ -180,9 +180,9 @@ TEST_F(OutputFiles, AFullDiskIsAnErrorWithTheReason) {
     GTEST_SKIP() << "cannot mount a tmpfs here (needs root): " << std::strerror(errno);
   mounted_ = true;
   const fs::path f = dir_ / "disk" / "f.bin";
-  sieve::render::write_file_atomically(f, "old");
+  sieve::report::write_file_atomically(f, "old");
   const std::string big(256 * 1024, 'x');
-  const std::string e = error_of([&] { sieve::render::write_file_atomically(f, big, "--exr"); });
+  const std::string e = error_of([&] { sieve::report::write_file_atomically(f, big, "--exr"); });
   EXPECT_NE(e.find("f.bin"), std::string::npos) << e;
   EXPECT_NE(e.find("No space left on device"), std::string::npos) << e;
   EXPECT_EQ(slurp(f), "old");

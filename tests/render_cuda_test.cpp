@@ -1,7 +1,7 @@
 // The wavefront renderer on the GPU (label `gpu`; skipped without a device): the same stage code as
 // the CPU's, so the GPU image of a scene must match the CPU image of the same scene and seed, and be
 // bit-identical across the CUDA compaction strategies.
-#include <bvh/trace_cuda.hpp>
+#include <trace/trace_cuda.hpp>
 #include <bvh/wide.hpp>
 #include <scene/load.hpp>
 #include <wavefront/integrator.hpp>

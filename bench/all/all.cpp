@@ -1,10 +1,12 @@
 #include "all.hpp"
 
-#include "../common/report.hpp"
+#include "../report_names.hpp"
 #include "../compaction/suite.hpp"
 #include "../render/render_bench.hpp"
 #include "../sort/suite.hpp"
 #include "../trace/trace.hpp"
+
+#include <job/render_job.hpp>
 
 #include <sieve/compaction.hpp>
 #include <sieve/compaction/cuda.hpp>
@@ -21,7 +23,6 @@
 #include <iostream>
 #include <regex>
 #include <sstream>
-#include <type_traits>
 
 namespace sieve::bench {
 namespace {
@@ -33,81 +34,16 @@ enum class mode { smoke, quick, full };
 const char* mode_name(mode m) { return m == mode::smoke ? "smoke" : m == mode::quick ? "quick" : "full"; }
 
 // --- Command lines: each step's JSON names the single `sieve` command that repeats it ---------------
-
-class command {
- public:
-  explicit command(std::string program) : text_(std::move(program)) {}
-  command& arg(const std::string& a) {
-    text_ += " " + shell_quote(a);
-    return *this;
-  }
-  command& opt(const std::string& name, const std::string& value) {
-    if (!value.empty()) text_ += " " + name + " " + shell_quote(value);
-    return *this;
-  }
-  command& opt(const std::string& name, long value, long unless) {
-    if (value != unless) text_ += " " + name + " " + std::to_string(value);
-    return *this;
-  }
-  template <class T>
-  command& list(const std::string& name, const std::vector<T>& values) {
-    std::string joined;
-    for (const auto& v : values) {
-      std::string item;
-      if constexpr (std::is_arithmetic_v<T>)
-        item = exact_number(static_cast<double>(v));
-      else
-        item = v;
-      joined += (joined.empty() ? "" : ",") + item;
-    }
-    return opt(name, joined);
-  }
-  command& flag(const std::string& name, bool on) {
-    if (on) text_ += " " + name;
-    return *this;
-  }
-  const std::string& str() const { return text_; }
-
- private:
-  std::string text_;
-};
-
-std::string compaction_command(const std::string& program, const compaction_args& a) {
-  command c(program + " bench compaction");
-  c.opt("--backend", a.backend).list("--suite", a.suites).list("--form", a.forms).list("--type", a.types);
-  c.list("--n", a.n).list("--fraction", a.fractions).list("--distribution", a.distributions);
-  c.list("--strategy", a.strategies).flag("--quick", a.quick).opt("--repeats", a.repeats, 0).flag("--graph", a.graph).flag("--checked", a.checked);
-  return c.opt("--csv", a.csv).opt("--json", a.json).opt("--crossover", a.crossover).str();
-}
-
-std::string sort_command(const std::string& program, const sort_args& a) {
-  command c(program + " bench sort");
-  c.list("--n", a.n).list("--bits", a.bits).flag("--quick", a.quick).opt("--warmup", a.warmup, 3);
-  return c.opt("--repeats", a.repeats, 0).opt("--csv", a.csv).opt("--json", a.json).str();
-}
-
-std::string trace_command(const std::string& program, const trace_args& a) {
-  command c(program + " bench trace");
-  c.arg(a.scene).opt("--backend", a.backend);
-  for (const auto& s : a.set) c.opt("--set", s);
-  c.list("--traversal", a.traversals).list("--strategy", a.strategies);
-  c.opt("--width", a.width, 1024).opt("--height", a.height, 768).opt("--repeats", a.repeats, 5);
-  return c.opt("--csv", a.csv).opt("--json", a.json).str();
-}
-
-std::string render_bench_command(const std::string& program, const render_bench_args& a) {
-  command c(program + " bench render");
-  c.arg(a.scene).opt("--backend", a.backend);
-  for (const auto& s : a.set) c.opt("--set", s);
-  c.list("--integrator", a.integrators).list("--traversal", a.traversals).list("--strategy", a.strategies);
-  return c.opt("--repeats", a.repeats, 3).opt("--csv", a.csv).opt("--json", a.json).str();
-}
+// A suite's command comes from its own option schema (compaction_command, ...); the images' from
+// `sieve render`'s options named here.
 
 std::string render_command(const std::string& program, const image_request& r) {
-  command c(program + " render");
-  c.arg(r.scene).opt("--backend", r.backend).opt("--spp", r.spp, 0);
-  for (const auto& s : r.set) c.opt("--set", s);
-  return c.opt("--out", r.png).opt("--json", r.json).flag("--quiet", true).str();
+  std::string c = program + " render " + shell_quote(r.scene) + " --backend " + shell_quote(r.backend);
+  if (r.spp) c += " --spp " + std::to_string(r.spp);
+  for (const auto& s : r.set) c += " --set " + shell_quote(s);
+  if (!r.png.empty()) c += " --out " + shell_quote(r.png);
+  if (!r.json.empty()) c += " --json " + shell_quote(r.json);
+  return c + " --quiet";
 }
 
 // --- The plan ------------------------------------------------------------------------------------------
@@ -178,7 +114,7 @@ step render_bench_step(const context& c, const std::string& name, const std::str
   return suite_step(c, name, what, expected, a, render_bench_command, run_render_bench);
 }
 
-std::vector<step> plan(const context& c, const render_image_fn& render_image) {
+std::vector<step> plan(const context& c) {
   const bool gpu = c.gpu;
   std::vector<step> steps;
 
@@ -392,7 +328,15 @@ std::vector<step> plan(const context& c, const render_image_fn& render_image) {
       step s{"image-" + sh.name, "render " + sh.name + " at " + std::to_string(r.spp) + " spp for the report",
              c.expect(1, cpu_quick[i], cpu_full[i], 3, 5, 10),
              {"image-" + sh.name + ".png", "image-" + sh.name + ".json"}, render_command(c.program, r), {}};
-      s.run = [r, cmd = s.command, render_image] { return render_image(r, cmd); };
+      s.run = [r, cmd = s.command] {
+        render::render_request rq;
+        rq.scene = r.scene;
+        rq.backend = r.backend;
+        rq.spp = r.spp;
+        rq.set = r.set;
+        render::render_to_files(rq, r.png, r.json, cmd);
+        return 0;
+      };
       steps.push_back(s);
     }
   }
@@ -511,8 +455,7 @@ std::string find_python(bool& with_matplotlib) {
   return any;
 }
 
-int run_backend(const all_args& args, bool gpu, mode m, const fs::path& out, const std::string& command_line,
-                const render_image_fn& render_image) {
+int run_backend(const all_args& args, bool gpu, mode m, const fs::path& out, const std::string& command_line) {
   context c;
   c.gpu = gpu;
   c.m = m;
@@ -520,7 +463,7 @@ int run_backend(const all_args& args, bool gpu, mode m, const fs::path& out, con
   c.data = find_data();
   c.program = command_line.substr(0, command_line.find(' '));
 
-  std::vector<step> steps = plan(c, render_image);
+  std::vector<step> steps = plan(c);
   if (!args.only.empty()) {
     std::erase_if(steps, [&](const step& s) {
       for (const auto& o : args.only)
@@ -644,7 +587,7 @@ void add_all_options(CLI::App& cmd, all_args& a) {
   cmd.add_flag("!--no-report", a.report, "skip bench/report.py (the JSON and CSV are still written)");
 }
 
-int run_bench_all(const all_args& a, const std::string& command_line, const render_image_fn& render_image) {
+int run_bench_all(const all_args& a, const std::string& command_line) {
   if (a.quick && a.smoke) throw error("--quick and --smoke: choose one");
   const mode m = a.smoke ? mode::smoke : a.quick ? mode::quick : mode::full;
   const bool have_gpu = cuda::available();
@@ -663,7 +606,7 @@ int run_bench_all(const all_args& a, const std::string& command_line, const rend
     } else {
       out = gpus.size() > 1 ? fs::path(a.out) / device_slug(gpu) : fs::path(a.out);
     }
-    rc |= run_backend(a, gpu, m, out, command_line, render_image);
+    rc |= run_backend(a, gpu, m, out, command_line);
   }
   return rc;
 }

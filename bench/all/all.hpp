@@ -12,7 +12,6 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
-#include <functional>
 #include <string>
 #include <vector>
 
@@ -28,16 +27,15 @@ struct all_args {
   bool report = true;             // run bench/report.py at the end
 };
 
-// One image for the report, rendered by `sieve render` (which lives in the app, not in this library).
+// One image for the report, rendered as `sieve render` renders it (renderer/job: render_to_files).
 struct image_request {
   std::string scene, backend, png, json;
   std::uint32_t spp = 0;
   std::vector<std::string> set;  // key=value scene overrides
 };
-using render_image_fn = std::function<int(const image_request&, const std::string& command_line)>;
 
 void add_all_options(CLI::App& cmd, all_args& args);
 // Returns the exit code: 0 when every step ran and validated, 1 otherwise (the other steps still run).
-int run_bench_all(const all_args& args, const std::string& command_line, const render_image_fn& render_image);
+int run_bench_all(const all_args& args, const std::string& command_line);
 
 }  // namespace sieve::bench

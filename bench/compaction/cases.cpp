@@ -1,6 +1,6 @@
 #include "cases.hpp"
 
-#include <core/rng.hpp>
+#include "hash.hpp"
 
 #include <algorithm>
 #include <cmath>
@@ -53,7 +53,6 @@ void check_distribution(form f, const std::string& d) {
 
 namespace {
 
-using render::mix64;  // SplitMix64's finaliser, as the renderer's counter-based RNG uses it
 
 // A pseudo-random bijection of [0, range): a 4-round Feistel network over the smallest even number
 // of bits that covers range, walking the cycle until the value falls inside (fewer than 4 steps on

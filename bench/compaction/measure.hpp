@@ -2,7 +2,7 @@
 // after warm-up). Inputs are restored before every run, outside the timed region.
 #pragma once
 
-#include "../common/report.hpp"
+#include "../report_names.hpp"
 #include "cases.hpp"
 
 #include <memory>

@@ -2,7 +2,8 @@
 
 #include "measure.hpp"
 
-#include <core/output_files.hpp>
+#include <output_files.hpp>
+#include <rows.hpp>
 
 #include <sieve/compaction.hpp>
 
@@ -19,6 +20,17 @@
 
 namespace sieve::bench {
 namespace {
+
+// One measured case as the result rows show it (bench_case, its measurement, and what is derived).
+struct result_row {
+  const bench_case& c;
+  const measurement& m;
+  bool ok = false;          // validated and timed
+  double bytes = 0, gbps = 0;
+  double floor = 0, of_floor = 0;  // the floor's ms (GPU) and floor / median
+  std::string mode, ran, shown;    // in | out; the strategy that ran; "auto -> x" or the name
+  std::vector<double> ratios;      // each baseline's median / this median (0: none)
+};
 
 // A suite: the grid a paper's experiment spans, per backend, full and quick.
 struct suite {
@@ -155,56 +167,65 @@ std::string resolved_strategy(const bench_case& c) {
 
 }  // namespace
 
-void add_compaction_options(CLI::App& cmd, compaction_args& a) {
-  cmd.add_option("--backend", a.backend, "auto (the GPU when there is one), cpu or cuda")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  cmd.add_option("--suite", a.suites,
-                 "redzone (removal lists, the Redzone paper's grid), select (flags and masks), space (SPACE's grid: "
-                 "flags and masks, u8 u16 u32 u64 float double, 1 GiB of items each, kept 1 .. 97 % by 4 %, three "
-                 "distributions), billeter (Billeter et al.'s Table 3: 4M u32, byte flags, kept 0 .. 100 % by 10 %)")
-      ->delimiter(',');
-  cmd.add_option("--strategy,--strategies", a.strategies,
-                 "compaction strategies, comma-separated (default: every one that fits; --strategies: the old name)")
-      ->delimiter(',');
-  cmd.add_option("--n", a.n, "item counts, comma-separated")->delimiter(',');
-  cmd.add_option("--fraction", a.fractions, "k/n for removal lists, kept share for flags/masks (0..1)")
-      ->delimiter(',')
-      ->check(CLI::Validator(  // CLI::Range lets nan through (every comparison with it is false)
+const option_schema<compaction_args>& compaction_options() {
+  using A = compaction_args;
+  static const option_schema<A> schema = [] {
+    option_schema<A> o;
+    o.option(&A::backend, "--backend", "auto (the GPU when there is one), cpu or cuda",
+             [](CLI::Option* x) { x->check(CLI::IsMember({"auto", "cpu", "cuda"})); });
+    o.option(&A::suites, "--suite",
+             "redzone (removal lists, the Redzone paper's grid), select (flags and masks), space (SPACE's grid: "
+             "flags and masks, u8 u16 u32 u64 float double, 1 GiB of items each, kept 1 .. 97 % by 4 %, three "
+             "distributions), billeter (Billeter et al.'s Table 3: 4M u32, byte flags, kept 0 .. 100 % by 10 %)");
+    o.option(&A::strategies, "--strategy,--strategies",
+             "compaction strategies, comma-separated (default: every one that fits; --strategies: the old name)");
+    o.option(&A::n, "--n", "item counts, comma-separated");
+    o.option(&A::fractions, "--fraction", "k/n for removal lists, kept share for flags/masks (0..1)", [](CLI::Option* x) {
+      x->check(CLI::Validator(  // CLI::Range lets nan through (every comparison with it is false)
           [](std::string& s) -> std::string {
             char* end = nullptr;
             const double v = std::strtod(s.c_str(), &end);
             return end != s.c_str() && *end == '\0' && v >= 0 && v <= 1 ? "" : "'" + s + "' is not a number in 0 .. 1";
           },
           "in 0 .. 1", "fraction"));
-  cmd.add_option("--distribution", a.distributions,
-                 "removal lists: uniform, r0..r100 (share inside the red zone); flags/masks: uniform, cluster, "
-                 "clusters32")
-      ->delimiter(',');
-  cmd.add_option("--type", a.types,
-                 "u8, u16, u32, u64, float, double, struct32, paths48 (the renderer's path queue: columns of 4, 28, "
-                 "12 and 4 bytes moved as one record; cuda)")
-      ->delimiter(',');
-  cmd.add_flag("--checked", a.checked,
-               "time the calls in checked mode, sieve's default (removal lists validated before anything moves); "
-               "off unless given, as in the papers' comparisons (every result is validated against the reference "
-               "anyway)");
-  cmd.add_flag("--graph", a.graph,
-               "cuda: pass the counts in device memory and time each call as the mean of many replays of a CUDA "
-               "graph holding it (the GPU's time per call, without the host's launch path); thrust, which reads its "
-               "counts back, is timed per call");
-  cmd.add_option("--form", a.forms, "removal, flags, mask")->delimiter(',');
-  cmd.add_flag("--quick", a.quick, "small grid, few repeats (a minute on 2 cores)");
-  cmd.add_option("--repeats", a.repeats, "timed runs per point (after warm-up)")->check(CLI::Range(1, 100000));
-  cmd.add_option("--seed", a.seed, "input generator seed");
-  cmd.add_option("--csv", a.csv, "write the results as CSV");
-  cmd.add_option("--json", a.json, "write the results, machine and command as JSON");
-  cmd.add_option("--crossover", a.crossover,
-                 "write the crossover table `auto` reads (bench/results/<device>/crossover.json): strategies ranked "
-                 "by time per form and n (and k/n for removal lists)");
+    });
+    o.option(&A::distributions, "--distribution",
+             "removal lists: uniform, r0..r100 (share inside the red zone); flags/masks: uniform, cluster, "
+             "clusters32");
+    o.option(&A::types, "--type",
+             "u8, u16, u32, u64, float, double, struct32, paths48 (the renderer's path queue: columns of 4, 28, "
+             "12 and 4 bytes moved as one record; cuda)");
+    o.flag(&A::checked, "--checked",
+           "time the calls in checked mode, sieve's default (removal lists validated before anything moves); "
+           "off unless given, as in the papers' comparisons (every result is validated against the reference "
+           "anyway)");
+    o.flag(&A::graph, "--graph",
+           "cuda: pass the counts in device memory and time each call as the mean of many replays of a CUDA "
+           "graph holding it (the GPU's time per call, without the host's launch path); thrust, which reads its "
+           "counts back, is timed per call");
+    o.option(&A::forms, "--form", "removal, flags, mask");
+    o.flag(&A::quick, "--quick", "small grid, few repeats (a minute on 2 cores)");
+    o.option(&A::repeats, "--repeats", "timed runs per point (after warm-up)",
+             [](CLI::Option* x) { x->check(CLI::Range(1, 100000)); });
+    o.option(&A::seed, "--seed", "input generator seed");
+    o.option(&A::csv, "--csv", "write the results as CSV");
+    o.option(&A::json, "--json", "write the results, machine and command as JSON");
+    o.option(&A::crossover, "--crossover",
+             "write the crossover table `auto` reads (compaction/tuning/<device>.json): strategies ranked "
+             "by time per form and n (and k/n for removal lists)");
+    return o;
+  }();
+  return schema;
+}
+
+void add_compaction_options(CLI::App& cmd, compaction_args& a) { compaction_options().add(cmd, a); }
+
+std::string compaction_command(const std::string& program, const compaction_args& a) {
+  return compaction_options().command(program + " bench compaction", a);
 }
 
 int run_compaction_bench(const compaction_args& a, const std::string& command_line) {
-  render::output_set outputs;  // checked before any work
+  report::output_set outputs;  // checked before any work
   outputs.add_output(a.csv, "--csv");
   outputs.add_output(a.json, "--json");
   outputs.add_output(a.crossover, "--crossover");
@@ -258,19 +279,56 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
   // The ceiling of an O(n) pass on this GPU, measured now: a device-to-device copy of 1 GiB.
   const double copy_gbps = where == backend::cuda ? device_copy_gbps(std::size_t{1} << 30, plan) : 0;
 
-  std::vector<std::string> columns = {"backend", "strategy", "form", "mode", "type", "n", "fraction", "distribution",
-                                      "ms_median", "ms_min", "ms_max", "phase1_ms", "bytes", "GB/s", "kept"};
-  for (const auto& b : baselines) columns.push_back("x_" + b);
-  if (where == backend::cuda) columns.insert(columns.end(), {"floor_ms", "of_floor", "timing"});
-  columns.push_back("validated");
-  table t(columns);
-  std::vector<std::string> csv_columns = {"backend", "strategy", "form", "mode", "type", "n", "fraction",
-                                          "distribution", "ms_median", "ms_min", "ms_max", "phase1_ms", "bytes",
-                                          "gbps", "kept"};
-  for (const auto& b : baselines) csv_columns.push_back("speedup_vs_" + b);
-  csv_columns.insert(csv_columns.end(), {"floor_ms", "of_floor", "timing", "validated", "error"});
-  table csv(csv_columns);
-  nlohmann::json results = nlohmann::json::array();
+  // One schema for the printed table, the CSV and the JSON: the table shortens (2^20, 2 %, 3
+  // decimals, "-" for a failed point), the CSV keeps exact values, the JSON plain numbers.
+  using col = field<result_row>;
+  const auto same = [](std::string text) { return cell{text, text, text}; };
+  const auto ms = [](double ok_ms, bool ok) { return cell{ok ? fixed(ok_ms, 3) : "-", fixed(ok_ms, 5), ok_ms}; };
+  const bool cuda = where == backend::cuda;
+  std::vector<col> columns = {
+      {"backend", "backend", "backend", [&](const result_row& r) { return same(std::string(to_string(r.c.where))); }},
+      {"strategy", "strategy", "strategy", [](const result_row& r) { return cell{r.shown, r.shown, r.c.strategy}; }},
+      {"", "", "resolved", [](const result_row& r) { return cell{"", "", r.ran}; }},
+      {"form", "form", "form", [&](const result_row& r) { return same(form_short_name(r.c.f)); }},
+      {"mode", "mode", "mode", [&](const result_row& r) { return same(r.mode); }},
+      {"type", "type", "type", [&](const result_row& r) { return same(r.c.type.name); }},
+      {"n", "n", "n", [](const result_row& r) { return cell{human_n(r.c.n), std::to_string(r.c.n), r.c.n}; }},
+      {"fraction", "fraction", "fraction",
+       [](const result_row& r) { return cell{percent(r.c.fraction), fixed(r.c.fraction, 4), r.c.fraction}; }},
+      {"distribution", "distribution", "distribution", [&](const result_row& r) { return same(r.c.distribution); }},
+      {"ms_median", "ms_median", "ms_median", [&](const result_row& r) { return ms(r.m.ms.median, r.ok); }},
+      {"ms_min", "ms_min", "ms_min", [&](const result_row& r) { return ms(r.m.ms.min, r.ok); }},
+      {"ms_max", "ms_max", "ms_max", [&](const result_row& r) { return ms(r.m.ms.max, r.ok); }},
+      {"phase1_ms", "phase1_ms", "phase1_ms", [&](const result_row& r) { return ms(r.m.phase1_ms, r.ok); }},
+      {"bytes", "bytes", "bytes", [](const result_row& r) { return cell{fixed(r.bytes, 0), fixed(r.bytes, 0), r.bytes}; }},
+      {"GB/s", "gbps", "gbps",
+       [](const result_row& r) { return cell{r.ok ? fixed(r.gbps, 2) : "-", fixed(r.gbps, 3), r.gbps}; }},
+      {"kept", "kept", "kept",
+       [](const result_row& r) { return cell{std::to_string(r.m.kept), std::to_string(r.m.kept), r.m.kept}; }}};
+  for (std::size_t b = 0; b < baselines.size(); ++b)
+    columns.push_back({"x_" + baselines[b], "speedup_vs_" + baselines[b], "speedup_vs_" + baselines[b],
+                       [b](const result_row& r) {
+                         const double x = r.ratios[b];
+                         return cell{x > 0 ? fixed(x, 2) : "", x > 0 ? fixed(x, 4) : "", x};
+                       }});
+  // The floor and the timing method are printed for the GPU only (the CPU has neither).
+  columns.push_back({cuda ? "floor_ms" : "", "floor_ms", "floor_ms", [](const result_row& r) {
+                       return cell{r.floor > 0 ? fixed(r.floor, 3) : "", r.floor > 0 ? fixed(r.floor, 5) : "", r.floor};
+                     }});
+  columns.push_back({cuda ? "of_floor" : "", "of_floor", "of_floor", [](const result_row& r) {
+                       return cell{r.of_floor > 0 ? fixed(r.of_floor, 2) : "", r.of_floor > 0 ? fixed(r.of_floor, 4) : "",
+                                   r.of_floor};
+                     }});
+  columns.push_back({cuda ? "timing" : "", "timing", "timing", [&](const result_row& r) { return same(r.m.timing); }});
+  columns.push_back({"validated", "validated", "validated", [](const result_row& r) {
+                       return cell{r.m.validated ? "yes" : "NO", r.m.validated ? "1" : "0", r.m.validated};
+                     }});
+  columns.push_back({"", "error", "error", [](const result_row& r) {
+                       std::string err = r.m.error;
+                       std::replace(err.begin(), err.end(), ',', ';');  // one CSV field
+                       return cell{"", err, r.m.error};
+                     }});
+  row_schema<result_row> rows(std::move(columns));
 
   // Inputs are shared by every strategy of a grid point; keyed by everything but the strategy.
   auto key_of = [](const bench_case& c) {
@@ -353,44 +411,13 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
     const double fl = floor_ms.count(key) ? floor_ms[key] : 0;
     const double of_floor = ok && fl > 0 ? fl / m.ms.median : 0;
 
-    std::vector<std::string> row = {std::string(to_string(c.where)), shown, form_short_name(c.f), mode,
-                                    c.type.name, human_n(c.n), percent(c.fraction), c.distribution,
-                                    ok ? fixed(m.ms.median, 3) : "-", ok ? fixed(m.ms.min, 3) : "-",
-                                    ok ? fixed(m.ms.max, 3) : "-", ok ? fixed(m.phase1_ms, 3) : "-", fixed(bytes, 0),
-                                    ok ? fixed(gbps, 2) : "-", std::to_string(m.kept)};
-    for (double r : ratios) row.push_back(r > 0 ? fixed(r, 2) : "");
-    if (where == backend::cuda)
-      row.insert(row.end(), {fl > 0 ? fixed(fl, 3) : "", of_floor > 0 ? fixed(of_floor, 2) : "", m.timing});
-    row.push_back(m.validated ? "yes" : "NO");
-    t.add(row);
-
-    std::string err = m.error;
-    std::replace(err.begin(), err.end(), ',', ';');
-    std::vector<std::string> line = {std::string(to_string(c.where)), shown, form_short_name(c.f), mode,
-                                     c.type.name, std::to_string(c.n), fixed(c.fraction, 4), c.distribution,
-                                     fixed(m.ms.median, 5), fixed(m.ms.min, 5), fixed(m.ms.max, 5),
-                                     fixed(m.phase1_ms, 5), fixed(bytes, 0), fixed(gbps, 3), std::to_string(m.kept)};
-    for (double r : ratios) line.push_back(r > 0 ? fixed(r, 4) : "");
-    line.insert(line.end(),
-                {fl > 0 ? fixed(fl, 5) : "", of_floor > 0 ? fixed(of_floor, 4) : "", m.timing, m.validated ? "1" : "0", err});
-    csv.add(line);
-
-    nlohmann::json j = {{"backend", to_string(c.where)}, {"strategy", c.strategy}, {"resolved", ran},
-                        {"form", form_short_name(c.f)},
-                        {"mode", mode}, {"type", c.type.name}, {"n", c.n}, {"fraction", c.fraction},
-                        {"distribution", c.distribution}, {"ms_median", m.ms.median}, {"ms_min", m.ms.min},
-                        {"ms_max", m.ms.max}, {"phase1_ms", m.phase1_ms}, {"bytes", bytes}, {"gbps", gbps},
-                        {"kept", m.kept}, {"floor_ms", fl}, {"of_floor", of_floor}, {"timing", m.timing},
-                        {"validated", m.validated},
-                        {"error", m.error}};
-    for (std::size_t b = 0; b < baselines.size(); ++b) j["speedup_vs_" + baselines[b]] = ratios[b];
-    results.push_back(j);
+    rows.add({c, m, ok, bytes, gbps, fl, of_floor, mode, ran, shown, ratios});
   }
 
   const nlohmann::json machine = machine_info(where == backend::cuda);
   const std::string device_name = device_of(machine);
   std::cout << "device: " << device_name << " (" << to_string(where) << ")\n";
-  t.print(std::cout);
+  rows.printed().print(std::cout);
   std::string names;
   for (const auto& b : baselines) names += (names.empty() ? "" : ", ") + b;
   std::cout << "\nms: whole call (phase 1 marking included), median of " << plan.repeats << " runs after "
@@ -407,7 +434,7 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
     std::cout << "floor_ms: removal lists, the O(k) floor kernel (reads R and the red zone, scatters k writes); "
                  "flags/masks, bytes at the device copy bandwidth, measured now: "
               << fixed(copy_gbps, 0) << " GB/s (read + written). of_floor: floor_ms / ms_median.\n";
-  outputs.stage(a.csv, csv.csv());
+  outputs.stage(a.csv, rows.csv().csv());
   if (!a.json.empty()) {
     nlohmann::json doc = {{"benchmark", "compaction"},
                           {"backend", to_string(where)},
@@ -421,7 +448,7 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
                           {"bytes_definition",
                            "removal list: 4k + 2kw (indices, red-zone reads, hole writes); flags/mask: selection "
                            "bytes + n*w + kept*w"},
-                          {"results", results}};
+                          {"results", rows.json()}};
     outputs.stage(a.json, json_text(doc, 1));
   }
   if (!a.crossover.empty()) outputs.stage(a.crossover, json_text(crossover_table(cases, measured, where, command_line), 1));

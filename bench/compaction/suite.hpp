@@ -2,6 +2,8 @@
 // point validated against a reference before it is timed; a table on stdout, CSV and JSON on request.
 #pragma once
 
+#include "../options.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
@@ -25,7 +27,11 @@ struct compaction_args {
   bool checked = false;   // time the calls in checked mode (removal lists validated first)
 };
 
+// The options, declared once (bench/options.hpp): the subcommand's parser, and the command line
+// that repeats a filled args (`sieve bench all` records it).
+const option_schema<compaction_args>& compaction_options();
 void add_compaction_options(CLI::App& cmd, compaction_args& args);
+std::string compaction_command(const std::string& program, const compaction_args& args);
 // Returns the process exit code: 0 when every point validated.
 int run_compaction_bench(const compaction_args& args, const std::string& command_line);
 

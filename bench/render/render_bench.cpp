@@ -1,8 +1,8 @@
 #include "render_bench.hpp"
 
-#include "../common/report.hpp"
+#include "../report_names.hpp"
 
-#include <core/output_files.hpp>
+#include <output_files.hpp>
 #include <scene/load.hpp>
 #include <wavefront/integrator.hpp>
 
@@ -35,33 +35,45 @@ struct timed {
 
 }  // namespace
 
-void add_render_bench_options(CLI::App& cmd, render_bench_args& a) {
-  cmd.add_option("scene", a.scene, "scene file (.toml or .obj)")->required();
-  cmd.add_option("--backend", a.backend, "auto (the GPU when there is one), cpu or cuda")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  cmd.add_option("--set", a.set, "override a scene key, key=value (repeatable)");
-  cmd.add_option("--integrator", a.integrators, "wavefront, megakernel (comma-separated)")->delimiter(',')
-      ->check(CLI::IsMember({"wavefront", "megakernel"}));
-  cmd.add_option("--strategy", a.strategies, "compaction strategies (comma-separated; default: all that fit)")->delimiter(',');
-  cmd.add_option("--queue", a.queues,
-                 "how the path queue shrinks: pass (the strategy compacts the path state), index (it compacts 4-byte "
-                 "path indices, the state stays in place), append (shade appends survivors, no pass); comma-separated")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"pass", "index", "append"}));
-  cmd.add_option("--launch", a.launches,
-                 "GPU waves: graph (captured once, replayed: one host sync per wave where the strategy and traversal "
-                 "allow), stream (the same loop reading the live count back each bounce); comma-separated")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"graph", "stream"}));
-  cmd.add_option("--traversal", a.traversals, "dfs, bfs (comma-separated)")->delimiter(',')->check(CLI::IsMember({"dfs", "bfs"}));
-  cmd.add_option("--reorder", a.reorders, "none, morton, octant, termination (comma-separated)")->delimiter(',');
-  cmd.add_option("--repeats", a.repeats, "timed renders per configuration (median reported)")->check(CLI::Range(1, 100));
-  cmd.add_option("--profile-stages", a.profile_stages,
-                 "both: time the renders without stage times (s_median) and again with them (compaction's share, "
-                 "s_profiled); on; off (no compaction times)")
-      ->check(CLI::IsMember({"both", "on", "off"}));
-  cmd.add_option("--csv", a.csv, "write the results as CSV");
-  cmd.add_option("--json", a.json, "write the results (with per-bounce compaction), machine and command as JSON");
+const option_schema<render_bench_args>& render_bench_options() {
+  using A = render_bench_args;
+  static const option_schema<A> schema = [] {
+    option_schema<A> o;
+    o.positional(&A::scene, "scene", "scene file (.toml or .obj)", [](CLI::Option* x) { x->required(); });
+    o.option(&A::backend, "--backend", "auto (the GPU when there is one), cpu or cuda",
+             [](CLI::Option* x) { x->check(CLI::IsMember({"auto", "cpu", "cuda"})); });
+    o.repeated(&A::set, "--set", "override a scene key, key=value (repeatable)");
+    o.option(&A::integrators, "--integrator", "wavefront, megakernel (comma-separated)",
+             [](CLI::Option* x) { x->check(CLI::IsMember({"wavefront", "megakernel"})); });
+    o.option(&A::strategies, "--strategy", "compaction strategies (comma-separated; default: all that fit)");
+    o.option(&A::queues, "--queue",
+             "how the path queue shrinks: pass (the strategy compacts the path state), index (it compacts 4-byte "
+             "path indices, the state stays in place), append (shade appends survivors, no pass); comma-separated",
+             [](CLI::Option* x) { x->check(CLI::IsMember({"pass", "index", "append"})); });
+    o.option(&A::launches, "--launch",
+             "GPU waves: graph (captured once, replayed: one host sync per wave where the strategy and traversal "
+             "allow), stream (the same loop reading the live count back each bounce); comma-separated",
+             [](CLI::Option* x) { x->check(CLI::IsMember({"graph", "stream"})); });
+    o.option(&A::traversals, "--traversal", "dfs, bfs (comma-separated)",
+             [](CLI::Option* x) { x->check(CLI::IsMember({"dfs", "bfs"})); });
+    o.option(&A::reorders, "--reorder", "none, morton, octant, termination (comma-separated)");
+    o.option(&A::repeats, "--repeats", "timed renders per configuration (median reported)",
+             [](CLI::Option* x) { x->check(CLI::Range(1, 100)); });
+    o.option(&A::profile_stages, "--profile-stages",
+             "both: time the renders without stage times (s_median) and again with them (compaction's share, "
+             "s_profiled); on; off (no compaction times)",
+             [](CLI::Option* x) { x->check(CLI::IsMember({"both", "on", "off"})); });
+    o.option(&A::csv, "--csv", "write the results as CSV");
+    o.option(&A::json, "--json", "write the results (with per-bounce compaction), machine and command as JSON");
+    return o;
+  }();
+  return schema;
+}
+
+void add_render_bench_options(CLI::App& cmd, render_bench_args& a) { render_bench_options().add(cmd, a); }
+
+std::string render_bench_command(const std::string& program, const render_bench_args& a) {
+  return render_bench_options().command(program + " bench render", a);
 }
 
 int run_render_bench(const render_bench_args& a, const std::string& command_line) {

@@ -4,6 +4,8 @@
 // renderer's invariant) before it is timed.
 #pragma once
 
+#include "../options.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <string>
@@ -28,7 +30,10 @@ struct render_bench_args {
   std::string csv, json;
 };
 
+// The options, declared once (bench/options.hpp): the parser and the command that repeats an args.
+const option_schema<render_bench_args>& render_bench_options();
 void add_render_bench_options(CLI::App& cmd, render_bench_args& args);
+std::string render_bench_command(const std::string& program, const render_bench_args& args);
 int run_render_bench(const render_bench_args& args, const std::string& command_line);
 
 }  // namespace sieve::bench

@@ -2,7 +2,7 @@
 // then time it. measure_sort.cpp (CUDA) or measure_sort_missing.cpp (builds without CUDA).
 #pragma once
 
-#include "../common/report.hpp"
+#include "../report_names.hpp"
 
 #include <cstdint>
 #include <string>

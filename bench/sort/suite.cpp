@@ -2,7 +2,7 @@
 
 #include "measure.hpp"
 
-#include <core/output_files.hpp>
+#include <output_files.hpp>
 
 #include <sieve/compaction.hpp>
 
@@ -54,21 +54,34 @@ std::string human_n(std::size_t n) {
 
 }  // namespace
 
-void add_sort_options(CLI::App& cmd, sort_args& a) {
-  cmd.add_option("--algorithms", a.algorithms, "comma-separated: onesweep, cub (default: both)")->delimiter(',');
-  cmd.add_option("--n", a.n, "pair counts, comma-separated (default 2^20, 2^22, 2^24, 2^26)")->delimiter(',');
-  cmd.add_option("--bits", a.bits, "key bit ranges B:E, comma-separated (default 0:32)")->delimiter(',');
-  cmd.add_option("--keys", a.keys, "key distributions: uniform, duplicates (default uniform)")->delimiter(',');
-  cmd.add_flag("--quick", a.quick, "n = 2^22 and 2^26, 5 timed runs");
-  cmd.add_option("--warmup", a.warmup, "untimed runs per point")->check(CLI::Range(0, 1000));
-  cmd.add_option("--repeats", a.repeats, "timed runs per point (median reported)")->check(CLI::Range(1, 100000));
-  cmd.add_option("--seed", a.seed, "input generator seed");
-  cmd.add_option("--csv", a.csv, "write the results as CSV");
-  cmd.add_option("--json", a.json, "write the results, machine and command as JSON");
+const option_schema<sort_args>& sort_options() {
+  using A = sort_args;
+  static const option_schema<A> schema = [] {
+    option_schema<A> o;
+    o.option(&A::algorithms, "--algorithms", "comma-separated: onesweep, cub (default: both)");
+    o.option(&A::n, "--n", "pair counts, comma-separated (default 2^20, 2^22, 2^24, 2^26)");
+    o.option(&A::bits, "--bits", "key bit ranges B:E, comma-separated (default 0:32)");
+    o.option(&A::keys, "--keys", "key distributions: uniform, duplicates (default uniform)");
+    o.flag(&A::quick, "--quick", "n = 2^22 and 2^26, 5 timed runs");
+    o.option(&A::warmup, "--warmup", "untimed runs per point", [](CLI::Option* x) { x->check(CLI::Range(0, 1000)); });
+    o.option(&A::repeats, "--repeats", "timed runs per point (median reported)",
+             [](CLI::Option* x) { x->check(CLI::Range(1, 100000)); });
+    o.option(&A::seed, "--seed", "input generator seed");
+    o.option(&A::csv, "--csv", "write the results as CSV");
+    o.option(&A::json, "--json", "write the results, machine and command as JSON");
+    return o;
+  }();
+  return schema;
+}
+
+void add_sort_options(CLI::App& cmd, sort_args& a) { sort_options().add(cmd, a); }
+
+std::string sort_command(const std::string& program, const sort_args& a) {
+  return sort_options().command(program + " bench sort", a);
 }
 
 int run_sort_bench(const sort_args& a, const std::string& command_line) {
-  render::output_set outputs;  // checked before any work
+  report::output_set outputs;  // checked before any work
   outputs.add_output(a.csv, "--csv");
   outputs.add_output(a.json, "--json");
   if (!cuda::available()) throw error("sieve bench sort needs a CUDA device: " + cuda::device_description());

@@ -3,6 +3,8 @@
 // warm-up); a table on stdout, CSV and JSON on request.
 #pragma once
 
+#include "../options.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <cstdint>
@@ -23,7 +25,10 @@ struct sort_args {
   std::string csv, json;
 };
 
+// The options, declared once (bench/options.hpp): the parser and the command that repeats an args.
+const option_schema<sort_args>& sort_options();
 void add_sort_options(CLI::App& cmd, sort_args& args);
+std::string sort_command(const std::string& program, const sort_args& args);
 // Returns the process exit code: 0 when every point validated.
 int run_sort_bench(const sort_args& args, const std::string& command_line);
 

@@ -1,15 +1,15 @@
 #include "trace.hpp"
 
-#include "../common/report.hpp"
+#include "../report_names.hpp"
 #include "embree.hpp"
 
 #include <bvh/bfs.hpp>
 #include <bvh/dfs.hpp>
-#include <bvh/trace_cuda.hpp>
+#include "trace_cuda.hpp"
 #include <bvh/wide.hpp>
 #include <core/camera.hpp>
 #include <core/lights.hpp>
-#include <core/output_files.hpp>
+#include <output_files.hpp>
 #include <core/rng.hpp>
 #include <core/sampling.hpp>
 #include <scene/load.hpp>
@@ -167,31 +167,41 @@ std::vector<hit> trace_embree(const embree_scene& e, const std::vector<ray>& ray
 
 }  // namespace
 
-void add_trace_options(CLI::App& cmd, trace_args& a) {
-  cmd.add_option("scene", a.scene, "scene file (.toml or .obj)")->required();
-  cmd.add_option("--backend", a.backend, "auto (the GPU when there is one), cpu or cuda")
-      ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  cmd.add_option("--set", a.set, "override a scene key, key=value (repeatable)");
-  cmd.add_option("--rays", a.rays, "primary, diffuse, shadow (comma-separated; shadow: any hit)")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"primary", "diffuse", "shadow"}));
-  cmd.add_option("--traversal", a.traversals,
-                 "dfs, wide, bfs, wide-bfs, embree (comma-separated; wide: DFS over the 8-wide tree; wide-bfs: BFS over "
-                 "it; embree: CPU only, when built with it)")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"dfs", "wide", "bfs", "wide-bfs", "embree"}));
-  cmd.add_option("--strategy", a.strategies,
-                 "compaction strategies for the BFS frontier, or append (producer-side, no pass) (comma-separated)")
-      ->delimiter(',');
-  cmd.add_option("--bfs-loop", a.bfs_loops, "GPU BFS level loop: graph (on the device), host (one sync a step) (comma-separated)")
-      ->delimiter(',')
-      ->check(CLI::IsMember({"graph", "host"}));
-  cmd.add_option("--width", a.width, "camera width in pixels")->check(CLI::Range(1U, 16384U));
-  cmd.add_option("--height", a.height, "camera height in pixels")->check(CLI::Range(1U, 16384U));
-  cmd.add_option("--spp", a.spp, "primary rays per pixel (1: the pixel centre; more: jittered)")->check(CLI::Range(1U, 256U));
-  cmd.add_option("--repeats", a.repeats, "timed runs per configuration (median reported)")->check(CLI::Range(1, 1000));
-  cmd.add_option("--csv", a.csv, "write the results as CSV");
-  cmd.add_option("--json", a.json, "write the results, machine and command as JSON");
+const option_schema<trace_args>& trace_options() {
+  using A = trace_args;
+  static const option_schema<A> schema = [] {
+    option_schema<A> o;
+    o.positional(&A::scene, "scene", "scene file (.toml or .obj)", [](CLI::Option* x) { x->required(); });
+    o.option(&A::backend, "--backend", "auto (the GPU when there is one), cpu or cuda",
+             [](CLI::Option* x) { x->check(CLI::IsMember({"auto", "cpu", "cuda"})); });
+    o.repeated(&A::set, "--set", "override a scene key, key=value (repeatable)");
+    o.option(&A::rays, "--rays", "primary, diffuse, shadow (comma-separated; shadow: any hit)",
+             [](CLI::Option* x) { x->check(CLI::IsMember({"primary", "diffuse", "shadow"})); });
+    o.option(&A::traversals, "--traversal",
+             "dfs, wide, bfs, wide-bfs, embree (comma-separated; wide: DFS over the 8-wide tree; wide-bfs: BFS over "
+             "it; embree: CPU only, when built with it)",
+             [](CLI::Option* x) { x->check(CLI::IsMember({"dfs", "wide", "bfs", "wide-bfs", "embree"})); });
+    o.option(&A::strategies, "--strategy",
+             "compaction strategies for the BFS frontier, or append (producer-side, no pass) (comma-separated)");
+    o.option(&A::bfs_loops, "--bfs-loop", "GPU BFS level loop: graph (on the device), host (one sync a step) (comma-separated)",
+             [](CLI::Option* x) { x->check(CLI::IsMember({"graph", "host"})); });
+    o.option(&A::width, "--width", "camera width in pixels", [](CLI::Option* x) { x->check(CLI::Range(1U, 16384U)); });
+    o.option(&A::height, "--height", "camera height in pixels", [](CLI::Option* x) { x->check(CLI::Range(1U, 16384U)); });
+    o.option(&A::spp, "--spp", "primary rays per pixel (1: the pixel centre; more: jittered)",
+             [](CLI::Option* x) { x->check(CLI::Range(1U, 256U)); });
+    o.option(&A::repeats, "--repeats", "timed runs per configuration (median reported)",
+             [](CLI::Option* x) { x->check(CLI::Range(1, 1000)); });
+    o.option(&A::csv, "--csv", "write the results as CSV");
+    o.option(&A::json, "--json", "write the results, machine and command as JSON");
+    return o;
+  }();
+  return schema;
+}
+
+void add_trace_options(CLI::App& cmd, trace_args& a) { trace_options().add(cmd, a); }
+
+std::string trace_command(const std::string& program, const trace_args& a) {
+  return trace_options().command(program + " bench trace", a);
 }
 
 int run_trace_bench(const trace_args& a, const std::string& command_line) {

@@ -6,6 +6,8 @@
 // rate (Mtris/s).
 #pragma once
 
+#include "../options.hpp"
+
 #include <CLI/CLI.hpp>
 
 #include <string>
@@ -27,7 +29,10 @@ struct trace_args {
   std::string csv, json;
 };
 
+// The options, declared once (bench/options.hpp): the parser and the command that repeats an args.
+const option_schema<trace_args>& trace_options();
 void add_trace_options(CLI::App& cmd, trace_args& args);
+std::string trace_command(const std::string& program, const trace_args& args);
 int run_trace_bench(const trace_args& args, const std::string& command_line);
 
 }  // namespace sieve::bench

@@ -1,6 +1,6 @@
 // The measured crossover tables `auto` reads (not installed): for a device, a form and n (and k/n
 // for removal lists) the strategies ranked by time, as `sieve bench compaction --crossover` wrote
-// them into bench/results/<device>/crossover.json and the build embedded them.
+// them into compaction/tuning/<device>.json and the build embedded them.
 #pragma once
 
 #include <sieve/compaction/strategies.hpp>

@@ -7,7 +7,7 @@
 #include <stb/stb_image_write.h>
 #include <tinyexr.h>
 
-#include "output_files.hpp"
+#include <output_files.hpp>
 
 #include <cmath>
 #include <cstdlib>
@@ -26,7 +26,7 @@ void check_size(const std::filesystem::path& path, std::uint32_t w, std::uint32_
 
 }  // namespace
 
-void write_text_file(const std::filesystem::path& path, std::string_view text) { write_file_atomically(path, text); }
+void write_text_file(const std::filesystem::path& path, std::string_view text) { report::write_file_atomically(path, text); }
 
 std::uint8_t srgb8(float v) {
   if (!(v > 0)) return 0;  // also NaN
@@ -92,11 +92,11 @@ std::string encode_exr(const std::filesystem::path& path, std::uint32_t w, std::
 }
 
 void write_png(const std::filesystem::path& path, std::uint32_t w, std::uint32_t h, std::span<const vec3> rgb) {
-  write_file_atomically(path, encode_png(path, w, h, rgb));
+  report::write_file_atomically(path, encode_png(path, w, h, rgb));
 }
 
 void write_exr(const std::filesystem::path& path, std::uint32_t w, std::uint32_t h, std::span<const vec3> rgb) {
-  write_file_atomically(path, encode_exr(path, w, h, rgb));
+  report::write_file_atomically(path, encode_exr(path, w, h, rgb));
 }
 
 }  // namespace sieve::render

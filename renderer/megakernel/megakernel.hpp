@@ -5,9 +5,9 @@
 #pragma once
 
 #include "../bvh/traverse.hpp"
-#include "../wavefront/connect.hpp"
-#include "../wavefront/generate.hpp"
-#include "../wavefront/shade.hpp"
+#include "../path/connect.hpp"
+#include "../path/generate.hpp"
+#include "../path/shade.hpp"
 
 namespace sieve::render {
 

@@ -3,7 +3,7 @@
 // wave's shape, the queue's order or the backend's scheduling.
 #pragma once
 
-#include "paths.hpp"
+#include "../path/paths.hpp"
 
 namespace sieve::render {
 

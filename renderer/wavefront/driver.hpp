@@ -21,12 +21,13 @@
 #pragma once
 
 #include "accumulate.hpp"
-#include "connect.hpp"
 #include "extend.hpp"
-#include "generate.hpp"
 #include "integrator.hpp"
 #include "reorder.hpp"
-#include "shade.hpp"
+
+#include "../path/connect.hpp"
+#include "../path/generate.hpp"
+#include "../path/shade.hpp"
 
 #include "../core/marks.hpp"
 

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "../bvh/traverse.hpp"
-#include "paths.hpp"
+#include "../path/paths.hpp"
 
 namespace sieve::render {
 

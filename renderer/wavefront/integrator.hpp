@@ -4,15 +4,16 @@
 //   generate -> for each bounce: extend (DFS or BFS) -> shade -> connect -> compact -> [reorder]
 //   -> accumulate
 //
-// Every stage is per-path code (generate.hpp, extend.hpp, shade.hpp, connect.hpp, reorder.hpp)
-// looping through exec::parallel_for, the code the CUDA driver runs as kernels. The queue of live
+// Every stage is per-path code (../path/generate.hpp, shade.hpp, connect.hpp; extend.hpp,
+// reorder.hpp here) looping through exec::parallel_for, the code the CUDA driver runs as kernels;
+// the megakernel (../megakernel) calls the same per-path functions. The queue of live
 // paths is compacted by the sieve strategy the scene names ([compaction] strategy), fed the form it
 // takes (bit mask, byte flags or removal list) straight from the shade stage.
 #pragma once
 
 #include "../bvh/bvh.hpp"
 #include "../scene/scene.hpp"
-#include "paths.hpp"
+#include "../path/paths.hpp"
 #include "reorder.hpp"
 
 #include <sieve/compaction.hpp>

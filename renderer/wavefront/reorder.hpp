@@ -8,7 +8,7 @@
 // The image does not depend on the order: every path's random numbers are keyed by its pixel.
 #pragma once
 
-#include "paths.hpp"
+#include "../path/paths.hpp"
 
 #include <string_view>
 

@@ -1,4 +1,4 @@
-// A film's samples split over several renderers (the ranks of an MPI job: renderer/app/mpi.hpp),
+// A film's samples split over several renderers (the ranks of an MPI job: app/mpi.hpp),
 // and their partial films put back together.
 //
 // Each part renders a contiguous range of samples (render_settings::first_sample, sample_count);

@@ -22,7 +22,7 @@
 #include <string_view>
 #include <vector>
 
-namespace sieve::render {
+namespace sieve::report {
 
 class output_set {
  public:
@@ -89,4 +89,4 @@ void remove_temporaries() noexcept;
 // Async-signal-safe.
 void end_by_signal(int sig) noexcept;
 
-}  // namespace sieve::render
+}  // namespace sieve::report

@@ -2,7 +2,7 @@
 
 #include "build_info.hpp"
 
-#include <core/image_io.hpp>
+#include "output_files.hpp"
 
 #include <sieve/compaction/cuda.hpp>
 #include <sieve/compaction/error.hpp>
@@ -29,7 +29,7 @@
 #include <sstream>
 #include <thread>
 
-namespace sieve::bench {
+namespace sieve::report {
 
 stats summarize(std::vector<double> s) {
   if (s.empty()) return {};
@@ -208,7 +208,7 @@ std::string table::csv() const {
   return s.str();
 }
 
-void write_file(const std::string& path, const std::string& text) { render::write_text_file(path, text); }
+void write_file(const std::string& path, const std::string& text) { write_file_atomically(path, text); }
 
 std::string json_text(const nlohmann::json& j, int indent) {
   return j.dump(indent, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";
@@ -220,4 +220,4 @@ std::string fixed(double x, int digits) {
   return s.str();
 }
 
-}  // namespace sieve::bench
+}  // namespace sieve::report

@@ -3,10 +3,12 @@
 // by bounce. A progress bar on stderr when it is a terminal; Ctrl-C, SIGTERM or SIGHUP stops within
 // the bounce in progress and writes the samples completed, the report marked partial; a second
 // signal ends it at once (no temporary left, the outputs all old or all new). The outputs are
-// checked before the scene is loaded (renderer/core/output_files.hpp). Under mpirun every rank
+// checked before the scene is loaded (report/output_files.hpp). Under mpirun every rank
 // renders a contiguous share of the samples and rank 0 adds the films in rank order and writes the
 // outputs (mpi.hpp, renderer/wavefront/split.hpp, docs/mpi.md).
 #pragma once
+
+#include <job/render_job.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -16,20 +18,9 @@
 namespace sieve::app {
 
 struct render_args {
-  std::string scene;
-  std::string strategy;   // empty: the scene's [compaction] strategy
-  std::string backend = "auto";  // auto: the GPU when there is one
-  std::string integrator = "wavefront";
-  std::string traversal = "dfs";
-  std::string queue = "pass";  // pass | index | append (render_settings::queue)
-  std::string reorder;    // empty: the scene's [compaction] reorder
-  std::string sort;       // empty: the scene's [compaction] sort
-  std::uint32_t spp = 0;  // 0: the scene's film.spp
-  std::uint32_t width = 0, height = 0;  // 0: the scene's film size (one alone: the other keeps the aspect)
+  render::render_request job;  // the scene and what is asked of it (renderer/job/render_job.hpp)
   std::string png, exr, json;
-  std::vector<std::string> set;
   bool quiet = false;
-  bool profile_stages = false;  // per-stage and per-bounce times (otherwise the frame time only)
   unsigned threads = 0;   // oneTBB's threads; 0: all (under mpirun: the host's shared by its ranks)
 };
 

@@ -1,9 +1,10 @@
 #include <exec/cuda.cuh>
 #include <exec/device_array.cuh>
 
-#include "bfs.hpp"
 #include "trace_cuda.hpp"
-#include "wide.hpp"
+
+#include <bvh/bfs.hpp>
+#include <bvh/wide.hpp>
 
 #include <sieve/compaction/cuda.hpp>
 #include <sieve/compaction/cuda_check.hpp>

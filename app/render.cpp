@@ -1,14 +1,14 @@
 #include "render.hpp"
 
-#include "common/report.hpp"
 #include "mpi.hpp"
 
 #include <core/image_io.hpp>
-#include <core/output_files.hpp>
-#include <core/marks.hpp>
-#include <scene/load.hpp>
+#include <job/render_job.hpp>
 #include <wavefront/integrator.hpp>
 #include <wavefront/split.hpp>
+
+#include <output_files.hpp>
+#include <report.hpp>
 
 #include <sieve/compaction.hpp>
 #include <sieve/compaction/cuda.hpp>
@@ -20,7 +20,6 @@
 #include <algorithm>
 #include <atomic>
 #include <cctype>
-#include <cmath>
 #include <filesystem>
 #include <chrono>
 #include <csignal>
@@ -35,6 +34,8 @@ namespace sieve::app {
 namespace {
 
 using namespace sieve::render;
+using report::end_by_signal;
+using report::output_set;
 
 std::atomic<bool> interrupted{false};
 std::atomic<int> stop_signal{0};  // the signal that interrupted the render: the exit status is 128 + it
@@ -88,7 +89,7 @@ void draw_progress(std::uint32_t done, std::uint32_t total, double seconds) {
   std::fflush(stderr);
 }
 
-std::string pct(double part, double whole) { return whole > 0 ? bench::fixed(100.0 * part / whole, 1) + " %" : "-"; }
+std::string pct(double part, double whole) { return whole > 0 ? report::fixed(100.0 * part / whole, 1) + " %" : "-"; }
 
 enum class image_format { png, exr };
 
@@ -98,19 +99,8 @@ image_format image_format_of(const std::string& path) {
   for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (ext == ".png") return image_format::png;
   if (ext == ".exr") return image_format::exr;
-  throw bench::usage_error("--out " + path + ": the image format comes from the extension, .png or .exr" +
+  throw report::usage_error("--out " + path + ": the image format comes from the extension, .png or .exr" +
                            (ext.empty() ? std::string(" (none given)") : ", not " + ext));
-}
-
-// The film size --width / --height ask for: both as given, or one of them with the other following
-// the scene's aspect. The vertical field of view stays the scene's, so the aspect decides the
-// horizontal one. {0, 0} when neither is given.
-std::pair<std::uint32_t, std::uint32_t> film_size(const render_args& a, const film_desc& film) {
-  if (!a.width && !a.height) return {0, 0};
-  if (a.width && a.height) return {a.width, a.height};
-  const double aspect = static_cast<double>(film.width) / film.height;
-  if (a.width) return {a.width, std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::lround(a.width / aspect)))};
-  return {std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::lround(a.height * aspect))), a.height};
 }
 
 // Runs `setup` (what a rank does before it renders). Under mpirun the ranks then agree: when it
@@ -191,35 +181,35 @@ void add_stats(render_stats& into, const nlohmann::json& j) {
 }  // namespace
 
 void add_render_options(CLI::App& cmd, render_args& a) {
-  cmd.add_option("scene", a.scene, "scene file (.toml) or model (.obj, .gltf, .glb)")->required();
-  cmd.add_option("--strategy", a.strategy, "compaction strategy for the path queue (default: the scene's)");
-  cmd.add_option("--backend", a.backend, "auto (the GPU when there is one), cpu or cuda")
+  cmd.add_option("scene", a.job.scene, "scene file (.toml) or model (.obj, .gltf, .glb)")->required();
+  cmd.add_option("--strategy", a.job.strategy, "compaction strategy for the path queue (default: the scene's)");
+  cmd.add_option("--backend", a.job.backend, "auto (the GPU when there is one), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
-  cmd.add_option("--integrator", a.integrator, "wavefront (queues compacted between bounces) or megakernel (one thread per path)")
+  cmd.add_option("--integrator", a.job.integrator, "wavefront (queues compacted between bounces) or megakernel (one thread per path)")
       ->check(CLI::IsMember({"wavefront", "megakernel"}));
-  cmd.add_option("--traversal", a.traversal, "dfs or bfs")->check(CLI::IsMember({"dfs", "bfs"}));
-  cmd.add_option("--queue", a.queue,
+  cmd.add_option("--traversal", a.job.traversal, "dfs or bfs")->check(CLI::IsMember({"dfs", "bfs"}));
+  cmd.add_option("--queue", a.job.queue,
                  "pass (the strategy compacts the path state), index (it compacts 4-byte path indices) or append "
                  "(shade appends the survivors: no compaction pass)")
       ->check(CLI::IsMember({"pass", "index", "append"}));
-  cmd.add_option("--reorder", a.reorder, "ray reordering: none, morton, octant, termination (default: the scene's)");
-  cmd.add_option("--sort", a.sort, "GPU radix sort for --reorder: onesweep or cub (default: the scene's)");
-  cmd.add_option("--spp", a.spp, "samples per pixel")->check(CLI::Range(1U, 1U << 20))->default_str("the scene's film.spp");
+  cmd.add_option("--reorder", a.job.reorder, "ray reordering: none, morton, octant, termination (default: the scene's)");
+  cmd.add_option("--sort", a.job.sort, "GPU radix sort for --reorder: onesweep or cub (default: the scene's)");
+  cmd.add_option("--spp", a.job.spp, "samples per pixel")->check(CLI::Range(1U, 1U << 20))->default_str("the scene's film.spp");
   cmd.add_option("--out", a.png,
                  "image, its format from the extension: .png (8-bit sRGB) or .exr (32-bit float, linear); "
                  "default <scene file's stem>.png when no output is named");
   cmd.add_option("--exr", a.exr, "a second image, EXR (32-bit float, linear)");
-  cmd.add_option("--width", a.width, "film width in pixels; alone, the height follows the scene's aspect "
+  cmd.add_option("--width", a.job.width, "film width in pixels; alone, the height follows the scene's aspect "
                                      "(the vertical field of view stays the scene's)")
       ->check(CLI::Range(1U, 1U << 16))
       ->default_str("the scene's film.width");
-  cmd.add_option("--height", a.height, "film height in pixels; alone, the width follows the scene's aspect")
+  cmd.add_option("--height", a.job.height, "film height in pixels; alone, the width follows the scene's aspect")
       ->check(CLI::Range(1U, 1U << 16))
       ->default_str("the scene's film.height");
   cmd.add_option("--json", a.json, "JSON report");
-  cmd.add_option("--set", a.set, "override a scene key, key=value (repeatable), e.g. film.width=256");
+  cmd.add_option("--set", a.job.set, "override a scene key, key=value (repeatable), e.g. film.width=256");
   cmd.add_flag("--quiet", a.quiet, "no progress bar and no table");
-  cmd.add_flag("--profile-stages", a.profile_stages,
+  cmd.add_flag("--profile-stages", a.job.profile_stages,
                "time every stage and bounce (CPU clock, CUDA events inside the wave's graph); default: the frame time only");
   cmd.add_option("--threads", a.threads, "CPU threads (oneTBB) of this process; 0: all (under mpirun: the host's, shared by its ranks)")
       ->check(CLI::Range(0U, 1U << 16));
@@ -251,43 +241,21 @@ int run_render(const render_args& a, const std::string& command_line) {
     gpu_index = mpi::select_gpu();  // before anything touches CUDA
     // The outputs are checked before anything is loaded: no output may be an input or another output,
     // or an existing file that is not a regular file.
-    png = a.png.empty() && a.exr.empty() && a.json.empty() ? default_image_name(a.scene) : a.png;
+    png = a.png.empty() && a.exr.empty() && a.json.empty() ? default_image_name(a.job.scene) : a.png;
     if (lead) {
-      outputs.add_input(a.scene);
+      outputs.add_input(a.job.scene);
       outputs.add_output(png, "--out");
       outputs.add_output(a.exr, "--exr");
       outputs.add_output(a.json, "--json");
     }
-    std::vector<std::string> overrides = a.set;
-    if (a.spp) overrides.push_back("film.spp=" + std::to_string(a.spp));
-    if (!a.strategy.empty()) overrides.push_back("compaction.strategy=\"" + a.strategy + "\"");
-    if (!a.reorder.empty()) overrides.push_back("compaction.reorder=\"" + a.reorder + "\"");
-    if (!a.sort.empty()) overrides.push_back("compaction.sort=\"" + a.sort + "\"");
-    backend = bench::resolve_backend(a.backend);
-    if (a.width && a.height) {  // both known: the loader checks them (and frames a bare mesh for them)
-      overrides.push_back("film.width=" + std::to_string(a.width));
-      overrides.push_back("film.height=" + std::to_string(a.height));
-    }
-    sc = load_scene(a.scene, overrides);
-    if (const auto [w, h] = film_size(a, sc.film); w && (w != sc.film.width || h != sc.film.height)) {
-      overrides.push_back("film.width=" + std::to_string(w));  // one given: the other from the scene's aspect
-      overrides.push_back("film.height=" + std::to_string(h));
-      sc = load_scene(a.scene, overrides);
-    }
+    backend = report::resolve_backend(a.job.backend);
+    sc = load_requested_scene(a.job);
     if (lead)
       for (const auto& f : sc.files) outputs.add_input(f);
     // --out's format, checked once every input is known (an output that is an input says so first).
     out_format = a.png.empty() ? image_format::png : image_format_of(a.png);
-
-    settings = render_settings::from(sc);
-    settings.traversal = a.traversal;
-    settings.integrator = a.integrator;
-    settings.profile_stages = a.profile_stages;
-    settings.queue = a.queue;
     gpu = backend == "cuda";
-    marks_form_for(settings.strategy, gpu ? sieve::backend::cuda : sieve::backend::cpu,
-                   "renderer");  // an unfit strategy fails before the BVH build
-    check_render_memory(sc, settings, gpu);  // before the BVH build
+    settings = requested_settings(a.job, sc, gpu);  // checked before the BVH build
   });
   // The ranks must render the same film (each may pick its backend and strategy).
   if (split) {
@@ -337,7 +305,7 @@ int run_render(const render_args& a, const std::string& command_line) {
       const nlohmann::json mine = {{"rank", world.rank},
                                    {"host", world.host},
                                    {"backend", backend},
-                                   {"device", gpu ? bench::machine_info(true)["gpu"] : bench::machine_info(false)["cpu"]},
+                                   {"device", gpu ? report::machine_info(true)["gpu"] : report::machine_info(false)["cpu"]},
                                    {"gpu", gpu ? gpu_index : -1},
                                    {"threads", tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)},
                                    {"first_sample", share.first},
@@ -394,56 +362,15 @@ int run_render(const render_args& a, const std::string& command_line) {
     std::cerr << (bar ? "\n" : "") << "sieve: interrupted after " << samples << " of " << spp
               << " samples per pixel" << (split ? " (all ranks)" : "") << "; writing what was accumulated\n";
 
-  const render_stats& st = r.stats;
-  const double seconds = split ? wall_s : st.seconds;
+  const double seconds = split ? wall_s : r.stats.seconds;
+  const render_outcome out{backend, std::move(r), samples, seconds, bvh_s};
+  const render_result& res = out.result;
+  const render_stats& st = res.stats;
   const double total_ms = st.seconds * 1e3;
   const double rays = static_cast<double>(st.extension_rays + st.shadow_rays);
   const double mrays = seconds > 0 ? rays / seconds / 1e6 : 0;
 
-  nlohmann::json j;
-  j["scene"] = sc.name;
-  j["scene_file"] = a.scene;
-  j["backend"] = backend;
-  const nlohmann::json machine = bench::machine_info(gpu);
-  j["device"] = gpu ? machine["gpu"] : machine["cpu"];
-  j["machine"] = machine;
-  j["strategy"] = bench::strategy_shown(settings.strategy, st.strategies_ran);
-  j["strategy_asked"] = settings.strategy;
-  j["strategies_ran"] = st.strategies_ran;
-  j["form"] = std::string(sieve::to_string(st.form));
-  j["integrator"] = settings.integrator;
-  j["traversal"] = settings.traversal;
-  j["queue"] = settings.queue;
-  j["reorder"] = std::string(to_string(settings.reorder));
-  j["sort"] = settings.sort;
-  j["width"] = r.width;
-  j["height"] = r.height;
-  j["vfov_degrees"] = sc.camera.vfov_degrees;
-  j["spp"] = spp;
-  j["samples_completed"] = samples;
-  j["partial"] = partial;
-  j["max_bounces"] = sc.film.max_bounces;
-  j["seed"] = sc.film.seed;
-  j["triangles"] = sc.triangles.size();
-  j["bvh_build_seconds"] = bvh_s;
-  j["threads"] = tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
-  j["seconds"] = seconds;
-  j["rays"] = {{"extension", st.extension_rays}, {"shadow", st.shadow_rays}};
-  j["mrays_per_s"] = mrays;
-  j["compaction_ms"] = st.compaction_ms();
-  j["compaction_share"] = total_ms > 0 ? st.compaction_ms() / total_ms : 0;
-  j["bfs_frontier_compaction_ms"] = st.bfs_compact_ms;
-  j["profile_stages"] = settings.profile_stages;
-  j["stages"] = nlohmann::json::object();  // empty unless profile_stages
-  for (const auto& s : st.stages) j["stages"][s.name] = s.ms;
-  j["waves"] = st.waves;
-  j["wave_launch"] = st.wave_launch;
-  j["host_syncs"] = st.host_syncs;
-  j["host_syncs_per_wave"] = st.waves ? static_cast<double>(st.host_syncs) / static_cast<double>(st.waves) : 0.0;
-  j["bounces"] = nlohmann::json::array();
-  for (std::size_t b = 0; b < st.bounces.size(); ++b)
-    if (st.bounces[b].live)
-      j["bounces"].push_back({{"bounce", b}, {"live", st.bounces[b].live}, {"compaction_ms", st.bounces[b].compact_ms}});
+  nlohmann::json j = render_report(a.job, sc, settings, out, command_line);
   if (split) {
     // The ranks' render time over the time of the job (all ranks rendering until the reduction ends):
     // 1 when every rank renders for the whole job; load imbalance and the reduction lower it.
@@ -454,52 +381,51 @@ int run_render(const render_args& a, const std::string& command_line) {
     j["ranks"] = ranks;
     j["stages_note"] = "stage times, rays and bounces are summed over the ranks; seconds is the job's";
   }
-  j["run"] = bench::run_info(command_line);
 
-  const std::vector<vec3> image = split ? film.mean() : r.mean();
+  const std::vector<vec3> image = split ? film.mean() : res.mean();
   if (!png.empty())
-    outputs.stage(png, out_format == image_format::exr ? encode_exr(png, r.width, r.height, image)
-                                                       : encode_png(png, r.width, r.height, image));
-  if (!a.exr.empty()) outputs.stage(a.exr, encode_exr(a.exr, r.width, r.height, image));
-  if (!a.json.empty()) outputs.stage(a.json, bench::json_text(j, 2));
+    outputs.stage(png, out_format == image_format::exr ? encode_exr(png, res.width, res.height, image)
+                                                       : encode_png(png, res.width, res.height, image));
+  if (!a.exr.empty()) outputs.stage(a.exr, encode_exr(a.exr, res.width, res.height, image));
+  if (!a.json.empty()) outputs.stage(a.json, report::json_text(j, 2));
   outputs.commit();
 
   if (!a.quiet) {
-    std::cout << sc.name << ": " << r.width << " x " << r.height << ", " << samples << " spp, "
-              << sc.triangles.size() << " triangles (BVH " << bench::fixed(bvh_s, 3) << " s), strategy "
-              << bench::strategy_shown(settings.strategy, st.strategies_ran) << " (" << sieve::to_string(st.form) << "), "
+    std::cout << sc.name << ": " << res.width << " x " << res.height << ", " << samples << " spp, "
+              << sc.triangles.size() << " triangles (BVH " << report::fixed(bvh_s, 3) << " s), strategy "
+              << report::strategy_shown(settings.strategy, st.strategies_ran) << " (" << sieve::to_string(st.form) << "), "
               << settings.integrator << ", " << settings.traversal << ", reorder " << to_string(settings.reorder) << "\n"
               << "device: " << j["device"].get<std::string>() << " (" << backend << ")\n"
-              << bench::fixed(seconds, 3) << " s, " << bench::fixed(mrays, 2) << " Mrays/s ("
+              << report::fixed(seconds, 3) << " s, " << report::fixed(mrays, 2) << " Mrays/s ("
               << st.extension_rays << " extension + " << st.shadow_rays << " shadow rays)\n\n";
     std::cout << st.waves << " waves (" << st.wave_launch << "), " << st.host_syncs << " host synchronisations\n";
     if (!settings.profile_stages) std::cout << "stage times: --profile-stages\n";
     if (split) {
-      bench::table rt({"rank", "host", "device", "samples", "s", "Mrays/s"});
+      report::table rt({"rank", "host", "device", "samples", "s", "Mrays/s"});
       for (const auto& rk : ranks["per_rank"]) {
         const double s = rk["seconds"].get<double>();
         rt.add({std::to_string(rk["rank"].get<int>()), rk["host"].get<std::string>(),
                 rk["backend"].get<std::string>() + (rk["gpu"].get<int>() >= 0 ? " " + std::to_string(rk["gpu"].get<int>()) : ""),
                 std::to_string(rk["first_sample"].get<std::uint32_t>()) + "+" + std::to_string(rk["samples_completed"].get<std::uint32_t>()),
-                bench::fixed(s, 3), bench::fixed(s > 0 ? rk["rays"].get<double>() / s / 1e6 : 0, 2)});
+                report::fixed(s, 3), report::fixed(s > 0 ? rk["rays"].get<double>() / s / 1e6 : 0, 2)});
       }
       rt.print(std::cout);
-      std::cout << world.size << " ranks: reduction " << bench::fixed(ranks["reduction_seconds"].get<double>() * 1e3, 1)
+      std::cout << world.size << " ranks: reduction " << report::fixed(ranks["reduction_seconds"].get<double>() * 1e3, 1)
                 << " ms (" << pct(ranks["reduction_seconds"].get<double>(), seconds) << "), waiting for the slowest "
-                << bench::fixed(ranks["wait_seconds"].get<double>() * 1e3, 1) << " ms, efficiency "
-                << bench::fixed(ranks["efficiency"].get<double>(), 3) << "\n\n";
+                << report::fixed(ranks["wait_seconds"].get<double>() * 1e3, 1) << " ms, efficiency "
+                << report::fixed(ranks["efficiency"].get<double>(), 3) << "\n\n";
     }
-    bench::table stages({"stage", "ms", "share"});
-    for (const auto& s : st.stages) stages.add({s.name, bench::fixed(s.ms, 1), pct(s.ms, total_ms)});
+    report::table stages({"stage", "ms", "share"});
+    for (const auto& s : st.stages) stages.add({s.name, report::fixed(s.ms, 1), pct(s.ms, total_ms)});
     if (settings.traversal == "bfs")
-      stages.add({"(bfs frontier compaction, in extend)", bench::fixed(st.bfs_compact_ms, 1), pct(st.bfs_compact_ms, total_ms)});
-    stages.add({"compaction, all", bench::fixed(st.compaction_ms(), 1), pct(st.compaction_ms(), total_ms)});
+      stages.add({"(bfs frontier compaction, in extend)", report::fixed(st.bfs_compact_ms, 1), pct(st.bfs_compact_ms, total_ms)});
+    stages.add({"compaction, all", report::fixed(st.compaction_ms(), 1), pct(st.compaction_ms(), total_ms)});
     stages.print(std::cout);
     std::cout << "\n";
-    bench::table bounces({"bounce", "live paths", "compact ms"});
+    report::table bounces({"bounce", "live paths", "compact ms"});
     for (std::size_t b = 0; b < st.bounces.size(); ++b)
       if (st.bounces[b].live)
-        bounces.add({std::to_string(b), std::to_string(st.bounces[b].live), bench::fixed(st.bounces[b].compact_ms, 2)});
+        bounces.add({std::to_string(b), std::to_string(st.bounces[b].live), report::fixed(st.bounces[b].compact_ms, 2)});
     bounces.print(std::cout);
     std::cout << "\nwrote";
     for (const auto& f : {png, a.exr, a.json})

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-namespace sieve::bench {
+namespace sieve::report {
 
 struct stats {
   double median = 0, min = 0, max = 0;
@@ -84,4 +84,4 @@ std::string json_text(const nlohmann::json& j, int indent);
 
 std::string fixed(double x, int digits);
 
-}  // namespace sieve::bench
+}  // namespace sieve::report

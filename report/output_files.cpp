@@ -14,7 +14,7 @@
 #include <system_error>
 #include <utility>
 
-namespace sieve::render {
+namespace sieve::report {
 namespace {
 
 namespace fs = std::filesystem;
@@ -280,4 +280,4 @@ void write_file_atomically(const fs::path& path, std::string_view bytes, std::st
   set.commit();
 }
 
-}  // namespace sieve::render
+}  // namespace sieve::report

@@ -4,9 +4,9 @@
 // (bfs_tracer_cuda) with its frontier compacted by `strategy`.
 #pragma once
 
-#include "bfs.hpp"
-#include "bvh.hpp"
-#include "dfs.hpp"
+#include <bvh/bfs.hpp>
+#include <bvh/bvh.hpp>
+#include <bvh/dfs.hpp>
 
 #include <span>
 #include <string>

@@ -10,7 +10,7 @@
 // Exit status: 0 done; 1 a runtime error (a file, a scene, a strategy that cannot serve, a failed
 // check); 2 a usage error (the command line does not parse). Either is one line `sieve: ...` on stderr.
 #include "all/all.hpp"
-#include "common/report.hpp"
+#include <report.hpp>
 #include "compaction/suite.hpp"
 #include "sort/suite.hpp"
 #include "render/render_bench.hpp"
@@ -49,19 +49,19 @@ nlohmann::json forms_json(const sieve::strategy_info& s, sieve::backend b) {
 void print_info(bool json) {
   std::string data;
   try {
-    data = sieve::bench::find_data().scenes.parent_path().string();
+    data = sieve::report::find_data().scenes.parent_path().string();
   } catch (const std::exception& e) {
     data = std::string("not found: ") + e.what();
   }
-  const nlohmann::json machine = sieve::bench::machine_info(false);
+  const nlohmann::json machine = sieve::report::machine_info(false);
   if (json) {
-    nlohmann::json j = sieve::bench::run_info("");
+    nlohmann::json j = sieve::report::run_info("");
     j.erase("command");
     j.erase("date");
     j["data"] = data;
     j["devices"] = {{"cpu", {{"name", machine["cpu"]}, {"threads", machine["tbb_threads"]}}},
                     {"cuda", {{"available", sieve::cuda::available()}, {"name", sieve::cuda::device_description()}}}};
-    j["default_backend"] = sieve::bench::resolve_backend("auto");
+    j["default_backend"] = sieve::report::resolve_backend("auto");
     j["strategies"] = nlohmann::json::array();
     for (const auto& s : sieve::compaction_strategies())
       j["strategies"].push_back({{"name", s.name},
@@ -74,10 +74,10 @@ void print_info(bool json) {
     std::cout << j.dump(2) << "\n";
     return;
   }
-  std::cout << sieve::bench::version_line() << "\n"
+  std::cout << sieve::report::version_line() << "\n"
             << "CPU: " << machine["cpu"].get<std::string>() << ", " << machine["tbb_threads"] << " threads\n"
             << "CUDA: " << sieve::cuda::device_description() << "\n"
-            << "default backend (--backend auto): " << sieve::bench::resolve_backend("auto") << "\n"
+            << "default backend (--backend auto): " << sieve::report::resolve_backend("auto") << "\n"
             << "data (scenes, bench/report.py): " << data << "\n\n";
   for (const auto& s : sieve::compaction_strategies()) {
     std::cout << s.name << ": " << s.summary << "\n"
@@ -111,12 +111,12 @@ int main(int argc, char** argv) {
   // The command as recorded in reports: `sieve` and the arguments quoted for a POSIX shell, so it
   // runs as printed wherever sieve is on PATH (not the path of the binary that ran it).
   std::string command_line = "sieve";
-  for (int i = 1; i < argc; ++i) command_line += " " + sieve::bench::shell_quote(argv[i]);
+  for (int i = 1; i < argc; ++i) command_line += " " + sieve::report::shell_quote(argv[i]);
 
   CLI::App app{"sieve: stream compaction on the CPU and GPU, measured in isolation and inside a path tracer"};
   app.option_defaults()->always_capture_default();  // --help shows every default
   app.require_subcommand(1);
-  app.set_version_flag("--version", sieve::bench::version_line(), "print the version and the commit, then exit");
+  app.set_version_flag("--version", sieve::report::version_line(), "print the version and the commit, then exit");
   bool dry_run = false;
   app.add_flag("--dry-run", dry_run, "check the command line (every option and value) and exit 0: nothing runs");
   auto* render = app.add_subcommand("render", "render a scene with the wavefront path tracer");
@@ -167,20 +167,8 @@ int main(int argc, char** argv) {
     if (*bench_sort) return sieve::bench::run_sort_bench(sort_args, command_line);
     if (*bench_render) return sieve::bench::run_render_bench(render_bench_args, command_line);
     if (*bench_trace) return sieve::bench::run_trace_bench(trace_args, command_line);
-    if (*bench_all)
-      return sieve::bench::run_bench_all(all_args, command_line,
-                                         [](const sieve::bench::image_request& r, const std::string& command) {
-                                           sieve::app::render_args ra;
-                                           ra.scene = r.scene;
-                                           ra.backend = r.backend;
-                                           ra.spp = r.spp;
-                                           ra.set = r.set;
-                                           ra.png = r.png;
-                                           ra.json = r.json;
-                                           ra.quiet = true;
-                                           return sieve::app::run_render(ra, command);
-                                         });
-  } catch (const sieve::bench::usage_error& e) {
+    if (*bench_all) return sieve::bench::run_bench_all(all_args, command_line);
+  } catch (const sieve::report::usage_error& e) {
     std::cerr << "sieve: " << rank_prefix() << one_line(e.what()) << " (see sieve --help)\n";
     return 2;
   } catch (const std::bad_alloc&) {  // what the memory model (renderer/core/memory.hpp) did not foresee

@@ -1,0 +1,99 @@
+#!/usr/bin/env python3
+"""tests/check_layers_test.py SCRIPT: scripts/check-layers on small planted trees. A clean tree (edges
+downward only) passes; each kind of back edge (an #include, a quoted relative #include, a link, a
+layer's CMake reading a higher folder, an include between the renderer's integrators) fails with a
+line naming the file and the edge."""
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+SCRIPT = None
+
+
+def plant(root, files):
+    for path, text in files.items():
+        full = os.path.join(root, path)
+        os.makedirs(os.path.dirname(full), exist_ok=True)
+        with open(full, "w") as f:
+            f.write(text)
+
+
+# Edges downward only: the renderer includes the library and links it, the app links the bench.
+CLEAN = {
+    "compaction/include/sieve/compaction.hpp": "#pragma once\n#include <vector>\n",
+    "compaction/CMakeLists.txt": "add_library(sieve_compaction SHARED a.cpp)\n"
+                                 "add_library(sieve::compaction ALIAS sieve_compaction)\n"
+                                 "include(Tables)\n",
+    "cmake/Tables.cmake": "file(GLOB t ${PROJECT_SOURCE_DIR}/compaction/tuning/*.json)\n",
+    "report/report.hpp": "#pragma once\n#include <sieve/compaction.hpp>\n",
+    "report/CMakeLists.txt": "add_library(sieve_report STATIC report.cpp)\n"
+                             "target_link_libraries(sieve_report PUBLIC sieve::compaction)\n",
+    "renderer/path/shade.hpp": "#pragma once\n#include \"../core/math.hpp\"\n",
+    "renderer/core/math.hpp": "#pragma once\n",
+    "renderer/megakernel/megakernel.hpp": "#pragma once\n#include \"../path/shade.hpp\"\n",
+    "renderer/wavefront/integrator.cpp": "#include \"../megakernel/megakernel.hpp\"\n#include <report.hpp>\n",
+    "renderer/CMakeLists.txt": "add_library(sieve_wavefront STATIC wavefront/integrator.cpp)\n"
+                               "target_link_libraries(sieve_wavefront PUBLIC sieve_report sieve::compaction)\n",
+    "bench/trace/trace.cpp": "#include <wavefront/integrator.hpp>\n",
+    "bench/CMakeLists.txt": "add_library(sieve_bench STATIC trace/trace.cpp)\n"
+                            "target_link_libraries(sieve_bench PUBLIC sieve_wavefront)\n",
+    "app/main.cpp": "#include \"trace/trace.hpp\"\n",
+    "app/CMakeLists.txt": "add_executable(sieve main.cpp)\ntarget_link_libraries(sieve PRIVATE sieve_bench)\n",
+    "tests/t.cpp": "#include \"../app/main.cpp\"\n",  # tests sit outside the layers
+}
+
+
+class CheckLayers(unittest.TestCase):
+    def run_on(self, extra):
+        with tempfile.TemporaryDirectory() as root:
+            plant(root, CLEAN)
+            plant(root, extra)
+            p = subprocess.run([sys.executable, SCRIPT, root], capture_output=True, text=True)
+            return p.returncode, p.stdout
+
+    def expect_edge(self, extra, line):
+        rc, out = self.run_on(extra)
+        self.assertEqual(rc, 1, out)
+        self.assertIn(line, out)
+
+    def test_clean_tree_passes(self):
+        rc, out = self.run_on({})
+        self.assertEqual(rc, 0, out)
+        self.assertIn("no back edge", out)
+
+    def test_library_including_the_renderer_fails(self):
+        self.expect_edge({"compaction/src/x.cpp": "// a comment\n#include <wavefront/integrator.cpp>\n"},
+                         "compaction/src/x.cpp:2: compaction includes renderer/wavefront/integrator.cpp")
+
+    def test_renderer_including_the_bench_by_relative_path_fails(self):
+        self.expect_edge({"renderer/core/x.hpp": "#include \"../../bench/trace/trace.cpp\"\n"},
+                         "renderer/core/x.hpp:1: renderer includes bench/trace/trace.cpp")
+
+    def test_renderer_including_the_app_fails(self):
+        self.expect_edge({"renderer/core/y.cpp": "#include <main.cpp>\n"},
+                         "renderer/core/y.cpp:1: renderer includes app/main.cpp")
+
+    def test_renderer_linking_the_bench_fails(self):
+        self.expect_edge({"renderer/CMakeLists.txt": CLEAN["renderer/CMakeLists.txt"] +
+                          "target_link_libraries(sieve_wavefront PRIVATE sieve_bench)\n"},
+                         "sieve_wavefront (renderer) links sieve_bench (bench, a higher layer)")
+
+    def test_library_build_reading_bench_results_fails(self):
+        self.expect_edge({"cmake/Tables.cmake": "file(GLOB t ${PROJECT_SOURCE_DIR}/bench/results/*/crossover.json)\n"},
+                         "cmake/Tables.cmake:1: compaction's build reads bench/")
+
+    def test_megakernel_including_the_wavefront_fails(self):
+        self.expect_edge({"renderer/megakernel/megakernel.hpp": "#include \"../wavefront/integrator.cpp\"\n"},
+                         "renderer/megakernel/megakernel.hpp:1: renderer/megakernel/ includes "
+                         "renderer/wavefront/integrator.cpp")
+
+    def test_path_code_including_a_missing_wavefront_file_fails(self):
+        self.expect_edge({"renderer/path/generate.hpp": "#include \"../wavefront/gone.hpp\"\n"},
+                         "renderer/path/generate.hpp:1: renderer/path/ includes renderer/wavefront/gone.hpp")
+
+
+if __name__ == "__main__":
+    SCRIPT = os.path.abspath(sys.argv.pop(1))
+    unittest.main()
