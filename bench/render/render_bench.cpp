@@ -41,19 +41,19 @@ void add_render_bench_options(CLI::App& cmd, render_bench_args& a) {
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd.add_option("--set", a.set, "override a scene key, key=value (repeatable)");
   cmd.add_option("--integrator", a.integrators, "wavefront, megakernel (comma-separated)")->delimiter(',')
-      ->check(CLI::IsMember({"wavefront", "megakernel"}));
+      ->check(CLI::IsMember(mode_name_list<integrator_kind>()));
   cmd.add_option("--strategy", a.strategies, "compaction strategies (comma-separated; default: all that fit)")->delimiter(',');
   cmd.add_option("--queue", a.queues,
                  "how the path queue shrinks: pass (the strategy compacts the path state), index (it compacts 4-byte "
                  "path indices, the state stays in place), append (shade appends survivors, no pass); comma-separated")
       ->delimiter(',')
-      ->check(CLI::IsMember({"pass", "index", "append"}));
+      ->check(CLI::IsMember(mode_name_list<queue_mode>()));
   cmd.add_option("--launch", a.launches,
                  "GPU waves: graph (captured once, replayed: one host sync per wave where the strategy and traversal "
                  "allow), stream (the same loop reading the live count back each bounce); comma-separated")
       ->delimiter(',')
       ->check(CLI::IsMember({"graph", "stream"}));
-  cmd.add_option("--traversal", a.traversals, "dfs, bfs (comma-separated)")->delimiter(',')->check(CLI::IsMember({"dfs", "bfs"}));
+  cmd.add_option("--traversal", a.traversals, "dfs, bfs (comma-separated)")->delimiter(',')->check(CLI::IsMember(mode_name_list<traversal_kind>()));
   cmd.add_option("--reorder", a.reorders, "none, morton, octant, termination (comma-separated)")->delimiter(',');
   cmd.add_option("--repeats", a.repeats, "timed renders per configuration (median reported)")->check(CLI::Range(1, 100));
   cmd.add_option("--profile-stages", a.profile_stages,
@@ -74,7 +74,7 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
   const std::vector<std::string> strategies =
       a.strategies.empty() ? queue_strategies(gpu ? sieve::backend::cuda : sieve::backend::cpu) : a.strategies;
   auto render = [&](const prepared_scene& p, const render_settings& rs) { return gpu ? render_cuda(p, rs) : render_cpu(p, rs); };
-  for (const auto& r : a.reorders) reorder_key_from_string(r);  // fail before any work
+  for (const auto& r : a.reorders) parse_mode<reorder_key>(r);  // fail before any work
   const scene sc = load_scene(a.scene, a.set);
   for (const auto& f : sc.files) outputs.add_input(f);
   const prepared_scene ps(sc);
@@ -103,12 +103,12 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
       for (const auto& strategy :
            integrator == "megakernel" || queue == "append" ? std::vector<std::string>{"auto"} : strategies) {
         render_settings rs = render_settings::from(sc);
-        rs.integrator = integrator;
-        if (queue != "-") rs.queue = queue;
+        rs.integrator = parse_mode<integrator_kind>(integrator);
+        if (queue != "-") rs.queue = parse_mode<queue_mode>(queue);
         rs.wave_graph = launch == "graph";
         rs.strategy = strategy;
-        rs.traversal = traversal;
-        rs.reorder = reorder_key_from_string(reorder);
+        rs.traversal = parse_mode<traversal_kind>(traversal);
+        rs.reorder = parse_mode<reorder_key>(reorder);
         rs.profile_stages = profiled && !fast;
         const render_result checked = render(ps, rs);  // the warm-up, also the one checked
         const auto& img = checked.sum;

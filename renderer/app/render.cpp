@@ -196,12 +196,12 @@ void add_render_options(CLI::App& cmd, render_args& a) {
   cmd.add_option("--backend", a.backend, "auto (the GPU when there is one), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd.add_option("--integrator", a.integrator, "wavefront (queues compacted between bounces) or megakernel (one thread per path)")
-      ->check(CLI::IsMember({"wavefront", "megakernel"}));
-  cmd.add_option("--traversal", a.traversal, "dfs or bfs")->check(CLI::IsMember({"dfs", "bfs"}));
+      ->check(CLI::IsMember(mode_name_list<integrator_kind>()));
+  cmd.add_option("--traversal", a.traversal, "dfs or bfs")->check(CLI::IsMember(mode_name_list<traversal_kind>()));
   cmd.add_option("--queue", a.queue,
                  "pass (the strategy compacts the path state), index (it compacts 4-byte path indices) or append "
                  "(shade appends the survivors: no compaction pass)")
-      ->check(CLI::IsMember({"pass", "index", "append"}));
+      ->check(CLI::IsMember(mode_name_list<queue_mode>()));
   cmd.add_option("--reorder", a.reorder, "ray reordering: none, morton, octant, termination (default: the scene's)");
   cmd.add_option("--sort", a.sort, "GPU radix sort for --reorder: onesweep or cub (default: the scene's)");
   cmd.add_option("--spp", a.spp, "samples per pixel")->check(CLI::Range(1U, 1U << 20))->default_str("the scene's film.spp");
@@ -280,10 +280,10 @@ int run_render(const render_args& a, const std::string& command_line) {
     out_format = a.png.empty() ? image_format::png : image_format_of(a.png);
 
     settings = render_settings::from(sc);
-    settings.traversal = a.traversal;
-    settings.integrator = a.integrator;
+    settings.traversal = parse_mode<traversal_kind>(a.traversal);
+    settings.integrator = parse_mode<integrator_kind>(a.integrator);
     settings.profile_stages = a.profile_stages;
-    settings.queue = a.queue;
+    settings.queue = parse_mode<queue_mode>(a.queue);
     gpu = backend == "cuda";
     marks_form_for(settings.strategy, gpu ? sieve::backend::cuda : sieve::backend::cpu,
                    "renderer");  // an unfit strategy fails before the BVH build
@@ -411,11 +411,11 @@ int run_render(const render_args& a, const std::string& command_line) {
   j["strategy_asked"] = settings.strategy;
   j["strategies_ran"] = st.strategies_ran;
   j["form"] = std::string(sieve::to_string(st.form));
-  j["integrator"] = settings.integrator;
-  j["traversal"] = settings.traversal;
-  j["queue"] = settings.queue;
+  j["integrator"] = std::string(to_string(settings.integrator));
+  j["traversal"] = std::string(to_string(settings.traversal));
+  j["queue"] = std::string(to_string(settings.queue));
   j["reorder"] = std::string(to_string(settings.reorder));
-  j["sort"] = settings.sort;
+  j["sort"] = std::string(to_string(settings.sort));
   j["width"] = r.width;
   j["height"] = r.height;
   j["vfov_degrees"] = sc.camera.vfov_degrees;
@@ -468,7 +468,7 @@ int run_render(const render_args& a, const std::string& command_line) {
     std::cout << sc.name << ": " << r.width << " x " << r.height << ", " << samples << " spp, "
               << sc.triangles.size() << " triangles (BVH " << bench::fixed(bvh_s, 3) << " s), strategy "
               << bench::strategy_shown(settings.strategy, st.strategies_ran) << " (" << sieve::to_string(st.form) << "), "
-              << settings.integrator << ", " << settings.traversal << ", reorder " << to_string(settings.reorder) << "\n"
+              << to_string(settings.integrator) << ", " << to_string(settings.traversal) << ", reorder " << to_string(settings.reorder) << "\n"
               << "device: " << j["device"].get<std::string>() << " (" << backend << ")\n"
               << bench::fixed(seconds, 3) << " s, " << bench::fixed(mrays, 2) << " Mrays/s ("
               << st.extension_rays << " extension + " << st.shadow_rays << " shadow rays)\n\n";
@@ -491,7 +491,7 @@ int run_render(const render_args& a, const std::string& command_line) {
     }
     bench::table stages({"stage", "ms", "share"});
     for (const auto& s : st.stages) stages.add({s.name, bench::fixed(s.ms, 1), pct(s.ms, total_ms)});
-    if (settings.traversal == "bfs")
+    if (settings.traversal == traversal_kind::bfs)
       stages.add({"(bfs frontier compaction, in extend)", bench::fixed(st.bfs_compact_ms, 1), pct(st.bfs_compact_ms, total_ms)});
     stages.add({"compaction, all", bench::fixed(st.compaction_ms(), 1), pct(st.compaction_ms(), total_ms)});
     stages.print(std::cout);

@@ -126,6 +126,23 @@ struct scalar_boxes {
   }
 };
 
+// Calls test(i) for every triangle slot i of node n's leaves in `leaves` (a slot mask, taken lowest
+// bit first; slot s is the bit's index ^ oct, for masks put in octant order); stops at once, and
+// returns true, when test does (any-hit found). Every traversal of the wide tree tests its leaves here.
+template <class Test>
+SIEVE_HD SIEVE_FORCE_INLINE bool for_leaf_triangles(const wide_node& n, std::uint32_t leaves, std::uint32_t oct, Test&& test) {
+  if (!leaves) return false;
+  const std::uint64_t counts = leaf_counts(n);
+  while (leaves) {
+    const int s = lowest_bit(leaves) ^ static_cast<int>(oct);
+    leaves &= leaves - 1;
+    const std::uint32_t first = n.tri_base + leaf_offset(counts, s);
+    for (std::uint32_t i = first; i < first + n.meta[s]; ++i)
+      if (test(i)) return true;
+  }
+  return false;
+}
+
 // The stack holds, per wide node still to finish, its inner children left (in octant order) with
 // what finds them: child_base (bits 0..31), inner_mask (32..39), remaining (40..47).
 SIEVE_HD inline std::uint64_t wide_entry(std::uint32_t base, std::uint32_t inner_mask, std::uint32_t rest) {
@@ -165,21 +182,13 @@ SIEVE_HD SIEVE_FORCE_INLINE hit wide_closest_hit(const wide_view& v, const ray& 
   while (true) {
     const wide_node n = load_wide(v.nodes + node);
     const std::uint32_t hits = boxes(n, w, cull_limit(best.t));
-    std::uint32_t leaves = octant_order(hits & ~std::uint32_t{n.inner_mask}, w.oct);
-    if (leaves) {
-      const std::uint64_t counts = leaf_counts(n);
-      while (leaves) {
-        const int s = lowest_bit(leaves) ^ static_cast<int>(w.oct);
-        leaves &= leaves - 1;
-        const std::uint32_t first = n.tri_base + leaf_offset(counts, s);
-        for (std::uint32_t i = first; i < first + n.meta[s]; ++i) {
-          tri_hit h;
-          if (!hit_triangle(v.triangles[i].get(), r, best.t, h)) continue;
-          const std::uint32_t prim = v.prims[i];
-          if (closer(h.t, prim, best)) best = {h.t, prim, h.u, h.v};
-        }
-      }
-    }
+    for_leaf_triangles(n, octant_order(hits & ~std::uint32_t{n.inner_mask}, w.oct), w.oct, [&](std::uint32_t i) {
+      tri_hit h;
+      if (!hit_triangle(v.triangles[i].get(), r, best.t, h)) return false;
+      const std::uint32_t prim = v.prims[i];
+      if (closer(h.t, prim, best)) best = {h.t, prim, h.u, h.v};
+      return false;
+    });
     if (!wide_next(n, hits, w.oct, stack, top, node)) break;
   }
   if (best.prim == ~0U) best.t = 1e30f;
@@ -197,19 +206,11 @@ SIEVE_HD SIEVE_FORCE_INLINE bool wide_any_hit(const wide_view& v, const ray& r, 
   while (true) {
     const wide_node n = load_wide(v.nodes + node);
     const std::uint32_t hits = boxes(n, w, r.tmax);
-    std::uint32_t leaves = hits & ~std::uint32_t{n.inner_mask};
-    if (leaves) {
-      const std::uint64_t counts = leaf_counts(n);
-      while (leaves) {
-        const int s = lowest_bit(leaves);
-        leaves &= leaves - 1;
-        const std::uint32_t first = n.tri_base + leaf_offset(counts, s);
-        for (std::uint32_t i = first; i < first + n.meta[s]; ++i) {
-          tri_hit h;
-          if (hit_triangle(v.triangles[i].get(), r, r.tmax, h)) return true;
-        }
-      }
-    }
+    const bool blocked = for_leaf_triangles(n, hits & ~std::uint32_t{n.inner_mask}, 0, [&](std::uint32_t i) {
+      tri_hit h;
+      return hit_triangle(v.triangles[i].get(), r, r.tmax, h);
+    });
+    if (blocked) return true;
     if (!wide_next(n, hits, w.oct, stack, top, node)) break;
   }
   return false;

@@ -4,6 +4,8 @@
 // per pixel: its image equals the wavefront's bit for bit on the same backend.
 #pragma once
 
+#include <exec/exec.hpp>
+
 #include "../bvh/traverse.hpp"
 #include "../wavefront/connect.hpp"
 #include "../wavefront/generate.hpp"
