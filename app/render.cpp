@@ -186,12 +186,12 @@ void add_render_options(CLI::App& cmd, render_args& a) {
   cmd.add_option("--backend", a.job.backend, "auto (the GPU when there is one), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
   cmd.add_option("--integrator", a.job.integrator, "wavefront (queues compacted between bounces) or megakernel (one thread per path)")
-      ->check(CLI::IsMember({"wavefront", "megakernel"}));
-  cmd.add_option("--traversal", a.job.traversal, "dfs or bfs")->check(CLI::IsMember({"dfs", "bfs"}));
+      ->check(CLI::IsMember(mode_name_list<integrator_kind>()));
+  cmd.add_option("--traversal", a.job.traversal, "dfs or bfs")->check(CLI::IsMember(mode_name_list<traversal_kind>()));
   cmd.add_option("--queue", a.job.queue,
                  "pass (the strategy compacts the path state), index (it compacts 4-byte path indices) or append "
                  "(shade appends the survivors: no compaction pass)")
-      ->check(CLI::IsMember({"pass", "index", "append"}));
+      ->check(CLI::IsMember(mode_name_list<queue_mode>()));
   cmd.add_option("--reorder", a.job.reorder, "ray reordering: none, morton, octant, termination (default: the scene's)");
   cmd.add_option("--sort", a.job.sort, "GPU radix sort for --reorder: onesweep or cub (default: the scene's)");
   cmd.add_option("--spp", a.job.spp, "samples per pixel")->check(CLI::Range(1U, 1U << 20))->default_str("the scene's film.spp");
@@ -394,7 +394,7 @@ int run_render(const render_args& a, const std::string& command_line) {
     std::cout << sc.name << ": " << res.width << " x " << res.height << ", " << samples << " spp, "
               << sc.triangles.size() << " triangles (BVH " << report::fixed(bvh_s, 3) << " s), strategy "
               << report::strategy_shown(settings.strategy, st.strategies_ran) << " (" << sieve::to_string(st.form) << "), "
-              << settings.integrator << ", " << settings.traversal << ", reorder " << to_string(settings.reorder) << "\n"
+              << to_string(settings.integrator) << ", " << to_string(settings.traversal) << ", reorder " << to_string(settings.reorder) << "\n"
               << "device: " << j["device"].get<std::string>() << " (" << backend << ")\n"
               << report::fixed(seconds, 3) << " s, " << report::fixed(mrays, 2) << " Mrays/s ("
               << st.extension_rays << " extension + " << st.shadow_rays << " shadow rays)\n\n";
@@ -417,7 +417,7 @@ int run_render(const render_args& a, const std::string& command_line) {
     }
     report::table stages({"stage", "ms", "share"});
     for (const auto& s : st.stages) stages.add({s.name, report::fixed(s.ms, 1), pct(s.ms, total_ms)});
-    if (settings.traversal == "bfs")
+    if (settings.traversal == traversal_kind::bfs)
       stages.add({"(bfs frontier compaction, in extend)", report::fixed(st.bfs_compact_ms, 1), pct(st.bfs_compact_ms, total_ms)});
     stages.add({"compaction, all", report::fixed(st.compaction_ms(), 1), pct(st.compaction_ms(), total_ms)});
     stages.print(std::cout);

@@ -18,31 +18,6 @@ namespace {
 
 using sieve::test::device_array;
 
-struct scene_data {
-  std::vector<triangle> tris;
-  std::vector<ray> rays;
-};
-
-// Random triangles over a floor, rays from all over (one in five short): several candidates in depth.
-scene_data random_scene(std::size_t triangles, std::size_t rays, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> pos(-10, 10), off(-1.5f, 1.5f), dir(-1, 1);
-  scene_data s;
-  for (std::size_t i = 0; i < triangles; ++i) {
-    const vec3 c{pos(rng), pos(rng), pos(rng)};
-    s.tris.push_back({c + vec3{off(rng), off(rng), off(rng)}, c + vec3{off(rng), off(rng), off(rng)},
-                      c + vec3{off(rng), off(rng), off(rng)}});
-  }
-  s.tris.push_back({{-20, -11, -20}, {20, -11, -20}, {20, -11, 20}});
-  s.tris.push_back({{-20, -11, -20}, {20, -11, 20}, {-20, -11, 20}});
-  for (std::size_t i = 0; i < rays; ++i) {
-    ray r{{pos(rng) * 1.3f, pos(rng) * 1.3f, pos(rng) * 1.3f}, normalize(vec3{dir(rng), dir(rng) - 0.3f, dir(rng)})};
-    if (i % 5 == 0) r.tmax = 4.0f;
-    s.rays.push_back(r);
-  }
-  return s;
-}
-
 void dfs_on_gpu(const bvh_view& v, const ray* r, hit* h, std::size_t n) {
   exec::parallel_for(exec::cuda{}, "dfs", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = closest_hit(v, r[i]); });
   SIEVE_CUDA_CHECK(cudaDeviceSynchronize());

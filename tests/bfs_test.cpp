@@ -17,31 +17,6 @@
 namespace sieve::render {
 namespace {
 
-struct scene_data {
-  std::vector<triangle> tris;
-  std::vector<ray> rays;
-};
-
-scene_data make_scene(std::size_t triangles, std::size_t rays, unsigned seed) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> pos(-10, 10), off(-1.5f, 1.5f), dir(-1, 1);
-  scene_data s;
-  for (std::size_t i = 0; i < triangles; ++i) {
-    const vec3 c{pos(rng), pos(rng), pos(rng)};
-    s.tris.push_back({c + vec3{off(rng), off(rng), off(rng)}, c + vec3{off(rng), off(rng), off(rng)},
-                      c + vec3{off(rng), off(rng), off(rng)}});
-  }
-  // A floor of two big triangles: rays often have several candidates in depth.
-  s.tris.push_back({{-20, -11, -20}, {20, -11, -20}, {20, -11, 20}});
-  s.tris.push_back({{-20, -11, -20}, {20, -11, 20}, {-20, -11, 20}});
-  for (std::size_t i = 0; i < rays; ++i) {
-    ray r{{pos(rng) * 1.3f, pos(rng) * 1.3f, pos(rng) * 1.3f}, normalize(vec3{dir(rng), dir(rng) - 0.3f, dir(rng)})};
-    if (i % 5 == 0) r.tmax = 4.0f;
-    s.rays.push_back(r);
-  }
-  return s;
-}
-
 // Every library strategy the frontier can use, and producer-side append.
 std::vector<std::string> bfs_strategies() {
   std::vector<std::string> names = {std::string(bfs_append)};
@@ -58,7 +33,7 @@ class BfsEqualsDfs : public ::testing::TestWithParam<std::tuple<std::string, bfs
 
 TEST_P(BfsEqualsDfs, EveryHit) {
   const auto& [strategy, tree] = GetParam();
-  const scene_data s = make_scene(3000, 20000, 11);
+  const scene_data s = random_scene(3000, 20000, 11);
   const bvh b = build_bvh(s.tris);
   const bvh_view v = view_of(b, s.tris);
   bfs_tracer tracer(strategy, tree);
@@ -214,7 +189,7 @@ TEST(Bfs, BadArgumentsAreErrors) {
   if (sieve::compaction_strategy("atomic").runs_on(sieve::backend::cuda)) {
     EXPECT_THROW(bfs_tracer("atomic"), sieve::error);  // CUDA only
   }
-  const scene_data s = make_scene(10, 4, 1);
+  const scene_data s = random_scene(10, 4, 1);
   const bvh b = build_bvh(s.tris);
   bfs_tracer tracer("std");
   std::vector<hit> too_few(2);

@@ -6,6 +6,8 @@
 // (a sequential copy_if); unstable ones the same multiset.
 #include <sieve/compaction.hpp>
 
+#include "../compaction/src/redzone_cases.hpp"  // the pairing cases, shared by the CPU and CUDA Redzone
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -467,6 +469,20 @@ INSTANTIATE_TEST_SUITE_P(Cpu, CompactProperty, ::testing::ValuesIn(cpu_cases_tim
                          [](const auto& info) { return case_name(info.param, true); });
 
 // ---- the registry -------------------------------------------------------------------------------
+
+// Redzone's Table 1, the one case split the CPU strategy and both CUDA algorithms switch on: the
+// pair (R[i], Z[i]) with the red zone starting at z.
+TEST(RedzoneCases, PairingFollowsTableOne) {
+  using sieve::detail::redzone_case;
+  using sieve::detail::redzone_pair;
+  EXPECT_EQ(redzone_pair(3, 10, false), redzone_case::fill);                // A: Z[i] fills the hole R[i]
+  EXPECT_EQ(redzone_pair(12, 10, true), redzone_case::drop);                // B: both in the red zone's dead
+  EXPECT_EQ(redzone_pair(3, 10, true), redzone_case::destination_orphan);   // C: a hole without a source
+  EXPECT_EQ(redzone_pair(12, 10, false), redzone_case::source_orphan);      // D: a source without a hole
+  EXPECT_EQ(redzone_pair(10, 10, false), redzone_case::source_orphan);      // z itself is in the red zone
+  EXPECT_EQ(redzone_pair(9, 10, false), redzone_case::fill);
+  static_assert(redzone_pair(0, 1, true) == redzone_case::destination_orphan);  // constexpr: one copy for host and device
+}
 
 TEST(CompactionRegistry, ListsTheDocumentedCpuStrategies) {
   const auto all = sieve::compaction_strategies();

@@ -111,6 +111,35 @@ TEST(CompactErrors, CudaOnlyStrategyOnTheCpu) {
   }
 }
 
+// A strategy looked up once (sieve::strategy) is the same strategy as its name, everywhere a name is
+// taken; `auto` resolves to what the name-taking calls pick; an unknown name fails when the handle is
+// made, naming the known ones.
+TEST(StrategyHandle, LooksUpOnceAndActsAsItsName) {
+  const sieve::strategy redzone("redzone");
+  EXPECT_EQ(redzone.name(), "redzone");
+  EXPECT_EQ(&redzone.info(), &sieve::compaction_strategies()[redzone.index()]);
+  EXPECT_FALSE(redzone.is_auto());
+  EXPECT_TRUE(sieve::strategy().is_auto());
+  EXPECT_TRUE(sieve::strategy("auto") == sieve::strategy());
+  EXPECT_EQ(redzone.resolve(backend::cpu, form::removal_list, true, 1000, 10), redzone);
+  for (const std::size_t k : {std::size_t{10}, std::size_t{900}})
+    EXPECT_EQ(sieve::strategy().resolve(backend::cpu, form::removal_list, true, 1000, k).name(),
+              sieve::resolve_strategy("auto", backend::cpu, form::removal_list, true, 1000, k));
+  EXPECT_EQ(sieve::strategy().resolve(backend::cpu, form::removal_list, true, 1000, 10).name(), "redzone");
+  EXPECT_EQ(sieve::strategy().resolve(backend::cpu, form::removal_list, true, 1000, 900).name(), "std");
+  const std::string m = error_of([] { const sieve::strategy s("no-such-strategy"); });
+  EXPECT_TRUE(contains(m, "no-such-strategy")) << m;
+  EXPECT_TRUE(contains(m, "billeter")) << m;
+  // The same result through the handle as through the name.
+  auto by_name = numbered(100), by_handle = numbered(100);
+  std::vector<std::uint32_t> r1 = {3, 50, 99}, r2 = r1;
+  const std::size_t m1 = sieve::compact("redzone", std::span(by_name), sieve::removal_list{r1});
+  const std::size_t m2 = sieve::compact(redzone, std::span(by_handle), sieve::removal_list{r2});
+  EXPECT_EQ(m1, 97U);
+  EXPECT_EQ(m2, m1);
+  EXPECT_EQ(by_handle, by_name);
+}
+
 TEST(CompactErrors, RequireStrategyAndBackendNames) {
   EXPECT_EQ(sieve::require_strategy("std", backend::cpu, form::predicate, true).name, "std");
   EXPECT_THROW(sieve::require_strategy("redzone", backend::cpu, form::bit_mask, true), sieve::error);

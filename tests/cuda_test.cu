@@ -4,6 +4,7 @@
 #include <exec/device_array.cuh>
 #include <sieve/compaction.hpp>
 #include <sieve/compaction/cuda_check.hpp>
+#include <sieve/compaction/cuda_device.hpp>
 
 #include <gtest/gtest.h>
 
@@ -37,6 +38,30 @@ TEST(CudaExec, ParallelForRunsTheSameBodyAsTheCpu) {
   fill(sieve::exec::cuda{}, gpu.data, n);
   SIEVE_CUDA_CHECK(cudaDeviceSynchronize());
   EXPECT_EQ(gpu.host(n), cpu);
+}
+
+// The SM count, and events as owning objects: a timer around a kernel, an event moved (the moved-from
+// one holds nothing and destroys nothing).
+TEST(CudaDevice, SmCountAndEvents) {
+  REQUIRE_DEVICE();
+  EXPECT_GT(sieve::cuda::sm_count(), 0);
+  const std::size_t n = 1 << 20;
+  device_array<std::uint32_t> gpu(n);
+  sieve::cuda::event_timer timer;
+  timer.start();
+  fill(sieve::exec::cuda{}, gpu.data, n);
+  EXPECT_GE(timer.stop_ms(), 0.0F);
+  sieve::cuda::event a;
+  a.record();
+  const cudaEvent_t raw = a.get();
+  sieve::cuda::event b = std::move(a);
+  EXPECT_EQ(b.get(), raw);
+  EXPECT_EQ(a.get(), nullptr);  // NOLINT(bugprone-use-after-move): moved-from is empty by contract
+  b.synchronize();
+  sieve::cuda::event c;
+  c.record();
+  c.synchronize();
+  EXPECT_GE(c.ms_since(b), 0.0F);
 }
 
 class CudaCompaction : public ::testing::TestWithParam<std::tuple<std::string, std::size_t, int>> {};

@@ -1,16 +1,43 @@
-// A hairball for the BFS tests (CPU and GPU): 3000 long thin triangles across a 20-unit box, so
+// The BFS tests' scenes (CPU and GPU). A hairball: 3000 long thin triangles across a 20-unit box, so
 // every node's box overlaps the others, and 4096 rays across it: the frontier of a level-by-level
-// traversal grows far past the rays' count.
+// traversal grows far past the rays' count. A random scene: triangles over a floor, rays from all over.
 #pragma once
 
 #include <core/math.hpp>
 #include <core/triangle.hpp>
 
+#include <cstddef>
 #include <random>
 #include <utility>
 #include <vector>
 
 namespace sieve::render {
+
+struct scene_data {
+  std::vector<triangle> tris;
+  std::vector<ray> rays;
+};
+
+// Random triangles over a floor of two big ones, rays from all over (one in five short): rays often
+// have several candidates in depth.
+inline scene_data random_scene(std::size_t triangles, std::size_t rays, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> pos(-10, 10), off(-1.5f, 1.5f), dir(-1, 1);
+  scene_data s;
+  for (std::size_t i = 0; i < triangles; ++i) {
+    const vec3 c{pos(rng), pos(rng), pos(rng)};
+    s.tris.push_back({c + vec3{off(rng), off(rng), off(rng)}, c + vec3{off(rng), off(rng), off(rng)},
+                      c + vec3{off(rng), off(rng), off(rng)}});
+  }
+  s.tris.push_back({{-20, -11, -20}, {20, -11, -20}, {20, -11, 20}});
+  s.tris.push_back({{-20, -11, -20}, {20, -11, 20}, {-20, -11, 20}});
+  for (std::size_t i = 0; i < rays; ++i) {
+    ray r{{pos(rng) * 1.3f, pos(rng) * 1.3f, pos(rng) * 1.3f}, normalize(vec3{dir(rng), dir(rng) - 0.3f, dir(rng)})};
+    if (i % 5 == 0) r.tmax = 4.0f;
+    s.rays.push_back(r);
+  }
+  return s;
+}
 
 inline std::pair<std::vector<triangle>, std::vector<ray>> hairball() {
   std::mt19937 rng(5);

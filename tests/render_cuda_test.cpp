@@ -193,11 +193,11 @@ TEST(GpuRender, TexturedSceneMatchesTheCpuAndEveryStrategy) {
       SCOPED_TRACE(std::string(strategy) + " " + traversal);
       render_settings r = rs;
       r.strategy = strategy;
-      r.traversal = traversal;
+      r.traversal = parse_mode<traversal_kind>(traversal);
       EXPECT_TRUE(compare(render_cuda(ps, r), want).identical);
     }
   render_settings mega = rs;
-  mega.integrator = "megakernel";
+  mega.integrator = integrator_kind::megakernel;
   EXPECT_TRUE(compare(render_cuda(ps, mega), want).identical);
 }
 
@@ -233,7 +233,7 @@ TEST(GpuRender, IdenticalForEveryCudaStrategy) {
       render_settings r = rs;
       r.strategy = "atomic";  // unstable too
       r.reorder = key;
-      r.sort = sort;
+      r.sort = parse_mode<sort_kind>(sort);
       r.profile_stages = true;
       const render_result got = render_cuda(ps, r);
       EXPECT_TRUE(compare(got, want).identical);
@@ -248,9 +248,9 @@ TEST(GpuRender, IdenticalForEveryCudaStrategy) {
           if (std::string(queue) == "append" && std::string(strategy) != "space") continue;  // no strategy runs
           SCOPED_TRACE(std::string(queue) + " " + strategy + " " + traversal + " " + std::string(to_string(key)));
           render_settings r = rs;
-          r.queue = queue;
+          r.queue = parse_mode<queue_mode>(queue);
           r.strategy = strategy;
-          r.traversal = traversal;
+          r.traversal = parse_mode<traversal_kind>(traversal);
           r.reorder = key;
           const render_result got = render_cuda(ps, r);
           EXPECT_TRUE(compare(got, want).identical);
@@ -272,7 +272,7 @@ TEST(GpuRender, IdenticalForEveryCudaStrategy) {
 render_settings bfs_settings(const scene& s) {
   render_settings rs = render_settings::from(s);
   rs.max_queue = 1000;  // several chunks per pass
-  rs.traversal = "bfs";
+  rs.traversal = traversal_kind::bfs;
   return rs;
 }
 
@@ -282,7 +282,7 @@ TEST(GpuRender, BfsInTheWaveGraphIsIdentical) {
   const prepared_scene ps(s);
   render_settings rs = bfs_settings(s);
   render_settings dfs = rs;
-  dfs.traversal = "dfs";
+  dfs.traversal = traversal_kind::dfs;
   dfs.strategy = "cub";
   const render_result want = render_cuda(ps, dfs);
   for (const char* queue : {"pass", "index", "append"})
@@ -292,7 +292,7 @@ TEST(GpuRender, BfsInTheWaveGraphIsIdentical) {
         if (std::string(queue) == "append" && std::string(strategy) != "space") continue;  // no strategy runs
         SCOPED_TRACE(std::string(queue) + " bfs " + strategy + " " + std::string(to_string(key)));
         render_settings r = rs;
-        r.queue = queue;
+        r.queue = parse_mode<queue_mode>(queue);
         r.strategy = strategy;
         r.reorder = key;
         const render_result got = render_cuda(ps, r);
@@ -308,7 +308,7 @@ TEST(GpuRender, BfsWithStageTimesIsIdentical) {
   const prepared_scene ps(s);
   render_settings rs = bfs_settings(s);
   render_settings dfs = rs;
-  dfs.traversal = "dfs";
+  dfs.traversal = traversal_kind::dfs;
   dfs.strategy = "cub";
   const render_result want = render_cuda(ps, dfs);
   for (const char* strategy : {"space", "redzone", "cub", "thrust"}) {
@@ -370,7 +370,7 @@ TEST(GpuRender, MegakernelMatchesTheWavefront) {
   const prepared_scene ps(s);
   render_settings rs = render_settings::from(s);
   const render_result wavefront = render_cuda(ps, rs);
-  rs.integrator = "megakernel";
+  rs.integrator = integrator_kind::megakernel;
   const render_result mega = render_cuda(ps, rs);
   const comparison c = compare(mega, wavefront);
   std::printf("megakernel vs wavefront on the GPU: %s, %.2f %% of pixels within 1e-3\n",

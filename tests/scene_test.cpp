@@ -130,7 +130,7 @@ TEST(SceneCornell, TrianglesBoundsAndSettings) {
   EXPECT_EQ(s.film.max_bounces, 8u);
   expect_vec(s.environment, {0, 0, 0});
   EXPECT_EQ(s.compaction.strategy, "auto");
-  EXPECT_EQ(s.compaction.reorder, "none");
+  EXPECT_EQ(s.compaction.reorder, reorder_key::none);
 }
 
 TEST(SceneCornell, LightIsTwoEmissiveTriangles) {
@@ -240,11 +240,13 @@ TEST(SceneOverrides, ApplyBeforeReading) {
   const fs::path box = scenes_dir / "cornell-box" / "cornell-box.toml";
   const scene s =
       load_scene(box, {"film.spp=4", "compaction.strategy=billeter", "camera.vfov=30",
-                       "compaction.reorder=\"morton\"", "camera.position = [1, 2, 3]", "name=renamed"});
+                       "compaction.reorder=\"morton\"", "compaction.sort=\"cub\"", "camera.position = [1, 2, 3]",
+                       "name=renamed"});
   EXPECT_EQ(s.film.spp, 4u);
   EXPECT_EQ(s.film.width, 512u);  // untouched
   EXPECT_EQ(s.compaction.strategy, "billeter");
-  EXPECT_EQ(s.compaction.reorder, "morton");
+  EXPECT_EQ(s.compaction.reorder, reorder_key::morton);
+  EXPECT_EQ(s.compaction.sort, sort_kind::cub);
   EXPECT_FLOAT_EQ(s.camera.vfov_degrees, 30.0f);  // replaces focal_length_mm + film_height_mm
   expect_vec(s.camera.position, {1, 2, 3});
   EXPECT_EQ(s.name, "renamed");
@@ -522,6 +524,7 @@ TEST(SceneErrors, OutOfRange) {
       {"[camera]\nposition = [nan, 0, 0]\n", "camera.position[0]"},
       {"[environment]\ncolor = [-1, 0, 0]\n", "environment.color"},
       {"[compaction]\nreorder = \"zigzag\"\n", "compaction.reorder"},
+      {"[compaction]\nsort = \"bogo\"\n", "compaction.sort"},
       {"scale = 0\n", "objects[0].scale"},
       {"[[materials]]\nname = \"m\"\nalbedo = [1.5, 0, 0]\n", "materials[0].albedo"},
       {"[[materials]]\nname = \"m\"\nemission = [-1, 0, 0]\n", "materials[0].emission"},

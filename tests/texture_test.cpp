@@ -512,21 +512,22 @@ TEST(TexturedRender, ImageIsBitIdenticalAcrossStrategiesTraversalsAndIntegrators
     for (const char* traversal : {"dfs", "bfs"}) {
       render_settings r = base;
       r.strategy = strategy;
-      r.traversal = traversal;
+      r.traversal = parse_mode<traversal_kind>(traversal);
       runs.push_back(r);
     }
   for (const char* queue : {"index", "append"}) {
     render_settings r = base;
-    r.queue = queue;
+    r.queue = parse_mode<queue_mode>(queue);
     r.strategy = "redzone";
     r.reorder = reorder_key::octant;
     runs.push_back(r);
   }
   render_settings mega = base;
-  mega.integrator = "megakernel";
+  mega.integrator = integrator_kind::megakernel;
   runs.push_back(mega);
   for (const auto& r : runs) {
-    SCOPED_TRACE(r.integrator + ", " + r.queue + " queue, " + r.strategy + ", " + r.traversal);
+    SCOPED_TRACE(std::string(to_string(r.integrator)) + ", " + std::string(to_string(r.queue)) + " queue, " + r.strategy + ", " +
+                 std::string(to_string(r.traversal)));
     const render_result got = render_cpu(ps, r);
     ASSERT_EQ(got.sum.size(), want.sum.size());
     EXPECT_EQ(std::memcmp(got.sum.data(), want.sum.data(), want.sum.size() * sizeof(vec3)), 0);
@@ -565,7 +566,7 @@ TEST(SmoothShading, LeaksNoLightThroughASurface) {
   const prepared_scene ps(s);
   for (const char* integrator : {"wavefront", "megakernel"}) {
     render_settings r = render_settings::from(s);
-    r.integrator = integrator;
+    r.integrator = parse_mode<integrator_kind>(integrator);
     const render_result got = render_cpu(ps, r);
     float brightest = 0;
     for (const vec3& p : got.sum) brightest = std::max(brightest, max_component(p));

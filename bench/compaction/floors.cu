@@ -3,10 +3,10 @@
 // from an index list: a kernel that reads R and the red zone and scatters the k writes
 // A[R[i]] = A[z + i], and nothing else (it does not compact correctly; it is the least any
 // removal must do).
-#include "cuda_events.hpp"
 #include "measure.hpp"
 
 #include <sieve/compaction/cuda_check.hpp>
+#include <sieve/compaction/cuda_device.hpp>
 
 #include <cuda_runtime.h>
 
@@ -28,7 +28,7 @@ struct bytes_of {
 // Median-ready samples of f() timed with events, after the plan's warm-up runs.
 template <class F>
 std::vector<double> time_runs(const timing_plan& plan, F&& f) {
-  event_timer t;
+  cuda::event_timer t;
   std::vector<double> ms;
   for (int r = 0; r < plan.warmup + plan.repeats; ++r) {
     t.start();

@@ -1,6 +1,5 @@
 // The CUDA side of the compaction benchmark: device buffers shared by the strategies of a grid point,
 // CUDA events, validation by count and digest on the device (and byte by byte for small points).
-#include "cuda_events.hpp"
 #include "digest_cuda.hpp"
 #include "measure.hpp"
 
@@ -8,6 +7,7 @@
 
 #include <sieve/compaction/cuda.hpp>
 #include <sieve/compaction/cuda_check.hpp>
+#include <sieve/compaction/cuda_device.hpp>
 
 #include <cuda_runtime_api.h>
 
@@ -233,7 +233,7 @@ measurement cuda_bench::measure(const bench_case& c, const case_inputs& in, timi
     m.validated = m.error.empty();
     if (!m.validated) return m;
 
-    event_timer events(stream);
+    cuda::event_timer events(stream);
     std::vector<double> ms;
     if (capturable) {
       // One graph of the call (with its restore for in-place strategies, and one of the restore

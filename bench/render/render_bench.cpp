@@ -44,18 +44,18 @@ const option_schema<render_bench_args>& render_bench_options() {
              [](CLI::Option* x) { x->check(CLI::IsMember({"auto", "cpu", "cuda"})); });
     o.repeated(&A::set, "--set", "override a scene key, key=value (repeatable)");
     o.option(&A::integrators, "--integrator", "wavefront, megakernel (comma-separated)",
-             [](CLI::Option* x) { x->check(CLI::IsMember({"wavefront", "megakernel"})); });
+             [](CLI::Option* x) { x->check(CLI::IsMember(mode_name_list<integrator_kind>())); });
     o.option(&A::strategies, "--strategy", "compaction strategies (comma-separated; default: all that fit)");
     o.option(&A::queues, "--queue",
              "how the path queue shrinks: pass (the strategy compacts the path state), index (it compacts 4-byte "
              "path indices, the state stays in place), append (shade appends survivors, no pass); comma-separated",
-             [](CLI::Option* x) { x->check(CLI::IsMember({"pass", "index", "append"})); });
+             [](CLI::Option* x) { x->check(CLI::IsMember(mode_name_list<queue_mode>())); });
     o.option(&A::launches, "--launch",
              "GPU waves: graph (captured once, replayed: one host sync per wave where the strategy and traversal "
              "allow), stream (the same loop reading the live count back each bounce); comma-separated",
              [](CLI::Option* x) { x->check(CLI::IsMember({"graph", "stream"})); });
     o.option(&A::traversals, "--traversal", "dfs, bfs (comma-separated)",
-             [](CLI::Option* x) { x->check(CLI::IsMember({"dfs", "bfs"})); });
+             [](CLI::Option* x) { x->check(CLI::IsMember(mode_name_list<traversal_kind>())); });
     o.option(&A::reorders, "--reorder", "none, morton, octant, termination (comma-separated)");
     o.option(&A::repeats, "--repeats", "timed renders per configuration (median reported)",
              [](CLI::Option* x) { x->check(CLI::Range(1, 100)); });
@@ -86,7 +86,7 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
   const std::vector<std::string> strategies =
       a.strategies.empty() ? queue_strategies(gpu ? sieve::backend::cuda : sieve::backend::cpu) : a.strategies;
   auto render = [&](const prepared_scene& p, const render_settings& rs) { return gpu ? render_cuda(p, rs) : render_cpu(p, rs); };
-  for (const auto& r : a.reorders) reorder_key_from_string(r);  // fail before any work
+  for (const auto& r : a.reorders) parse_mode<reorder_key>(r);  // fail before any work
   const scene sc = load_scene(a.scene, a.set);
   for (const auto& f : sc.files) outputs.add_input(f);
   const prepared_scene ps(sc);
@@ -115,12 +115,12 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
       for (const auto& strategy :
            integrator == "megakernel" || queue == "append" ? std::vector<std::string>{"auto"} : strategies) {
         render_settings rs = render_settings::from(sc);
-        rs.integrator = integrator;
-        if (queue != "-") rs.queue = queue;
+        rs.integrator = parse_mode<integrator_kind>(integrator);
+        if (queue != "-") rs.queue = parse_mode<queue_mode>(queue);
         rs.wave_graph = launch == "graph";
         rs.strategy = strategy;
-        rs.traversal = traversal;
-        rs.reorder = reorder_key_from_string(reorder);
+        rs.traversal = parse_mode<traversal_kind>(traversal);
+        rs.reorder = parse_mode<reorder_key>(reorder);
         rs.profile_stages = profiled && !fast;
         const render_result checked = render(ps, rs);  // the warm-up, also the one checked
         const auto& img = checked.sum;

@@ -1,9 +1,9 @@
 // The CUDA side of the sort benchmark: device buffers, CUDA events, exact comparison with the reference.
-#include "../compaction/cuda_events.hpp"
 #include "../compaction/measure.hpp"
 #include "measure.hpp"
 
 #include <sieve/compaction/cuda_check.hpp>
+#include <sieve/compaction/cuda_device.hpp>
 #include <sieve/compaction/radix_sort.hpp>
 
 #include <cuda_runtime_api.h>
@@ -69,7 +69,7 @@ std::vector<sort_measurement> measure_sorts(const std::vector<std::string>& algo
       if (m.error.empty()) m.error = first_difference(got_v, want_values, "values");
       m.validated = m.error.empty();
       if (m.validated) {
-        event_timer t;
+        cuda::event_timer t;
         std::vector<double> ms;
         for (int r = 0; r < warmup + repeats; ++r) {
           t.start();

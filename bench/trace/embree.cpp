@@ -61,40 +61,48 @@ embree_scene::embree_scene(std::span<const render::triangle> triangles) : impl_(
 
 embree_scene::~embree_scene() = default;
 
-void embree_scene::closest(std::span<const render::ray> rays, std::span<float> t, std::span<std::uint32_t> prim) const {
-  RTCScene scene = impl_->scene;
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, rays.size(), 256), [&](const auto& range) {
+namespace {
+
+// Embree's ray for r: (0, tmax], every mask bit.
+RTCRay embree_ray(const render::ray& r) {
+  RTCRay ray{};
+  ray.org_x = r.origin.x, ray.org_y = r.origin.y, ray.org_z = r.origin.z;
+  ray.dir_x = r.direction.x, ray.dir_y = r.direction.y, ray.dir_z = r.direction.z;
+  ray.tnear = 0, ray.tfar = r.tmax, ray.mask = ~0U, ray.flags = 0;
+  return ray;
+}
+
+// f(context, i) for every ray, on oneTBB, with one intersection context per range.
+template <class F>
+void for_each_ray(std::size_t n, F&& f) {
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 256), [&](const auto& range) {
     RTCIntersectContext context;
     rtcInitIntersectContext(&context);
-    for (std::size_t i = range.begin(); i != range.end(); ++i) {
-      const render::ray& r = rays[i];
-      RTCRayHit rh{};
-      rh.ray.org_x = r.origin.x, rh.ray.org_y = r.origin.y, rh.ray.org_z = r.origin.z;
-      rh.ray.dir_x = r.direction.x, rh.ray.dir_y = r.direction.y, rh.ray.dir_z = r.direction.z;
-      rh.ray.tnear = 0, rh.ray.tfar = r.tmax, rh.ray.mask = ~0U, rh.ray.flags = 0;
-      rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
-      rtcIntersect1(scene, &context, &rh);
-      const bool found = rh.hit.geomID != RTC_INVALID_GEOMETRY_ID;
-      t[i] = found ? rh.ray.tfar : 1e30f;
-      prim[i] = found ? rh.hit.primID : ~0U;
-    }
+    for (std::size_t i = range.begin(); i != range.end(); ++i) f(context, i);
+  });
+}
+
+}  // namespace
+
+void embree_scene::closest(std::span<const render::ray> rays, std::span<float> t, std::span<std::uint32_t> prim) const {
+  RTCScene scene = impl_->scene;
+  for_each_ray(rays.size(), [&](RTCIntersectContext& context, std::size_t i) {
+    RTCRayHit rh{};
+    rh.ray = embree_ray(rays[i]);
+    rh.hit.geomID = RTC_INVALID_GEOMETRY_ID;
+    rtcIntersect1(scene, &context, &rh);
+    const bool found = rh.hit.geomID != RTC_INVALID_GEOMETRY_ID;
+    t[i] = found ? rh.ray.tfar : 1e30f;
+    prim[i] = found ? rh.hit.primID : ~0U;
   });
 }
 
 void embree_scene::occluded(std::span<const render::ray> rays, std::span<std::uint8_t> blocked) const {
   RTCScene scene = impl_->scene;
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, rays.size(), 256), [&](const auto& range) {
-    RTCIntersectContext context;
-    rtcInitIntersectContext(&context);
-    for (std::size_t i = range.begin(); i != range.end(); ++i) {
-      const render::ray& r = rays[i];
-      RTCRay ray{};
-      ray.org_x = r.origin.x, ray.org_y = r.origin.y, ray.org_z = r.origin.z;
-      ray.dir_x = r.direction.x, ray.dir_y = r.direction.y, ray.dir_z = r.direction.z;
-      ray.tnear = 0, ray.tfar = r.tmax, ray.mask = ~0U, ray.flags = 0;
-      rtcOccluded1(scene, &context, &ray);
-      blocked[i] = ray.tfar < 0;  // Embree sets tfar to -inf when something blocks the ray
-    }
+  for_each_ray(rays.size(), [&](RTCIntersectContext& context, std::size_t i) {
+    RTCRay ray = embree_ray(rays[i]);
+    rtcOccluded1(scene, &context, &ray);
+    blocked[i] = ray.tfar < 0;  // Embree sets tfar to -inf when something blocks the ray
   });
 }
 

@@ -8,6 +8,7 @@
 
 #include <sieve/compaction/cuda.hpp>
 #include <sieve/compaction/cuda_check.hpp>
+#include <sieve/compaction/cuda_device.hpp>
 
 #include <cuda_runtime.h>
 
@@ -70,20 +71,12 @@ gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::spa
   out.hits.resize(n);
   if (n) SIEVE_CUDA_CHECK(cudaMemcpy(out.hits.data(), h, n * sizeof(hit), cudaMemcpyDeviceToHost));
   if (bfs) out.host_syncs = bfs->host_syncs();
-  cudaEvent_t start, stop;
-  SIEVE_CUDA_CHECK(cudaEventCreate(&start));
-  SIEVE_CUDA_CHECK(cudaEventCreate(&stop));
+  sieve::cuda::event_timer timer;
   for (int i = 0; i < repeats; ++i) {
-    SIEVE_CUDA_CHECK(cudaEventRecord(start));
+    timer.start();
     run();
-    SIEVE_CUDA_CHECK(cudaEventRecord(stop));
-    SIEVE_CUDA_CHECK(cudaEventSynchronize(stop));
-    float ms = 0;
-    SIEVE_CUDA_CHECK(cudaEventElapsedTime(&ms, start, stop));
-    out.ms.push_back(ms);
+    out.ms.push_back(timer.stop_ms());
   }
-  cudaEventDestroy(start);
-  cudaEventDestroy(stop);
   if (bfs) bfs->closest(view, r, h, n, nullptr, &out.profile);
   return out;
 }

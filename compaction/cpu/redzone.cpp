@@ -15,6 +15,8 @@
 // orphans before phase 3, so only the imbalance crosses slices. |Z'| = |R'| (Lemma 4.2).
 #include "detail.hpp"
 
+#include "../src/redzone_cases.hpp"
+
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/task_arena.h>
@@ -38,16 +40,14 @@ orphans fill_holes(const Move& move, std::uint32_t* R, const std::uint8_t* dead,
   std::size_t sources = begin, destinations = begin;  // next free slot of Z' and R'
   for (std::size_t i = begin; i < end; ++i) {
     const std::size_t r = R[i];
-    const bool r_in_zone = r >= z;
-    if (r_in_zone) {
-      if (!dead[i]) {  // case D: a valid source without a destination
+    switch (redzone_pair(r, z, dead[i] != 0)) {
+      case redzone_case::fill: move(r, z + i); break;
+      case redzone_case::drop: break;
+      case redzone_case::destination_orphan: R[destinations++] = static_cast<std::uint32_t>(r); break;
+      case redzone_case::source_orphan:  // kept in place, at the slice's next free slot of Z'
         if (sources != i) move(z + sources, z + i);
         ++sources;
-      }  // else case B: nothing to do
-    } else if (dead[i]) {  // case C: a destination without a valid source
-      R[destinations++] = static_cast<std::uint32_t>(r);
-    } else {  // case A
-      move(r, z + i);
+        break;
     }
   }
   const std::size_t s = sources - begin, d = destinations - begin, m = std::min(s, d);

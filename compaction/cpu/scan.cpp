@@ -1,4 +1,4 @@
-// scan (CPU): the textbook stable compaction, as in the student project of seed 004: an exclusive
+// scan (CPU): the textbook stable compaction (the one taught with GPU Gems 3, ch. 39): an exclusive
 // prefix sum of the keep flags gives every kept item its output slot, then a scatter. On oneTBB the
 // two are fused in tbb::parallel_scan: the pre-scan pass counts, the final pass writes.
 // Stable, out of place.

@@ -34,10 +34,7 @@ struct ranges {
 };
 
 ranges ranges_of(std::size_t n) {
-  int dev = 0, sms = 1;
-  SIEVE_CUDA_CHECK(cudaGetDevice(&dev));
-  SIEVE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  const std::size_t p = static_cast<std::size_t>(sms) * warps_per_sm;
+  const std::size_t p = static_cast<std::size_t>(cuda::sm_count()) * warps_per_sm;
   ranges r{};
   r.words = (n + 31) / 32;
   r.chunk = ((r.words + p - 1) / p + 31) / 32 * 32;

@@ -4,11 +4,9 @@
 // set to 1, then a 0 at each listed index), then selected in place, as every O(n) competitor of
 // Redzone must. A record of one column of 1, 2, 4, 8 or 16 bytes is selected directly; other
 // records select item indices, then gather every column. Stable.
-#include "select_common.cuh"
+#include "baseline.cuh"
 
 #include <cub/device/device_select.cuh>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/transform_iterator.h>
 
 namespace sieve::detail {
 namespace {
@@ -43,13 +41,7 @@ cudaError_t with_flags(const cuda_call& call, const std::uint8_t* stencil, F&& f
       case form::byte_flags: return f(live_flags(device_flags{std::get<byte_flags>(call.keep).keep.data()}, call));
       default: return f(live_flags(device_flags{stencil}, call));
     }
-  switch (form_of(call.keep)) {
-    case form::bit_mask:
-      return f(thrust::make_transform_iterator(thrust::counting_iterator<std::size_t>(0),
-                                               mask_bit{std::get<bit_mask>(call.keep).words.data()}));
-    case form::byte_flags: return f(std::get<byte_flags>(call.keep).keep.data());
-    default: return f(stencil);
-  }
+  return with_flag_iterator(call, stencil, f);
 }
 
 template <class T>

@@ -3,6 +3,7 @@
 #pragma once
 
 #include <sieve/compaction/cuda_check.hpp>
+#include <sieve/compaction/cuda_device.hpp>
 #include <sieve/compaction/record.hpp>
 #include <sieve/compaction/selection.hpp>
 
@@ -110,21 +111,12 @@ void gather_columns_async(const record& in, const record& out, const std::uint64
 void mark_removals_async(const std::uint32_t* R, live_count k, std::size_t n, std::uint8_t* stencil,
                          cudaStream_t stream);
 
-// Item i's keep bit from a bit mask, for iterators (CUB, Thrust).
-struct mask_bit {
-  const std::uint32_t* words;
-  __host__ __device__ bool operator()(std::size_t i) const { return (words[i / 32] >> (i % 32)) & 1U; }
-};
-
 constexpr std::size_t align_up(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
 
 // Blocks for a grid-stride kernel: enough to fill every SM `per_sm` times over.
 inline unsigned grid_blocks(std::size_t n, unsigned threads, unsigned per_sm = 8) {
-  int dev = 0, sms = 1;
-  SIEVE_CUDA_CHECK(cudaGetDevice(&dev));
-  SIEVE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   const std::size_t need = (n + threads - 1) / threads;
-  const std::size_t most = static_cast<std::size_t>(sms) * per_sm;
+  const std::size_t most = static_cast<std::size_t>(cuda::sm_count()) * per_sm;
   return static_cast<unsigned>(need < most ? (need > 0 ? need : 1) : most);
 }
 

@@ -18,16 +18,15 @@
 // so that the last one writes the output.
 //
 // The pass kernel is a template over its shape (threads, items per thread, early counts, staging of
-// the values, look-back window); ten shapes were measured on an H100
+// the values); ten shapes (these and the look-back window) were measured on an H100
 // (bench/results/h100-80gb-hbm3/sort-variants.csv) and the fastest is built: 384 threads x 18 pairs, values staged
 // through the keys' array, one status per look-back step. It stays latency-bound (ncu: shared-memory
 // scoreboard stalls of the per-item ranking, 24 warps per SM): 0.66x cub at 2^26.
 #include "device.cuh"
+#include "look_back.cuh"
 #include "select_common.cuh"
 
 #include "../src/radix_sort_table.hpp"
-
-#include <cuda/atomic>
 
 #include <iterator>
 
@@ -38,12 +37,8 @@ constexpr unsigned threads = 256;  // of the histogram kernel
 constexpr unsigned radix = 256;
 constexpr unsigned max_passes = 4;
 
-struct status_word {
-  static constexpr std::uint32_t aggregate = 1U << 30;
-  static constexpr std::uint32_t prefix = 2U << 30;
-  static constexpr std::uint32_t value = (1U << 30) - 1;
-};
-using status32_ref = cuda::atomic_ref<std::uint32_t, cuda::thread_scope_device>;
+// Per digit and tile: 2 flag bits, 30 bits of count (look_back.cuh).
+using status_word = tile_status<std::uint32_t>;
 
 struct pass_digit {
   unsigned shift, mask;
@@ -119,42 +114,11 @@ struct pass_storage {
   unsigned tile;
 };
 
-// Decoupled look-back for digit d of tile `tile` (> 0): the pairs of digit d in all earlier tiles.
-// Window > 1 reads that many statuses at once (nearest first): a walk over aggregates costs one L2
-// round trip per `Window` tiles, but a wait re-reads them all.
-template <int Window>
-__device__ inline std::uint32_t look_back_digit(const std::uint32_t* status, unsigned tile, unsigned d) {
-  std::uint32_t before = 0;
-  int t = static_cast<int>(tile) - 1;  // the nearest status not yet added
-  while (true) {
-    std::uint32_t st[Window];
-#pragma unroll
-    for (int k = 0; k < Window; ++k)
-      st[k] = t - k >= 0 ? status32_ref(const_cast<std::uint32_t&>(status[(t - k) * radix + d])).load(cuda::memory_order_relaxed)
-                         : status_word::prefix;
-    bool stop = false, done = false;
-    int used = 0;
-#pragma unroll
-    for (int k = 0; k < Window; ++k) {
-      if (stop) continue;
-      const std::uint32_t flag = st[k] & ~status_word::value;
-      if (flag == 0) {  // not published yet: read it again next round
-        stop = true;
-        continue;
-      }
-      before += st[k] & status_word::value;
-      ++used;
-      if (flag == status_word::prefix) stop = done = true;
-    }
-    if (done) return before;
-    t -= used;
-  }
-}
-
 // One digit pass over the tile the block takes. Early: count the tile's digits with shared-memory
 // atomics before ranking, so the tile's aggregate is published before its ranking step.
-// MinBlocks: blocks per SM the registers must allow. Window: of the look-back.
-template <unsigned Threads, unsigned Items, bool Early, unsigned MinBlocks, staging Stage, int Window>
+// MinBlocks: blocks per SM the registers must allow. Each digit thread looks back alone
+// (look_back_prefix<1>: one status a step).
+template <unsigned Threads, unsigned Items, bool Early, unsigned MinBlocks, staging Stage>
 __global__ void __launch_bounds__(Threads, MinBlocks) onesweep_pass(
     const std::uint32_t* __restrict__ keys_in, std::uint32_t* __restrict__ keys_out,
     const std::uint32_t* __restrict__ values_in, std::uint32_t* __restrict__ values_out, std::uint32_t n,
@@ -198,7 +162,7 @@ __global__ void __launch_bounds__(Threads, MinBlocks) onesweep_pass(
     __syncthreads();
     if (digit_thread) {
       count = s.block_count[d];
-      if (tile > 0) status32_ref(status[tile * radix + d]).store(status_word::aggregate | count, cuda::memory_order_relaxed);
+      if (tile > 0) publish(status[tile * radix + d], status_word::aggregate, count);
     }
   }
 
@@ -225,7 +189,7 @@ __global__ void __launch_bounds__(Threads, MinBlocks) onesweep_pass(
     if (digit_thread) {
 #pragma unroll
       for (unsigned w = 0; w < warps; ++w) count += s.warp_start[w][d];
-      if (tile > 0) status32_ref(status[tile * radix + d]).store(status_word::aggregate | count, cuda::memory_order_relaxed);
+      if (tile > 0) publish(status[tile * radix + d], status_word::aggregate, count);
     }
   }
   std::uint32_t tile_total;
@@ -244,11 +208,10 @@ __global__ void __launch_bounds__(Threads, MinBlocks) onesweep_pass(
   if (tile == 0) {
     std::uint32_t all;
     before_tile = block_exclusive_sum<Threads>(digit_thread ? hist[d] : 0U, all, s.warp_sums);
-    if (digit_thread)
-      status32_ref(status[d]).store(status_word::prefix | (before_tile + count), cuda::memory_order_relaxed);
+    if (digit_thread) publish(status[d], status_word::prefix, before_tile + count);
   } else if (digit_thread) {
-    before_tile = look_back_digit<Window>(status, tile, d);
-    status32_ref(status[tile * radix + d]).store(status_word::prefix | (before_tile + count), cuda::memory_order_relaxed);
+    before_tile = look_back_prefix<1>(status + d, radix, tile);
+    publish(status[tile * radix + d], status_word::prefix, before_tile + count);
   }
   if (digit_thread) s.global_shift[d] = before_tile - local;
   __syncthreads();
@@ -342,7 +305,7 @@ layout layout_of(const cuda_sort_call& c, std::size_t tile) {
   return l;
 }
 
-template <unsigned Threads, unsigned Items, bool Early, unsigned MinBlocks, staging Stage, int Window>
+template <unsigned Threads, unsigned Items, bool Early, unsigned MinBlocks, staging Stage>
 void sort(const cuda_sort_call& c) {
   const layout l = layout_of(c, Threads * Items);
   auto* ws = static_cast<std::byte*>(c.workspace);
@@ -366,7 +329,7 @@ void sort(const cuda_sort_call& c) {
     const bool to_output = (l.passes - 1 - p) % 2 == 0;
     std::uint32_t* to_keys = to_output ? c.keys_out : alt_keys;
     std::uint32_t* to_values = to_output ? c.values_out : alt_values;
-    onesweep_pass<Threads, Items, Early, MinBlocks, Stage, Window><<<l.tiles, Threads, 0, c.stream>>>(
+    onesweep_pass<Threads, Items, Early, MinBlocks, Stage><<<l.tiles, Threads, 0, c.stream>>>(
         from_keys, to_keys, from_values, to_values, n, digit_of_pass(c.begin_bit, c.end_bit, p), hist + p * radix,
         counters + p, status + std::size_t{p} * radix * l.tiles);
     SIEVE_CUDA_CHECK(cudaGetLastError());
@@ -383,8 +346,8 @@ constexpr unsigned pass_threads = 384, pass_items = 18;
 
 std::size_t cuda_radix_sort_onesweep(const cuda_sort_call& c) {
   if (c.query) return layout_of(c, std::size_t{pass_threads} * pass_items).total;
-  // threads, items, early counts, blocks per SM, staging, look-back window
-  sort<pass_threads, pass_items, false, 2, staging::single_regs, 1>(c);
+  // threads, items, early counts, blocks per SM, staging
+  sort<pass_threads, pass_items, false, 2, staging::single_regs>(c);
   return 0;
 }
 

@@ -18,6 +18,8 @@
 // Marking uses a bit array, not a spare value of T, so any record works. Unstable, in place.
 #include "select_common.cuh"
 
+#include "../src/redzone_cases.hpp"
+
 namespace sieve::detail {
 namespace {
 
@@ -57,13 +59,11 @@ __global__ void __launch_bounds__(single_threads) redzone_single_block(const std
   __syncthreads();
   for (unsigned i = threadIdx.x; i < k; i += blockDim.x) {  // phase 2
     const std::size_t r = R[i];
-    const bool source_dead = (dead[i / 32] >> (i % 32)) & 1U;
-    if (r >= z) {
-      if (!source_dead) sources[atomicAdd(&n_sources, 1U)] = static_cast<std::uint32_t>(z + i);  // case D
-    } else if (source_dead) {
-      destinations[atomicAdd(&n_destinations, 1U)] = static_cast<std::uint32_t>(r);  // case C
-    } else {
-      move(r, z + i);  // case A
+    switch (redzone_pair(r, z, (dead[i / 32] >> (i % 32)) & 1U)) {
+      case redzone_case::fill: move(r, z + i); break;
+      case redzone_case::drop: break;
+      case redzone_case::destination_orphan: destinations[atomicAdd(&n_destinations, 1U)] = static_cast<std::uint32_t>(r); break;
+      case redzone_case::source_orphan: sources[atomicAdd(&n_sources, 1U)] = static_cast<std::uint32_t>(z + i); break;
     }
   }
   __syncthreads();
@@ -109,12 +109,12 @@ __global__ void __launch_bounds__(threads) redzone_fill(std::uint32_t* R, live_s
 
   // Prefetch: every R entry, mark and needed red-zone item of this thread before any write.
   std::uint32_t r[per_thread];
-  bool source_dead[per_thread];
+  redzone_case pair[per_thread];
 #pragma unroll
   for (unsigned q = 0; q < per_thread; ++q) {
     const std::size_t i = first + q * threads + threadIdx.x;
     r[q] = i < k ? R[i] : 0;
-    source_dead[q] = i < k ? (dead[i / 32] >> (i % 32)) & 1U : true;
+    pair[q] = i < k ? redzone_pair(r[q], z, (dead[i / 32] >> (i % 32)) & 1U) : redzone_case::drop;
   }
   __syncthreads();  // the counters are reset, and every R entry of the tile has been read
   if constexpr (split_mover<Move>) {
@@ -122,24 +122,22 @@ __global__ void __launch_bounds__(threads) redzone_fill(std::uint32_t* R, live_s
 #pragma unroll
     for (unsigned q = 0; q < per_thread; ++q) {
       const std::size_t i = first + q * threads + threadIdx.x;
-      if (i < k && !source_dead[q] && r[q] < z) v[q] = move.load(z + i);
+      if (pair[q] == redzone_case::fill) v[q] = move.load(z + i);
     }
 #pragma unroll
-    for (unsigned q = 0; q < per_thread; ++q) {
-      const std::size_t i = first + q * threads + threadIdx.x;
-      if (i < k && !source_dead[q] && r[q] < z) move.store(r[q], v[q]);  // case A
-    }
+    for (unsigned q = 0; q < per_thread; ++q)
+      if (pair[q] == redzone_case::fill) move.store(r[q], v[q]);
   }
 #pragma unroll
   for (unsigned q = 0; q < per_thread; ++q) {
     const std::size_t i = first + q * threads + threadIdx.x;
-    if (i >= k) continue;
-    if (r[q] >= z) {
-      if (!source_dead[q]) sources[atomicAdd(&n_sources, 1U)] = static_cast<std::uint32_t>(z + i);  // case D
-    } else if (source_dead[q]) {
-      destinations[atomicAdd(&n_destinations, 1U)] = r[q];  // case C
-    } else if constexpr (!split_mover<Move>) {
-      move(r[q], z + i);  // case A
+    switch (pair[q]) {
+      case redzone_case::fill:
+        if constexpr (!split_mover<Move>) move(r[q], z + i);  // split movers moved it above
+        break;
+      case redzone_case::drop: break;  // also every slot past k
+      case redzone_case::destination_orphan: destinations[atomicAdd(&n_destinations, 1U)] = r[q]; break;
+      case redzone_case::source_orphan: sources[atomicAdd(&n_sources, 1U)] = static_cast<std::uint32_t>(z + i); break;
     }
   }
   __syncthreads();
@@ -161,7 +159,7 @@ __device__ inline unsigned tile_of(const unsigned long long* status, unsigned ti
                                    bool sources, unsigned long long& before) {
   unsigned lo = 0, hi = tiles - 1;
   auto prefix = [&](unsigned tile) {
-    const unsigned long long v = status[tile] & tile_status::value_bits;
+    const unsigned long long v = status[tile] & tile_status<unsigned long long>::value_bits;
     return sources ? v >> count_bits : v & low_count;
   };
   while (lo < hi) {
@@ -178,7 +176,7 @@ __global__ void redzone_orphans(const std::uint32_t* R, live_sizes sizes, const 
   std::size_t n, k;
   if (sizes.read(n, k)) return;  // Algorithm 1 took this call
   const auto tiles = static_cast<unsigned>((k + tile_pairs - 1) / tile_pairs);
-  const unsigned long long total_word = status[tiles - 1] & tile_status::value_bits;
+  const unsigned long long total_word = status[tiles - 1] & tile_status<unsigned long long>::value_bits;
   const unsigned long long total = total_word >> count_bits;  // == the destinations' total (Lemma 4.2)
   const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
   for (std::size_t t = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; t < total; t += stride) {

@@ -1,4 +1,4 @@
-// scan (CUDA): the textbook baseline of seed 004 (and GPU Gems 3, ch. 39): an exclusive prefix sum
+// scan (CUDA): the textbook baseline (GPU Gems 3, ch. 39, as course projects build it): an exclusive prefix sum
 // of the keep flags by Blelloch's work-efficient scan, then a scatter. Each block scans 512 flags in
 // shared memory (up-sweep builds the sum tree in place, the root is cleared, the down-sweep pushes
 // prefixes back to the leaves; indices padded by one word per 32 so the tree's strided accesses

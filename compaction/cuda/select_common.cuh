@@ -4,15 +4,14 @@
 //                columns up to 64 bytes, generic (device_mover) otherwise;
 //   keep words   32 items' keep bits as one 32-bit word, from byte flags or a bit mask;
 //   scans        warp and block exclusive sums;
-//   look-back    the decoupled look-back of Merrill & Garland's single-pass scan, over tiles taken
-//                in launch order from an atomic counter (so every tile waited on is running).
+//   look-back    one count per tile, summed over earlier tiles by look_back.cuh.
 #pragma once
 
 #include "device.cuh"
+#include "look_back.cuh"
 
-#include "../src/strategy_table.hpp"
+#include "../src/cuda_call.hpp"
 
-#include <cuda/atomic>
 #include <cuda_pipeline.h>
 
 #include <algorithm>
@@ -204,50 +203,6 @@ void with_device_mover(const record& in, const record& out, F&& f) {
   }
   f(device_mover{device_record::of(in), device_record::of(out)});
 }
-
-// ---- the library baselines (cub, thrust) ---------------------------------------------------------
-
-// Calls f(T{}) when the record is one aligned column of 1, 2, 4, 8 or 16 bytes, f(nullptr) otherwise.
-template <class F>
-decltype(auto) with_column_type(const record& r, F&& f) {
-  if (r.columns() == 1 && reinterpret_cast<std::uintptr_t>(r[0].data) % r[0].width == 0) switch (r[0].width) {
-      case 1: return f(std::uint8_t{});
-      case 2: return f(std::uint16_t{});
-      case 4: return f(std::uint32_t{});
-      case 8: return f(std::uint64_t{});
-      case 16: return f(uint4{});
-      default: break;
-    }
-  return f(nullptr);
-}
-
-// The workspace of a library baseline: [stencil: n flags, removal lists only][indices: 8n, records
-// that are not one typed column][copy: n items of the widest column, such records in place][the
-// library's own temporaries].
-struct baseline_workspace {
-  bool typed;
-  std::uint8_t* stencil;
-  std::uint64_t* index;
-  std::byte* copy;       // null unless the gather must read from a copy (in place)
-  std::byte* library;    // the library's temporaries
-  std::size_t fixed;     // bytes before them
-
-  explicit baseline_workspace(const cuda_call& call) {
-    const std::size_t n = call.in.size();
-    typed = with_column_type(call.in, [](auto t) { return !std::is_same_v<decltype(t), std::nullptr_t>; });
-    std::size_t widest = 0;
-    for (std::size_t c = 0; c < call.in.columns(); ++c) widest = std::max<std::size_t>(widest, call.in[c].width);
-    const std::size_t stencil_bytes = form_of(call.keep) == form::removal_list ? align_up(n) : 0;
-    const std::size_t index_bytes = typed ? 0 : align_up(8 * n);
-    const std::size_t copy_bytes = typed || !call.in_place ? 0 : align_up(widest * n);
-    fixed = stencil_bytes + index_bytes + copy_bytes;
-    auto* base = static_cast<std::byte*>(call.workspace);
-    stencil = reinterpret_cast<std::uint8_t*>(base);
-    index = reinterpret_cast<std::uint64_t*>(base + stencil_bytes);
-    copy = copy_bytes ? base + stencil_bytes + index_bytes : nullptr;
-    library = base ? base + fixed : nullptr;
-  }
-};
 
 // ---- keep words --------------------------------------------------------------------------------
 
@@ -473,78 +428,19 @@ __device__ inline T block_exclusive_sum(T x, T& total, T* warp_sums) {
 
 // ---- decoupled look-back -----------------------------------------------------------------------
 
-// One 64-bit status word per tile: the top two bits say what the rest holds.
-struct tile_status {
-  static constexpr std::uint64_t aggregate = 1ULL << 62;  // the tile's own count
-  static constexpr std::uint64_t prefix = 2ULL << 62;     // the count of every tile up to and including it
-  static constexpr std::uint64_t value_bits = (1ULL << 62) - 1;
-};
-
-using status_ref = cuda::atomic_ref<unsigned long long, cuda::thread_scope_device>;
-
-// The tile index of this block, in the order blocks start (thread 0 asks; all threads get it).
-__device__ inline unsigned take_tile(unsigned* counter, unsigned* shared_slot) {
-  if (threadIdx.x == 0) *shared_slot = atomicAdd(counter, 1U);
-  __syncthreads();
-  return *shared_slot;
-}
-
 // Called by one whole warp of tile `tile` with the tile's own count: publishes it, looks back over
-// earlier tiles, publishes the inclusive prefix and returns the exclusive one (to every lane). Each
-// lane reads `per_lane` statuses, so one step of the look-back covers 32 * per_lane tiles: the prefix
-// front moves that many tiles per status read. Measured on an H100 (2026-11-22), 4 per lane was
-// slower than 1 for sparse and dense selections alike (more L2 traffic from the spinning warps).
+// earlier tiles (look_back.cuh), publishes the inclusive prefix and returns the exclusive one (to
+// every lane).
 __device__ inline unsigned long long look_back(unsigned long long* status, unsigned tile, unsigned long long count) {
-  constexpr int per_lane = 1;
-  const unsigned lane = lane_id();
+  using st = tile_status<unsigned long long>;
+  const bool lead = lane_id() == 0;
   if (tile == 0) {
-    if (lane == 0) status_ref(status[0]).store(tile_status::prefix | count, cuda::memory_order_relaxed);
+    if (lead) publish(status[0], st::prefix, count);
     return 0;
   }
-  if (lane == 0) status_ref(status[tile]).store(tile_status::aggregate | count, cuda::memory_order_relaxed);
-  unsigned long long exclusive = 0;
-  long long window_end = static_cast<long long>(tile) - 1;  // the nearest tile of the current window
-  while (true) {
-    // Lane L reads tiles window_end - per_lane L - j, j = 0 .. per_lane - 1 (nearest first).
-    unsigned long long s[per_lane];
-    bool pending = false;
-#pragma unroll
-    for (int j = 0; j < per_lane; ++j) {
-      const long long t = window_end - per_lane * static_cast<long long>(lane) - j;
-      s[j] = t >= 0 ? status_ref(status[t]).load(cuda::memory_order_relaxed) : tile_status::prefix;
-      pending |= (s[j] >> 62) == 0;
-    }
-    // Spin, the whole warp together, until every status of the window is published.
-    while (__any_sync(0xffffffffU, pending)) {
-      pending = false;
-#pragma unroll
-      for (int j = 0; j < per_lane; ++j) {
-        if ((s[j] >> 62) == 0) {
-          s[j] = status_ref(status[window_end - per_lane * static_cast<long long>(lane) - j]).load(cuda::memory_order_relaxed);
-          pending |= (s[j] >> 62) == 0;
-        }
-      }
-    }
-    // Within the lane: the sum up to and including its nearest prefix (or all of its statuses).
-    unsigned long long v = 0;
-    bool has_prefix = false;
-#pragma unroll
-    for (int j = 0; j < per_lane; ++j) {
-      if (has_prefix) continue;
-      v += s[j] & tile_status::value_bits;
-      has_prefix = (s[j] & ~tile_status::value_bits) == tile_status::prefix;
-    }
-    // Across lanes: lanes up to and including the nearest lane with a prefix contribute.
-    const unsigned prefixes = __ballot_sync(0xffffffffU, has_prefix);
-    const unsigned nearest = prefixes ? __ffs(prefixes) - 1 : 31;
-    if (lane > nearest) v = 0;
-#pragma unroll
-    for (int d = 16; d >= 1; d /= 2) v += __shfl_xor_sync(0xffffffffU, v, d);
-    exclusive += v;
-    if (prefixes) break;
-    window_end -= 32 * per_lane;
-  }
-  if (lane == 0) status_ref(status[tile]).store(tile_status::prefix | (exclusive + count), cuda::memory_order_relaxed);
+  if (lead) publish(status[tile], st::aggregate, count);
+  const unsigned long long exclusive = look_back_prefix<32>(status, 1, tile);
+  if (lead) publish(status[tile], st::prefix, exclusive + count);
   return exclusive;
 }
 

@@ -4,13 +4,11 @@
 // Thrust's temporary storage comes from the caller's workspace through an allocator, and Thrust
 // returns the count to the host, so this strategy synchronizes the stream. A record of one column
 // of 1, 2, 4, 8 or 16 bytes is compacted directly; other records select indices, then gather. Stable.
-#include "select_common.cuh"
+#include "baseline.cuh"
 
 #include <cub/device/device_select.cuh>
 #include <thrust/copy.h>
 #include <thrust/execution_policy.h>
-#include <thrust/iterator/counting_iterator.h>
-#include <thrust/iterator/transform_iterator.h>
 #include <thrust/remove.h>
 
 #include <string>
@@ -47,17 +45,6 @@ struct nonzero {
 struct is_zero {
   __host__ __device__ bool operator()(std::uint8_t f) const { return f == 0; }
 };
-
-template <class F>
-std::size_t with_stencil(const cuda_call& call, const std::uint8_t* marked, F&& f) {
-  switch (form_of(call.keep)) {
-    case form::bit_mask:
-      return f(thrust::make_transform_iterator(thrust::counting_iterator<std::size_t>(0),
-                                               mask_bit{std::get<bit_mask>(call.keep).words.data()}));
-    case form::byte_flags: return f(std::get<byte_flags>(call.keep).keep.data());
-    default: return f(marked);
-  }
-}
 
 // Thrust returns its count to the host, so it takes the live counts there too: with counts on the
 // device it reads them back first (a host synchronisation) and runs on the first n items.
@@ -104,7 +91,7 @@ std::size_t cuda_thrust(const cuda_call& call) {
 
   const std::size_t kept = with_column_type(call.in, [&](auto t) -> std::size_t {
     using T = decltype(t);
-    return with_stencil(call, ws.stencil, [&](auto stencil) -> std::size_t {
+    return with_flag_iterator(call, ws.stencil, [&](auto stencil) -> std::size_t {
       if constexpr (std::is_same_v<T, std::nullptr_t>) {
         const thrust::counting_iterator<std::uint64_t> first(0);
         std::uint64_t* index = ws.index;

@@ -14,20 +14,18 @@ namespace {
 // Checked in every build: a bad removal list is an error unless the caller opts out.
 std::atomic<bool> checked_by_default{true};
 
-std::size_t run_cpu(std::string_view name, const const_record& in, const record& out, const selection& keep,
+std::size_t run_cpu(const strategy& asked, const const_record& in, const record& out, const selection& keep,
                     bool in_place, const options& opt) {
   detail::validate_call(in, out, keep, in_place);
   const form f = form_of(keep);
-  if (name == "auto") {
-    name = detail::resolve_auto(backend::cpu, f, in_place, in.size(), detail::removed_count(keep));
-  }
-  require_strategy(name, backend::cpu, f, in_place);
+  const strategy s = asked.resolve(backend::cpu, f, in_place, in.size(), detail::removed_count(keep));
+  require_strategy(s, backend::cpu, f, in_place);
   // After this the list's k is what validate_call sized the output for: n - k items are kept.
   if (f == form::removal_list && opt.checked.value_or(checked_default()))
     detail::check_removals(std::get<removal_list>(keep).indices, in.size());
   if (opt.times) *opt.times = {};
   const detail::cpu_call call{detail::as_record(in), out, keep, in_place, opt.times};
-  return detail::strategy_entry_for(name).cpu(call);
+  return detail::strategy_entry_for(s).cpu(call);
 }
 
 }  // namespace
@@ -35,13 +33,12 @@ std::size_t run_cpu(std::string_view name, const const_record& in, const record&
 bool checked_default() { return checked_by_default.load(std::memory_order_relaxed); }
 void set_checked_default(bool on) { checked_by_default.store(on, std::memory_order_relaxed); }
 
-std::size_t compact(std::string_view strategy, record items, const selection& keep, const options& opt) {
-  return run_cpu(strategy, items, items, keep, true, opt);
+std::size_t compact(const strategy& s, record items, const selection& keep, const options& opt) {
+  return run_cpu(s, items, items, keep, true, opt);
 }
 
-std::size_t compact_copy(std::string_view strategy, const_record in, record out, const selection& keep,
-                         const options& opt) {
-  return run_cpu(strategy, in, out, keep, false, opt);
+std::size_t compact_copy(const strategy& s, const_record in, record out, const selection& keep, const options& opt) {
+  return run_cpu(s, in, out, keep, false, opt);
 }
 
 std::string detail::removals_too_many(std::size_t k, std::size_t n) {

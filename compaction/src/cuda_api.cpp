@@ -46,7 +46,7 @@ gate_at gate_in(workspace ws) {
 }
 
 struct resolved {
-  std::string_view name;
+  strategy s;
   const detail::strategy_entry* entry;
 };
 
@@ -73,13 +73,11 @@ std::string_view current_device_name() {
   return it->second;
 }
 
-resolved resolve(std::string_view name, const record& in, const selection& keep, bool in_place) {
+resolved resolve(const strategy& asked, const record& in, const selection& keep, bool in_place) {
   const form f = form_of(keep);
-  if (name == "auto")
-    name = detail::resolve_auto(backend::cuda, f, in_place, in.size(), detail::removed_count(keep), current_device_name(),
-                                record_bytes(in));
-  require_strategy(name, backend::cuda, f, in_place);
-  return {name, &detail::strategy_entry_for(name)};
+  const strategy s = asked.resolve(backend::cuda, f, in_place, in.size(), detail::removed_count(keep), record_bytes(in));
+  require_strategy(s, backend::cuda, f, in_place);
+  return {s, &detail::strategy_entry_for(s)};
 }
 
 std::size_t strategy_bytes(const resolved& r, const detail::cuda_call& shape) {
@@ -88,7 +86,7 @@ std::size_t strategy_bytes(const resolved& r, const detail::cuda_call& shape) {
   return r.entry->cuda(q);
 }
 
-void enqueue(std::string_view name, const const_record& input, const record& out, const selection& keep, bool in_place,
+void enqueue(const strategy& asked, const const_record& input, const record& out, const selection& keep, bool in_place,
              std::uint64_t* d_count, workspace ws, stream_t stream, const options& opt,
              const device_counts* live = nullptr) {
   detail::validate_call(input, out, keep, in_place);
@@ -101,7 +99,7 @@ void enqueue(std::string_view name, const const_record& input, const record& out
       throw error("cuda compaction: output has room for " + std::to_string(out.size()) + " items, needs the capacity " +
                   std::to_string(in.size()) + " (counts on the device: every item may be kept)");
   }
-  const resolved r = resolve(name, in, keep, in_place);
+  const resolved r = resolve(asked, in, keep, in_place);
   detail::cuda_call call{in, out, keep, in_place, false, d_count, nullptr, 0, stream, false};
   if (live) {
     call.live_n = live->items;
@@ -111,7 +109,7 @@ void enqueue(std::string_view name, const const_record& input, const record& out
   const std::size_t before = count_slot + gate_bytes(f, in.size());
   const std::size_t need = before + strategy_bytes(r, call);
   if (ws.bytes < need || (need > 0 && ws.data == nullptr))
-    throw error("cuda compaction '" + std::string(r.name) + "': workspace of " + std::to_string(ws.bytes) +
+    throw error("cuda compaction '" + std::string(r.s.name()) + "': workspace of " + std::to_string(ws.bytes) +
                 " bytes, needs " + std::to_string(need) + " (ask sieve::cuda::workspace_bytes)");
   call.workspace = static_cast<std::byte*>(ws.data) + before;
   call.workspace_bytes = ws.bytes - before;
@@ -170,50 +168,50 @@ std::string device_description() {
          std::to_string(sm_khz / 1000) + " MHz SM, " + std::to_string(mem_khz / 1000) + " MHz memory)";
 }
 
-std::size_t workspace_bytes(std::string_view strategy, const record& items, form f, bool in_place) {
+std::size_t workspace_bytes(const strategy& s, const record& items, form f, bool in_place) {
   // The shape matters, not the data: a selection of the right form with no elements stands in.
   std::uint32_t none = 0;
   const selection probe = f == form::removal_list ? selection{removal_list{std::span(&none, 0)}}
                           : f == form::bit_mask   ? selection{bit_mask{}}
                                                   : selection{byte_flags{}};
-  if (f == form::predicate) require_strategy(strategy, backend::cuda, f, in_place);  // throws: CPU only
+  if (f == form::predicate) require_strategy(s, backend::cuda, f, in_place);  // throws: CPU only
   const detail::cuda_call shape{items, items, probe, in_place};
-  if (strategy == "auto") {
+  if (s.is_auto()) {
     // `auto` picks by k/n too, which is not known here: room for whichever strategy it may pick.
-    require_strategy(strategy, backend::cuda, f, in_place);
+    require_strategy(s, backend::cuda, f, in_place);
     std::size_t most = 0;
     for (const auto& e : detail::strategy_table())
       if (e.info.name != "auto" && e.cuda && e.info.takes(backend::cuda, f) && (in_place ? e.info.in_place : e.info.out_of_place))
-        most = std::max(most, strategy_bytes({e.info.name, &e}, shape));
+        most = std::max(most, strategy_bytes({strategy(e.info.name), &e}, shape));
     return count_slot + gate_bytes(f, items.size()) + most;
   }
-  const resolved r = resolve(strategy, items, probe, in_place);
+  const resolved r = resolve(s, items, probe, in_place);
   return count_slot + gate_bytes(f, items.size()) + strategy_bytes(r, shape);
 }
 
-void compact_copy_async(std::string_view strategy, const_record in, record out, const selection& keep,
+void compact_copy_async(const strategy& s, const_record in, record out, const selection& keep,
                         std::uint64_t* d_count, workspace ws, stream_t stream, const options& opt) {
-  enqueue(strategy, in, out, keep, false, d_count, ws, stream, opt);
+  enqueue(s, in, out, keep, false, d_count, ws, stream, opt);
 }
 
-void compact_async(std::string_view strategy, record items, const selection& keep, std::uint64_t* d_count,
+void compact_async(const strategy& s, record items, const selection& keep, std::uint64_t* d_count,
                    workspace ws, stream_t stream, const options& opt) {
-  enqueue(strategy, items, items, keep, true, d_count, ws, stream, opt);
+  enqueue(s, items, items, keep, true, d_count, ws, stream, opt);
 }
 
-void compact_copy_async(std::string_view strategy, const_record in, record out, const selection& keep, device_counts live,
+void compact_copy_async(const strategy& s, const_record in, record out, const selection& keep, device_counts live,
                         std::uint64_t* d_count, workspace ws, stream_t stream, const options& opt) {
-  enqueue(strategy, in, out, keep, false, d_count, ws, stream, opt, &live);
+  enqueue(s, in, out, keep, false, d_count, ws, stream, opt, &live);
 }
 
-void compact_async(std::string_view strategy, record items, const selection& keep, device_counts live,
+void compact_async(const strategy& s, record items, const selection& keep, device_counts live,
                    std::uint64_t* d_count, workspace ws, stream_t stream, const options& opt) {
-  enqueue(strategy, items, items, keep, true, d_count, ws, stream, opt, &live);
+  enqueue(s, items, items, keep, true, d_count, ws, stream, opt, &live);
 }
 
-std::size_t compact_copy(std::string_view strategy, const_record in, record out, const selection& keep, workspace ws,
+std::size_t compact_copy(const strategy& s, const_record in, record out, const selection& keep, workspace ws,
                          stream_t stream, const options& opt) {
-  enqueue(strategy, in, out, keep, false, static_cast<std::uint64_t*>(ws.data), ws, stream, opt);
+  enqueue(s, in, out, keep, false, static_cast<std::uint64_t*>(ws.data), ws, stream, opt);
   return wait_for_count(ws, stream, keep, in.size());
 }
 
@@ -233,9 +231,9 @@ void check_removals(const removal_list& removals, std::size_t n, workspace ws, s
   if (!found.valid) throw_gate(found, removals.indices.data(), n);
 }
 
-std::size_t compact(std::string_view strategy, record items, const selection& keep, workspace ws, stream_t stream,
+std::size_t compact(const strategy& s, record items, const selection& keep, workspace ws, stream_t stream,
                     const options& opt) {
-  enqueue(strategy, items, items, keep, true, static_cast<std::uint64_t*>(ws.data), ws, stream, opt);
+  enqueue(s, items, items, keep, true, static_cast<std::uint64_t*>(ws.data), ws, stream, opt);
   return wait_for_count(ws, stream, keep, items.size());
 }
 

@@ -14,27 +14,27 @@ namespace {
 
 bool available() { return false; }
 std::string device_description() { return "no CUDA backend in this build"; }
-std::size_t workspace_bytes(std::string_view, const record&, form, bool) { missing(); }
-void compact_copy_async(std::string_view, const_record, record, const selection&, std::uint64_t*, workspace, stream_t,
+std::size_t workspace_bytes(const strategy&, const record&, form, bool) { missing(); }
+void compact_copy_async(const strategy&, const_record, record, const selection&, std::uint64_t*, workspace, stream_t,
                         const options&) {
   missing();
 }
-void compact_async(std::string_view, record, const selection&, std::uint64_t*, workspace, stream_t, const options&) {
+void compact_async(const strategy&, record, const selection&, std::uint64_t*, workspace, stream_t, const options&) {
   missing();
 }
-void compact_copy_async(std::string_view, const_record, record, const selection&, device_counts, std::uint64_t*,
+void compact_copy_async(const strategy&, const_record, record, const selection&, device_counts, std::uint64_t*,
                         workspace, stream_t, const options&) {
   missing();
 }
-void compact_async(std::string_view, record, const selection&, device_counts, std::uint64_t*, workspace, stream_t,
+void compact_async(const strategy&, record, const selection&, device_counts, std::uint64_t*, workspace, stream_t,
                    const options&) {
   missing();
 }
-std::size_t compact_copy(std::string_view, const_record, record, const selection&, workspace, stream_t,
+std::size_t compact_copy(const strategy&, const_record, record, const selection&, workspace, stream_t,
                          const options&) {
   missing();
 }
-std::size_t compact(std::string_view, record, const selection&, workspace, stream_t, const options&) { missing(); }
+std::size_t compact(const strategy&, record, const selection&, workspace, stream_t, const options&) { missing(); }
 std::size_t removal_check_bytes(std::size_t) { missing(); }
 void check_removals(const removal_list&, std::size_t, workspace, stream_t) { missing(); }
 

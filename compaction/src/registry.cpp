@@ -110,6 +110,21 @@ const detail::strategy_entry& detail::strategy_entry_for(std::string_view name) 
   throw error("unknown compaction strategy '" + std::string(name) + "'; strategies: " + known_names());
 }
 
+const detail::strategy_entry& detail::strategy_entry_for(const strategy& s) { return table[s.index()]; }
+
+static_assert(table.size() <= 256, "strategy keeps its index in a byte");
+
+strategy::strategy(std::string_view name)
+    : index_(static_cast<std::uint8_t>(&detail::strategy_entry_for(name) - table.data())) {}
+
+const strategy_info& strategy::info() const { return infos[index_]; }  // as compaction_strategies() lists it
+
+strategy strategy::resolve(backend b, form f, bool in_place, std::size_t n, std::size_t k, std::size_t item_bytes) const {
+  if (!is_auto()) return *this;
+  return strategy(detail::resolve_auto(b, f, in_place, n, k,
+                                       b == backend::cuda ? detail::cuda_device_name() : std::string_view{}, item_bytes));
+}
+
 std::span<const detail::strategy_entry> detail::strategy_table() { return table; }
 
 const strategy_info& compaction_strategy(std::string_view name) { return detail::strategy_entry_for(name).info; }
@@ -123,8 +138,10 @@ std::string strategies_that_fit(backend b, form f, bool in_place) {
   return s.empty() ? "none" : s;
 }
 
-const strategy_info& require_strategy(std::string_view name, backend b, form f, bool in_place) {
-  const strategy_info& i = compaction_strategy(name);
+const strategy_info& require_strategy(const strategy& s, backend b, form f, bool in_place) {
+  const strategy_info& i = s.info();
+  if (i.takes(b, f) && (in_place ? i.in_place : i.out_of_place)) return i;  // the messages only on failure
+  const std::string name(i.name);
   const std::string fit = strategies_that_fit(b, f, in_place);
   const std::string mode = in_place ? "in place" : "out of place";
   const std::string what = std::string(to_string(f)) + " " + mode + " on " + std::string(to_string(b));
@@ -140,12 +157,9 @@ const strategy_info& require_strategy(std::string_view name, backend b, form f, 
   return i;
 }
 
-std::string_view resolve_strategy(std::string_view name, backend b, form f, bool in_place, std::size_t n,
-                                  std::size_t k, std::size_t item_bytes) {
-  const strategy_info& info = compaction_strategy(name);
-  if (info.name != "auto") return info.name;
-  return detail::resolve_auto(b, f, in_place, n, k, b == backend::cuda ? detail::cuda_device_name() : std::string_view{},
-                              item_bytes);
+std::string_view resolve_strategy(const strategy& s, backend b, form f, bool in_place, std::size_t n, std::size_t k,
+                                  std::size_t item_bytes) {
+  return s.resolve(b, f, in_place, n, k, item_bytes).name();
 }
 
 std::string_view detail::resolve_auto(backend b, form f, bool in_place, std::size_t n, std::size_t k,

@@ -53,7 +53,7 @@ struct bfs_cpu_backend {
     });
   }
 
-  void compact(const std::string& strategy, const sieve::record& children, const sieve::record* frontier,
+  void compact(const sieve::strategy& strategy, const sieve::record& children, const sieve::record* frontier,
                sieve::selection keep, const sieve::cuda::device_counts& live, std::uint64_t* kept) {
     const auto t0 = compact_start = std::chrono::steady_clock::now();
     const std::size_t n = *live.items;
@@ -94,18 +94,9 @@ struct bfs_tracer::buffers {
 };
 
 bfs_tracer::bfs_tracer(std::string strategy, bfs_tree tree)
-    : strategy_(std::move(strategy)), tree_(tree), buf_(std::make_unique<buffers>()) {
-  const bfs_queue q(strategy_, sieve::backend::cpu);  // checks the strategy
-  form_ = q.form();
-  in_place_ = q.in_place();
-}
+    : c_(std::move(strategy), sieve::backend::cpu), tree_(tree), buf_(std::make_unique<buffers>()) {}
 
 bfs_tracer::~bfs_tracer() = default;
-
-std::string_view bfs_tracer::resolved_strategy(std::size_t n) const {
-  if (appends()) return bfs_append;
-  return sieve::resolve_strategy(strategy_, sieve::backend::cpu, form_, in_place_, n, 0, sizeof(bfs_pair));
-}
 
 void bfs_tracer::closest(const bvh_view& b, std::span<const ray> rays, std::span<hit> hits, bfs_stats* stats) {
   if (hits.size() != rays.size())
@@ -114,12 +105,12 @@ void bfs_tracer::closest(const bvh_view& b, std::span<const ray> rays, std::span
   const auto start = std::chrono::steady_clock::now();
   if (stats) {
     *stats = bfs_stats{};
-    stats->strategy = appends() ? std::string(bfs_append) : strategy_;
-    stats->form = form_;
+    stats->strategy = c_.name;
+    stats->form = c_.form;
     stats->timed = true;
   }
   const std::size_t n = rays.size();
-  const bfs_queue q(strategy_, sieve::backend::cpu);
+  const bfs_queue q(c_);
   buffers& B = *buf_;
   B.sizes = bfs_sizes::for_rays(n, bfs_arity(tree_));
   const bfs_sizes& z = B.sizes;

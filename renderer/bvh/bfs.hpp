@@ -47,6 +47,30 @@ SIEVE_HD constexpr std::uint32_t bfs_node_of(bfs_pair p) { return static_cast<st
 // The name that asks for producer-side append instead of a library strategy.
 inline constexpr std::string_view bfs_append = "append";
 
+// How the frontier shrinks, checked once (when a tracer is made): producer-side append, or a library
+// strategy (looked up once) with the form the expansion marks and whether it compacts in place.
+struct bfs_compaction {
+  std::string name;          // as asked: "append", "auto" or a strategy's name
+  bool append = false;
+  sieve::strategy strategy;  // the library's (auto when appending: unused)
+  sieve::form form = sieve::form::byte_flags;
+  bool in_place = false;     // copy where the strategy offers it: no extra pass
+
+  // Throws sieve::error naming the strategies that fit on backend b.
+  bfs_compaction(std::string asked, sieve::backend b) : name(std::move(asked)), append(name == bfs_append) {
+    if (append) return;
+    strategy = sieve::strategy(name);
+    form = marks_form_for(strategy, b, b == sieve::backend::cuda ? "BFS traversal (cuda)" : "BFS traversal");
+    in_place = !strategy.info().out_of_place;
+  }
+  // The strategy the compaction of a frontier of n pairs, k of them removed, runs as ("auto"
+  // resolved), or "append".
+  std::string_view resolved(sieve::backend b, std::size_t n, std::size_t k) const {
+    if (append) return bfs_append;
+    return strategy.resolve(b, form, in_place, n, k, sizeof(bfs_pair)).name();
+  }
+};
+
 // The children of a pair, one per child slot, and which of them survive (bit j: node[j]). Slots are
 // only ever indexed by unrolled loops, so the array stays in registers on the GPU.
 template <unsigned A>
@@ -96,21 +120,13 @@ SIEVE_HD inline bfs_children<wide_arity> visit_wide_pair(const wide_view& v, con
   const wide_node n = load_wide(v.nodes + bfs_node_of(p));
   float enter[wide_arity];
   const std::uint32_t hits = scalar_boxes{}(n, w, cull_limit(t), enter);
-  std::uint32_t leaves = hits & ~std::uint32_t{n.inner_mask};
-  if (leaves) {
-    const std::uint64_t counts = leaf_counts(n);
-    while (leaves) {  // (unrolled over the eight slots this step ran 0.51x DFS instead of 0.61x: code size)
-      const int s = lowest_bit(leaves);
-      leaves &= leaves - 1;
-      const std::uint32_t first = n.tri_base + leaf_offset(counts, s);
-      for (std::uint32_t k = first; k < first + n.meta[s]; ++k) {
-        tri_hit h;
-        if (!hit_triangle(v.triangles[k].get(), w.r, t, h)) continue;
-        atomic_min_u64(&best[r], pack_hit(h.t, v.prims[k]));
-        t = h.t;
-      }
-    }
-  }
+  for_leaf_triangles(n, hits & ~std::uint32_t{n.inner_mask}, 0, [&](std::uint32_t k) {  // leaf_walk: wide.hpp
+    tri_hit h;
+    if (!hit_triangle(v.triangles[k].get(), w.r, t, h)) return false;
+    atomic_min_u64(&best[r], pack_hit(h.t, v.prims[k]));
+    t = h.t;
+    return false;
+  });
   const float limit = cull_limit(t);
   bfs_children<wide_arity> out;
   const std::uint32_t inner = hits & n.inner_mask;
@@ -223,7 +239,7 @@ struct bfs_stats {
   std::vector<bfs_level> levels;  // one per step: per level while the frontier fits a step
   std::size_t peak_pairs = 0;     // the most pairs waiting at once (<= bfs_stack_bound(n))
   double compact_ms = 0, expand_ms = 0, total_ms = 0;
-  std::string strategy;       // the strategy that ran (auto resolved by the library), or "append"
+  std::string strategy;       // the strategy as named ("auto" unresolved: see resolved_strategy()), or "append"
   sieve::form form = sieve::form::byte_flags;
   std::size_t host_syncs = 0;  // host synchronisations inside the trace (GPU; 0 on the CPU)
   bool timed = false;          // compact_ms measured (per step; the GPU's host-driven loop)
@@ -242,17 +258,15 @@ class bfs_tracer {
   // Closest hits of `rays` (same semantics as closest_hit: (0, tmax], ties to the lower index).
   void closest(const bvh_view& b, std::span<const ray> rays, std::span<hit> hits, bfs_stats* stats = nullptr);
 
-  sieve::form form() const { return form_; }
-  bool appends() const { return strategy_ == bfs_append; }
+  sieve::form form() const { return c_.form; }
+  bool appends() const { return c_.append; }
   // The strategy the frontier's compaction runs as for a frontier of n pairs ("auto" resolved).
-  std::string_view resolved_strategy(std::size_t n) const;
+  std::string_view resolved_strategy(std::size_t n) const { return c_.resolved(sieve::backend::cpu, n, 0); }
 
  private:
   struct buffers;
-  std::string strategy_;
+  bfs_compaction c_;
   bfs_tree tree_;
-  sieve::form form_;
-  bool in_place_;
   std::unique_ptr<buffers> buf_;
 };
 
@@ -293,16 +307,14 @@ class bfs_tracer_cuda {
                bfs_stats* stats = nullptr);
 
   void set_loop(loop l) { loop_ = l; }
-  bool appends() const { return strategy_ == bfs_append; }
+  bool appends() const { return c_.append; }
   // Host synchronisations of the last closest() call (the final one included).
   std::size_t host_syncs() const { return host_syncs_; }
 
  private:
   struct buffers;
-  std::string strategy_;
+  bfs_compaction c_;
   bfs_tree tree_;
-  sieve::form form_;
-  bool in_place_;
   loop loop_ = loop::graph;
   std::size_t host_syncs_ = 0;
   std::unique_ptr<buffers> buf_;

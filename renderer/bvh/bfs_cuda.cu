@@ -8,6 +8,7 @@
 #include "bfs_driver.hpp"
 
 #include <sieve/compaction/cuda_check.hpp>
+#include <sieve/compaction/cuda_device.hpp>
 
 #include <cuda_runtime.h>
 
@@ -76,10 +77,9 @@ __global__ void __launch_bounds__(append_threads)
 
 // `thrust` reads its counts back to the host: it cannot run inside a graph (nor `auto` where it
 // picks thrust for a frontier of this capacity, as the library resolves it for the call).
-bool capturable(const std::string& strategy, sieve::form f, bool in_place, std::size_t frontier) {
-  if (strategy == bfs_append) return true;
-  const std::size_t k = f == sieve::form::removal_list ? frontier : 0;
-  return sieve::resolve_strategy(strategy, sieve::backend::cuda, f, in_place, frontier, k, sizeof(bfs_pair)) != "thrust";
+bool capturable(const bfs_compaction& c, std::size_t frontier) {
+  const std::size_t k = c.form == sieve::form::removal_list ? frontier : 0;
+  return c.resolved(sieve::backend::cuda, frontier, k) != "thrust";
 }
 
 }  // namespace
@@ -95,7 +95,9 @@ struct bfs_cuda_backend {
   bool host_loop = false;
   bfs_stats* stats = nullptr;       // host mode: per step, compaction timed by events
   std::size_t* syncs = nullptr;
-  cudaEvent_t t0 = nullptr, t1 = nullptr, ts = nullptr;  // compaction start, end; step start
+  const sieve::cuda::event* t0 = nullptr;  // compaction start (host mode with stats)
+  const sieve::cuda::event* t1 = nullptr;  // compaction end
+  const sieve::cuda::event* ts = nullptr;  // step start
   bfs_state seen;                   // the state as last read (host mode)
   bool timed = false;               // the step under way recorded its compaction's events
 
@@ -115,16 +117,16 @@ struct bfs_cuda_backend {
     SIEVE_CUDA_CHECK(cudaGetLastError());
   }
 
-  void compact(const std::string& strategy, const sieve::record& children, const sieve::record* frontier,
+  void compact(const sieve::strategy& strategy, const sieve::record& children, const sieve::record* frontier,
                const sieve::selection& keep, const sieve::cuda::device_counts& live, std::uint64_t* kept) {
-    if (stats) SIEVE_CUDA_CHECK(cudaEventRecord(t0, stream));
+    if (stats) t0->record(stream);
     const sieve::options unchecked{.checked = false};  // the frontier's own marks
     if (frontier) {
       sieve::cuda::compact_copy_async(strategy, children, *frontier, keep, live, kept, ws, stream, unchecked);
     } else {
       sieve::cuda::compact_async(strategy, children, keep, live, kept, ws, stream, unchecked);
     }
-    if (stats) SIEVE_CUDA_CHECK(cudaEventRecord(t1, stream));
+    if (stats) t1->record(stream);
     timed = stats != nullptr;
   }
 
@@ -174,15 +176,14 @@ struct bfs_cuda_backend {
   }
 
   void step_begins() const {
-    if (stats) SIEVE_CUDA_CHECK(cudaEventRecord(ts, stream));
+    if (stats) ts->record(stream);
   }
   void stepped(const bfs_state* st) {
     if (!host_loop || !stats) return;
-    if (!timed) SIEVE_CUDA_CHECK(cudaEventRecord(t0, stream));  // `append`: no compaction
+    if (!timed) t0->record(stream);  // `append`: no compaction
     read(st);
-    float compact_ms = 0, expand_ms = 0;
-    if (timed) SIEVE_CUDA_CHECK(cudaEventElapsedTime(&compact_ms, t0, t1));
-    SIEVE_CUDA_CHECK(cudaEventElapsedTime(&expand_ms, ts, t0));
+    const float compact_ms = timed ? t1->ms_since(*t0) : 0.0F;
+    const float expand_ms = t0->ms_since(*ts);
     timed = false;
     if (seen.m == 0) return;
     stats->levels.push_back({seen.m, compact_ms, expand_ms});
@@ -202,7 +203,7 @@ struct bfs_tracer_cuda::buffers {
   device_array<std::byte> workspace;
   cudaStream_t own = nullptr;   // captures the tracer's own graph
   cudaStream_t body = nullptr;  // captures the WHILE node's body
-  cudaEvent_t t0 = nullptr, t1 = nullptr, ts = nullptr;
+  sieve::cuda::event t0, t1, ts;  // compaction start, end; step start (host mode with stats)
   // The tracer's own graphs, for closest_async on a stream that is not being captured: one per set
   // of arguments, the last few kept (a wavefront alternates two path queues), the oldest replaced.
   struct own_graph {
@@ -215,15 +216,9 @@ struct bfs_tracer_cuda::buffers {
   buffers() {
     SIEVE_CUDA_CHECK(cudaStreamCreateWithFlags(&own, cudaStreamNonBlocking));
     SIEVE_CUDA_CHECK(cudaStreamCreateWithFlags(&body, cudaStreamNonBlocking));
-    SIEVE_CUDA_CHECK(cudaEventCreate(&t0));
-    SIEVE_CUDA_CHECK(cudaEventCreate(&t1));
-    SIEVE_CUDA_CHECK(cudaEventCreate(&ts));
   }
   ~buffers() {
     drop_graphs();
-    cudaEventDestroy(t0);
-    cudaEventDestroy(t1);
-    cudaEventDestroy(ts);
     cudaStreamDestroy(own);
     cudaStreamDestroy(body);
   }
@@ -247,11 +242,8 @@ bool same_view(const bvh_view& a, const bvh_view& b) {
 
 }  // namespace
 
-bfs_tracer_cuda::bfs_tracer_cuda(std::string strategy, bfs_tree tree) : strategy_(std::move(strategy)), tree_(tree) {
-  const bfs_queue q(strategy_, sieve::backend::cuda);  // checks the strategy
-  form_ = q.form();
-  in_place_ = q.in_place();
-}
+bfs_tracer_cuda::bfs_tracer_cuda(std::string strategy, bfs_tree tree)
+    : c_(std::move(strategy), sieve::backend::cuda), tree_(tree) {}
 
 bfs_tracer_cuda::~bfs_tracer_cuda() = default;
 
@@ -266,12 +258,12 @@ void bfs_tracer_cuda::reserve(std::size_t capacity) {
   for (auto* v : {&B.frontier[0], &B.frontier[1]}) v->reserve_discard(z.frontier);
   B.stack.reserve_discard(z.stack);
   B.best.reserve_discard(z.rays);
-  if (form_ == sieve::form::byte_flags && !appends()) B.flags.reserve_discard(z.frontier);
-  if (form_ == sieve::form::bit_mask && !appends()) B.mask.reserve_discard(z.mask_words());
-  if (form_ == sieve::form::removal_list && !appends()) B.removals.reserve_discard(z.frontier);
+  if (c_.form == sieve::form::byte_flags && !appends()) B.flags.reserve_discard(z.frontier);
+  if (c_.form == sieve::form::bit_mask && !appends()) B.mask.reserve_discard(z.mask_words());
+  if (c_.form == sieve::form::removal_list && !appends()) B.removals.reserve_discard(z.frontier);
   if (!appends()) {
     const sieve::record children(std::span(B.frontier[1].get(), z.frontier));
-    B.workspace.reserve_discard(sieve::cuda::workspace_bytes(strategy_, children, form_, in_place_));
+    B.workspace.reserve_discard(sieve::cuda::workspace_bytes(c_.strategy, children, c_.form, c_.in_place));
   }
   B.sizes = z;
 }
@@ -281,11 +273,11 @@ void bfs_tracer_cuda::closest_async(const bvh_view& b, const ray* rays, hit* hit
   if (!buf_ || capacity > buf_->sizes.rays)
     throw sieve::error("BFS traversal (cuda): closest_async for " + std::to_string(capacity) + " rays, reserved " +
                        std::to_string(this->capacity()) + ": call reserve(capacity) first (it allocates)");
-  if (!capturable(strategy_, form_, in_place_, bfs_sizes::for_rays(capacity, bfs_arity(tree_)).frontier))
-    throw sieve::error("BFS traversal (cuda): strategy '" + strategy_ +
+  if (!capturable(c_, bfs_sizes::for_rays(capacity, bfs_arity(tree_)).frontier))
+    throw sieve::error("BFS traversal (cuda): strategy '" + c_.name +
                        "' reads its counts back to the host and cannot run inside a graph; use closest()");
   buffers& B = *buf_;
-  const bfs_queue q(strategy_, sieve::backend::cuda);
+  const bfs_queue q(c_);
   const bfs_sizes z = bfs_sizes::for_rays(capacity, bfs_arity(tree_));  // launch bounds; the memory is at least this large
   auto enqueue = [&](cudaStream_t s) {
     bfs_cuda_backend be{.stream = s, .body_stream = B.body, .ws = {B.workspace.get(), B.workspace.size()}};
@@ -328,8 +320,8 @@ void bfs_tracer_cuda::closest(const bvh_view& b, const ray* rays, hit* hits, std
   const auto start = std::chrono::steady_clock::now();
   if (stats) {
     *stats = bfs_stats{};
-    stats->strategy = appends() ? std::string(bfs_append) : strategy_;
-    stats->form = form_;
+    stats->strategy = c_.name;
+    stats->form = c_.form;
     stats->timed = true;
   }
   host_syncs_ = 0;
@@ -337,18 +329,18 @@ void bfs_tracer_cuda::closest(const bvh_view& b, const ray* rays, hit* hits, std
   buffers& B = *buf_;
   const std::uint32_t count = static_cast<std::uint32_t>(n);
   SIEVE_CUDA_CHECK(cudaMemcpyAsync(B.count.get(), &count, sizeof count, cudaMemcpyHostToDevice, stream));
-  const bool host_loop = stats || loop_ == loop::host || !capturable(strategy_, form_, in_place_, B.sizes.frontier);
+  const bool host_loop = stats || loop_ == loop::host || !capturable(c_, B.sizes.frontier);
   if (host_loop) {
-    const bfs_queue q(strategy_, sieve::backend::cuda);
+    const bfs_queue q(c_);
     bfs_cuda_backend be{.stream = stream,
                         .body_stream = B.body,
                         .ws = {B.workspace.get(), B.workspace.size()},
                         .host_loop = true,
                         .stats = stats,
                         .syncs = &host_syncs_,
-                        .t0 = B.t0,
-                        .t1 = B.t1,
-                        .ts = B.ts};
+                        .t0 = &B.t0,
+                        .t1 = &B.t1,
+                        .ts = &B.ts};
     bfs_run(tree_, be, q, B.memory(), B.sizes, b, rays, hits, B.count.get());
   } else {
     // Launch bounds over the reserved capacity, the count on the device: the graph stays the same

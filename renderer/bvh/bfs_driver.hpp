@@ -17,6 +17,8 @@
 // buffers trade roles each step and a round is two steps.
 #pragma once
 
+#include <exec/exec.hpp>
+
 #include "bfs.hpp"
 
 #include <cstring>
@@ -164,18 +166,10 @@ class bfs_queue {
  public:
   enum class mode : std::uint8_t { append, in_place, out_of_place };
 
-  // `strategy`: "append", or a library strategy taking a bit mask, byte flags or a removal list on
-  // backend b. Throws sieve::error naming the strategies that fit.
-  bfs_queue(std::string strategy, sieve::backend b) : strategy_(std::move(strategy)) {
-    if (strategy_ == bfs_append) {
-      mode_ = mode::append;
-      return;
-    }
-    form_ = marks_form_for(strategy_, b, b == sieve::backend::cuda ? "BFS traversal (cuda)" : "BFS traversal");
-    mode_ = sieve::compaction_strategy(strategy_).out_of_place ? mode::out_of_place : mode::in_place;
-  }
+  // For the compaction a tracer checked when it was made (bfs.hpp); keeps a reference to it.
+  explicit bfs_queue(const bfs_compaction& c)
+      : c_(c), mode_(c.append ? mode::append : c.in_place ? mode::in_place : mode::out_of_place), form_(c.form) {}
 
-  const std::string& strategy() const { return strategy_; }
   mode how() const { return mode_; }
   sieve::form form() const { return form_; }
   bool in_place() const { return mode_ == mode::in_place; }
@@ -217,15 +211,15 @@ class bfs_queue {
     const sieve::record children(std::span(out, z.frontier));
     const sieve::cuda::device_counts live{&m.state->slots, &m.state->removals};
     if (mode_ == mode::in_place) {
-      be.compact(strategy_, children, nullptr, keep, live, &m.state->kept);
+      be.compact(c_.strategy, children, nullptr, keep, live, &m.state->kept);
     } else {
       const sieve::record frontier(std::span(in, z.frontier));
-      be.compact(strategy_, children, &frontier, keep, live, &m.state->kept);
+      be.compact(c_.strategy, children, &frontier, keep, live, &m.state->kept);
     }
   }
 
  private:
-  std::string strategy_;
+  const bfs_compaction& c_;
   mode mode_ = mode::append;
   sieve::form form_ = sieve::form::byte_flags;
 };

@@ -69,22 +69,15 @@ SIEVE_FORCE_INLINE hit nearest_first(const wide_view& v, const ray& r, Boxes box
     alignas(32) float enter[wide_arity];
     const std::uint32_t hits = boxes(n, w, Any ? r.tmax : cull_limit(best.t), enter);
     prefetch_children(v, n, hits);
-    std::uint32_t leaves = hits & ~std::uint32_t{n.inner_mask};
-    if (leaves) {
-      const std::uint64_t counts = leaf_counts(n);
-      while (leaves) {
-        const int s = lowest_bit(leaves);
-        leaves &= leaves - 1;
-        const std::uint32_t first = n.tri_base + leaf_offset(counts, s);
-        for (std::uint32_t i = first; i < first + n.meta[s]; ++i) {
-          tri_hit h;
-          if (!hit_triangle(v.triangles[i].get(), r, best.t, h)) continue;
-          const std::uint32_t prim = v.prims[i];
-          if (Any) return {0, 0, 0, 0};
-          if (closer(h.t, prim, best)) best = {h.t, prim, h.u, h.v};
-        }
-      }
-    }
+    const bool blocked = for_leaf_triangles(n, hits & ~std::uint32_t{n.inner_mask}, 0, [&](std::uint32_t i) {
+      tri_hit h;
+      if (!hit_triangle(v.triangles[i].get(), r, best.t, h)) return false;
+      if (Any) return true;
+      const std::uint32_t prim = v.prims[i];
+      if (closer(h.t, prim, best)) best = {h.t, prim, h.u, h.v};
+      return false;
+    });
+    if (Any && blocked) return {0, 0, 0, 0};
     // Inner children onto the stack, farthest first (insertion into the top of the stack).
     std::uint32_t inner = hits & n.inner_mask;
     const int bottom = top;

@@ -27,11 +27,11 @@ struct keep_marks {
 
 // The form a producer writes for `strategy` on backend `b`: the first it takes of bit mask (the
 // fewest bytes), byte flags, removal list. Throws sieve::error naming the strategies that fit.
-inline sieve::form marks_form_for(const std::string& strategy, sieve::backend b, const char* who) {
-  const auto& info = sieve::compaction_strategy(strategy);
+inline sieve::form marks_form_for(const sieve::strategy& strategy, sieve::backend b, const char* who) {
+  const auto& info = strategy.info();
   for (const sieve::form f : {sieve::form::bit_mask, sieve::form::byte_flags, sieve::form::removal_list})
     if (info.takes(b, f)) return f;
-  throw sieve::error(std::string(who) + ": strategy '" + strategy + "' takes no bit mask, byte flags or removal list on " +
+  throw sieve::error(std::string(who) + ": strategy '" + std::string(strategy.name()) + "' takes no bit mask, byte flags or removal list on " +
                      std::string(sieve::to_string(b)) + "; use one of: " +
                      sieve::strategies_that_fit(b, sieve::form::byte_flags, false));
 }

@@ -1,7 +1,7 @@
 // Small vector math for the renderer, written once for the CPU and the GPU (SIEVE_HD).
 #pragma once
 
-#include <exec/exec.hpp>
+#include <sieve/hd.hpp>
 
 #include <cmath>
 #include <cstdint>

@@ -4,6 +4,7 @@
 #include "exec.hpp"
 
 #include <sieve/compaction/cuda_check.hpp>
+#include <sieve/compaction/cuda_device.hpp>
 
 #include <cuda_runtime.h>
 
@@ -26,11 +27,9 @@ template <class Index = std::uint32_t, class F>
 void parallel_for(cuda e, const char* name, std::size_t n, const F& body) {
   check_index_range<Index>(name, n);
   if (n == 0) return;
+  const stage_range range(name);  // around the launch: the host side of the stage
   constexpr unsigned threads = 256;
-  int dev = 0, sms = 1;
-  SIEVE_CUDA_CHECK(cudaGetDevice(&dev));
-  SIEVE_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  const std::size_t want = (n + threads - 1) / threads, most = static_cast<std::size_t>(sms) * 16;
+  const std::size_t want = (n + threads - 1) / threads, most = static_cast<std::size_t>(sieve::cuda::sm_count()) * 16;
   detail::parallel_for_kernel<Index><<<static_cast<unsigned>(want < most ? want : most), threads, 0, e.stream>>>(n, body);
   SIEVE_CUDA_CHECK(cudaGetLastError());
 }

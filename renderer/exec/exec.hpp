@@ -4,13 +4,17 @@
 //
 // The per-item body is written once, as a SIEVE_HD lambda or function; `exec` picks where it runs:
 // exec::cpu runs it on oneTBB, exec::cuda (exec/cuda.cuh, in .cu files) as a CUDA kernel. The name
-// labels the stage's timing.
+// labels the loop's NVTX range (exec/nvtx.hpp) for profilers; the driver's stage clock keeps its own
+// names (backend time(name, ...)), since a stage may be several loops or a library call.
 #pragma once
+
+#include "nvtx.hpp"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
 #include <sieve/compaction/error.hpp>
+#include <sieve/hd.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -18,11 +22,6 @@
 #include <string>
 #include <type_traits>
 
-#if defined(__CUDACC__)
-#define SIEVE_HD __host__ __device__
-#else
-#define SIEVE_HD
-#endif
 
 namespace sieve::exec {
 
@@ -43,6 +42,7 @@ void check_index_range(const char* name, std::size_t n) {
 template <class Index = std::uint32_t, class F>
 void parallel_for(cpu, const char* name, std::size_t n, const F& body) {
   check_index_range<Index>(name, n);
+  const stage_range range(name);
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1024), [&](const tbb::blocked_range<std::size_t>& r) {
     for (std::size_t i = r.begin(); i != r.end(); ++i) body(static_cast<Index>(i));
   });

@@ -50,10 +50,10 @@ scene load_requested_scene(const render_request& rq) {
 
 render_settings requested_settings(const render_request& rq, const scene& sc, bool gpu) {
   render_settings settings = render_settings::from(sc);
-  settings.traversal = rq.traversal;
-  settings.integrator = rq.integrator;
+  settings.traversal = parse_mode<traversal_kind>(rq.traversal);  // the names were checked by the command line
+  settings.integrator = parse_mode<integrator_kind>(rq.integrator);
   settings.profile_stages = rq.profile_stages;
-  settings.queue = rq.queue;
+  settings.queue = parse_mode<queue_mode>(rq.queue);
   marks_form_for(settings.strategy, gpu ? sieve::backend::cuda : sieve::backend::cpu,
                  "renderer");  // an unfit strategy fails before the BVH build
   check_render_memory(sc, settings, gpu);  // before the BVH build
@@ -78,11 +78,11 @@ nlohmann::json render_report(const render_request& rq, const scene& sc, const re
   j["strategy_asked"] = settings.strategy;
   j["strategies_ran"] = st.strategies_ran;
   j["form"] = std::string(sieve::to_string(st.form));
-  j["integrator"] = settings.integrator;
-  j["traversal"] = settings.traversal;
-  j["queue"] = settings.queue;
+  j["integrator"] = std::string(to_string(settings.integrator));
+  j["traversal"] = std::string(to_string(settings.traversal));
+  j["queue"] = std::string(to_string(settings.queue));
   j["reorder"] = std::string(to_string(settings.reorder));
-  j["sort"] = settings.sort;
+  j["sort"] = std::string(to_string(settings.sort));
   j["width"] = r.width;
   j["height"] = r.height;
   j["vfov_degrees"] = sc.camera.vfov_degrees;

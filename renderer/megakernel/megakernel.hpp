@@ -4,6 +4,8 @@
 // per pixel: its image equals the wavefront's bit for bit on the same backend.
 #pragma once
 
+#include <exec/exec.hpp>
+
 #include "../bvh/traverse.hpp"
 #include "../path/connect.hpp"
 #include "../path/generate.hpp"

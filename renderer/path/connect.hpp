@@ -2,6 +2,8 @@
 // entry of the wave's film.
 #pragma once
 
+#include <exec/exec.hpp>
+
 #include "../bvh/traverse.hpp"
 #include "paths.hpp"
 

@@ -1,6 +1,8 @@
 // Stage `generate`: one camera path per (sample, pixel) of a wave.
 #pragma once
 
+#include <exec/exec.hpp>
+
 #include "../core/rng.hpp"
 #include "paths.hpp"
 

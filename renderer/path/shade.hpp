@@ -7,6 +7,8 @@
 // b + 1, seed} (vertex 0's camera jitter is bounce 0): dimensions below.
 #pragma once
 
+#include <exec/exec.hpp>
+
 #include "../core/marks.hpp"
 #include "../core/rng.hpp"
 #include "paths.hpp"

@@ -35,18 +35,16 @@ void read_compaction(const toml::table& doc, const reader& rd, scene& sc) {
       if (sc.compaction.strategy.empty()) rd.fail_at(v, "compaction.strategy", "empty strategy name");
     }
     if (const toml::node* v = t.get("reorder")) {
-      sc.compaction.reorder = rd.string(*v, "compaction.reorder");
-      const std::vector<std::string_view> orders = {"none", "morton", "octant", "termination"};
-      if (!contains(orders, sc.compaction.reorder)) {
-        rd.fail_at(v, "compaction.reorder",
-                   in_quotes(sc.compaction.reorder) + " is not one of " + join(orders));
-      }
+      const std::string name = rd.string(*v, "compaction.reorder");
+      const auto key = find_mode<reorder_key>(name);
+      if (!key) rd.fail_at(v, "compaction.reorder", in_quotes(name) + " is not one of " + mode_names_joined<reorder_key>());
+      sc.compaction.reorder = *key;
     }
     if (const toml::node* v = t.get("sort")) {
-      sc.compaction.sort = rd.string(*v, "compaction.sort");
-      const std::vector<std::string_view> sorts = {"onesweep", "cub"};
-      if (!contains(sorts, sc.compaction.sort))
-        rd.fail_at(v, "compaction.sort", in_quotes(sc.compaction.sort) + " is not one of " + join(sorts));
+      const std::string name = rd.string(*v, "compaction.sort");
+      const auto sort = find_mode<sort_kind>(name);
+      if (!sort) rd.fail_at(v, "compaction.sort", in_quotes(name) + " is not one of " + mode_names_joined<sort_kind>());
+      sc.compaction.sort = *sort;
     }
   }
 }

@@ -4,6 +4,7 @@
 
 #include "../core/math.hpp"
 #include "../core/texture.hpp"
+#include "../core/modes.hpp"
 #include "../core/triangle.hpp"
 
 #include <cstdint>
@@ -56,8 +57,8 @@ struct film_desc {
 
 struct compaction_desc {
   std::string strategy = "auto";  // a name from sieve::compaction_strategies()
-  std::string reorder = "none";   // none | morton | octant | termination (ray reordering by radix sort)
-  std::string sort = "onesweep";  // the GPU radix sort that reorders: onesweep (sieve's) | cub
+  reorder_key reorder = reorder_key::none;  // ray reordering by radix sort (core/modes.hpp)
+  sort_kind sort = sort_kind::onesweep;     // the GPU radix sort that reorders
 };
 
 struct scene {

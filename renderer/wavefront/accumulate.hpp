@@ -3,6 +3,8 @@
 // wave's shape, the queue's order or the backend's scheduling.
 #pragma once
 
+#include <exec/exec.hpp>
+
 #include "../path/paths.hpp"
 
 namespace sieve::render {

@@ -20,6 +20,8 @@
 // count exit, and the wave's parameters come from device memory, so one graph serves every wave.
 #pragma once
 
+#include <exec/exec.hpp>
+
 #include "accumulate.hpp"
 #include "extend.hpp"
 #include "integrator.hpp"
@@ -63,14 +65,7 @@ struct wave_counts {
 //           the stages read it through the indices (gathered on use);
 //   append  shade writes each surviving path straight to the next queue (producer-side append,
 //           warp-aggregated on the GPU): no pass, no marks.
-enum class queue_mode : std::uint8_t { pass, index, append };
-
-inline queue_mode queue_mode_of(const std::string& name) {
-  if (name == "pass") return queue_mode::pass;
-  if (name == "index") return queue_mode::index;
-  if (name == "append") return queue_mode::append;
-  throw sieve::error("unknown queue '" + name + "'; queues: pass, index, append");
-}
+// (queue_mode: core/modes.hpp)
 
 // The live paths of a wave and their marks. Stages write the columns of paths() (through index()
 // for an index queue) and mark through marks(); compact() keeps the marked ones (in place, or into
@@ -79,9 +74,10 @@ inline queue_mode queue_mode_of(const std::string& name) {
 template <class Backend>
 class path_queue {
  public:
-  path_queue(Backend& b, std::uint32_t capacity, std::string strategy, sieve::form form, queue_mode mode)
-      : b_(b), capacity_(capacity), strategy_(std::move(strategy)), form_(form), mode_(mode),
-        in_place_(!sieve::compaction_strategy(strategy_).out_of_place),  // copy where offered: no extra pass
+  // `strategy`: looked up once here, passed down to every compaction.
+  path_queue(Backend& b, std::uint32_t capacity, const sieve::strategy& strategy, sieve::form form, queue_mode mode)
+      : b_(b), capacity_(capacity), strategy_(strategy), form_(form), mode_(mode),
+        in_place_(!strategy_.info().out_of_place),  // copy where offered: no extra pass
         flags_(mode != queue_mode::append && form == sieve::form::byte_flags ? capacity : 0),
         mask_(mode != queue_mode::append && form == sieve::form::bit_mask ? (capacity + 31) / 32 : 0),
         removals_(mode != queue_mode::append && form == sieve::form::removal_list ? capacity : 0) {
@@ -143,7 +139,7 @@ class path_queue {
  private:
   Backend& b_;
   std::uint32_t capacity_;
-  std::string strategy_;
+  sieve::strategy strategy_;
   sieve::form form_;
   queue_mode mode_;
   bool in_place_;
@@ -187,7 +183,7 @@ class wavefront_driver {
   wavefront_driver(Backend& b, const scene_view& view, const render_settings& settings, sieve::form form,
                    std::uint32_t capacity, std::uint32_t max_pixels, const wave* wave, vec3* film)
       : b_(b), view_(view), settings_(settings), capacity_(capacity), max_pixels_(max_pixels), wave_(wave), film_(film),
-        queue_(b, capacity, settings.strategy, form, queue_mode_of(settings.queue)), hits_(capacity),
+        queue_(b, capacity, settings.strategy, form, settings.queue), hits_(capacity),
         shadow_rays_(capacity), shadow_light_(capacity), wave_film_(capacity),
         counts_(wave_counts::size(view.max_bounces)),
         keys_(settings.reorder != reorder_key::none ? 2 * std::size_t{capacity} : 0),
@@ -231,7 +227,7 @@ class wavefront_driver {
       const bounce_columns scratch{hits_.get(), shadow_rays_.get(), shadow_light_.get(), low_word(c.shadow()),
                                    queue_.index()};
       b_.time("extend", -1, [&] {
-        if (settings_.traversal != "bfs") return extend_dfs(e, n, live, view_, paths, scratch);
+        if (settings_.traversal != traversal_kind::bfs) return extend_dfs(e, n, live, view_, paths, scratch);
         const ray* rays = paths.rays;
         if (scratch.index) {  // shade writes the shadow rays later: their column is free until then
           gather_rays(e, n, live, scratch.index, paths.rays, shadow_rays_.get());

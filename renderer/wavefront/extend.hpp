@@ -2,6 +2,8 @@
 // this stage is the bfs_tracer (bvh/bfs.hpp), whose result is the same hit for hit.
 #pragma once
 
+#include <exec/exec.hpp>
+
 #include "../bvh/traverse.hpp"
 #include "../path/paths.hpp"
 

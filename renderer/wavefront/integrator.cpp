@@ -67,26 +67,10 @@ scene_view prepared_scene::view(std::uint32_t width, std::uint32_t height) const
   return v;
 }
 
-reorder_key reorder_key_from_string(std::string_view name) {
-  for (const auto k : {reorder_key::none, reorder_key::morton, reorder_key::octant, reorder_key::termination})
-    if (to_string(k) == name) return k;
-  throw sieve::error("unknown reorder key '" + std::string(name) + "'; keys: none, morton, octant, termination");
-}
-
-std::string_view to_string(reorder_key k) {
-  switch (k) {
-    case reorder_key::none: return "none";
-    case reorder_key::morton: return "morton";
-    case reorder_key::octant: return "octant";
-    case reorder_key::termination: return "termination";
-  }
-  return "?";
-}
-
 render_settings render_settings::from(const scene& s) {
   render_settings r;
   r.strategy = s.compaction.strategy;
-  r.reorder = reorder_key_from_string(s.compaction.reorder);
+  r.reorder = s.compaction.reorder;
   r.sort = s.compaction.sort;
   return r;
 }
@@ -97,11 +81,12 @@ double render_stats::stage_ms(std::string_view name) const {
   return 0;
 }
 
-void render_stats::note_strategy(std::string_view named, sieve::backend b, bool in_place, const sieve::record& queue,
-                                 std::size_t removed) {
-  const std::string_view ran = sieve::resolve_strategy(named, b, form, in_place, queue.size(), removed, queue.item_bytes());
-  if (std::find(strategies_ran.begin(), strategies_ran.end(), ran) == strategies_ran.end())
-    strategies_ran.emplace_back(ran);
+sieve::strategy render_stats::note_strategy(const sieve::strategy& asked, sieve::backend b, bool in_place,
+                                            const sieve::record& queue, std::size_t removed) {
+  const sieve::strategy ran = asked.resolve(b, form, in_place, queue.size(), removed, queue.item_bytes());
+  if (std::find(strategies_ran.begin(), strategies_ran.end(), ran.name()) == strategies_ran.end())
+    strategies_ran.emplace_back(ran.name());
+  return ran;
 }
 
 std::vector<vec3> render_result::mean() const {
@@ -143,14 +128,14 @@ class cpu_backend {
   using array = host_array<T>;
 
   cpu_backend(render_stats& stats, const render_settings& settings) : stats_(stats), profile_(settings.profile_stages) {
-    if (settings.traversal == "bfs") bfs_ = std::make_unique<bfs_tracer>(settings.strategy);
+    if (settings.traversal == traversal_kind::bfs) bfs_ = std::make_unique<bfs_tracer>(settings.strategy);
   }
 
   exec::cpu exec() const { return {}; }
   void zero(void* p, std::size_t bytes) const { std::memset(p, 0, bytes); }
   std::uint64_t read(const std::uint64_t* count) const { return *count; }
 
-  void compact(const std::string& strategy, bool in_place, const sieve::record& items, const sieve::record& out,
+  void compact(const sieve::strategy& strategy, bool in_place, const sieve::record& items, const sieve::record& out,
                sieve::selection keep, const std::uint64_t* live, const std::uint64_t* removals, std::uint64_t* kept) {
     // Host counts: the driver sized the record and marks for *live already; the removal list holds *removals.
     std::size_t removed = 0;
@@ -159,10 +144,9 @@ class cpu_backend {
       keep = sieve::removal_list{r->indices.first(removed)};
     }
     const sieve::options unchecked{.checked = false};  // the renderer's own removal lists: each index once
-    stats_.note_strategy(strategy, sieve::backend::cpu, in_place, items, removed);
+    const sieve::strategy ran = stats_.note_strategy(strategy, sieve::backend::cpu, in_place, items, removed);
     (void)live;
-    *kept = in_place ? sieve::compact(strategy, items, keep, unchecked)
-                     : sieve::compact_copy(strategy, items, out, keep, unchecked);
+    *kept = in_place ? sieve::compact(ran, items, keep, unchecked) : sieve::compact_copy(ran, items, out, keep, unchecked);
   }
 
   const std::uint32_t* sort(std::uint32_t* keys, std::uint32_t* values, std::uint32_t n, int bits) const {
@@ -195,14 +179,6 @@ class cpu_backend {
 
 render_result begin_render(const scene& sc, const render_settings& settings, sieve::backend backend) {
   const bool gpu = backend == sieve::backend::cuda;
-  if (settings.integrator != "wavefront" && settings.integrator != "megakernel")
-    throw sieve::error("unknown integrator '" + settings.integrator + "'; integrators: wavefront, megakernel");
-  if (settings.traversal != "dfs" && settings.traversal != "bfs")
-    throw sieve::error("unknown traversal '" + settings.traversal + "'; traversals: dfs, bfs");
-  if (settings.queue != "pass" && settings.queue != "index" && settings.queue != "append")
-    throw sieve::error("unknown queue '" + settings.queue + "'; queues: pass, index, append");
-  if (settings.sort != "onesweep" && settings.sort != "cub")
-    throw sieve::error("unknown radix sort '" + settings.sort + "'; sorts: onesweep, cub");
   if (settings.max_queue == 0) throw sieve::error("render: max_queue must be at least 1");
   const film_desc& film = sc.film;
   render_result result;
@@ -221,7 +197,7 @@ void check_render_memory(const scene& s, const render_settings& settings, bool g
   c.triangles = s.triangles.size();
   c.pixels = std::uint64_t{s.film.width} * s.film.height;
   c.paths = wave_capacity(s.film.width * s.film.height, s.film.spp, std::max(settings.max_queue, 1U));
-  c.bfs = settings.traversal == "bfs";
+  c.bfs = settings.traversal == traversal_kind::bfs;
   c.attribute_bytes = s.normals.size() * sizeof(triangle_normals) + s.uvs.size() * sizeof(triangle_uvs);
   for (const texture& t : s.textures) c.attribute_bytes += t.texels.size() * sizeof(vec3);
   if (gpu && !gpu_free) gpu_free = cuda_free_memory();
@@ -242,7 +218,7 @@ render_result render_cpu(const prepared_scene& ps, const render_settings& settin
   wave current;  // the wave being rendered, where the stages read it
 
   const auto start = clock_type::now();
-  if (settings.integrator == "megakernel") {
+  if (settings.integrator == integrator_kind::megakernel) {
     // The sibling loop: no queues, one task per path, through the same waves and film.
     std::vector<vec3> wave_film(capacity);
     for_each_wave(pixels, film.spp, settings, result, [&](const wave& w) {

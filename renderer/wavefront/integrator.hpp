@@ -50,15 +50,16 @@ class prepared_scene {
 };
 
 struct render_settings {
-  std::string integrator = "wavefront";  // wavefront | megakernel (one thread per path, no queues)
+  // The modes (core/modes.hpp, parsed from names where they come in).
+  integrator_kind integrator = integrator_kind::wavefront;  // megakernel: one thread per path, no queues
   std::string strategy = "auto";      // compaction of the path queue (and of the BFS frontier)
-  std::string traversal = "dfs";      // dfs | bfs
+  traversal_kind traversal = traversal_kind::dfs;
   // How the path queue shrinks (driver.hpp): pass (the strategy compacts the path state), index (it
   // compacts 4-byte path indices; the state stays in place) or append (shade appends the survivors
   // to the next queue: no pass, no strategy).
-  std::string queue = "pass";
+  queue_mode queue = queue_mode::pass;
   reorder_key reorder = reorder_key::none;
-  std::string sort = "onesweep";      // the GPU radix sort for reordering: onesweep | cub (the CPU has one)
+  sort_kind sort = sort_kind::onesweep;  // the GPU radix sort for reordering (the CPU has one)
   std::uint32_t max_queue = 1U << 20;  // paths in flight at once (a wave): bounds the queues' memory
   // The film's samples to render: [first_sample, first_sample + sample_count), sample_count 0 for
   // all of them (from first_sample to spp). A rank of an MPI job renders its share of the samples
@@ -73,7 +74,7 @@ struct render_settings {
   // same loop on the stream, reading the live count back each bounce (for comparison).
   bool wave_graph = true;
 
-  // The scene's [compaction] settings; throws sieve::error for an unknown reorder key.
+  // The scene's [compaction] settings.
   static render_settings from(const scene& s);
 };
 
@@ -105,9 +106,10 @@ struct render_stats {
   std::vector<std::string> strategies_ran;
 
   double stage_ms(std::string_view name) const;
-  // Records the strategy `named` ran as for a queue compaction (sieve::resolve_strategy's arguments).
-  void note_strategy(std::string_view named, sieve::backend b, bool in_place, const sieve::record& queue,
-                     std::size_t removed);
+  // The strategy `asked` runs as for a queue compaction (sieve::strategy::resolve's arguments),
+  // recorded in strategies_ran.
+  sieve::strategy note_strategy(const sieve::strategy& asked, sieve::backend b, bool in_place, const sieve::record& queue,
+                                std::size_t removed);
   // Queue compaction plus the BFS frontier's.
   double compaction_ms() const { return stage_ms("compact") + bfs_compact_ms; }
 };

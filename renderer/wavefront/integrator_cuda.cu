@@ -26,6 +26,7 @@
 
 #include <sieve/compaction/cuda.hpp>
 #include <sieve/compaction/cuda_check.hpp>
+#include <sieve/compaction/cuda_device.hpp>
 #include <sieve/compaction/radix_sort.hpp>
 
 #include <cuda_runtime.h>
@@ -66,59 +67,28 @@ class pinned {
 class event_clock {
  public:
   event_clock(render_stats& stats, cudaStream_t stream) : stats_(stats), stream_(stream) {}
-  ~event_clock() {
-    for (auto& p : spans_) {
-      cudaEventDestroy(p.start);
-      cudaEventDestroy(p.stop);
-    }
-  }
-  event_clock(const event_clock&) = delete;
-  event_clock& operator=(const event_clock&) = delete;
 
   // Enqueues f between two events; `bounce` >= 0 also adds the time to that bounce's compaction.
   template <class F>
   void time(std::string_view name, int bounce, F&& f) {
-    span_events s{std::string(name), event(), event(), bounce};
-    record(s.start);
+    span_events s{std::string(name), {}, {}, bounce};
+    s.start.record_or_capture(stream_);
     f();
-    record(s.stop);
+    s.stop.record_or_capture(stream_);
     spans_.push_back(std::move(s));
   }
   // After a synchronisation: adds up the spans; keep them when a graph records them again.
   void collect(bool keep) {
-    for (auto& p : spans_) {
-      float ms = 0;
-      SIEVE_CUDA_CHECK(cudaEventElapsedTime(&ms, p.start, p.stop));
-      add_stage_time(stats_, p.name, p.bounce, ms);
-    }
-    if (keep) return;
-    for (auto& p : spans_) {
-      cudaEventDestroy(p.start);
-      cudaEventDestroy(p.stop);
-    }
-    spans_.clear();
+    for (const auto& p : spans_) add_stage_time(stats_, p.name, p.bounce, p.stop.ms_since(p.start));
+    if (!keep) spans_.clear();
   }
 
  private:
   struct span_events {
     std::string name;
-    cudaEvent_t start, stop;
+    sieve::cuda::event start, stop;  // recorded as event record nodes while a wave is captured
     int bounce;
   };
-  static cudaEvent_t event() {
-    cudaEvent_t e;
-    SIEVE_CUDA_CHECK(cudaEventCreate(&e));
-    return e;
-  }
-  void record(cudaEvent_t e) {
-    cudaStreamCaptureStatus capturing = cudaStreamCaptureStatusNone;
-    SIEVE_CUDA_CHECK(cudaStreamIsCapturing(stream_, &capturing));
-    // Captured: an event record node (External), which a replay records like cudaEventRecord.
-    if (capturing == cudaStreamCaptureStatusActive)
-      SIEVE_CUDA_CHECK(cudaEventRecordWithFlags(e, stream_, cudaEventRecordExternal));
-    else
-      SIEVE_CUDA_CHECK(cudaEventRecord(e, stream_));
-  }
   static void add_stage_time(render_stats& stats, std::string_view name, int bounce, double ms) {
     auto it = std::find_if(stats.stages.begin(), stats.stages.end(), [&](const stage_time& s) { return s.name == name; });
     if (it == stats.stages.end()) it = stats.stages.insert(stats.stages.end(), {std::string(name), 0});
@@ -138,13 +108,13 @@ class cuda_backend {
 
   cuda_backend(render_stats& stats, const render_settings& settings, cudaStream_t stream, std::uint32_t capacity)
       : stats_(stats), settings_(settings), stream_(stream), capacity_(capacity), clock_(stats, stream) {
-    if (settings.traversal == "bfs") {
+    if (settings.traversal == traversal_kind::bfs) {
       bfs_ = std::make_unique<bfs_tracer_cuda>(settings.strategy);
       bfs_->reserve(capacity);  // before any capture: closest_async never allocates
     }
     if (settings.reorder != reorder_key::none) {
       const std::size_t bytes =
-          sieve::cuda::radix_sort_workspace_bytes(settings.sort, capacity, 0, reorder_key_bits(settings.reorder));
+          sieve::cuda::radix_sort_workspace_bytes(to_string(settings.sort), capacity, 0, reorder_key_bits(settings.reorder));
       sort_ws_ = device_array<std::byte>(bytes);
     }
   }
@@ -172,28 +142,26 @@ class cuda_backend {
     ws_ = device_array<std::byte>(sieve::cuda::workspace_bytes(settings_.strategy, queue, form, in_place));
   }
 
-  void compact(const std::string& strategy, bool in_place, const sieve::record& items, const sieve::record& out,
+  void compact(const sieve::strategy& strategy, bool in_place, const sieve::record& items, const sieve::record& out,
                const sieve::selection& keep, const std::uint64_t* live, const std::uint64_t* removals,
                std::uint64_t* kept) {
     const sieve::cuda::workspace ws{ws_.get(), ws_.size()};
     const bool list = std::holds_alternative<sieve::removal_list>(keep);
     const sieve::cuda::device_counts counts{live, list ? removals : nullptr};
     const std::size_t k = list ? std::get<sieve::removal_list>(keep).indices.size() : 0;
-    stats_.note_strategy(strategy, sieve::backend::cuda, in_place, items, k);
-    if (sieve::resolve_strategy(strategy, sieve::backend::cuda, stats_.form, in_place, items.size(), k, items.item_bytes()) ==
-        "thrust")
-      ++stats_.host_syncs;  // thrust reads the counts back
+    const sieve::strategy ran = stats_.note_strategy(strategy, sieve::backend::cuda, in_place, items, k);
+    if (ran.name() == "thrust") ++stats_.host_syncs;  // thrust reads the counts back
     // The removal lists are the renderer's own (each terminated path once): unchecked.
     if (in_place)
-      sieve::cuda::compact_async(strategy, items, keep, counts, kept, ws, stream_, {.checked = false});
+      sieve::cuda::compact_async(ran, items, keep, counts, kept, ws, stream_, {.checked = false});
     else
-      sieve::cuda::compact_copy_async(strategy, items, out, keep, counts, kept, ws, stream_, {.checked = false});
+      sieve::cuda::compact_copy_async(ran, items, out, keep, counts, kept, ws, stream_, {.checked = false});
   }
 
   // Over n slots (the capacity in a graph: reorder_keys gave the slots past the live count the
   // largest key, so they sort last), out of place into the second halves of keys and values.
   const std::uint32_t* sort(std::uint32_t* keys, std::uint32_t* values, std::uint32_t n, int bits) const {
-    sieve::cuda::radix_sort_pairs_async(settings_.sort, std::span<const std::uint32_t>(keys, n),
+    sieve::cuda::radix_sort_pairs_async(to_string(settings_.sort), std::span<const std::uint32_t>(keys, n),
                                         std::span<const std::uint32_t>(values, n), std::span(keys + capacity_, n),
                                         std::span(values + capacity_, n), 0, bits, {sort_ws_.get(), sort_ws_.size()},
                                         stream_);
@@ -315,7 +283,7 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
   SIEVE_CUDA_CHECK(cudaMemsetAsync(d_film.get(), 0, pixels * sizeof(vec3), stream));
 
   const auto start = std::chrono::steady_clock::now();
-  if (settings.integrator == "megakernel") {
+  if (settings.integrator == integrator_kind::megakernel) {
     // The sibling loop: no queues, one thread per path, through the same waves and film.
     device_array<vec3> d_wave_film(capacity);
     device_array<std::uint32_t> d_rays(2);
@@ -346,7 +314,7 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
                                                            driver.in_place(), capacity,
                                                            stats.form == sieve::form::removal_list ? capacity : 0,
                                                            driver.compaction_record().item_bytes()) == "thrust";
-    const bool bfs = settings.traversal == "bfs";
+    const bool bfs = settings.traversal == traversal_kind::bfs;
     const bool in_graph = settings.wave_graph && !thrust && (!bfs || (bfs_in_graph && !settings.profile_stages));
     stats.wave_launch = in_graph ? "graph" : "stream";
     backend.set_graph(in_graph);

@@ -8,17 +8,12 @@
 // The image does not depend on the order: every path's random numbers are keyed by its pixel.
 #pragma once
 
+#include <exec/exec.hpp>
+
+#include "../core/modes.hpp"
 #include "../path/paths.hpp"
 
-#include <string_view>
-
 namespace sieve::render {
-
-enum class reorder_key : std::uint8_t { none, morton, octant, termination };
-
-// Throws sieve::error for an unknown name.
-reorder_key reorder_key_from_string(std::string_view name);
-std::string_view to_string(reorder_key k);
 
 // The key bits each kind uses: what the radix sort sorts over.
 constexpr int reorder_key_bits(reorder_key k) { return k == reorder_key::none ? 0 : 30; }

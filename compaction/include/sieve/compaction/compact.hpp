@@ -2,6 +2,7 @@
 
 #include <sieve/compaction/record.hpp>
 #include <sieve/compaction/selection.hpp>
+#include <sieve/compaction/strategies.hpp>
 
 #include <cstddef>
 #include <optional>
@@ -36,13 +37,13 @@ struct options {
 // anything moves. An exception thrown by a predicate propagates out of every strategy (with `std`,
 // the only in-place one that takes predicates, before anything moves). A record of const spans
 // does not compile here.
-std::size_t compact(std::string_view strategy, record items, const selection& keep, const options& opt = {});
+std::size_t compact(const strategy& s, record items, const selection& keep, const options& opt = {});
 
 // Out of place: the kept items are written to out[0, m), m returned; `in` is only read (a removal
 // list is still used as scratch). `out` has the same columns as `in` and room for m items (n - k
 // for a removal list of k, n for the other forms); no column of `out` may overlap a column of `in`
 // (for in place, call compact()).
-std::size_t compact_copy(std::string_view strategy, const_record in, record out, const selection& keep,
+std::size_t compact_copy(const strategy& s, const_record in, record out, const selection& keep,
                          const options& opt = {});
 
 }  // namespace sieve

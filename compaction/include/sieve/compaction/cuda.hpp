@@ -8,6 +8,7 @@
 #include <sieve/compaction/compact.hpp>
 #include <sieve/compaction/record.hpp>
 #include <sieve/compaction/selection.hpp>
+#include <sieve/compaction/strategies.hpp>
 
 #include <cstddef>
 #include <cstdint>
@@ -40,16 +41,16 @@ struct workspace {
 // options::times is CPU only.
 inline constexpr std::uint64_t invalid_count = ~std::uint64_t{0};
 
-// Device bytes `strategy` needs to compact n items of this record shape from this form. For `auto`:
+// Device bytes `s` needs to compact n items of this record shape from this form. For `auto`:
 // enough for every strategy it may pick (its choice also depends on k/n, unknown here).
-std::size_t workspace_bytes(std::string_view strategy, const record& items, form f, bool in_place);
+std::size_t workspace_bytes(const strategy& s, const record& items, form f, bool in_place);
 
 // Enqueue on `stream`; the number kept is written to *d_count (device memory). No host sync (except
 // `thrust`, which returns its count to the host), no allocation. Checks as on the CPU, before
 // anything is enqueued: shapes, sizes, and no column of `out` overlapping one of `in`.
-void compact_copy_async(std::string_view strategy, const_record in, record out, const selection& keep,
+void compact_copy_async(const strategy& s, const_record in, record out, const selection& keep,
                         std::uint64_t* d_count, workspace ws, stream_t stream = nullptr, const options& opt = {});
-void compact_async(std::string_view strategy, record items, const selection& keep, std::uint64_t* d_count,
+void compact_async(const strategy& s, record items, const selection& keep, std::uint64_t* d_count,
                    workspace ws, stream_t stream = nullptr, const options& opt = {});
 
 // Live counts in device memory, for callers whose counts a kernel wrote (a queue) or that capture
@@ -67,9 +68,9 @@ struct device_counts {
 // replayed. `space` and `atomic` enqueue one kernel below 2^17 items of capacity (`atomic` also a
 // memset of *d_count); `cub` masks the items past the count through its flag iterator and runs over
 // the capacity; `thrust` cannot: it reads the counts back (a host synchronisation, not capturable).
-void compact_copy_async(std::string_view strategy, const_record in, record out, const selection& keep, device_counts live,
+void compact_copy_async(const strategy& s, const_record in, record out, const selection& keep, device_counts live,
                         std::uint64_t* d_count, workspace ws, stream_t stream = nullptr, const options& opt = {});
-void compact_async(std::string_view strategy, record items, const selection& keep, device_counts live,
+void compact_async(const strategy& s, record items, const selection& keep, device_counts live,
                    std::uint64_t* d_count, workspace ws, stream_t stream = nullptr, const options& opt = {});
 
 // Checked mode on the device (the CPU's options::checked): throws sieve::error naming the first
@@ -81,9 +82,9 @@ void check_removals(const removal_list& removals, std::size_t n, workspace ws, s
 
 // The same, then wait for the stream and return the number kept (the count lives in the workspace:
 // ask workspace_bytes() as for the async forms; it includes room for the count).
-std::size_t compact_copy(std::string_view strategy, const_record in, record out, const selection& keep, workspace ws,
+std::size_t compact_copy(const strategy& s, const_record in, record out, const selection& keep, workspace ws,
                          stream_t stream = nullptr, const options& opt = {});
-std::size_t compact(std::string_view strategy, record items, const selection& keep, workspace ws,
+std::size_t compact(const strategy& s, record items, const selection& keep, workspace ws,
                     stream_t stream = nullptr, const options& opt = {});
 
 }  // namespace sieve::cuda

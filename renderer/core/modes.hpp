@@ -1,0 +1,109 @@
+// The renderer's modes as enums, each with its one name table. A name is parsed once, where it comes
+// in (the scene file, the command line, a benchmark's options): parse_mode<E>() throws sieve::error
+// naming the valid names, find_mode<E>() returns nothing for the loader to report at its line. Inside,
+// only the enums travel; to_string() gives a mode's name for reports.
+#pragma once
+
+#include <sieve/compaction/error.hpp>
+
+#include <array>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sieve::render {
+
+// How a bounce is run: queues of paths compacted between stages, or one thread per path.
+enum class integrator_kind : std::uint8_t { wavefront, megakernel };
+// How extension rays find their hits: depth-first per ray, or breadth-first over a compacted frontier.
+enum class traversal_kind : std::uint8_t { dfs, bfs };
+// How the path queue shrinks (wavefront/driver.hpp): the strategy compacts the path state (pass) or
+// 4-byte path indices with the state in place (index), or shade appends the survivors (append).
+enum class queue_mode : std::uint8_t { pass, index, append };
+// The GPU radix sort that reorders rays: sieve's onesweep or CUB's (the CPU has one).
+enum class sort_kind : std::uint8_t { onesweep, cub };
+// The key rays are sorted by between bounces (wavefront/reorder.hpp); none: no reordering.
+enum class reorder_key : std::uint8_t { none, morton, octant, termination };
+
+// Per mode: what it is called in messages, and its names.
+template <class E>
+struct mode_names;
+template <>
+struct mode_names<integrator_kind> {
+  static constexpr std::string_view what = "integrator", plural = "integrators";
+  static constexpr std::array<std::pair<integrator_kind, std::string_view>, 2> table{
+      {{integrator_kind::wavefront, "wavefront"}, {integrator_kind::megakernel, "megakernel"}}};
+};
+template <>
+struct mode_names<traversal_kind> {
+  static constexpr std::string_view what = "traversal", plural = "traversals";
+  static constexpr std::array<std::pair<traversal_kind, std::string_view>, 2> table{
+      {{traversal_kind::dfs, "dfs"}, {traversal_kind::bfs, "bfs"}}};
+};
+template <>
+struct mode_names<queue_mode> {
+  static constexpr std::string_view what = "queue", plural = "queues";
+  static constexpr std::array<std::pair<queue_mode, std::string_view>, 3> table{
+      {{queue_mode::pass, "pass"}, {queue_mode::index, "index"}, {queue_mode::append, "append"}}};
+};
+template <>
+struct mode_names<sort_kind> {
+  static constexpr std::string_view what = "radix sort", plural = "sorts";
+  static constexpr std::array<std::pair<sort_kind, std::string_view>, 2> table{
+      {{sort_kind::onesweep, "onesweep"}, {sort_kind::cub, "cub"}}};
+};
+template <>
+struct mode_names<reorder_key> {
+  static constexpr std::string_view what = "reorder key", plural = "keys";
+  static constexpr std::array<std::pair<reorder_key, std::string_view>, 4> table{
+      {{reorder_key::none, "none"},
+       {reorder_key::morton, "morton"},
+       {reorder_key::octant, "octant"},
+       {reorder_key::termination, "termination"}}};
+};
+
+template <class E>
+concept mode = requires { mode_names<E>::table; };
+
+template <mode E>
+constexpr std::string_view to_string(E e) {
+  for (const auto& [k, name] : mode_names<E>::table)
+    if (k == e) return name;
+  return "?";
+}
+
+template <mode E>
+constexpr std::optional<E> find_mode(std::string_view name) {
+  for (const auto& [k, n] : mode_names<E>::table)
+    if (n == name) return k;
+  return std::nullopt;
+}
+
+// Every name of E, in table order (for a command line's list of allowed values).
+template <mode E>
+std::vector<std::string> mode_name_list() {
+  std::vector<std::string> out;
+  for (const auto& [k, n] : mode_names<E>::table) out.emplace_back(n);
+  return out;
+}
+
+// "a, b, c": the names of E for a message.
+template <mode E>
+std::string mode_names_joined() {
+  std::string out;
+  for (const auto& [k, n] : mode_names<E>::table) out += (out.empty() ? "" : ", ") + std::string(n);
+  return out;
+}
+
+// The mode called `name`; throws sieve::error "unknown <what> '<name>'; <plural>: <names>".
+template <mode E>
+E parse_mode(std::string_view name) {
+  if (const auto e = find_mode<E>(name)) return *e;
+  throw sieve::error("unknown " + std::string(mode_names<E>::what) + " '" + std::string(name) + "'; " +
+                     std::string(mode_names<E>::plural) + ": " + mode_names_joined<E>());
+}
+
+}  // namespace sieve::render
