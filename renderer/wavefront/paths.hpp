@@ -6,6 +6,7 @@
 #include "../bvh/dfs.hpp"
 #include "../core/bsdf.hpp"
 #include "../core/camera.hpp"
+#include "../core/environment.hpp"
 #include "../core/lights.hpp"
 
 #include <sieve/compaction/record.hpp>
@@ -104,7 +105,8 @@ struct scene_view {
   const surface* surfaces = nullptr;         // per material
   const std::uint32_t* material_of = nullptr;  // per triangle
   light_table lights;
-  vec3 environment;
+  vec3 environment;                          // radiance of escaping rays, where there is no map
+  environment_map env_map;                   // the HDR environment (present() or not)
   camera cam;
   aabb bounds;                               // of the whole scene (ray reordering keys)
   std::uint32_t width = 0, height = 0, max_bounces = 0, seed = 0;
