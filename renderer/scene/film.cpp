@@ -1,0 +1,54 @@
+// [film] (size, samples, bounces, seed) and [compaction] (the strategy, ray reordering, sort).
+#include "sections.hpp"
+
+namespace sieve::render::detail {
+
+void read_film(const toml::table& doc, const reader& rd, scene& sc) {
+  if (const toml::node* n = doc.get("film")) {
+    const toml::table& t = rd.table(*n, "film");
+    rd.known_keys(t, "film.", table_keys.at("film"), "[film]");
+    const auto max_pixels = static_cast<std::int64_t>(rd.limits.max_pixels);
+    if (const toml::node* v = t.get("width"))
+      sc.film.width = static_cast<std::uint32_t>(rd.integer(*v, "film.width", 1, max_pixels));
+    if (const toml::node* v = t.get("height"))
+      sc.film.height = static_cast<std::uint32_t>(rd.integer(*v, "film.height", 1, max_pixels));
+    if (std::uint64_t{sc.film.width} * sc.film.height > static_cast<std::uint64_t>(max_pixels)) {
+      rd.fail_at(t.get("width") ? t.get("width") : t.get("height"), "film.width * film.height",
+                 std::to_string(sc.film.width) + " x " + std::to_string(sc.film.height) +
+                     " pixels is more than the limit of " + std::to_string(max_pixels) + " pixels");
+    }
+    if (const toml::node* v = t.get("spp"))
+      sc.film.spp = static_cast<std::uint32_t>(rd.integer(*v, "film.spp", 1, std::int64_t{1} << 20));
+    if (const toml::node* v = t.get("max_bounces"))
+      sc.film.max_bounces = static_cast<std::uint32_t>(rd.integer(*v, "film.max_bounces", 0, 1024));
+    if (const toml::node* v = t.get("seed"))
+      sc.film.seed = static_cast<std::uint32_t>(rd.integer(*v, "film.seed", 0, 0xffffffffLL));
+  }
+}
+
+void read_compaction(const toml::table& doc, const reader& rd, scene& sc) {
+  if (const toml::node* n = doc.get("compaction")) {
+    const toml::table& t = rd.table(*n, "compaction");
+    rd.known_keys(t, "compaction.", table_keys.at("compaction"), "[compaction]");
+    if (const toml::node* v = t.get("strategy")) {
+      sc.compaction.strategy = rd.string(*v, "compaction.strategy");
+      if (sc.compaction.strategy.empty()) rd.fail_at(v, "compaction.strategy", "empty strategy name");
+    }
+    if (const toml::node* v = t.get("reorder")) {
+      sc.compaction.reorder = rd.string(*v, "compaction.reorder");
+      const std::vector<std::string_view> orders = {"none", "morton", "octant", "termination"};
+      if (!contains(orders, sc.compaction.reorder)) {
+        rd.fail_at(v, "compaction.reorder",
+                   in_quotes(sc.compaction.reorder) + " is not one of " + join(orders));
+      }
+    }
+    if (const toml::node* v = t.get("sort")) {
+      sc.compaction.sort = rd.string(*v, "compaction.sort");
+      const std::vector<std::string_view> sorts = {"onesweep", "cub"};
+      if (!contains(sorts, sc.compaction.sort))
+        rd.fail_at(v, "compaction.sort", in_quotes(sc.compaction.sort) + " is not one of " + join(sorts));
+    }
+  }
+}
+
+}  // namespace sieve::render::detail

@@ -1,0 +1,165 @@
+// Reading users' files safely (input_file.hpp).
+#include "input_file.hpp"
+
+#include <sieve/compaction/error.hpp>
+
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <iostream>
+#include <iterator>
+#include <sstream>
+
+namespace sieve::render::detail {
+
+namespace fs = std::filesystem;
+
+std::string printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) {
+      constexpr char hex[] = "0123456789abcdef";
+      out += {'\\', 'x', hex[c >> 4], hex[c & 15]};
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
+void fail(const std::string& message) { throw sieve::error(printable(message)); }
+
+void print_warning(const std::string& message) { std::cerr << "sieve: warning: " << printable(message) << "\n"; }
+
+bool file_exists(const fs::path& p) {
+  std::error_code ec;
+  return fs::exists(p, ec) || (ec && ec != std::errc::no_such_file_or_directory);
+}
+
+namespace {
+
+const char* file_kind(mode_t mode) {
+  if (S_ISDIR(mode)) return "a directory";
+  if (S_ISFIFO(mode)) return "a FIFO";
+  if (S_ISCHR(mode)) return "a character device";
+  if (S_ISBLK(mode)) return "a block device";
+  if (S_ISSOCK(mode)) return "a socket";
+  return "not a regular file";
+}
+
+}  // namespace
+
+input_file::input_file(const fs::path& path, const std::string& what) : path_(path.string()), what_(what) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+  if (fd_ < 0) {
+    const int e = errno;
+    if (e == ENOENT) fail(path_ + ": " + what + " not found");
+    fail(path_ + ": cannot open the " + what + ": " + std::strerror(e));
+  }
+  struct stat st {};
+  if (::fstat(fd_, &st) != 0) {
+    const int e = errno;
+    ::close(fd_);
+    fd_ = -1;
+    fail(path_ + ": cannot read the " + what + ": " + std::strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd_);
+    fd_ = -1;
+    fail(path_ + ": the " + what + " is " + file_kind(st.st_mode) + ", not a regular file");
+  }
+  size_ = static_cast<std::uint64_t>(st.st_size);
+}
+
+input_file::~input_file() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+std::string input_file::text() {
+  std::istream& in = stream();
+  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
+}
+
+std::vector<unsigned char> input_file::bytes(std::uint64_t max_bytes) {
+  if (size_ > max_bytes) {
+    fail(path_ + ": the " + what_ + " is " + std::to_string(size_) + " bytes, more than the limit of " +
+         std::to_string(max_bytes));
+  }
+  std::istream& in = stream();
+  std::vector<unsigned char> out;
+  out.reserve(static_cast<std::size_t>(size_));
+  for (auto it = std::istreambuf_iterator<char>(in); it != std::istreambuf_iterator<char>(); ++it)
+    out.push_back(static_cast<unsigned char>(*it));
+  return out;
+}
+
+std::istream& input_file::stream() {
+  if (::lseek(fd_, 0, SEEK_SET) != 0) fail(path_ + ": cannot rewind: " + std::strerror(errno));
+  buf_.restart(fd_, size_);
+  in_.clear();
+  return in_;
+}
+
+void input_file::bounded_buf::restart(int file, std::uint64_t bytes) {
+  fd = file;
+  left = bytes;
+  setg(nullptr, nullptr, nullptr);
+}
+
+input_file::bounded_buf::int_type input_file::bounded_buf::underflow() {
+  if (gptr() < egptr()) return traits_type::to_int_type(*gptr());
+  while (left > 0) {
+    const ssize_t n = ::read(fd, data, static_cast<std::size_t>(std::min<std::uint64_t>(sizeof data, left)));
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) break;  // a read error or a file that shrank ends the input here
+    left -= static_cast<std::uint64_t>(n);
+    setg(data, data, data + n);
+    return traits_type::to_int_type(*gptr());
+  }
+  left = 0;
+  return traits_type::eof();
+}
+
+bool next_line(std::istream& in, std::string& line) {
+  line.clear();
+  std::streambuf* sb = in.rdbuf();
+  for (int c; (c = sb->sbumpc()) != std::char_traits<char>::eof();) {
+    if (c == '\n') return true;
+    if (c == '\r') {
+      if (sb->sgetc() == '\n') sb->sbumpc();
+      return true;
+    }
+    line += static_cast<char>(c);
+  }
+  return !line.empty();
+}
+
+std::string in_quotes(std::string_view s) { return "'" + std::string(s) + "'"; }
+
+std::string str(double v) {
+  std::ostringstream os;
+  os.precision(9);
+  os << v;
+  return os.str();
+}
+
+std::string join(const std::vector<std::string_view>& items) {
+  std::string out;
+  for (std::size_t i = 0; i < items.size(); ++i) out += (i ? ", " : "") + std::string(items[i]);
+  return out;
+}
+
+std::string_view trim(std::string_view s) {
+  const auto b = s.find_first_not_of(" \t\r\n");
+  if (b == std::string_view::npos) return {};
+  const auto e = s.find_last_not_of(" \t\r\n");
+  return s.substr(b, e - b + 1);
+}
+
+}  // namespace sieve::render::detail

@@ -1,0 +1,74 @@
+// Reading users' files safely (scene, OBJ, MTL, images): errors as sieve::error with the file named
+// and control characters escaped, only regular files opened, reads bounded by the size at opening.
+// Internal to the loader (renderer/scene/*.cpp).
+#pragma once
+
+#include <cstdint>
+#include <filesystem>
+#include <istream>
+#include <streambuf>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sieve::render::detail {
+
+// `s` with its control characters (bytes below 0x20, and 0x7f) written as \xNN: what comes from an
+// input file reaches the terminal as text, never as a line break or an escape sequence.
+std::string printable(std::string_view s);
+
+// Throws sieve::error(printable(message)).
+[[noreturn]] void fail(const std::string& message);
+
+// "sieve: warning: <message>" on stderr.
+void print_warning(const std::string& message);
+
+// fs::exists without the exception it throws where the OS rejects the path. Only a path that names
+// nothing is missing; any other error (a name past 255 bytes, a symbolic link loop, a folder that
+// may not be searched) is left for input_file to report with the system's reason.
+bool file_exists(const std::filesystem::path& p);
+
+// An input file open for reading. Only a regular file is read: a directory, FIFO, device or socket
+// is refused before a byte is read (it is opened without blocking, so a FIFO with no writer cannot
+// hang the load, and /dev/zero cannot grow a line until memory runs out), and no read goes past the
+// size the file had when it was opened. stream() reads it from the start. `what` names the kind of
+// file in messages ("scene file", "OBJ file", "texture").
+class input_file {
+ public:
+  input_file(const std::filesystem::path& path, const std::string& what);
+  ~input_file();
+  input_file(const input_file&) = delete;
+  input_file& operator=(const input_file&) = delete;
+
+  std::uint64_t size() const { return size_; }
+  std::string text();
+  // The whole file, at most max_bytes of it (a larger file is an error naming both sizes).
+  std::vector<unsigned char> bytes(std::uint64_t max_bytes);
+  std::istream& stream();
+
+ private:
+  struct bounded_buf : std::streambuf {
+    int fd = -1;
+    std::uint64_t left = 0;  // bytes still to be read
+    char data[1 << 16];
+    void restart(int file, std::uint64_t bytes);
+    int_type underflow() override;
+  };
+  std::string path_;
+  std::string what_;
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
+  bounded_buf buf_;
+  std::istream in_{&buf_};
+};
+
+// The next line of `in`, ended by LF, CR or CR LF (as tinyobjloader reads them); false at the end.
+bool next_line(std::istream& in, std::string& line);
+
+// Small text helpers for messages.
+std::string in_quotes(std::string_view s);
+std::string str(double v);  // 9 significant digits
+std::string join(const std::vector<std::string_view>& items);
+std::string_view trim(std::string_view s);
+
+}  // namespace sieve::render::detail

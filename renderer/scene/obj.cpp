@@ -1,0 +1,147 @@
+// OBJ meshes and their MTL materials, read by tinyobjloader (checked by obj_prescan.cpp first).
+#include "sections.hpp"
+
+#include <tiny_obj_loader.h>
+
+#include <sstream>
+
+namespace sieve::render::detail {
+namespace {
+
+
+// tinyobjloader's MTL source: the files read as input_file, checked by prescan_mtl first. A missing
+// file is reported the way tinyobjloader reports it (load_obj has named it already).
+class mtl_reader : public tinyobj::MaterialReader {
+ public:
+  mtl_reader(fs::path dir, std::string context) : dir_(std::move(dir)), context_(std::move(context)) {}
+  bool operator()(const std::string& name, std::vector<tinyobj::material_t>* materials,
+                  std::map<std::string, int>* by_name, std::string* warn, std::string* err) override {
+    const fs::path path = dir_ / name;
+    if (name.empty() || !file_exists(path)) {
+      if (warn) *warn += "Material file [ " + name + " ] not found\n";
+      return false;
+    }
+    input_file f(path, "MTL file");
+    prescan_mtl(f.stream(), path.string(), context_);
+    tinyobj::LoadMtl(by_name, materials, &f.stream(), warn, err);
+    return true;
+  }
+
+ private:
+  fs::path dir_;
+  std::string context_;
+};
+
+}  // namespace
+
+obj_mesh load_obj(const fs::path& path, const obj_options& opt, registry& reg) {
+  const std::string file = path.string();
+  if (!file_exists(path)) fail(file + ": OBJ file not found" + opt.context);
+  input_file obj(path, "OBJ file");
+  const obj_scan scan = prescan_obj(obj.stream(), file, opt);
+  if (opt.admit) opt.admit(scan.triangles);
+
+  const fs::path dir = path.parent_path();
+  std::string mtl_files;
+  bool mtl_missing = false;
+  for (const auto& [name, line] : scan.mtllibs) {
+    const fs::path mtl = dir / name;
+    mtl_files += (mtl_files.empty() ? "" : ", ") + mtl.string();
+    if (!file_exists(mtl)) {
+      mtl_missing = true;
+      const std::string msg = file + ":" + std::to_string(line) + ": MTL file " + in_quotes(name) +
+                              " not found (looked for " + mtl.string() + ")" + opt.context;
+      if (opt.strict) fail(msg);
+      if (opt.use_materials) print_warning(msg + "; using the grey default material");
+    }
+  }
+  if (mtl_files.empty()) mtl_files = file + "'s MTL";
+
+  tinyobj::attrib_t attrib;
+  std::vector<tinyobj::shape_t> shapes;
+  std::vector<tinyobj::material_t> mtl;
+  std::string warn, err;
+  mtl_reader mtl_source(dir, opt.context);
+  const bool ok = tinyobj::LoadObj(&attrib, &shapes, &mtl, &warn, &err, &obj.stream(), &mtl_source, true);
+  if (!ok || !trim(err).empty()) {
+    fail(file + ": " + std::string(trim(err.empty() ? warn : err)) + opt.context);
+  }
+  // Warnings that matter are errors; the tolerated ones (a missing MTL for a bare .obj, an unknown
+  // material where the object's `material =` replaces them anyway) go to stderr.
+  {
+    std::istringstream lines(warn);
+    for (std::string w; std::getline(lines, w);) {
+      const std::string_view t = trim(w);
+      if (t.empty() || t == ".") continue;
+      const bool missing_mtl = t.find("Material file [") != std::string_view::npos ||
+                               t.find("Failed to load material file") != std::string_view::npos ||
+                               t.find("empty filename for mtllib") != std::string_view::npos;
+      const bool unknown_material = t.find("not found in .mtl") != std::string_view::npos;
+      if (!opt.use_materials && (missing_mtl || unknown_material)) continue;
+      if (!opt.strict && (missing_mtl || unknown_material)) {
+        // A missing MTL was reported above, and explains the unknown materials.
+        if (!mtl_missing) print_warning(file + ": " + std::string(t));
+        continue;
+      }
+      fail(file + ": " + std::string(t) + opt.context);
+    }
+  }
+
+  std::vector<material> mapped;
+  std::unordered_map<std::string_view, std::size_t> first_of;  // tinyobjloader keeps the first of a name
+  for (const auto& m : mtl) {
+    mapped.push_back(map_mtl(m, mtl_files));
+    const auto [it, fresh] = first_of.emplace(m.name, mapped.size() - 1);
+    if (!fresh && !registry::same(mapped[it->second], mapped.back())) {
+      fail(mtl_files + ": newmtl " + in_quotes(m.name) + " is defined twice, with different values" + opt.context);
+    }
+  }
+  std::vector<std::optional<std::uint32_t>> reg_index(mtl.size());
+  if (!opt.use_materials) {  // the object's `material =` may name one of its own MTL's materials
+    for (std::size_t i = 0; i < mapped.size(); ++i) reg_index[i] = reg.add(mapped[i], mtl_files);
+  }
+
+  obj_mesh out;
+  out.files.push_back(path);
+  for (const auto& [name, line] : scan.mtllibs)
+    if (file_exists(dir / name)) out.files.push_back(dir / name);
+  const std::size_t nv = attrib.vertices.size() / 3;
+  for (const auto& shape : shapes) {
+    std::size_t offset = 0;
+    for (std::size_t f = 0; f < shape.mesh.num_face_vertices.size(); ++f) {
+      const std::size_t fv = shape.mesh.num_face_vertices[f];
+      vec3 p[256];
+      if (fv < 3 || fv > 256)
+        fail(file + ": a face of " + in_quotes(shape.name) + " has " + std::to_string(fv) + " vertices" +
+             opt.context);
+      for (std::size_t j = 0; j < fv; ++j) {
+        const int idx = shape.mesh.indices[offset + j].vertex_index;
+        if (idx < 0 || static_cast<std::size_t>(idx) >= nv) {
+          fail(file + ": a face of " + in_quotes(shape.name) + " refers to vertex " +
+               std::to_string(idx + 1) + ", past the " + std::to_string(nv) + " vertices" + opt.context);
+        }
+        p[j] = {static_cast<float>(attrib.vertices[3 * idx]),
+                static_cast<float>(attrib.vertices[3 * idx + 1]),
+                static_cast<float>(attrib.vertices[3 * idx + 2])};
+      }
+      std::uint32_t mat = 0;
+      if (opt.use_materials) {
+        const int id = f < shape.mesh.material_ids.size() ? shape.mesh.material_ids[f] : -1;
+        if (id < 0 || static_cast<std::size_t>(id) >= mapped.size()) {
+          mat = reg.default_grey();
+        } else {
+          if (!reg_index[id]) reg_index[id] = reg.add(mapped[id], mtl_files);
+          mat = *reg_index[id];
+        }
+      }
+      for (std::size_t j = 1; j + 1 < fv; ++j) {  // a fan (tinyobjloader has triangulated already)
+        out.triangles.push_back({p[0], p[j], p[j + 1]});
+        out.material_of.push_back(mat);
+      }
+      offset += fv;
+    }
+  }
+  return out;
+}
+
+}  // namespace sieve::render::detail

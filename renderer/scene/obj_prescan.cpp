@@ -1,0 +1,128 @@
+// What tinyobjloader does not check in OBJ and MTL files, checked before it reads them.
+#include "sections.hpp"
+
+#include <cctype>
+#include <cerrno>
+#include <cmath>
+#include <cstdlib>
+
+namespace sieve::render::detail {
+
+std::vector<std::string_view> tokens(std::string_view line) {
+  std::vector<std::string_view> out;
+  std::size_t i = 0;
+  while (i < line.size()) {
+    while (i < line.size() && (line[i] == ' ' || line[i] == '\t')) ++i;
+    const std::size_t b = i;
+    while (i < line.size() && line[i] != ' ' && line[i] != '\t') ++i;
+    if (i > b) out.push_back(line.substr(b, i - b));
+  }
+  return out;
+}
+
+std::optional<double> number_token(std::string_view s, bool& finite) {
+  const std::string t(s);
+  char* end = nullptr;
+  const double d = std::strtod(t.c_str(), &end);
+  if (end == t.c_str() || *end != '\0') return std::nullopt;
+  finite = std::isfinite(d) && std::isfinite(static_cast<float>(d));
+  return d;
+}
+
+
+obj_scan prescan_obj(std::istream& in, const std::string& file, const obj_options& opt) {
+  obj_scan out;
+  std::string line;
+  std::size_t line_no = 0;
+  long long vertices = 0, max_index = 0;
+  std::size_t max_index_line = 0;
+  auto at = [&](std::size_t l) { return file + ":" + std::to_string(l) + ": "; };
+  while (next_line(in, line)) {
+    ++line_no;
+    const std::vector<std::string_view> tok = tokens(trim(line));
+    if (tok.empty()) continue;
+    if (tok[0] == "v") {
+      ++vertices;
+      if (tok.size() < 4) {
+        fail(at(line_no) + "vertex " + std::to_string(vertices) + " has fewer than 3 coordinates" +
+             opt.context);
+      }
+      for (std::size_t i = 1; i <= 3; ++i) {
+        bool finite = false;
+        if (!number_token(tok[i], finite)) {
+          fail(at(line_no) + "vertex " + std::to_string(vertices) + ": coordinate " + in_quotes(tok[i]) +
+               " is not a number" + opt.context);
+        }
+        if (!finite) {
+          fail(at(line_no) + "vertex " + std::to_string(vertices) + " has a non-finite coordinate " +
+               in_quotes(tok[i]) + opt.context);
+        }
+      }
+    } else if (tok[0] == "f") {
+      if (tok.size() < 4) fail(at(line_no) + "a face needs at least 3 vertices" + opt.context);
+      if (tok.size() - 1 > max_face_vertices) {
+        fail(at(line_no) + "a face of " + std::to_string(tok.size() - 1) + " vertices (at most " +
+             std::to_string(max_face_vertices) + " are read; split the polygon)" + opt.context);
+      }
+      out.triangles += tok.size() - 3;
+      if (out.triangles > opt.max_triangles) {
+        fail(at(line_no) + "more than " + std::to_string(opt.max_triangles) + " triangles " + opt.limit_text +
+             opt.context);
+      }
+      for (std::size_t i = 1; i < tok.size(); ++i) {
+        const std::string s(tok[i].substr(0, tok[i].find('/')));
+        char* end = nullptr;
+        errno = 0;
+        const long long idx = std::strtoll(s.c_str(), &end, 10);
+        if (end == s.c_str() || *end != '\0' || errno != 0) {
+          fail(at(line_no) + "face vertex " + in_quotes(tok[i]) + " is not a vertex index" + opt.context);
+        }
+        if (idx == 0) fail(at(line_no) + "face index 0 (OBJ indices start at 1)" + opt.context);
+        if (idx < 0 && vertices + idx < 0) {
+          fail(at(line_no) + "face index " + std::to_string(idx) + " reaches before the first vertex (" +
+               std::to_string(vertices) + " vertices so far)" + opt.context);
+        }
+        if (idx > max_index) {
+          max_index = idx;
+          max_index_line = line_no;
+        }
+      }
+    } else if (tok[0] == "mtllib") {
+      for (std::size_t i = 1; i < tok.size(); ++i) out.mtllibs.emplace_back(std::string(tok[i]), line_no);
+    }
+  }
+  if (max_index > vertices) {
+    fail(at(max_index_line) + "face index " + std::to_string(max_index) + " is past the " +
+         std::to_string(vertices) + " vertices of the file" + opt.context);
+  }
+  if (out.triangles == 0) {
+    fail(file + ": no triangles: no face in its " + std::to_string(line_no) + " lines (" +
+         std::to_string(vertices) + " vertices); is it an OBJ file?" + opt.context);
+  }
+  return out;
+}
+
+void prescan_mtl(std::istream& in, const std::string& file, const std::string& context) {
+  static const std::vector<std::string_view> numeric = {"Ka", "Kd", "Ks", "Ke", "Tf", "Ni", "Ns", "d", "Tr"};
+  std::string line;
+  for (std::size_t line_no = 1; next_line(in, line); ++line_no) {
+    const std::vector<std::string_view> tok = tokens(trim(line));
+    if (tok.empty() || !contains(numeric, tok[0])) continue;
+    const std::string at = file + ":" + std::to_string(line_no) + ": " + std::string(tok[0]) + " ";
+    for (std::size_t i = 1; i < tok.size(); ++i) {
+      if (tok[i] == "xyz" || tok[i] == "spectral") break;        // colour forms tinyobjloader skips
+      if (tok[i].size() > 1 && tok[i][0] == '-' && std::isalpha(static_cast<unsigned char>(tok[i][1]))) {
+        ++i;  // an option with its value (d -halo 0.5)
+        continue;
+      }
+      bool finite = false;
+      const std::optional<double> v = number_token(tok[i], finite);
+      if (!v) fail(at + in_quotes(tok[i]) + " is not a number" + context);
+      if (!finite) fail(at + in_quotes(tok[i]) + " is not a finite number" + context);
+      if ((tok[0] == "d" || tok[0] == "Tr") && (*v < 0 || *v > 1)) fail(at + str(*v) + " is out of range (0 .. 1)" + context);
+    }
+  }
+}
+
+
+}  // namespace sieve::render::detail

@@ -1,0 +1,136 @@
+// The loader's parts, one file each: the sections of a scene file (camera.cpp, film.cpp,
+// environment.cpp, materials.cpp, objects.cpp, lights.cpp, procedural_section.cpp), --set
+// overrides (overrides.cpp), OBJ/MTL files (obj_prescan.cpp, obj.cpp) and the bare-OBJ framing
+// (framing.cpp); load.cpp runs them in order. Internal to the loader.
+#pragma once
+
+#include "toml_reader.hpp"
+
+#include <cstdint>
+#include <filesystem>
+#include <functional>
+#include <istream>
+#include <limits>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <unordered_map>
+#include <vector>
+
+namespace tinyobj {
+struct material_t;
+}
+
+namespace sieve::render::detail {
+
+// "key=value" applied to the document before it is read (load.hpp describes the forms).
+void apply_override(toml::table& doc, const std::string& text, reader& rd);
+
+// ------------------------------------------------------------------------------------------------
+// Materials: one list for the scene, merged by name (materials.cpp).
+
+struct registry {
+  std::vector<material> list;
+  std::vector<std::string> origin;  // where each came from, for conflict messages
+  std::unordered_map<std::string, std::uint32_t> by_name;  // the first material of each name
+
+  std::optional<std::uint32_t> find(const std::string& name) const;
+  // Appends `m` whatever its name (a light's or a procedural material); returns its index.
+  std::uint32_t push(material m, std::string from);
+  static bool same(const material& a, const material& b);
+  // Adds `m`, or returns the material of that name when it is the same; a different material of the
+  // same name is an error (names are how [[materials]] and `material =` refer to them).
+  std::uint32_t add(const material& m, const std::string& from);
+  std::uint32_t default_grey();
+};
+
+// The MTL mapping of scene.hpp / scenes/README.md.
+material map_mtl(const tinyobj::material_t& m, const std::string& from);
+
+// A [[materials]] entry: read before the objects, applied after their MTL materials are known.
+struct material_entry {
+  std::string name;
+  const toml::node* node;
+  std::string key;
+  std::optional<material_kind> kind;
+  std::optional<vec3> albedo, emission;
+  std::optional<float> ior;
+};
+std::vector<material_entry> read_material_entries(const toml::table& doc, const reader& rd);
+// Overrides the MTL materials of the same name, or adds new ones.
+void apply_material_entries(const std::vector<material_entry>& entries, registry& reg);
+
+// ------------------------------------------------------------------------------------------------
+// OBJ files (obj_prescan.cpp, obj.cpp).
+
+// Faces with more vertices are refused before triangulation (tinyobjloader's ear clipping takes
+// time quadratic in a face's vertex count).
+constexpr std::size_t max_face_vertices = 256;
+
+struct obj_options {
+  bool strict = true;         // a missing MTL or an unknown usemtl is an error (TOML objects)
+  bool use_materials = true;  // false: the object's `material =` replaces every face's
+  std::string context;        // " (objects[0] in scene.toml)", appended to messages
+  std::uint64_t max_triangles = std::numeric_limits<std::uint64_t>::max();  // room left in the scene
+  std::string limit_text;     // how to name that limit in the message
+  std::function<void(std::uint64_t)> admit;  // given the file's triangle count before it is parsed
+};
+
+std::vector<std::string_view> tokens(std::string_view line);
+// `s` as a number, or nothing where it is not a number at all; `finite` says whether it is finite (as a float too).
+std::optional<double> number_token(std::string_view s, bool& finite);
+
+struct obj_scan {
+  std::vector<std::pair<std::string, std::size_t>> mtllibs;  // the MTL files the OBJ names, with their lines
+  std::uint64_t triangles = 0;                                // its faces' triangles
+};
+
+// What tinyobjloader does not check (it reads "nan" as 0 and keeps triangles that index past the
+// vertex list): every vertex coordinate a finite number, every face index inside the vertex list,
+// no face past max_face_vertices, the triangles counted against the limit as they are read.
+obj_scan prescan_obj(std::istream& in, const std::string& file, const obj_options& opt);
+
+// What tinyobjloader does not check in an MTL file (it reads "nan" or a word as 0): every number a
+// finite number, and d and Tr (which it folds into one dissolve) in 0 .. 1, named by their own key.
+void prescan_mtl(std::istream& in, const std::string& file, const std::string& context);
+
+struct obj_mesh {
+  std::vector<triangle> triangles;
+  std::vector<std::uint32_t> material_of;  // into the registry; unset when !use_materials
+  std::vector<fs::path> files;             // the OBJ and the MTL files found
+};
+
+obj_mesh load_obj(const fs::path& path, const obj_options& opt, registry& reg);
+
+// ------------------------------------------------------------------------------------------------
+// The scene file's sections, each adding to `sc`.
+
+struct camera_given {
+  bool position = false, look_at = false;  // the scene set them (the bare-OBJ framing keeps them)
+};
+camera_given read_camera(const toml::table& doc, const reader& rd, scene& sc);
+// The camera's position, look_at and up make a view (checked after framing).
+void check_camera(const toml::table& doc, const reader& rd, const scene& sc);
+void read_film(const toml::table& doc, const reader& rd, scene& sc);
+void read_compaction(const toml::table& doc, const reader& rd, scene& sc);
+void read_environment(const toml::table& doc, const reader& rd, scene& sc);
+
+// An object's `material =`: triangles [begin, end) take the material named, once all are known.
+struct material_override {
+  std::size_t begin, end;
+  std::string material;
+  const toml::node* node;
+  std::string key;
+};
+std::vector<material_override> read_objects(const toml::table& doc, const reader& rd, scene& sc, registry& reg,
+                                            const fs::path& base_dir, bool obj_entry);
+void apply_material_overrides(const std::vector<material_override>& overrides, const reader& rd,
+                              const registry& reg, scene& sc);
+
+void read_lights(const toml::table& doc, const reader& rd, scene& sc, registry& reg);
+void read_procedural(const toml::table& doc, const reader& rd, scene& sc, registry& reg);
+
+// A bare OBJ: its bounding box framed from the -z side, looking along +z at its centre.
+void frame_bare_obj(const reader& rd, camera_given given, scene& sc);
+
+}  // namespace sieve::render::detail
