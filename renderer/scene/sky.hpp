@@ -10,10 +10,10 @@
 namespace sieve::render {
 
 struct sky_desc {
-  float sun_elevation_degrees = 35;  // above the horizon
-  float sun_u = 0.3f;                // the image column of the sun (0 .. 1): left of the +z centre
+  float sun_elevation_degrees = 25;  // above the horizon
+  float sun_u = 0.42f;               // the image column of the sun (0 .. 1): left of the +z centre
   float sun_radius_degrees = 2.5f;
-  vec3 sun_radiance{800.0f, 720.0f, 600.0f};
+  vec3 sun_radiance{1200.0f, 1080.0f, 900.0f};
 };
 
 // A width x height sky, each texel the model's radiance at its centre direction.
