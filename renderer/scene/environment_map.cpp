@@ -76,6 +76,18 @@ rgb_image decode_hdr(const std::string& name, std::string_view bytes, std::uint6
   if (!stbi_info_from_memory(data, size, &w, &h, &channels))
     fail(name, std::string("malformed Radiance HDR header: ") + stbi_failure_reason());
   check_size(name, w, h, max_texels);
+  // stb_image reads zeros past the end of the data: a truncated file would decode as black. The
+  // texels take at least 4 bytes each (flat), or per scanline a 4-byte start and per channel two
+  // bytes for each run of up to 127 (run-length encoded scanlines, 8 .. 32767 wide).
+  const std::size_t blank = bytes.find("\n\n");
+  const std::size_t data_at = blank == std::string_view::npos ? bytes.size() : bytes.find('\n', blank + 2);
+  const std::uint64_t have = data_at == std::string_view::npos ? 0 : bytes.size() - data_at - 1;
+  const std::uint64_t runs = (static_cast<std::uint64_t>(w) + 126) / 127;
+  const std::uint64_t least = w >= 8 && w < 32768 ? static_cast<std::uint64_t>(h) * (4 + 8 * runs)
+                                                   : static_cast<std::uint64_t>(w) * static_cast<std::uint64_t>(h) * 4;
+  if (have < least)
+    fail(name, "truncated Radiance HDR image: " + std::to_string(have) + " bytes of texels for " + std::to_string(w) +
+                   " x " + std::to_string(h) + " (at least " + std::to_string(least) + ")");
   float* rgb = stbi_loadf_from_memory(data, size, &w, &h, &channels, 3);
   if (!rgb) fail(name, std::string("cannot decode the Radiance HDR image: ") + stbi_failure_reason());
   const std::unique_ptr<float, decltype(&stbi_image_free)> owned(rgb, &stbi_image_free);
