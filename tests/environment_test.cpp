@@ -8,6 +8,8 @@
 #include <scene/sky.hpp>
 #include <wavefront/integrator.hpp>
 
+#include "environment_scenes.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -17,6 +19,7 @@
 namespace sieve::render {
 namespace {
 
+using test_scenes::sphere_under;
 constexpr double pi_d = 3.14159265358979323846;
 
 // A w x h map of numbers from the counter RNG in [0, 2), with texel `zero` black.
@@ -137,36 +140,6 @@ TEST(EnvironmentSampling, BlackOrSwitchedOffMapIsNotSampled) {
 
 // ------------------------------------------------------------------------------------------------
 // Rendering under a map.
-
-// A UV sphere of radius 1 at the origin (a convex polyhedron: nothing on it sees itself), material 0.
-void add_sphere(scene& s, vec3 centre, float radius, std::uint32_t material) {
-  constexpr int rings = 24, segments = 48;
-  auto at = [&](int ring, int seg) {
-    const float th = 3.14159265f * static_cast<float>(ring) / rings, ph = 6.2831853f * static_cast<float>(seg % segments) / segments;
-    return centre + vec3{std::sin(th) * std::cos(ph), std::cos(th), std::sin(th) * std::sin(ph)} * radius;
-  };
-  auto add = [&](vec3 a, vec3 b, vec3 c) {
-    if (length(cross(b - a, c - a)) <= 0) return;
-    s.triangles.push_back({a, b, c});
-    s.material_of.push_back(material);
-  };
-  for (int r = 0; r < rings; ++r)
-    for (int g = 0; g < segments; ++g) {
-      add(at(r, g), at(r + 1, g), at(r + 1, g + 1));
-      add(at(r, g), at(r + 1, g + 1), at(r, g + 1));
-    }
-}
-
-scene sphere_under(environment_data map, float albedo, std::uint32_t spp) {
-  scene s;
-  s.name = "sphere-under-map";
-  s.materials.push_back({"sphere", material_kind::diffuse, {albedo, albedo, albedo}, {0, 0, 0}, 1.5f});
-  add_sphere(s, {0, 0, 0}, 1.0f, 0);
-  s.camera = {{0, 0, -4}, {0, 0, 0}, {0, 1, 0}, 40};
-  s.film = {24, 24, spp, 8, 1};
-  s.environment_map = std::move(map);
-  return s;
-}
 
 // The pixels whose centre ray passes the sphere's centre at less than `inner` (on the sphere, away
 // from its outline), or at more than `outer` (background); the unit normal where it hits.
