@@ -60,6 +60,12 @@ TEST_F(Cli, BadEnvironmentMapIsOneClearLine) {
   expect_one_line_error({"render", scene_with("huge", "huge.hdr")}, "more than the limit");
   file("short.hdr", "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 64 +X 128\n\x02\x02\x01\x80");
   expect_one_line_error({"render", scene_with("short", "short.hdr")}, "truncated Radiance HDR image");
+  // The map is an input: an output naming it is refused, the file left as it was.
+  const std::string sky = slurp(scenes_dir / "sky" / "sky.exr");
+  file("sky.exr", sky);
+  expect_one_line_error(with({"render", scene_with("sky", "sky.exr"), "--exr", (dir_ / "sky.exr").string()}, tiny),
+                        "a file this run reads");
+  EXPECT_EQ(slurp(dir_ / "sky.exr"), sky);
 }
 
 TEST_F(Cli, FractionMustBeANumber) {

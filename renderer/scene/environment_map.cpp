@@ -39,32 +39,69 @@ std::string exr_message(int code, const char* err) {
   return why;
 }
 
+// tinyexr's header and image, freed whatever happens: the header also after a failed parse (what
+// it read before the fault), the image only once loaded (a failed load frees it itself).
+struct exr_guard {
+  EXRHeader header;
+  EXRImage image;
+  bool loaded = false;
+  exr_guard() {
+    InitEXRHeader(&header);
+    InitEXRImage(&image);
+  }
+  ~exr_guard() {
+    if (loaded) FreeEXRImage(&image);
+    FreeEXRHeader(&header);
+  }
+  exr_guard(const exr_guard&) = delete;
+  exr_guard& operator=(const exr_guard&) = delete;
+};
+
+// Through tinyexr's lower-level calls (the header parsed once, its size checked before any pixel
+// is decoded, channels found by name).
 rgb_image decode_exr(const std::string& name, std::string_view bytes, std::uint64_t max_texels) {
   const auto* data = reinterpret_cast<const unsigned char*>(bytes.data());
   EXRVersion version;
   if (int rc = ParseEXRVersionFromMemory(&version, data, bytes.size()); rc != TINYEXR_SUCCESS)
     fail(name, "not a readable EXR file (version: error " + std::to_string(rc) + ")");
   if (version.multipart || version.non_image) fail(name, "multi-part and deep EXR files are not supported");
-  EXRHeader header;
-  InitEXRHeader(&header);
+  if (version.tiled) fail(name, "tiled EXR files are not supported (write it with scanlines)");
+  exr_guard exr;
   const char* err = nullptr;
-  if (int rc = ParseEXRHeaderFromMemory(&header, &version, data, bytes.size(), &err); rc != TINYEXR_SUCCESS)
+  if (int rc = ParseEXRHeaderFromMemory(&exr.header, &version, data, bytes.size(), &err); rc != TINYEXR_SUCCESS)
     fail(name, "malformed EXR header: " + exr_message(rc, err));
-  const std::int64_t w = std::int64_t{header.data_window.max_x} - header.data_window.min_x + 1;
-  const std::int64_t h = std::int64_t{header.data_window.max_y} - header.data_window.min_y + 1;
-  FreeEXRHeader(&header);
-  check_size(name, w, h, max_texels);
-  float* rgba = nullptr;
-  int width = 0, height = 0;
-  if (int rc = LoadEXRFromMemory(&rgba, &width, &height, data, bytes.size(), &err); rc != TINYEXR_SUCCESS)
+  const EXRHeader& h = exr.header;
+  if (h.tiled) fail(name, "tiled EXR files are not supported (write it with scanlines)");
+  const std::int64_t w = std::int64_t{h.data_window.max_x} - h.data_window.min_x + 1;
+  const std::int64_t ht = std::int64_t{h.data_window.max_y} - h.data_window.min_y + 1;
+  check_size(name, w, ht, max_texels);
+  int r = -1, g = -1, b = -1, y = -1;
+  for (int c = 0; c < h.num_channels; ++c) {
+    const std::string_view n = h.channels[c].name;
+    if (n == "R") r = c;
+    else if (n == "G") g = c;
+    else if (n == "B") b = c;
+    else if (n == "Y") y = c;
+    exr.header.requested_pixel_types[c] = TINYEXR_PIXELTYPE_FLOAT;
+  }
+  if (!(r >= 0 && g >= 0 && b >= 0) && y < 0) fail(name, "the EXR image has neither R, G, B nor Y channels");
+  // A chunk that fails to decode makes tinyexr 1.0.1 free the image itself (without clearing its
+  // pointers: hence `loaded`), but only the planes of image.num_channels, which it sets after
+  // decoding: set before, so that a failed load frees every plane (fuzz_envmap found the leak).
+  exr.image.num_channels = h.num_channels;
+  if (int rc = LoadEXRImageFromMemory(&exr.image, &exr.header, data, bytes.size(), &err); rc != TINYEXR_SUCCESS)
     fail(name, "cannot decode the EXR image: " + exr_message(rc, err));
-  const std::unique_ptr<float, decltype(&std::free)> owned(rgba, &std::free);
-  if (width != w || height != h) fail(name, "EXR data window and decoded size differ");
+  exr.loaded = true;
+  const EXRImage& im = exr.image;
+  if (im.width != w || im.height != ht || !im.images) fail(name, "EXR data window and decoded image differ");
+  const bool rgb = r >= 0 && g >= 0 && b >= 0;  // else grey from Y
+  const auto plane = [&](int c) { return reinterpret_cast<const float*>(im.images[c]); };
+  const float *pr = plane(rgb ? r : y), *pg = plane(rgb ? g : y), *pb = plane(rgb ? b : y);
   rgb_image out;
-  out.width = static_cast<std::uint32_t>(width);
-  out.height = static_cast<std::uint32_t>(height);
+  out.width = static_cast<std::uint32_t>(w);
+  out.height = static_cast<std::uint32_t>(ht);
   out.texels.resize(std::size_t{out.width} * out.height);
-  for (std::size_t i = 0; i < out.texels.size(); ++i) out.texels[i] = {rgba[4 * i], rgba[4 * i + 1], rgba[4 * i + 2]};
+  for (std::size_t i = 0; i < out.texels.size(); ++i) out.texels[i] = {pr[i], pg[i], pb[i]};
   return out;
 }
 
