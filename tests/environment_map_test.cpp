@@ -9,6 +9,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
@@ -61,6 +62,8 @@ rgb_image ramp(std::uint32_t w, std::uint32_t h) {
   return im;
 }
 
+void expect_error_hdr(const std::string& bytes, const std::string& part);
+
 std::string exr_bytes(const rgb_image& im) { return encode_exr("t.exr", im.width, im.height, im.texels); }
 
 // A Radiance HDR file of w x h flat (uncompressed) RGBE texels, every one 2^(e - 136) * (r, g, b).
@@ -94,6 +97,56 @@ TEST(EnvironmentImage, RadianceHdrDecodes) {
   }
 }
 
+// The same w x h RGBE texels (texel i: (i % 7 * 9, i % 5 * 11, 100, 128 + i % 3)) flat, and run-length
+// encoded: per scanline 2, 2, width, then each channel as literal runs of up to 128 bytes and, for
+// the exponent, one repeat run per scanline half.
+std::string rgbe_texel(int i, int k) {
+  const int v[4] = {i % 7 * 9, i % 5 * 11, 100, 128 + i % 3};
+  return std::string(1, static_cast<char>(v[k]));
+}
+std::string hdr_flat(int w, int h) {
+  std::string s = "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y " + std::to_string(h) + " +X " + std::to_string(w) + "\n";
+  for (int i = 0; i < w * h; ++i)
+    for (int k = 0; k < 4; ++k) s += rgbe_texel(i, k);
+  return s;
+}
+std::string hdr_rle(int w, int h) {
+  std::string s = "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y " + std::to_string(h) + " +X " + std::to_string(w) + "\n";
+  for (int y = 0; y < h; ++y) {
+    s += {2, 2, static_cast<char>(w >> 8), static_cast<char>(w & 255)};
+    for (int k = 0; k < 4; ++k)
+      for (int x = 0; x < w;) {
+        const int n = std::min(128, w - x);
+        s += static_cast<char>(n);
+        for (int z = 0; z < n; ++z) s += rgbe_texel(y * w + x + z, k);
+        x += n;
+      }
+  }
+  return s;
+}
+
+TEST(EnvironmentImage, RadianceHdrRunLengthEqualsFlat) {
+  const rgb_image flat = decode_environment_image("flat.hdr", hdr_flat(300, 3));
+  const rgb_image rle = decode_environment_image("rle.hdr", hdr_rle(300, 3));
+  ASSERT_EQ(rle.texels.size(), flat.texels.size());
+  for (std::size_t i = 0; i < flat.texels.size(); ++i) {
+    ASSERT_EQ(rle.texels[i].x, flat.texels[i].x) << i;
+    ASSERT_EQ(rle.texels[i].y, flat.texels[i].y) << i;
+  }
+  // Texel 8: RGBE (9, 33, 100, 130): (9, 33, 100) * 2^(130 - 136).
+  EXPECT_FLOAT_EQ(flat.texels[8].x, 9.0f / 64);
+  EXPECT_FLOAT_EQ(flat.texels[8].y, 33.0f / 64);
+  EXPECT_FLOAT_EQ(flat.texels[8].z, 100.0f / 64);
+  // A run of length 0 (stb_image looped forever on it) and a run past the scanline's end.
+  std::string zero = hdr_rle(16, 2);
+  zero[zero.find(std::string{2, 2, 0, 16}) + 4] = 0;
+  expect_error_hdr(zero, "a run of 0");
+  std::string past = hdr_rle(16, 2);
+  past[past.find(std::string{2, 2, 0, 16}) + 4] = static_cast<char>(128 + 17);
+  expect_error_hdr(past, "a run of 17");
+  expect_error_hdr(hdr_rle(16, 2).substr(0, 100), "truncated Radiance HDR image");
+}
+
 void expect_error(const std::string& bytes, const std::string& part) {
   try {
     (void)decode_environment_image("bad.img", bytes);
@@ -105,6 +158,8 @@ void expect_error(const std::string& bytes, const std::string& part) {
     EXPECT_EQ(what.find('\n'), std::string::npos) << "one line: " << what;
   }
 }
+
+void expect_error_hdr(const std::string& bytes, const std::string& part) { expect_error(bytes, part); }
 
 TEST(EnvironmentImage, NonFiniteOrNegativeTexelsAreNamed) {
   for (const float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(), -1.0f}) {

@@ -7,18 +7,14 @@
 
 #include <tinyexr.h>
 
-// Radiance HDR only, private to this file (no symbols that could meet another stb_image's).
-#define STB_IMAGE_IMPLEMENTATION
-#define STB_IMAGE_STATIC
-#define STBI_ONLY_HDR
-#define STBI_NO_STDIO
-#include <stb/stb_image.h>
 
+#include <charconv>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
 #include <sstream>
+#include <vector>
 
 namespace sieve::render {
 namespace {
@@ -105,34 +101,83 @@ rgb_image decode_exr(const std::string& name, std::string_view bytes, std::uint6
   return out;
 }
 
+// Radiance HDR (RGBE), read here rather than by stb_image, whose run-length decoder loops forever on
+// a run of length 0 or at the end of a truncated file (fuzz_envmap found it): header lines up to an
+// empty one (FORMAT=32-bit_rle_rgbe), the resolution "-Y height +X width" (rows top to bottom), then
+// per scanline either the run-length form (2, 2, width; each channel in runs) or flat RGBE texels.
 rgb_image decode_hdr(const std::string& name, std::string_view bytes, std::uint64_t max_texels) {
-  if (bytes.size() > 0x7fffffff) fail(name, "file of more than 2 GiB");
-  const auto* data = reinterpret_cast<const stbi_uc*>(bytes.data());
-  const int size = static_cast<int>(bytes.size());
-  int w = 0, h = 0, channels = 0;
-  if (!stbi_info_from_memory(data, size, &w, &h, &channels))
-    fail(name, std::string("malformed Radiance HDR header: ") + stbi_failure_reason());
+  std::size_t pos = 0;
+  auto next_line = [&]() -> std::string_view {
+    const std::size_t end = bytes.find('\n', pos);
+    if (end == std::string_view::npos) fail(name, "malformed Radiance HDR header: it does not end");
+    const std::string_view l = bytes.substr(pos, end - pos);
+    pos = end + 1;
+    return l;
+  };
+  next_line();  // #?RADIANCE or #?RGBE (the caller checked)
+  bool rgbe = false;
+  for (std::string_view l = next_line(); !l.empty(); l = next_line()) {
+    if (l.substr(0, 7) != "FORMAT=") continue;
+    if (l != "FORMAT=32-bit_rle_rgbe") fail(name, "Radiance HDR format '" + std::string(l.substr(7, 40)) + "' is not 32-bit_rle_rgbe");
+    rgbe = true;
+  }
+  if (!rgbe) fail(name, "malformed Radiance HDR header: no FORMAT=32-bit_rle_rgbe line");
+  const std::string_view res = next_line();
+  std::int64_t w = 0, h = 0;
+  {
+    auto number = [&](std::string_view s, std::int64_t& v) {
+      const auto [p, ec] = std::from_chars(s.data(), s.data() + s.size(), v);
+      return ec == std::errc() && p == s.data() + s.size();
+    };
+    const std::size_t x = res.find(" +X ");
+    if (res.substr(0, 3) != "-Y " || x == std::string_view::npos || !number(res.substr(3, x - 3), h) ||
+        !number(res.substr(x + 4), w))
+      fail(name, "malformed Radiance HDR header: the size line must be '-Y height +X width'");
+  }
   check_size(name, w, h, max_texels);
-  // stb_image reads zeros past the end of the data: a truncated file would decode as black. The
-  // texels take at least 4 bytes each (flat), or per scanline a 4-byte start and per channel two
-  // bytes for each run of up to 127 (run-length encoded scanlines, 8 .. 32767 wide).
-  const std::size_t blank = bytes.find("\n\n");
-  const std::size_t data_at = blank == std::string_view::npos ? bytes.size() : bytes.find('\n', blank + 2);
-  const std::uint64_t have = data_at == std::string_view::npos ? 0 : bytes.size() - data_at - 1;
-  const std::uint64_t runs = (static_cast<std::uint64_t>(w) + 126) / 127;
-  const std::uint64_t least = w >= 8 && w < 32768 ? static_cast<std::uint64_t>(h) * (4 + 8 * runs)
-                                                   : static_cast<std::uint64_t>(w) * static_cast<std::uint64_t>(h) * 4;
-  if (have < least)
-    fail(name, "truncated Radiance HDR image: " + std::to_string(have) + " bytes of texels for " + std::to_string(w) +
-                   " x " + std::to_string(h) + " (at least " + std::to_string(least) + ")");
-  float* rgb = stbi_loadf_from_memory(data, size, &w, &h, &channels, 3);
-  if (!rgb) fail(name, std::string("cannot decode the Radiance HDR image: ") + stbi_failure_reason());
-  const std::unique_ptr<float, decltype(&stbi_image_free)> owned(rgb, &stbi_image_free);
   rgb_image out;
   out.width = static_cast<std::uint32_t>(w);
   out.height = static_cast<std::uint32_t>(h);
   out.texels.resize(std::size_t{out.width} * out.height);
-  for (std::size_t i = 0; i < out.texels.size(); ++i) out.texels[i] = {rgb[3 * i], rgb[3 * i + 1], rgb[3 * i + 2]};
+  const auto* d = reinterpret_cast<const unsigned char*>(bytes.data());
+  const std::size_t width = out.width;
+  std::vector<unsigned char> line(width * 4);
+  for (std::size_t y = 0; y < out.height; ++y) {
+    auto need = [&](std::size_t n) {
+      if (bytes.size() - pos < n)
+        fail(name, "truncated Radiance HDR image: the data ends in scanline " + std::to_string(y) + " of " +
+                       std::to_string(out.height));
+    };
+    const bool rle = width >= 8 && width < 32768 && bytes.size() - pos >= 4 && d[pos] == 2 && d[pos + 1] == 2 &&
+                     !(d[pos + 2] & 0x80);
+    if (rle) {
+      if ((std::size_t{d[pos + 2]} << 8 | d[pos + 3]) != width)
+        fail(name, "Radiance HDR scanline " + std::to_string(y) + " is not " + std::to_string(width) + " texels long");
+      pos += 4;
+      for (std::size_t k = 0; k < 4; ++k)
+        for (std::size_t i = 0; i < width;) {
+          need(1);
+          std::size_t count = d[pos++];
+          const bool run = count > 128;
+          if (run) count -= 128;
+          if (count == 0 || count > width - i)
+            fail(name, "malformed Radiance HDR data: a run of " + std::to_string(count) + " in scanline " +
+                           std::to_string(y) + " where " + std::to_string(width - i) + " texels are left");
+          need(run ? 1 : count);
+          for (std::size_t z = 0; z < count; ++z, ++i) line[i * 4 + k] = run ? d[pos] : d[pos + z];
+          pos += run ? 1 : count;
+        }
+    } else {
+      need(width * 4);
+      std::memcpy(line.data(), d + pos, width * 4);
+      pos += width * 4;
+    }
+    for (std::size_t x = 0; x < width; ++x) {
+      const unsigned char* t = &line[x * 4];
+      const float f = t[3] ? std::ldexp(1.0f, int{t[3]} - 136) : 0.0f;
+      out.texels[y * width + x] = {t[0] * f, t[1] * f, t[2] * f};
+    }
+  }
   return out;
 }
 

@@ -1,5 +1,5 @@
 // Reading an HDR environment map ([environment] map = "sky.exr"): a latitude-longitude image, EXR
-// (tinyexr) or Radiance .hdr (stb_image), checked texel by texel, then its sampling tables built.
+// (tinyexr) or Radiance .hdr (RGBE, read here), checked texel by texel, then its sampling tables built.
 #pragma once
 
 #include "../core/environment_data.hpp"
