@@ -38,6 +38,18 @@ TEST_F(Cli, BadInputIsOneClearLine) {
   expect_one_line_error({"render", file("nomtl.toml", "[[objects]]\nobj = \"nomtl.obj\"\n").string()}, "gone.mtl");
   expect_one_line_error({"render", file("key.toml", "[film]\nwidht = 3\n[[objects]]\nobj = \"x.obj\"\n").string()}, "widht");
   expect_one_line_error({"render", cornell, "--set", "film.spp=-4"}, "film.spp");
+  // A texture that is not an image, and one whose header claims 100000 x 100000 pixels.
+  file("notpng.png", "GIF89a but not quite\n");
+  file("tex.mtl", "newmtl a\nmap_Kd notpng.png\n");
+  expect_one_line_error({"render", file("tex.obj", "mtllib tex.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl a\nf 1 2 3\n").string()},
+                        "notpng.png: cannot read the texture");
+  {
+    std::string huge("\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\x01\x86\xa0\0\x01\x86\xa0\x08\x02\0\0\0\0\0\0\0", 33);
+    file("huge.png", huge);
+    file("huge.mtl", "newmtl a\nmap_Kd huge.png\n");
+    expect_one_line_error({"render", file("huge.obj", "mtllib huge.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl a\nf 1 2 3\n").string()},
+                          "100000 x 100000 pixels, more than the limit of 16384");
+  }
   expect_one_line_error(with({"render", cornell, "--strategy", "bogus"}, tiny), "bogus");
   expect_one_line_error(with({"render", cornell, "--reorder", "sideways"}, tiny), "sideways");
   expect_one_line_error(with({"render", cornell, "--backend", "cpu", "--strategy", "space"}, tiny), "space");  // CUDA only

@@ -17,6 +17,7 @@ struct surface {
   vec3 albedo{0.8f, 0.8f, 0.8f};
   vec3 emission{0, 0, 0};
   float ior = 1.5f;
+  std::int32_t albedo_texture = -1;  // index into scene_view::textures: the albedo at the hit; -1: `albedo`
 };
 
 struct bsdf_sample {

@@ -44,15 +44,16 @@ struct counts {
   std::uint64_t triangles = 0, pixels = 0;
   std::uint64_t paths = 0;  // in flight (a wave)
   bool bfs = false;         // the BFS traversal's frontier, one per path in flight
+  std::uint64_t attribute_bytes = 0;  // shading normals, texture coordinates and textures (host, and device for the GPU)
 };
 
 inline std::uint64_t host_bytes(const counts& c) {
-  return host_base + c.triangles * host_per_triangle + c.pixels * host_per_pixel +
+  return host_base + c.attribute_bytes + c.triangles * host_per_triangle + c.pixels * host_per_pixel +
          c.paths * (host_per_path + (c.bfs ? bfs_per_ray : 0));
 }
 
 inline std::uint64_t gpu_bytes(const counts& c) {
-  return gpu_base + c.triangles * gpu_per_triangle + c.pixels * gpu_per_pixel +
+  return gpu_base + c.attribute_bytes + c.triangles * gpu_per_triangle + c.pixels * gpu_per_pixel +
          c.paths * (gpu_per_path + (c.bfs ? bfs_per_ray : 0));
 }
 

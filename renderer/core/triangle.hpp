@@ -9,6 +9,30 @@ struct triangle {
   vec3 v0, v1, v2;
 };
 
+// Shading attributes, stored beside the triangles (same index) and read only at a hit, so the
+// triangles the traversals intersect stay three positions each.
+// Per-vertex shading normals (unit length), in the order v0, v1, v2; all three zero: the triangle
+// is flat (shaded with its geometric normal).
+struct triangle_normals {
+  vec3 n0, n1, n2;
+};
+struct tex_coord {
+  float u = 0, v = 0;
+};
+// Per-vertex texture coordinates, in the order v0, v1, v2.
+struct triangle_uvs {
+  tex_coord t0, t1, t2;
+};
+
+// The attribute at barycentrics (b1, b2) of v1 and v2 (tri_hit's u and v).
+SIEVE_HD inline vec3 interpolate(const triangle_normals& n, float b1, float b2) {
+  return n.n0 * (1.0f - b1 - b2) + n.n1 * b1 + n.n2 * b2;
+}
+SIEVE_HD inline tex_coord interpolate(const triangle_uvs& t, float b1, float b2) {
+  const float b0 = 1.0f - b1 - b2;
+  return {t.t0.u * b0 + t.t1.u * b1 + t.t2.u * b2, t.t0.v * b0 + t.t1.v * b1 + t.t2.v * b2};
+}
+
 struct tri_hit {
   float t;
   float u, v;  // barycentrics of v1 and v2

@@ -49,6 +49,9 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
 
   const std::vector<material_entry> entries = read_material_entries(doc, rd);
   registry reg;
+  reg.texture_limits.max_side = rd.limits.max_texture_side;
+  reg.texture_limits.max_bytes = rd.limits.max_texture_bytes;
+  reg.texture_budget = rd.limits.max_texture_bytes;
   const std::vector<material_override> overrides = read_objects(doc, rd, sc, reg, base_dir, obj_entry);
   apply_material_entries(entries, reg);
   apply_material_overrides(overrides, rd, reg, sc);
@@ -58,6 +61,10 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
   if (sc.triangles.empty()) fail(rd.file + ": the scene has no triangles");
   rd.check_triangles(sc.triangles.size(), "in all");
   keep_used_materials(reg, sc);
+  // Attributes cover every triangle once any has them (lights and procedural geometry: flat, no uvs).
+  if (!sc.normals.empty()) sc.normals.resize(sc.triangles.size(), triangle_normals{});
+  if (!sc.uvs.empty()) sc.uvs.resize(sc.triangles.size(), triangle_uvs{});
+  sc.textures = std::move(reg.textures);
   if (obj_entry) frame_bare_obj(rd, given, sc);
   check_camera(doc, rd, sc);
   return sc;

@@ -21,6 +21,10 @@ struct scene_limits {
   // as soon as an OBJ's or a procedural scene's triangles are counted, before they are read or made);
   // 0: MemAvailable of /proc/meminfo.
   std::uint64_t available_memory = 0;
+  // Textures (map_Kd): each image at most max_texture_side pixels on a side, and all of them
+  // together at most max_texture_bytes of texels (12 bytes each, linear RGB floats).
+  std::uint32_t max_texture_side = 16384;
+  std::uint64_t max_texture_bytes = std::uint64_t{1} << 31;
 };
 
 // Loads `path`:

@@ -25,7 +25,8 @@ std::uint32_t registry::push(material m, std::string from) {
 
 bool registry::same(const material& a, const material& b) {
   auto eq = [](vec3 x, vec3 y) { return x.x == y.x && x.y == y.y && x.z == y.z; };
-  return a.kind == b.kind && eq(a.albedo, b.albedo) && eq(a.emission, b.emission) && a.ior == b.ior;
+  return a.kind == b.kind && eq(a.albedo, b.albedo) && eq(a.emission, b.emission) && a.ior == b.ior &&
+         a.albedo_texture == b.albedo_texture;
 }
 
 // Adds `m`, or returns the material of that name when it is the same; a different material of the
@@ -151,7 +152,7 @@ void apply_material_entries(const std::vector<material_entry>& entries, registry
     }
     material& m = reg.list[*i];
     if (e.kind) m.kind = *e.kind;
-    if (e.albedo) m.albedo = *e.albedo;
+    if (e.albedo) m.albedo = *e.albedo, m.albedo_texture = -1;  // a constant albedo replaces a texture
     if (e.emission) m.emission = *e.emission;
     if (e.ior) m.ior = *e.ior;
   }

@@ -3,6 +3,7 @@
 
 #include <tiny_obj_loader.h>
 
+#include <algorithm>
 #include <sstream>
 
 namespace sieve::render::detail {
@@ -91,6 +92,13 @@ obj_mesh load_obj(const fs::path& path, const obj_options& opt, registry& reg) {
   std::unordered_map<std::string_view, std::size_t> first_of;  // tinyobjloader keeps the first of a name
   for (const auto& m : mtl) {
     mapped.push_back(map_mtl(m, mtl_files));
+    if (!m.diffuse_texname.empty() && mapped.back().kind == material_kind::diffuse) {
+      std::string name = m.diffuse_texname;
+      std::replace(name.begin(), name.end(), '\\', '/');  // paths written on Windows
+      mapped.back().albedo_texture =
+          reg.texture_index(dir / name, m.diffuse_texopt.clamp ? wrap_mode::clamp : wrap_mode::repeat,
+                      mtl_files + ": material " + in_quotes(m.name) + opt.context);
+    }
     const auto [it, fresh] = first_of.emplace(m.name, mapped.size() - 1);
     if (!fresh && !registry::same(mapped[it->second], mapped.back())) {
       fail(mtl_files + ": newmtl " + in_quotes(m.name) + " is defined twice, with different values" + opt.context);
@@ -106,11 +114,19 @@ obj_mesh load_obj(const fs::path& path, const obj_options& opt, registry& reg) {
   for (const auto& [name, line] : scan.mtllibs)
     if (file_exists(dir / name)) out.files.push_back(dir / name);
   const std::size_t nv = attrib.vertices.size() / 3;
+  bool any_normals = false, any_uvs = false;  // some face so far had them (then out.normals, out.uvs follow the triangles)
+  const std::size_t nn = attrib.normals.size() / 3, nt = attrib.texcoords.size() / 2;
+  auto past = [&](const tinyobj::shape_t& shape, const char* what, int idx, std::size_t count) {
+    fail(file + ": a face of " + in_quotes(shape.name) + " refers to " + what + " " + std::to_string(idx + 1) +
+         ", past the " + std::to_string(count) + " " + what + "s" + opt.context);
+  };
   for (const auto& shape : shapes) {
     std::size_t offset = 0;
     for (std::size_t f = 0; f < shape.mesh.num_face_vertices.size(); ++f) {
       const std::size_t fv = shape.mesh.num_face_vertices[f];
-      vec3 p[256];
+      vec3 p[256], n[256];
+      tex_coord uv[256];
+      bool smooth = true, mapped_uv = true;  // every vertex of the face has a normal; a texture coordinate
       if (fv < 3 || fv > 256)
         fail(file + ": a face of " + in_quotes(shape.name) + " has " + std::to_string(fv) + " vertices" +
              opt.context);
@@ -123,7 +139,24 @@ obj_mesh load_obj(const fs::path& path, const obj_options& opt, registry& reg) {
         p[j] = {static_cast<float>(attrib.vertices[3 * idx]),
                 static_cast<float>(attrib.vertices[3 * idx + 1]),
                 static_cast<float>(attrib.vertices[3 * idx + 2])};
+        const int ni = shape.mesh.indices[offset + j].normal_index;
+        if (ni >= 0 && static_cast<std::size_t>(ni) >= nn) past(shape, "normal", ni, nn);
+        if (ni < 0) {
+          smooth = false;
+        } else {
+          n[j] = {static_cast<float>(attrib.normals[3 * ni]), static_cast<float>(attrib.normals[3 * ni + 1]),
+                  static_cast<float>(attrib.normals[3 * ni + 2])};
+        }
+        const int ti = shape.mesh.indices[offset + j].texcoord_index;
+        if (ti >= 0 && static_cast<std::size_t>(ti) >= nt) past(shape, "texture coordinate", ti, nt);
+        if (ti < 0) {
+          mapped_uv = false;
+        } else {
+          uv[j] = {static_cast<float>(attrib.texcoords[2 * ti]), static_cast<float>(attrib.texcoords[2 * ti + 1])};
+        }
       }
+      if (smooth && !any_normals) out.normals.resize(out.triangles.size()), any_normals = true;
+      if (mapped_uv && !any_uvs) out.uvs.resize(out.triangles.size()), any_uvs = true;
       std::uint32_t mat = 0;
       if (opt.use_materials) {
         const int id = f < shape.mesh.material_ids.size() ? shape.mesh.material_ids[f] : -1;
@@ -137,6 +170,8 @@ obj_mesh load_obj(const fs::path& path, const obj_options& opt, registry& reg) {
       for (std::size_t j = 1; j + 1 < fv; ++j) {  // a fan (tinyobjloader has triangulated already)
         out.triangles.push_back({p[0], p[j], p[j + 1]});
         out.material_of.push_back(mat);
+        if (any_normals) out.normals.push_back(smooth ? triangle_normals{n[0], n[j], n[j + 1]} : triangle_normals{});
+        if (any_uvs) out.uvs.push_back(mapped_uv ? triangle_uvs{uv[0], uv[j], uv[j + 1]} : triangle_uvs{});
       }
       offset += fv;
     }

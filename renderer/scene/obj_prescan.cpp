@@ -58,6 +58,18 @@ obj_scan prescan_obj(std::istream& in, const std::string& file, const obj_option
                in_quotes(tok[i]) + opt.context);
         }
       }
+    } else if (tok[0] == "vn" || tok[0] == "vt") {
+      // Vertex normals (3 numbers) and texture coordinates (1 to 3): finite numbers.
+      const bool normal = tok[0] == "vn";
+      const std::string what = normal ? "vertex normal" : "texture coordinate";
+      if (tok.size() < (normal ? 4u : 2u)) {
+        fail(at(line_no) + "a " + what + " needs " + (normal ? "3 numbers" : "a number") + opt.context);
+      }
+      for (std::size_t i = 1; i < tok.size() && i <= 3; ++i) {
+        bool finite = false;
+        if (!number_token(tok[i], finite)) fail(at(line_no) + what + ": " + in_quotes(tok[i]) + " is not a number" + opt.context);
+        if (!finite) fail(at(line_no) + what + ": " + in_quotes(tok[i]) + " is not a finite number" + opt.context);
+      }
     } else if (tok[0] == "f") {
       if (tok.size() < 4) fail(at(line_no) + "a face needs at least 3 vertices" + opt.context);
       if (tok.size() - 1 > max_face_vertices) {

@@ -60,7 +60,29 @@ std::vector<material_override> read_objects(const toml::table& doc, const reader
         p = {static_cast<float>(c * p.x + s * p.z), p.y, static_cast<float>(-s * p.x + c * p.z)};
         return p + translate;
       };
+      // Normals by the inverse transpose: divided by the scale, rotated like the vertices.
+      auto xf_normal = [&](vec3 n) {
+        if (n.x == 0 && n.y == 0 && n.z == 0) return n;
+        n = {n.x / scale.x, n.y / scale.y, n.z / scale.z};
+        n = {static_cast<float>(c * n.x + s * n.z), n.y, static_cast<float>(-s * n.x + c * n.z)};
+        const float l = length(n);
+        return l > 0 && std::isfinite(l) ? n / l : vec3{0, 0, 0};
+      };
       const std::size_t begin = sc.triangles.size();
+      if (!mesh.normals.empty()) {
+        sc.normals.resize(begin);  // flat for the triangles before this object
+        for (const triangle_normals& n : mesh.normals) {
+          triangle_normals out{xf_normal(n.n0), xf_normal(n.n1), xf_normal(n.n2)};
+          const vec3 zero{0, 0, 0};
+          auto is_zero = [](vec3 v) { return v.x == 0 && v.y == 0 && v.z == 0; };
+          if (is_zero(out.n0) || is_zero(out.n1) || is_zero(out.n2)) out = {zero, zero, zero};  // degenerate: flat
+          sc.normals.push_back(out);
+        }
+      }
+      if (!mesh.uvs.empty()) {
+        sc.uvs.resize(begin);
+        sc.uvs.insert(sc.uvs.end(), mesh.uvs.begin(), mesh.uvs.end());
+      }
       for (std::size_t k = 0; k < mesh.triangles.size(); ++k) {
         const triangle& tri = mesh.triangles[k];
         const triangle out{xf(tri.v0), xf(tri.v1), xf(tri.v2)};

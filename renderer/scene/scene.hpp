@@ -4,6 +4,7 @@
 
 #include "../core/environment_data.hpp"
 #include "../core/math.hpp"
+#include "../core/texture.hpp"
 #include "../core/triangle.hpp"
 
 #include <cstdint>
@@ -18,6 +19,7 @@ namespace sieve::render {
 //   mirror      Ks -> albedo                        (illum 3 or 5, or Ks > 0 with Kd = 0)
 //   dielectric  Tf (else Ks, else 1) -> albedo, Ni -> ior   (illum 4, 6, 7, or d < 1)
 //   any kind    Ke -> emission (a triangle with emission > 0 is a light)
+//   diffuse     map_Kd -> albedo_texture (replaces Kd where the file is found; `-clamp on`: clamp)
 enum class material_kind : std::uint8_t { diffuse, mirror, dielectric };
 
 struct material {
@@ -26,6 +28,16 @@ struct material {
   vec3 albedo{0.8f, 0.8f, 0.8f};
   vec3 emission{0, 0, 0};
   float ior = 1.5f;
+  std::int32_t albedo_texture = -1;  // index into scene::textures: the albedo (a diffuse material's); -1: none
+};
+
+// An image a material reads: linear RGB (8- and 16-bit files decoded from sRGB, .hdr as stored).
+struct texture {
+  std::string name;  // the file it was read from
+  std::uint32_t width = 0, height = 0;
+  wrap_mode wrap = wrap_mode::repeat;
+  std::vector<vec3> texels;  // width * height, row 0 at the top
+  texture_view view() const { return {texels.data(), width, height, wrap}; }
 };
 
 struct camera_desc {
@@ -55,6 +67,11 @@ struct scene {
   std::vector<std::uint32_t> material_of;  // per triangle, index into materials
   std::vector<material> materials;
   std::vector<std::uint32_t> emissive;     // indices of the triangles whose material emits
+  // Shading attributes per triangle (core/triangle.hpp), each either empty (no triangle has them) or
+  // one per triangle: normals all zero for a flat triangle, uvs all zero where the mesh gave none.
+  std::vector<triangle_normals> normals;
+  std::vector<triangle_uvs> uvs;
+  std::vector<texture> textures;           // materials' albedo_texture index this
   camera_desc camera;
   film_desc film;
   vec3 environment{0, 0, 0};               // radiance of rays that leave the scene (no map)

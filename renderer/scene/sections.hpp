@@ -4,6 +4,7 @@
 // (framing.cpp); load.cpp runs them in order. Internal to the loader.
 #pragma once
 
+#include "image_file.hpp"
 #include "toml_reader.hpp"
 
 #include <cstdint>
@@ -11,6 +12,7 @@
 #include <functional>
 #include <istream>
 #include <limits>
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -33,6 +35,12 @@ struct registry {
   std::vector<material> list;
   std::vector<std::string> origin;  // where each came from, for conflict messages
   std::unordered_map<std::string, std::uint32_t> by_name;  // the first material of each name
+  // The textures materials read (textures.cpp), each file once per wrap mode, within the limits.
+  std::vector<texture> textures;
+  std::map<std::pair<std::string, wrap_mode>, std::int32_t> texture_of;  // (path, wrap) -> index; -1: missing
+  image_limits texture_limits;         // each image's
+  std::uint64_t texture_budget = 0;    // bytes of texels all textures may take (scene_limits::max_texture_bytes)
+  std::uint64_t texture_bytes = 0;     // taken so far
 
   std::optional<std::uint32_t> find(const std::string& name) const;
   // Appends `m` whatever its name (a light's or a procedural material); returns its index.
@@ -42,6 +50,10 @@ struct registry {
   // same name is an error (names are how [[materials]] and `material =` refer to them).
   std::uint32_t add(const material& m, const std::string& from);
   std::uint32_t default_grey();
+  // The index of the texture in `path` (read the first time it is asked for), or -1 where the file
+  // is missing (a warning naming it and `who`, e.g. "scene.mtl: material 'brick'"). An unreadable
+  // or corrupt image, one past the limits, or one past what is left of the budget is an error.
+  std::int32_t texture_index(const fs::path& path, wrap_mode wrap, const std::string& who);
 };
 
 // The MTL mapping of scene.hpp / scenes/README.md.
@@ -97,6 +109,8 @@ void prescan_mtl(std::istream& in, const std::string& file, const std::string& c
 struct obj_mesh {
   std::vector<triangle> triangles;
   std::vector<std::uint32_t> material_of;  // into the registry; unset when !use_materials
+  std::vector<triangle_normals> normals;   // empty (no face has vertex normals) or one per triangle
+  std::vector<triangle_uvs> uvs;           // empty (no face has texture coordinates) or one per triangle
   std::vector<fs::path> files;             // the OBJ and the MTL files found
 };
 

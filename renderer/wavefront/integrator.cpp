@@ -23,8 +23,9 @@ prepared_scene::prepared_scene(const scene& s) : scene_(&s), bvh_(build_bvh(s.tr
     const auto kind = m.kind == material_kind::mirror       ? surface_kind::mirror
                       : m.kind == material_kind::dielectric ? surface_kind::dielectric
                                                             : surface_kind::diffuse;
-    surfaces_.push_back({kind, m.albedo, m.emission, m.ior});
+    surfaces_.push_back({kind, m.albedo, m.emission, m.ior, m.albedo_texture});
   }
+  for (const texture& t : s.textures) textures_.push_back(t.view());
   double area = 0;
   for (const std::uint32_t t : s.emissive) {
     const triangle& tri = s.triangles[t];
@@ -50,6 +51,9 @@ scene_view prepared_scene::view(std::uint32_t width, std::uint32_t height) const
   v.bvh = view_of(bvh_, s.triangles);
   v.surfaces = surfaces_.data();
   v.material_of = s.material_of.data();
+  v.normals = s.normals.empty() ? nullptr : s.normals.data();
+  v.uvs = s.uvs.empty() ? nullptr : s.uvs.data();
+  v.textures = textures_.empty() ? nullptr : textures_.data();
   v.lights = {light_triangles_.data(), light_cdf_.data(), static_cast<std::uint32_t>(light_triangles_.size()),
               light_area_};
   v.environment = s.environment;
@@ -219,6 +223,8 @@ void check_render_memory(const scene& s, const render_settings& settings, bool g
   c.pixels = std::uint64_t{s.film.width} * s.film.height;
   c.paths = wave_capacity(s.film.width * s.film.height, s.film.spp, std::max(settings.max_queue, 1U));
   c.bfs = settings.traversal == "bfs";
+  c.attribute_bytes = s.normals.size() * sizeof(triangle_normals) + s.uvs.size() * sizeof(triangle_uvs);
+  for (const texture& t : s.textures) c.attribute_bytes += t.texels.size() * sizeof(vec3);
   if (gpu && !gpu_free) gpu_free = cuda_free_memory();
   memory::check(c, available, gpu ? gpu_free : std::nullopt, "render");
 }

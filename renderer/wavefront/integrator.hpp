@@ -41,6 +41,7 @@ class prepared_scene {
   const scene* scene_;
   bvh bvh_;
   std::vector<surface> surfaces_;
+  std::vector<texture_view> textures_;  // of the scene's textures (host memory)
   std::vector<std::uint32_t> light_triangles_;
   std::vector<float> light_cdf_;
   float light_area_ = 0;

@@ -266,6 +266,24 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
   const device_array<leaf_triangle> d_leaf_triangles(tree.leaf_triangles);
   const device_array<surface> d_surfaces(surfaces);
   const device_array<std::uint32_t> d_material_of(sc.material_of);
+  const device_array<triangle_normals> d_normals(sc.normals);
+  const device_array<triangle_uvs> d_uvs(sc.uvs);
+  // Textures: every texel in one allocation, the views pointing into it.
+  std::size_t texels = 0;
+  for (const texture& t : sc.textures) texels += t.texels.size();
+  const device_array<vec3> d_texels(texels);
+  std::vector<texture_view> texture_views;
+  std::size_t at = 0;
+  for (const texture& t : sc.textures) {
+    texture_view v = t.view();
+    v.texels = d_texels.get() + at;
+    if (!t.texels.empty())
+      SIEVE_CUDA_CHECK(cudaMemcpy(d_texels.get() + at, t.texels.data(), t.texels.size() * sizeof(vec3),
+                                  cudaMemcpyHostToDevice));
+    at += t.texels.size();
+    texture_views.push_back(v);
+  }
+  const device_array<texture_view> d_textures(texture_views);
   const device_array<std::uint32_t> d_light_tris(
       std::vector<std::uint32_t>(host_view.lights.triangles, host_view.lights.triangles + host_view.lights.count));
   const device_array<float> d_light_cdf(
@@ -285,6 +303,9 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
               d_pairs.get(), d_leaf_triangles.get()};
   view.surfaces = d_surfaces.get();
   view.material_of = d_material_of.get();
+  view.normals = sc.normals.empty() ? nullptr : d_normals.get();
+  view.uvs = sc.uvs.empty() ? nullptr : d_uvs.get();
+  view.textures = sc.textures.empty() ? nullptr : d_textures.get();
   view.lights.triangles = d_light_tris.get();
   view.lights.cdf = d_light_cdf.get();
 

@@ -8,6 +8,8 @@
 #include "../core/camera.hpp"
 #include "../core/environment.hpp"
 #include "../core/lights.hpp"
+#include "../core/shading.hpp"
+#include "../core/texture.hpp"
 
 #include <sieve/compaction/record.hpp>
 
@@ -104,6 +106,9 @@ struct scene_view {
   bvh_view bvh;
   const surface* surfaces = nullptr;         // per material
   const std::uint32_t* material_of = nullptr;  // per triangle
+  const triangle_normals* normals = nullptr;   // per triangle, or null: every triangle flat
+  const triangle_uvs* uvs = nullptr;           // per triangle, or null: (0, 0) everywhere
+  const texture_view* textures = nullptr;      // surfaces' albedo_texture index this
   light_table lights;
   vec3 environment;                          // radiance of escaping rays, where there is no map
   environment_map env_map;                   // the HDR environment (present() or not)

@@ -35,23 +35,35 @@ struct shade_args {
   std::uint32_t vertex = 0;  // the bounce: 0 for the camera rays' hits
 };
 
-// Next-event estimation at a diffuse point x: a direction towards the environment map (with
-// probability environment_pick) or a light point by area, the MIS-weighted light it would add, and
-// the shadow ray that decides whether it does. Without a sampled map the pick costs nothing: u is
-// the light's number as it was.
-SIEVE_HD inline void next_event(const shade_args& a, std::uint32_t i, rng_key key, const surface& m, vec3 x, vec3 n,
-                                vec3 wo, vec3 beta) {
+// The material at a hit, its albedo read from its texture where it has one (at the hit's
+// interpolated texture coordinates; clamped to 0 .. 1, an albedo).
+SIEVE_HD inline surface surface_at(const scene_view& s, const hit& h) {
+  surface m = s.surfaces[s.material_of[h.prim]];
+  if (m.albedo_texture >= 0) {
+    const tex_coord t = s.uvs ? interpolate(s.uvs[h.prim], h.u, h.v) : tex_coord{};
+    m.albedo = min(max(bilinear(s.textures[m.albedo_texture], t.u, t.v), vec3{0, 0, 0}), vec3{1, 1, 1});
+  }
+  return m;
+}
+
+// Next-event estimation at a diffuse point x (geometric normal ng, shading normal n; `smooth`:
+// they differ): a direction towards the environment map (with probability environment_pick) or a
+// light point by area, the MIS-weighted light it would add, and the shadow ray that decides whether
+// it does. Without a sampled map the pick costs nothing: u is the light's number as it was.
+SIEVE_HD inline void next_event(const shade_args& a, std::uint32_t i, rng_key key, const surface& m, vec3 x, vec3 ng,
+                                vec3 n, bool smooth, vec3 wo, vec3 beta) {
   const scene_view& s = a.scene;
   const float pick_env = environment_pick(s.env_map, s.lights.count);
   const float u = uniform(key, dim::light_pick);
   if (u < pick_env) {
     const environment_sample es = sample_environment(s.env_map, uniform(key, dim::light_u), uniform(key, dim::light_v));
+    if (smooth && !sides_agree(wo, es.wi, ng, n)) return;
     const float pdf_env = es.pdf * pick_env;
     const vec3 f_cos = eval_diffuse(m, wo, es.wi, n);
     if (!(pdf_env > 0) || max_component(f_cos) <= 0) return;
     const vec3 light = beta * f_cos * es.radiance * (power_heuristic(pdf_env, pdf_diffuse(wo, es.wi, n)) / pdf_env);
     if (!finite(light) || max_component(light) <= 0) return;
-    a.scratch.shadow_rays[i] = spawn_ray(x, n, es.wi);  // unoccluded: it leaves the scene
+    a.scratch.shadow_rays[i] = spawn_ray(x, ng, es.wi);  // unoccluded: it leaves the scene
     a.scratch.shadow_light[i] = light;
     if (a.scratch.shadow_count) atomic_add_aggregated(a.scratch.shadow_count, 1U);
     return;
@@ -63,13 +75,14 @@ SIEVE_HD inline void next_event(const shade_args& a, std::uint32_t i, rng_key ke
   const float dist = length(d);
   if (!(dist > 0)) return;
   const vec3 wi = d / dist;
+  if (smooth && !sides_agree(wo, wi, ng, n)) return;
   const float pdf_light = light_pdf_solid_angle(s.lights, wi, dist, ls.normal) * pick_light;
   const vec3 f_cos = eval_diffuse(m, wo, wi, n);
   if (pdf_light <= 0 || max_component(f_cos) <= 0) return;
   const vec3 le = emitted(s.surfaces[s.material_of[ls.prim]], ls.normal, -wi);
   const vec3 light = beta * f_cos * le * (power_heuristic(pdf_light, pdf_diffuse(wo, wi, n)) / pdf_light);
   if (!finite(light) || max_component(light) <= 0) return;
-  a.scratch.shadow_rays[i] = spawn_ray(x, n, wi, dist * (1.0f - 1e-3f));  // stop short of the light itself
+  a.scratch.shadow_rays[i] = spawn_ray(x, ng, wi, dist * (1.0f - 1e-3f));  // stop short of the light itself
   a.scratch.shadow_light[i] = light;
   if (a.scratch.shadow_count) atomic_add_aggregated(a.scratch.shadow_count, 1U);
 }
@@ -102,16 +115,20 @@ SIEVE_HD inline bool shade_path(std::uint32_t i, const shade_args& a, const wave
     seen = beta * escaped(s, r.direction, p.bsdf_pdf[j]);
   } else {
     const triangle& tri = s.bvh.triangles[h.prim];
-    const surface& m = s.surfaces[s.material_of[h.prim]];
-    const vec3 n = geometric_normal(tri), wo = -r.direction, x = r.origin + r.direction * h.t;
-    const vec3 le = emitted(m, n, wo);
+    const surface m = surface_at(s, h);
+    const vec3 ng = geometric_normal(tri), wo = -r.direction, x = r.origin + r.direction * h.t;
+    // The shading normal n: ng on flat triangles; interpolated where the mesh has vertex normals.
+    vec3 n = ng;
+    if (s.normals) n = shading_normal_towards(shading_normal(s.normals[h.prim], h.u, h.v, ng), ng, wo);
+    const bool smooth = n.x != ng.x || n.y != ng.y || n.z != ng.z;
+    const vec3 le = emitted(m, ng, wo);
     if (max_component(le) > 0) {
       // Reached by BSDF sampling: weigh against the chance that next-event estimation at the previous
       // (diffuse) vertex picked this point. Camera and specular bounces carry pdf 0: full weight.
       const float prev = p.bsdf_pdf[j];
       const float pick_light = 1.0f - environment_pick(s.env_map, s.lights.count);
       const float w =
-          prev > 0 ? power_heuristic(prev, light_pdf_solid_angle(s.lights, r.direction, h.t, n) * pick_light) : 1.0f;
+          prev > 0 ? power_heuristic(prev, light_pdf_solid_angle(s.lights, r.direction, h.t, ng) * pick_light) : 1.0f;
       seen = beta * le * w;
     }
     const rng_key key{w.pixel_of(slot), w.sample_of(slot), a.vertex + 1, s.seed};
@@ -119,12 +136,13 @@ SIEVE_HD inline bool shade_path(std::uint32_t i, const shade_args& a, const wave
     if (a.vertex < s.max_bounces && uniform(key, dim::roulette) < survive) {
       beta = beta / survive;
       if (m.kind == surface_kind::diffuse && (s.lights.count > 0 || s.env_map.sampled))
-        next_event(a, i, key, m, x, n, wo, beta);
+        next_event(a, i, key, m, x, ng, n, smooth, wo, beta);
       const bsdf_sample bs =
           sample_bsdf(m, wo, n, uniform(key, dim::bsdf_u), uniform(key, dim::bsdf_v), uniform(key, dim::bsdf_lobe));
       beta = beta * bs.weight;
+      if (smooth && !sides_agree(wo, bs.wi, ng, n)) beta = {0, 0, 0};  // through the geometric surface: ends here
       if (max_component(beta) > 0 && finite(beta)) {
-        p.rays[j] = spawn_ray(x, n, bs.wi);
+        p.rays[j] = spawn_ray(x, ng, bs.wi);
         p.throughput[j] = beta;
         p.bsdf_pdf[j] = bs.specular ? 0.0f : bs.pdf;
         keep = true;

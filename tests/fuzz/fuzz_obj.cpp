@@ -13,6 +13,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   dir.write("mesh.mtl", mtl);
   sieve::render::scene_limits limits;
   limits.max_triangles = 1 << 16;  // keep every run fast; the limit's own path is fuzzed too
+  limits.max_texture_side = 1024;  // an MTL's map_Kd may name any file: keep what it reads small
+  limits.max_texture_bytes = std::uint64_t{1} << 24;
   try {
     (void)sieve::render::load_scene(dir / "mesh.obj", {}, limits);
   } catch (const sieve::error&) {

@@ -1,0 +1,42 @@
+// Textures for materials: each image file read once (image_file.hpp), within the scene's limits.
+#include "sections.hpp"
+
+#include <algorithm>
+
+namespace sieve::render::detail {
+
+std::int32_t registry::texture_index(const fs::path& path, wrap_mode wrap, const std::string& who) {
+  const auto key = std::make_pair(path.string(), wrap);
+  if (const auto it = texture_of.find(key); it != texture_of.end()) return it->second;
+  if (!file_exists(path)) {
+    print_warning(who + ": texture " + in_quotes(path.string()) + " not found; the material keeps its constant colour");
+    texture_of.emplace(key, -1);
+    return -1;
+  }
+  image_limits limits = texture_limits;
+  limits.max_bytes = std::min(limits.max_bytes, texture_budget - std::min(texture_budget, texture_bytes));
+  image_rgb image;
+  try {
+    image = read_image(path, "texture", limits);
+  } catch (const sieve::error& e) {
+    std::string taken;
+    if (texture_bytes > 0) {
+      taken = "; earlier textures take " + std::to_string(texture_bytes >> 20) + " MiB of the scene's " +
+              std::to_string(texture_budget >> 20) + " MiB for textures";
+    }
+    fail(std::string(e.what()) + " (" + who + taken + ")");
+  }
+  texture t;
+  t.name = path.string();
+  t.width = image.width;
+  t.height = image.height;
+  t.wrap = wrap;
+  t.texels = std::move(image.pixels);
+  texture_bytes += t.texels.size() * sizeof(vec3);
+  const auto index = static_cast<std::int32_t>(textures.size());
+  textures.push_back(std::move(t));
+  texture_of.emplace(key, index);
+  return index;
+}
+
+}  // namespace sieve::render::detail

@@ -1,0 +1,469 @@
+// Textures, texture coordinates and smooth shading: the bilinear lookup and the shading-normal
+// functions (the code the CPU and GPU stages share), image files (8-bit, 16-bit, .hdr; corrupt,
+// absurd and non-finite ones), the OBJ loader's normals, texture coordinates and map_Kd, and renders:
+// a textured quad shows its texture's colours, and a textured, smooth-shaded scene gives the same
+// image whatever the compaction strategy, traversal or integrator.
+#include <core/shading.hpp>
+#include <core/texture.hpp>
+#include <scene/image_file.hpp>
+#include <scene/load.hpp>
+#include <wavefront/integrator.hpp>
+
+#include <gtest/gtest.h>
+
+#include "textured_quad.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <string>
+#include <unistd.h>
+#include <vector>
+
+namespace sieve::render {
+namespace {
+
+namespace fs = std::filesystem;
+
+void expect_near(vec3 a, vec3 b, float tol) {
+  EXPECT_NEAR(a.x, b.x, tol);
+  EXPECT_NEAR(a.y, b.y, tol);
+  EXPECT_NEAR(a.z, b.z, tol);
+}
+
+// A fresh folder under the test's temporary directory.
+fs::path scratch(const std::string& name) {
+  const fs::path dir = fs::temp_directory_path() / ("sieve-texture-test-" + std::to_string(::getpid())) / name;
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+void write_bytes(const fs::path& p, const std::string& bytes) { std::ofstream(p, std::ios::binary) << bytes; }
+
+// ------------------------------------------------------------------------------------------------
+// The lookup.
+
+TEST(Texture, BilinearHitsTexelCentresAndBlendsBetweenThem) {
+  const std::vector<vec3> texels = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 1, 1}};  // 2 x 2, row 0 at the top
+  const texture_view t{texels.data(), 2, 2, wrap_mode::clamp};
+  // Texel (x, y) has its centre at u = (x + 0.5) / 2, v = 1 - (y + 0.5) / 2.
+  expect_near(bilinear(t, 0.25f, 0.75f), {1, 0, 0}, 1e-6f);  // top-left
+  expect_near(bilinear(t, 0.75f, 0.75f), {0, 1, 0}, 1e-6f);  // top-right
+  expect_near(bilinear(t, 0.25f, 0.25f), {0, 0, 1}, 1e-6f);  // bottom-left
+  expect_near(bilinear(t, 0.75f, 0.25f), {1, 1, 1}, 1e-6f);
+  expect_near(bilinear(t, 0.5f, 0.75f), {0.5f, 0.5f, 0}, 1e-6f);   // halfway along the top row
+  expect_near(bilinear(t, 0.5f, 0.5f), {0.5f, 0.5f, 0.5f}, 1e-6f);  // the four averaged
+}
+
+TEST(Texture, RepeatWrapsAndClampExtendsTheEdges) {
+  const std::vector<vec3> texels = {{0, 0, 0}, {1, 1, 1}};  // 2 x 1: black, white
+  texture_view t{texels.data(), 2, 1, wrap_mode::repeat};
+  // At u = 0 (the left edge) repeat blends the last texel (white) and the first (black).
+  expect_near(bilinear(t, 0.0f, 0.5f), {0.5f, 0.5f, 0.5f}, 1e-6f);
+  expect_near(bilinear(t, 1.25f, 0.5f), bilinear(t, 0.25f, 0.5f), 1e-6f);
+  expect_near(bilinear(t, -0.75f, 0.5f), bilinear(t, 0.25f, 0.5f), 1e-6f);
+  t.wrap = wrap_mode::clamp;
+  expect_near(bilinear(t, 0.0f, 0.5f), {0, 0, 0}, 1e-6f);
+  expect_near(bilinear(t, -3.0f, 0.5f), {0, 0, 0}, 1e-6f);
+  expect_near(bilinear(t, 7.0f, 0.5f), {1, 1, 1}, 1e-6f);
+}
+
+TEST(Texture, NonFiniteOrHugeCoordinatesStayInside) {
+  const std::vector<vec3> texels = {{0.25f, 0.5f, 0.75f}};
+  for (const wrap_mode w : {wrap_mode::repeat, wrap_mode::clamp}) {
+    const texture_view t{texels.data(), 1, 1, w};
+    for (const float bad : {NAN, INFINITY, -INFINITY, 3e9f, -3e9f})
+      expect_near(bilinear(t, bad, 0.5f), texels[0], 0);
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// Shading normals.
+
+TEST(ShadingNormal, InterpolatesTheVertexNormals) {
+  const vec3 ng{0, 0, 1};
+  const triangle_normals tn{normalize(vec3{-1, 0, 1}), normalize(vec3{1, 0, 1}), vec3{0, 0, 1}};
+  expect_near(shading_normal(tn, 0, 0, ng), tn.n0, 1e-6f);  // at v0
+  expect_near(shading_normal(tn, 1, 0, ng), tn.n1, 1e-6f);  // at v1 (b1 = 1)
+  expect_near(shading_normal(tn, 0, 1, ng), tn.n2, 1e-6f);
+  expect_near(shading_normal(tn, 0.5f, 0, ng), {0, 0, 1}, 1e-6f);  // halfway v0-v1: the mean, normalised
+  const vec3 n = shading_normal(tn, 0.25f, 0.25f, ng);
+  EXPECT_NEAR(length(n), 1.0f, 1e-6f);
+  EXPECT_LT(n.x, 0);  // nearer v0, which leans to -x
+}
+
+TEST(ShadingNormal, TurnsToTheGeometricSideAndFallsBackWhenFlat) {
+  const vec3 ng{0, 0, 1};
+  const triangle_normals down{{0, 0, -1}, {0, 0, -1}, {0, 0, -1}};  // normals against the winding
+  expect_near(shading_normal(down, 0.3f, 0.3f, ng), ng, 0);
+  expect_near(shading_normal(triangle_normals{}, 0.3f, 0.3f, ng), ng, 0);  // zero: a flat triangle
+  const triangle_normals cancel{{1, 0, 0}, {-1, 0, 0}, {0, 0, 0}};  // interpolates to zero halfway
+  expect_near(shading_normal(cancel, 0.5f, 0, ng), ng, 0);
+}
+
+TEST(ShadingNormal, ViewerBelowTheShadingSurfaceGetsTheGeometricNormal) {
+  const vec3 ng{0, 0, 1}, ns = normalize(vec3{1, 0, 1});
+  expect_near(shading_normal_towards(ns, ng, normalize(vec3{0, 0.1f, 1})), ns, 0);  // both see wo above
+  // wo just above the geometric surface but below the shading one (it leans away): flat there.
+  expect_near(shading_normal_towards(ns, ng, normalize(vec3{-1, 0, 0.2f})), ng, 0);
+}
+
+TEST(ShadingNormal, DirectionsThroughTheGeometricSurfaceAreRefused) {
+  const vec3 ng{0, 0, 1}, ns = normalize(vec3{1, 0, 1}), wo = normalize(vec3{0, 0, 1});
+  EXPECT_TRUE(sides_agree(wo, normalize(vec3{0, 1, 1}), ng, ns));       // reflected by both
+  EXPECT_TRUE(sides_agree(wo, normalize(vec3{-1, 0, -1}), ng, ns));     // transmitted by both
+  EXPECT_FALSE(sides_agree(wo, normalize(vec3{1, 0, -0.2f}), ng, ns));  // above ns, below ng: a leak
+  EXPECT_FALSE(sides_agree(wo, normalize(vec3{-1, 0, 0.2f}), ng, ns));  // below ns, above ng
+  EXPECT_TRUE(sides_agree(wo, normalize(vec3{-1, 0, 0.2f}), ng, ng));   // flat: always consistent
+}
+
+// ------------------------------------------------------------------------------------------------
+// Image files.
+
+TEST(ImageFile, EightBitPngIsDecodedFromSrgb) {
+  const fs::path dir = scratch("png8");
+  const std::vector<vec3> px = {{0, 0.5f, 1}, {0.2f, 0.04f, 0.7f}};
+  write_png(dir / "a.png", 2, 1, px);
+  const image_rgb img = read_image(dir / "a.png", "texture");
+  ASSERT_EQ(img.width, 2u);
+  ASSERT_EQ(img.height, 1u);
+  for (std::size_t i = 0; i < px.size(); ++i) expect_near(img.pixels[i], testing::stored(px[i]), 1e-6f);
+  EXPECT_NEAR(img.pixels[0].y, 0.5f, 0.005f);  // linear again, not the sRGB code 188/255
+}
+
+// A 16-bit RGB PNG (uncompressed deflate blocks), row 0 at the top.
+std::string png16(std::uint32_t w, std::uint32_t h, const std::vector<std::uint16_t>& rgb) {
+  std::string raw;
+  for (std::uint32_t y = 0; y < h; ++y) {
+    raw += '\0';
+    for (std::uint32_t x = 0; x < w * 3; ++x) {
+      const std::uint16_t v = rgb[y * w * 3 + x];
+      raw += static_cast<char>(v >> 8);
+      raw += static_cast<char>(v & 255);
+    }
+  }
+  auto be32 = [](std::uint32_t v) {
+    return std::string{static_cast<char>(v >> 24), static_cast<char>(v >> 16), static_cast<char>(v >> 8), static_cast<char>(v)};
+  };
+  auto crc = [](const std::string& s) {
+    std::uint32_t c = 0xffffffffU;
+    for (const unsigned char b : s) {
+      c ^= b;
+      for (int k = 0; k < 8; ++k) c = (c >> 1) ^ (0xedb88320U & (0U - (c & 1)));
+    }
+    return ~c;
+  };
+  std::uint32_t a = 1, b = 0;  // adler32
+  for (const unsigned char ch : raw) a = (a + ch) % 65521, b = (b + a) % 65521;
+  std::string z = "\x78\x01";
+  for (std::size_t at = 0; at < raw.size() || at == 0;) {
+    const std::size_t n = std::min<std::size_t>(65535, raw.size() - at);
+    const bool last = at + n >= raw.size();
+    z += static_cast<char>(last ? 1 : 0);
+    z += static_cast<char>(n & 255);
+    z += static_cast<char>(n >> 8);
+    z += static_cast<char>(~n & 255);
+    z += static_cast<char>((~n >> 8) & 255);
+    z += raw.substr(at, n);
+    at += n;
+    if (last) break;
+  }
+  z += be32((b << 16) | a);
+  auto chunk = [&](const std::string& kind, const std::string& data) { return be32(static_cast<std::uint32_t>(data.size())) + kind + data + be32(crc(kind + data)); };
+  const std::string ihdr = be32(w) + be32(h) + std::string{16, 2, 0, 0, 0};
+  return std::string("\x89PNG\r\n\x1a\n", 8) + chunk("IHDR", ihdr) + chunk("IDAT", z) + chunk("IEND", "");
+}
+
+TEST(ImageFile, SixteenBitPngKeepsItsPrecision) {
+  const fs::path dir = scratch("png16");
+  write_bytes(dir / "a.png", png16(2, 1, {0, 32768, 65535, 1000, 2000, 3000}));
+  const image_rgb img = read_image(dir / "a.png", "texture");
+  ASSERT_EQ(img.pixels.size(), 2u);
+  expect_near(img.pixels[0], {0, srgb_to_linear(32768 / 65535.0f), 1}, 1e-6f);
+  // 1000/65535 is between two 8-bit codes: read at 16 bits it keeps its own value.
+  EXPECT_NEAR(img.pixels[1].x, srgb_to_linear(1000 / 65535.0f), 1e-7f);
+}
+
+TEST(ImageFile, RadianceHdrIsLinearAndMayExceedOne) {
+  const fs::path dir = scratch("hdr");
+  const float px[6] = {4.0f, 0.5f, 0.25f, 100.0f, 1.0f, 0.0f};
+  // Radiance RGBE, flat (unencoded) scanlines: a shared exponent and three 8-bit mantissas.
+  std::string bytes = "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 1 +X 2\n";
+  for (int i = 0; i < 2; ++i) {
+    const float m = std::max({px[3 * i], px[3 * i + 1], px[3 * i + 2]});
+    int e = 0;
+    const float scale = std::frexp(m, &e) * 256.0f / m;
+    for (int k = 0; k < 3; ++k) bytes += static_cast<char>(static_cast<unsigned char>(px[3 * i + k] * scale));
+    bytes += static_cast<char>(e + 128);
+  }
+  write_bytes(dir / "sky.hdr", bytes);
+  const image_rgb img = read_image(dir / "sky.hdr", "environment map");
+  ASSERT_EQ(img.pixels.size(), 2u);
+  expect_near(img.pixels[0], {4.0f, 0.5f, 0.25f}, 0.02f);  // RGBE keeps 8 bits of mantissa
+  EXPECT_NEAR(img.pixels[1].x, 100.0f, 1.0f);
+}
+
+TEST(ImageFile, CorruptTruncatedAndForeignFilesAreErrorsNamingTheFile) {
+  const fs::path dir = scratch("bad");
+  const std::string good = encode_png(dir / "x.png", 4, 4, std::vector<vec3>(16, vec3{0.5f, 0.5f, 0.5f}));
+  write_bytes(dir / "truncated.png", good.substr(0, good.size() / 2));
+  write_bytes(dir / "text.png", "this is not an image\n");
+  write_bytes(dir / "empty.png", "");
+  for (const char* name : {"truncated.png", "text.png", "empty.png"}) {
+    SCOPED_TRACE(name);
+    try {
+      (void)read_image(dir / name, "texture");
+      ADD_FAILURE() << "no error";
+    } catch (const sieve::error& e) {
+      EXPECT_NE(std::string(e.what()).find((dir / name).string()), std::string::npos) << e.what();
+    }
+  }
+  EXPECT_THROW((void)read_image(dir / "missing.png", "texture"), sieve::error);
+  EXPECT_THROW((void)read_image(dir, "texture"), sieve::error);  // a directory
+}
+
+TEST(ImageFile, AbsurdSizesAreRefusedFromTheHeader) {
+  const fs::path dir = scratch("size");
+  write_bytes(dir / "wide.png", png16(40, 1, std::vector<std::uint16_t>(120, 0)));
+  image_limits side;
+  side.max_side = 32;
+  try {
+    (void)read_image(dir / "wide.png", "texture", side);
+    ADD_FAILURE() << "no error";
+  } catch (const sieve::error& e) {
+    EXPECT_NE(std::string(e.what()).find("40 x 1 pixels, more than the limit of 32"), std::string::npos) << e.what();
+  }
+  image_limits bytes;
+  bytes.max_bytes = 40 * 12 - 1;
+  EXPECT_THROW((void)read_image(dir / "wide.png", "texture", bytes), sieve::error);
+  // A header claiming 100000 x 100000 pixels is refused before anything is allocated.
+  std::string huge = png16(1, 1, {0, 0, 0});
+  const std::string dims = {0, 1, (char)0x86, (char)0xa0, 0, 1, (char)0x86, (char)0xa0};
+  huge.replace(16, 8, dims);
+  write_bytes(dir / "huge.png", huge);
+  try {
+    (void)read_image(dir / "huge.png", "texture");
+    ADD_FAILURE() << "no error";
+  } catch (const sieve::error& e) {
+    EXPECT_NE(std::string(e.what()).find("100000 x 100000 pixels, more than the limit of 16384"), std::string::npos) << e.what();
+  }
+}
+
+TEST(ImageFile, NonFiniteTexelsAreAnError) {
+  image_rgb img;
+  img.width = 2;
+  img.height = 2;
+  img.pixels = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0, 0}};
+  EXPECT_NO_THROW(check_finite(img, "a.hdr", "texture"));
+  for (const float bad : {NAN, INFINITY}) {
+    img.pixels[3] = {0, bad, 0};
+    try {
+      check_finite(img, "a.hdr", "texture");
+      ADD_FAILURE() << "no error";
+    } catch (const sieve::error& e) {
+      EXPECT_NE(std::string(e.what()).find("a.hdr: the texture has a value that is not finite at pixel (1, 1)"), std::string::npos)
+          << e.what();
+    }
+  }
+}
+
+// ------------------------------------------------------------------------------------------------
+// The OBJ loader.
+
+TEST(ObjAttributes, NormalsAndTextureCoordinatesFollowTheirTriangles) {
+  const fs::path dir = scratch("attrs");
+  // A quad with normals and uvs, then a triangle with neither; a scene light after them.
+  testing::write_text(dir / "m.obj",
+                      "v 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\nv 5 5 5\nv 6 5 5\nv 5 6 5\n"
+                      "vt 0 0\nvt 1 0\nvt 1 1\nvt 0 1\n"
+                      "vn 0 0 2\nvn 1 0 1\nvn 0 1 1\nvn -1 0 1\n"
+                      "f 1/1/1 2/2/2 3/3/3 4/4/4\nf 5 6 7\n");
+  testing::write_text(dir / "s.toml",
+                      "[[objects]]\nobj = \"m.obj\"\nscale = [2.0, 1.0, 1.0]\n"
+                      "[[lights]]\ncorner = [0.0, 0.0, 9.0]\nedge1 = [1.0, 0.0, 0.0]\nedge2 = [0.0, 1.0, 0.0]\nemission = [1.0, 1.0, 1.0]\n");
+  const scene s = load_scene(dir / "s.toml");
+  ASSERT_EQ(s.triangles.size(), 5u);
+  ASSERT_EQ(s.normals.size(), 5u);
+  ASSERT_EQ(s.uvs.size(), 5u);
+  // The quad's fan: (1, 2, 3), (1, 3, 4); normals unit length, divided by the scale (inverse transpose).
+  expect_near(s.normals[0].n0, {0, 0, 1}, 1e-6f);
+  expect_near(s.normals[0].n1, normalize(vec3{0.5f, 0, 1}), 1e-6f);
+  expect_near(s.normals[1].n2, normalize(vec3{-0.5f, 0, 1}), 1e-6f);
+  EXPECT_EQ(s.uvs[0].t1.u, 1.0f);
+  EXPECT_EQ(s.uvs[1].t2.v, 1.0f);
+  EXPECT_EQ(s.uvs[1].t2.u, 0.0f);
+  // The bare triangle and the light: flat (zero normals), uvs zero.
+  for (std::size_t i = 2; i < 5; ++i) {
+    expect_near(s.normals[i].n0, {0, 0, 0}, 0);
+    EXPECT_EQ(s.uvs[i].t1.u, 0.0f);
+  }
+}
+
+TEST(ObjAttributes, MeshesWithoutAttributesStoreNone) {
+  const scene s = load_scene(fs::path(SIEVE_SCENES_DIR) / "cornell-box" / "cornell-box.toml");
+  EXPECT_TRUE(s.normals.empty());
+  EXPECT_TRUE(s.uvs.empty());
+  EXPECT_TRUE(s.textures.empty());
+}
+
+TEST(ObjAttributes, BadNormalsAndTextureCoordinatesAreErrors) {
+  const fs::path dir = scratch("badattrs");
+  const std::string quad = "v 0 0 0\nv 1 0 0\nv 1 1 0\n";
+  const std::vector<std::pair<std::string, std::string>> cases = {
+      {"vn nan 0 1\nf 1//1 2//1 3//1\n", "vertex normal: 'nan' is not a finite number"},
+      {"vn 0 1\nf 1 2 3\n", "a vertex normal needs 3 numbers"},
+      {"vt x 0\nf 1 2 3\n", "texture coordinate: 'x' is not a number"},
+      {"vt 0 inf\nf 1 2 3\n", "texture coordinate: 'inf' is not a finite number"},
+      {"vn 0 0 1\nf 1//1 2//1 3//7\n", "m.obj: Vertex normal indices out of bounds (line 5.)"},
+      {"vt 0 0\nf 1/1 2/1 3/4\n", "m.obj: Vertex texcoord indices out of bounds (line 5.)"},
+  };
+  for (const auto& [body, message] : cases) {
+    SCOPED_TRACE(body);
+    testing::write_text(dir / "m.obj", quad + body);
+    try {
+      (void)load_scene(dir / "m.obj");
+      ADD_FAILURE() << "no error";
+    } catch (const sieve::error& e) {
+      EXPECT_NE(std::string(e.what()).find(message), std::string::npos) << e.what();
+    }
+  }
+}
+
+TEST(ObjTextures, MapKdIsReadOnceAndClampIsItsWrapMode) {
+  const fs::path dir = scratch("mapkd");
+  write_png(dir / "t.png", 2, 2, std::vector<vec3>(4, vec3{0.5f, 0.25f, 1}));
+  testing::write_text(dir / "m.mtl",
+                      "newmtl a\nKd 0.8 0.8 0.8\nmap_Kd t.png\n"
+                      "newmtl b\nKd 0.1 0.1 0.1\nmap_Kd t.png\n"
+                      "newmtl c\nKd 0.8 0.8 0.8\nmap_Kd -clamp on t.png\n"
+                      "newmtl glass\nillum 7\nmap_Kd t.png\n");
+  testing::write_text(dir / "m.obj", "mtllib m.mtl\nv 0 0 0\nv 1 0 0\nv 1 1 0\nv 0 1 0\n"
+                                     "usemtl a\nf 1 2 3\nusemtl b\nf 1 3 4\nusemtl c\nf 2 3 4\nusemtl glass\nf 1 2 4\n");
+  const scene s = load_scene(dir / "m.obj");
+  ASSERT_EQ(s.textures.size(), 2u);  // t.png repeated and clamped; glass reads no texture
+  ASSERT_EQ(s.materials.size(), 4u);
+  EXPECT_EQ(s.materials[0].albedo_texture, s.materials[1].albedo_texture);
+  EXPECT_EQ(s.textures[static_cast<std::size_t>(s.materials[0].albedo_texture)].wrap, wrap_mode::repeat);
+  EXPECT_EQ(s.textures[static_cast<std::size_t>(s.materials[2].albedo_texture)].wrap, wrap_mode::clamp);
+  EXPECT_EQ(s.materials[3].albedo_texture, -1);
+  expect_near(s.textures[0].texels[3], testing::stored({0.5f, 0.25f, 1}), 1e-6f);
+}
+
+TEST(ObjTextures, MissingTextureIsAWarningAndTheConstantColourStays) {
+  const fs::path dir = scratch("missing");
+  testing::write_text(dir / "m.mtl", "newmtl a\nKd 0.3 0.4 0.5\nmap_Kd nowhere.png\n");
+  testing::write_text(dir / "m.obj", "mtllib m.mtl\nv 0 0 0\nv 1 0 0\nv 1 1 0\nusemtl a\nf 1 2 3\n");
+  ::testing::internal::CaptureStderr();
+  const scene s = load_scene(dir / "m.obj");
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("sieve: warning: "), std::string::npos) << err;
+  EXPECT_NE(err.find("nowhere.png' not found; the material keeps its constant colour"), std::string::npos) << err;
+  ASSERT_EQ(s.materials.size(), 1u);
+  EXPECT_EQ(s.materials[0].albedo_texture, -1);
+  expect_near(s.materials[0].albedo, {0.3f, 0.4f, 0.5f}, 0);
+}
+
+TEST(ObjTextures, UnreadableOrOversizedTexturesAreErrors) {
+  const fs::path dir = scratch("unreadable");
+  testing::write_text(dir / "bad.png", "GIF89a not a png\n");
+  write_png(dir / "big.png", 40, 2, std::vector<vec3>(80, vec3{0.5f, 0.5f, 0.5f}));
+  testing::write_text(dir / "m.obj", "mtllib m.mtl\nv 0 0 0\nv 1 0 0\nv 1 1 0\nusemtl a\nf 1 2 3\n");
+  testing::write_text(dir / "m.mtl", "newmtl a\nmap_Kd bad.png\n");
+  try {
+    (void)load_scene(dir / "m.obj");
+    ADD_FAILURE() << "no error";
+  } catch (const sieve::error& e) {
+    const std::string what = e.what();
+    EXPECT_NE(what.find("bad.png: cannot read the texture"), std::string::npos) << what;
+    EXPECT_NE(what.find("material 'a'"), std::string::npos) << what;
+  }
+  testing::write_text(dir / "m.mtl", "newmtl a\nmap_Kd big.png\n");
+  scene_limits limits;
+  limits.max_texture_side = 32;
+  EXPECT_THROW((void)load_scene(dir / "m.obj", {}, limits), sieve::error);
+  limits = {};
+  limits.max_texture_bytes = 40 * 2 * 12 - 1;  // the scene's budget for all textures
+  EXPECT_THROW((void)load_scene(dir / "m.obj", {}, limits), sieve::error);
+  limits.max_texture_bytes = 40 * 2 * 12;
+  EXPECT_EQ(load_scene(dir / "m.obj", {}, limits).textures.size(), 1u);
+}
+
+// ------------------------------------------------------------------------------------------------
+// Renders.
+
+TEST(TexturedRender, QuadShowsItsTexturesColours) {
+  const scene s = load_scene(testing::write_textured_quad(scratch("quad"), 16));
+  const prepared_scene ps(s);
+  const render_result r = render_cpu(ps, render_settings::from(s));
+  const std::vector<vec3> image = r.mean();
+  for (int q = 0; q < 4; ++q) {
+    SCOPED_TRACE("quadrant " + std::to_string(q));
+    const vec3 want = testing::stored(testing::quad_colours[static_cast<std::size_t>(q)]);
+    const vec3 got = testing::quadrant_mean(image, q);
+    for (int k = 0; k < 3; ++k) EXPECT_NEAR(got[k], want[k], 0.03f * want[k] + 1e-3f);
+  }
+}
+
+// The shipped textured scene: textures (repeat and clamp), a smooth sphere and a flat one.
+scene small_textured() {
+  return load_scene(fs::path(SIEVE_SCENES_DIR) / "textured" / "textured.toml",
+                    {"film.width=40", "film.height=30", "film.spp=3", "film.seed=5", "film.max_bounces=4"});
+}
+
+TEST(TexturedRender, ImageIsBitIdenticalAcrossStrategiesTraversalsAndIntegrators) {
+  const scene s = small_textured();
+  ASSERT_FALSE(s.normals.empty());
+  ASSERT_FALSE(s.textures.empty());
+  const prepared_scene ps(s);
+  render_settings base = render_settings::from(s);
+  base.strategy = "std";
+  base.max_queue = 500;
+  const render_result want = render_cpu(ps, base);
+  std::vector<render_settings> runs;
+  for (const char* strategy : {"redzone", "billeter", "scan", "stencil"})
+    for (const char* traversal : {"dfs", "bfs"}) {
+      render_settings r = base;
+      r.strategy = strategy;
+      r.traversal = traversal;
+      runs.push_back(r);
+    }
+  for (const char* queue : {"index", "append"}) {
+    render_settings r = base;
+    r.queue = queue;
+    r.strategy = "redzone";
+    r.reorder = reorder_key::octant;
+    runs.push_back(r);
+  }
+  render_settings mega = base;
+  mega.integrator = "megakernel";
+  runs.push_back(mega);
+  for (const auto& r : runs) {
+    SCOPED_TRACE(r.integrator + ", " + r.queue + " queue, " + r.strategy + ", " + r.traversal);
+    const render_result got = render_cpu(ps, r);
+    ASSERT_EQ(got.sum.size(), want.sum.size());
+    EXPECT_EQ(std::memcmp(got.sum.data(), want.sum.data(), want.sum.size() * sizeof(vec3)), 0);
+  }
+}
+
+TEST(TexturedRender, TexturesAndNormalsChangeTheImage) {
+  // The same scene without its attributes (flat, untextured) renders differently: they are used.
+  const scene s = small_textured();
+  scene plain = s;
+  plain.normals.clear();
+  plain.uvs.clear();
+  for (material& m : plain.materials) m.albedo_texture = -1;
+  plain.textures.clear();
+  scene flat = s;
+  flat.normals.clear();
+  const render_settings r = render_settings::from(s);
+  const auto a = render_cpu(prepared_scene(s), r).sum, b = render_cpu(prepared_scene(plain), r).sum,
+             c = render_cpu(prepared_scene(flat), r).sum;
+  EXPECT_NE(std::memcmp(a.data(), b.data(), a.size() * sizeof(vec3)), 0);
+  EXPECT_NE(std::memcmp(a.data(), c.data(), a.size() * sizeof(vec3)), 0);
+}
+
+}  // namespace
+}  // namespace sieve::render
