@@ -213,6 +213,8 @@ TEST(GpuEnvironment, WhiteFurnaceAndTheCpuImage) {
       }
   rs.integrator = "megakernel";
   EXPECT_TRUE(compare(render_cuda(ps, rs), want).identical);
+}
+
 // Textures and vertex normals in device memory: a textured quad under a white sky shows its
 // texture's colours, and the shipped textured scene (textures repeated and clamped, a smooth-shaded
 // sphere) matches the CPU image and is bit-identical across CUDA strategies, the BFS traversal and
