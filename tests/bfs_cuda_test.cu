@@ -55,6 +55,9 @@ struct device_scene {
   device_array<std::uint32_t> prims;
   device_array<pair_node> pairs;
   device_array<leaf_triangle> leaf_tris;
+  device_array<wide_node> wide_nodes;
+  device_array<std::uint32_t> wide_prims;
+  device_array<leaf_triangle> wide_tris;
   device_array<triangle> tris;
   device_array<ray> rays;
   device_array<hit> hits;
@@ -63,9 +66,11 @@ struct device_scene {
 
   explicit device_scene(const scene_data& s)
       : tree(build_bvh(s.tris)), nodes(tree.nodes), prims(tree.prims), pairs(tree.pairs),
-        leaf_tris(tree.leaf_triangles), tris(s.tris), rays(s.rays), hits(s.rays.size()),
+        leaf_tris(tree.leaf_triangles), wide_nodes(tree.wide.nodes), wide_prims(tree.wide.prims),
+        wide_tris(tree.wide.triangles), tris(s.tris), rays(s.rays), hits(s.rays.size()),
         view{nodes.data, prims.data, tris.data, static_cast<std::uint32_t>(tree.nodes.size()), pairs.data,
-             leaf_tris.data} {
+             leaf_tris.data,
+             wide_view{wide_nodes.data, wide_prims.data, wide_tris.data, static_cast<std::uint32_t>(tree.wide.nodes.size())}} {
     dfs_on_gpu(view, rays.data, hits.data, s.rays.size());
     dfs = hits.host();
   }
@@ -94,44 +99,57 @@ void expect_equal(const std::vector<hit>& got, const std::vector<hit>& want, std
   }
 }
 
-// Both loops, every strategy, an ordinary scene (levels whole) and a hairball (levels in chunks, the
-// spill stack used): the GPU's DFS hit for hit. The graph loop synchronises once (at the end), the
-// host-driven loop once per round and more.
-TEST(GpuBfs, BothLoopsEveryStrategyEqualDfs) {
-  REQUIRE_DEVICE();
+// Every strategy, an ordinary scene (levels whole) and a hairball (levels in chunks, the spill stack
+// used): the GPU's DFS hit for hit, with the level loop of `loop`, over the binary or the wide tree. The graph loop synchronises once
+// (at the end), the host-driven loop once per round and more. The two loops are separate tests so that
+// scripts/gpu-check can run the host loop's (the same kernels) under synccheck and racecheck, which
+// misreport barrier kernels inside a WHILE node (tests/sanitizer_while_probe.cu).
+void every_strategy_equals_dfs(bfs_tracer_cuda::loop loop, bfs_tree tree) {
   const auto [htris, hrays] = hairball();
   const device_scene scenes[] = {device_scene(random_scene(3000, 8000, 11)), device_scene({htris, hrays})};
+  const bool graph = loop == bfs_tracer_cuda::loop::graph;
   for (const device_scene& sc : scenes) {
     for (const std::string& strategy : cuda_bfs_strategies()) {
-      bfs_tracer_cuda tracer(strategy);
-      for (const auto loop : {bfs_tracer_cuda::loop::graph, bfs_tracer_cuda::loop::host}) {
-        const std::string what = strategy + (loop == bfs_tracer_cuda::loop::graph ? " (graph)" : " (host loop)");
-        SCOPED_TRACE(what);
-        tracer.set_loop(loop);
-        for (int round = 0; round < 2; ++round) {  // the second reuses the buffers (and the graph)
-          sc.clear_hits();
-          tracer.closest(sc.view, sc.rays.data, sc.hits.data, sc.rays.n, nullptr);
-          expect_equal(sc.hits.host(), sc.dfs, sc.rays.n, what);
-          // thrust cannot run in a graph (host loop always), nor auto where a tuning table picks thrust.
-          if (strategy == "thrust" || strategy == "auto") continue;
-          if (loop == bfs_tracer_cuda::loop::graph) {
-            EXPECT_EQ(tracer.host_syncs(), 1U);
-          } else {
-            EXPECT_GT(tracer.host_syncs(), 3U);
-          }
+      bfs_tracer_cuda tracer(strategy, tree);
+      const std::string what = strategy + (graph ? " (graph" : " (host loop") + (tree == bfs_tree::wide ? ", wide)" : ")");
+      SCOPED_TRACE(what);
+      tracer.set_loop(loop);
+      for (int round = 0; round < 2; ++round) {  // the second reuses the buffers (and the graph)
+        sc.clear_hits();
+        tracer.closest(sc.view, sc.rays.data, sc.hits.data, sc.rays.n, nullptr);
+        expect_equal(sc.hits.host(), sc.dfs, sc.rays.n, what);
+        // thrust cannot run in a graph (host loop always), nor auto where a tuning table picks thrust.
+        if (strategy == "thrust" || strategy == "auto") continue;
+        if (graph) {
+          EXPECT_EQ(tracer.host_syncs(), 1U);
+        } else {
+          EXPECT_GT(tracer.host_syncs(), 3U);
         }
       }
-      bfs_stats stats;  // with stats: the host loop, every step's compaction timed
+      if (graph) continue;
+      bfs_stats stats;  // with stats: the host loop whatever the setting, every step's compaction timed
       tracer.set_loop(bfs_tracer_cuda::loop::graph);
       tracer.closest(sc.view, sc.rays.data, sc.hits.data, sc.rays.n, nullptr, &stats);
       expect_equal(sc.hits.host(), sc.dfs, sc.rays.n, strategy + " (stats)");
       ASSERT_FALSE(stats.levels.empty());
       EXPECT_EQ(stats.levels.front().frontier, sc.rays.n);
-      EXPECT_LE(stats.peak_pairs, bfs_stack_bound(sc.rays.n));
+      EXPECT_LE(stats.peak_pairs, bfs_stack_bound(sc.rays.n, bfs_arity(tree)));
       EXPECT_EQ(stats.host_syncs, tracer.host_syncs());
       if (strategy != bfs_append) EXPECT_GT(stats.compact_ms, 0.0);
     }
   }
+}
+
+TEST(GpuBfs, GraphLoopEveryStrategyEqualsDfs) {
+  REQUIRE_DEVICE();
+  every_strategy_equals_dfs(bfs_tracer_cuda::loop::graph, bfs_tree::binary);
+  every_strategy_equals_dfs(bfs_tracer_cuda::loop::graph, bfs_tree::wide);
+}
+
+TEST(GpuBfs, HostLoopEveryStrategyEqualsDfs) {
+  REQUIRE_DEVICE();
+  every_strategy_equals_dfs(bfs_tracer_cuda::loop::host, bfs_tree::binary);
+  every_strategy_equals_dfs(bfs_tracer_cuda::loop::host, bfs_tree::wide);
 }
 
 __global__ void set_count(std::uint32_t* count, const std::uint32_t* from) { *count = *from; }

@@ -1,5 +1,6 @@
 // BFS traversal = DFS traversal, hit for hit, for every CPU compaction strategy that can compact
-// its frontier (by bit mask, byte flags or removal list; stable or not, in place or not).
+// its frontier (by bit mask, byte flags or removal list; stable or not, in place or not), over the
+// binary tree and over the 8-wide one.
 #include <bvh/bfs.hpp>
 #include <bvh/bfs_driver.hpp>
 #include <bvh/dfs.hpp>
@@ -10,6 +11,7 @@
 
 #include <random>
 #include <string>
+#include <tuple>
 #include <vector>
 
 namespace sieve::render {
@@ -52,13 +54,14 @@ std::vector<std::string> bfs_strategies() {
   return names;
 }
 
-class BfsEqualsDfs : public ::testing::TestWithParam<std::string> {};
+class BfsEqualsDfs : public ::testing::TestWithParam<std::tuple<std::string, bfs_tree>> {};
 
 TEST_P(BfsEqualsDfs, EveryHit) {
+  const auto& [strategy, tree] = GetParam();
   const scene_data s = make_scene(3000, 20000, 11);
   const bvh b = build_bvh(s.tris);
   const bvh_view v = view_of(b, s.tris);
-  bfs_tracer tracer(GetParam());
+  bfs_tracer tracer(strategy, tree);
   std::vector<hit> got(s.rays.size());
   bfs_stats stats;
   for (int round = 0; round < 2; ++round) {  // the second round reuses the tracer's buffers
@@ -76,17 +79,23 @@ TEST_P(BfsEqualsDfs, EveryHit) {
   }
   ASSERT_FALSE(stats.levels.empty());
   EXPECT_EQ(stats.levels.front().frontier, s.rays.size());
-  EXPECT_GE(stats.levels.size(), static_cast<std::size_t>(b.stats.max_depth));  // a level, or chunks of one, per step
-  EXPECT_LE(stats.peak_pairs, bfs_stack_bound(s.rays.size()));
+  // A level, or chunks of one, per step: the wide tree has as many levels as its depth.
+  const std::size_t depth = tree == bfs_tree::wide ? b.wide.depth : b.stats.max_depth;
+  EXPECT_GE(stats.levels.size(), depth);
+  if (tree == bfs_tree::wide) EXPECT_LT(b.wide.depth, b.stats.max_depth / 2);  // the wide tree's levels: fewer
+  EXPECT_LE(stats.peak_pairs, bfs_stack_bound(s.rays.size(), bfs_arity(tree)));
   EXPECT_EQ(stats.form, tracer.form());
   EXPECT_GT(stats.expand_ms, 0.0);
 }
 
-INSTANTIATE_TEST_SUITE_P(Cpu, BfsEqualsDfs, ::testing::ValuesIn(bfs_strategies()), [](const auto& info) {
-  std::string name = info.param;
-  std::replace(name.begin(), name.end(), '-', '_');
-  return name;
-});
+INSTANTIATE_TEST_SUITE_P(Cpu, BfsEqualsDfs,
+                         ::testing::Combine(::testing::ValuesIn(bfs_strategies()),
+                                            ::testing::Values(bfs_tree::binary, bfs_tree::wide)),
+                         [](const auto& info) {
+                           std::string name = std::get<0>(info.param);
+                           std::replace(name.begin(), name.end(), '-', '_');
+                           return name + (std::get<1>(info.param) == bfs_tree::wide ? "_wide" : "");
+                         });
 
 // A hairball (hairball.hpp): a ray's frontier holds a large part of the tree. Unbounded, a level of
 // it would hold far more pairs than bfs_stack_bound; chunked, the stack stays under it and the hits
@@ -95,8 +104,11 @@ TEST(Bfs, HairballFrontierIsBounded) {
   const auto [tris, rays] = hairball();
   const bvh b = build_bvh(tris);
   const bvh_view v = view_of(b, tris);
+  for (const bfs_tree tree : {bfs_tree::binary, bfs_tree::wide})
   for (const std::string strategy : {"billeter", "redzone", "append"}) {  // out of place, in place, append
-    bfs_tracer tracer(strategy);
+    SCOPED_TRACE(tree == bfs_tree::wide ? "wide" : "binary");
+    const unsigned arity = bfs_arity(tree);
+    bfs_tracer tracer(strategy, tree);
     std::vector<hit> got(rays.size());
     bfs_stats stats;
     tracer.closest(v, rays, got, &stats);
@@ -109,9 +121,11 @@ TEST(Bfs, HairballFrontierIsBounded) {
     for (const auto& l : stats.levels) expanded += l.frontier;
     // Level by level, some level would have held at least this many pairs (pairs sit at inner
     // nodes: at most max_depth levels).
-    EXPECT_GT(expanded / b.stats.max_depth, bfs_stack_bound(rays.size())) << "not a hairball";
-    EXPECT_LE(stats.peak_pairs, bfs_stack_bound(rays.size())) << strategy;
-    EXPECT_GT(stats.levels.size(), b.stats.max_depth + 1) << strategy << ": expected chunked steps";
+    const std::size_t depth = tree == bfs_tree::wide ? b.wide.depth : b.stats.max_depth;
+    EXPECT_LE(stats.peak_pairs, bfs_stack_bound(rays.size(), arity)) << strategy;
+    EXPECT_GT(stats.levels.size(), depth + 1) << strategy << ": expected chunked steps";
+    if (tree == bfs_tree::wide) continue;
+    EXPECT_GT(expanded / depth, bfs_stack_bound(rays.size(), arity)) << "not a hairball";
   }
 }
 
@@ -122,6 +136,14 @@ TEST(Bfs, ChunkSizes) {
   EXPECT_EQ(bfs_chunk(7'500'000, 1'000'000), 500'000U);    // what is left of 8n
   EXPECT_EQ(bfs_chunk(9'000'000, 1'000'000), 1024U);       // past 8n: the least step
   EXPECT_EQ(bfs_chunk(std::size_t{1} << 36, std::size_t{1} << 36), std::size_t{1} << 30);  // 2c fits 32 bits
+  // Eight children a pair: room for 7 more pairs per pair expanded; 8c fits 32 bits.
+  EXPECT_EQ(bfs_chunk(1'000'000, 1'000'000, 8), 1'000'000U);  // the first level whole: (8n - n) / 7
+  EXPECT_EQ(bfs_chunk(4'500'000, 1'000'000, 8), 500'000U);    // (8n - stack) / 7
+  EXPECT_EQ(bfs_chunk(7'999'000, 1'000'000, 8), 1024U);
+  EXPECT_EQ(bfs_chunk(std::size_t{1} << 36, std::size_t{1} << 36, 8), std::size_t{1} << 28);
+  EXPECT_EQ(bfs_chunk_bound(1'000'000, 8), 1'142'857U);  // 8n / 7: a step never takes more
+  EXPECT_EQ(bfs_sizes::for_rays(1'000'000, 8).frontier, 8U * 1'142'857U);
+  EXPECT_EQ(bfs_stack_bound(1000, 8) - bfs_stack_bound(1000), 6 * (dfs_depth_limit() + 1) * bfs_min_chunk);
   // Capacities: a step's children, the spill stack; more rays than the buffers can index are refused.
   const bfs_sizes z = bfs_sizes::for_rays(1'000'000);
   EXPECT_EQ(z.frontier, 4'000'000U);
@@ -136,7 +158,7 @@ TEST(Bfs, PlanSpillsAndPops) {
   bfs_state s;
   s.rays = 1000;
   s.kept = 5000;  // the last step's survivors: the frontier
-  bfs_plan_step(s);
+  bfs_plan_step(s, 2);
   EXPECT_EQ(s.m, 2000U);  // 2n
   EXPECT_EQ(s.spilled, 3000U);
   EXPECT_EQ(s.spill_base, 0U);
@@ -147,7 +169,7 @@ TEST(Bfs, PlanSpillsAndPops) {
   EXPECT_EQ(s.kept, 0U);
   EXPECT_EQ(s.peak, 5000U);
   s.kept = 100;
-  bfs_plan_step(s);
+  bfs_plan_step(s, 2);
   EXPECT_EQ(s.m, 2000U);
   EXPECT_EQ(s.popped, 1900U);
   EXPECT_EQ(s.pop_base, 1100U);
@@ -156,7 +178,7 @@ TEST(Bfs, PlanSpillsAndPops) {
   EXPECT_EQ(s.work, 2000U);
   s.kept = 0;
   s.stack = 0;
-  bfs_plan_step(s);
+  bfs_plan_step(s, 2);
   EXPECT_EQ(s.m, 0U);
   EXPECT_EQ(s.work, 0U);
   EXPECT_EQ(s.steps, 2U);

@@ -365,4 +365,24 @@ TEST_F(Cli, DryRunChecksACommandLine) {
   EXPECT_EQ(run({"--dry-run", "bench", "compaction", "--n", "4096,1.04858e+06"}).rc, 2);
 }
 
+// A glTF renders alone (.gltf and .glb) as a bare OBJ does; a broken one is one line.
+TEST_F(Cli, GltfRendersAloneAndBadGltfIsOneLine) {
+  for (const char* name : {"box.gltf", "box.glb"}) {
+    const fs::path png = dir_ / (std::string(name) + ".png");
+    const outcome o = run(with({"render", (scenes_dir / "gltf" / name).string(), "--out", png.string()}, tiny));
+    EXPECT_EQ(o.rc, 0) << name << ": " << o.err;
+    EXPECT_TRUE(fs::exists(png)) << name;
+  }
+  expect_one_line_error({"render", file("bad.gltf", "{\"asset\": ").string()}, "bad.gltf");
+  expect_one_line_error({"render", file("bad.glb", "glTF\x02\x00\x00\x00").string()}, "bad.glb");
+  expect_one_line_error(
+      {"render", file("past.gltf",
+                      R"({"asset": {"version": "2.0"}, "meshes": [{"primitives": [{"attributes": {"POSITION": 0}}]}],
+                          "nodes": [{"mesh": 0}], "accessors": [{"bufferView": 0, "componentType": 5126, "count": 3,
+                          "type": "VEC3"}], "bufferViews": [{"buffer": 0, "byteLength": 36}],
+                          "buffers": [{"byteLength": 4, "uri": "data:application/octet-stream;base64,AAAAAA=="}]})")
+                  .string()},
+      "bufferViews[0]");
+}
+
 }  // namespace

@@ -418,7 +418,7 @@ TEST(SceneErrors, MissingFiles) {
   const fs::path toml = write(dir / "s.toml", "[[objects]]\nobj = \"absent.obj\"\n");
   expect_error([&] { load_scene(toml); }, {"s.toml", "absent.obj", "objects[0].obj"});
   write(dir / "x.ply", "ply\n");
-  expect_error([&] { load_scene(dir / "x.ply"); }, {"x.ply", ".toml or .obj"});
+  expect_error([&] { load_scene(dir / "x.ply"); }, {"x.ply", ".toml, .obj, .gltf or .glb"});
 }
 
 TEST(SceneErrors, MissingMtlOfATomlObject) {

@@ -176,9 +176,10 @@ void add_trace_options(CLI::App& cmd, trace_args& a) {
       ->delimiter(',')
       ->check(CLI::IsMember({"primary", "diffuse", "shadow"}));
   cmd.add_option("--traversal", a.traversals,
-                 "dfs, wide, bfs, embree (comma-separated; wide: DFS over the 8-wide tree; embree: CPU only, when built with it)")
+                 "dfs, wide, bfs, wide-bfs, embree (comma-separated; wide: DFS over the 8-wide tree; wide-bfs: BFS over "
+                 "it; embree: CPU only, when built with it)")
       ->delimiter(',')
-      ->check(CLI::IsMember({"dfs", "wide", "bfs", "embree"}));
+      ->check(CLI::IsMember({"dfs", "wide", "bfs", "wide-bfs", "embree"}));
   cmd.add_option("--strategy", a.strategies,
                  "compaction strategies for the BFS frontier, or append (producer-side, no pass) (comma-separated)")
       ->delimiter(',');
@@ -269,10 +270,11 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
     double embree_mrays = 0, embree_cpu = 0;  // of this ray kind, when Embree ran
     auto versus = [](double x, double base) { return base > 0 ? fixed(x / base, 2) : std::string("-"); };
     for (const auto& traversal : traversals) {
-      if (any && traversal == "bfs") continue;  // the BFS traversal finds closest hits only
+      const bool breadth = traversal == "bfs" || traversal == "wide-bfs";
+      if (any && breadth) continue;  // the BFS traversal finds closest hits only
       std::vector<std::pair<std::string, std::string>> runs;  // (strategy, GPU BFS loop)
-      for (const auto& s : traversal == "bfs" ? a.strategies : std::vector<std::string>{"-"})
-        for (const auto& l : gpu && traversal == "bfs" ? a.bfs_loops : std::vector<std::string>{"-"}) runs.emplace_back(s, l);
+      for (const auto& s : breadth ? a.strategies : std::vector<std::string>{"-"})
+        for (const auto& l : gpu && breadth ? a.bfs_loops : std::vector<std::string>{"-"}) runs.emplace_back(s, l);
       for (const auto& [strategy, loop] : runs) {
         if (gpu) {
           const gpu_trace g = trace_cuda(b, sc.triangles, rays, traversal, strategy, a.repeats, loop == "-" ? "graph" : loop, any);
@@ -294,10 +296,10 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
                              {"ms_median", st.median}, {"ms_min", st.min}, {"ms_max", st.max}, {"mrays_per_s", mrays},
                              {"vs_dfs", dfs_mrays > 0 ? mrays / dfs_mrays : 0.0}, {"bfs_loop", loop}, {"host_syncs", g.host_syncs},
                              {"validated", ok}, {"differing_rays", bad}});
-          if (traversal == "bfs") {
+          if (breadth) {
             const bfs_stats& p = g.profile;
             if (loop == a.bfs_loops.front())  // the profile runs the same whatever the loop: once a strategy
-              profiles.push_back(kind + " " + strategy + ": " + std::to_string(p.levels.size()) + " steps, expand " +
+              profiles.push_back(kind + " " + traversal + " " + strategy + ": " + std::to_string(p.levels.size()) + " steps, expand " +
                                  fixed(p.expand_ms, 3) + " ms, compaction " + fixed(p.compact_ms, 3) +
                                  " ms, host-driven total " + fixed(p.total_ms, 3) + " ms, peak " +
                                  std::to_string(p.peak_pairs) + " pairs");
@@ -308,7 +310,8 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
         }
         std::vector<hit> got(rays.size());
         std::unique_ptr<bfs_tracer> bfs;
-        if (traversal == "bfs") bfs = std::make_unique<bfs_tracer>(strategy);
+        if (breadth)
+          bfs = std::make_unique<bfs_tracer>(strategy, traversal == "wide-bfs" ? bfs_tree::wide : bfs_tree::binary);
         auto run = [&] {
           if (bfs)
             bfs->closest(v, rays, got);

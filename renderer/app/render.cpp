@@ -191,7 +191,7 @@ void add_stats(render_stats& into, const nlohmann::json& j) {
 }  // namespace
 
 void add_render_options(CLI::App& cmd, render_args& a) {
-  cmd.add_option("scene", a.scene, "scene file (.toml) or mesh (.obj)")->required();
+  cmd.add_option("scene", a.scene, "scene file (.toml) or model (.obj, .gltf, .glb)")->required();
   cmd.add_option("--strategy", a.strategy, "compaction strategy for the path queue (default: the scene's)");
   cmd.add_option("--backend", a.backend, "auto (the GPU when there is one), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));

@@ -39,16 +39,16 @@ struct bfs_cpu_backend {
   void zero(void* p, std::size_t bytes) const { std::memset(p, 0, bytes); }
 
   // bfs.expand for `append`: one atomic per pair with survivors.
+  template <class Tree>
   void expand_appended(std::size_t bound, bfs_state* st, const bvh_view& b, const ray* rays, std::uint64_t* best,
                        const bfs_pair* in, bfs_pair* stack, bfs_pair* out) const {
     exec::parallel_for(exec::cpu{}, "bfs.expand", bound, [=](std::uint32_t i) {
       if (i >= st->work) return;
       const bfs_pair p = bfs_take(*st, i, in, stack);
       if (i >= st->m) return;
-      const bfs_children c = visit_pair(b, rays, best, p);
-      const unsigned k = static_cast<unsigned>(c.keep[0]) + static_cast<unsigned>(c.keep[1]);
-      if (k == 0) return;
-      bfs_put_children(out, std::atomic_ref<std::uint64_t>(st->kept).fetch_add(k, std::memory_order_relaxed), c,
+      const auto c = Tree::visit(b, rays, best, p);
+      if (c.keep == 0) return;
+      bfs_put_children(out, std::atomic_ref<std::uint64_t>(st->kept).fetch_add(c.count(), std::memory_order_relaxed), c,
                        bfs_ray_of(p));
     });
   }
@@ -93,7 +93,8 @@ struct bfs_tracer::buffers {
   bfs_state state;
 };
 
-bfs_tracer::bfs_tracer(std::string strategy) : strategy_(std::move(strategy)), buf_(std::make_unique<buffers>()) {
+bfs_tracer::bfs_tracer(std::string strategy, bfs_tree tree)
+    : strategy_(std::move(strategy)), tree_(tree), buf_(std::make_unique<buffers>()) {
   const bfs_queue q(strategy_, sieve::backend::cpu);  // checks the strategy
   form_ = q.form();
   in_place_ = q.in_place();
@@ -120,7 +121,7 @@ void bfs_tracer::closest(const bvh_view& b, std::span<const ray> rays, std::span
   const std::size_t n = rays.size();
   const bfs_queue q(strategy_, sieve::backend::cpu);
   buffers& B = *buf_;
-  B.sizes = bfs_sizes::for_rays(n);
+  B.sizes = bfs_sizes::for_rays(n, bfs_arity(tree_));
   const bfs_sizes& z = B.sizes;
   for (auto* v : {&B.frontier[0], &B.frontier[1]}) grow(*v, z.frontier);
   grow(B.stack, z.stack);
@@ -133,7 +134,7 @@ void bfs_tracer::closest(const bvh_view& b, std::span<const ray> rays, std::span
   const std::uint32_t count = static_cast<std::uint32_t>(n);
   bfs_cpu_backend be;
   be.stats = stats;
-  bfs_run(be, q, m, z, b, rays.data(), hits.data(), &count);
+  bfs_run(tree_, be, q, m, z, b, rays.data(), hits.data(), &count);
   if (stats) {
     stats->peak_pairs = B.state.peak;
     stats->total_ms = ms_since(start);

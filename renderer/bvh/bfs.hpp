@@ -1,9 +1,12 @@
-// Breadth-first BVH traversal: a frontier of (ray, pair node) pairs. A step visits every pair of the
-// frontier (or of its top chunk): both child boxes of the pair node are tested against the ray, the
+// Breadth-first BVH traversal: a frontier of (ray, node) pairs. A step visits every pair of the
+// frontier (or of its top chunk): the child boxes of the node are tested against the ray, the
 // leaves it enters are intersected at once (the ray's closest hit is updated), and the inner children
-// it enters before its closest hit so far survive into the next frontier. Survivors get there in
-// one of two ways, the frontier queue's choice (bfs_driver.hpp):
-//   - a library strategy: the step writes both children of pair i to slots 2i and 2i + 1 and marks
+// it enters before its closest hit so far survive into the next frontier. The tree is the binary
+// one (a pair node's two children, dfs.hpp) or the 8-wide one (a wide node's up to eight children,
+// wide.hpp: a third of the levels, and the ray and its node read once for eight boxes): the tree
+// policies bfs_binary_tree and bfs_wide_tree below, A = 2 or 8 children a pair. Survivors get to
+// the next frontier in one of two ways, the frontier queue's choice (bfs_driver.hpp):
+//   - a library strategy: the step writes the A child slots of pair i to slots [A i, A i + A) and marks
 //     them in the form the strategy takes (bit mask, byte flags or removal list); the compaction
 //     library compacts the children into the next frontier (in place, or out of place);
 //   - `append` (producer-side): the step appends the survivors to the next frontier itself (one
@@ -17,6 +20,7 @@
 
 #include "../core/marks.hpp"
 #include "dfs.hpp"
+#include "wide.hpp"
 
 #include <sieve/compaction.hpp>
 #include <sieve/compaction/cuda.hpp>
@@ -31,7 +35,8 @@
 namespace sieve::render {
 
 // A frontier entry, packed into one 8-byte column (the compaction moves one array, not two):
-// (pair node << 32) | ray. Pair node p holds the boxes of an inner node's two children (dfs.hpp).
+// (node << 32) | ray: a pair node (the boxes of a binary inner node's two children, dfs.hpp) or a
+// wide node (wide.hpp), as the tree policy says.
 using bfs_pair = std::uint64_t;
 SIEVE_HD constexpr bfs_pair bfs_make_pair(std::uint32_t ray, std::uint32_t node) {
   return (std::uint64_t{node} << 32) | ray;
@@ -42,18 +47,22 @@ SIEVE_HD constexpr std::uint32_t bfs_node_of(bfs_pair p) { return static_cast<st
 // The name that asks for producer-side append instead of a library strategy.
 inline constexpr std::string_view bfs_append = "append";
 
+// The children of a pair, one per child slot, and which of them survive (bit j: node[j]). Slots are
+// only ever indexed by unrolled loops, so the array stays in registers on the GPU.
+template <unsigned A>
 struct bfs_children {
-  std::uint32_t node[2];
-  bool keep[2];
+  std::uint32_t node[A] = {};
+  std::uint32_t keep = 0;
+  SIEVE_HD std::uint32_t count() const { return static_cast<std::uint32_t>(bit_count(keep)); }
 };
 
-// Visits pair p: tests the two child boxes of its pair node, intersects the triangles of the leaves
-// the ray enters (the closest hit by atomic minimum of best[ray]), and says which inner children the
-// ray enters before its closest hit so far (with the margin of cull_limit). The ray's closest hit is
-// read once: a closer one that another pair of the same ray finds during this step only means less
-// culling here, never another result (the atomic minimum decides; hit_triangle takes t <= tmax, so
-// a tie is still tested and goes to the lower primitive).
-SIEVE_HD inline bfs_children visit_pair(const bvh_view& b, const ray* rays, std::uint64_t* best, bfs_pair p) {
+// Visits pair p of the binary tree: tests the two child boxes of its pair node, intersects the
+// triangles of the leaves the ray enters (the closest hit by atomic minimum of best[ray]), and says
+// which inner children the ray enters before its closest hit so far (with the margin of cull_limit).
+// The ray's closest hit is read once: a closer one that another pair of the same ray finds during
+// this step only means less culling here, never another result (the atomic minimum decides;
+// hit_triangle takes t <= tmax, so a tie is still tested and goes to the lower primitive).
+SIEVE_HD inline bfs_children<2> visit_pair(const bvh_view& b, const ray* rays, std::uint64_t* best, bfs_pair p) {
   const std::uint32_t r = bfs_ray_of(p);
   const ray ry = rays[r];
   const vec3 inv = reciprocal(ry.direction);
@@ -69,68 +78,139 @@ SIEVE_HD inline bfs_children visit_pair(const bvh_view& b, const ray* rays, std:
     }
   }
   const float limit = cull_limit(t);
-  bfs_children out;
+  bfs_children<2> out;
   for (int c = 0; c < 2; ++c) {
     out.node[c] = s.child[c];
-    out.keep[c] = s.count[c] == 0 && s.child[c] != no_child && s.t[c] <= limit;
+    if (s.count[c] == 0 && s.child[c] != no_child && s.t[c] <= limit) out.keep |= 1U << c;
   }
   return out;
 }
 
-// A library strategy's step: both children of pair i to slots 2i and 2i + 1, marked.
-SIEVE_HD inline void expand_marked(std::uint32_t i, bfs_pair p, const bvh_view& b, const ray* rays, std::uint64_t* best,
-                                   bfs_pair* children, const keep_marks& marks) {
-  const bfs_children c = visit_pair(b, rays, best, p);
+// Visits pair p of the wide tree, the same way: the node's boxes in one pass, its leaf children
+// intersected, its inner children that the ray enters before its closest hit so far kept.
+SIEVE_HD inline bfs_children<wide_arity> visit_wide_pair(const wide_view& v, const ray* rays, std::uint64_t* best,
+                                                         bfs_pair p) {
   const std::uint32_t r = bfs_ray_of(p);
-  children[2 * i] = bfs_make_pair(r, c.node[0]);
-  children[2 * i + 1] = bfs_make_pair(r, c.node[1]);
-  marks.mark(2 * i, c.keep[0]);
-  marks.mark(2 * i + 1, c.keep[1]);
+  const wide_ray w = prepare_wide(rays[r]);
+  float t = unpack_t(atomic_load_u64(&best[r]));
+  const wide_node n = load_wide(v.nodes + bfs_node_of(p));
+  float enter[wide_arity];
+  const std::uint32_t hits = scalar_boxes{}(n, w, cull_limit(t), enter);
+  std::uint32_t leaves = hits & ~std::uint32_t{n.inner_mask};
+  if (leaves) {
+    const std::uint64_t counts = leaf_counts(n);
+    while (leaves) {  // (unrolled over the eight slots this step ran 0.51x DFS instead of 0.61x: code size)
+      const int s = lowest_bit(leaves);
+      leaves &= leaves - 1;
+      const std::uint32_t first = n.tri_base + leaf_offset(counts, s);
+      for (std::uint32_t k = first; k < first + n.meta[s]; ++k) {
+        tri_hit h;
+        if (!hit_triangle(v.triangles[k].get(), w.r, t, h)) continue;
+        atomic_min_u64(&best[r], pack_hit(h.t, v.prims[k]));
+        t = h.t;
+      }
+    }
+  }
+  const float limit = cull_limit(t);
+  bfs_children<wide_arity> out;
+  const std::uint32_t inner = hits & n.inner_mask;
+  SIEVE_UNROLL for (int s = 0; s < wide_arity; ++s) {
+    out.node[s] = inner_child(n.child_base, n.inner_mask, s);
+    if ((inner >> s & 1U) && enter[s] <= limit) out.keep |= 1U << s;
+  }
+  return out;
 }
 
-// The `append` step writes the surviving children of pair (r, .) from next[slot] on, both of a pair
-// side by side; the backend reserves the slots (bfs_driver.hpp: one atomic per pair with survivors
-// on the CPU; on the GPU one per block of 256 pairs, the block's survivors counted by warp ballots).
-SIEVE_HD inline void bfs_put_children(bfs_pair* next, std::uint64_t slot, const bfs_children& c, std::uint32_t r) {
-  if (c.keep[0]) next[slot++] = bfs_make_pair(r, c.node[0]);
-  if (c.keep[1]) next[slot] = bfs_make_pair(r, c.node[1]);
+// The tree a BFS walks: its children per pair, how a pair is visited, whether it is empty.
+struct bfs_binary_tree {
+  static constexpr unsigned arity = 2;
+  SIEVE_HD static bfs_children<2> visit(const bvh_view& b, const ray* rays, std::uint64_t* best, bfs_pair p) {
+    return visit_pair(b, rays, best, p);
+  }
+  static bool empty(const bvh_view& b) { return b.node_count == 0; }
+};
+struct bfs_wide_tree {
+  static constexpr unsigned arity = wide_arity;
+  SIEVE_HD static bfs_children<wide_arity> visit(const bvh_view& b, const ray* rays, std::uint64_t* best, bfs_pair p) {
+    return visit_wide_pair(b.wide, rays, best, p);
+  }
+  static bool empty(const bvh_view& b) { return b.wide.node_count == 0; }
+};
+
+// Which tree a BFS tracer walks.
+enum class bfs_tree : std::uint8_t { binary, wide };
+
+// A step's child slots per pair for the tree.
+constexpr unsigned bfs_arity(bfs_tree tree) {
+  return tree == bfs_tree::wide ? bfs_wide_tree::arity : bfs_binary_tree::arity;
+}
+
+// A library strategy's step: the A child slots of pair i to slots [A i, A i + A), the survivors marked.
+template <class Tree>
+SIEVE_HD void expand_marked(std::uint32_t i, bfs_pair p, const bvh_view& b, const ray* rays, std::uint64_t* best,
+                            bfs_pair* children, const keep_marks& marks) {
+  constexpr unsigned A = Tree::arity;
+  const bfs_children<A> c = Tree::visit(b, rays, best, p);
+  const std::uint32_t r = bfs_ray_of(p);
+  SIEVE_UNROLL for (unsigned j = 0; j < A; ++j) {
+    children[A * i + j] = bfs_make_pair(r, c.node[j]);
+    marks.mark(A * i + j, (c.keep >> j & 1U) != 0);
+  }
+}
+
+// The `append` step writes the surviving children of pair (r, .) from next[slot] on, side by side;
+// the backend reserves the slots (bfs_driver.hpp: one atomic per pair with survivors on the CPU; on
+// the GPU one per block of 256 pairs, the block's survivors counted by a warp scan).
+template <unsigned A>
+SIEVE_HD void bfs_put_children(bfs_pair* next, std::uint64_t slot, const bfs_children<A>& c, std::uint32_t r) {
+  SIEVE_UNROLL for (unsigned j = 0; j < A; ++j)
+    if (c.keep >> j & 1U) next[slot++] = bfs_make_pair(r, c.node[j]);
 }
 
 // The frontier's memory is bounded. Pairs wait on a stack, deepest on top; a step expands the top
 // c pairs (the whole frontier while it fits, so an ordinary scene runs level by level) and puts the
-// children that survive back on top. With n rays:
-//   c <= min(max(2n, bfs_min_chunk), 2^30), and c <= (8n - stack) while that is at least bfs_min_chunk,
-// so the stack holds at most 8n + (dfs_depth_limit() + 1) * bfs_min_chunk pairs and a step's children
-// 2c <= max(4n, 2 bfs_min_chunk). The stack is kept as two parts (bfs_driver.hpp): its top, the
-// frontier, in a buffer of 2c pairs at a fixed place (the compaction writes there), and the pairs
-// below it on a spill stack; a step's children go to a second buffer of 2c. At 8 bytes a pair, a flag
-// byte a child and 8 bytes of best hit per ray: at most 8 * 8n + 2 * 8 * 4n + 4n + 8n = 140 bytes
-// per ray, plus 1 MB; the unbounded frontier of a hairball took ~7 KB per ray (20K long triangles
-// at 512 x 512: 2.0 GB). The order of steps does not change the result (closest hits are atomic minima).
+// children that survive back on top, at most A a pair (A = 2 binary, 8 wide). With n rays:
+//   c <= min(max(2n, bfs_min_chunk), 2^31 / A), and c <= (8n - stack) / (A - 1) while that is at least
+//   bfs_min_chunk,
+// so the stack holds at most 8n + (dfs_depth_limit() + 1) (A - 1) bfs_min_chunk pairs and a step's
+// children Ac <= A max(min(2n, 8n / (A - 1)), bfs_min_chunk). The stack is kept as two parts (bfs_driver.hpp): its top,
+// the frontier, in a buffer of Ac pairs at a fixed place (the compaction writes there), and the pairs
+// below it on a spill stack; a step's children go to a second buffer of Ac. At 8 bytes a pair, a flag
+// byte a child and 8 bytes of best hit per ray: at most 140 bytes per ray for the binary tree
+// (8 * 8n + 2 * 8 * 4n + 4n + 8n) and 227 for the wide one (8 * 8n + 2 * 8 * 64n / 7 + 64n / 7 + 8n), plus a few MB; the unbounded frontier of a
+// hairball took ~7 KB per ray (20K long triangles at 512 x 512: 2.0 GB). The order of steps does not
+// change the result (closest hits are atomic minima).
 inline constexpr std::uint64_t bfs_stack_per_ray = 8;    // pairs of stack per ray before chunks shrink
 inline constexpr std::uint64_t bfs_chunk_per_ray = 2;    // pairs per step per ray, at most
 inline constexpr std::uint64_t bfs_min_chunk = 1024;     // pairs per step, at least (progress)
-inline constexpr std::uint64_t bfs_max_chunk = std::uint64_t{1} << 30;  // 2c slots fit a 32-bit index
 
-// How many pairs of a stack of `stack` pairs the next step expands, for n rays (on either side:
-// the GPU plans its steps on the device).
-SIEVE_HD constexpr std::uint64_t bfs_chunk(std::uint64_t stack, std::uint64_t n) {
-  const std::uint64_t room = bfs_stack_per_ray * n > stack ? bfs_stack_per_ray * n - stack : 0;
+// The most pairs a step expands whatever n: its A c slots fit a 32-bit index (2^30 binary).
+SIEVE_HD constexpr std::uint64_t bfs_max_chunk(unsigned arity = 2) { return (std::uint64_t{1} << 31) / arity; }
+
+// How many pairs of a stack of `stack` pairs the next step expands, for n rays and A = `arity`
+// children a pair (on either side: the GPU plans its steps on the device).
+SIEVE_HD constexpr std::uint64_t bfs_chunk(std::uint64_t stack, std::uint64_t n, unsigned arity = 2) {
+  const std::uint64_t room = (bfs_stack_per_ray * n > stack ? bfs_stack_per_ray * n - stack : 0) / (arity - 1);
+  const std::uint64_t most = room > bfs_min_chunk ? room : bfs_min_chunk;
   std::uint64_t c = bfs_chunk_per_ray * n > bfs_min_chunk ? bfs_chunk_per_ray * n : bfs_min_chunk;
-  c = c < bfs_max_chunk ? c : bfs_max_chunk;
-  c = c < (room > bfs_min_chunk ? room : bfs_min_chunk) ? c : (room > bfs_min_chunk ? room : bfs_min_chunk);
+  c = c < bfs_max_chunk(arity) ? c : bfs_max_chunk(arity);
+  c = c < most ? c : most;
   return stack < c ? stack : c;
 }
 
-// The most pairs one step expands for n rays, whatever the stack (the chunk's capacity).
-SIEVE_HD constexpr std::uint64_t bfs_chunk_bound(std::uint64_t n) {
-  const std::uint64_t c = bfs_chunk_per_ray * n > bfs_min_chunk ? bfs_chunk_per_ray * n : bfs_min_chunk;
-  return c < bfs_max_chunk ? c : bfs_max_chunk;
+// The most pairs one step expands for n rays, whatever the stack (the chunk's capacity): 2n, and
+// never more than the room of an empty stack, 8n / (A - 1).
+SIEVE_HD constexpr std::uint64_t bfs_chunk_bound(std::uint64_t n, unsigned arity = 2) {
+  std::uint64_t c = bfs_chunk_per_ray * n;
+  const std::uint64_t room = bfs_stack_per_ray * n / (arity - 1);
+  c = c < room ? c : room;
+  c = c > bfs_min_chunk ? c : bfs_min_chunk;
+  return c < bfs_max_chunk(arity) ? c : bfs_max_chunk(arity);
 }
 
 // The most pairs the stack holds for n rays (the bound above).
-constexpr std::uint64_t bfs_stack_bound(std::uint64_t n) {
-  return bfs_stack_per_ray * n + (dfs_depth_limit() + 1) * bfs_min_chunk;
+constexpr std::uint64_t bfs_stack_bound(std::uint64_t n, unsigned arity = 2) {
+  return bfs_stack_per_ray * n + (dfs_depth_limit() + 1) * (arity - 1) * bfs_min_chunk;
 }
 
 struct bfs_level {
@@ -153,8 +233,8 @@ struct bfs_stats {
 class bfs_tracer {
  public:
   // `strategy`: a library strategy that takes a bit mask, byte flags or a removal list on the CPU,
-  // or "append"; throws sieve::error.
-  explicit bfs_tracer(std::string strategy);
+  // or "append"; `tree`: the binary tree or the 8-wide one (the view's `wide`). Throws sieve::error.
+  explicit bfs_tracer(std::string strategy, bfs_tree tree = bfs_tree::binary);
   ~bfs_tracer();
   bfs_tracer(const bfs_tracer&) = delete;
   bfs_tracer& operator=(const bfs_tracer&) = delete;
@@ -170,6 +250,7 @@ class bfs_tracer {
  private:
   struct buffers;
   std::string strategy_;
+  bfs_tree tree_;
   sieve::form form_;
   bool in_place_;
   std::unique_ptr<buffers> buf_;
@@ -182,8 +263,8 @@ class bfs_tracer_cuda {
  public:
   enum class loop { graph, host };
 
-  // `strategy` as for bfs_tracer, on CUDA; throws sieve::error (also in builds without CUDA).
-  explicit bfs_tracer_cuda(std::string strategy);
+  // `strategy` and `tree` as for bfs_tracer, on CUDA; throws sieve::error (also in builds without CUDA).
+  explicit bfs_tracer_cuda(std::string strategy, bfs_tree tree = bfs_tree::binary);
   ~bfs_tracer_cuda();
   bfs_tracer_cuda(const bfs_tracer_cuda&) = delete;
   bfs_tracer_cuda& operator=(const bfs_tracer_cuda&) = delete;
@@ -219,6 +300,7 @@ class bfs_tracer_cuda {
  private:
   struct buffers;
   std::string strategy_;
+  bfs_tree tree_;
   sieve::form form_;
   bool in_place_;
   loop loop_ = loop::graph;

@@ -26,11 +26,12 @@ __global__ void bfs_set_while(const bfs_state* st, cudaGraphConditionalHandle lo
   cudaGraphSetConditional(loop, st->stack + st->kept > 0 ? 1U : 0U);
 }
 
-// bfs.expand for `append`: each block of 256 threads takes tiles of 256 pairs; the block's
-// survivors are counted by warp ballots and reserved with one atomic, each lane writing its pair's
+// bfs.expand for `append`: one tile of 256 pairs a block; the block's survivors are counted by a warp
+// scan of each pair's survivor count and reserved with one atomic, each lane writing its pair's
 // children side by side. (Warp-aggregated, sieve/compaction/append.cuh's way, a frontier of
 // millions of pairs would put ~10^5 atomics on one address a step.)
 constexpr unsigned append_threads = 256;
+template <class Tree>
 __global__ void __launch_bounds__(append_threads)
     bfs_expand_append(bfs_state* st, bvh_view b, const ray* rays, std::uint64_t* best, const bfs_pair* in,
                       bfs_pair* stack, bfs_pair* out) {
@@ -40,19 +41,25 @@ __global__ void __launch_bounds__(append_threads)
   const std::uint32_t work = st->work, m = st->m;  // the same for the whole grid
   const std::uint64_t tile = std::uint64_t{blockIdx.x} * append_threads;
   if (tile >= work) return;  // the whole block: past this step's pairs (one tile a block, no loop around the barriers)
-  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32, below = (1U << lane) - 1U;
+  const unsigned lane = threadIdx.x % 32, warp = threadIdx.x / 32;
   const std::uint64_t i = tile + threadIdx.x;
-  bfs_children c{{0, 0}, {false, false}};
+  bfs_children<Tree::arity> c;
   std::uint32_t r = 0;
   if (i < work) {
     const bfs_pair p = bfs_take(*st, static_cast<std::uint32_t>(i), in, stack);
     if (i < m) {
-      c = visit_pair(b, rays, best, p);
+      c = Tree::visit(b, rays, best, p);
       r = bfs_ray_of(p);
     }
   }
-  const unsigned b0 = __ballot_sync(~0U, c.keep[0]), b1 = __ballot_sync(~0U, c.keep[1]);
-  if (lane == 0) warp_first[warp] = __popc(b0) + __popc(b1);
+  const unsigned count = c.count();
+  unsigned upto = count;  // inclusive scan of the warp's counts
+#pragma unroll
+  for (unsigned d = 1; d < 32; d <<= 1) {
+    const unsigned y = __shfl_up_sync(~0U, upto, d);
+    if (lane >= d) upto += y;
+  }
+  if (lane == 31) warp_first[warp] = upto;
   __syncthreads();
   if (threadIdx.x == 0) {
     unsigned total = 0;
@@ -64,7 +71,7 @@ __global__ void __launch_bounds__(append_threads)
     block_first = total ? atomicAdd(reinterpret_cast<unsigned long long*>(&st->kept), total) : 0;
   }
   __syncthreads();
-  bfs_put_children(out, block_first + warp_first[warp] + __popc(b0 & below) + __popc(b1 & below), c, r);
+  bfs_put_children(out, block_first + warp_first[warp] + upto - count, c, r);
 }
 
 // `thrust` reads its counts back to the host: it cannot run inside a graph (nor `auto` where it
@@ -99,11 +106,12 @@ struct bfs_cuda_backend {
   }
   void zero(void* p, std::size_t bytes) const { SIEVE_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, stream)); }
 
+  template <class Tree>
   void expand_appended(std::size_t bound, bfs_state* st, const bvh_view& b, const ray* rays, std::uint64_t* best,
                        const bfs_pair* in, bfs_pair* stack, bfs_pair* out) const {
     // One tile of 256 pairs a block over the bound; blocks past the step's pairs exit at once.
     const auto blocks = static_cast<unsigned>(std::max<std::size_t>(1, (bound + append_threads - 1) / append_threads));
-    bfs_expand_append<<<blocks, append_threads, 0, stream>>>(st, b, rays, best, in, stack, out);
+    bfs_expand_append<Tree><<<blocks, append_threads, 0, stream>>>(st, b, rays, best, in, stack, out);
     SIEVE_CUDA_CHECK(cudaGetLastError());
   }
 
@@ -233,12 +241,13 @@ namespace {
 
 bool same_view(const bvh_view& a, const bvh_view& b) {
   return a.nodes == b.nodes && a.prims == b.prims && a.triangles == b.triangles && a.node_count == b.node_count &&
-         a.pairs == b.pairs && a.leaf_triangles == b.leaf_triangles;
+         a.pairs == b.pairs && a.leaf_triangles == b.leaf_triangles && a.wide.nodes == b.wide.nodes &&
+         a.wide.prims == b.wide.prims && a.wide.triangles == b.wide.triangles && a.wide.node_count == b.wide.node_count;
 }
 
 }  // namespace
 
-bfs_tracer_cuda::bfs_tracer_cuda(std::string strategy) : strategy_(std::move(strategy)) {
+bfs_tracer_cuda::bfs_tracer_cuda(std::string strategy, bfs_tree tree) : strategy_(std::move(strategy)), tree_(tree) {
   const bfs_queue q(strategy_, sieve::backend::cuda);  // checks the strategy
   form_ = q.form();
   in_place_ = q.in_place();
@@ -252,7 +261,7 @@ void bfs_tracer_cuda::reserve(std::size_t capacity) {
   if (!buf_) buf_ = std::make_unique<buffers>();
   buffers& B = *buf_;
   if (capacity <= B.sizes.rays && B.best.size() > 0) return;
-  const bfs_sizes z = bfs_sizes::for_rays(std::max<std::size_t>(capacity, 1));
+  const bfs_sizes z = bfs_sizes::for_rays(std::max<std::size_t>(capacity, 1), bfs_arity(tree_));
   B.drop_graphs();  // their pointers are about to change
   for (auto* v : {&B.frontier[0], &B.frontier[1]}) v->reserve_discard(z.frontier);
   B.stack.reserve_discard(z.stack);
@@ -272,15 +281,15 @@ void bfs_tracer_cuda::closest_async(const bvh_view& b, const ray* rays, hit* hit
   if (!buf_ || capacity > buf_->sizes.rays)
     throw sieve::error("BFS traversal (cuda): closest_async for " + std::to_string(capacity) + " rays, reserved " +
                        std::to_string(this->capacity()) + ": call reserve(capacity) first (it allocates)");
-  if (!capturable(strategy_, form_, in_place_, bfs_sizes::for_rays(capacity).frontier))
+  if (!capturable(strategy_, form_, in_place_, bfs_sizes::for_rays(capacity, bfs_arity(tree_)).frontier))
     throw sieve::error("BFS traversal (cuda): strategy '" + strategy_ +
                        "' reads its counts back to the host and cannot run inside a graph; use closest()");
   buffers& B = *buf_;
   const bfs_queue q(strategy_, sieve::backend::cuda);
-  const bfs_sizes z = bfs_sizes::for_rays(capacity);  // launch bounds; the memory is at least this large
+  const bfs_sizes z = bfs_sizes::for_rays(capacity, bfs_arity(tree_));  // launch bounds; the memory is at least this large
   auto enqueue = [&](cudaStream_t s) {
     bfs_cuda_backend be{.stream = s, .body_stream = B.body, .ws = {B.workspace.get(), B.workspace.size()}};
-    bfs_run(be, q, B.memory(), z, b, rays, hits, d_count);
+    bfs_run(tree_, be, q, B.memory(), z, b, rays, hits, d_count);
   };
   cudaStreamCaptureStatus status;
   SIEVE_CUDA_CHECK(cudaStreamIsCapturing(stream, &status));
@@ -340,7 +349,7 @@ void bfs_tracer_cuda::closest(const bvh_view& b, const ray* rays, hit* hits, std
                         .t0 = B.t0,
                         .t1 = B.t1,
                         .ts = B.ts};
-    bfs_run(be, q, B.memory(), B.sizes, b, rays, hits, B.count.get());
+    bfs_run(tree_, be, q, B.memory(), B.sizes, b, rays, hits, B.count.get());
   } else {
     // Launch bounds over the reserved capacity, the count on the device: the graph stays the same
     // from call to call while the arrays do.

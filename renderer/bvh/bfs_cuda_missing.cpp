@@ -5,7 +5,7 @@ namespace sieve::render {
 
 struct bfs_tracer_cuda::buffers {};
 
-bfs_tracer_cuda::bfs_tracer_cuda(std::string strategy) : strategy_(std::move(strategy)) {
+bfs_tracer_cuda::bfs_tracer_cuda(std::string strategy, bfs_tree tree) : strategy_(std::move(strategy)), tree_(tree) {
   throw sieve::error("this build has no CUDA backend (nvcc was not found, or SIEVE_CUDA=OFF)");
 }
 bfs_tracer_cuda::~bfs_tracer_cuda() = default;

@@ -26,7 +26,7 @@ namespace sieve::render {
 
 // What the stages read and write besides the arrays: the plan of the current step and the counts.
 struct bfs_state {
-  std::uint64_t slots = 0;     // children of the step, 2m: the compaction's live count
+  std::uint64_t slots = 0;     // child slots of the step, A m: the compaction's live count
   std::uint64_t kept = 0;      // survivors of the step (the compaction's count, or the append
                                // counter): the next step's frontier
   std::uint64_t removals = 0;  // the removal list's length, as the library takes it
@@ -42,16 +42,17 @@ struct bfs_state {
   std::uint32_t steps = 0;
 };
 
-// Capacities for up to n rays (what reserve() allocates).
+// Capacities for up to n rays and A = `arity` children a pair (what reserve() allocates).
 struct bfs_sizes {
   std::size_t rays = 0;
-  std::size_t frontier = 0;  // pairs per frontier buffer: a step's children, 2 * bfs_chunk_bound(n)
-  std::size_t stack = 0;     // pairs of spill stack: bfs_stack_bound(n)
+  std::size_t frontier = 0;  // pairs per frontier buffer: a step's child slots, A * bfs_chunk_bound(n, A)
+  std::size_t stack = 0;     // pairs of spill stack: bfs_stack_bound(n, A)
   std::size_t mask_words() const { return (frontier + 31) / 32; }
-  static bfs_sizes for_rays(std::size_t n) {
-    if (n > (std::size_t{1} << 30))  // the first frontier (n pairs) fits a buffer of 2 * bfs_chunk_bound(n)
+  static bfs_sizes for_rays(std::size_t n, unsigned arity = 2) {
+    if (n > (std::size_t{1} << 30))  // the first frontier (n pairs) fits a buffer of A * bfs_chunk_bound(n, A)
       throw sieve::error("BFS traversal: " + std::to_string(n) + " rays in one call; at most 2^30");
-    return {n, static_cast<std::size_t>(2 * bfs_chunk_bound(n)), static_cast<std::size_t>(bfs_stack_bound(n))};
+    return {n, static_cast<std::size_t>(arity * bfs_chunk_bound(n, arity)),
+            static_cast<std::size_t>(bfs_stack_bound(n, arity))};
   }
 };
 
@@ -82,15 +83,15 @@ void bfs_begin(Exec e, std::size_t capacity, const std::uint32_t* d_count, bool 
   exec::parallel_for(e, "bfs.begin", capacity, [=] SIEVE_HD(std::uint32_t i) {
     if (i >= st->rays) return;
     best[i] = pack_hit(rays[i].tmax, ~0U);
-    frontier[i] = bfs_make_pair(i, 0);  // pair node 0: the root's children
+    frontier[i] = bfs_make_pair(i, 0);  // node 0: the root's children (binary), the root (wide)
   });
 }
 
 // bfs.plan (one thread): the last step's survivors are the frontier; take the top chunk.
-SIEVE_HD inline void bfs_plan_step(bfs_state& s) {
+SIEVE_HD inline void bfs_plan_step(bfs_state& s, unsigned arity) {
   const std::uint64_t frontier = s.kept, total = s.stack + frontier;
   s.peak = s.peak > total ? s.peak : total;
-  const std::uint64_t m = bfs_chunk(total, s.rays);
+  const std::uint64_t m = bfs_chunk(total, s.rays, arity);
   s.m = static_cast<std::uint32_t>(m);
   if (m > frontier) {  // the whole frontier, and pairs from the spill stack's top
     s.popped = static_cast<std::uint32_t>(m - frontier);
@@ -104,15 +105,15 @@ SIEVE_HD inline void bfs_plan_step(bfs_state& s) {
     s.stack += s.spilled;
   }
   s.work = s.m > s.spilled ? s.m : s.spilled;
-  s.slots = 2 * m;
+  s.slots = arity * m;
   s.kept = 0;
   s.removal_count = 0;
   s.steps += m > 0;
 }
 
 template <class Exec>
-void bfs_plan(Exec e, bfs_state* st) {
-  exec::parallel_for(e, "bfs.plan", 1, [=] SIEVE_HD(std::uint32_t) { bfs_plan_step(*st); });
+void bfs_plan(Exec e, bfs_state* st, unsigned arity) {
+  exec::parallel_for(e, "bfs.plan", 1, [=] SIEVE_HD(std::uint32_t) { bfs_plan_step(*st, arity); });
 }
 
 // The pair a step's item i expands, after moving item i of the spilled part (both stages below).
@@ -123,14 +124,14 @@ SIEVE_HD inline bfs_pair bfs_take(const bfs_state& s, std::uint32_t i, const bfs
   return i < from_frontier ? in[s.spilled + i] : stack[s.pop_base + (i - from_frontier)];
 }
 
-// bfs.expand, for a library strategy: children to out[2i], out[2i + 1], marked.
-template <class Exec>
+// bfs.expand, for a library strategy: the child slots of pair i to out[A i, A i + A), marked.
+template <class Tree, class Exec>
 void bfs_expand_marked(Exec e, std::size_t bound, const bfs_state* st, const bvh_view& b, const ray* rays,
                        std::uint64_t* best, const bfs_pair* in, bfs_pair* stack, bfs_pair* out, const keep_marks& marks) {
   exec::parallel_for(e, "bfs.expand", bound, [=] SIEVE_HD(std::uint32_t i) {
     if (i >= st->work) return;
     const bfs_pair p = bfs_take(*st, i, in, stack);
-    if (i < st->m) expand_marked(i, p, b, rays, best, out, marks);
+    if (i < st->m) expand_marked<Tree>(i, p, b, rays, best, out, marks);
   });
 }
 
@@ -188,14 +189,14 @@ class bfs_queue {
   }
 
   // One step: expand the chunk, mark or append its children, compact them into the next frontier.
-  template <class Backend>
+  template <class Tree, class Backend>
   void step(Backend& be, const bfs_memory& m, const bfs_sizes& z, int s, const bvh_view& b, const ray* rays) const {
     const auto e = be.exec();
-    bfs_plan(e, m.state);
+    bfs_plan(e, m.state, Tree::arity);
     bfs_pair *in = input(m, s), *out = output(m, s);
     const std::size_t bound = be.extent(z.frontier, [&] { return m.state->work; });
     if (mode_ == mode::append) {  // survivors appended to out[0, kept): the backend reserves the slots
-      be.expand_appended(bound, m.state, b, rays, m.best, in, m.stack, out);
+      be.template expand_appended<Tree>(bound, m.state, b, rays, m.best, in, m.stack, out);
       return;
     }
     keep_marks marks;
@@ -211,7 +212,7 @@ class bfs_queue {
       marks.removal_count = &m.state->removal_count;
       keep = sieve::removal_list{std::span(m.removals, z.frontier)};
     }
-    bfs_expand_marked(e, bound, m.state, b, rays, m.best, in, m.stack, out, marks);
+    bfs_expand_marked<Tree>(e, bound, m.state, b, rays, m.best, in, m.stack, out, marks);
     if (form_ == sieve::form::removal_list) bfs_count_removals(e, m.state);
     const sieve::record children(std::span(out, z.frontier));
     const sieve::cuda::device_counts live{&m.state->slots, &m.state->removals};
@@ -233,18 +234,31 @@ class bfs_queue {
 // backend's loop(state, round) runs `round` while pairs are left (on the CPU and in the GPU's
 // host-driven mode: the host looks; in the GPU's graph mode: a WHILE node, its body one round).
 // step_begins() and stepped(state) bracket each step (timing, statistics).
-template <class Backend>
+template <class Tree, class Backend>
 void bfs_run(Backend& be, const bfs_queue& q, const bfs_memory& m, const bfs_sizes& z, const bvh_view& b,
              const ray* rays, hit* hits, const std::uint32_t* d_count) {
-  bfs_begin(be.exec(), z.rays, d_count, b.node_count == 0, rays, m.best, m.frontier[0], m.state);
+  bfs_begin(be.exec(), z.rays, d_count, Tree::empty(b), rays, m.best, m.frontier[0], m.state);
   be.loop(m.state, [&] {
     for (int s = 0; s < q.steps_per_round(); ++s) {
       be.step_begins();
-      q.step(be, m, z, s, b, rays);
+      q.template step<Tree>(be, m, z, s, b, rays);
       be.stepped(m.state);
     }
   });
   bfs_finish(be.exec(), z.rays, m.state, b, rays, m.best, hits);
+}
+
+// bfs_run over the tracer's tree: the one place the tree is picked (its kernels instantiated for both).
+template <class Backend>
+void bfs_run(bfs_tree tree, Backend& be, const bfs_queue& q, const bfs_memory& m, const bfs_sizes& z,
+             const bvh_view& b, const ray* rays, hit* hits, const std::uint32_t* d_count) {
+  if (tree == bfs_tree::wide) {
+    if (b.wide.node_count == 0 && b.node_count != 0)
+      throw sieve::error("BFS traversal over the wide tree: the BVH was built without the wide layout");
+    bfs_run<bfs_wide_tree>(be, q, m, z, b, rays, hits, d_count);
+  } else {
+    bfs_run<bfs_binary_tree>(be, q, m, z, b, rays, hits, d_count);
+  }
 }
 
 }  // namespace sieve::render

@@ -16,13 +16,14 @@ gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::spa
                      const std::string& traversal, const std::string& strategy, int repeats,
                      const std::string& bfs_loop, bool any) {
   if (!sieve::cuda::available()) throw sieve::error("the cuda backend needs a GPU: " + sieve::cuda::device_description());
-  if (traversal != "dfs" && traversal != "bfs" && traversal != "wide")
-    throw sieve::error("unknown traversal '" + traversal + "'; traversals: dfs, wide, bfs");
+  const bool breadth = traversal == "bfs" || traversal == "wide-bfs";
+  if (traversal != "dfs" && traversal != "wide" && !breadth)
+    throw sieve::error("unknown traversal '" + traversal + "'; traversals: dfs, wide, bfs, wide-bfs");
   if (bfs_loop != "graph" && bfs_loop != "host")
     throw sieve::error("unknown BFS loop '" + bfs_loop + "'; loops: graph, host");
-  const bool wide = traversal == "wide";
+  const bool wide = traversal == "wide" || traversal == "wide-bfs";
   if (wide && b.wide.nodes.empty() && !b.nodes.empty()) throw sieve::error("the wide traversal needs a BVH built with the wide layout");
-  if (any && traversal == "bfs") throw sieve::error("the BFS traversal finds closest hits only");
+  if (any && breadth) throw sieve::error("the BFS traversal finds closest hits only");
   using exec::device_array;
   const device_array<bvh_node> nodes(b.nodes);
   const device_array<std::uint32_t> prims(b.prims);
@@ -38,8 +39,8 @@ gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::spa
                       pairs.get(), leaf_tris.get(),
                       wide_view{wide_nodes.get(), wide_prims.get(), wide_tris.get(), static_cast<std::uint32_t>(b.wide.nodes.size())}};
   std::unique_ptr<bfs_tracer_cuda> bfs;
-  if (traversal == "bfs") {
-    bfs = std::make_unique<bfs_tracer_cuda>(strategy);
+  if (breadth) {
+    bfs = std::make_unique<bfs_tracer_cuda>(strategy, wide ? bfs_tree::wide : bfs_tree::binary);
     bfs->set_loop(bfs_loop == "host" ? bfs_tracer_cuda::loop::host : bfs_tracer_cuda::loop::graph);
   }
   const ray* r = d_rays.get();

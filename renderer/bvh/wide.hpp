@@ -165,12 +165,13 @@ SIEVE_HD SIEVE_FORCE_INLINE hit wide_closest_hit(const wide_view& v, const ray& 
   while (true) {
     const wide_node n = load_wide(v.nodes + node);
     const std::uint32_t hits = boxes(n, w, cull_limit(best.t));
-    std::uint32_t leaves = octant_order(hits & ~std::uint32_t{n.inner_mask}, w.oct);
+    const std::uint32_t leaves = hits & ~std::uint32_t{n.inner_mask};
     if (leaves) {
       const std::uint64_t counts = leaf_counts(n);
-      while (leaves) {
-        const int s = lowest_bit(leaves) ^ static_cast<int>(w.oct);
-        leaves &= leaves - 1;
+      // Slot order, by constant index (the node stays in registers on the GPU); the closest hit is
+      // the least (t, primitive) whatever the order.
+      SIEVE_UNROLL for (int s = 0; s < wide_arity; ++s) {
+        if (!(leaves >> s & 1U)) continue;
         const std::uint32_t first = n.tri_base + leaf_offset(counts, s);
         for (std::uint32_t i = first; i < first + n.meta[s]; ++i) {
           tri_hit h;
@@ -197,12 +198,11 @@ SIEVE_HD SIEVE_FORCE_INLINE bool wide_any_hit(const wide_view& v, const ray& r, 
   while (true) {
     const wide_node n = load_wide(v.nodes + node);
     const std::uint32_t hits = boxes(n, w, r.tmax);
-    std::uint32_t leaves = hits & ~std::uint32_t{n.inner_mask};
+    const std::uint32_t leaves = hits & ~std::uint32_t{n.inner_mask};
     if (leaves) {
       const std::uint64_t counts = leaf_counts(n);
-      while (leaves) {
-        const int s = lowest_bit(leaves);
-        leaves &= leaves - 1;
+      SIEVE_UNROLL for (int s = 0; s < wide_arity; ++s) {
+        if (!(leaves >> s & 1U)) continue;
         const std::uint32_t first = n.tri_base + leaf_offset(counts, s);
         for (std::uint32_t i = first; i < first + n.meta[s]; ++i) {
           tri_hit h;

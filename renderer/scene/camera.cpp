@@ -14,10 +14,11 @@ camera_given read_camera(const toml::table& doc, const reader& rd, scene& sc) {
       sc.camera.position = rd.vector(*v, "camera.position"), given.position = true;
     if (const toml::node* v = t.get("look_at"))
       sc.camera.look_at = rd.vector(*v, "camera.look_at"), given.look_at = true;
-    if (const toml::node* v = t.get("up")) sc.camera.up = rd.vector(*v, "camera.up");
+    if (const toml::node* v = t.get("up")) sc.camera.up = rd.vector(*v, "camera.up"), given.up = true;
     const toml::node* vfov = t.get("vfov");
     const toml::node* focal = t.get("focal_length_mm");
     const toml::node* film = t.get("film_height_mm");
+    given.lens = vfov || focal || film;
     if (vfov && (focal || film)) {
       rd.fail_at(vfov, "camera.vfov", "give either vfov or focal_length_mm + film_height_mm, not both");
     }

@@ -1,4 +1,5 @@
-// The framing of a bare OBJ (`sieve render mesh.obj`): a camera that sees its whole bounding box.
+// The framing of a bare OBJ or glTF (`sieve render mesh.obj`): a camera that sees its whole bounding
+// box, or a glTF's own camera.
 #include "sections.hpp"
 
 #include <algorithm>
@@ -20,6 +21,13 @@ void frame_bare_obj(const reader& rd, camera_given given, scene& sc) {
     fail(rd.file + ": the mesh's bounding box " + str(box.lo) + " .. " + str(box.hi) +
          " is too large to frame: the camera's position overflows a float (give camera.position and look_at)");
   }
+}
+
+void use_bare_camera(const camera_desc& camera, camera_given given, scene& sc) {
+  if (!given.position) sc.camera.position = camera.position;
+  if (!given.look_at) sc.camera.look_at = camera.look_at;
+  if (!given.up) sc.camera.up = camera.up;
+  if (!given.lens) sc.camera.vfov_degrees = camera.vfov_degrees;
 }
 
 }  // namespace sieve::render::detail

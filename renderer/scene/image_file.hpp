@@ -1,7 +1,7 @@
 // Reading image files (textures; environment maps) into linear RGB floats: the one place that
-// decodes images (stb_image). PNG and JPEG (8-bit: sRGB decoded to linear; 16-bit PNG: the same
-// curve at 16 bits) and Radiance .hdr (linear, as stored). Grey and grey+alpha images become RGB;
-// alpha is dropped.
+// decodes images. PNG (stb_image; 8-bit: sRGB decoded to linear; 16-bit: the same curve at 16 bits;
+// grey, grey+alpha and palette images become RGB, alpha is dropped) and Radiance .hdr (RGBE, flat
+// or run-length encoded scanlines; linear, as stored). JPEG is not read (image_file.cpp says why).
 #pragma once
 
 #include "../core/math.hpp"

@@ -1,4 +1,4 @@
-// The scene loader: TOML scene files (toml++) and OBJ/MTL meshes (tinyobjloader). Schema and mapping:
+// The scene loader: TOML scene files (toml++), OBJ/MTL meshes (tinyobjloader) and glTF (gltf.hpp). Schema and mapping:
 // scenes/README.md. Each section of a scene file is read by a file of its own (sections.hpp).
 #include "load.hpp"
 
@@ -52,8 +52,9 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
   reg.texture_limits.max_side = rd.limits.max_texture_side;
   reg.texture_limits.max_bytes = rd.limits.max_texture_bytes;
   reg.texture_budget = rd.limits.max_texture_bytes;
-  const std::vector<material_override> overrides = read_objects(doc, rd, sc, reg, base_dir, obj_entry);
-  apply_material_entries(entries, reg);
+  std::optional<camera_desc> bare_camera;
+  const std::vector<material_override> overrides = read_objects(doc, rd, sc, reg, base_dir, obj_entry, bare_camera);
+  apply_material_entries(entries, reg, base_dir, rd);
   apply_material_overrides(overrides, rd, reg, sc);
   read_lights(doc, rd, sc, reg);
   read_procedural(doc, rd, sc, reg);
@@ -65,7 +66,8 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
   if (!sc.normals.empty()) sc.normals.resize(sc.triangles.size(), triangle_normals{});
   if (!sc.uvs.empty()) sc.uvs.resize(sc.triangles.size(), triangle_uvs{});
   sc.textures = std::move(reg.textures);
-  if (obj_entry) frame_bare_obj(rd, given, sc);
+  if (obj_entry && bare_camera) use_bare_camera(*bare_camera, given, sc);
+  if (obj_entry && !bare_camera) frame_bare_obj(rd, given, sc);
   check_camera(doc, rd, sc);
   return sc;
 }
@@ -97,21 +99,21 @@ scene load_scene(const std::filesystem::path& path, const std::vector<std::strin
       fail(rd.file + ":" + std::to_string(e.source().begin.line) + ":" +
            std::to_string(e.source().begin.column) + ": " + std::string(e.description()));
     }
-  } else if (ext == ".obj") {
+  } else if (ext == ".obj" || ext == ".gltf" || ext == ".glb") {
     input_file(path, "scene file");  // refuses what is not a regular file before anything else
     obj_entry = true;
     toml::table object;
-    object.insert("obj", path.filename().string());
+    object.insert(ext == ".obj" ? "obj" : "gltf", path.filename().string());
     doc.insert("objects", toml::array{std::move(object)});
     doc.insert("environment", toml::table{{"color", toml::array{1.0, 1.0, 1.0}}});
   } else {
     fail(rd.file + ": unknown scene file type " + in_quotes(path.extension().string()) +
-         " (expected .toml or .obj)");
+         " (expected .toml, .obj, .gltf or .glb)");
   }
 
   for (const auto& o : overrides) apply_override(doc, o, rd);
   scene sc = read(doc, rd, path.parent_path(), obj_entry, path.stem().string());
-  if (!obj_entry) sc.files.insert(sc.files.begin(), path);  // an .obj is listed as the object
+  if (!obj_entry) sc.files.insert(sc.files.begin(), path);  // a bare .obj or glTF is listed as the object
   return sc;
 }
 

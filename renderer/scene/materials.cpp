@@ -136,13 +136,25 @@ std::vector<material_entry> read_material_entries(const toml::table& doc, const 
         if (!(d > 1)) rd.fail_at(v, key + ".ior", str(d) + " is out of range (> 1)");
         e.ior = static_cast<float>(d);
       }
+      if (const toml::node* v = t.get("texture")) {
+        e.texture = rd.string(*v, key + ".texture");
+        e.texture_node = v;
+        if (e.texture->empty()) rd.fail_at(v, key + ".texture", "empty texture path");
+      }
+      if (const toml::node* v = t.get("wrap")) {
+        const std::string w = rd.string(*v, key + ".wrap");
+        if (w != "repeat" && w != "clamp") rd.fail_at(v, key + ".wrap", in_quotes(w) + " is not one of repeat, clamp");
+        if (!e.texture) rd.fail_at(v, key + ".wrap", "wrap goes with texture");
+        e.wrap = w == "clamp" ? wrap_mode::clamp : wrap_mode::repeat;
+      }
       mat_entries.push_back(std::move(e));
     }
   }
   return mat_entries;
 }
 
-void apply_material_entries(const std::vector<material_entry>& entries, registry& reg) {
+void apply_material_entries(const std::vector<material_entry>& entries, registry& reg, const fs::path& base_dir,
+                            const reader& rd) {
   for (const auto& e : entries) {
     std::optional<std::uint32_t> i = reg.find(e.name);
     if (!i) {
@@ -155,6 +167,10 @@ void apply_material_entries(const std::vector<material_entry>& entries, registry
     if (e.albedo) m.albedo = *e.albedo, m.albedo_texture = -1;  // a constant albedo replaces a texture
     if (e.emission) m.emission = *e.emission;
     if (e.ior) m.ior = *e.ior;
+    if (e.texture) {
+      if (m.kind != material_kind::diffuse) rd.fail_at(e.texture_node, e.key + ".texture", "only a diffuse material takes a texture");
+      m.albedo_texture = reg.texture_index(base_dir / *e.texture, e.wrap, rd.where(e.texture_node, e.key + ".texture"));
+    }
   }
 }
 

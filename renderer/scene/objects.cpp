@@ -1,13 +1,78 @@
-// [[objects]]: OBJ files placed in the scene (translate, scale, rotate_y), with their MTL materials or one `material =`.
+// [[objects]]: OBJ or glTF files placed in the scene (translate, scale, rotate_y), with their own materials or one `material =`.
 #include "sections.hpp"
+
+#include "gltf.hpp"
 
 #include <algorithm>
 #include <cmath>
 
 namespace sieve::render::detail {
+namespace {
+
+// A glTF file as an object: its materials join the registry by name (all of them, as an OBJ's MTL
+// materials do under `material =`, which may name one); a primitive without one gets the grey default.
+// A diffuse material's base colour texture becomes its albedo texture (times baseColorFactor); an
+// emissive texture's mean multiplies the emission (sieve has no textured emission).
+obj_mesh load_gltf_object(const fs::path& path, const obj_options& opt, registry& reg,
+                          std::optional<camera_desc>& camera) {
+  gltf_options g;
+  g.context = opt.context;
+  g.max_triangles = opt.max_triangles;
+  g.limit_text = opt.limit_text;
+  g.admit = opt.admit;
+  gltf_mesh m = load_gltf(path, g);
+  std::vector<std::uint32_t> index(m.materials.size());
+  std::vector<std::optional<vec3>> mean_of(m.images.size());  // emissive textures' mean colours
+  for (std::size_t i = 0; i < m.materials.size(); ++i) {
+    material& mat = m.materials[i];
+    const std::string who = path.string() + ": material " + in_quotes(mat.name) + opt.context;
+    auto image = [&](const gltf_mesh::texture_ref& ref) -> const gltf_mesh::image* {
+      if (ref.image < 0) return nullptr;
+      const gltf_mesh::image& im = m.images[static_cast<std::size_t>(ref.image)];
+      if (im.missing) {
+        print_warning(who + ": texture " + in_quotes(im.name) + " not found; the material keeps its constant colour");
+        return nullptr;
+      }
+      return &im;
+    };
+    if (const auto* im = image(m.base_color_texture[i]); im && mat.kind == material_kind::diffuse) {
+      mat.albedo_texture = reg.texture_index(im->name, im->bytes, m.base_color_texture[i].wrap, mat.albedo, who);
+    }
+    if (const auto* im = image(m.emissive_texture[i]); im && max_component(mat.emission) > 0) {
+      std::optional<vec3>& mean = mean_of[static_cast<std::size_t>(m.emissive_texture[i].image)];
+      if (!mean) {  // each image decoded once, however many materials share it
+        const image_rgb e = decode_image(im->bytes.data(), im->bytes.size(), im->name, "emissive texture", reg.texture_limits);
+        double sum[3] = {0, 0, 0};
+        for (const vec3& p : e.pixels)
+          for (int c = 0; c < 3; ++c) sum[c] += p[c];
+        const double n = static_cast<double>(e.pixels.size());
+        mean = vec3{static_cast<float>(sum[0] / n), static_cast<float>(sum[1] / n), static_cast<float>(sum[2] / n)};
+      }
+      mat.emission = mat.emission * *mean;
+      if (!finite(mat.emission)) fail(who + ": the emission times the emissive texture's mean overflows a float");
+    }
+    index[i] = reg.add(mat, path.string());
+  }
+  obj_mesh out;
+  out.files = std::move(m.files);
+  out.triangles = std::move(m.triangles);
+  out.normals = std::move(m.normals);
+  out.uvs = std::move(m.uvs);
+  out.material_of.reserve(m.material_of.size());
+  for (const std::uint32_t i : m.material_of) {
+    out.material_of.push_back(!opt.use_materials            ? 0
+                              : i == gltf_mesh::no_material ? reg.default_grey()
+                                                            : index[i]);
+  }
+  camera = m.camera;
+  return out;
+}
+
+}  // namespace
 
 std::vector<material_override> read_objects(const toml::table& doc, const reader& rd, scene& sc, registry& reg,
-                                            const fs::path& base_dir, bool obj_entry) {
+                                            const fs::path& base_dir, bool obj_entry,
+                                            std::optional<camera_desc>& bare_camera) {
   const toml::array* objects = array_of_tables(doc, "objects", rd);
   std::vector<material_override> material_overrides;
   if (objects) {
@@ -16,12 +81,17 @@ std::vector<material_override> read_objects(const toml::table& doc, const reader
       const toml::table& t = *(*objects)[i].as_table();
       rd.known_keys(t, key + ".", table_keys.at("objects"), "[[objects]]");
       const toml::node* obj = t.get("obj");
-      if (!obj) rd.fail_at(&(*objects)[i], key, "an object needs obj = \"path.obj\"");
-      const std::string rel = rd.string(*obj, key + ".obj");
+      const toml::node* gltf = t.get("gltf");
+      if (!obj && !gltf) rd.fail_at(&(*objects)[i], key, "an object needs obj = \"path.obj\" (or gltf = \"path.gltf\")");
+      if (obj && gltf) rd.fail_at(gltf, key, "give either obj or gltf, not both");
+      const toml::node* file_node = obj ? obj : gltf;
+      const std::string file_key = key + (obj ? ".obj" : ".gltf");
+      const std::string rel = rd.string(*file_node, file_key);
       const fs::path obj_path = base_dir / fs::path(rel);
       if (!file_exists(obj_path)) {
-        rd.fail_at(obj, key + ".obj",
-                   "OBJ file " + in_quotes(rel) + " not found (looked for " + obj_path.string() + ")");
+        rd.fail_at(file_node, file_key,
+                   std::string(obj ? "OBJ" : "glTF") + " file " + in_quotes(rel) + " not found (looked for " +
+                       obj_path.string() + ")");
       }
       vec3 translate{0, 0, 0}, scale{1, 1, 1};
       double rotate = 0;
@@ -50,7 +120,9 @@ std::vector<material_override> read_objects(const toml::table& doc, const reader
       opt.limit_text = before == 0 ? "(the scene's limit)"
                                    : "(what is left of the scene's limit of " + std::to_string(limit) + " with " +
                                          std::to_string(before) + " before this object)";
-      obj_mesh mesh = load_obj(obj_path, opt, reg);
+      std::optional<camera_desc> camera;
+      obj_mesh mesh = obj ? load_obj(obj_path, opt, reg) : load_gltf_object(obj_path, opt, reg, camera);
+      if (obj_entry) bare_camera = camera;
       sc.files.insert(sc.files.end(), mesh.files.begin(), mesh.files.end());
       rd.check_triangles(sc.triangles.size() + mesh.triangles.size(), "with " + in_quotes(rel));
 

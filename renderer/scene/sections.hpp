@@ -1,6 +1,6 @@
 // The loader's parts, one file each: the sections of a scene file (camera.cpp, film.cpp,
 // environment.cpp, materials.cpp, objects.cpp, lights.cpp, procedural_section.cpp), --set
-// overrides (overrides.cpp), OBJ/MTL files (obj_prescan.cpp, obj.cpp) and the bare-OBJ framing
+// overrides (overrides.cpp), OBJ/MTL files (obj_prescan.cpp, obj.cpp), glTF files (gltf.hpp) and the bare-OBJ framing
 // (framing.cpp); load.cpp runs them in order. Internal to the loader.
 #pragma once
 
@@ -54,6 +54,15 @@ struct registry {
   // is missing (a warning naming it and `who`, e.g. "scene.mtl: material 'brick'"). An unreadable
   // or corrupt image, one past the limits, or one past what is left of the budget is an error.
   std::int32_t texture_index(const fs::path& path, wrap_mode wrap, const std::string& who);
+  // The same for an image already in memory (a glTF's), named `name`, its texels multiplied by
+  // `scale` (a glTF base colour factor); each (name, wrap, scale) decoded once.
+  std::int32_t texture_index(const std::string& name, const std::vector<unsigned char>& bytes, wrap_mode wrap,
+                             vec3 scale, const std::string& who);
+
+ private:
+  // Decodes through `read` within what is left of the budget and keeps the texture under `key`.
+  std::int32_t add_texture(const std::string& key, const std::string& name, wrap_mode wrap, const std::string& who,
+                           const std::function<image_rgb(const image_limits&)>& read);
 };
 
 // The MTL mapping of scene.hpp / scenes/README.md.
@@ -67,10 +76,15 @@ struct material_entry {
   std::optional<material_kind> kind;
   std::optional<vec3> albedo, emission;
   std::optional<float> ior;
+  std::optional<std::string> texture;  // the albedo texture's path as written, relative to the scene file
+  wrap_mode wrap = wrap_mode::repeat;
+  const toml::node* texture_node = nullptr;
 };
 std::vector<material_entry> read_material_entries(const toml::table& doc, const reader& rd);
 // Overrides the MTL materials of the same name, or adds new ones.
-void apply_material_entries(const std::vector<material_entry>& entries, registry& reg);
+// Textures named by entries are read relative to `base_dir` (the scene file's folder).
+void apply_material_entries(const std::vector<material_entry>& entries, registry& reg, const fs::path& base_dir,
+                            const reader& rd);
 
 // ------------------------------------------------------------------------------------------------
 // OBJ files (obj_prescan.cpp, obj.cpp).
@@ -121,6 +135,7 @@ obj_mesh load_obj(const fs::path& path, const obj_options& opt, registry& reg);
 
 struct camera_given {
   bool position = false, look_at = false;  // the scene set them (the bare-OBJ framing keeps them)
+  bool up = false, lens = false;           // up; vfov or focal_length_mm + film_height_mm (a bare glTF's camera yields to them)
 };
 camera_given read_camera(const toml::table& doc, const reader& rd, scene& sc);
 // The camera's position, look_at and up make a view (checked after framing).
@@ -136,8 +151,11 @@ struct material_override {
   const toml::node* node;
   std::string key;
 };
+// Objects are OBJ (`obj =`) or glTF (`gltf =`, scene/gltf.hpp) files. `bare_camera`: the camera of a
+// bare glTF (obj_entry), if the file has one.
 std::vector<material_override> read_objects(const toml::table& doc, const reader& rd, scene& sc, registry& reg,
-                                            const fs::path& base_dir, bool obj_entry);
+                                            const fs::path& base_dir, bool obj_entry,
+                                            std::optional<camera_desc>& bare_camera);
 void apply_material_overrides(const std::vector<material_override>& overrides, const reader& rd,
                               const registry& reg, scene& sc);
 
@@ -146,5 +164,7 @@ void read_procedural(const toml::table& doc, const reader& rd, scene& sc, regist
 
 // A bare OBJ: its bounding box framed from the -z side, looking along +z at its centre.
 void frame_bare_obj(const reader& rd, camera_given given, scene& sc);
+// A bare glTF with a camera: that camera, key by key where the overrides gave none.
+void use_bare_camera(const camera_desc& camera, camera_given given, scene& sc);
 
 }  // namespace sieve::render::detail

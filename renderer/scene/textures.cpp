@@ -13,11 +13,30 @@ std::int32_t registry::texture_index(const fs::path& path, wrap_mode wrap, const
     texture_of.emplace(key, -1);
     return -1;
   }
+  return add_texture(path.string(), path.string(), wrap, who,
+                     [&](const image_limits& limits) { return read_image(path, "texture", limits); });
+}
+
+std::int32_t registry::texture_index(const std::string& name, const std::vector<unsigned char>& bytes, wrap_mode wrap,
+                                     vec3 scale, const std::string& who) {
+  const bool scaled = !(scale.x == 1 && scale.y == 1 && scale.z == 1);
+  const std::string key = scaled ? name + " x " + str(scale) : name;
+  if (const auto it = texture_of.find(std::make_pair(key, wrap)); it != texture_of.end()) return it->second;
+  return add_texture(key, name, wrap, who, [&](const image_limits& limits) {
+    image_rgb image = decode_image(bytes.data(), bytes.size(), name, "texture", limits);
+    if (scaled)
+      for (vec3& p : image.pixels) p = p * scale;
+    return image;
+  });
+}
+
+std::int32_t registry::add_texture(const std::string& key, const std::string& name, wrap_mode wrap,
+                                   const std::string& who, const std::function<image_rgb(const image_limits&)>& read) {
   image_limits limits = texture_limits;
   limits.max_bytes = std::min(limits.max_bytes, texture_budget - std::min(texture_budget, texture_bytes));
   image_rgb image;
   try {
-    image = read_image(path, "texture", limits);
+    image = read(limits);
   } catch (const sieve::error& e) {
     std::string taken;
     if (texture_bytes > 0) {
@@ -27,7 +46,7 @@ std::int32_t registry::texture_index(const fs::path& path, wrap_mode wrap, const
     fail(std::string(e.what()) + " (" + who + taken + ")");
   }
   texture t;
-  t.name = path.string();
+  t.name = name;
   t.width = image.width;
   t.height = image.height;
   t.wrap = wrap;
@@ -35,7 +54,7 @@ std::int32_t registry::texture_index(const fs::path& path, wrap_mode wrap, const
   texture_bytes += t.texels.size() * sizeof(vec3);
   const auto index = static_cast<std::int32_t>(textures.size());
   textures.push_back(std::move(t));
-  texture_of.emplace(key, index);
+  texture_of.emplace(std::make_pair(key, wrap), index);
   return index;
 }
 

@@ -1,5 +1,5 @@
-// libFuzzer: an image file read as a texture or environment map is (scene/image_file.hpp: PNG,
-// JPEG, Radiance .hdr through stb_image). Input: the file's bytes. Bad input must end in
+// libFuzzer: an image file read as a texture or environment map is (scene/image_file.hpp: PNG
+// through stb_image, Radiance .hdr decoded by sieve). Input: the file's bytes. Bad input must end in
 // sieve::error; anything else (a crash, a sanitizer report, another exception, a hang, a leak) is a
 // finding.
 #include "scratch.hpp"

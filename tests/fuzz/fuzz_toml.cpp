@@ -34,6 +34,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   for (std::string line; std::getline(lines, line);) overrides.push_back(line);
   sieve::render::scene_limits limits;
   limits.max_triangles = 1 << 16;  // the procedural scenes' defaults (1M, 8M) end at the limit, fast
+  limits.max_texture_side = 1024;  // a material's texture may name any file: keep what it reads small
+  limits.max_texture_bytes = std::uint64_t{1} << 24;
   try {
     (void)sieve::render::load_scene(scene_dir() / "scene.toml", overrides, limits);
   } catch (const sieve::error&) {

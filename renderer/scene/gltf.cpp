@@ -1,0 +1,853 @@
+// glTF 2.0 meshes through tinygltf (its implementation: scene/tinygltf.cpp). tinygltf parses the JSON
+// and the GLB container and resolves buffers; it does not check that accessors and views stay inside
+// their buffers, nor most indices between elements, so everything read here is checked first.
+// Mapping and keys: scenes/README.md.
+#include "gltf.hpp"
+
+#include "input_file.hpp"
+
+#include <tiny_gltf.h>
+
+#include <sieve/compaction/error.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <cstring>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <utility>
+#include <vector>
+
+namespace sieve::render {
+namespace {
+
+namespace fs = std::filesystem;
+using detail::fail;
+using detail::in_quotes;
+using detail::str;
+
+constexpr double pi = 3.14159265358979323846;
+
+// No file tinygltf is given or reads is larger (the GLB reader takes a 32-bit size).
+constexpr std::uint64_t max_file_bytes = (std::uint64_t{1} << 31) - 1;
+
+std::string str3(vec3 v) { return "(" + str(v.x) + ", " + str(v.y) + ", " + str(v.z) + ")"; }
+
+std::string idx(const char* array, std::size_t i) { return std::string(array) + "[" + std::to_string(i) + "]"; }
+
+// ------------------------------------------------------------------------------------------------
+// Files: tinygltf reads buffers and images through these callbacks, so they are read as every input
+// of sieve is (regular files only, within a size), and only from the glTF file's folder and below
+// it as the URI says (tinygltf would also look in the current directory).
+
+struct file_context {
+  std::string base;                   // the glTF file's folder, absolute, with a trailing '/'
+  std::vector<fs::path>* files;       // every file read, for scene.files
+};
+
+bool under_base(const std::string& path, const file_context& ctx) {
+  return path.size() > ctx.base.size() && path.compare(0, ctx.base.size(), ctx.base) == 0;
+}
+
+bool fs_exists(const std::string& path, void* user) {
+  const auto& ctx = *static_cast<file_context*>(user);
+  return under_base(path, ctx) && detail::file_exists(path);
+}
+
+std::string fs_expand(const std::string& path, void*) { return path; }
+
+bool fs_read(std::vector<unsigned char>* out, std::string* err, const std::string& path, void* user) {
+  auto& ctx = *static_cast<file_context*>(user);
+  if (!under_base(path, ctx)) {
+    if (err) *err += "not under the glTF file's folder";
+    return false;
+  }
+  detail::input_file f(path, "file the glTF file names");  // throws sieve::error naming it
+  *out = f.bytes(max_file_bytes);
+  ctx.files->push_back(path);
+  return true;
+}
+
+bool fs_write(std::string* err, const std::string&, const std::vector<unsigned char>&, void*) {
+  if (err) *err += "sieve writes no glTF files";
+  return false;
+}
+
+// Images are not decoded by tinygltf: their encoded bytes are kept (component 0 marks them) for the
+// texture reader. An image in a buffer view was range-checked by check_image_views before tinygltf
+// computed `bytes` from it.
+bool keep_image_bytes(tinygltf::Image* image, const int, std::string*, std::string*, int, int,
+                      const unsigned char* bytes, int size, void*) {
+  image->image.assign(bytes, bytes + (size > 0 ? size : 0));
+  image->width = image->height = 0;
+  image->component = 0;
+  return true;
+}
+
+// ------------------------------------------------------------------------------------------------
+// What tinygltf reads unchecked while it parses: an image stored in a buffer view is handed to the
+// image callback as &buffer.data[view.byteOffset] with view.byteLength bytes, whatever the buffer's
+// size. Checked here on the JSON before tinygltf parses it (a buffer's data is exactly its
+// byteLength once tinygltf has loaded it).
+void check_image_views(std::string_view json_text, const std::string& file) {
+  const nlohmann::json doc = nlohmann::json::parse(json_text.begin(), json_text.end(), nullptr, false);
+  if (doc.is_discarded() || !doc.is_object()) return;  // tinygltf reports the syntax error
+  auto array = [&](const char* key) -> const nlohmann::json* {
+    const auto it = doc.find(key);
+    return it != doc.end() && it->is_array() ? &*it : nullptr;
+  };
+  const nlohmann::json* images = array("images");
+  if (!images) return;
+  const nlohmann::json* views = array("bufferViews");
+  const nlohmann::json* buffers = array("buffers");
+  auto unsigned_field = [&](const nlohmann::json& o, const char* key, std::uint64_t fallback,
+                            const std::string& where) -> std::uint64_t {
+    const auto it = o.find(key);
+    if (it == o.end()) return fallback;
+    if (!it->is_number_unsigned()) fail(file + ": " + where + "." + key + " is not a non-negative integer");
+    return it->get<std::uint64_t>();
+  };
+  for (std::size_t i = 0; i < images->size(); ++i) {
+    const nlohmann::json& image = (*images)[i];
+    if (!image.is_object() || !image.contains("bufferView")) continue;
+    const std::string where = idx("images", i);
+    const std::uint64_t v = unsigned_field(image, "bufferView", 0, where);
+    if (!views || v >= views->size() || !(*views)[v].is_object())
+      fail(file + ": " + where + ".bufferView " + std::to_string(v) + " does not exist");
+    const nlohmann::json& view = (*views)[v];
+    const std::string vwhere = idx("bufferViews", v);
+    const std::uint64_t b = unsigned_field(view, "buffer", ~std::uint64_t{0}, vwhere);
+    if (!buffers || b >= buffers->size() || !(*buffers)[b].is_object())
+      fail(file + ": " + vwhere + ".buffer does not name an existing buffer");
+    const std::uint64_t size = unsigned_field((*buffers)[b], "byteLength", 0, idx("buffers", b));
+    const std::uint64_t offset = unsigned_field(view, "byteOffset", 0, vwhere);
+    const std::uint64_t length = unsigned_field(view, "byteLength", 0, vwhere);
+    if (offset > size || length > size - offset) {
+      fail(file + ": " + vwhere + " (bytes " + std::to_string(offset) + " + " + std::to_string(length) +
+           ") reaches past the " + std::to_string(size) + " bytes of " + idx("buffers", b));
+    }
+  }
+}
+
+// The JSON chunk of a GLB file, or nothing where the container is malformed (tinygltf says how).
+std::string_view glb_json(const std::vector<unsigned char>& bytes) {
+  if (bytes.size() < 20) return {};
+  std::uint32_t length = 0;
+  std::memcpy(&length, bytes.data() + 12, 4);
+  if (length > bytes.size() - 20) return {};
+  return {reinterpret_cast<const char*>(bytes.data()) + 20, length};
+}
+
+// ------------------------------------------------------------------------------------------------
+// Accessors, checked against their view and buffer before a byte is read.
+
+struct elements {
+  const unsigned char* data = nullptr;  // the first element
+  std::size_t stride = 0;               // bytes from one element to the next
+  std::size_t count = 0;
+  int component_type = 0;
+  int components = 0;
+  bool normalized = false;
+};
+
+const char* type_name(int type) {
+  switch (type) {
+    case TINYGLTF_TYPE_SCALAR: return "SCALAR";
+    case TINYGLTF_TYPE_VEC2: return "VEC2";
+    case TINYGLTF_TYPE_VEC3: return "VEC3";
+    case TINYGLTF_TYPE_VEC4: return "VEC4";
+    case TINYGLTF_TYPE_MAT2: return "MAT2";
+    case TINYGLTF_TYPE_MAT3: return "MAT3";
+    case TINYGLTF_TYPE_MAT4: return "MAT4";
+    default: return "an unknown type";
+  }
+}
+
+const char* component_name(int c) {
+  switch (c) {
+    case TINYGLTF_COMPONENT_TYPE_BYTE: return "BYTE";
+    case TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE: return "UNSIGNED_BYTE";
+    case TINYGLTF_COMPONENT_TYPE_SHORT: return "SHORT";
+    case TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT: return "UNSIGNED_SHORT";
+    case TINYGLTF_COMPONENT_TYPE_INT: return "INT";
+    case TINYGLTF_COMPONENT_TYPE_UNSIGNED_INT: return "UNSIGNED_INT";
+    case TINYGLTF_COMPONENT_TYPE_FLOAT: return "FLOAT";
+    case TINYGLTF_COMPONENT_TYPE_DOUBLE: return "DOUBLE";
+    default: return "an unknown component type";
+  }
+}
+
+struct model_reader {
+  const tinygltf::Model& m;
+  std::string file;
+  std::string context;
+
+  [[noreturn]] void error(const std::string& where, const std::string& what) const {
+    fail(file + ": " + where + ": " + what + context);
+  }
+
+  // Accessor `a` (named by `user`, e.g. meshes[0].primitives[1].attributes.POSITION), which must
+  // have `type` and one of `components`.
+  elements view(int a, const std::string& user, int type, std::initializer_list<int> components) const {
+    if (a < 0 || static_cast<std::size_t>(a) >= m.accessors.size()) {
+      error(user, "accessor " + std::to_string(a) + " does not exist (the file has " +
+                      std::to_string(m.accessors.size()) + ")");
+    }
+    const tinygltf::Accessor& acc = m.accessors[static_cast<std::size_t>(a)];
+    const std::string where = idx("accessors", static_cast<std::size_t>(a)) + " (" + user + ")";
+    if (acc.sparse.isSparse) error(where, "sparse accessors are not supported");
+    if (acc.type != type) {
+      error(where, std::string("type ") + type_name(acc.type) + ", expected " + type_name(type));
+    }
+    if (std::find(components.begin(), components.end(), acc.componentType) == components.end()) {
+      std::string allowed;
+      for (const int c : components) allowed += std::string(allowed.empty() ? "" : ", ") + component_name(c);
+      error(where, std::string("component type ") + component_name(acc.componentType) + " (" +
+                       std::to_string(acc.componentType) + "), expected " + allowed);
+    }
+    if (acc.count == 0) error(where, "count 0 (at least 1)");
+    if (acc.bufferView < 0) error(where, "no bufferView (accessors without data are not supported)");
+    if (static_cast<std::size_t>(acc.bufferView) >= m.bufferViews.size()) {
+      error(where, "bufferView " + std::to_string(acc.bufferView) + " does not exist (the file has " +
+                       std::to_string(m.bufferViews.size()) + ")");
+    }
+    const tinygltf::BufferView& bv = m.bufferViews[static_cast<std::size_t>(acc.bufferView)];
+    const std::string vwhere = idx("bufferViews", static_cast<std::size_t>(acc.bufferView));
+    if (bv.buffer < 0 || static_cast<std::size_t>(bv.buffer) >= m.buffers.size()) {
+      error(vwhere, "buffer " + std::to_string(bv.buffer) + " does not exist (the file has " +
+                        std::to_string(m.buffers.size()) + ")");
+    }
+    const std::vector<unsigned char>& data = m.buffers[static_cast<std::size_t>(bv.buffer)].data;
+    if (bv.byteOffset > data.size() || bv.byteLength > data.size() - bv.byteOffset) {
+      error(vwhere, "bytes " + std::to_string(bv.byteOffset) + " + " + std::to_string(bv.byteLength) +
+                        " reach past the " + std::to_string(data.size()) + " bytes of " +
+                        idx("buffers", static_cast<std::size_t>(bv.buffer)));
+    }
+    elements e;
+    e.component_type = acc.componentType;
+    e.components = tinygltf::GetNumComponentsInType(static_cast<std::uint32_t>(acc.type));
+    e.normalized = acc.normalized;
+    e.count = acc.count;
+    const std::size_t element =
+        static_cast<std::size_t>(e.components) *
+        static_cast<std::size_t>(tinygltf::GetComponentSizeInBytes(static_cast<std::uint32_t>(acc.componentType)));
+    e.stride = bv.byteStride ? bv.byteStride : element;
+    if (e.stride < element) {
+      error(where, "byteStride " + std::to_string(e.stride) + " of " + vwhere + " is less than the " +
+                       std::to_string(element) + "-byte element");
+    }
+    // offset + stride (count - 1) + element <= view length, without overflow.
+    const std::size_t length = bv.byteLength;
+    if (acc.byteOffset > length || element > length - acc.byteOffset ||
+        (acc.count - 1) > (length - acc.byteOffset - element) / e.stride) {
+      error(where, std::to_string(acc.count) + " elements of " + std::to_string(element) + " bytes (stride " +
+                       std::to_string(e.stride) + ") from byte " + std::to_string(acc.byteOffset) +
+                       " reach past the " + std::to_string(length) + " bytes of " + vwhere);
+    }
+    e.data = data.data() + bv.byteOffset + acc.byteOffset;
+    return e;
+  }
+};
+
+std::uint32_t index_at(const elements& e, std::size_t i) {
+  const unsigned char* p = e.data + i * e.stride;
+  switch (e.component_type) {
+    case TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE: return *p;
+    case TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT: {
+      std::uint16_t v;
+      std::memcpy(&v, p, 2);
+      return v;
+    }
+    default: {
+      std::uint32_t v;
+      std::memcpy(&v, p, 4);
+      return v;
+    }
+  }
+}
+
+vec3 vec3_at(const elements& e, std::size_t i) {
+  float v[3];
+  std::memcpy(v, e.data + i * e.stride, sizeof v);
+  return {v[0], v[1], v[2]};
+}
+
+// TEXCOORD_0 as glTF stores it (FLOAT, or normalized UNSIGNED_BYTE / UNSIGNED_SHORT), v down.
+tex_coord uv_at(const elements& e, std::size_t i) {
+  const unsigned char* p = e.data + i * e.stride;
+  if (e.component_type == TINYGLTF_COMPONENT_TYPE_FLOAT) {
+    float v[2];
+    std::memcpy(v, p, sizeof v);
+    return {v[0], v[1]};
+  }
+  if (e.component_type == TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE) return {p[0] / 255.0f, p[1] / 255.0f};
+  std::uint16_t v[2];
+  std::memcpy(v, p, sizeof v);
+  return {v[0] / 65535.0f, v[1] / 65535.0f};
+}
+
+// ------------------------------------------------------------------------------------------------
+// Node transforms (column-major 4x4, as glTF stores them), in double.
+
+using mat4 = std::array<double, 16>;
+constexpr mat4 identity = {1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1, 0, 0, 0, 0, 1};
+
+mat4 mul(const mat4& a, const mat4& b) {
+  mat4 r{};
+  for (int c = 0; c < 4; ++c)
+    for (int row = 0; row < 4; ++row) {
+      double s = 0;
+      for (int k = 0; k < 4; ++k) s += a[k * 4 + row] * b[c * 4 + k];
+      r[c * 4 + row] = s;
+    }
+  return r;
+}
+
+mat4 local_transform(const tinygltf::Node& n, const model_reader& rd, const std::string& where) {
+  auto check = [&](const std::vector<double>& v, std::size_t size, const char* key) {
+    if (!v.empty() && v.size() != size) {
+      rd.error(where, std::string(key) + " has " + std::to_string(v.size()) + " numbers, expected " +
+                          std::to_string(size));
+    }
+    for (const double d : v)
+      if (!std::isfinite(d)) rd.error(where, std::string(key) + " holds the non-finite number " + str(d));
+  };
+  check(n.matrix, 16, "matrix");
+  check(n.translation, 3, "translation");
+  check(n.rotation, 4, "rotation");
+  check(n.scale, 3, "scale");
+  if (!n.matrix.empty()) {
+    mat4 m;
+    std::copy(n.matrix.begin(), n.matrix.end(), m.begin());
+    return m;
+  }
+  mat4 m = identity;
+  if (!n.rotation.empty()) {  // a unit quaternion (x, y, z, w); normalised here
+    double x = n.rotation[0], y = n.rotation[1], z = n.rotation[2], w = n.rotation[3];
+    const double len = std::sqrt(x * x + y * y + z * z + w * w);
+    if (!(len > 0) || !std::isfinite(len)) rd.error(where, "rotation is not a quaternion of non-zero length");
+    x /= len, y /= len, z /= len, w /= len;
+    m = {1 - 2 * (y * y + z * z), 2 * (x * y + z * w),     2 * (x * z - y * w),     0,
+         2 * (x * y - z * w),     1 - 2 * (x * x + z * z), 2 * (y * z + x * w),     0,
+         2 * (x * z + y * w),     2 * (y * z - x * w),     1 - 2 * (x * x + y * y), 0,
+         0,                       0,                       0,                       1};
+  }
+  if (!n.scale.empty()) {
+    for (int c = 0; c < 3; ++c)
+      for (int row = 0; row < 3; ++row) m[c * 4 + row] *= n.scale[c];
+  }
+  if (!n.translation.empty()) {
+    m[12] = n.translation[0], m[13] = n.translation[1], m[14] = n.translation[2];
+  }
+  return m;
+}
+
+vec3 apply_point(const mat4& m, vec3 p) {
+  if (m == identity) return p;  // bit for bit what the file holds
+  const double x = p.x, y = p.y, z = p.z;
+  return {static_cast<float>(m[0] * x + m[4] * y + m[8] * z + m[12]),
+          static_cast<float>(m[1] * x + m[5] * y + m[9] * z + m[13]),
+          static_cast<float>(m[2] * x + m[6] * y + m[10] * z + m[14])};
+}
+
+// Normals go by the inverse transpose of the upper 3x3: its cofactor matrix times the sign of its
+// determinant (the length is normalised away). A negative determinant (a mirroring transform) also
+// turns the triangles' winding, which glTF says then runs clockwise: the loader swaps two vertices.
+struct normal_transform {
+  std::array<double, 9> cof{};  // column-major
+  double det = 1;
+  bool identity = true;
+};
+
+normal_transform normal_transform_of(const mat4& m) {
+  normal_transform n;
+  if (m == identity) return n;
+  n.identity = false;
+  auto a = [&](int r, int c) { return m[c * 4 + r]; };
+  for (int r = 0; r < 3; ++r)
+    for (int c = 0; c < 3; ++c) {
+      const int r1 = (r + 1) % 3, r2 = (r + 2) % 3, c1 = (c + 1) % 3, c2 = (c + 2) % 3;
+      n.cof[c * 3 + r] = a(r1, c1) * a(r2, c2) - a(r1, c2) * a(r2, c1);
+    }
+  n.det = a(0, 0) * n.cof[0] + a(0, 1) * n.cof[3] + a(0, 2) * n.cof[6];
+  return n;
+}
+
+// The normal in world space, unit length; zero where it is zero, degenerate or not finite (flat).
+vec3 apply_normal(const normal_transform& t, vec3 n) {
+  double x = n.x, y = n.y, z = n.z;
+  if (!t.identity) {
+    const double s = t.det < 0 ? -1 : 1;
+    const double nx = s * (t.cof[0] * x + t.cof[3] * y + t.cof[6] * z);
+    const double ny = s * (t.cof[1] * x + t.cof[4] * y + t.cof[7] * z);
+    const double nz = s * (t.cof[2] * x + t.cof[5] * y + t.cof[8] * z);
+    x = nx, y = ny, z = nz;
+  }
+  const double len = std::sqrt(x * x + y * y + z * z);
+  if (!(len > 0) || !std::isfinite(len)) return {0, 0, 0};
+  const vec3 out{static_cast<float>(x / len), static_cast<float>(y / len), static_cast<float>(z / len)};
+  return finite(out) ? out : vec3{0, 0, 0};
+}
+
+vec3 apply_direction(const mat4& m, double x, double y, double z) {
+  return {static_cast<float>(m[0] * x + m[4] * y + m[8] * z), static_cast<float>(m[1] * x + m[5] * y + m[9] * z),
+          static_cast<float>(m[2] * x + m[6] * y + m[10] * z)};
+}
+
+// ------------------------------------------------------------------------------------------------
+// Materials: glTF's metallic-roughness model onto sieve's three kinds (scenes/README.md).
+
+double number_in(const tinygltf::Value& ext, const char* key, double fallback) {
+  if (!ext.IsObject() || !ext.Has(key)) return fallback;
+  const tinygltf::Value& v = ext.Get(key);
+  return v.IsNumber() ? v.GetNumberAsDouble() : fallback;
+}
+
+const tinygltf::Value* extension(const tinygltf::Material& m, const char* name) {
+  const auto it = m.extensions.find(name);
+  return it == m.extensions.end() ? nullptr : &it->second;
+}
+
+material map_material(const tinygltf::Material& g, const model_reader& rd, const std::string& where) {
+  auto in_range = [&](double v, double lo, double hi, const std::string& key) {
+    if (!std::isfinite(v) || v < lo || v > hi) {
+      rd.error(where, key + " " + str(v) + " is out of range (" + str(lo) + " .. " + (std::isinf(hi) ? "inf" : str(hi)) + ")");
+    }
+    return v;
+  };
+  const auto& pbr = g.pbrMetallicRoughness;
+  if (pbr.baseColorFactor.size() != 4) {
+    rd.error(where, "baseColorFactor has " + std::to_string(pbr.baseColorFactor.size()) + " numbers, expected 4");
+  }
+  if (g.emissiveFactor.size() != 3 && !g.emissiveFactor.empty()) {
+    rd.error(where, "emissiveFactor has " + std::to_string(g.emissiveFactor.size()) + " numbers, expected 3");
+  }
+  material out;
+  float base[3], emissive[3] = {0, 0, 0};
+  for (int i = 0; i < 3; ++i) {
+    base[i] = static_cast<float>(in_range(pbr.baseColorFactor[i], 0, 1, "baseColorFactor"));
+    if (!g.emissiveFactor.empty()) emissive[i] = static_cast<float>(in_range(g.emissiveFactor[i], 0, 1, "emissiveFactor"));
+  }
+  in_range(pbr.baseColorFactor[3], 0, 1, "baseColorFactor");
+  const double metallic = in_range(pbr.metallicFactor, 0, 1, "metallicFactor");
+  const double roughness = in_range(pbr.roughnessFactor, 0, 1, "roughnessFactor");
+  double strength = 1;
+  if (const tinygltf::Value* e = extension(g, "KHR_materials_emissive_strength")) {
+    strength = in_range(number_in(*e, "emissiveStrength", 1), 0, HUGE_VAL, "KHR_materials_emissive_strength.emissiveStrength");
+  }
+  double transmission = 0, ior = 1.5;
+  if (const tinygltf::Value* e = extension(g, "KHR_materials_transmission")) {
+    transmission = in_range(number_in(*e, "transmissionFactor", 0), 0, 1, "KHR_materials_transmission.transmissionFactor");
+  }
+  if (const tinygltf::Value* e = extension(g, "KHR_materials_ior")) {
+    ior = in_range(number_in(*e, "ior", 1.5), 0, HUGE_VAL, "KHR_materials_ior.ior");
+  }
+
+  out.albedo = {base[0], base[1], base[2]};
+  out.emission = vec3{emissive[0], emissive[1], emissive[2]} * static_cast<float>(strength);
+  if (!finite(out.emission)) rd.error(where, "the emission overflows a float");
+  out.ior = ior > 1 ? static_cast<float>(ior) : 1.5f;
+  if (transmission >= 0.5) {
+    out.kind = material_kind::dielectric;
+  } else if (metallic >= 0.5 && roughness < 0.5) {
+    out.kind = material_kind::mirror;
+  } else {
+    out.kind = material_kind::diffuse;
+  }
+  return out;
+}
+
+const std::vector<std::string_view> supported_extensions = {
+    "KHR_materials_emissive_strength", "KHR_materials_ior", "KHR_materials_transmission"};
+
+}  // namespace
+
+gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
+  const std::string file = path.string();
+  gltf_mesh out;
+  if (!detail::file_exists(path)) fail(file + ": glTF file not found" + opt.context);
+  std::vector<unsigned char> bytes = detail::input_file(path, "glTF file").bytes(max_file_bytes);
+  out.files.push_back(path);
+
+  std::error_code ec;
+  const fs::path abs = fs::absolute(path, ec);
+  file_context ctx;
+  ctx.base = (ec ? path : abs).parent_path().string();
+  if (ctx.base.empty() || ctx.base.back() != '/') ctx.base += '/';
+  ctx.files = &out.files;
+
+  const bool binary = bytes.size() >= 4 && std::memcmp(bytes.data(), "glTF", 4) == 0;
+  check_image_views(binary ? glb_json(bytes)
+                           : std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
+                    file);
+
+  tinygltf::TinyGLTF parser;
+  parser.SetFsCallbacks({&fs_exists, &fs_expand, &fs_read, &fs_write, &ctx});
+  parser.SetImageLoader(&keep_image_bytes, nullptr);
+  tinygltf::Model model;
+  std::string err, warn;
+  const std::string base_dir = ctx.base.substr(0, ctx.base.size() - 1);
+  const bool ok =
+      binary ? parser.LoadBinaryFromMemory(&model, &err, &warn, bytes.data(), static_cast<unsigned int>(bytes.size()),
+                                           base_dir)
+             : parser.LoadASCIIFromString(&model, &err, &warn, reinterpret_cast<const char*>(bytes.data()),
+                                          static_cast<unsigned int>(bytes.size()), base_dir);
+  bytes = {};
+  if (!ok || !detail::trim(err).empty()) {
+    std::string first(detail::trim(err.empty() ? warn : err));
+    if (const auto nl = first.find('\n'); nl != std::string::npos) first.resize(nl);  // one line
+    if (first.size() > 240) first = first.substr(0, 240) + "...";  // tinygltf quotes whole data URIs
+    fail(file + ": " + (first.empty() ? "not a glTF file" : std::string(detail::trim(first))) + opt.context);
+  }
+  for (const std::string& e : model.extensionsRequired) {
+    if (std::find(supported_extensions.begin(), supported_extensions.end(), e) == supported_extensions.end()) {
+      fail(file + ": the file requires the extension " + in_quotes(e) + ", which sieve does not read" + opt.context);
+    }
+  }
+
+  const model_reader rd{model, file, opt.context};
+
+  // The node tree of the scene to show: `scene`, else the first, else every node that is no child.
+  std::vector<int> roots;
+  if (!model.scenes.empty()) {
+    const int s = model.defaultScene >= 0 ? model.defaultScene : 0;
+    if (static_cast<std::size_t>(s) >= model.scenes.size()) {
+      rd.error("scene", std::to_string(s) + " does not exist (the file has " + std::to_string(model.scenes.size()) + ")");
+    }
+    roots = model.scenes[static_cast<std::size_t>(s)].nodes;
+  } else {
+    std::vector<bool> child(model.nodes.size(), false);
+    for (const auto& n : model.nodes)
+      for (const int c : n.children)
+        if (c >= 0 && static_cast<std::size_t>(c) < child.size()) child[static_cast<std::size_t>(c)] = true;
+    for (std::size_t i = 0; i < model.nodes.size(); ++i)
+      if (!child[i]) roots.push_back(static_cast<int>(i));
+  }
+
+  // Walk the tree (iteratively: a chain of nodes may be long), each node once.
+  struct instance {
+    int mesh;
+    mat4 world;
+    std::string node;
+  };
+  std::vector<instance> instances;
+  std::vector<bool> seen(model.nodes.size(), false);
+  std::vector<std::pair<int, mat4>> stack;
+  for (auto it = roots.rbegin(); it != roots.rend(); ++it) stack.emplace_back(*it, identity);
+  while (!stack.empty()) {
+    const auto [n, parent] = stack.back();
+    stack.pop_back();
+    if (n < 0 || static_cast<std::size_t>(n) >= model.nodes.size()) {
+      rd.error("nodes", "node " + std::to_string(n) + " does not exist (the file has " +
+                            std::to_string(model.nodes.size()) + ")");
+    }
+    const auto ni = static_cast<std::size_t>(n);
+    const std::string where = idx("nodes", ni);
+    if (seen[ni]) rd.error(where, "reached twice (the node hierarchy must be a tree: a cycle or a shared child)");
+    seen[ni] = true;
+    const tinygltf::Node& node = model.nodes[ni];
+    const mat4 local = local_transform(node, rd, where);
+    const mat4 world = local == identity ? parent : parent == identity ? local : mul(parent, local);
+    if (node.mesh >= 0) {
+      if (static_cast<std::size_t>(node.mesh) >= model.meshes.size()) {
+        rd.error(where, "mesh " + std::to_string(node.mesh) + " does not exist (the file has " +
+                            std::to_string(model.meshes.size()) + ")");
+      }
+      instances.push_back({node.mesh, world, where});
+    } else if (node.mesh < -1) {
+      rd.error(where, "mesh " + std::to_string(node.mesh) + " does not exist");
+    }
+    if (node.camera >= 0 && !out.camera) {
+      if (static_cast<std::size_t>(node.camera) >= model.cameras.size()) {
+        rd.error(where, "camera " + std::to_string(node.camera) + " does not exist (the file has " +
+                            std::to_string(model.cameras.size()) + ")");
+      }
+      const tinygltf::Camera& cam = model.cameras[static_cast<std::size_t>(node.camera)];
+      const std::string cwhere = idx("cameras", static_cast<std::size_t>(node.camera));
+      if (cam.type == "perspective") {
+        const double yfov = cam.perspective.yfov * 180 / pi;
+        if (!(yfov > 0 && yfov < 180)) rd.error(cwhere, "yfov " + str(cam.perspective.yfov) + " is out of range (0 < yfov < pi)");
+        camera_desc c;
+        c.position = {static_cast<float>(world[12]), static_cast<float>(world[13]), static_cast<float>(world[14])};
+        const vec3 forward = apply_direction(world, 0, 0, -1), up = apply_direction(world, 0, 1, 0);
+        if (!finite(c.position) || !finite(forward) || !finite(up) || !(length(forward) > 0) || !(length(up) > 0) ||
+            !(length(cross(normalize(forward), normalize(up))) > 1e-6f)) {
+          rd.error(where, "the transform of the camera is degenerate or overflows a float");
+        }
+        c.look_at = c.position + normalize(forward) * std::max(1.0f, length(c.position) * 1e-3f);
+        c.up = normalize(up);
+        c.vfov_degrees = static_cast<float>(yfov);
+        if (!finite(c.look_at) || !(length(c.look_at - c.position) > 0)) {
+          rd.error(where, "the camera's position " + str3(c.position) + " is too large");
+        }
+        out.camera = c;
+      } else {
+        detail::print_warning(file + ": " + cwhere + ": a " + in_quotes(cam.type) +
+                              " camera is not supported (only perspective); ignored" + opt.context);
+      }
+    }
+    for (auto it = node.children.rbegin(); it != node.children.rend(); ++it) stack.emplace_back(*it, world);
+  }
+
+  // Check every primitive drawn and count its triangles before any is made.
+  struct prim {
+    const tinygltf::Primitive* p;
+    std::string where;
+    elements positions;
+    std::optional<elements> indices;
+    std::optional<elements> normals, uvs;
+    std::uint64_t triangles;
+  };
+  std::vector<std::vector<prim>> prims(model.meshes.size());
+  std::vector<bool> checked(model.meshes.size(), false);
+  std::uint64_t total = 0;
+  std::size_t skipped = 0;
+  std::vector<bool> scanned(model.accessors.size(), false);  // POSITION, NORMAL, TEXCOORD_0 accessors checked finite
+  std::vector<std::optional<std::pair<std::size_t, std::uint32_t>>> largest_index(model.accessors.size());
+  for (const instance& inst : instances) {
+    const auto mi = static_cast<std::size_t>(inst.mesh);
+    if (!checked[mi]) {
+      checked[mi] = true;
+      const tinygltf::Mesh& mesh = model.meshes[mi];
+      for (std::size_t pi_ = 0; pi_ < mesh.primitives.size(); ++pi_) {
+        const tinygltf::Primitive& p = mesh.primitives[pi_];
+        const std::string where = idx("meshes", mi) + "." + idx("primitives", pi_);
+        if (p.mode == TINYGLTF_MODE_POINTS || p.mode == TINYGLTF_MODE_LINE || p.mode == TINYGLTF_MODE_LINE_LOOP ||
+            p.mode == TINYGLTF_MODE_LINE_STRIP) {
+          ++skipped;
+          continue;
+        }
+        if (p.mode != TINYGLTF_MODE_TRIANGLES && p.mode != TINYGLTF_MODE_TRIANGLE_STRIP &&
+            p.mode != TINYGLTF_MODE_TRIANGLE_FAN) {
+          rd.error(where, "mode " + std::to_string(p.mode) + " is not a primitive mode (0 .. 6)");
+        }
+        const auto pos = p.attributes.find("POSITION");
+        if (pos == p.attributes.end()) rd.error(where, "no POSITION attribute");
+        prim q{&p, where, rd.view(pos->second, where + ".attributes.POSITION", TINYGLTF_TYPE_VEC3,
+                                  {TINYGLTF_COMPONENT_TYPE_FLOAT}),
+               std::nullopt, std::nullopt, std::nullopt, 0};
+        // Each accessor's data is scanned once, however many primitives share it.
+        if (!scanned[static_cast<std::size_t>(pos->second)]) {
+          scanned[static_cast<std::size_t>(pos->second)] = true;
+          for (std::size_t v = 0; v < q.positions.count; ++v) {
+            const vec3 x = vec3_at(q.positions, v);
+            if (!finite(x)) {
+              rd.error(where + ".attributes.POSITION", "vertex " + std::to_string(v) + " " + str3(x) + " is not finite");
+            }
+          }
+        }
+        // NORMAL and TEXCOORD_0: one per position, finite.
+        if (const auto it = p.attributes.find("NORMAL"); it != p.attributes.end()) {
+          const std::string w = where + ".attributes.NORMAL";
+          q.normals = rd.view(it->second, w, TINYGLTF_TYPE_VEC3, {TINYGLTF_COMPONENT_TYPE_FLOAT});
+          if (q.normals->count != q.positions.count) {
+            rd.error(w, std::to_string(q.normals->count) + " normals for " + std::to_string(q.positions.count) + " positions");
+          }
+          if (!scanned[static_cast<std::size_t>(it->second)]) {
+            scanned[static_cast<std::size_t>(it->second)] = true;
+            for (std::size_t v = 0; v < q.normals->count; ++v) {
+              const vec3 x = vec3_at(*q.normals, v);
+              if (!finite(x)) rd.error(w, "normal " + std::to_string(v) + " " + str3(x) + " is not finite");
+            }
+          }
+        }
+        if (const auto it = p.attributes.find("TEXCOORD_0"); it != p.attributes.end()) {
+          const std::string w = where + ".attributes.TEXCOORD_0";
+          q.uvs = rd.view(it->second, w, TINYGLTF_TYPE_VEC2,
+                          {TINYGLTF_COMPONENT_TYPE_FLOAT, TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE,
+                           TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT});
+          if (q.uvs->component_type != TINYGLTF_COMPONENT_TYPE_FLOAT && !q.uvs->normalized) {
+            rd.error(idx("accessors", static_cast<std::size_t>(it->second)) + " (" + w + ")",
+                     "integer texture coordinates must be normalized");
+          }
+          if (q.uvs->count != q.positions.count) {
+            rd.error(w, std::to_string(q.uvs->count) + " texture coordinates for " + std::to_string(q.positions.count) +
+                            " positions");
+          }
+          if (!scanned[static_cast<std::size_t>(it->second)]) {
+            scanned[static_cast<std::size_t>(it->second)] = true;
+            for (std::size_t v = 0; v < q.uvs->count; ++v) {
+              const tex_coord t = uv_at(*q.uvs, v);
+              if (!std::isfinite(t.u) || !std::isfinite(t.v)) {
+                rd.error(w, "texture coordinate " + std::to_string(v) + " (" + str(t.u) + ", " + str(t.v) + ") is not finite");
+              }
+            }
+          }
+        }
+        std::size_t n = q.positions.count;
+        if (p.indices >= 0) {
+          q.indices = rd.view(p.indices, where + ".indices", TINYGLTF_TYPE_SCALAR,
+                              {TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE, TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT,
+                               TINYGLTF_COMPONENT_TYPE_UNSIGNED_INT});
+          n = q.indices->count;
+          auto& first_max = largest_index[static_cast<std::size_t>(p.indices)];
+          if (!first_max) {
+            std::pair<std::size_t, std::uint32_t> m{0, 0};  // where the largest index is, and its value
+            for (std::size_t k = 0; k < n; ++k) {
+              const std::uint32_t v = index_at(*q.indices, k);
+              if (v > m.second) m = {k, v};
+            }
+            first_max = m;
+          }
+          if (first_max->second >= q.positions.count) {
+            rd.error(where + ".indices", "index " + std::to_string(first_max->first) + " is " +
+                                             std::to_string(first_max->second) + ", past the " +
+                                             std::to_string(q.positions.count) + " vertices");
+          }
+        } else if (p.indices < -1) {
+          rd.error(where, "indices " + std::to_string(p.indices) + " does not exist");
+        }
+        if (p.mode == TINYGLTF_MODE_TRIANGLES) {
+          if (n % 3 != 0) rd.error(where, std::to_string(n) + " vertices is not a multiple of 3 (mode TRIANGLES)");
+          q.triangles = n / 3;
+        } else {
+          q.triangles = n >= 3 ? n - 2 : 0;
+        }
+        if (p.material >= 0 && static_cast<std::size_t>(p.material) >= model.materials.size()) {
+          rd.error(where, "material " + std::to_string(p.material) + " does not exist (the file has " +
+                              std::to_string(model.materials.size()) + ")");
+        } else if (p.material < -1) {
+          rd.error(where, "material " + std::to_string(p.material) + " does not exist");
+        }
+        prims[mi].push_back(std::move(q));
+      }
+    }
+    for (const prim& q : prims[mi]) {
+      total += q.triangles;
+      if (total > opt.max_triangles) {
+        fail(file + ": " + inst.node + ": more than " + std::to_string(opt.max_triangles) + " triangles " +
+             opt.limit_text + opt.context);
+      }
+    }
+  }
+  if (skipped) {
+    detail::print_warning(file + ": " + std::to_string(skipped) +
+                          " primitive(s) of points or lines skipped (sieve renders triangles)" + opt.context);
+  }
+  if (total == 0) fail(file + ": no triangles in the scene's meshes" + opt.context);
+  if (opt.admit) opt.admit(total);
+
+  // Materials: mapped, names unique within the file ("material<i>" for an unnamed one; a repeated
+  // name gets "#<i>"), with their base colour and emissive textures' images.
+  std::set<std::string> names;
+  out.materials.reserve(model.materials.size());
+  std::vector<std::int32_t> image_of(model.images.size(), -1);  // model image -> out.images
+  auto texture = [&](const tinygltf::TextureInfo& info, const std::string& where) {
+    gltf_mesh::texture_ref ref;
+    if (info.index < 0) return ref;
+    if (static_cast<std::size_t>(info.index) >= model.textures.size()) {
+      rd.error(where, "texture " + std::to_string(info.index) + " does not exist (the file has " +
+                          std::to_string(model.textures.size()) + ")");
+    }
+    const tinygltf::Texture& tex = model.textures[static_cast<std::size_t>(info.index)];
+    const std::string twhere = idx("textures", static_cast<std::size_t>(info.index));
+    if (tex.source < 0) {
+      detail::print_warning(file + ": " + twhere + ": no source image sieve reads (an extension's format?); " + where +
+                            " keeps its factor" + opt.context);
+      return ref;
+    }
+    if (static_cast<std::size_t>(tex.source) >= model.images.size()) {
+      rd.error(twhere, "source " + std::to_string(tex.source) + " does not exist (the file has " +
+                           std::to_string(model.images.size()) + " images)");
+    }
+    if (tex.sampler >= 0) {
+      if (static_cast<std::size_t>(tex.sampler) >= model.samplers.size()) {
+        rd.error(twhere, "sampler " + std::to_string(tex.sampler) + " does not exist (the file has " +
+                             std::to_string(model.samplers.size()) + ")");
+      }
+      // wrapS decides (sieve has one mode a texture); MIRRORED_REPEAT is read as REPEAT.
+      if (model.samplers[static_cast<std::size_t>(tex.sampler)].wrapS == TINYGLTF_TEXTURE_WRAP_CLAMP_TO_EDGE)
+        ref.wrap = wrap_mode::clamp;
+    }
+    if (info.texCoord != 0) {
+      detail::print_warning(file + ": " + where + ": texCoord " + std::to_string(info.texCoord) +
+                            " is not read; TEXCOORD_0 is used" + opt.context);
+    }
+    const auto src = static_cast<std::size_t>(tex.source);
+    if (image_of[src] < 0) {
+      tinygltf::Image& img = model.images[src];
+      gltf_mesh::image im;
+      const bool external = !img.uri.empty() && img.uri.compare(0, 5, "data:") != 0;
+      im.name = external ? ctx.base + img.uri : file + ": " + idx("images", src);
+      im.missing = external && img.image.empty();
+      im.bytes = std::move(img.image);
+      image_of[src] = static_cast<std::int32_t>(out.images.size());
+      out.images.push_back(std::move(im));
+    }
+    ref.image = image_of[src];
+    return ref;
+  };
+  for (std::size_t i = 0; i < model.materials.size(); ++i) {
+    const std::string where = idx("materials", i);
+    out.base_color_texture.push_back(
+        texture(model.materials[i].pbrMetallicRoughness.baseColorTexture, where + ".pbrMetallicRoughness.baseColorTexture"));
+    out.emissive_texture.push_back(texture(model.materials[i].emissiveTexture, where + ".emissiveTexture"));
+  }
+  for (std::size_t i = 0; i < model.materials.size(); ++i) {
+    material m = map_material(model.materials[i], rd, idx("materials", i));
+    m.name = model.materials[i].name.empty() ? "material" + std::to_string(i) : model.materials[i].name;
+    if (!names.insert(m.name).second) {
+      m.name += "#" + std::to_string(i);
+      names.insert(m.name);
+    }
+    out.materials.push_back(std::move(m));
+  }
+
+  bool any_normals = false, any_uvs = false;
+  for (const instance& inst : instances) {
+    for (const prim& q : prims[static_cast<std::size_t>(inst.mesh)]) {
+      any_normals = any_normals || q.normals;
+      any_uvs = any_uvs || q.uvs;
+    }
+  }
+  out.triangles.reserve(total);
+  out.material_of.reserve(total);
+  if (any_normals) out.normals.reserve(total);
+  if (any_uvs) out.uvs.reserve(total);
+  for (const instance& inst : instances) {
+    const normal_transform nt = normal_transform_of(inst.world);
+    for (const prim& q : prims[static_cast<std::size_t>(inst.mesh)]) {
+      const std::uint32_t mat = q.p->material >= 0 ? static_cast<std::uint32_t>(q.p->material) : gltf_mesh::no_material;
+      auto vertex_index = [&](std::size_t k) -> std::size_t { return q.indices ? index_at(*q.indices, k) : k; };
+      auto vertex = [&](std::size_t k) { return apply_point(inst.world, vec3_at(q.positions, vertex_index(k))); };
+      auto normal = [&](std::size_t k) { return apply_normal(nt, vec3_at(*q.normals, vertex_index(k))); };
+      auto uv = [&](std::size_t k) {
+        const tex_coord t = uv_at(*q.uvs, vertex_index(k));
+        return tex_coord{t.u, 1.0f - t.v};  // glTF's v runs down the image, sieve's up
+      };
+      for (std::uint64_t t = 0; t < q.triangles; ++t) {
+        std::size_t a, b, c;
+        if (q.p->mode == TINYGLTF_MODE_TRIANGLES) {
+          a = 3 * t, b = 3 * t + 1, c = 3 * t + 2;
+        } else if (q.p->mode == TINYGLTF_MODE_TRIANGLE_STRIP) {  // keeps the winding of the first
+          a = t, b = t + 1 + t % 2, c = t + 2 - t % 2;
+        } else {  // fan
+          a = t + 1, b = t + 2, c = 0;
+        }
+        if (nt.det < 0) std::swap(b, c);  // a mirroring transform: glTF's front faces run clockwise
+        const triangle tri{vertex(a), vertex(b), vertex(c)};
+        if (!finite(tri.v0) || !finite(tri.v1) || !finite(tri.v2)) {
+          rd.error(inst.node, "the transformed vertices of " + q.where + " overflow a float");
+        }
+        out.triangles.push_back(tri);
+        out.material_of.push_back(mat);
+        if (any_normals) {
+          triangle_normals n{};
+          if (q.normals) n = {normal(a), normal(b), normal(c)};
+          const auto zero = [](vec3 v) { return v.x == 0 && v.y == 0 && v.z == 0; };
+          if (zero(n.n0) || zero(n.n1) || zero(n.n2)) n = {};  // one degenerate normal: the triangle is flat
+          out.normals.push_back(n);
+        }
+        if (any_uvs) out.uvs.push_back(q.uvs ? triangle_uvs{uv(a), uv(b), uv(c)} : triangle_uvs{});
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace sieve::render

@@ -1,0 +1,704 @@
+// glTF 2.0 scenes: the shipped box (scenes/gltf, made by make_box.py) loads to the same triangles and
+// materials as its OBJ twin and renders to the same image bit for bit, alone and inside a TOML scene;
+// the GLB form equals the JSON form; node transforms, strips, fans and cameras; and malformed files
+// of every kind end in one sieve::error naming the file and the element at fault.
+#include <scene/load.hpp>
+#include <wavefront/integrator.hpp>
+
+#include "textured_quad.hpp"
+
+#include <sieve/compaction/error.hpp>
+
+#include <gtest/gtest.h>
+#include <nlohmann/json.hpp>
+
+#include <cmath>
+#include <cstdint>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <initializer_list>
+#include <iostream>
+#include <limits>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+using namespace sieve::render;
+
+namespace {
+
+const fs::path scenes_dir = SIEVE_SCENES_DIR;
+const fs::path box_dir = scenes_dir / "gltf";
+constexpr double pi = 3.14159265358979323846;
+
+fs::path temp_dir() {
+  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+  const fs::path dir =
+      fs::path(::testing::TempDir()) / ("sieve_gltf_test_" + std::string(info->test_suite_name()) + "_" + info->name());
+  fs::remove_all(dir);
+  fs::create_directories(dir);
+  return dir;
+}
+
+fs::path write(const fs::path& path, const std::string& bytes) {
+  std::ofstream out(path, std::ios::binary);
+  out << bytes;
+  return path;
+}
+
+std::string read(const fs::path& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string expect_error(const std::function<void()>& f, std::initializer_list<std::string> parts) {
+  try {
+    f();
+  } catch (const sieve::error& e) {
+    const std::string msg = e.what();
+    if (std::getenv("SIEVE_SHOW_ERRORS")) std::cout << "  error: " << msg << "\n";
+    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
+    EXPECT_EQ(msg.find('\n'), std::string::npos) << "more than one line: " << msg;
+    return msg;
+  } catch (const std::exception& e) {
+    ADD_FAILURE() << "expected sieve::error, got another exception: " << e.what();
+    return "";
+  }
+  ADD_FAILURE() << "expected sieve::error, got none";
+  return "";
+}
+
+bool same_bits(vec3 a, vec3 b) { return std::memcmp(&a, &b, sizeof a) == 0; }
+
+// The two arrays hold the same bytes (memcmp may not be given the null data() of an empty vector).
+template <class T>
+bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+
+// The two scenes hold the same triangles (bit for bit, same order), materials, lights, camera, sky.
+void expect_same_scene(const scene& a, const scene& b) {
+  ASSERT_EQ(a.triangles.size(), b.triangles.size());
+  for (std::size_t i = 0; i < a.triangles.size(); ++i) {
+    const triangle &s = a.triangles[i], &t = b.triangles[i];
+    ASSERT_TRUE(same_bits(s.v0, t.v0) && same_bits(s.v1, t.v1) && same_bits(s.v2, t.v2)) << "triangle " << i;
+    const material &m = a.materials[a.material_of[i]], &n = b.materials[b.material_of[i]];
+    ASSERT_EQ(m.kind, n.kind) << "triangle " << i << ": " << m.name << " / " << n.name;
+    ASSERT_TRUE(same_bits(m.albedo, n.albedo)) << "triangle " << i << ": " << m.name << " / " << n.name;
+    ASSERT_TRUE(same_bits(m.emission, n.emission)) << "triangle " << i << ": " << m.name << " / " << n.name;
+    ASSERT_EQ(m.ior, n.ior) << "triangle " << i;
+    ASSERT_EQ(m.albedo_texture, n.albedo_texture) << "triangle " << i;
+  }
+  EXPECT_TRUE(same_bytes(a.uvs, b.uvs));
+  EXPECT_TRUE(same_bytes(a.normals, b.normals));
+  ASSERT_EQ(a.textures.size(), b.textures.size());
+  for (std::size_t i = 0; i < a.textures.size(); ++i) {
+    EXPECT_EQ(a.textures[i].wrap, b.textures[i].wrap);
+    EXPECT_TRUE(same_bytes(a.textures[i].texels, b.textures[i].texels)) << "texture " << i;
+  }
+  EXPECT_EQ(a.emissive, b.emissive);
+  EXPECT_TRUE(same_bits(a.camera.position, b.camera.position));
+  EXPECT_TRUE(same_bits(a.camera.look_at, b.camera.look_at));
+  EXPECT_TRUE(same_bits(a.camera.up, b.camera.up));
+  EXPECT_EQ(a.camera.vfov_degrees, b.camera.vfov_degrees);
+  EXPECT_TRUE(same_bits(a.environment, b.environment));
+}
+
+const std::vector<std::string> small_film = {"film.width=24", "film.height=20", "film.spp=2", "film.max_bounces=4"};
+
+std::vector<vec3> render(const scene& s) {
+  const prepared_scene ps(s);
+  return render_cpu(ps, render_settings::from(s)).mean();
+}
+
+// ------------------------------------------------------------------------------------------------
+// A glTF built here: a unit quad (4 positions, 6 u16 indices) in one buffer held as a data URI.
+
+std::string base64(const std::string& bytes) {
+  static const char* digits = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789+/";
+  std::string out;
+  for (std::size_t i = 0; i < bytes.size(); i += 3) {
+    const std::uint32_t b0 = static_cast<unsigned char>(bytes[i]);
+    const std::uint32_t b1 = i + 1 < bytes.size() ? static_cast<unsigned char>(bytes[i + 1]) : 0;
+    const std::uint32_t b2 = i + 2 < bytes.size() ? static_cast<unsigned char>(bytes[i + 2]) : 0;
+    const std::uint32_t v = (b0 << 16) | (b1 << 8) | b2;
+    out += digits[(v >> 18) & 63];
+    out += digits[(v >> 12) & 63];
+    out += i + 1 < bytes.size() ? digits[(v >> 6) & 63] : '=';
+    out += i + 2 < bytes.size() ? digits[v & 63] : '=';
+  }
+  return out;
+}
+
+template <class T>
+std::string bytes_of(const std::vector<T>& v) {
+  return {reinterpret_cast<const char*>(v.data()), v.size() * sizeof(T)};
+}
+
+json buffer_of(const std::string& bytes) {
+  return {{"byteLength", bytes.size()}, {"uri", "data:application/octet-stream;base64," + base64(bytes)}};
+}
+
+const std::vector<float> quad_positions = {0, 0, 0, 1, 0, 0, 1, 1, 0, 0, 1, 0};
+const std::vector<std::uint16_t> quad_indices = {0, 1, 2, 0, 2, 3};
+
+json quad_gltf(const std::vector<float>& positions = quad_positions,
+               const std::vector<std::uint16_t>& indices = quad_indices) {
+  const std::string pos = bytes_of(positions), idx = bytes_of(indices);
+  return {
+      {"asset", {{"version", "2.0"}}},
+      {"scene", 0},
+      {"scenes", json::array({{{"nodes", {0}}}})},
+      {"nodes", json::array({{{"mesh", 0}}})},
+      {"meshes", json::array({{{"primitives", json::array({{{"attributes", {{"POSITION", 0}}},
+                                                             {"indices", 1},
+                                                             {"material", 0}}})}}})},
+      {"materials", json::array({{{"name", "quad"},
+                                  {"pbrMetallicRoughness", {{"baseColorFactor", {0.5, 0.25, 0.125, 1}}}}}})},
+      {"accessors", json::array({{{"bufferView", 0},
+                                  {"componentType", 5126},
+                                  {"count", positions.size() / 3},
+                                  {"type", "VEC3"}},
+                                 {{"bufferView", 1},
+                                  {"componentType", 5123},
+                                  {"count", indices.size()},
+                                  {"type", "SCALAR"}}})},
+      {"bufferViews", json::array({{{"buffer", 0}, {"byteOffset", 0}, {"byteLength", pos.size()}},
+                                   {{"buffer", 0}, {"byteOffset", pos.size()}, {"byteLength", idx.size()}}})},
+      {"buffers", json::array({buffer_of(pos + idx)})},
+  };
+}
+
+fs::path write_gltf(const fs::path& dir, const json& doc, const std::string& name = "model.gltf") {
+  return write(dir / name, doc.dump());
+}
+
+// ------------------------------------------------------------------------------------------------
+// The shipped box against its OBJ twin.
+
+TEST(GltfBox, LoadsTheSameSceneAsItsObjTwin) {
+  const scene obj = load_scene(box_dir / "box.obj");
+  const scene gltf = load_scene(box_dir / "box.gltf");
+  ASSERT_EQ(gltf.triangles.size(), 12u + 2 * 12u);  // 5 walls and a light, two cubes
+  EXPECT_EQ(gltf.emissive.size(), 2u);
+  expect_same_scene(obj, gltf);
+  EXPECT_EQ(gltf.name, "box");
+  EXPECT_EQ(gltf.files, (std::vector<fs::path>{box_dir / "box.gltf", box_dir / "checker.png"}));
+  // The floor is textured (the checker as the albedo texture, uvs from TEXCOORD_0).
+  ASSERT_EQ(gltf.textures.size(), 1u);
+  EXPECT_EQ(gltf.textures[0].width, 16u);
+  ASSERT_EQ(gltf.uvs.size(), gltf.triangles.size());
+  EXPECT_EQ(gltf.uvs[0].t1.v, 2.0f);
+}
+
+TEST(GltfBox, GlbEqualsGltf) {
+  expect_same_scene(load_scene(box_dir / "box.gltf"), load_scene(box_dir / "box.glb"));
+}
+
+TEST(GltfBox, RendersBitIdenticallyToItsObjTwin) {
+  const scene obj = load_scene(box_dir / "box.obj", small_film);
+  const scene gltf = load_scene(box_dir / "box.gltf", small_film);
+  const std::vector<vec3> a = render(obj), b = render(gltf);
+  ASSERT_EQ(a.size(), b.size());
+  double sum = 0;
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    ASSERT_TRUE(same_bits(a[i], b[i])) << "pixel " << i;
+    sum += a[i].x + a[i].y + a[i].z;
+  }
+  EXPECT_GT(sum, 0) << "a black image proves nothing";
+}
+
+TEST(GltfBox, TomlObjectsOfBothFormatsAreTheSame) {
+  // The same transform keys for either kind of object; `material =` as for OBJ objects.
+  const fs::path dir = temp_dir();
+  auto scene_text = [&](const std::string& key, const std::string& ext) {
+    const std::string file = (box_dir / ("box." + ext)).string();
+    return "[[objects]]\n" + key + " = \"" + file + "\"\ntranslate = [1, 2, 3]\nscale = [2, 1, 0.5]\nrotate_y = 30\n" +
+           "[[objects]]\n" + key + " = \"" + file + "\"\nmaterial = \"red\"\ntranslate = [10, 0, 0]\n" +
+           "[environment]\ncolor = [0.5, 0.5, 0.5]\n";
+  };
+  const scene obj = load_scene(write(dir / "obj.toml", scene_text("obj", "obj")));
+  const scene gltf = load_scene(write(dir / "gltf.toml", scene_text("gltf", "gltf")));
+  ASSERT_EQ(obj.triangles.size(), 2 * 36u);
+  expect_same_scene(obj, gltf);
+  // gltf files appear in scene.files like OBJ files.
+  EXPECT_NE(std::find(gltf.files.begin(), gltf.files.end(), box_dir / "box.gltf"), gltf.files.end());
+}
+
+TEST(GltfBox, MaterialsAreMappedAndNamed) {
+  const scene s = load_scene(box_dir / "box.gltf");
+  auto find = [&](const std::string& name) -> const material& {
+    for (const auto& m : s.materials)
+      if (m.name == name) return m;
+    ADD_FAILURE() << "no material " << name;
+    return s.materials.front();
+  };
+  EXPECT_EQ(find("white").kind, material_kind::diffuse);
+  EXPECT_EQ(find("mirror").kind, material_kind::mirror);
+  EXPECT_EQ(find("glass").kind, material_kind::dielectric);
+  EXPECT_EQ(find("glass").ior, 1.5f);
+  EXPECT_TRUE(same_bits(find("light").emission, vec3{16, 8, 4}));
+}
+
+TEST(GltfBox, MaterialsOverrideByName) {
+  const fs::path dir = temp_dir();
+  const scene s = load_scene(write(dir / "s.toml", "[[objects]]\ngltf = \"" + (box_dir / "box.gltf").string() +
+                                                        "\"\n[[materials]]\nname = \"glass\"\ntype = \"diffuse\"\n"));
+  for (const auto& m : s.materials)
+    if (m.name == "glass") {
+      EXPECT_EQ(m.kind, material_kind::diffuse);
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// What the loader reads from a glTF.
+
+TEST(Gltf, NodeTransformsApplyParentThenChild) {
+  json doc = quad_gltf();
+  // parent: translate (10, 0, 0); child: scale 2 then rotate 90 degrees about +z then translate (0, 0, 5).
+  doc["nodes"] = json::array({{{"translation", {10, 0, 0}}, {"children", {1}}},
+                              {{"mesh", 0}, {"translation", {0, 0, 5}}, {"rotation", {0, 0, std::sqrt(0.5), std::sqrt(0.5)}},
+                               {"scale", {2, 2, 2}}}});
+  const scene s = load_scene(write_gltf(temp_dir(), doc));
+  ASSERT_EQ(s.triangles.size(), 2u);
+  // Vertex (1, 0, 0) -> scaled (2, 0, 0) -> rotated (0, 2, 0) -> (0, 2, 5) -> (10, 2, 5).
+  const vec3 v = s.triangles[0].v1;
+  EXPECT_NEAR(v.x, 10, 1e-5);
+  EXPECT_NEAR(v.y, 2, 1e-5);
+  EXPECT_NEAR(v.z, 5, 1e-5);
+  // A matrix node gives the same.
+  const float c = 0, sn = 1;
+  doc["nodes"][1] = {{"mesh", 0},
+                     {"matrix", {2 * c, 2 * sn, 0, 0, -2 * sn, 2 * c, 0, 0, 0, 0, 2, 0, 0, 0, 5, 1}}};
+  const scene m = load_scene(write_gltf(temp_dir(), doc));
+  EXPECT_NEAR(m.triangles[0].v1.x, 10, 1e-5);
+  EXPECT_NEAR(m.triangles[0].v1.y, 2, 1e-5);
+  EXPECT_NEAR(m.triangles[0].v1.z, 5, 1e-5);
+}
+
+TEST(Gltf, InstancesAndNoSceneMeansEveryRoot) {
+  json doc = quad_gltf();
+  doc.erase("scene");
+  doc.erase("scenes");
+  doc["nodes"] = json::array({{{"mesh", 0}}, {{"mesh", 0}, {"translation", {0, 0, 1}}, {"children", {2}}},
+                              {{"mesh", 0}, {"translation", {0, 0, 1}}}});
+  const scene s = load_scene(write_gltf(temp_dir(), doc));
+  ASSERT_EQ(s.triangles.size(), 6u);  // node 2 is drawn once, under node 1
+  EXPECT_EQ(s.triangles[0].v0.z, 0);
+  EXPECT_EQ(s.triangles[2].v0.z, 1);
+  EXPECT_EQ(s.triangles[4].v0.z, 2);
+}
+
+TEST(Gltf, StripsAndFansFollowTheSpec) {
+  json doc = quad_gltf();
+  auto& prim = doc["meshes"][0]["primitives"][0];
+  prim.erase("indices");
+  prim["mode"] = 5;  // strip: (0 1 2) (1 3 2)
+  const scene strip = load_scene(write_gltf(temp_dir(), doc));
+  ASSERT_EQ(strip.triangles.size(), 2u);
+  EXPECT_TRUE(same_bits(strip.triangles[1].v0, vec3{1, 0, 0}));
+  EXPECT_TRUE(same_bits(strip.triangles[1].v1, vec3{0, 1, 0}));
+  EXPECT_TRUE(same_bits(strip.triangles[1].v2, vec3{1, 1, 0}));
+  prim["mode"] = 6;  // fan: (1 2 0) (2 3 0)
+  const scene fan = load_scene(write_gltf(temp_dir(), doc));
+  ASSERT_EQ(fan.triangles.size(), 2u);
+  EXPECT_TRUE(same_bits(fan.triangles[1].v0, vec3{1, 1, 0}));
+  EXPECT_TRUE(same_bits(fan.triangles[1].v1, vec3{0, 1, 0}));
+  EXPECT_TRUE(same_bits(fan.triangles[1].v2, vec3{0, 0, 0}));
+}
+
+TEST(Gltf, PointsAndLinesAreSkippedTrianglesKept) {
+  json doc = quad_gltf();
+  json lines = doc["meshes"][0]["primitives"][0];
+  lines["mode"] = 1;
+  doc["meshes"][0]["primitives"].push_back(lines);
+  ::testing::internal::CaptureStderr();
+  const scene s = load_scene(write_gltf(temp_dir(), doc));
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(s.triangles.size(), 2u);
+  EXPECT_NE(err.find("sieve: warning: "), std::string::npos) << err;
+  EXPECT_NE(err.find("points or lines skipped"), std::string::npos) << err;
+  // Only lines: nothing to render.
+  doc["meshes"][0]["primitives"].erase(0);
+  ::testing::internal::CaptureStderr();
+  expect_error([&] { load_scene(write_gltf(temp_dir(), doc)); }, {"model.gltf", "no triangles"});
+  ::testing::internal::GetCapturedStderr();
+}
+
+TEST(Gltf, CameraIsUsedWhenLoadedAlone) {
+  json doc = quad_gltf();
+  // A camera at (1, 2, 3) turned 180 degrees about +y: it looks along +z.
+  doc["cameras"] = json::array({{{"type", "perspective"}, {"perspective", {{"yfov", 0.5}, {"znear", 0.1}}}}});
+  doc["nodes"].push_back({{"camera", 0}, {"translation", {1, 2, 3}}, {"rotation", {0, 1, 0, 0}}});
+  doc["scenes"][0]["nodes"].push_back(1);
+  const fs::path path = write_gltf(temp_dir(), doc);
+  const scene s = load_scene(path);
+  EXPECT_TRUE(same_bits(s.camera.position, vec3{1, 2, 3}));
+  const vec3 dir = normalize(s.camera.look_at - s.camera.position);
+  EXPECT_NEAR(dir.x, 0, 1e-6);
+  EXPECT_NEAR(dir.y, 0, 1e-6);
+  EXPECT_NEAR(dir.z, 1, 1e-6);
+  EXPECT_NEAR(s.camera.up.y, 1, 1e-6);
+  EXPECT_NEAR(s.camera.vfov_degrees, 0.5 * 180 / pi, 1e-4);
+  // Overrides win, key by key.
+  const scene o = load_scene(path, {"camera.vfov=30", "camera.position=[0, 0, -9]"});
+  EXPECT_EQ(o.camera.vfov_degrees, 30);
+  EXPECT_TRUE(same_bits(o.camera.position, vec3{0, 0, -9}));
+  // Without a camera the model is framed as a bare OBJ is: from -z, looking at the box's centre.
+  const scene framed = load_scene(write_gltf(temp_dir(), quad_gltf()));
+  EXPECT_TRUE(same_bits(framed.camera.look_at, vec3{0.5f, 0.5f, 0}));
+  EXPECT_LT(framed.camera.position.z, 0);
+  EXPECT_TRUE(same_bits(framed.environment, vec3{1, 1, 1}));
+}
+
+TEST(Gltf, PrimitiveWithoutMaterialGetsTheGreyDefault) {
+  json doc = quad_gltf();
+  doc["meshes"][0]["primitives"][0].erase("material");
+  const scene s = load_scene(write_gltf(temp_dir(), doc));
+  ASSERT_EQ(s.materials.size(), 1u);
+  EXPECT_EQ(s.materials[0].name, "default");
+  EXPECT_TRUE(same_bits(s.materials[0].albedo, vec3{0.8f, 0.8f, 0.8f}));
+}
+
+TEST(Gltf, MetallicRoughnessMapping) {
+  struct row {
+    double metallic, roughness, transmission;
+    material_kind kind;
+  };
+  for (const row r : {row{0, 1, 0, material_kind::diffuse}, row{1, 1, 0, material_kind::diffuse},
+                      row{1, 0.2, 0, material_kind::mirror}, row{0.4, 0, 0, material_kind::diffuse},
+                      row{0, 0, 1, material_kind::dielectric}}) {
+    json doc = quad_gltf();
+    auto& m = doc["materials"][0];
+    m["pbrMetallicRoughness"]["metallicFactor"] = r.metallic;
+    m["pbrMetallicRoughness"]["roughnessFactor"] = r.roughness;
+    if (r.transmission > 0) {
+      m["extensions"]["KHR_materials_transmission"]["transmissionFactor"] = r.transmission;
+      m["extensions"]["KHR_materials_ior"]["ior"] = 1.33;
+    }
+    const scene s = load_scene(write_gltf(temp_dir(), doc));
+    EXPECT_EQ(s.materials[0].kind, r.kind) << r.metallic << " " << r.roughness << " " << r.transmission;
+    EXPECT_TRUE(same_bits(s.materials[0].albedo, vec3{0.5f, 0.25f, 0.125f}));
+    if (r.transmission > 0) {
+      EXPECT_EQ(s.materials[0].ior, 1.33f);
+    }
+  }
+}
+
+TEST(Gltf, NormalsAndTextureCoordinates) {
+  json doc = quad_gltf();
+  // Normals along +z; texture coordinates in glTF's convention (v down) as normalized bytes.
+  const std::vector<float> normals = {0, 0, 1, 0, 0, 1, 0, 0, 1, 0, 0, 2};  // the last is normalised
+  const std::vector<std::uint8_t> uvs = {0, 255, 255, 255, 255, 0, 0, 0};
+  const std::string pos = bytes_of(quad_positions), idx = bytes_of(quad_indices);
+  const std::string nrm = bytes_of(normals), tex = bytes_of(uvs);
+  doc["buffers"][0] = buffer_of(pos + idx + nrm + tex);
+  doc["bufferViews"].push_back({{"buffer", 0}, {"byteOffset", 60}, {"byteLength", 48}});
+  doc["bufferViews"].push_back({{"buffer", 0}, {"byteOffset", 108}, {"byteLength", 8}});
+  doc["accessors"].push_back({{"bufferView", 2}, {"componentType", 5126}, {"count", 4}, {"type", "VEC3"}});
+  doc["accessors"].push_back(
+      {{"bufferView", 3}, {"componentType", 5121}, {"normalized", true}, {"count", 4}, {"type", "VEC2"}});
+  doc["meshes"][0]["primitives"][0]["attributes"]["NORMAL"] = 2;
+  doc["meshes"][0]["primitives"][0]["attributes"]["TEXCOORD_0"] = 3;
+  const scene s = load_scene(write_gltf(temp_dir(), doc));
+  ASSERT_EQ(s.normals.size(), 2u);
+  ASSERT_EQ(s.uvs.size(), 2u);
+  EXPECT_TRUE(same_bits(s.normals[1].n2, vec3{0, 0, 1}));
+  // Triangle 0 is vertices 0, 1, 2: glTF (0, 1), (1, 1), (1, 0) are sieve's (0, 0), (1, 0), (1, 1).
+  EXPECT_EQ(s.uvs[0].t0.u, 0.0f);
+  EXPECT_EQ(s.uvs[0].t0.v, 0.0f);
+  EXPECT_EQ(s.uvs[0].t1.u, 1.0f);
+  EXPECT_EQ(s.uvs[0].t1.v, 0.0f);
+  EXPECT_EQ(s.uvs[0].t2.v, 1.0f);
+
+  // A mirroring node (scale -1 in x): the winding turns (glTF's rule), so the geometric normal and
+  // the shading normal still agree (+z).
+  doc["nodes"][0]["scale"] = {-1, 1, 1};
+  const scene m = load_scene(write_gltf(temp_dir(), doc));
+  const triangle& t = m.triangles[0];
+  EXPECT_GT(cross(t.v1 - t.v0, t.v2 - t.v0).z, 0);
+  EXPECT_EQ(m.normals[0].n0.x, 0.0f);
+  EXPECT_EQ(m.normals[0].n0.y, 0.0f);
+  EXPECT_EQ(m.normals[0].n0.z, 1.0f) << m.normals[0].n0.x << " " << m.normals[0].n0.y;
+  // A rotation turns the normals with the vertices: 90 degrees about +x takes +z to -y.
+  doc["nodes"][0].erase("scale");
+  doc["nodes"][0]["rotation"] = {std::sqrt(0.5), 0, 0, std::sqrt(0.5)};
+  const scene r = load_scene(write_gltf(temp_dir(), doc));
+  EXPECT_NEAR(r.normals[0].n0.y, -1, 1e-6);
+  EXPECT_NEAR(r.normals[0].n0.z, 0, 1e-6);
+
+  // Bad attributes.
+  json bad = doc;
+  bad["accessors"][3]["normalized"] = false;
+  expect_error([&] { load_scene(write_gltf(temp_dir(), bad)); }, {"TEXCOORD_0", "must be normalized"});
+  bad = doc;
+  bad["accessors"][2]["count"] = 3;
+  expect_error([&] { load_scene(write_gltf(temp_dir(), bad)); }, {"NORMAL", "3 normals for 4 positions"});
+  bad = doc;
+  std::vector<float> nan_normals = normals;
+  nan_normals[5] = std::numeric_limits<float>::quiet_NaN();
+  bad["buffers"][0] = buffer_of(pos + idx + bytes_of(nan_normals) + tex);
+  expect_error([&] { load_scene(write_gltf(temp_dir(), bad)); }, {"NORMAL", "normal 1", "not finite"});
+}
+
+// The textured quad of texture_test (OBJ + MTL map_Kd + PNG) and a glTF of the same triangles, uvs
+// and image give the same scene and the same image, bit for bit: with the PNG as a file beside the
+// glTF, and embedded as a data URI.
+TEST(Gltf, TexturedQuadRendersLikeItsObjTwin) {
+  const fs::path dir = temp_dir();
+  const fs::path toml = sieve::render::testing::write_textured_quad(dir, 2);
+  const scene obj = load_scene(toml);
+  ASSERT_EQ(obj.textures.size(), 1u);
+  ASSERT_EQ(obj.uvs.size(), obj.triangles.size());
+  std::vector<float> positions, uvs;
+  for (std::size_t i = 0; i < obj.triangles.size(); ++i) {
+    for (const vec3 v : {obj.triangles[i].v0, obj.triangles[i].v1, obj.triangles[i].v2}) positions.insert(positions.end(), {v.x, v.y, v.z});
+    for (const tex_coord t : {obj.uvs[i].t0, obj.uvs[i].t1, obj.uvs[i].t2}) uvs.insert(uvs.end(), {t.u, 1 - t.v});
+  }
+  const std::string pos = bytes_of(positions), tex = bytes_of(uvs);
+  const auto n = positions.size() / 3;
+  json doc = {
+      {"asset", {{"version", "2.0"}}},
+      {"nodes", json::array({{{"mesh", 0}}})},
+      {"meshes", json::array({{{"primitives", json::array({{{"attributes", {{"POSITION", 0}, {"TEXCOORD_0", 1}}},
+                                                             {"material", 0}}})}}})},
+      {"materials", json::array({{{"name", "painted"},
+                                  {"pbrMetallicRoughness", {{"baseColorTexture", {{"index", 0}}}, {"metallicFactor", 0}}}}})},
+      {"textures", json::array({{{"source", 0}}})},
+      {"images", json::array({{{"uri", "quad.png"}}})},
+      {"accessors", json::array({{{"bufferView", 0}, {"componentType", 5126}, {"count", n}, {"type", "VEC3"}},
+                                 {{"bufferView", 1}, {"componentType", 5126}, {"count", n}, {"type", "VEC2"}}})},
+      {"bufferViews", json::array({{{"buffer", 0}, {"byteLength", pos.size()}},
+                                   {{"buffer", 0}, {"byteOffset", pos.size()}, {"byteLength", tex.size()}}})},
+      {"buffers", json::array({buffer_of(pos + tex)})},
+  };
+  std::string text = read(toml);
+  text.replace(text.find("obj = \"quad.obj\""), 16, "gltf = \"quad.gltf\"");
+  const fs::path gltf_toml = write(dir / "quad-gltf.toml", text);
+  const std::vector<vec3> expected = render(obj);
+  for (const bool embedded : {false, true}) {
+    if (embedded) doc["images"][0] = {{"uri", "data:image/png;base64," + base64(read(dir / "quad.png"))}};
+    write_gltf(dir, doc, "quad.gltf");
+    const scene g = load_scene(gltf_toml);
+    ASSERT_EQ(g.textures.size(), 1u) << embedded;
+    EXPECT_TRUE(same_bytes(g.textures[0].texels, obj.textures[0].texels)) << embedded;
+    ASSERT_EQ(g.uvs.size(), obj.uvs.size());
+    EXPECT_TRUE(same_bytes(g.uvs, obj.uvs)) << embedded;
+    const std::vector<vec3> image = render(g);
+    ASSERT_EQ(image.size(), expected.size());
+    EXPECT_TRUE(same_bytes(image, expected)) << embedded;
+  }
+  // baseColorFactor multiplies the texels; an emissive texture's mean scales the emission.
+  doc["materials"][0]["pbrMetallicRoughness"]["baseColorFactor"] = {0.5, 0.5, 0.25, 1};
+  doc["materials"][0]["emissiveFactor"] = {1, 1, 1};
+  doc["materials"][0]["emissiveTexture"] = {{"index", 0}};
+  write_gltf(dir, doc, "quad.gltf");
+  const scene f = load_scene(gltf_toml);
+  ASSERT_EQ(f.textures.size(), 1u);
+  const vec3 a = obj.textures[0].texels[0], b = f.textures[0].texels[0];
+  EXPECT_EQ(b.x, a.x * 0.5f);
+  EXPECT_EQ(b.z, a.z * 0.25f);
+  vec3 mean{0, 0, 0};
+  for (const vec3 t : obj.textures[0].texels) mean += t;
+  mean = mean / static_cast<float>(obj.textures[0].texels.size());
+  EXPECT_NEAR(f.materials[0].emission.x, mean.x, 1e-5);
+  EXPECT_NEAR(f.materials[0].emission.z, mean.z, 1e-5);
+  // A missing image file is a warning; the material keeps its factor.
+  doc["images"][0] = {{"uri", "gone.png"}};
+  write_gltf(dir, doc, "quad.gltf");
+  ::testing::internal::CaptureStderr();
+  const scene w = load_scene(gltf_toml);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_TRUE(w.textures.empty());
+  EXPECT_EQ(w.materials[0].albedo_texture, -1);
+  EXPECT_NE(err.find("gone.png"), std::string::npos) << err;
+  EXPECT_NE(err.find("not found"), std::string::npos) << err;
+  // A corrupt image, a texture index past the textures, an image index past the images: errors.
+  write(dir / "bad.png", "not a png");
+  doc["images"][0] = {{"uri", "bad.png"}};
+  expect_error([&] { load_scene(write_gltf(dir, doc, "quad.gltf")); }, {"bad.png"});
+  doc["materials"][0]["emissiveTexture"] = {{"index", 4}};
+  expect_error([&] { load_scene(write_gltf(dir, doc, "quad.gltf")); }, {"materials[0].emissiveTexture", "texture 4 does not exist"});
+  doc["materials"][0]["emissiveTexture"] = {{"index", 0}};
+  doc["textures"][0]["source"] = 3;
+  expect_error([&] { load_scene(write_gltf(dir, doc, "quad.gltf")); }, {"textures[0]", "source 3 does not exist"});
+}
+
+// ------------------------------------------------------------------------------------------------
+// Bad input: one sieve::error naming the file and what is wrong.
+
+TEST(GltfBadInput, MalformedJson) {
+  const fs::path dir = temp_dir();
+  expect_error([&] { load_scene(write(dir / "a.gltf", "{\"asset\": {\"version\": \"2.0\"")); }, {"a.gltf"});
+  expect_error([&] { load_scene(write(dir / "b.gltf", "")); }, {"b.gltf"});
+  expect_error([&] { load_scene(write(dir / "c.gltf", "[1, 2, 3]")); }, {"c.gltf"});
+}
+
+TEST(GltfBadInput, IndicesOutOfRange) {
+  const fs::path dir = temp_dir();
+  struct mutation {
+    std::function<void(json&)> change;
+    std::vector<std::string> parts;
+  };
+  const std::vector<mutation> cases = {
+      {[](json& d) { d["meshes"][0]["primitives"][0]["attributes"]["POSITION"] = 9; },
+       {"attributes.POSITION", "accessor 9 does not exist"}},
+      {[](json& d) { d["meshes"][0]["primitives"][0]["indices"] = 7; }, {"accessor"}},
+      {[](json& d) { d["accessors"][0]["bufferView"] = 5; }, {"accessors[0]", "bufferView 5 does not exist"}},
+      {[](json& d) { d["bufferViews"][0]["buffer"] = 3; }, {"bufferViews[0]"}},
+      {[](json& d) { d["meshes"][0]["primitives"][0]["material"] = 4; }, {"material 4 does not exist"}},
+      {[](json& d) { d["nodes"][0]["mesh"] = 2; }, {"nodes[0]", "mesh 2 does not exist"}},
+      {[](json& d) { d["scenes"][0]["nodes"] = {0, 6}; }, {"node 6 does not exist"}},
+      {[](json& d) { d["scene"] = 3; }, {"scene"}},
+      {[](json& d) { d["nodes"][0]["camera"] = 0; }, {"camera 0 does not exist"}},
+  };
+  for (const auto& c : cases) {
+    json doc = quad_gltf();
+    c.change(doc);
+    const std::string msg = expect_error([&] { load_scene(write_gltf(dir, doc)); }, {"model.gltf"});
+    for (const auto& p : c.parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
+  }
+}
+
+TEST(GltfBadInput, AccessorsAndViewsPastTheirData) {
+  const fs::path dir = temp_dir();
+  const std::vector<std::pair<std::function<void(json&)>, std::string>> cases = {
+      {[](json& d) { d["accessors"][0]["count"] = 5; }, "reach past the 48 bytes of bufferViews[0]"},
+      {[](json& d) { d["accessors"][0]["count"] = std::uint64_t{1} << 40; }, "reach past"},
+      {[](json& d) { d["accessors"][0]["count"] = std::uint64_t{1} << 62; }, "accessors[0]"},
+      {[](json& d) { d["accessors"][0]["byteOffset"] = 40; }, "reach past"},
+      {[](json& d) { d["accessors"][1]["byteOffset"] = std::uint64_t{1} << 63; }, "accessors[1]"},
+      {[](json& d) { d["bufferViews"][1]["byteLength"] = 1000; }, "reach past the 60 bytes of buffers[0]"},
+      {[](json& d) { d["bufferViews"][1]["byteOffset"] = std::uint64_t{1} << 62; }, "bufferViews[1]"},
+      {[](json& d) { d["bufferViews"][0]["byteStride"] = 8; }, "less than the 12-byte element"},
+      {[](json& d) { d["accessors"][0]["count"] = 0; }, "count 0"},
+  };
+  for (const auto& [change, part] : cases) {
+    json doc = quad_gltf();
+    change(doc);
+    expect_error([&] { load_scene(write_gltf(dir, doc)); }, {"model.gltf", part});
+  }
+}
+
+TEST(GltfBadInput, TruncatedBuffers) {
+  const fs::path dir = temp_dir();
+  json doc = quad_gltf();
+  doc["buffers"][0]["byteLength"] = 100;  // the data URI holds 60
+  expect_error([&] { load_scene(write_gltf(dir, doc)); }, {"model.gltf"});
+  // An external buffer shorter than its byteLength, one missing, one that is a directory.
+  doc = quad_gltf();
+  const std::string bytes = bytes_of(quad_positions) + bytes_of(quad_indices);
+  write(dir / "short.bin", bytes.substr(0, 50));
+  doc["buffers"][0] = {{"byteLength", 60}, {"uri", "short.bin"}};
+  expect_error([&] { load_scene(write_gltf(dir, doc)); }, {"model.gltf"});
+  doc["buffers"][0]["uri"] = "missing.bin";
+  expect_error([&] { load_scene(write_gltf(dir, doc)); }, {"model.gltf", "missing.bin"});
+  fs::create_directories(dir / "folder.bin");
+  doc["buffers"][0]["uri"] = "folder.bin";
+  expect_error([&] { load_scene(write_gltf(dir, doc)); }, {"folder.bin", "not a regular file"});
+  // The right external file loads, and is listed among the scene's files.
+  write(dir / "good.bin", bytes);
+  doc["buffers"][0]["uri"] = "good.bin";
+  const scene s = load_scene(write_gltf(dir, doc));
+  EXPECT_EQ(s.triangles.size(), 2u);
+  EXPECT_NE(std::find(s.files.begin(), s.files.end(), dir / "good.bin"), s.files.end());
+  // A truncated GLB, and a GLB header with nothing behind it.
+  const std::string glb = read(box_dir / "box.glb");
+  expect_error([&] { load_scene(write(dir / "cut.glb", glb.substr(0, glb.size() - 100))); }, {"cut.glb"});
+  expect_error([&] { load_scene(write(dir / "head.glb", glb.substr(0, 12))); }, {"head.glb"});
+  std::string bad_length = glb;
+  bad_length[12] = '\xff', bad_length[13] = '\xff', bad_length[14] = '\xff';  // JSON chunk length
+  expect_error([&] { load_scene(write(dir / "chunk.glb", bad_length)); }, {"chunk.glb"});
+}
+
+TEST(GltfBadInput, WrongTypes) {
+  const fs::path dir = temp_dir();
+  const std::vector<std::pair<std::function<void(json&)>, std::string>> cases = {
+      {[](json& d) { d["accessors"][0]["componentType"] = 5123; }, "component type UNSIGNED_SHORT (5123), expected FLOAT"},
+      {[](json& d) { d["accessors"][0]["type"] = "VEC2"; }, "type VEC2, expected VEC3"},
+      {[](json& d) { d["accessors"][1]["componentType"] = 5126; }, "component type FLOAT"},
+      {[](json& d) { d["accessors"][1]["componentType"] = 5122; }, "component type SHORT"},
+      {[](json& d) { d["meshes"][0]["primitives"][0]["mode"] = 9; }, "mode 9"},
+      {[](json& d) { d["meshes"][0]["primitives"][0]["attributes"].erase("POSITION"); }, "no POSITION"},
+      {[](json& d) { d["accessors"][1]["count"] = 5; }, "not a multiple of 3"},
+      {[](json& d) { d["nodes"][0]["matrix"] = {1, 0, 0}; }, "matrix has 3 numbers"},
+      {[](json& d) { d["nodes"][0]["rotation"] = {0, 0, 0, 0}; }, "rotation"},
+      {[](json& d) { d["materials"][0]["pbrMetallicRoughness"]["baseColorFactor"] = {2, 0, 0, 1}; }, "baseColorFactor 2"},
+      {[](json& d) { d["materials"][0]["emissiveFactor"] = {-1, 0, 0}; }, "emissiveFactor -1"},
+      {[](json& d) { d["extensionsRequired"] = {"KHR_draco_mesh_compression"}; }, "KHR_draco_mesh_compression"},
+      {[](json& d) {
+         d["accessors"][0]["sparse"] = {{"count", 1},
+                                        {"indices", {{"bufferView", 1}, {"componentType", 5123}}},
+                                        {"values", {{"bufferView", 0}}}};
+       },
+       "sparse"},
+  };
+  for (const auto& [change, part] : cases) {
+    json doc = quad_gltf();
+    change(doc);
+    expect_error([&] { load_scene(write_gltf(dir, doc)); }, {"model.gltf", part});
+  }
+}
+
+TEST(GltfBadInput, IndexPastTheVertices) {
+  expect_error([&] { load_scene(write_gltf(temp_dir(), quad_gltf(quad_positions, {0, 1, 2, 0, 2, 4}))); },
+               {"model.gltf", "meshes[0].primitives[0].indices", "index 5 is 4, past the 4 vertices"});
+}
+
+TEST(GltfBadInput, NonFinitePositionsAndTransforms) {
+  std::vector<float> p = quad_positions;
+  p[4] = std::numeric_limits<float>::quiet_NaN();
+  expect_error([&] { load_scene(write_gltf(temp_dir(), quad_gltf(p))); }, {"model.gltf", "vertex 1", "not finite"});
+  p = quad_positions;
+  p[6] = std::numeric_limits<float>::infinity();
+  expect_error([&] { load_scene(write_gltf(temp_dir(), quad_gltf(p))); }, {"vertex 2", "not finite"});
+  json doc = quad_gltf();
+  doc["nodes"][0]["scale"] = {1e300, 1, 1};
+  expect_error([&] { load_scene(write_gltf(temp_dir(), doc)); }, {"overflow a float"});
+}
+
+TEST(GltfBadInput, NodeCyclesAndSharedChildren) {
+  json doc = quad_gltf();
+  doc["nodes"][0]["children"] = {0};
+  expect_error([&] { load_scene(write_gltf(temp_dir(), doc)); }, {"nodes[0]", "reached twice"});
+  doc = quad_gltf();
+  doc["nodes"] = json::array({{{"children", {1, 1}}}, {{"mesh", 0}}});
+  expect_error([&] { load_scene(write_gltf(temp_dir(), doc)); }, {"nodes[1]", "reached twice"});
+  // A long chain is no problem (the walk is not recursive).
+  doc = quad_gltf();
+  doc["nodes"] = json::array();
+  for (int i = 0; i < 100000; ++i) doc["nodes"].push_back({{"children", {i + 1}}});
+  doc["nodes"].push_back({{"mesh", 0}});
+  EXPECT_EQ(load_scene(write_gltf(temp_dir(), doc)).triangles.size(), 2u);
+}
+
+TEST(GltfBadInput, ImageViewPastItsBuffer) {
+  json doc = quad_gltf();
+  doc["bufferViews"].push_back({{"buffer", 0}, {"byteOffset", std::uint64_t{1} << 62}, {"byteLength", 8}});
+  doc["images"] = json::array({{{"bufferView", 2}, {"mimeType", "image/png"}}});
+  expect_error([&] { load_scene(write_gltf(temp_dir(), doc)); }, {"bufferViews[2]", "reaches past the 60 bytes"});
+}
+
+TEST(GltfBadInput, TriangleLimitAndNotAFile) {
+  scene_limits limits;
+  limits.max_triangles = 1;
+  expect_error([&] { load_scene(write_gltf(temp_dir(), quad_gltf()), {}, limits); }, {"model.gltf", "more than 1 triangles"});
+  const fs::path dir = temp_dir();
+  fs::create_directories(dir / "x.gltf");
+  expect_error([&] { load_scene(dir / "x.gltf"); }, {"x.gltf", "directory"});
+  expect_error([&] { load_scene(dir / "none.glb"); }, {"none.glb", "not found"});
+  // In a TOML scene: a missing glTF, and obj and gltf together.
+  expect_error([&] { load_scene(write(dir / "s.toml", "[[objects]]\ngltf = \"none.gltf\"\n")); },
+               {"s.toml", "objects[0].gltf", "not found"});
+  expect_error([&] { load_scene(write(dir / "t.toml", "[[objects]]\ngltf = \"a.gltf\"\nobj = \"a.obj\"\n")); },
+               {"t.toml", "objects[0]", "either obj or gltf"});
+}
+
+}  // namespace
