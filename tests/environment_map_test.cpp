@@ -2,6 +2,7 @@
 // read from a scene file, the shipped sky equal to its generator's output, and every bad input one
 // sieve::error naming the file: missing, not an image, malformed, absurdly large, NaN, infinite or
 // negative texels.
+#include <core/environment.hpp>
 #include <core/image_io.hpp>
 #include <scene/environment_map.hpp>
 #include <scene/load.hpp>

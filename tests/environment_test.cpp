@@ -2,6 +2,7 @@
 // histogram of samples, a single bright texel is where every sample goes, rotation rotates), and
 // rendering under it (white furnace: a diffuse convex object under a constant map has radiance
 // albedo x constant; under a sky of one hemisphere, albedo (1 + n.y) / 2; MIS against BSDF-only).
+#include <core/environment.hpp>
 #include <core/environment_data.hpp>
 #include <core/rng.hpp>
 #include <scene/environment_map.hpp>

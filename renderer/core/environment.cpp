@@ -1,6 +1,8 @@
 // Building an environment map's sampling tables (environment_data.hpp).
 #include "environment_data.hpp"
 
+#include "environment.hpp"
+
 #include <cmath>
 #include <utility>
 

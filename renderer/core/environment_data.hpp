@@ -2,12 +2,14 @@
 // an environment_map view): built once per scene, copied to the device as they are for the GPU.
 #pragma once
 
-#include "environment.hpp"
+#include "math.hpp"
 
 #include <cstdint>
 #include <vector>
 
 namespace sieve::render {
+
+struct environment_map;  // environment.hpp (not included here: scene.hpp includes this header)
 
 struct environment_data {
   std::uint32_t width = 0, height = 0;
