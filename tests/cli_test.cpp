@@ -57,6 +57,29 @@ TEST_F(Cli, BadInputIsOneClearLine) {
                         "film.width");
 }
 
+// [environment] map: a missing, malformed, truncated or absurdly large map is one line and exit 1.
+TEST_F(Cli, BadEnvironmentMapIsOneClearLine) {
+  auto scene_with = [&](const std::string& name, const std::string& map) {
+    return file(name + ".toml", "[environment]\nmap = \"" + map +
+                                    "\"\n[[lights]]\ncorner = [0, 0, 0]\nedge1 = [1, 0, 0]\nedge2 = [0, 1, 0]\n"
+                                    "emission = [1, 1, 1]\n")
+        .string();
+  };
+  expect_one_line_error({"render", scene_with("missing", "gone.exr")}, "environment map 'gone.exr' not found");
+  file("junk.exr", std::string("v/1\x01", 4) + "not really an EXR file at all");
+  expect_one_line_error({"render", scene_with("junk", "junk.exr")}, "junk.exr: ");
+  file("huge.hdr", "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 100000 +X 100000\n");
+  expect_one_line_error({"render", scene_with("huge", "huge.hdr")}, "more than the limit");
+  file("short.hdr", "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 64 +X 128\n\x01\x02\x03\x04");
+  expect_one_line_error({"render", scene_with("short", "short.hdr")}, "truncated Radiance HDR image");
+  // The map is an input: an output naming it is refused, the file left as it was.
+  const std::string sky = slurp(scenes_dir / "sky" / "sky.exr");
+  file("sky.exr", sky);
+  expect_one_line_error(with({"render", scene_with("sky", "sky.exr"), "--exr", (dir_ / "sky.exr").string()}, tiny),
+                        "a file this run reads");
+  EXPECT_EQ(slurp(dir_ / "sky.exr"), sky);
+}
+
 TEST_F(Cli, FractionMustBeANumber) {
   for (const std::string bad : {"nan", "-nan", "inf", "1.5", "x"}) {
     const outcome o = run({"bench", "compaction", "--fraction", bad, "--n", "1000", "--strategies", "std"});

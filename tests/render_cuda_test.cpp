@@ -10,10 +10,13 @@
 
 #include <gtest/gtest.h>
 
+#include "environment_scenes.hpp"
 #include "hairball.hpp"
 #include "textured_quad.hpp"
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <cstring>
 #include <filesystem>
 #include <unistd.h>
@@ -150,6 +153,66 @@ TEST(GpuRender, MatchesTheCpuImage) {
     EXPECT_LE(std::fabs(c.mean_diff), 4 * c.stderr_diff + 1e-6 * c.mean_b);
     EXPECT_GE(c.close_fraction, 0.99);
   }
+}
+
+// The HDR environment map on the GPU (the map and its CDFs copied to the device): the white furnace
+// (a convex diffuse sphere under a constant map L reflects albedo x L; the background is L), the
+// CPU's image matched as above (sphere and a terrain under the shipped sky), and the terrain's image
+// identical across CUDA strategies, queues, the BFS and the megakernel.
+TEST(GpuEnvironment, WhiteFurnaceAndTheCpuImage) {
+  SKIP_WITHOUT_GPU();
+  const float albedo = 0.5f, l = 1.5f;
+  const scene furnace = test_scenes::sphere_under(
+      build_environment(16, 8, std::vector<vec3>(128, vec3{l, l, l}), 10, 1, true), albedo, 64);
+  const prepared_scene pf(furnace);
+  const render_settings rf = render_settings::from(furnace);
+  const render_result gpu = render_cuda(pf, rf);
+  const auto image = gpu.mean();
+  double sum = 0, sq = 0;
+  int n = 0;
+  for (int y = 8; y < 16; ++y)  // the sphere covers the film's centre (radius about 8.7 pixels)
+    for (int x = 8; x < 16; ++x, ++n) {
+      const double v = image[y * 24 + x].y;
+      sum += v;
+      sq += v * v;
+    }
+  const double mean = sum / n, err = std::sqrt(std::max(0.0, sq / n - mean * mean) / (n - 1));
+  std::printf("furnace on the GPU: %.5f +- %.5f (expected %.5f)\n", mean, err, double{albedo * l});
+  EXPECT_NEAR(mean, albedo * l, 4 * err + 1e-3);
+  EXPECT_EQ(image[0].y, l);  // a corner: the map seen directly
+  {
+    const comparison c = compare(gpu, render_cpu(pf, rf));
+    std::printf("furnace: GPU mean %.6f, CPU mean %.6f, diff %.3g +- %.3g, %.2f %% of pixels within 1e-3\n", c.mean_a,
+                c.mean_b, c.mean_diff, c.stderr_diff, 100 * c.close_fraction);
+    EXPECT_LE(std::fabs(c.mean_diff), 4 * c.stderr_diff + 1e-6 * c.mean_b);
+    EXPECT_GE(c.close_fraction, 0.95);
+  }
+  const scene sky = load_scene(std::string(SIEVE_SCENES_DIR) + "/sky/sky-terrain.toml",
+                               {"film.width=64", "film.height=48", "film.spp=4", "procedural.grid=32",
+                                "camera.position=[16, 12, -4]", "camera.look_at=[16, 3, 20]"});
+  const prepared_scene ps(sky);
+  render_settings rs = render_settings::from(sky);
+  rs.max_queue = 1000;
+  rs.strategy = "cub";
+  const render_result want = render_cuda(ps, rs);
+  const comparison c = compare(want, render_cpu(ps, rs));
+  std::printf("sky-terrain: GPU mean %.6f, CPU mean %.6f, diff %.3g +- %.3g, %.2f %% of pixels within 1e-3\n", c.mean_a,
+              c.mean_b, c.mean_diff, c.stderr_diff, 100 * c.close_fraction);
+  EXPECT_GT(want.stats.shadow_rays, 0U);
+  EXPECT_LE(std::fabs(c.mean_diff), 4 * c.stderr_diff + 1e-6 * c.mean_b);
+  EXPECT_GE(c.close_fraction, 0.95);
+  for (const char* strategy : {"space", "redzone", "atomic"})
+    for (const char* queue : {"pass", "index", "append"})
+      for (const char* traversal : {"dfs", "bfs"}) {
+        SCOPED_TRACE(std::string(strategy) + " " + queue + " " + traversal);
+        render_settings r = rs;
+        r.strategy = strategy;
+        r.queue = parse_mode<queue_mode>(queue);
+        r.traversal = parse_mode<traversal_kind>(traversal);
+        EXPECT_TRUE(compare(render_cuda(ps, r), want).identical);
+      }
+  rs.integrator = integrator_kind::megakernel;
+  EXPECT_TRUE(compare(render_cuda(ps, rs), want).identical);
 }
 
 // Textures and vertex normals in device memory: a textured quad under a white sky shows its

@@ -6,6 +6,7 @@
 #include "../bvh/dfs.hpp"
 #include "../core/bsdf.hpp"
 #include "../core/camera.hpp"
+#include "../core/environment.hpp"
 #include "../core/lights.hpp"
 #include "../core/shading.hpp"
 #include "../core/texture.hpp"
@@ -109,7 +110,8 @@ struct scene_view {
   const triangle_uvs* uvs = nullptr;           // per triangle, or null: (0, 0) everywhere
   const texture_view* textures = nullptr;      // surfaces' albedo_texture index this
   light_table lights;
-  vec3 environment;
+  vec3 environment;                          // radiance of escaping rays, where there is no map
+  environment_map env_map;                   // the HDR environment (present() or not)
   camera cam;
   aabb bounds;                               // of the whole scene (ray reordering keys)
   std::uint32_t width = 0, height = 0, max_bounces = 0, seed = 0;

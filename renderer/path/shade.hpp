@@ -1,5 +1,5 @@
 // Stage `shade`: at each path's hit, add what it sees (environment or emission, weighted by MIS
-// against next-event estimation), prepare a shadow ray towards a light (next-event estimation on
+// against next-event estimation), prepare a shadow ray towards a light or the environment map (next-event estimation on
 // diffuse surfaces), play Russian roulette, sample the BSDF for the next segment, and mark the path
 // kept or removed in the form the compaction strategy takes.
 //
@@ -49,19 +49,36 @@ SIEVE_HD inline surface surface_at(const scene_view& s, const hit& h) {
 }
 
 // Next-event estimation at a diffuse point x (geometric normal ng, shading normal n; `smooth`:
-// they differ): a light point by area, the MIS-weighted light it would add, and the shadow ray that
-// decides whether it does.
+// they differ): a direction towards the environment map (with probability environment_pick) or a
+// light point by area, the MIS-weighted light it would add, and the shadow ray that decides whether
+// it does. Without a sampled map the pick costs nothing: u is the light's number as it was.
 SIEVE_HD inline void next_event(const shade_args& a, std::uint32_t i, rng_key key, const surface& m, vec3 x, vec3 ng,
                                 vec3 n, bool smooth, vec3 wo, vec3 beta) {
   const scene_view& s = a.scene;
-  const light_sample ls = sample_light(s.lights, s.bvh.triangles, uniform(key, dim::light_pick),
+  const float pick_env = environment_pick(s.env_map, s.lights.count);
+  const float u = uniform(key, dim::light_pick);
+  if (u < pick_env) {
+    const environment_sample es = sample_environment(s.env_map, uniform(key, dim::light_u), uniform(key, dim::light_v));
+    if (smooth && !sides_agree(wo, es.wi, ng, n)) return;
+    const float pdf_env = es.pdf * pick_env;
+    const vec3 f_cos = eval_diffuse(m, wo, es.wi, n);
+    if (!(pdf_env > 0) || max_component(f_cos) <= 0) return;
+    const vec3 light = beta * f_cos * es.radiance * (power_heuristic(pdf_env, pdf_diffuse(wo, es.wi, n)) / pdf_env);
+    if (!finite(light) || max_component(light) <= 0) return;
+    a.scratch.shadow_rays[i] = spawn_ray(x, ng, es.wi);  // unoccluded: it leaves the scene
+    a.scratch.shadow_light[i] = light;
+    if (a.scratch.shadow_count) atomic_add_aggregated(a.scratch.shadow_count, 1U);
+    return;
+  }
+  const float pick_light = 1.0f - pick_env;
+  const light_sample ls = sample_light(s.lights, s.bvh.triangles, (u - pick_env) / pick_light,
                                        uniform(key, dim::light_u), uniform(key, dim::light_v));
   const vec3 d = ls.point - x;
   const float dist = length(d);
   if (!(dist > 0)) return;
   const vec3 wi = d / dist;
   if (smooth && !sides_agree(wo, wi, ng, n)) return;
-  const float pdf_light = light_pdf_solid_angle(s.lights, wi, dist, ls.normal);
+  const float pdf_light = light_pdf_solid_angle(s.lights, wi, dist, ls.normal) * pick_light;
   const vec3 f_cos = eval_diffuse(m, wo, wi, n);
   if (pdf_light <= 0 || max_component(f_cos) <= 0) return;
   const vec3 le = emitted(s.surfaces[s.material_of[ls.prim]], ls.normal, -wi);
@@ -70,6 +87,17 @@ SIEVE_HD inline void next_event(const shade_args& a, std::uint32_t i, rng_key ke
   a.scratch.shadow_rays[i] = spawn_ray(x, ng, wi, dist * (1.0f - 1e-3f));  // stop short of the light itself
   a.scratch.shadow_light[i] = light;
   if (a.scratch.shadow_count) atomic_add_aggregated(a.scratch.shadow_count, 1U);
+}
+
+// What an escaping ray (unit direction w) sees: the map, weighed by MIS against next-event
+// estimation at the previous (diffuse) vertex, whose BSDF drew w with solid-angle density
+// `bsdf_pdf` (0: a camera or specular bounce, full weight); or the constant colour.
+SIEVE_HD inline vec3 escaped(const scene_view& s, vec3 w, float bsdf_pdf) {
+  if (!s.env_map.present()) return s.environment;
+  const vec3 le = environment_radiance(s.env_map, w);
+  if (!(bsdf_pdf > 0)) return le;
+  const float pdf_env = environment_pdf(s.env_map, w) * environment_pick(s.env_map, s.lights.count);
+  return le * power_heuristic(bsdf_pdf, pdf_env);
 }
 
 // Path a.scratch.path(i) at queue entry i; returns whether it goes on (also marked in a.marks).
@@ -86,7 +114,7 @@ SIEVE_HD inline bool shade_path(std::uint32_t i, const shade_args& a, const wave
   vec3 seen{0, 0, 0};
   bool keep = false;
   if (!h.found()) {
-    seen = beta * s.environment;
+    seen = beta * escaped(s, r.direction, p.bsdf_pdf[j]);
   } else {
     const triangle& tri = s.bvh.triangles[h.prim];
     const surface m = surface_at(s, h);
@@ -100,14 +128,17 @@ SIEVE_HD inline bool shade_path(std::uint32_t i, const shade_args& a, const wave
       // Reached by BSDF sampling: weigh against the chance that next-event estimation at the previous
       // (diffuse) vertex picked this point. Camera and specular bounces carry pdf 0: full weight.
       const float prev = p.bsdf_pdf[j];
-      const float w = prev > 0 ? power_heuristic(prev, light_pdf_solid_angle(s.lights, r.direction, h.t, ng)) : 1.0f;
+      const float pick_light = 1.0f - environment_pick(s.env_map, s.lights.count);
+      const float w =
+          prev > 0 ? power_heuristic(prev, light_pdf_solid_angle(s.lights, r.direction, h.t, ng) * pick_light) : 1.0f;
       seen = beta * le * w;
     }
     const rng_key key{w.pixel_of(slot), w.sample_of(slot), a.vertex + 1, s.seed};
     const float survive = a.vertex >= roulette_from_vertex ? fminf(0.95f, max_component(beta)) : 1.0f;
     if (a.vertex < s.max_bounces && uniform(key, dim::roulette) < survive) {
       beta = beta / survive;
-      if (m.kind == surface_kind::diffuse && s.lights.count > 0) next_event(a, i, key, m, x, ng, n, smooth, wo, beta);
+      if (m.kind == surface_kind::diffuse && (s.lights.count > 0 || s.env_map.sampled))
+        next_event(a, i, key, m, x, ng, n, smooth, wo, beta);
       const bsdf_sample bs =
           sample_bsdf(m, wo, n, uniform(key, dim::bsdf_u), uniform(key, dim::bsdf_v), uniform(key, dim::bsdf_lobe));
       beta = beta * bs.weight;

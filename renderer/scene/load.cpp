@@ -37,7 +37,7 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
 
   const camera_given given = read_camera(doc, rd, sc);
   read_film(doc, rd, sc);
-  read_environment(doc, rd, sc);
+  read_environment(doc, rd, sc, base_dir);
   read_compaction(doc, rd, sc);
 
   const toml::array* objects = array_of_tables(doc, "objects", rd);

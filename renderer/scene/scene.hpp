@@ -2,6 +2,7 @@
 // environment and the compaction settings. Loaded from TOML (scene/load.hpp) or from an OBJ file.
 #pragma once
 
+#include "../core/environment_data.hpp"
 #include "../core/math.hpp"
 #include "../core/texture.hpp"
 #include "../core/modes.hpp"
@@ -74,7 +75,8 @@ struct scene {
   std::vector<texture> textures;           // materials' albedo_texture index this
   camera_desc camera;
   film_desc film;
-  vec3 environment{0, 0, 0};               // radiance of rays that leave the scene
+  vec3 environment{0, 0, 0};               // radiance of rays that leave the scene (no map)
+  environment_data environment_map;        // [environment] map: an HDR image around the scene, or empty
   compaction_desc compaction;
   std::vector<std::filesystem::path> files;  // every file it was read from: scene file, OBJ, MTL
 };

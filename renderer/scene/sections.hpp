@@ -142,7 +142,7 @@ camera_given read_camera(const toml::table& doc, const reader& rd, scene& sc);
 void check_camera(const toml::table& doc, const reader& rd, const scene& sc);
 void read_film(const toml::table& doc, const reader& rd, scene& sc);
 void read_compaction(const toml::table& doc, const reader& rd, scene& sc);
-void read_environment(const toml::table& doc, const reader& rd, scene& sc);
+void read_environment(const toml::table& doc, const reader& rd, scene& sc, const fs::path& base_dir);
 
 // An object's `material =`: triangles [begin, end) take the material named, once all are known.
 struct material_override {

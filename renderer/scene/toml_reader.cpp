@@ -42,7 +42,7 @@ const std::vector<std::string_view> top_keys = {"name",    "camera",    "film", 
 const std::map<std::string_view, std::vector<std::string_view>> table_keys = {
     {"camera", {"position", "look_at", "up", "vfov", "focal_length_mm", "film_height_mm"}},
     {"film", {"width", "height", "spp", "max_bounces", "seed"}},
-    {"environment", {"color"}},
+    {"environment", {"color", "map", "rotation", "scale", "sample"}},
     {"compaction", {"strategy", "reorder", "sort"}},
     {"objects", {"obj", "gltf", "translate", "scale", "rotate_y", "material"}},
     {"materials", {"name", "type", "albedo", "emission", "ior", "texture", "wrap"}},

@@ -57,6 +57,7 @@ scene_view prepared_scene::view(std::uint32_t width, std::uint32_t height) const
   v.lights = {light_triangles_.data(), light_cdf_.data(), static_cast<std::uint32_t>(light_triangles_.size()),
               light_area_};
   v.environment = s.environment;
+  v.env_map = s.environment_map.view();
   v.cam = camera::look_at(s.camera.position, s.camera.look_at, s.camera.up, s.camera.vfov_degrees,
                           static_cast<float>(width) / static_cast<float>(height));
   v.bounds = bounds_;

@@ -256,7 +256,17 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
       std::vector<std::uint32_t>(host_view.lights.triangles, host_view.lights.triangles + host_view.lights.count));
   const device_array<float> d_light_cdf(
       std::vector<float>(host_view.lights.cdf, host_view.lights.cdf + host_view.lights.count));
+  // The environment map and its sampling tables (empty without a map: the view's pointers stay null).
+  const environment_data& env = sc.environment_map;
+  const device_array<vec3> d_env_texels(env.texels);
+  const device_array<float> d_env_weight(env.weight);
+  const device_array<float> d_env_conditional(env.conditional_cdf);
+  const device_array<float> d_env_marginal(env.marginal_cdf);
   scene_view view = host_view;
+  view.env_map.texels = d_env_texels.get();
+  view.env_map.weight = d_env_weight.get();
+  view.env_map.conditional_cdf = d_env_conditional.get();
+  view.env_map.marginal_cdf = d_env_marginal.get();
   view.bvh = {d_nodes.get(), d_prims.get(),   d_triangles.get(), host_view.bvh.node_count,
               d_pairs.get(), d_leaf_triangles.get()};
   view.surfaces = d_surfaces.get();
