@@ -42,9 +42,9 @@ void read_environment(const toml::table& doc, const reader& rd, scene& sc, const
   }
   input_file file(path, "environment map");
   const std::vector<unsigned char> bytes = file.bytes(std::uint64_t{1} << 31);
-  rgb_image image =
+  image_rgb image =
       decode_environment_image(path.string(), std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
-  sc.environment_map = build_environment(image.width, image.height, std::move(image.texels), rotation, scale, sample);
+  sc.environment_map = build_environment(image.width, image.height, std::move(image.pixels), rotation, scale, sample);
   sc.files.push_back(path);
 }
 

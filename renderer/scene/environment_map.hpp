@@ -1,8 +1,10 @@
 // Reading an HDR environment map ([environment] map = "sky.exr"): a latitude-longitude image, EXR
-// (tinyexr) or Radiance .hdr (RGBE, read here), checked texel by texel, then its sampling tables built.
+// (tinyexr, read here) or Radiance .hdr (RGBE, read by image_file.hpp's decoder), checked texel by
+// texel, then its sampling tables built.
 #pragma once
 
 #include "../core/environment_data.hpp"
+#include "image_file.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -15,20 +17,15 @@ namespace sieve::render {
 // The most texels an environment map may have (2^26: 16384 x 4096, about 1.5 GiB with its tables).
 inline constexpr std::uint64_t max_environment_texels = std::uint64_t{1} << 26;
 
-struct rgb_image {
-  std::uint32_t width = 0, height = 0;
-  std::vector<vec3> texels;  // row 0 at the top
-};
-
 // The image in `bytes` (EXR or Radiance HDR, told apart by their magic numbers; the alpha channel of
 // an RGBA image is dropped, a one-channel image is grey). `name` names it in errors. Throws
 // sieve::error for another format, a malformed file, more than `max_texels` texels (checked from
 // the header, before the pixels are decoded), or a texel that is NaN, infinite or negative (naming
 // its column, row and value).
-rgb_image decode_environment_image(const std::string& name, std::string_view bytes,
+image_rgb decode_environment_image(const std::string& name, std::string_view bytes,
                                    std::uint64_t max_texels = max_environment_texels);
 
 // Encodes `image` as EXR (32-bit float RGB) to `path`, all or nothing (core/image_io.hpp).
-void write_environment_image(const std::filesystem::path& path, const rgb_image& image);
+void write_environment_image(const std::filesystem::path& path, const image_rgb& image);
 
 }  // namespace sieve::render

@@ -1,4 +1,5 @@
-// Reading image files (image_file.hpp): PNG through stb_image, Radiance .hdr decoded here. Only
+// Reading image files (image_file.hpp): PNG through stb_image, Radiance .hdr decoded here (for
+// textures and environment maps alike). Only
 // stb_image's PNG decoder is compiled in, with static linkage, so that no other stb_image in the
 // program clashes. Debian 12's stb_image (2.27) is not trusted with more: fuzzing found its JPEG
 // decoder writing past a Huffman table and its .hdr decoder looping forever on a truncated
@@ -43,6 +44,25 @@ void check_finite(const image_rgb& image, const std::string& name, const std::st
   }
 }
 
+void check_image_size(std::uint64_t uw, std::uint64_t uh, const std::string& name, const std::string& what,
+                      const image_limits& limits) {
+  const std::string at = name + ": the " + what + " is " + std::to_string(uw) + " x " + std::to_string(uh) + " pixels";
+  if (uw > limits.max_side || uh > limits.max_side)
+    detail::fail(at + ", more than the limit of " + std::to_string(limits.max_side) + " on a side");
+  const std::uint64_t pixels = uw * uh;  // both below 2^32: no overflow
+  if (pixels > limits.max_pixels)
+    detail::fail(at + ", more than the limit of " + std::to_string(limits.max_pixels) + " pixels");
+  if (pixels > limits.max_bytes / sizeof(vec3)) {
+    detail::fail(at + " (" + std::to_string((pixels >> 8) * sizeof(vec3) >> 12) + " MiB as floats), more than the limit of " +
+                 std::to_string(limits.max_bytes >> 20) + " MiB");
+  }
+}
+
+bool is_radiance_hdr(const unsigned char* data, std::size_t size) {
+  auto starts = [&](std::string_view s) { return size >= s.size() && std::equal(s.begin(), s.end(), data); };
+  return starts("#?RADIANCE\n") || starts("#?RGBE\n");
+}
+
 namespace {
 
 // Radiance RGBE (.hdr): the header's lines up to an empty one (FORMAT=32-bit_rle_rgbe or none), the
@@ -50,11 +70,6 @@ namespace {
 // 32767, run-length encoded by channel (2, 2, width as two bytes, then per channel runs: a count
 // past 128 repeats the next byte count - 128 times, a count up to 128 is followed by that many
 // bytes). A pixel (r, g, b, e) is (r, g, b) 2^(e - 136), 0 where e is 0 (as stb_image reads it).
-bool is_hdr(const unsigned char* data, std::size_t size) {
-  auto starts = [&](std::string_view s) { return size >= s.size() && std::equal(s.begin(), s.end(), data); };
-  return starts("#?RADIANCE\n") || starts("#?RGBE\n");
-}
-
 struct hdr_header {
   std::uint64_t width = 0, height = 0;
   std::size_t pixels_at = 0;  // where the scanlines begin
@@ -106,7 +121,8 @@ void decode_hdr(const unsigned char* data, std::size_t size, const hdr_header& h
           const bool run = count > 128;
           if (run) count -= 128;
           if (count == 0 || x + count > w)
-            detail::fail(at + "the " + what + " (.hdr) has a corrupt run-length scanline (row " + std::to_string(y) + ")");
+            detail::fail(at + "the " + what + " (.hdr) has a corrupt run-length scanline (row " + std::to_string(y) +
+                         ": a run of " + std::to_string(count) + " where " + std::to_string(w - x) + " pixels are left)");
           if (i + (run ? 1 : count) > size) truncated();
           for (std::size_t k = 0; k < count; ++k) line[c * w + x + k] = run ? data[i] : data[i + k];
           i += run ? 1 : count;
@@ -136,17 +152,7 @@ image_rgb decode_image(const unsigned char* data, std::size_t size, const std::s
   const std::string at = name + ": ";
   if (size > static_cast<std::size_t>(INT_MAX)) detail::fail(at + "the " + what + " file is too large to decode");
   const int bytes = static_cast<int>(size);
-  auto check_dimensions = [&](std::uint64_t uw, std::uint64_t uh) {
-    if (uw > limits.max_side || uh > limits.max_side) {
-      detail::fail(at + "the " + what + " is " + std::to_string(uw) + " x " + std::to_string(uh) +
-                   " pixels, more than the limit of " + std::to_string(limits.max_side) + " on a side");
-    }
-    if (uw * uh * sizeof(vec3) > limits.max_bytes) {
-      detail::fail(at + "the " + what + " is " + std::to_string(uw) + " x " + std::to_string(uh) + " pixels (" +
-                   std::to_string(uw * uh * sizeof(vec3) >> 20) + " MiB as floats), more than the limit of " +
-                   std::to_string(limits.max_bytes >> 20) + " MiB");
-    }
-  };
+  auto check_dimensions = [&](std::uint64_t uw, std::uint64_t uh) { check_image_size(uw, uh, name, what, limits); };
   // A PNG's size from its header first: stb_image refuses images past 2^30 bytes with a reason
   // that its other decoders' attempts then overwrite.
   static const unsigned char png_start[16] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R'};
@@ -156,7 +162,7 @@ image_rgb decode_image(const unsigned char* data, std::size_t size, const std::s
     };
     check_dimensions(be32(16), be32(20));
   }
-  if (is_hdr(data, size)) {
+  if (is_radiance_hdr(data, size)) {
     const hdr_header hd = parse_hdr_header(data, size, at, what);
     check_dimensions(hd.width, hd.height);
     image_rgb out;

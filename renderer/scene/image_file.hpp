@@ -20,8 +20,16 @@ struct image_rgb {
 
 struct image_limits {
   std::uint32_t max_side = 16384;                    // pixels, width and height each
+  std::uint64_t max_pixels = ~std::uint64_t{0};      // width * height
   std::uint64_t max_bytes = std::uint64_t{1} << 31;  // of decoded floats (12 bytes a pixel); also the file's size
 };
+
+// Throws sieve::error naming `name` where a width x height image is past `limits`.
+void check_image_size(std::uint64_t width, std::uint64_t height, const std::string& name, const std::string& what,
+                      const image_limits& limits);
+
+// Whether `data` starts as a Radiance .hdr file does ("#?RADIANCE" or "#?RGBE" and a newline).
+bool is_radiance_hdr(const unsigned char* data, std::size_t size);
 
 // The image in `path`. `what` names it in messages ("texture", "environment map").
 // Throws sieve::error naming the file: not found, not a regular file, not an image stb_image reads

@@ -7,7 +7,7 @@
 
 namespace sieve::render {
 
-rgb_image procedural_sky(std::uint32_t width, std::uint32_t height, const sky_desc& d) {
+image_rgb procedural_sky(std::uint32_t width, std::uint32_t height, const sky_desc& d) {
   if (width == 0 || height == 0 || std::uint64_t{width} * height > max_environment_texels)
     throw sieve::error("procedural sky: " + std::to_string(width) + " x " + std::to_string(height) + " texels");
   constexpr double pi_d = 3.14159265358979323846;
@@ -20,10 +20,10 @@ rgb_image procedural_sky(std::uint32_t width, std::uint32_t height, const sky_de
   const float cos_sun = static_cast<float>(std::cos(d.sun_radius_degrees * pi_d / 180.0));
   const vec3 zenith{0.10f, 0.22f, 0.60f}, horizon{0.70f, 0.76f, 0.85f}, ground{0.10f, 0.09f, 0.08f};
   const vec3 glow{0.9f, 0.7f, 0.45f};
-  rgb_image image;
+  image_rgb image;
   image.width = width;
   image.height = height;
-  image.texels.resize(std::size_t{width} * height);
+  image.pixels.resize(std::size_t{width} * height);
   for (std::uint32_t r = 0; r < height; ++r)
     for (std::uint32_t c = 0; c < width; ++c) {
       const vec3 l = direction((c + 0.5) / width, (r + 0.5) / height);
@@ -37,7 +37,7 @@ rgb_image procedural_sky(std::uint32_t width, std::uint32_t height, const sky_de
         const float t = std::fmin(1.0f, -l.y * 20.0f);  // a thin haze below the horizon
         radiance = horizon * (0.5f * (1 - t)) + ground * t;
       }
-      image.texels[std::size_t{r} * width + c] = radiance;
+      image.pixels[std::size_t{r} * width + c] = radiance;
     }
   return image;
 }

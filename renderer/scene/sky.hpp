@@ -17,6 +17,6 @@ struct sky_desc {
 };
 
 // A width x height sky, each texel the model's radiance at its centre direction.
-rgb_image procedural_sky(std::uint32_t width, std::uint32_t height, const sky_desc& d = {});
+image_rgb procedural_sky(std::uint32_t width, std::uint32_t height, const sky_desc& d = {});
 
 }  // namespace sieve::render
