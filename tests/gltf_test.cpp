@@ -5,6 +5,7 @@
 #include <scene/load.hpp>
 #include <wavefront/integrator.hpp>
 
+#include "scene_test_support.hpp"
 #include "textured_quad.hpp"
 
 #include <sieve/compaction/error.hpp>
@@ -36,20 +37,8 @@ const fs::path scenes_dir = SIEVE_SCENES_DIR;
 const fs::path box_dir = scenes_dir / "gltf";
 constexpr double pi = 3.14159265358979323846;
 
-fs::path temp_dir() {
-  const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path dir =
-      fs::path(::testing::TempDir()) / ("sieve_gltf_test_" + std::string(info->test_suite_name()) + "_" + info->name());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-fs::path write(const fs::path& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out << bytes;
-  return path;
-}
+fs::path temp_dir() { return sieve::render::testing::fresh_dir("sieve_gltf_test_"); }
+using sieve::render::testing::write;
 
 std::string read(const fs::path& path) {
   std::ifstream in(path, std::ios::binary);
@@ -58,22 +47,7 @@ std::string read(const fs::path& path) {
   return s.str();
 }
 
-std::string expect_error(const std::function<void()>& f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-  } catch (const sieve::error& e) {
-    const std::string msg = e.what();
-    if (std::getenv("SIEVE_SHOW_ERRORS")) std::cout << "  error: " << msg << "\n";
-    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
-    EXPECT_EQ(msg.find('\n'), std::string::npos) << "more than one line: " << msg;
-    return msg;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected sieve::error, got another exception: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "expected sieve::error, got none";
-  return "";
-}
+using sieve::render::testing::expect_error;
 
 bool same_bits(vec3 a, vec3 b) { return std::memcmp(&a, &b, sizeof a) == 0; }
 

@@ -12,6 +12,7 @@
 #include <core/memory.hpp>
 #include <scene/load.hpp>
 #include <sieve/compaction/error.hpp>
+#include "scene_test_support.hpp"
 #include <string>
 #include <vector>
 
@@ -30,38 +31,9 @@ namespace {
 const fs::path scenes_dir = SIEVE_SCENES_DIR;
 constexpr double pi = 3.14159265358979323846;
 
-// A fresh folder per test under GoogleTest's temporary directory.
-fs::path temp_dir() {
-  const auto* info = testing::UnitTest::GetInstance()->current_test_info();
-  const fs::path dir = fs::path(testing::TempDir()) /
-                       ("sieve_scene_test_" + std::string(info->test_suite_name()) + "_" + info->name());
-  fs::remove_all(dir);
-  fs::create_directories(dir);
-  return dir;
-}
-
-fs::path write(const fs::path& path, const std::string& text) {
-  std::ofstream out(path, std::ios::binary);
-  out << text;
-  return path;
-}
-
-// Runs `f` and expects a sieve::error whose message holds every one of `parts`; returns the message.
-std::string expect_error(const std::function<void()>& f, std::initializer_list<std::string> parts) {
-  try {
-    f();
-  } catch (const sieve::error& e) {
-    const std::string msg = e.what();
-    if (std::getenv("SIEVE_SHOW_ERRORS")) std::cout << "  error: " << msg << "\n";
-    for (const auto& p : parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
-    return msg;
-  } catch (const std::exception& e) {
-    ADD_FAILURE() << "expected sieve::error, got another exception: " << e.what();
-    return "";
-  }
-  ADD_FAILURE() << "expected sieve::error, nothing was thrown";
-  return "";
-}
+fs::path temp_dir() { return sieve::render::testing::fresh_dir("sieve_scene_test_"); }
+using sieve::render::testing::expect_error;
+using sieve::render::testing::write;
 
 aabb bounds(const scene& s) {
   aabb b;
