@@ -2,6 +2,7 @@
 #include "environment_map.hpp"
 
 #include "../core/image_io.hpp"
+#include "input_file.hpp"
 
 #include <sieve/compaction/error.hpp>
 
@@ -12,7 +13,6 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
-#include <sstream>
 
 namespace sieve::render {
 namespace {
@@ -93,13 +93,6 @@ image_rgb decode_exr(const std::string& name, std::string_view bytes, const imag
   return out;
 }
 
-std::string number(float v) {
-  std::ostringstream os;
-  os.precision(9);
-  os << v;
-  return os.str();
-}
-
 }  // namespace
 
 image_rgb decode_environment_image(const std::string& name, std::string_view bytes, std::uint64_t max_texels) {
@@ -117,7 +110,7 @@ image_rgb decode_environment_image(const std::string& name, std::string_view byt
     for (const float c : {t.x, t.y, t.z}) {
       if (std::isfinite(c) && c >= 0) continue;
       fail(name, "texel (" + std::to_string(i % image.width) + ", " + std::to_string(i / image.width) + ") is " +
-                     number(c) + " (radiance must be finite and >= 0)");
+                     detail::str(c) + " (radiance must be finite and >= 0)");
     }
   }
   return image;

@@ -191,13 +191,16 @@ struct model_reader {
     fail(file + ": " + where + ": " + what + context);
   }
 
+  // An error at `where` unless 0 <= i < count: `kind` i does not exist (the file has `count`).
+  void check_index(const std::string& where, const char* kind, long long i, std::size_t count) const {
+    if (i < 0 || static_cast<unsigned long long>(i) >= count)
+      error(where, kind + (" " + std::to_string(i)) + " does not exist (the file has " + std::to_string(count) + ")");
+  }
+
   // Accessor `a` (named by `user`, e.g. meshes[0].primitives[1].attributes.POSITION), which must
   // have `type` and one of `components`.
   elements view(int a, const std::string& user, int type, std::initializer_list<int> components) const {
-    if (a < 0 || static_cast<std::size_t>(a) >= m.accessors.size()) {
-      error(user, "accessor " + std::to_string(a) + " does not exist (the file has " +
-                      std::to_string(m.accessors.size()) + ")");
-    }
+    check_index(user, "accessor", a, m.accessors.size());
     const tinygltf::Accessor& acc = m.accessors[static_cast<std::size_t>(a)];
     const std::string where = idx("accessors", static_cast<std::size_t>(a)) + " (" + user + ")";
     if (acc.sparse.isSparse) error(where, "sparse accessors are not supported");
@@ -212,16 +215,10 @@ struct model_reader {
     }
     if (acc.count == 0) error(where, "count 0 (at least 1)");
     if (acc.bufferView < 0) error(where, "no bufferView (accessors without data are not supported)");
-    if (static_cast<std::size_t>(acc.bufferView) >= m.bufferViews.size()) {
-      error(where, "bufferView " + std::to_string(acc.bufferView) + " does not exist (the file has " +
-                       std::to_string(m.bufferViews.size()) + ")");
-    }
+    check_index(where, "bufferView", acc.bufferView, m.bufferViews.size());
     const tinygltf::BufferView& bv = m.bufferViews[static_cast<std::size_t>(acc.bufferView)];
     const std::string vwhere = idx("bufferViews", static_cast<std::size_t>(acc.bufferView));
-    if (bv.buffer < 0 || static_cast<std::size_t>(bv.buffer) >= m.buffers.size()) {
-      error(vwhere, "buffer " + std::to_string(bv.buffer) + " does not exist (the file has " +
-                        std::to_string(m.buffers.size()) + ")");
-    }
+    check_index(vwhere, "buffer", bv.buffer, m.buffers.size());
     const std::vector<unsigned char>& data = m.buffers[static_cast<std::size_t>(bv.buffer)].data;
     if (bv.byteOffset > data.size() || bv.byteLength > data.size() - bv.byteOffset) {
       error(vwhere, "bytes " + std::to_string(bv.byteOffset) + " + " + std::to_string(bv.byteLength) +
@@ -542,10 +539,7 @@ gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
   while (!stack.empty()) {
     const auto [n, parent] = stack.back();
     stack.pop_back();
-    if (n < 0 || static_cast<std::size_t>(n) >= model.nodes.size()) {
-      rd.error("nodes", "node " + std::to_string(n) + " does not exist (the file has " +
-                            std::to_string(model.nodes.size()) + ")");
-    }
+    rd.check_index("nodes", "node", n, model.nodes.size());
     const auto ni = static_cast<std::size_t>(n);
     const std::string where = idx("nodes", ni);
     if (seen[ni]) rd.error(where, "reached twice (the node hierarchy must be a tree: a cycle or a shared child)");
@@ -553,20 +547,12 @@ gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
     const tinygltf::Node& node = model.nodes[ni];
     const mat4 local = local_transform(node, rd, where);
     const mat4 world = local == identity ? parent : parent == identity ? local : mul(parent, local);
-    if (node.mesh >= 0) {
-      if (static_cast<std::size_t>(node.mesh) >= model.meshes.size()) {
-        rd.error(where, "mesh " + std::to_string(node.mesh) + " does not exist (the file has " +
-                            std::to_string(model.meshes.size()) + ")");
-      }
+    if (node.mesh != -1) {
+      rd.check_index(where, "mesh", node.mesh, model.meshes.size());
       instances.push_back({node.mesh, world, where});
-    } else if (node.mesh < -1) {
-      rd.error(where, "mesh " + std::to_string(node.mesh) + " does not exist");
     }
     if (node.camera >= 0 && !out.camera) {
-      if (static_cast<std::size_t>(node.camera) >= model.cameras.size()) {
-        rd.error(where, "camera " + std::to_string(node.camera) + " does not exist (the file has " +
-                            std::to_string(model.cameras.size()) + ")");
-      }
+      rd.check_index(where, "camera", node.camera, model.cameras.size());
       const tinygltf::Camera& cam = model.cameras[static_cast<std::size_t>(node.camera)];
       const std::string cwhere = idx("cameras", static_cast<std::size_t>(node.camera));
       if (cam.type == "perspective") {
@@ -708,12 +694,7 @@ gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
         } else {
           q.triangles = n >= 3 ? n - 2 : 0;
         }
-        if (p.material >= 0 && static_cast<std::size_t>(p.material) >= model.materials.size()) {
-          rd.error(where, "material " + std::to_string(p.material) + " does not exist (the file has " +
-                              std::to_string(model.materials.size()) + ")");
-        } else if (p.material < -1) {
-          rd.error(where, "material " + std::to_string(p.material) + " does not exist");
-        }
+        if (p.material != -1) rd.check_index(where, "material", p.material, model.materials.size());
         prims[mi].push_back(std::move(q));
       }
     }
@@ -740,10 +721,7 @@ gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
   auto texture = [&](const tinygltf::TextureInfo& info, const std::string& where) {
     gltf_mesh::texture_ref ref;
     if (info.index < 0) return ref;
-    if (static_cast<std::size_t>(info.index) >= model.textures.size()) {
-      rd.error(where, "texture " + std::to_string(info.index) + " does not exist (the file has " +
-                          std::to_string(model.textures.size()) + ")");
-    }
+    rd.check_index(where, "texture", info.index, model.textures.size());
     const tinygltf::Texture& tex = model.textures[static_cast<std::size_t>(info.index)];
     const std::string twhere = idx("textures", static_cast<std::size_t>(info.index));
     if (tex.source < 0) {
@@ -756,10 +734,7 @@ gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
                            std::to_string(model.images.size()) + " images)");
     }
     if (tex.sampler >= 0) {
-      if (static_cast<std::size_t>(tex.sampler) >= model.samplers.size()) {
-        rd.error(twhere, "sampler " + std::to_string(tex.sampler) + " does not exist (the file has " +
-                             std::to_string(model.samplers.size()) + ")");
-      }
+      rd.check_index(twhere, "sampler", tex.sampler, model.samplers.size());
       // wrapS decides (sieve has one mode a texture); MIRRORED_REPEAT is read as REPEAT.
       if (model.samplers[static_cast<std::size_t>(tex.sampler)].wrapS == TINYGLTF_TEXTURE_WRAP_CLAMP_TO_EDGE)
         ref.wrap = wrap_mode::clamp;
