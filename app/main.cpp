@@ -24,6 +24,7 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cstdio>
 #include <iostream>
 #include <new>
 #include <string>
@@ -97,6 +98,15 @@ std::string rank_prefix() {
   return w.launched && w.size > 1 ? "rank " + std::to_string(w.rank) + ": " : "";
 }
 
+// An error line, written whole in one call: under mpirun, another process's output (mpirun's own
+// notice that a rank failed) must not land inside it.
+void say(std::string line) {
+  line += '\n';
+  std::cerr.flush();
+  std::fwrite(line.data(), 1, line.size(), stderr);
+  std::fflush(stderr);
+}
+
 // A parse error as one line: CLI11's messages may span lines.
 std::string one_line(std::string text) {
   for (char& c : text)
@@ -149,7 +159,7 @@ int main(int argc, char** argv) {
   } catch (const CLI::Success& e) {  // --help, --version
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::cerr << "sieve: " << one_line(e.what()) << " (see sieve --help)\n";
+    say("sieve: " + one_line(e.what()) + " (see sieve --help)");
     return 2;
   }
   if (dry_run) return 0;
@@ -169,13 +179,13 @@ int main(int argc, char** argv) {
     if (*bench_trace) return sieve::bench::run_trace_bench(trace_args, command_line);
     if (*bench_all) return sieve::bench::run_bench_all(all_args, command_line);
   } catch (const sieve::report::usage_error& e) {
-    std::cerr << "sieve: " << rank_prefix() << one_line(e.what()) << " (see sieve --help)\n";
+    say("sieve: " + rank_prefix() + one_line(e.what()) + " (see sieve --help)");
     return 2;
   } catch (const std::bad_alloc&) {  // what the memory model (renderer/core/memory.hpp) did not foresee
-    std::cerr << "sieve: " << rank_prefix() << "out of memory\n";
+    say("sieve: " + rank_prefix() + "out of memory");
     return 1;
   } catch (const std::exception& e) {
-    std::cerr << "sieve: " << rank_prefix() << e.what() << "\n";
+    say("sieve: " + rank_prefix() + e.what());
     return 1;
   } catch (const sieve::app::mpi::peer_failed&) {  // another rank failed and said why
     return 1;
