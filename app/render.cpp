@@ -142,9 +142,10 @@ nlohmann::json stats_json(const render_stats& st) {
                       {"bfs_compact_ms", st.bfs_compact_ms}, {"seconds", st.seconds},
                       {"waves", st.waves}, {"host_syncs", st.host_syncs}, {"graphs", st.graphs},
                       {"wave_launch", st.wave_launch}, {"strategies_ran", st.strategies_ran},
-                      {"stages", nlohmann::json::array()},
+                      {"stages", nlohmann::json::array()}, {"loops", nlohmann::json::array()},
                       {"bounces", nlohmann::json::array()}};
   for (const auto& s : st.stages) j["stages"].push_back({s.name, s.ms});
+  for (const auto& l : st.loops) j["loops"].push_back({l.name, l.launches, l.items, l.ms});
   for (const auto& b : st.bounces) j["bounces"].push_back({b.live, b.compact_ms});
   return j;
 }
@@ -170,6 +171,9 @@ void add_stats(render_stats& into, const nlohmann::json& j) {
     if (it == into.stages.end()) it = into.stages.insert(into.stages.end(), stage_time{name, 0});
     it->ms += s[1].get<double>();
   }
+  for (const auto& l : j["loops"])
+    exec::add_loop_time(into.loops, {l[0].get<std::string>(), l[1].get<std::uint64_t>(), l[2].get<std::uint64_t>(),
+                                     l[3].get<double>()});
   const auto& bounces = j["bounces"];
   if (into.bounces.size() < bounces.size()) into.bounces.resize(bounces.size());
   for (std::size_t b = 0; b < bounces.size(); ++b) {
@@ -379,7 +383,7 @@ int run_render(const render_args& a, const std::string& command_line) {
     ranks["efficiency"] = seconds > 0 ? busy / (world.size * seconds) : 0;
     ranks["reduction_share"] = seconds > 0 ? ranks["reduction_seconds"].get<double>() / seconds : 0;
     j["ranks"] = ranks;
-    j["stages_note"] = "stage times, rays and bounces are summed over the ranks; seconds is the job's";
+    j["stages_note"] = "stage and loop times, rays and bounces are summed over the ranks; seconds is the job's";
   }
 
   const std::vector<vec3> image = split ? film.mean() : res.mean();
@@ -422,6 +426,13 @@ int run_render(const render_args& a, const std::string& command_line) {
     stages.add({"compaction, all", report::fixed(st.compaction_ms(), 1), pct(st.compaction_ms(), total_ms)});
     stages.print(std::cout);
     std::cout << "\n";
+    if (!st.loops.empty()) {  // the parallel_for loops the stages are made of (the library's calls are not loops)
+      report::table loops({"loop", "launches", "items", "ms", "share"});
+      for (const auto& l : st.loops)
+        loops.add({l.name, std::to_string(l.launches), std::to_string(l.items), report::fixed(l.ms, 1), pct(l.ms, total_ms)});
+      loops.print(std::cout);
+      std::cout << "\n";
+    }
     report::table bounces({"bounce", "live paths", "compact ms"});
     for (std::size_t b = 0; b < st.bounces.size(); ++b)
       if (st.bounces[b].live)

@@ -125,6 +125,17 @@ TEST_F(Cli, RenderWritesImagesAndReport) {
   EXPECT_TRUE(j["stages"].contains("extend"));
   EXPECT_EQ(j["profile_stages"], true);
   EXPECT_EQ(j["waves"], 1);
+  // The loops the stages are made of, in the order they first ran, and their table on stdout.
+  ASSERT_TRUE(j.contains("loops"));
+  ASSERT_FALSE(j["loops"].empty());
+  EXPECT_EQ(j["loops"][0]["name"], "wave.begin");
+  bool bfs_begin = false;
+  for (const auto& l : j["loops"]) {
+    EXPECT_GT(l["launches"].get<std::uint64_t>(), 0U) << l["name"];
+    EXPECT_GE(l["ms"].get<double>(), 0.0) << l["name"];
+    if (l["name"] == "bfs.begin") bfs_begin = true;
+  }
+  EXPECT_TRUE(bfs_begin);
   if (j["backend"] == "cpu") {
     EXPECT_EQ(j["wave_launch"], "cpu");
     EXPECT_EQ(j["host_syncs_per_wave"], 0.0);
@@ -138,9 +149,31 @@ TEST_F(Cli, RenderWritesImagesAndReport) {
   const auto p = nlohmann::json::parse(slurp(plain));
   EXPECT_EQ(p["profile_stages"], false);
   EXPECT_TRUE(p["stages"].empty());
+  EXPECT_TRUE(p["loops"].empty());
   EXPECT_GT(p["seconds"].get<double>(), 0.0);
   for (const auto& e : fs::directory_iterator(dir_))
     EXPECT_EQ(e.path().string().find(".tmp-"), std::string::npos) << "temporary left behind: " << e.path();
+}
+
+// The printed report of a profiled render: the stage table as before, then the loop table naming
+// the loops the stages are made of; unprofiled, neither table's rows.
+TEST_F(Cli, ProfiledRenderPrintsTheLoopTable) {
+  const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
+  const std::vector<std::string> small = {"--set", "film.width=16", "--set", "film.height=12", "--spp", "1",
+                                          "--backend", "cpu", "--out", (dir_ / "t.png").string()};
+  const outcome o = run(with(with({"render", cornell, "--profile-stages"}, small), {"--reorder", "morton"}));
+  ASSERT_EQ(o.rc, 0) << o.err;
+  const auto stage_table = o.out.find("compaction, all"), loop_header = o.out.find("launches");
+  ASSERT_NE(stage_table, std::string::npos) << o.out;
+  ASSERT_NE(loop_header, std::string::npos) << o.out;
+  EXPECT_LT(stage_table, loop_header) << o.out;
+  for (const char* loop : {"wave.begin", "generate", "extend", "shade", "connect", "reorder.keys", "reorder.gather",
+                           "accumulate"})
+    EXPECT_NE(o.out.find(std::string(loop), loop_header), std::string::npos) << loop << "\n" << o.out;
+  const outcome plain = run(with({"render", cornell}, small));
+  ASSERT_EQ(plain.rc, 0) << plain.err;
+  EXPECT_EQ(plain.out.find("launches"), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.out.find("reorder.keys"), std::string::npos) << plain.out;
 }
 
 // Ctrl-C, SIGTERM and SIGHUP alike: the image so far (PNG and EXR) and the report marked partial, exit 128 + signal.

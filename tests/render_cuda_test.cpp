@@ -388,6 +388,72 @@ TEST(GpuRender, BfsWithStageTimesIsIdentical) {
   }
 }
 
+// The loop clock on the GPU: the same loop names as the CPU's render, every loop with a positive
+// time, in the wave's graph (event record nodes, read after each replay: no synchronisation added)
+// and on the stream (launched over the live counts, as on the CPU); the BFS tracer's host-driven
+// loop and the megakernel too.
+TEST(GpuRender, LoopClockNamesTheSameLoopsAsTheCpu) {
+  SKIP_WITHOUT_GPU();
+  const scene s = cornell("cornell-mirror-glass.toml", 80, 60, 3, 5);
+  const prepared_scene ps(s);
+  render_settings rs = render_settings::from(s);
+  rs.max_queue = 1000;  // 15 waves of (at most) 1000 paths
+  rs.strategy = "atomic";
+  rs.reorder = reorder_key::octant;
+  const render_result fast = render_cuda(ps, rs);
+  EXPECT_TRUE(fast.stats.loops.empty());
+  rs.profile_stages = true;
+  const render_result cpu = render_cpu(ps, rs);
+  auto names = [](const render_stats& st) {
+    std::vector<std::string> n;
+    for (const auto& l : st.loops) n.push_back(l.name);
+    return n;
+  };
+  ASSERT_EQ(names(cpu.stats),
+            (std::vector<std::string>{"wave.begin", "generate", "extend", "shade", "connect", "reorder.keys",
+                                      "reorder.gather", "accumulate"}));
+  const std::uint64_t waves = 15, vertices = s.film.max_bounces + 1, capacity = 1000;
+
+  const render_result graph = render_cuda(ps, rs);
+  EXPECT_EQ(graph.stats.wave_launch, "graph");
+  EXPECT_EQ(graph.stats.host_syncs, graph.stats.waves);  // the clock waits for nothing
+  EXPECT_TRUE(compare(graph, fast).identical);
+  EXPECT_EQ(names(graph.stats), names(cpu.stats));
+  for (const auto& l : graph.stats.loops) EXPECT_GT(l.ms, 0.0) << l.name;
+  ASSERT_NE(graph.stats.loop("extend"), nullptr);
+  EXPECT_EQ(graph.stats.loop("extend")->launches, waves * vertices);  // every bounce, over the capacity
+  EXPECT_EQ(graph.stats.loop("extend")->items, waves * vertices * capacity);
+  EXPECT_LE(graph.stats.loop("shade")->ms, graph.stats.stage_ms("shade"));
+
+  rs.wave_graph = false;  // on the stream: over the live counts
+  const render_result stream = render_cuda(ps, rs);
+  EXPECT_EQ(stream.stats.wave_launch, "stream");
+  EXPECT_EQ(names(stream.stats), names(cpu.stats));
+  for (const auto& l : stream.stats.loops) EXPECT_GT(l.ms, 0.0) << l.name;
+  ASSERT_NE(stream.stats.loop("extend"), nullptr);
+  EXPECT_EQ(stream.stats.loop("extend")->items, stream.stats.extension_rays);
+  EXPECT_EQ(stream.stats.loop("generate")->items, stream.stats.bounces[0].live);
+
+  rs.wave_graph = true;
+  rs.reorder = reorder_key::none;
+  rs.traversal = traversal_kind::bfs;  // profiled: the tracer's host-driven loop
+  rs.strategy = "cub";
+  const render_result bfs = render_cuda(ps, rs);
+  EXPECT_EQ(bfs.stats.wave_launch, "stream");
+  for (const char* loop : {"bfs.plan", "bfs.begin", "bfs.expand", "bfs.finish"}) {
+    const exec::loop_time* l = bfs.stats.loop(loop);
+    ASSERT_NE(l, nullptr) << loop;
+    EXPECT_GT(l->ms, 0.0) << loop;
+  }
+  EXPECT_EQ(bfs.stats.loop("bfs.begin")->launches, bfs.stats.loop("shade")->launches);
+
+  rs.traversal = traversal_kind::dfs;
+  rs.integrator = integrator_kind::megakernel;
+  const render_result mega = render_cuda(ps, rs);
+  EXPECT_EQ(names(mega.stats), (std::vector<std::string>{"megakernel", "accumulate"}));
+  for (const auto& l : mega.stats.loops) EXPECT_GT(l.ms, 0.0) << l.name;
+}
+
 // No host round trip inside a wave: the wave is captured once as a CUDA graph and replayed for
 // every wave (the last, smaller one too), one synchronisation per wave; thrust and the BFS take the
 // per-bounce synchronous path. Stage times (events inside the graph) change no pixel.

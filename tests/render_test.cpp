@@ -366,6 +366,99 @@ TEST(Wavefront, StageTimesOnlyWhenProfiling) {
   EXPECT_GT(plain.stats.shadow_rays, 0U);
 }
 
+// The loop clock (exec/loop_clock.hpp): an exec tag with a clock times each launch of more than
+// zero items under its name; one without records nothing.
+TEST(LoopClock, TimesEachLaunchUnderItsName) {
+  std::vector<exec::loop_time> rows;
+  exec::loop_clock clock(rows);
+  std::atomic<std::uint64_t> sum{0};
+  for (int k = 0; k < 3; ++k) exec::parallel_for(exec::cpu{&clock}, "sum", 1000, [&](std::uint32_t i) { sum += i; });
+  exec::parallel_for(exec::cpu{&clock}, "empty", 0, [&](std::uint32_t) { sum += 1; });
+  exec::parallel_for(exec::cpu{}, "untimed", 10, [&](std::uint32_t) { sum += 1; });
+  EXPECT_EQ(sum.load(), 3 * 499500U + 10);
+  ASSERT_EQ(rows.size(), 1U);  // no launch for zero items, no clock for the untimed one
+  EXPECT_EQ(rows[0].name, "sum");
+  EXPECT_EQ(rows[0].launches, 3U);
+  EXPECT_EQ(rows[0].items, 3000U);
+  EXPECT_GE(rows[0].ms, 0.0);
+  exec::add_loop_time(rows, {"sum", 2, 5, 1.5});  // how the ranks of a split render merge
+  exec::add_loop_time(rows, {"other", 1, 1, 0.5});
+  EXPECT_EQ(rows[0].launches, 5U);
+  EXPECT_EQ(rows[0].items, 3005U);
+  ASSERT_EQ(rows.size(), 2U);
+  EXPECT_EQ(rows[1].name, "other");
+}
+
+// A profiled render times every parallel_for loop of its stages by name, the launches and items
+// following the bounces (host counts: each bounce's loops run over its live paths); unprofiled,
+// nothing is recorded. A loop runs inside its stage, so it cannot take longer than the stage.
+TEST(Wavefront, LoopClockNamesTheStagesLoops) {
+  const scene s = small_cornell("cornell-box.toml", 32, 24, 2, 3);
+  const prepared_scene ps(s);
+  render_settings r = render_settings::from(s);
+  r.reorder = reorder_key::morton;
+  r.max_queue = 32 * 24;  // two waves of one sample each
+  EXPECT_TRUE(render_cpu(ps, r).stats.loops.empty());
+  r.profile_stages = true;
+  const render_result res = render_cpu(ps, r);
+  const render_stats& st = res.stats;
+  const std::uint64_t waves = st.waves, vertices = s.film.max_bounces + 1;
+  ASSERT_EQ(waves, 2U);
+  ASSERT_GT(st.bounces.back().live, 0U);  // both waves reach the last vertex (so every bounce ran)
+  auto row = [&](const char* name) {
+    const exec::loop_time* l = st.loop(name);
+    EXPECT_NE(l, nullptr) << name;
+    return l ? *l : exec::loop_time{};
+  };
+  EXPECT_EQ(row("wave.begin").launches, waves);
+  EXPECT_EQ(row("wave.begin").items, waves);
+  EXPECT_EQ(row("generate").launches, waves);
+  EXPECT_EQ(row("generate").items, st.bounces[0].live);
+  for (const char* loop : {"extend", "shade", "connect"}) {
+    EXPECT_EQ(row(loop).launches, waves * vertices) << loop;
+    EXPECT_EQ(row(loop).items, st.extension_rays) << loop;
+    EXPECT_LE(row(loop).ms, st.stage_ms(loop)) << loop;
+  }
+  const std::uint64_t kept = st.extension_rays - st.bounces[0].live;  // live paths entering bounces 1..
+  for (const char* loop : {"reorder.keys", "reorder.gather"}) {
+    EXPECT_EQ(row(loop).launches, waves * (vertices - 1)) << loop;
+    EXPECT_EQ(row(loop).items, kept) << loop;
+  }
+  EXPECT_EQ(row("accumulate").launches, waves);
+  EXPECT_EQ(row("accumulate").items, waves * 32 * 24);
+  EXPECT_EQ(st.loop("compact"), nullptr);  // the library's call, not a loop
+  EXPECT_EQ(st.loop("bfs.begin"), nullptr);
+  EXPECT_EQ(st.loops.size(), 8U);
+}
+
+// The BFS tracer's loops time into the render's clock too; the megakernel is one loop.
+TEST(Wavefront, LoopClockTimesTheBfsTracerAndTheMegakernel) {
+  const scene s = small_cornell("cornell-box.toml", 16, 16, 1, 5);
+  const prepared_scene ps(s);
+  render_settings r = render_settings::from(s);
+  r.profile_stages = true;
+  r.traversal = traversal_kind::bfs;
+  const render_result bfs = render_cpu(ps, r);
+  EXPECT_EQ(bfs.stats.loop("extend"), nullptr);  // the tracer extends
+  for (const char* loop : {"bfs.begin", "bfs.finish"}) {
+    const exec::loop_time* l = bfs.stats.loop(loop);
+    ASSERT_NE(l, nullptr) << loop;
+    EXPECT_EQ(l->items, bfs.stats.extension_rays) << loop;
+    EXPECT_EQ(l->launches, bfs.stats.loop("shade")->launches) << loop;
+  }
+  ASSERT_NE(bfs.stats.loop("bfs.expand"), nullptr);
+  ASSERT_NE(bfs.stats.loop("bfs.plan"), nullptr);
+  EXPECT_GT(bfs.stats.loop("bfs.expand")->launches, bfs.stats.loop("bfs.begin")->launches);  // a step per level
+
+  r.traversal = traversal_kind::dfs;
+  r.integrator = integrator_kind::megakernel;
+  const render_result mega = render_cpu(ps, r);
+  ASSERT_EQ(mega.stats.loops.size(), 2U);
+  EXPECT_EQ(mega.stats.loops[0].name, "megakernel");
+  EXPECT_EQ(mega.stats.loops[0].items, 16U * 16);
+  EXPECT_EQ(mega.stats.loops[1].name, "accumulate");
+}
+
 TEST(Wavefront, FeedsEachStrategyTheFormItTakes) {
   const scene s = small_cornell("cornell-box.toml", 16, 16, 1, 1);
   const prepared_scene ps(s);

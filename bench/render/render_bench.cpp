@@ -4,6 +4,7 @@
 
 #include <output_files.hpp>
 #include <scene/load.hpp>
+#include <job/render_job.hpp>
 #include <wavefront/integrator.hpp>
 
 #include <sieve/compaction.hpp>
@@ -172,7 +173,8 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
                            {"host_syncs_per_wave", syncs},
                            {"extension_rays", st.extension_rays}, {"shadow_rays", st.shadow_rays},
                            {"compaction_ms", st.compaction_ms()}, {"bfs_frontier_compaction_ms", st.bfs_compact_ms},
-                           {"compaction_share", share}, {"stages", stages}, {"bounces", bounces}, {"identical", same}});
+                           {"compaction_share", share}, {"stages", stages}, {"loops", loops_json(st)}, {"bounces", bounces},
+                           {"identical", same}});
       }
   t.print(std::cout);
   std::cout << "\nMrays/s counts extension and shadow rays (over s_median); compact_ms is the path queue's compaction "

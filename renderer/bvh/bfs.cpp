@@ -27,11 +27,12 @@ void grow(std::vector<T>& v, std::size_t n) {
 // when they are launched (the stage before has finished), and the host drives the loop.
 struct bfs_cpu_backend {
   bfs_stats* stats = nullptr;
+  exec::loop_clock* clock = nullptr;
   double compact_ms = 0;  // of the step under way
   bool compacted = false;
   std::chrono::steady_clock::time_point step_start, compact_start;
 
-  exec::cpu exec() const { return {}; }
+  exec::cpu exec() const { return {clock}; }
   template <class Live>
   std::size_t extent(std::size_t, Live live) const {
     return static_cast<std::size_t>(live());
@@ -42,7 +43,7 @@ struct bfs_cpu_backend {
   template <class Tree>
   void expand_appended(std::size_t bound, bfs_state* st, const bvh_view& b, const ray* rays, std::uint64_t* best,
                        const bfs_pair* in, bfs_pair* stack, bfs_pair* out) const {
-    exec::parallel_for(exec::cpu{}, "bfs.expand", bound, [=](std::uint32_t i) {
+    exec::parallel_for(exec(), "bfs.expand", bound, [=](std::uint32_t i) {
       if (i >= st->work) return;
       const bfs_pair p = bfs_take(*st, i, in, stack);
       if (i >= st->m) return;
@@ -125,6 +126,7 @@ void bfs_tracer::closest(const bvh_view& b, std::span<const ray> rays, std::span
   const std::uint32_t count = static_cast<std::uint32_t>(n);
   bfs_cpu_backend be;
   be.stats = stats;
+  be.clock = clock_;
   bfs_run(tree_, be, q, m, z, b, rays.data(), hits.data(), &count);
   if (stats) {
     stats->peak_pairs = B.state.peak;

@@ -19,6 +19,7 @@
 #pragma once
 
 #include "../core/marks.hpp"
+#include "../exec/loop_clock.hpp"
 #include "dfs.hpp"
 #include "wide.hpp"
 
@@ -28,6 +29,10 @@
 #include <algorithm>
 #include <atomic>
 #include <memory>
+
+namespace sieve::exec {
+class cuda_loop_clock;  // exec/cuda.cuh
+}
 #include <span>
 #include <string>
 #include <vector>
@@ -257,6 +262,8 @@ class bfs_tracer {
 
   // Closest hits of `rays` (same semantics as closest_hit: (0, tmax], ties to the lower index).
   void closest(const bvh_view& b, std::span<const ray> rays, std::span<hit> hits, bfs_stats* stats = nullptr);
+  // The loop clock closest() times its loops (bfs.*) with; null (the default): untimed.
+  void time_loops(exec::loop_clock* clock) { clock_ = clock; }
 
   sieve::form form() const { return c_.form; }
   bool appends() const { return c_.append; }
@@ -267,6 +274,7 @@ class bfs_tracer {
   struct buffers;
   bfs_compaction c_;
   bfs_tree tree_;
+  exec::loop_clock* clock_ = nullptr;
   std::unique_ptr<buffers> buf_;
 };
 
@@ -307,6 +315,10 @@ class bfs_tracer_cuda {
                bfs_stats* stats = nullptr);
 
   void set_loop(loop l) { loop_ = l; }
+  // The loop clock closest()'s host-driven loop times its loops (bfs.*) with (its events are read at
+  // the clock owner's collect()); null (the default): untimed. The device-driven loop and
+  // closest_async() are never timed: a conditional node's body holds no event record nodes.
+  void time_loops(exec::cuda_loop_clock* clock) { clock_ = clock; }
   bool appends() const { return c_.append; }
   // Host synchronisations of the last closest() call (the final one included).
   std::size_t host_syncs() const { return host_syncs_; }
@@ -316,6 +328,7 @@ class bfs_tracer_cuda {
   bfs_compaction c_;
   bfs_tree tree_;
   loop loop_ = loop::graph;
+  exec::cuda_loop_clock* clock_ = nullptr;
   std::size_t host_syncs_ = 0;
   std::unique_ptr<buffers> buf_;
 };

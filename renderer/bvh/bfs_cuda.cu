@@ -98,10 +98,11 @@ struct bfs_cuda_backend {
   const sieve::cuda::event* t0 = nullptr;  // compaction start (host mode with stats)
   const sieve::cuda::event* t1 = nullptr;  // compaction end
   const sieve::cuda::event* ts = nullptr;  // step start
+  exec::cuda_loop_clock* clock = nullptr;  // host mode: the loops timed (never inside a graph)
   bfs_state seen;                   // the state as last read (host mode)
   bool timed = false;               // the step under way recorded its compaction's events
 
-  exec::cuda exec() const { return {stream}; }
+  exec::cuda exec() const { return {stream, clock}; }
   template <class Live>
   std::size_t extent(std::size_t bound, Live) const {
     return bound;
@@ -340,7 +341,8 @@ void bfs_tracer_cuda::closest(const bvh_view& b, const ray* rays, hit* hits, std
                         .syncs = &host_syncs_,
                         .t0 = &B.t0,
                         .t1 = &B.t1,
-                        .ts = &B.ts};
+                        .ts = &B.ts,
+                        .clock = clock_};
     bfs_run(tree_, be, q, B.memory(), B.sizes, b, rays, hits, B.count.get());
   } else {
     // Launch bounds over the reserved capacity, the count on the device: the graph stays the same

@@ -8,10 +8,56 @@
 
 #include <cuda_runtime.h>
 
+#include <string>
+#include <vector>
+
 namespace sieve::exec {
 
+// The loop clock on the GPU: each launch between two CUDA events, taken from a pool, recorded on the
+// launch's stream; nothing waits at a launch. collect(), after one of the render's own
+// synchronisations, reads the spans into the loop clock's rows. Recorded while the stream is being
+// captured, the events become event record nodes of the graph (sieve::cuda::event::record_or_capture),
+// recorded again at every replay: collect(true) after each replay reads them and keeps them.
+class cuda_loop_clock {
+ public:
+  explicit cuda_loop_clock(loop_clock& out) : out_(out) {}
+
+  template <class Launch>
+  void time(cudaStream_t stream, const char* name, std::size_t n, const Launch& launch) {
+    const std::size_t at = used_;
+    if (pool_.size() < at + 2) pool_.resize(at + 2);
+    pool_[at].record_or_capture(stream);
+    launch();
+    pool_[at + 1].record_or_capture(stream);
+    used_ += 2;
+    spans_.push_back({name, n, at});
+  }
+  // Once the stream has synchronised: adds each span to the rows. keep: the spans are nodes of a
+  // graph that records them again (collect after each replay); otherwise their events go back to
+  // the pool.
+  void collect(bool keep) {
+    for (const span& s : spans_) out_.add(s.name, s.items, pool_[s.events + 1].ms_since(pool_[s.events]));
+    if (keep) return;
+    spans_.clear();
+    used_ = 0;
+  }
+
+ private:
+  struct span {
+    std::string name;
+    std::size_t items;
+    std::size_t events;  // the start event's place in the pool; the stop event follows it
+  };
+  loop_clock& out_;
+  std::vector<sieve::cuda::event> pool_;
+  std::size_t used_ = 0;
+  std::vector<span> spans_;
+};
+
+// clock: where a profiled render's launches are timed (null: not timed).
 struct cuda {
   cudaStream_t stream = nullptr;
+  cuda_loop_clock* clock = nullptr;
 };
 
 namespace detail {
@@ -30,8 +76,12 @@ void parallel_for(cuda e, const char* name, std::size_t n, const F& body) {
   const stage_range range(name);  // around the launch: the host side of the stage
   constexpr unsigned threads = 256;
   const std::size_t want = (n + threads - 1) / threads, most = static_cast<std::size_t>(sieve::cuda::sm_count()) * 16;
-  detail::parallel_for_kernel<Index><<<static_cast<unsigned>(want < most ? want : most), threads, 0, e.stream>>>(n, body);
-  SIEVE_CUDA_CHECK(cudaGetLastError());
+  const auto launch = [&] {
+    detail::parallel_for_kernel<Index><<<static_cast<unsigned>(want < most ? want : most), threads, 0, e.stream>>>(n, body);
+    SIEVE_CUDA_CHECK(cudaGetLastError());
+  };
+  if (!e.clock) return launch();
+  e.clock->time(e.stream, name, n, launch);
 }
 
 }  // namespace sieve::exec

@@ -4,10 +4,14 @@
 //
 // The per-item body is written once, as a SIEVE_HD lambda or function; `exec` picks where it runs:
 // exec::cpu runs it on oneTBB, exec::cuda (exec/cuda.cuh, in .cu files) as a CUDA kernel. The name
-// labels the loop's NVTX range (exec/nvtx.hpp) for profilers; the driver's stage clock keeps its own
-// names (backend time(name, ...)), since a stage may be several loops or a library call.
+// labels the loop's NVTX range (exec/nvtx.hpp) for profilers and, when the exec tag carries a loop
+// clock (a profiled render: exec/loop_clock.hpp), the launch's time in that clock's table. The
+// driver's stage clock (backend time(name, ...)) still names stages, not loops: a stage may be
+// several loops and library calls (the compaction, the sort), and the loop table shows which loops
+// make up each one.
 #pragma once
 
+#include "loop_clock.hpp"
 #include "nvtx.hpp"
 
 #include <tbb/blocked_range.h>
@@ -16,6 +20,7 @@
 #include <sieve/compaction/error.hpp>
 #include <sieve/hd.hpp>
 
+#include <chrono>
 #include <cstddef>
 #include <cstdint>
 #include <limits>
@@ -25,7 +30,10 @@
 
 namespace sieve::exec {
 
-struct cpu {};
+// clock: where a profiled render's launches are timed (null: not timed).
+struct cpu {
+  loop_clock* clock = nullptr;
+};
 
 // Index is the type the body receives: std::uint32_t (the default; the stages index their queues
 // with it) or std::uint64_t. A loop whose last index does not fit Index is refused with a
@@ -40,12 +48,19 @@ void check_index_range(const char* name, std::size_t n) {
 }
 
 template <class Index = std::uint32_t, class F>
-void parallel_for(cpu, const char* name, std::size_t n, const F& body) {
+void parallel_for(cpu e, const char* name, std::size_t n, const F& body) {
   check_index_range<Index>(name, n);
+  if (n == 0) return;  // as on the GPU: no launch, nothing timed
   const stage_range range(name);
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1024), [&](const tbb::blocked_range<std::size_t>& r) {
-    for (std::size_t i = r.begin(); i != r.end(); ++i) body(static_cast<Index>(i));
-  });
+  const auto loop = [&] {
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1024), [&](const tbb::blocked_range<std::size_t>& r) {
+      for (std::size_t i = r.begin(); i != r.end(); ++i) body(static_cast<Index>(i));
+    });
+  };
+  if (!e.clock) return loop();
+  const auto t0 = std::chrono::steady_clock::now();
+  loop();
+  e.clock->add(name, n, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
 }
 
 }  // namespace sieve::exec

@@ -60,6 +60,13 @@ render_settings requested_settings(const render_request& rq, const scene& sc, bo
   return settings;
 }
 
+nlohmann::json loops_json(const render_stats& st) {
+  nlohmann::json loops = nlohmann::json::array();
+  for (const auto& l : st.loops)
+    loops.push_back({{"name", l.name}, {"launches", l.launches}, {"items", l.items}, {"ms", l.ms}});
+  return loops;
+}
+
 nlohmann::json render_report(const render_request& rq, const scene& sc, const render_settings& settings,
                              const render_outcome& out, const std::string& command_line) {
   const render_result& r = out.result;
@@ -103,6 +110,7 @@ nlohmann::json render_report(const render_request& rq, const scene& sc, const re
   j["profile_stages"] = settings.profile_stages;
   j["stages"] = nlohmann::json::object();  // empty unless profile_stages
   for (const auto& s : st.stages) j["stages"][s.name] = s.ms;
+  j["loops"] = loops_json(st);
   j["waves"] = st.waves;
   j["wave_launch"] = st.wave_launch;
   j["host_syncs"] = st.host_syncs;

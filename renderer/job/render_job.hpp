@@ -53,6 +53,10 @@ struct render_outcome {
 nlohmann::json render_report(const render_request& rq, const scene& sc, const render_settings& settings,
                              const render_outcome& out, const std::string& command_line);
 
+// A profiled render's loops (render_stats::loops) as a JSON array of {name, launches, items, ms}, in
+// the order they first ran; empty unless profile_stages. The render report's and the benchmark's.
+nlohmann::json loops_json(const render_stats& st);
+
 // The whole job in this process: the outputs checked before the scene is loaded (none may be an
 // input or another output), the render, then the PNG (when png is not empty) and the JSON report
 // (when json is not empty) written all-or-nothing. Throws sieve::error on bad input.

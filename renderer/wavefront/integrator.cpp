@@ -82,6 +82,12 @@ double render_stats::stage_ms(std::string_view name) const {
   return 0;
 }
 
+const exec::loop_time* render_stats::loop(std::string_view name) const {
+  for (const auto& l : loops)
+    if (l.name == name) return &l;
+  return nullptr;
+}
+
 sieve::strategy render_stats::note_strategy(const sieve::strategy& asked, sieve::backend b, bool in_place,
                                             const sieve::record& queue, std::size_t removed) {
   const sieve::strategy ran = asked.resolve(b, form, in_place, queue.size(), removed, queue.item_bytes());
@@ -128,11 +134,16 @@ class cpu_backend {
   template <class T>
   using array = host_array<T>;
 
-  cpu_backend(render_stats& stats, const render_settings& settings) : stats_(stats), profile_(settings.profile_stages) {
-    if (settings.traversal == traversal_kind::bfs) bfs_ = std::make_unique<bfs_tracer>(settings.strategy);
+  cpu_backend(render_stats& stats, const render_settings& settings)
+      : stats_(stats), profile_(settings.profile_stages), clock_(stats.loops) {
+    if (settings.traversal == traversal_kind::bfs) {
+      bfs_ = std::make_unique<bfs_tracer>(settings.strategy);
+      if (profile_) bfs_->time_loops(&clock_);
+    }
   }
 
-  exec::cpu exec() const { return {}; }
+  // Profiling: every loop timed by the loop clock.
+  exec::cpu exec() { return {profile_ ? &clock_ : nullptr}; }
   void zero(void* p, std::size_t bytes) const { std::memset(p, 0, bytes); }
   std::uint64_t read(const std::uint64_t* count) const { return *count; }
 
@@ -173,6 +184,7 @@ class cpu_backend {
  private:
   render_stats& stats_;
   bool profile_;
+  exec::loop_clock clock_;
   std::unique_ptr<bfs_tracer> bfs_;
 };
 
@@ -215,7 +227,7 @@ render_result render_cpu(const prepared_scene& ps, const render_settings& settin
   const std::uint32_t capacity = wave_capacity(pixels, film.spp, settings.max_queue);
   const std::uint32_t max_pixels = std::min(pixels, settings.max_queue);
   cpu_backend backend(stats, settings);
-  const exec::cpu cpu;
+  const exec::cpu cpu = backend.exec();
   wave current;  // the wave being rendered, where the stages read it
 
   const auto start = clock_type::now();

@@ -12,6 +12,7 @@
 #pragma once
 
 #include "../bvh/bvh.hpp"
+#include "../exec/loop_clock.hpp"
 #include "../scene/scene.hpp"
 #include "../path/paths.hpp"
 #include "reorder.hpp"
@@ -67,8 +68,8 @@ struct render_settings {
   std::uint32_t first_sample = 0, sample_count = 0;
   const std::atomic<bool>* cancel = nullptr;  // set: stop at the next bounce or chunk (the cut wave is dropped)
   std::function<void(std::uint32_t done, std::uint32_t total)> progress;  // samples done, after each wave
-  // Per-stage and per-bounce times (CPU clock; on the GPU CUDA events recorded inside the wave's
-  // graph). Off (the default): the frame time only, nothing added between the stages.
+  // Per-stage, per-bounce and per-loop times (CPU clock; on the GPU CUDA events recorded inside the
+  // wave's graph). Off (the default): the frame time only, nothing added between the stages.
   bool profile_stages = false;
   // GPU: capture each wave once as a CUDA graph (where the strategy and traversal allow); false: the
   // same loop on the stream, reading the live count back each bounce (for comparison).
@@ -90,6 +91,9 @@ struct bounce_stats {
 
 struct render_stats {
   std::vector<stage_time> stages;   // generate, extend, shade, connect, compact, reorder (profile_stages)
+  // Each parallel_for loop by name, in the order they first ran (profile_stages): launches, items
+  // launched over, ms. A stage is one or more loops (and library calls, which are not loops).
+  std::vector<exec::loop_time> loops;
   std::vector<bounce_stats> bounces;
   std::uint64_t extension_rays = 0, shadow_rays = 0;
   double bfs_compact_ms = 0;        // BFS traversal: compacting the frontier (inside `extend`)
@@ -106,6 +110,8 @@ struct render_stats {
   std::vector<std::string> strategies_ran;
 
   double stage_ms(std::string_view name) const;
+  // The row of loop `name` (null when it never ran, or without profile_stages).
+  const exec::loop_time* loop(std::string_view name) const;
   // The strategy `asked` runs as for a queue compaction (sieve::strategy::resolve's arguments),
   // recorded in strategies_ran.
   sieve::strategy note_strategy(const sieve::strategy& asked, sieve::backend b, bool in_place, const sieve::record& queue,

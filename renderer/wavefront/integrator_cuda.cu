@@ -107,10 +107,12 @@ class cuda_backend {
   using array = device_array<T>;
 
   cuda_backend(render_stats& stats, const render_settings& settings, cudaStream_t stream, std::uint32_t capacity)
-      : stats_(stats), settings_(settings), stream_(stream), capacity_(capacity), clock_(stats, stream) {
+      : stats_(stats), settings_(settings), stream_(stream), capacity_(capacity), clock_(stats, stream),
+        loops_(stats.loops), loop_clock_(loops_) {
     if (settings.traversal == traversal_kind::bfs) {
       bfs_ = std::make_unique<bfs_tracer_cuda>(settings.strategy);
       bfs_->reserve(capacity);  // before any capture: closest_async never allocates
+      if (settings.profile_stages) bfs_->time_loops(&loop_clock_);  // its host-driven loop (no graph when profiling)
     }
     if (settings.reorder != reorder_key::none) {
       const std::size_t bytes =
@@ -119,7 +121,8 @@ class cuda_backend {
     }
   }
 
-  exec::cuda exec() const { return {stream_}; }
+  // Profiling: every loop timed by the loop clock (events; in a graph, event record nodes).
+  exec::cuda exec() { return {stream_, settings_.profile_stages ? &loop_clock_ : nullptr}; }
   void zero(void* p, std::size_t bytes) const { SIEVE_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, stream_)); }
   // The synchronous path only: waits for the stream.
   std::uint64_t read(const std::uint64_t* count) {
@@ -131,10 +134,15 @@ class cuda_backend {
   void synchronize() {
     SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream_));
     ++stats_.host_syncs;
-    if (!graph_) clock_.collect(false);
+    if (graph_) return;
+    clock_.collect(false);
+    loop_clock_.collect(false);
   }
-  // A graph records the clock's events again at each replay: keep them after collecting.
-  void replayed() { clock_.collect(true); }
+  // A graph records the clocks' events again at each replay: keep them after collecting.
+  void replayed() {
+    clock_.collect(true);
+    loop_clock_.collect(true);
+  }
   void set_graph(bool on) { graph_ = on; }
 
   // Sized for the queue's shape once, before any capture: the compaction never allocates.
@@ -191,6 +199,8 @@ class cuda_backend {
   cudaStream_t stream_;
   std::uint32_t capacity_;
   event_clock clock_;
+  exec::loop_clock loops_;  // into stats.loops
+  exec::cuda_loop_clock loop_clock_;
   bool graph_ = false;
   std::unique_ptr<bfs_tracer_cuda> bfs_;
   device_array<std::byte> ws_, sort_ws_;
@@ -285,8 +295,8 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
     cudaStream_t s;
     ~stream_guard() { cudaStreamDestroy(s); }
   } guard{stream};
-  const exec::cuda gpu{stream};
   cuda_backend backend(stats, settings, stream, capacity);
+  const exec::cuda gpu = backend.exec();
   device_array<vec3> d_film(pixels);
   device_array<wave> d_wave(1);
   const pinned<wave> h_wave(1);  // a graph's copy node reads it: written only while no wave runs
