@@ -155,6 +155,26 @@ TEST_F(Mpi, RanksRenderTheOneProcessImage) {
   }
 }
 
+// A profiled split render's loop times are the ranks' summed: every path generated and extended
+// once, by one rank, each wave's loops counted once.
+TEST_F(Mpi, RanksLoopTimesAddUp) {
+  std::vector<std::string> args = render_args(dir_, "loops");
+  args.push_back("--profile-stages");
+  const outcome o = run_mpi(2, args);
+  ASSERT_EQ(o.rc, 0) << o.err;
+  const auto j = nlohmann::json::parse(slurp(dir_ / "loops.json"));
+  auto loop = [&](const std::string& name) {
+    for (const auto& l : j["loops"])
+      if (l["name"] == name) return l;
+    ADD_FAILURE() << "no loop " << name << " in " << j["loops"].dump();
+    return nlohmann::json{{"launches", 0}, {"items", 0}};
+  };
+  EXPECT_EQ(loop("generate")["items"].get<std::uint64_t>(), std::uint64_t{width} * height * spp);
+  EXPECT_EQ(loop("extend")["items"], j["rays"]["extension"]);
+  EXPECT_EQ(loop("wave.begin")["launches"], j["waves"]);
+  EXPECT_GE(j["waves"].get<std::uint64_t>(), 2U);
+}
+
 // More ranks than samples: the last rank renders nothing and the image is still the whole film's.
 TEST_F(Mpi, MoreRanksThanSamples) {
   std::vector<std::string> args = render_args(dir_, "few");

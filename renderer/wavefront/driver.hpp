@@ -1,7 +1,8 @@
 // The wavefront's bounce loop, written once for the CPU and the GPU: a template over a backend
 // policy (integrator.cpp's cpu_backend, integrator_cuda.cu's cuda_backend) that provides
 //
-//   exec()                        the exec:: tag the stages launch through (exec::cpu, exec::cuda)
+//   exec()                        the exec:: tag the stages launch through (exec::cpu, exec::cuda),
+//                                 carrying the loop clock when profiling (exec/loop_clock.hpp)
 //   array<T>                      owned memory of the backend (host vector, device array), .get()
 //   zero(p, bytes)                clear memory, in stream order on the GPU
 //   read(count)                   a count's value on the host (a synchronisation on the GPU)
