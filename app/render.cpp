@@ -431,6 +431,8 @@ int run_render(const render_args& a, const std::string& command_line) {
       for (const auto& l : st.loops)
         loops.add({l.name, std::to_string(l.launches), std::to_string(l.items), report::fixed(l.ms, 1), pct(l.ms, total_ms)});
       loops.print(std::cout);
+      if (st.wave_launch.find("graph") != std::string::npos)
+        std::cout << "(graph: each loop launches over the wave's capacity; items counts slots, not live paths)\n";
       std::cout << "\n";
     }
     report::table bounces({"bounce", "live paths", "compact ms"});
