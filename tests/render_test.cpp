@@ -4,6 +4,7 @@
 // image writers (PNG and EXR read back).
 #include <core/image_io.hpp>
 #include <core/memory.hpp>
+#include <exec/walk.hpp>
 #include <scene/load.hpp>
 #include <wavefront/integrator.hpp>
 #include <wavefront/split.hpp>
@@ -387,6 +388,33 @@ TEST(LoopClock, TimesEachLaunchUnderItsName) {
   EXPECT_EQ(rows[0].items, 3005U);
   ASSERT_EQ(rows.size(), 2U);
   EXPECT_EQ(rows[1].name, "other");
+}
+
+// parallel_walk times the same way (over count() items).
+TEST(LoopClock, TimesAWalk) {
+  struct three_steps {
+    struct state {
+      int k = 0;
+    };
+    struct scratch {};
+    std::uint32_t n;
+    int* out;
+    std::uint32_t count() const { return n; }
+    bool start(std::uint32_t, state& s) const { return (s.k = 0) == 0; }
+    bool step(state& s, scratch&) const { return ++s.k < 3; }
+    void finish(std::uint32_t i, const state& s) const { out[i] = s.k; }
+  };
+  std::vector<exec::loop_time> rows;
+  exec::loop_clock clock(rows);
+  std::vector<int> out(500, 0);
+  exec::parallel_walk(exec::cpu{&clock}, "walk", three_steps{500, out.data()}, nullptr);
+  exec::parallel_walk(exec::cpu{&clock}, "walk", three_steps{0, out.data()}, nullptr);
+  exec::parallel_walk(exec::cpu{}, "untimed", three_steps{10, out.data()}, nullptr);
+  EXPECT_EQ(std::count(out.begin(), out.end(), 3), 500);
+  ASSERT_EQ(rows.size(), 1U);
+  EXPECT_EQ(rows[0].name, "walk");
+  EXPECT_EQ(rows[0].launches, 1U);
+  EXPECT_EQ(rows[0].items, 500U);
 }
 
 // A profiled render times every parallel_for loop of its stages by name, the launches and items

@@ -60,6 +60,14 @@ struct cuda {
   cuda_loop_clock* clock = nullptr;
 };
 
+// Enqueues `launch` (loop `name` over n items) on e's stream, between the clock's events when e
+// carries a clock.
+template <class F>
+void timed(cuda e, const char* name, std::size_t n, const F& launch) {
+  if (!e.clock) return launch();
+  e.clock->time(e.stream, name, n, launch);
+}
+
 namespace detail {
 template <class Index, class F>
 __global__ void parallel_for_kernel(std::size_t n, F body) {
@@ -76,12 +84,10 @@ void parallel_for(cuda e, const char* name, std::size_t n, const F& body) {
   const stage_range range(name);  // around the launch: the host side of the stage
   constexpr unsigned threads = 256;
   const std::size_t want = (n + threads - 1) / threads, most = static_cast<std::size_t>(sieve::cuda::sm_count()) * 16;
-  const auto launch = [&] {
+  timed(e, name, n, [&] {
     detail::parallel_for_kernel<Index><<<static_cast<unsigned>(want < most ? want : most), threads, 0, e.stream>>>(n, body);
     SIEVE_CUDA_CHECK(cudaGetLastError());
-  };
-  if (!e.clock) return launch();
-  e.clock->time(e.stream, name, n, launch);
+  });
 }
 
 }  // namespace sieve::exec

@@ -47,20 +47,25 @@ void check_index_range(const char* name, std::size_t n) {
   }
 }
 
+// Runs `loop` (loop `name` over n items) and, when e carries a clock, adds its time there.
+template <class F>
+void timed(cpu e, const char* name, std::size_t n, const F& loop) {
+  if (!e.clock) return loop();
+  const auto t0 = std::chrono::steady_clock::now();
+  loop();
+  e.clock->add(name, n, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+}
+
 template <class Index = std::uint32_t, class F>
 void parallel_for(cpu e, const char* name, std::size_t n, const F& body) {
   check_index_range<Index>(name, n);
   if (n == 0) return;  // as on the GPU: no launch, nothing timed
   const stage_range range(name);
-  const auto loop = [&] {
+  timed(e, name, n, [&] {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1024), [&](const tbb::blocked_range<std::size_t>& r) {
       for (std::size_t i = r.begin(); i != r.end(); ++i) body(static_cast<Index>(i));
     });
-  };
-  if (!e.clock) return loop();
-  const auto t0 = std::chrono::steady_clock::now();
-  loop();
-  e.clock->add(name, n, std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  });
 }
 
 }  // namespace sieve::exec

@@ -27,18 +27,23 @@
 
 namespace sieve::exec {
 
+// Timed like parallel_for when e carries a loop clock (over count() items).
 template <class W>
-void parallel_walk(cpu, const char* name, const W& w, std::uint32_t* /*cursor: the GPU's*/) {
+void parallel_walk(cpu e, const char* name, const W& w, std::uint32_t* /*cursor: the GPU's*/) {
   const stage_range range(name);
-  tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, w.count(), 256), [&](const tbb::blocked_range<std::uint32_t>& r) {
-    typename W::scratch scratch;
-    for (std::uint32_t i = r.begin(); i != r.end(); ++i) {
-      typename W::state s;
-      if (w.start(i, s))
-        while (w.step(s, scratch)) {
-        }
-      w.finish(i, s);
-    }
+  const std::uint32_t n = w.count();
+  if (n == 0) return;  // as parallel_for: no launch
+  timed(e, name, n, [&] {
+    tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, n, 256), [&](const tbb::blocked_range<std::uint32_t>& r) {
+      typename W::scratch scratch;
+      for (std::uint32_t i = r.begin(); i != r.end(); ++i) {
+        typename W::state s;
+        if (w.start(i, s))
+          while (w.step(s, scratch)) {
+          }
+        w.finish(i, s);
+      }
+    });
   });
 }
 

@@ -61,13 +61,17 @@ int walk_blocks_per_sm() {
 }  // namespace detail
 
 // As many warps as the GPU holds at once, each walking items until the cursor passes count().
+// `items`: what e's loop clock counts the launch as (count() is read on the device; the caller's
+// bound, as a parallel_for over it would count).
 template <class W>
-void parallel_walk(cuda e, const char* name, const W& w, std::uint32_t* cursor) {
+void parallel_walk(cuda e, const char* name, const W& w, std::uint32_t* cursor, std::size_t items = 0) {
   const stage_range range(name);
   SIEVE_CUDA_CHECK(cudaMemsetAsync(cursor, 0, sizeof *cursor, e.stream));
   const int blocks = detail::walk_blocks_per_sm<W>() * sieve::cuda::sm_count();
-  detail::parallel_walk_kernel<W><<<blocks, detail::walk_threads, 0, e.stream>>>(w, cursor);
-  SIEVE_CUDA_CHECK(cudaGetLastError());
+  timed(e, name, items, [&] {
+    detail::parallel_walk_kernel<W><<<blocks, detail::walk_threads, 0, e.stream>>>(w, cursor);
+    SIEVE_CUDA_CHECK(cudaGetLastError());
+  });
 }
 
 }  // namespace sieve::exec

@@ -28,7 +28,7 @@ void extend_dfs(Exec e, std::uint32_t capacity, const std::uint32_t* live, const
   } else {
     const closest_hits_walk walk{s.bvh, [=] SIEVE_HD(std::uint32_t i) { return p.rays[b.path(i)]; },
                                  [=] SIEVE_HD { return *live; }, b.hits};
-    exec::parallel_walk(e, "extend", walk, cursor);
+    exec::parallel_walk(e, "extend", walk, cursor, capacity);
   }
 }
 
