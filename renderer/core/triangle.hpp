@@ -38,11 +38,10 @@ struct tri_hit {
   float u, v;  // barycentrics of v1 and v2
 };
 
-// The test's dot and cross products round the same way in every kernel they are inlined into. On
-// the GPU their multiply-adds are explicit (__fmaf_rn, __fmul_rn): left as separate operations, ptxas
-// fuses them as it sees fit, which differs from kernel to kernel, and the wavefront's extend walk and
-// the megakernel then found hits an ulp apart on the sphere room (their images differed). The host
-// keeps the plain expressions (the same association), which x86-64's baseline does not fuse.
+// The test's dot and cross products with their multiply-adds fused on the GPU, written out: the
+// renderer's device code is built without contraction (--fmad=false, renderer/CMakeLists.txt: every
+// kernel then rounds alike), and the traversal's inner loop keeps its fused operations this way. The
+// host keeps the plain expressions (the same association), which x86-64's baseline does not fuse.
 SIEVE_HD SIEVE_FORCE_INLINE float fixed_dot(vec3 a, vec3 b) {
 #if defined(__CUDA_ARCH__)
   return __fmaf_rn(a.z, b.z, __fmaf_rn(a.y, b.y, __fmul_rn(a.x, b.x)));
