@@ -1,5 +1,6 @@
 // Binned SAH BVH build on oneTBB. Each node bins its primitives' centroids into `bins` slots per
-// axis, sweeps the bins for the split of least surface-area cost, and partitions; nodes with many
+// axis, sweeps the bins for the split of least surface-area cost, and partitions its primitive
+// references (box, centroid, index) in place; the children's bounds come from the bins; nodes with many
 // primitives bin in parallel (tbb::parallel_reduce) and build their children in parallel
 // (tbb::parallel_invoke). Children of a node are adjacent (first, first + 1), reserved from an
 // atomic counter, so the flat node array needs no relinking.
@@ -26,9 +27,12 @@ constexpr std::uint32_t max_bins = 32;
 constexpr std::uint32_t parallel_above = 1 << 12;  // primitives: parallel binning and recursion
 constexpr int max_depth = dfs_depth_limit();
 
-struct bins {
-  aabb bounds[3][max_bins];
-  std::uint32_t count[3][max_bins] = {};
+// A primitive as the builder moves it: its box, centroid and index together, partitioned in place
+// (nodes read their primitives contiguously, not through an index array into scattered boxes).
+struct prim_ref {
+  aabb box;
+  vec3 centroid;
+  std::uint32_t index;
 };
 
 struct range_bounds {
@@ -37,33 +41,43 @@ struct range_bounds {
     bounds.grow(o.bounds);
     centroids.grow(o.centroids);
   }
+  void add(const prim_ref& r) {
+    bounds.grow(r.box);
+    centroids.grow(r.centroid);
+  }
+};
+
+struct bins {
+  aabb bounds[3][max_bins];
+  std::uint32_t count[3][max_bins] = {};
 };
 
 class builder {
  public:
   builder(std::span<const triangle> tris, const bvh_build_options& opt, bvh& out)
-      : opt_(opt), out_(out), box_(tris.size()), centroid_(tris.size()) {
+      : opt_(opt), out_(out), refs_(tris.size()) {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tris.size(), 1 << 14), [&](const auto& r) {
       for (std::size_t i = r.begin(); i != r.end(); ++i) {
         aabb b;
         b.grow(tris[i].v0);
         b.grow(tris[i].v1);
         b.grow(tris[i].v2);
-        box_[i] = b;
-        centroid_[i] = b.center();
+        refs_[i] = {b, b.center(), static_cast<std::uint32_t>(i)};
       }
     });
-    out_.prims.resize(tris.size());
-    std::iota(out_.prims.begin(), out_.prims.end(), 0U);
     out_.nodes.resize(std::max<std::size_t>(2 * tris.size(), 1));
   }
 
   void run() {
-    if (box_.empty()) {
+    out_.prims.resize(refs_.size());
+    if (refs_.empty()) {
       out_.nodes.clear();
       return;
     }
-    build(0, 0, static_cast<std::uint32_t>(box_.size()), 1);
+    build(0, 0, static_cast<std::uint32_t>(refs_.size()), 1, measure(0, static_cast<std::uint32_t>(refs_.size())));
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, refs_.size(), 1 << 14), [&](const auto& r) {
+      for (std::size_t i = r.begin(); i != r.end(); ++i) out_.prims[i] = refs_[i].index;
+    });
     out_.nodes.resize(next_.load());
     out_.stats.nodes = out_.nodes.size();
     out_.stats.leaves = leaves_.load();
@@ -74,11 +88,7 @@ class builder {
  private:
   range_bounds measure(std::uint32_t begin, std::uint32_t end) const {
     auto body = [&](std::uint32_t b, std::uint32_t e, range_bounds acc) {
-      for (std::uint32_t i = b; i < e; ++i) {
-        const std::uint32_t p = out_.prims[i];
-        acc.bounds.grow(box_[p]);
-        acc.centroids.grow(centroid_[p]);
-      }
+      for (std::uint32_t i = b; i < e; ++i) acc.add(refs_[i]);
       return acc;
     };
     if (end - begin < parallel_above) return body(begin, end, {});
@@ -91,20 +101,31 @@ class builder {
         });
   }
 
-  std::uint32_t bin_of(vec3 c, const aabb& cb, int axis) const {
-    const float lo = cb.lo[axis], extent = cb.hi[axis] - lo;
-    const auto b = static_cast<std::uint32_t>((c[axis] - lo) / extent * static_cast<float>(opt_.bins));
-    return std::min(b, opt_.bins - 1);
+  // A node's binning: a centroid's bin on each axis of its centroid bounds (a multiply, not a
+  // divide, per primitive and axis: the builder's innermost operation).
+  struct binner {
+    vec3 lo, scale;
+    std::uint32_t last;
+    std::uint32_t operator()(vec3 c, int axis) const {
+      return std::min(static_cast<std::uint32_t>((c[axis] - lo[axis]) * scale[axis]), last);
+    }
+  };
+  binner binner_of(const aabb& cb) const {
+    const float n = static_cast<float>(opt_.bins);
+    const vec3 e = cb.extent();
+    auto scale = [&](float extent) { return extent > 0 ? n / extent : 0.0f; };
+    return {cb.lo, {scale(e.x), scale(e.y), scale(e.z)}, opt_.bins - 1};
   }
 
   bins bin(std::uint32_t begin, std::uint32_t end, const aabb& cb) const {
+    const binner bin_of = binner_of(cb);
     auto body = [&](std::uint32_t b, std::uint32_t e, bins acc) {
       for (std::uint32_t i = b; i < e; ++i) {
-        const std::uint32_t p = out_.prims[i];
+        const prim_ref& r = refs_[i];
         for (int axis = 0; axis < 3; ++axis) {
           if (cb.hi[axis] <= cb.lo[axis]) continue;
-          const std::uint32_t k = bin_of(centroid_[p], cb, axis);
-          acc.bounds[axis][k].grow(box_[p]);
+          const std::uint32_t k = bin_of(r.centroid, axis);
+          acc.bounds[axis][k].grow(r.box);
           ++acc.count[axis][k];
         }
       }
@@ -124,6 +145,21 @@ class builder {
         });
   }
 
+  // Puts the references of [begin, end) that go left first and returns where the right ones begin;
+  // both sides' bounds are measured on the way (the children need them).
+  template <class GoesLeft>
+  std::uint32_t partition(std::uint32_t begin, std::uint32_t end, GoesLeft goes_left, range_bounds& left, range_bounds& right) {
+    std::uint32_t i = begin, j = end;
+    while (true) {
+      while (i < j && goes_left(refs_[i])) left.add(refs_[i++]);
+      while (i < j && !goes_left(refs_[j - 1])) right.add(refs_[--j]);
+      if (i == j) return i;
+      std::swap(refs_[i], refs_[j - 1]);
+      left.add(refs_[i++]);
+      right.add(refs_[--j]);
+    }
+  }
+
   void make_leaf(std::uint32_t node, std::uint32_t begin, std::uint32_t end) {
     out_.nodes[node].first = begin;
     out_.nodes[node].count = end - begin;
@@ -133,11 +169,11 @@ class builder {
     }
   }
 
-  void build(std::uint32_t node, std::uint32_t begin, std::uint32_t end, int depth) {
+  // rb: the bounds of the node's primitives and of their centroids (from the parent's bins).
+  void build(std::uint32_t node, std::uint32_t begin, std::uint32_t end, int depth, const range_bounds& rb) {
     std::size_t deepest = depth_.load();
     while (static_cast<std::size_t>(depth) > deepest && !depth_.compare_exchange_weak(deepest, depth)) {
     }
-    const range_bounds rb = measure(begin, end);
     out_.nodes[node].bounds = rb.bounds;
     const std::uint32_t count = end - begin;
     const vec3 ce = rb.centroids.extent();
@@ -176,36 +212,35 @@ class builder {
     const float parent = rb.bounds.half_area();
     const float split_cost = opt_.traversal_cost + (parent > 0 ? best_cost / parent : 0);
     std::uint32_t mid;
+    range_bounds left, right;
     if (best_axis >= 0) {
       if (split_cost >= static_cast<float>(count) && count <= 4 * opt_.max_leaf) return make_leaf(node, begin, end);
-      const aabb& cb = rb.centroids;
-      mid = static_cast<std::uint32_t>(
-          std::partition(out_.prims.begin() + begin, out_.prims.begin() + end,
-                         [&](std::uint32_t p) { return bin_of(centroid_[p], cb, best_axis) < best_split; }) -
-          out_.prims.begin());
+      const binner bin_of = binner_of(rb.centroids);
+      mid = partition(begin, end, [&](const prim_ref& r) { return bin_of(r.centroid, best_axis) < best_split; }, left, right);
     } else {  // every bin split leaves one side empty: median on the widest centroid axis
       const int axis = ce.x >= ce.y && ce.x >= ce.z ? 0 : (ce.y >= ce.z ? 1 : 2);
       mid = begin + count / 2;
-      std::nth_element(out_.prims.begin() + begin, out_.prims.begin() + mid, out_.prims.begin() + end,
-                       [&](std::uint32_t a, std::uint32_t c) { return centroid_[a][axis] < centroid_[c][axis]; });
+      std::nth_element(refs_.begin() + begin, refs_.begin() + mid, refs_.begin() + end,
+                       [&](const prim_ref& a, const prim_ref& c) { return a.centroid[axis] < c.centroid[axis]; });
+      left = measure(begin, mid);
+      right = measure(mid, end);
     }
 
     const std::uint32_t children = next_.fetch_add(2);
     out_.nodes[node].first = children;
     out_.nodes[node].count = 0;
     if (count >= parallel_above)
-      tbb::parallel_invoke([&] { build(children, begin, mid, depth + 1); },
-                           [&] { build(children + 1, mid, end, depth + 1); });
+      tbb::parallel_invoke([&] { build(children, begin, mid, depth + 1, left); },
+                           [&] { build(children + 1, mid, end, depth + 1, right); });
     else {
-      build(children, begin, mid, depth + 1);
-      build(children + 1, mid, end, depth + 1);
+      build(children, begin, mid, depth + 1, left);
+      build(children + 1, mid, end, depth + 1, right);
     }
   }
 
   const bvh_build_options& opt_;
   bvh& out_;
-  std::vector<aabb> box_;
-  std::vector<vec3> centroid_;
+  std::vector<prim_ref> refs_;
   std::atomic<std::uint32_t> next_{1};
   std::atomic<std::size_t> leaves_{0}, depth_{0}, largest_leaf_{0};
 };
