@@ -47,9 +47,37 @@ struct range_bounds {
   }
 };
 
+// Per axis and bin: the count and the bounds of the primitives binned there. Only the first n of the
+// max_bins slots are cleared and used: most nodes are small, and clearing and copying all 96 boxes
+// took more of the build than binning their primitives.
 struct bins {
-  aabb bounds[3][max_bins];
-  std::uint32_t count[3][max_bins] = {};
+  struct slot {  // no member initialisers: reset() clears what is used
+    vec3 lo, hi;
+    std::uint32_t count;
+  };
+  slot at[3][max_bins];
+
+  explicit bins(std::uint32_t n) {
+    for (auto& axis : at)
+      for (std::uint32_t k = 0; k < n; ++k) axis[k] = {{1e30f, 1e30f, 1e30f}, {-1e30f, -1e30f, -1e30f}, 0};
+  }
+  void add(int axis, std::uint32_t k, const aabb& box) {
+    slot& s = at[axis][k];
+    s.lo = min(s.lo, box.lo);
+    s.hi = max(s.hi, box.hi);
+    ++s.count;
+  }
+  void add(const bins& o, std::uint32_t n) {
+    for (int axis = 0; axis < 3; ++axis)
+      for (std::uint32_t k = 0; k < n; ++k) {
+        slot& s = at[axis][k];
+        s.lo = min(s.lo, o.at[axis][k].lo);
+        s.hi = max(s.hi, o.at[axis][k].hi);
+        s.count += o.at[axis][k].count;
+      }
+  }
+  aabb box(int axis, std::uint32_t k) const { return {at[axis][k].lo, at[axis][k].hi}; }
+  std::uint32_t count(int axis, std::uint32_t k) const { return at[axis][k].count; }
 };
 
 class builder {
@@ -119,28 +147,26 @@ class builder {
 
   bins bin(std::uint32_t begin, std::uint32_t end, const aabb& cb) const {
     const binner bin_of = binner_of(cb);
-    auto body = [&](std::uint32_t b, std::uint32_t e, bins acc) {
+    auto fill = [&](std::uint32_t b, std::uint32_t e, bins& acc) {
       for (std::uint32_t i = b; i < e; ++i) {
         const prim_ref& r = refs_[i];
-        for (int axis = 0; axis < 3; ++axis) {
-          if (cb.hi[axis] <= cb.lo[axis]) continue;
-          const std::uint32_t k = bin_of(r.centroid, axis);
-          acc.bounds[axis][k].grow(r.box);
-          ++acc.count[axis][k];
-        }
+        for (int axis = 0; axis < 3; ++axis)
+          if (cb.hi[axis] > cb.lo[axis]) acc.add(axis, bin_of(r.centroid, axis), r.box);
       }
-      return acc;
     };
-    if (end - begin < parallel_above) return body(begin, end, {});
+    if (end - begin < parallel_above) {
+      bins acc(opt_.bins);
+      fill(begin, end, acc);
+      return acc;
+    }
     return tbb::parallel_reduce(
-        tbb::blocked_range<std::uint32_t>(begin, end, parallel_above / 4), bins{},
-        [&](const auto& r, bins acc) { return body(r.begin(), r.end(), acc); },
+        tbb::blocked_range<std::uint32_t>(begin, end, parallel_above / 4), bins(opt_.bins),
+        [&](const auto& r, bins acc) {
+          fill(r.begin(), r.end(), acc);
+          return acc;
+        },
         [&](bins a, const bins& b) {
-          for (int axis = 0; axis < 3; ++axis)
-            for (std::uint32_t k = 0; k < opt_.bins; ++k) {
-              a.bounds[axis][k].grow(b.bounds[axis][k]);
-              a.count[axis][k] += b.count[axis][k];
-            }
+          a.add(b, opt_.bins);
           return a;
         });
   }
@@ -192,15 +218,15 @@ class builder {
       aabb acc;
       std::uint32_t n = 0;
       for (std::uint32_t k = opt_.bins - 1; k > 0; --k) {
-        acc.grow(b.bounds[axis][k]);
-        n += b.count[axis][k];
+        acc.grow(b.box(axis, k));
+        n += b.count(axis, k);
         right_cost[k] = acc.half_area() * static_cast<float>(n);
       }
       acc = aabb{};
       n = 0;
       for (std::uint32_t k = 0; k + 1 < opt_.bins; ++k) {
-        acc.grow(b.bounds[axis][k]);
-        n += b.count[axis][k];
+        acc.grow(b.box(axis, k));
+        n += b.count(axis, k);
         const float cost = acc.half_area() * static_cast<float>(n) + right_cost[k + 1];
         if (n > 0 && n < count && cost < best_cost) {
           best_cost = cost;
