@@ -46,14 +46,14 @@ std::vector<std::string> shell_words(const std::string& line) {
 }
 
 // Parses `command` (which must start with `prefix`) with the suite's own options.
-template <class Args, class Add>
-Args parse_back(const std::string& command, const std::string& prefix, Add add) {
+template <class Args>
+Args parse_back(const std::string& command, const std::string& prefix, const option_schema<Args>& options) {
   EXPECT_EQ(command.rfind(prefix, 0), 0U) << command;
   std::vector<std::string> words = shell_words(command.substr(prefix.size()));
   std::reverse(words.begin(), words.end());  // CLI11 takes them last first
   CLI::App app;
   Args parsed;
-  add(app, parsed);
+  options.add(app, parsed);
   app.parse(words);
   return parsed;
 }
@@ -75,8 +75,8 @@ TEST(BenchOptions, CompactionCommandParsesBackToTheSameArgs) {
   a.csv = "out dir/c.csv";
   a.json = "it's.json";
   a.crossover = "x.json";
-  const std::string cmd = compaction_command("sieve", a);
-  const compaction_args b = parse_back<compaction_args>(cmd, "sieve bench compaction", add_compaction_options);
+  const std::string cmd = compaction_options().command("sieve", a);
+  const compaction_args b = parse_back<compaction_args>(cmd, "sieve bench compaction", compaction_options());
   EXPECT_EQ(b.backend, a.backend);
   EXPECT_EQ(b.suites, a.suites);
   EXPECT_EQ(b.strategies, a.strategies);
@@ -93,15 +93,15 @@ TEST(BenchOptions, CompactionCommandParsesBackToTheSameArgs) {
   EXPECT_EQ(b.csv, a.csv);
   EXPECT_EQ(b.json, a.json);
   EXPECT_EQ(b.crossover, a.crossover);
-  EXPECT_EQ(compaction_command("sieve", b), cmd);
+  EXPECT_EQ(compaction_options().command("sieve", b), cmd);
 }
 
 TEST(BenchOptions, DefaultsAreLeftOut) {
-  EXPECT_EQ(compaction_command("sieve", compaction_args{}), "sieve bench compaction");
-  EXPECT_EQ(sort_command("sieve", sort_args{}), "sieve bench sort");
+  EXPECT_EQ(compaction_options().command("sieve", compaction_args{}), "sieve bench compaction");
+  EXPECT_EQ(sort_options().command("sieve", sort_args{}), "sieve bench sort");
   trace_args t;
   t.scene = "room.toml";
-  EXPECT_EQ(trace_command("sieve", t), "sieve bench trace room.toml");
+  EXPECT_EQ(trace_options().command("sieve", t), "sieve bench trace room.toml");
 }
 
 TEST(BenchOptions, RenderBenchCommandRepeatsEveryOption) {
@@ -119,8 +119,8 @@ TEST(BenchOptions, RenderBenchCommandRepeatsEveryOption) {
   a.profile_stages = "on";
   a.csv = "r.csv";
   a.json = "r.json";
-  const std::string cmd = render_bench_command("sieve", a);
-  const render_bench_args b = parse_back<render_bench_args>(cmd, "sieve bench render", add_render_bench_options);
+  const std::string cmd = render_bench_options().command("sieve", a);
+  const render_bench_args b = parse_back<render_bench_args>(cmd, "sieve bench render", render_bench_options());
   EXPECT_EQ(b.scene, a.scene);
   EXPECT_EQ(b.backend, a.backend);
   EXPECT_EQ(b.set, a.set);
@@ -149,8 +149,8 @@ TEST(BenchOptions, TraceAndSortCommandsParseBack) {
   t.height = 48;
   t.spp = 2;
   t.repeats = 1;
-  const std::string tc = trace_command("sieve", t);
-  const trace_args u = parse_back<trace_args>(tc, "sieve bench trace", add_trace_options);
+  const std::string tc = trace_options().command("sieve", t);
+  const trace_args u = parse_back<trace_args>(tc, "sieve bench trace", trace_options());
   EXPECT_EQ(u.scene, t.scene);
   EXPECT_EQ(u.set, t.set);
   EXPECT_EQ(u.rays, t.rays);
@@ -169,8 +169,8 @@ TEST(BenchOptions, TraceAndSortCommandsParseBack) {
   s.keys = {"duplicates"};
   s.warmup = 0;
   s.repeats = 3;
-  const std::string sc = sort_command("sieve", s);
-  const sort_args r = parse_back<sort_args>(sc, "sieve bench sort", add_sort_options);
+  const std::string sc = sort_options().command("sieve", s);
+  const sort_args r = parse_back<sort_args>(sc, "sieve bench sort", sort_options());
   EXPECT_EQ(r.algorithms, s.algorithms);
   EXPECT_EQ(r.n, s.n);
   EXPECT_EQ(r.bits, s.bits);
