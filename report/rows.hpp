@@ -94,8 +94,7 @@ class row_schema {
 struct result_files {
   std::string csv, json;
 
-  // Registers them as outputs (checked before the work: bench/options.hpp's result_files() names
-  // the options).
+  // Registers them as outputs, named by their options (checked before the work).
   void add_to(output_set& outputs) const {
     outputs.add_output(csv, "--csv");
     outputs.add_output(json, "--json");
