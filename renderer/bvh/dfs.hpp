@@ -5,8 +5,6 @@
 
 #include "bvh.hpp"
 
-#include <cstring>
-
 namespace sieve::render {
 
 struct hit {
@@ -35,16 +33,6 @@ struct pair_step {
   float t[2];               // entry distances (> limit: missed)
   std::uint32_t child[2], count[2];
 };
-
-SIEVE_HD inline std::uint32_t float_bits(float f) {
-#if defined(__CUDA_ARCH__)
-  return __float_as_uint(f);
-#else
-  std::uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-#endif
-}
 
 SIEVE_HD inline pair_step visit(const pair_node& node, const ray& r, vec3 inv, float limit) {
   const quad a = node.q[0], b = node.q[1], z = node.q[2], c = node.q[3];  // four 16-byte loads
