@@ -1,10 +1,11 @@
 // The BFS traversal on the GPU (label `gpu`; skipped without a device): hit for hit the GPU's DFS,
 // for every CUDA strategy and `append`, with the loop on the device (a CUDA graph with a WHILE node)
 // and driven by the host; and closest_async captured into a caller's own graph, its ray count read
-// from device memory, replayed with other counts.
+// from device memory, replayed with other counts. The DFS by exec::parallel_walk too.
 #include <bvh/bfs.hpp>
 #include <bvh/dfs.hpp>
 #include <exec/cuda.cuh>
+#include <exec/walk_cuda.cuh>
 
 #include "cuda_support.cuh"
 #include "hairball.hpp"
@@ -159,6 +160,54 @@ TEST(GpuBfs, ClosestAsyncCapturedIntoACallersGraph) {
       const std::vector<hit> got = sc.hits.host();
       expect_equal(got, sc.dfs, live, strategy + " live " + std::to_string(live));
       for (std::size_t i = live; i < n; ++i) ASSERT_EQ(got[i].prim, 0xffffffffU) << "ray " << i << " past the count";
+    }
+    cudaGraphExecDestroy(exec);
+    cudaGraphDestroy(graph);
+  }
+  cudaStreamDestroy(stream);
+}
+
+// The DFS by persistent warps with dynamic ray fetch (exec::parallel_walk, the renderer's extend
+// stage): the one-ray-a-thread DFS hit for hit, its count read from device memory (rays past it keep
+// their old hits), counts that leave warps part full, in a graph the caller captures (the cursor's
+// reset is part of the call) and replayed.
+struct ray_at {
+  const ray* rays;
+  SIEVE_HD ray operator()(std::uint32_t i) const { return rays[i]; }
+};
+struct count_at {
+  const std::uint32_t* count;
+  SIEVE_HD std::uint32_t operator()() const { return *count; }
+};
+
+TEST(GpuDfs, DynamicFetchWalkEqualsOneRayAThread) {
+  REQUIRE_DEVICE();
+  const auto [htris, hrays] = hairball();
+  const device_scene scenes[] = {device_scene(random_scene(3000, 8000, 11)), device_scene({htris, hrays})};
+  device_array<std::uint32_t> count(1), cursor(1);
+  cudaStream_t stream;
+  SIEVE_CUDA_CHECK(cudaStreamCreate(&stream));
+  for (const device_scene& sc : scenes) {
+    const closest_hits_walk walk{sc.view, ray_at{sc.rays.data}, count_at{count.data}, sc.hits.data};
+    cudaGraph_t graph;
+    SIEVE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
+    exec::parallel_walk(exec::cuda{stream}, "dfs", walk, cursor.data);
+    SIEVE_CUDA_CHECK(cudaStreamEndCapture(stream, &graph));
+    cudaGraphExec_t exec;
+    SIEVE_CUDA_CHECK(cudaGraphInstantiate(&exec, graph, 0));
+    const std::size_t n = sc.rays.n;
+    for (const std::size_t live : {n, std::size_t{0}, std::size_t{1}, std::size_t{33}, n - 17, n}) {
+      for (const bool graphed : {false, true}) {
+        SCOPED_TRACE("live " + std::to_string(live) + (graphed ? " (graph)" : " (stream)"));
+        sc.clear_hits();
+        count.upload({static_cast<std::uint32_t>(live)});
+        if (graphed) SIEVE_CUDA_CHECK(cudaGraphLaunch(exec, stream));
+        else exec::parallel_walk(exec::cuda{stream}, "dfs", walk, cursor.data);
+        SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
+        const std::vector<hit> got = sc.hits.host();
+        expect_equal(got, sc.dfs, live, "walk");
+        for (std::size_t i = live; i < n; ++i) ASSERT_EQ(got[i].prim, 0xffffffffU) << "ray " << i << " past the count";
+      }
     }
     cudaGraphExecDestroy(exec);
     cudaGraphDestroy(graph);

@@ -3,6 +3,7 @@
 #include <bvh/bvh.hpp>
 #include <bvh/dfs.hpp>
 #include <bvh/wide.hpp>
+#include <exec/walk.hpp>
 
 #include <gtest/gtest.h>
 
@@ -117,6 +118,35 @@ TEST(Bvh, EmptySceneHasNoHits) {
   const ray r{{0, 0, 0}, {0, 0, 1}};
   EXPECT_FALSE(closest_hit(view_of(b, none), r).found());
   EXPECT_FALSE(any_hit(view_of(b, none), r));
+}
+
+// The DFS as a resumable walk (exec::parallel_walk, the GPU's extend stage): on the CPU, hit for hit
+// what closest_hit finds, every ray written, a walk's steps counted; none for an empty tree.
+TEST(Bvh, WalkStepByStepEqualsClosestHit) {
+  for (const std::size_t n : {0, 1, 2000}) {
+    const auto tris = soup(n, 9, 1.0f);
+    const bvh b = build_bvh(tris);
+    const bvh_view v = view_of(b, tris);
+    const std::vector<ray> rs = rays(tris, 1000, 4);
+    std::vector<hit> got(rs.size(), hit{-1.0f, 7, 0, 0});
+    const ray* r = rs.data();
+    const auto count = static_cast<std::uint32_t>(rs.size());
+    exec::parallel_walk(exec::cpu{}, "walk", closest_hits_walk{v, [=](std::uint32_t i) { return r[i]; }, [=] { return count; }, got.data()},
+                        nullptr);
+    for (std::size_t i = 0; i < rs.size(); ++i) {
+      const hit want = closest_hit(v, rs[i]);
+      ASSERT_EQ(got[i].prim, want.prim) << n << " triangles, ray " << i;
+      ASSERT_EQ(got[i].t, want.t) << n << " triangles, ray " << i;
+    }
+    if (n == 0) continue;
+    closest_walk w;  // one walk by hand: it ends, not live, with closest_hit's answer
+    dfs_local_stack stack;
+    w.start(v, rs[3]);
+    int steps = 0;
+    while (w.live() && w.step(v, stack) && steps < 100000) ++steps;
+    EXPECT_FALSE(w.live());
+    EXPECT_EQ(w.result().prim, closest_hit(v, rs[3]).prim);
+  }
 }
 
 TEST(Bvh, CoincidentCentroidsStillBuildAndTraverse) {

@@ -1,5 +1,6 @@
 #include <exec/cuda.cuh>
 #include <exec/device_array.cuh>
+#include <exec/walk_cuda.cuh>
 
 #include "trace_cuda.hpp"
 
@@ -13,6 +14,7 @@
 #include <cuda_runtime.h>
 
 namespace sieve::render {
+
 
 gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::span<const ray> rays,
                      const std::string& traversal, const std::string& strategy, int repeats,
@@ -48,6 +50,7 @@ gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::spa
   const ray* r = d_rays.get();
   hit* h = d_hits.get();
   const std::size_t n = rays.size();
+  const device_array<std::uint32_t> cursor(1);
   auto run = [&] {
     if (bfs) return bfs->closest(view, r, h, n, nullptr);
     if (wide) {  // the 8-wide compressed tree, children in octant order, boxes tested one by one
@@ -62,8 +65,11 @@ gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::spa
     }
     if (any)
       exec::parallel_for(exec::cuda{}, "trace", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = any_hit(view, r[i]) ? hit{0, 0, 0, 0} : hit{}; });
-    else
-      exec::parallel_for(exec::cuda{}, "trace", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = closest_hit(view, r[i]); });
+    else {  // persistent warps with dynamic ray fetch (exec/walk.hpp)
+      const auto count = static_cast<std::uint32_t>(n);
+      const closest_hits_walk walk{view, [=] SIEVE_HD(std::uint32_t i) { return r[i]; }, [=] SIEVE_HD { return count; }, h};
+      exec::parallel_walk(exec::cuda{}, "trace", walk, cursor.get());
+    }
   };
   gpu_trace out;
   run();

@@ -1,6 +1,7 @@
 // The traversals on the GPU over a device copy of the BVH, for measuring rays per second (`sieve
-// bench trace --backend cuda`): DFS as one kernel calling the same closest_hit as the CPU (binary
-// pair nodes) or wide_closest_hit (the 8-wide compressed nodes), or BFS
+// bench trace --backend cuda`): DFS over the binary pair nodes as the renderer's extend stage runs
+// it (closest_walk by exec::parallel_walk: persistent warps, dynamic ray fetch; any hit: one ray a
+// thread), or wide_closest_hit (the 8-wide compressed nodes), or BFS
 // (bfs_tracer_cuda) with its frontier compacted by `strategy`.
 #pragma once
 

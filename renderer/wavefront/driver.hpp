@@ -185,7 +185,7 @@ class wavefront_driver {
       : b_(b), view_(view), settings_(settings), capacity_(capacity), max_pixels_(max_pixels), wave_(wave), film_(film),
         queue_(b, capacity, settings.strategy, form, settings.queue), hits_(capacity),
         shadow_rays_(capacity), shadow_light_(capacity), wave_film_(capacity),
-        counts_(wave_counts::size(view.max_bounces)),
+        counts_(wave_counts::size(view.max_bounces)), cursor_(1),
         keys_(settings.reorder != reorder_key::none ? 2 * std::size_t{capacity} : 0),
         order_(settings.reorder != reorder_key::none ? 2 * std::size_t{capacity} : 0) {
     b_.zero(wave_film_.get(), std::size_t{capacity} * sizeof(vec3));
@@ -227,7 +227,7 @@ class wavefront_driver {
       const bounce_columns scratch{hits_.get(), shadow_rays_.get(), shadow_light_.get(), low_word(c.shadow()),
                                    queue_.index()};
       b_.time("extend", -1, [&] {
-        if (settings_.traversal != traversal_kind::bfs) return extend_dfs(e, n, live, view_, paths, scratch);
+        if (settings_.traversal != traversal_kind::bfs) return extend_dfs(e, n, live, view_, paths, scratch, cursor_.get());
         const ray* rays = paths.rays;
         if (scratch.index) {  // shade writes the shadow rays later: their column is free until then
           gather_rays(e, n, live, scratch.index, paths.rays, shadow_rays_.get());
@@ -295,6 +295,7 @@ class wavefront_driver {
   typename Backend::template array<ray> shadow_rays_;
   typename Backend::template array<vec3> shadow_light_, wave_film_;
   typename Backend::template array<std::uint64_t> counts_;
+  typename Backend::template array<std::uint32_t> cursor_;  // extend's (exec/walk.hpp)
   typename Backend::template array<std::uint32_t> keys_, order_;
 };
 

@@ -15,6 +15,7 @@
 // exec::cuda's parallel_for first: the stages call exec::parallel_for by qualified name, which sees
 // only the overloads declared before the stage templates.
 #include <exec/cuda.cuh>
+#include <exec/walk_cuda.cuh>
 #include <exec/device_array.cuh>
 
 #include "integrator.hpp"
