@@ -154,6 +154,9 @@ struct closest_hits_walk {
   SIEVE_HD bool step(state& s, scratch& stack) const { return s.step(bvh, stack); }
   SIEVE_HD void finish(std::uint32_t i, const state& s) const { hits[i] = s.result(); }
 };
+// Spelled out for clang 14, which deduces no aggregate's template arguments (C++20's P1816).
+template <class Ray, class Count>
+closest_hits_walk(bvh_view, Ray, Count, hit*) -> closest_hits_walk<Ray, Count>;
 
 SIEVE_HD inline hit closest_hit(const bvh_view& b, const ray& r) {
   closest_walk w;
