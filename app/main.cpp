@@ -139,16 +139,16 @@ int main(int argc, char** argv) {
   bench->require_subcommand(1);
   auto* bench_compaction = bench->add_subcommand("compaction", "time the compaction strategies over a grid");
   sieve::bench::compaction_args compaction_args;
-  sieve::bench::add_compaction_options(*bench_compaction, compaction_args);
+  sieve::bench::compaction_options().add(*bench_compaction, compaction_args);
   auto* bench_trace = bench->add_subcommand("trace", "rays per second through the BVH (DFS, BFS), validated against DFS");
   sieve::bench::trace_args trace_args;
-  sieve::bench::add_trace_options(*bench_trace, trace_args);
+  sieve::bench::trace_options().add(*bench_trace, trace_args);
   auto* bench_sort = bench->add_subcommand("sort", "time the GPU radix sorts: own onesweep vs cub::DeviceRadixSort");
   sieve::bench::sort_args sort_args;
-  sieve::bench::add_sort_options(*bench_sort, sort_args);
+  sieve::bench::sort_options().add(*bench_sort, sort_args);
   auto* bench_render = bench->add_subcommand("render", "the renderer per compaction strategy: time, Mrays/s, compaction share per bounce");
   sieve::bench::render_bench_args render_bench_args;
-  sieve::bench::add_render_bench_options(*bench_render, render_bench_args);
+  sieve::bench::render_bench_options().add(*bench_render, render_bench_args);
   auto* bench_all =
       bench->add_subcommand("all", "every suite of the backends present, then the report with plots and images");
   sieve::bench::all_args all_args;

@@ -3,13 +3,16 @@
 // command() writes a filled args back as the `sieve bench ...` line that repeats it (what `sieve
 // bench all` runs and records), naming the positional argument and then, in the declared order,
 // the options whose values differ from a default-constructed Args: the struct's initialisers are
-// the one definition of each default.
+// the one definition of each default. The fields and options every suite shares (--csv, --json;
+// the scene suites' scene, --backend and --set) are declared here once.
 #pragma once
 
 #include <report.hpp>
+#include <rows.hpp>
 
 #include <CLI/CLI.hpp>
 
+#include <concepts>
 #include <functional>
 #include <string>
 #include <type_traits>
@@ -18,10 +21,28 @@
 
 namespace sieve::bench {
 
+// The args of a suite that renders or traces a scene (trace, render): the scene file, its
+// overrides, the backend; and, as every suite's, the result files.
+struct scene_suite_args : report::result_files {
+  std::string scene;
+  std::string backend = "auto";  // auto: the GPU when there is one
+  std::vector<std::string> set;  // key=value overrides of the scene file
+
+  // The scene (read) and the result files (written), registered before any work: an output that
+  // is the scene is refused.
+  void add_files_to(report::output_set& outputs) const {
+    outputs.add_input(scene);
+    add_to(outputs);
+  }
+};
+
 template <class Args>
 class option_schema {
  public:
   using configure = std::function<void(CLI::Option*)>;  // checks, required, ...
+
+  // The words after the program that name the suite: "bench trace".
+  explicit option_schema(std::string subcommand) : subcommand_(std::move(subcommand)) {}
 
   // The positional argument (a scene file): always written, first.
   option_schema& positional(std::string Args::*member, std::string name, std::string help, configure c = {}) {
@@ -79,6 +100,28 @@ class option_schema {
     return *this;
   }
 
+  option_schema& backend(std::string Args::*member) {
+    return option(member, "--backend", "auto (the GPU when there is one), cpu or cuda",
+                  [](CLI::Option* x) { x->check(CLI::IsMember({"auto", "cpu", "cuda"})); });
+  }
+
+  // The scene suites' first arguments: the scene file, --backend, --set.
+  option_schema& scene()
+    requires std::derived_from<Args, scene_suite_args>
+  {
+    positional(&Args::scene, "scene", "scene file (.toml or .obj)", [](CLI::Option* x) { x->required(); });
+    backend(&Args::backend);
+    return repeated(&Args::set, "--set", "override a scene key, key=value (repeatable)");
+  }
+
+  // --csv and --json (report::result_files).
+  option_schema& outputs(std::string json_help = "write the results, machine and command as JSON")
+    requires std::derived_from<Args, report::result_files>
+  {
+    option(static_cast<std::string Args::*>(&report::result_files::csv), "--csv", "write the results as CSV");
+    return option(static_cast<std::string Args::*>(&report::result_files::json), "--json", std::move(json_help));
+  }
+
   void add(CLI::App& cmd, Args& a) const {
     for (const auto& e : entries_) e.add(cmd, a);
   }
@@ -86,7 +129,7 @@ class option_schema {
   // `program` and the subcommand ("sieve bench trace"), then the arguments.
   std::string command(const std::string& program, const Args& a) const {
     const Args defaults{};
-    std::string out = program;
+    std::string out = program + " " + subcommand_;
     for (const auto& e : entries_)
       if (e.positional) e.write(out, a, defaults);
     for (const auto& e : entries_)
@@ -122,6 +165,7 @@ class option_schema {
       return std::string(v);
   }
 
+  std::string subcommand_;
   std::vector<entry> entries_;
 };
 

@@ -199,8 +199,22 @@ void table::print(std::ostream& out) const {
 
 std::string table::csv() const {
   std::ostringstream s;
+  // A field holding a comma, a quote or a line break is quoted, its quotes doubled (RFC 4180):
+  // "auto -> atomic, space" stays one field.
+  auto field = [&](const std::string& f) {
+    if (f.find_first_of(",\"\r\n") == std::string::npos) {
+      s << f;
+      return;
+    }
+    s << '"';
+    for (char c : f) s << (c == '"' ? "\"\"" : std::string(1, c));
+    s << '"';
+  };
   auto line = [&](const std::vector<std::string>& r) {
-    for (std::size_t c = 0; c < r.size(); ++c) s << (c ? "," : "") << r[c];
+    for (std::size_t c = 0; c < r.size(); ++c) {
+      if (c) s << ',';
+      field(r[c]);
+    }
     s << '\n';
   };
   line(header_);

@@ -67,7 +67,7 @@ class table {
   explicit table(std::vector<std::string> header) : header_(std::move(header)) {}
   void add(std::vector<std::string> row) { rows_.push_back(std::move(row)); }
   void print(std::ostream& out) const;
-  std::string csv() const;  // the header and rows, comma-separated
+  std::string csv() const;  // the header and rows, comma-separated (RFC 4180: a field with a comma quoted)
   const std::vector<std::string>& header() const { return header_; }
   const std::vector<std::vector<std::string>>& rows() const { return rows_; }
 

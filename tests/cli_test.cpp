@@ -282,13 +282,26 @@ TEST_F(Cli, AutoNamesTheStrategyItRan) {
   EXPECT_NE(o.out.find("strategy auto -> " + ran), std::string::npos) << o.out;
   EXPECT_NE(o.out.find("device: "), std::string::npos) << o.out;
 
-  const fs::path bench = dir_ / "b.json";
+  const fs::path bench = dir_ / "b.json", bench_csv = dir_ / "b.csv";
   const outcome b = run({"bench", "compaction", "--backend", "cpu", "--suite", "redzone", "--n", "4096", "--fraction",
-                         "0.1", "--repeats", "1", "--strategy", "auto,std", "--json", bench.string()});
+                         "0.1", "--repeats", "1", "--strategy", "auto,std", "--json", bench.string(), "--csv",
+                         bench_csv.string()});
   ASSERT_EQ(b.rc, 0) << b.err;
   EXPECT_NE(b.out.find("auto -> "), std::string::npos) << b.out;
   const auto doc = nlohmann::json::parse(slurp(bench));
   EXPECT_FALSE(doc["device"].get<std::string>().empty());
+  // The CSV and the JSON from one row schema: a row each, every CSV column a JSON key.
+  std::istringstream csv(slurp(bench_csv));
+  std::string header, line;
+  std::getline(csv, header);
+  std::size_t csv_rows = 0;
+  while (std::getline(csv, line)) ++csv_rows;
+  EXPECT_EQ(csv_rows, doc["results"].size());
+  for (std::size_t at = 0, next; at <= header.size(); at = next + 1) {
+    next = std::min(header.find(',', at), header.size());
+    const std::string column = header.substr(at, next - at);
+    for (const auto& r : doc["results"]) EXPECT_TRUE(r.contains(column)) << column;
+  }
   int autos = 0;
   for (const auto& r : doc["results"]) {
     EXPECT_TRUE(r.contains("form"));

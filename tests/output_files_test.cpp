@@ -2,6 +2,7 @@
 // identity, special files refused, every write checked, all-or-nothing renames, temporaries removed
 // on every path (a failure, an output_set dropped, the signal path's remove_temporaries).
 #include <output_files.hpp>
+#include <rows.hpp>
 
 #include <sieve/compaction/error.hpp>
 
@@ -206,6 +207,44 @@ TEST_F(OutputFiles, AnUnwritableFolderIsFoundBeforeTheWork) {
   output_set s;
   EXPECT_NE(error_of([&] { s.add_output(dir_ / "ro" / "y.png", "--out"); }).find("cannot write in"), std::string::npos);
   fs::permissions(dir_ / "ro", fs::perms::owner_all);
+}
+
+// A benchmark's --csv and --json (report::result_files): registered before the work, written from
+// one row schema after it, the JSON document with the rows as its "results"; a key a row leaves
+// out (omitted()) is missing from that row only; no file named, none written.
+TEST_F(OutputFiles, ResultFilesWriteTheRowsOfOneSchema) {
+  struct row {
+    std::string name;
+    double ms;
+    bool gpu;
+  };
+  using sieve::report::cell;
+  sieve::report::row_schema<row> rows({
+      {"name", "name", "name", [](const row& r) { return sieve::report::text_cell(r.name); }},
+      {"ms", "ms", "ms", [](const row& r) { return sieve::report::ms_cell(r.ms, r.ms > 0); }},
+      {"", "", "gpu_only", [](const row& r) { return cell{"", "", r.gpu ? nlohmann::json(1) : sieve::report::omitted()}; }},
+  });
+  rows.add({"a,b", 1.5, false});
+  rows.add({"c", 0, true});
+  sieve::report::result_files files{(dir_ / "r.csv").string(), (dir_ / "r.json").string()};
+  output_set outputs;
+  files.add_to(outputs);
+  EXPECT_NE(error_of([&] { outputs.add_output(dir_ / "r.json", "--other"); }).find("the same file as --json"),
+            std::string::npos);
+  files.stage(outputs, rows, {{"benchmark", "test"}});
+  EXPECT_FALSE(fs::exists(dir_ / "r.csv"));  // staged, not yet written
+  outputs.commit();
+  EXPECT_EQ(slurp(dir_ / "r.csv"), "name,ms\n\"a,b\",1.50000\nc,0.00000\n");
+  const auto doc = nlohmann::json::parse(slurp(dir_ / "r.json"));
+  EXPECT_EQ(doc["benchmark"], "test");
+  EXPECT_EQ(doc["results"], nlohmann::json::parse(R"([{"name": "a,b", "ms": 1.5}, {"name": "c", "ms": 0.0, "gpu_only": 1}])"));
+
+  sieve::report::result_files none;
+  output_set nothing;
+  none.add_to(nothing);
+  none.stage(nothing, rows, {});
+  nothing.commit();
+  EXPECT_EQ(std::distance(fs::directory_iterator(dir_), fs::directory_iterator{}), 2);
 }
 
 }  // namespace

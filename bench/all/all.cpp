@@ -34,7 +34,7 @@ enum class mode { smoke, quick, full };
 const char* mode_name(mode m) { return m == mode::smoke ? "smoke" : m == mode::quick ? "quick" : "full"; }
 
 // --- Command lines: each step's JSON names the single `sieve` command that repeats it ---------------
-// A suite's command comes from its own option schema (compaction_command, ...); the images' from
+// A suite's command comes from its own option schema (compaction_options(), ...); the images' from
 // `sieve render`'s options named here.
 
 std::string render_command(const std::string& program, const image_request& r) {
@@ -93,25 +93,25 @@ std::vector<std::size_t> pow2(std::initializer_list<int> exponents) {
 // equivalent `sieve` command, and the suite's run function.
 template <class Args>
 step suite_step(const context& c, const std::string& name, const std::string& what, double expected, Args a,
-                std::string (*command)(const std::string&, const Args&), int (*run)(const Args&, const std::string&)) {
-  a.backend = c.gpu ? "cuda" : "cpu";
+                const option_schema<Args>& options, int (*run)(const Args&, const std::string&)) {
+  if constexpr (requires { a.backend; }) a.backend = c.gpu ? "cuda" : "cpu";  // sort: the GPU's only
   a.csv = c.file(name + ".csv");
   a.json = c.file(name + ".json");
-  step s{name, what, expected, {name + ".json", name + ".csv"}, command(c.program, a), {}};
+  step s{name, what, expected, {name + ".json", name + ".csv"}, options.command(c.program, a), {}};
   s.run = [a, run, cmd = s.command] { return run(a, cmd); };
   return s;
 }
 
 step compaction_step(const context& c, const std::string& name, const std::string& what, double expected,
                      compaction_args a) {
-  step s = suite_step(c, name, what, expected, a, compaction_command, run_compaction_bench);
+  step s = suite_step(c, name, what, expected, a, compaction_options(), run_compaction_bench);
   if (!a.crossover.empty()) s.files.push_back(fs::path(a.crossover).filename().string());
   return s;
 }
 
 step render_bench_step(const context& c, const std::string& name, const std::string& what, double expected,
                        render_bench_args a) {
-  return suite_step(c, name, what, expected, a, render_bench_command, run_render_bench);
+  return suite_step(c, name, what, expected, a, render_bench_options(), run_render_bench);
 }
 
 std::vector<step> plan(const context& c) {
@@ -220,18 +220,13 @@ std::vector<step> plan(const context& c) {
       a.repeats = 2;
     }
     if (c.m == mode::full) a.bits = {"0:32", "8:24"};
-    a.csv = c.file("sort.csv");
-    a.json = c.file("sort.json");
-    step s{"sort", "radix sort of (u32, u32) pairs: onesweep vs cub", c.expect(0, 0, 0, 2, 15, 60),
-           {"sort.json", "sort.csv"}, sort_command(c.program, a), {}};
-    s.run = [a, cmd = s.command] { return run_sort_bench(a, cmd); };
-    steps.push_back(s);
+    steps.push_back(suite_step(c, "sort", "radix sort of (u32, u32) pairs: onesweep vs cub", c.expect(0, 0, 0, 2, 15, 60),
+                               a, sort_options(), run_sort_bench));
   }
   {  // Traversal: primary and diffuse rays through the ~1M-triangle sphere room: DFS (binary and
      // 8-wide), BFS, and on the CPU Embree (when this build has it) as the baseline.
     trace_args a;
     a.scene = c.scene("procedural/sphere-room.toml");
-    a.backend = gpu ? "cuda" : "cpu";
     a.traversals = gpu ? std::vector<std::string>{"dfs", "wide", "bfs"} : std::vector<std::string>{"dfs", "wide", "bfs", "embree"};
     a.strategies = gpu ? std::vector<std::string>{"atomic", "cub", "space", "redzone"}
                        : std::vector<std::string>{"billeter", "redzone"};
@@ -244,13 +239,11 @@ std::vector<step> plan(const context& c) {
       a.height = 384;
     }
     a.repeats = c.by_mode(1, gpu ? 3 : 2, gpu ? 10 : 3);
-    a.csv = c.file("trace.csv");
-    a.json = c.file("trace.json");
-    step s{"trace", "traversal Mrays/s, sphere room, " + std::to_string(a.width) + " x " + std::to_string(a.height) +
-                        " rays: DFS, wide DFS, BFS per strategy" + (gpu ? "" : ", Embree"),
-           c.expect(1, 12, 60, 2, 15, 40), {"trace.json", "trace.csv"}, trace_command(c.program, a), {}};
-    s.run = [a, cmd = s.command] { return run_trace_bench(a, cmd); };
-    steps.push_back(s);
+    steps.push_back(suite_step(c, "trace",
+                               "traversal Mrays/s, sphere room, " + std::to_string(a.width) + " x " +
+                                   std::to_string(a.height) + " rays: DFS, wide DFS, BFS per strategy" +
+                                   (gpu ? "" : ", Embree"),
+                               c.expect(1, 12, 60, 2, 15, 40), a, trace_options(), run_trace_bench));
   }
   {  // The render workload: compaction's share of the frame per strategy, scene and bounce.
     render_bench_args box;

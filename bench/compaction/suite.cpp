@@ -170,9 +170,8 @@ std::string resolved_strategy(const bench_case& c) {
 const option_schema<compaction_args>& compaction_options() {
   using A = compaction_args;
   static const option_schema<A> schema = [] {
-    option_schema<A> o;
-    o.option(&A::backend, "--backend", "auto (the GPU when there is one), cpu or cuda",
-             [](CLI::Option* x) { x->check(CLI::IsMember({"auto", "cpu", "cuda"})); });
+    option_schema<A> o("bench compaction");
+    o.backend(&A::backend);
     o.option(&A::suites, "--suite",
              "redzone (removal lists, the Redzone paper's grid), select (flags and masks), space (SPACE's grid: "
              "flags and masks, u8 u16 u32 u64 float double, 1 GiB of items each, kept 1 .. 97 % by 4 %, three "
@@ -208,8 +207,7 @@ const option_schema<compaction_args>& compaction_options() {
     o.option(&A::repeats, "--repeats", "timed runs per point (after warm-up)",
              [](CLI::Option* x) { x->check(CLI::Range(1, 100000)); });
     o.option(&A::seed, "--seed", "input generator seed");
-    o.option(&A::csv, "--csv", "write the results as CSV");
-    o.option(&A::json, "--json", "write the results, machine and command as JSON");
+    o.outputs();
     o.option(&A::crossover, "--crossover",
              "write the crossover table `auto` reads (compaction/tuning/<device>.json): strategies ranked "
              "by time per form and n (and k/n for removal lists)");
@@ -218,16 +216,9 @@ const option_schema<compaction_args>& compaction_options() {
   return schema;
 }
 
-void add_compaction_options(CLI::App& cmd, compaction_args& a) { compaction_options().add(cmd, a); }
-
-std::string compaction_command(const std::string& program, const compaction_args& a) {
-  return compaction_options().command(program + " bench compaction", a);
-}
-
 int run_compaction_bench(const compaction_args& a, const std::string& command_line) {
   report::output_set outputs;  // checked before any work
-  outputs.add_output(a.csv, "--csv");
-  outputs.add_output(a.json, "--json");
+  a.add_to(outputs);
   outputs.add_output(a.crossover, "--crossover");
   const backend where = backend_from_string(resolve_backend(a.backend));
   for (const auto& s : a.strategies) {
@@ -282,29 +273,26 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
   // One schema for the printed table, the CSV and the JSON: the table shortens (2^20, 2 %, 3
   // decimals, "-" for a failed point), the CSV keeps exact values, the JSON plain numbers.
   using col = field<result_row>;
-  const auto same = [](std::string text) { return cell{text, text, text}; };
-  const auto ms = [](double ok_ms, bool ok) { return cell{ok ? fixed(ok_ms, 3) : "-", fixed(ok_ms, 5), ok_ms}; };
   const bool cuda = where == backend::cuda;
   std::vector<col> columns = {
-      {"backend", "backend", "backend", [&](const result_row& r) { return same(std::string(to_string(r.c.where))); }},
+      {"backend", "backend", "backend", [](const result_row& r) { return text_cell(std::string(to_string(r.c.where))); }},
       {"strategy", "strategy", "strategy", [](const result_row& r) { return cell{r.shown, r.shown, r.c.strategy}; }},
       {"", "", "resolved", [](const result_row& r) { return cell{"", "", r.ran}; }},
-      {"form", "form", "form", [&](const result_row& r) { return same(form_short_name(r.c.f)); }},
-      {"mode", "mode", "mode", [&](const result_row& r) { return same(r.mode); }},
-      {"type", "type", "type", [&](const result_row& r) { return same(r.c.type.name); }},
+      {"form", "form", "form", [](const result_row& r) { return text_cell(form_short_name(r.c.f)); }},
+      {"mode", "mode", "mode", [](const result_row& r) { return text_cell(r.mode); }},
+      {"type", "type", "type", [](const result_row& r) { return text_cell(r.c.type.name); }},
       {"n", "n", "n", [](const result_row& r) { return cell{human_n(r.c.n), std::to_string(r.c.n), r.c.n}; }},
       {"fraction", "fraction", "fraction",
        [](const result_row& r) { return cell{percent(r.c.fraction), fixed(r.c.fraction, 4), r.c.fraction}; }},
-      {"distribution", "distribution", "distribution", [&](const result_row& r) { return same(r.c.distribution); }},
-      {"ms_median", "ms_median", "ms_median", [&](const result_row& r) { return ms(r.m.ms.median, r.ok); }},
-      {"ms_min", "ms_min", "ms_min", [&](const result_row& r) { return ms(r.m.ms.min, r.ok); }},
-      {"ms_max", "ms_max", "ms_max", [&](const result_row& r) { return ms(r.m.ms.max, r.ok); }},
-      {"phase1_ms", "phase1_ms", "phase1_ms", [&](const result_row& r) { return ms(r.m.phase1_ms, r.ok); }},
+      {"distribution", "distribution", "distribution", [](const result_row& r) { return text_cell(r.c.distribution); }},
+      {"ms_median", "ms_median", "ms_median", [](const result_row& r) { return ms_cell(r.m.ms.median, r.ok); }},
+      {"ms_min", "ms_min", "ms_min", [](const result_row& r) { return ms_cell(r.m.ms.min, r.ok); }},
+      {"ms_max", "ms_max", "ms_max", [](const result_row& r) { return ms_cell(r.m.ms.max, r.ok); }},
+      {"phase1_ms", "phase1_ms", "phase1_ms", [](const result_row& r) { return ms_cell(r.m.phase1_ms, r.ok); }},
       {"bytes", "bytes", "bytes", [](const result_row& r) { return cell{fixed(r.bytes, 0), fixed(r.bytes, 0), r.bytes}; }},
       {"GB/s", "gbps", "gbps",
        [](const result_row& r) { return cell{r.ok ? fixed(r.gbps, 2) : "-", fixed(r.gbps, 3), r.gbps}; }},
-      {"kept", "kept", "kept",
-       [](const result_row& r) { return cell{std::to_string(r.m.kept), std::to_string(r.m.kept), r.m.kept}; }}};
+      {"kept", "kept", "kept", [](const result_row& r) { return count_cell(r.m.kept); }}};
   for (std::size_t b = 0; b < baselines.size(); ++b)
     columns.push_back({"x_" + baselines[b], "speedup_vs_" + baselines[b], "speedup_vs_" + baselines[b],
                        [b](const result_row& r) {
@@ -319,15 +307,9 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
                        return cell{r.of_floor > 0 ? fixed(r.of_floor, 2) : "", r.of_floor > 0 ? fixed(r.of_floor, 4) : "",
                                    r.of_floor};
                      }});
-  columns.push_back({cuda ? "timing" : "", "timing", "timing", [&](const result_row& r) { return same(r.m.timing); }});
-  columns.push_back({"validated", "validated", "validated", [](const result_row& r) {
-                       return cell{r.m.validated ? "yes" : "NO", r.m.validated ? "1" : "0", r.m.validated};
-                     }});
-  columns.push_back({"", "error", "error", [](const result_row& r) {
-                       std::string err = r.m.error;
-                       std::replace(err.begin(), err.end(), ',', ';');  // one CSV field
-                       return cell{"", err, r.m.error};
-                     }});
+  columns.push_back({cuda ? "timing" : "", "timing", "timing", [](const result_row& r) { return text_cell(r.m.timing); }});
+  columns.push_back({"validated", "validated", "validated", [](const result_row& r) { return validated_cell(r.m.validated); }});
+  columns.push_back({"", "error", "error", [](const result_row& r) { return error_cell(r.m.error); }});
   row_schema<result_row> rows(std::move(columns));
 
   // Inputs are shared by every strategy of a grid point; keyed by everything but the strategy.
@@ -434,23 +416,19 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
     std::cout << "floor_ms: removal lists, the O(k) floor kernel (reads R and the red zone, scatters k writes); "
                  "flags/masks, bytes at the device copy bandwidth, measured now: "
               << fixed(copy_gbps, 0) << " GB/s (read + written). of_floor: floor_ms / ms_median.\n";
-  outputs.stage(a.csv, rows.csv().csv());
-  if (!a.json.empty()) {
-    nlohmann::json doc = {{"benchmark", "compaction"},
-                          {"backend", to_string(where)},
-                          {"device", device_name},
-                          {"machine", machine},
-                          {"run", run_info(command_line)},
-                          {"timing", {{"warmup", plan.warmup}, {"repeats", plan.repeats}, {"statistic", "median"},
-                                      {"graph", plan.graph}, {"checked", plan.checked}}},
-                          {"baselines", baselines},
-                          {"copy_gbps", copy_gbps},
-                          {"bytes_definition",
-                           "removal list: 4k + 2kw (indices, red-zone reads, hole writes); flags/mask: selection "
-                           "bytes + n*w + kept*w"},
-                          {"results", rows.json()}};
-    outputs.stage(a.json, json_text(doc, 1));
-  }
+  a.stage(outputs, rows,
+          {{"benchmark", "compaction"},
+           {"backend", to_string(where)},
+           {"device", device_name},
+           {"machine", machine},
+           {"run", run_info(command_line)},
+           {"timing", {{"warmup", plan.warmup}, {"repeats", plan.repeats}, {"statistic", "median"},
+                       {"graph", plan.graph}, {"checked", plan.checked}}},
+           {"baselines", baselines},
+           {"copy_gbps", copy_gbps},
+           {"bytes_definition",
+            "removal list: 4k + 2kw (indices, red-zone reads, hole writes); flags/mask: selection bytes + n*w + "
+            "kept*w"}});
   if (!a.crossover.empty()) outputs.stage(a.crossover, json_text(crossover_table(cases, measured, where, command_line), 1));
   outputs.commit();
   for (const auto& f : {a.csv, a.json, a.crossover})

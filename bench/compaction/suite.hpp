@@ -12,7 +12,7 @@
 
 namespace sieve::bench {
 
-struct compaction_args {
+struct compaction_args : report::result_files {
   std::string backend = "auto";  // auto: the GPU when there is one
   std::vector<std::string> suites;  // redzone, select (default: both)
   std::vector<std::string> strategies, types, forms, distributions;
@@ -21,7 +21,6 @@ struct compaction_args {
   bool quick = false;
   int repeats = 0;  // 0: the suite's default
   std::uint64_t seed = 1;
-  std::string csv, json;
   std::string crossover;  // write the measured crossover table (what `auto` reads) here
   bool graph = false;     // CUDA: counts on the device, each call timed as CUDA-graph replays
   bool checked = false;   // time the calls in checked mode (removal lists validated first)
@@ -30,8 +29,6 @@ struct compaction_args {
 // The options, declared once (bench/options.hpp): the subcommand's parser, and the command line
 // that repeats a filled args (`sieve bench all` records it).
 const option_schema<compaction_args>& compaction_options();
-void add_compaction_options(CLI::App& cmd, compaction_args& args);
-std::string compaction_command(const std::string& program, const compaction_args& args);
 // Returns the process exit code: 0 when every point validated.
 int run_compaction_bench(const compaction_args& args, const std::string& command_line);
 

@@ -3,6 +3,7 @@
 #include "../report_names.hpp"
 
 #include <output_files.hpp>
+#include <rows.hpp>
 #include <scene/load.hpp>
 #include <wavefront/integrator.hpp>
 
@@ -35,14 +36,83 @@ struct timed {
 
 }  // namespace
 
+// The table (which is also the CSV) shortens and shows "-" for what was not measured (compaction's
+// times without stage times); the JSON has the numbers, the strategies that ran, the stage times
+// and the bounces. Mrays/s (the table's, over s_median) and mrays_per_s (the JSON's, over seconds:
+// s_profiled) are two columns.
+row_schema<render_bench_row> render_bench_rows() {
+  using col = field<render_bench_row>;
+  using row = render_bench_row;
+  // Text in the table and the CSV, `json` in the JSON.
+  const auto shown = [](std::string text, nlohmann::json json) { return cell{text, text, std::move(json)}; };
+  // Measured only with stage times: "-" without them.
+  const auto profiled = [](const row& r, const std::string& text, nlohmann::json json) {
+    return cell{r.profiled ? text : "-", r.profiled ? text : "-", std::move(json)};
+  };
+  const auto json_only = [](nlohmann::json json) { return cell{"", "", std::move(json)}; };
+  const auto rays = [](const row& r) { return static_cast<double>(r.stats.extension_rays + r.stats.shadow_rays); };
+  return row_schema<row>(std::vector<col>{
+      {"integrator", "integrator", "integrator", [](const row& r) { return text_cell(r.integrator); }},
+      {"queue", "queue", "queue", [](const row& r) { return text_cell(r.queue); }},
+      {"strategy", "strategy", "strategy", [](const row& r) { return text_cell(r.strategy); }},
+      {"", "", "strategies_ran", [=](const row& r) { return json_only(r.stats.strategies_ran); }},
+      {"form", "form", "form", [](const row& r) { return text_cell(r.form); }},
+      {"traversal", "traversal", "traversal", [](const row& r) { return text_cell(r.traversal); }},
+      {"reorder", "reorder", "reorder", [](const row& r) { return text_cell(r.reorder); }},
+      {"launch", "launch", "wave_launch", [](const row& r) { return text_cell(r.stats.wave_launch); }},
+      {"", "", "waves", [=](const row& r) { return json_only(r.stats.waves); }},
+      {"", "", "host_syncs", [=](const row& r) { return json_only(r.stats.host_syncs); }},
+      {"syncs/wave", "syncs/wave", "host_syncs_per_wave",
+       [=](const row& r) {
+         const double syncs =
+             r.stats.waves ? static_cast<double>(r.stats.host_syncs) / static_cast<double>(r.stats.waves) : 0.0;
+         return shown(fixed(syncs, 1), syncs);
+       }},
+      {"s_median", "s_median", "seconds_unprofiled",
+       [=](const row& r) { return shown(fixed(r.seconds_unprofiled, 3), r.seconds_unprofiled); }},
+      {"s_profiled", "s_profiled", "seconds",
+       [=](const row& r) { return profiled(r, fixed(r.stats.seconds, 3), r.stats.seconds); }},
+      {"", "", "profile_stages", [=](const row& r) { return json_only(r.profiled); }},
+      {"Mrays/s", "Mrays/s", "", [=](const row& r) { return shown(fixed(rays(r) / r.seconds_unprofiled / 1e6, 2), {}); }},
+      {"", "", "mrays_per_s", [=](const row& r) { return json_only(rays(r) / r.stats.seconds / 1e6); }},
+      {"", "", "extension_rays", [=](const row& r) { return json_only(r.stats.extension_rays); }},
+      {"", "", "shadow_rays", [=](const row& r) { return json_only(r.stats.shadow_rays); }},
+      {"compact_ms", "compact_ms", "compaction_ms",
+       [=](const row& r) { return profiled(r, fixed(r.stats.compaction_ms(), 1), r.stats.compaction_ms()); }},
+      {"", "", "bfs_frontier_compaction_ms", [=](const row& r) { return json_only(r.stats.bfs_compact_ms); }},
+      {"compact_share", "compact_share", "compaction_share",
+       [=](const row& r) {
+         const double share = r.stats.compaction_ms() / (r.stats.seconds * 1e3);
+         return profiled(r, fixed(100 * share, 2) + " %", share);
+       }},
+      {"", "", "stages",
+       [=](const row& r) {
+         nlohmann::json stages;
+         for (const auto& s : r.stats.stages) stages[s.name] = s.ms;
+         return json_only(stages);
+       }},
+      // The bounces a path was alive in: the table their compaction ms, the JSON each one's numbers.
+      {"compact_ms_per_bounce", "compact_ms_per_bounce", "bounces",
+       [=](const row& r) {
+         std::string per_bounce;
+         nlohmann::json bounces = nlohmann::json::array();
+         for (std::size_t b = 0; b < r.stats.bounces.size(); ++b) {
+           if (!r.stats.bounces[b].live) continue;
+           per_bounce += (per_bounce.empty() ? "" : " ") + fixed(r.stats.bounces[b].compact_ms, 2);
+           bounces.push_back(
+               {{"bounce", b}, {"live", r.stats.bounces[b].live}, {"compaction_ms", r.stats.bounces[b].compact_ms}});
+         }
+         return profiled(r, per_bounce, bounces);
+       }},
+      {"identical", "identical", "identical",
+       [](const row& r) { return cell{r.identical ? "yes" : "NO", r.identical ? "yes" : "NO", r.identical}; }}});
+}
+
 const option_schema<render_bench_args>& render_bench_options() {
   using A = render_bench_args;
   static const option_schema<A> schema = [] {
-    option_schema<A> o;
-    o.positional(&A::scene, "scene", "scene file (.toml or .obj)", [](CLI::Option* x) { x->required(); });
-    o.option(&A::backend, "--backend", "auto (the GPU when there is one), cpu or cuda",
-             [](CLI::Option* x) { x->check(CLI::IsMember({"auto", "cpu", "cuda"})); });
-    o.repeated(&A::set, "--set", "override a scene key, key=value (repeatable)");
+    option_schema<A> o("bench render");
+    o.scene();
     o.option(&A::integrators, "--integrator", "wavefront, megakernel (comma-separated)",
              [](CLI::Option* x) { x->check(CLI::IsMember(mode_name_list<integrator_kind>())); });
     o.option(&A::strategies, "--strategy", "compaction strategies (comma-separated; default: all that fit)");
@@ -63,24 +133,15 @@ const option_schema<render_bench_args>& render_bench_options() {
              "both: time the renders without stage times (s_median) and again with them (compaction's share, "
              "s_profiled); on; off (no compaction times)",
              [](CLI::Option* x) { x->check(CLI::IsMember({"both", "on", "off"})); });
-    o.option(&A::csv, "--csv", "write the results as CSV");
-    o.option(&A::json, "--json", "write the results (with per-bounce compaction), machine and command as JSON");
+    o.outputs("write the results (with per-bounce compaction), machine and command as JSON");
     return o;
   }();
   return schema;
 }
 
-void add_render_bench_options(CLI::App& cmd, render_bench_args& a) { render_bench_options().add(cmd, a); }
-
-std::string render_bench_command(const std::string& program, const render_bench_args& a) {
-  return render_bench_options().command(program + " bench render", a);
-}
-
 int run_render_bench(const render_bench_args& a, const std::string& command_line) {
   output_set outputs;  // checked before any work
-  outputs.add_input(a.scene);
-  outputs.add_output(a.csv, "--csv");
-  outputs.add_output(a.json, "--json");
+  a.add_files_to(outputs);
   const std::string backend = resolve_backend(a.backend);
   const bool gpu = backend == "cuda";
   const std::vector<std::string> strategies =
@@ -97,9 +158,7 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
             << sc.film.height << ", " << sc.film.spp << " spp, " << sc.film.max_bounces << " bounces\n";
 
   const bool fast = a.profile_stages != "on", profiled = a.profile_stages != "off";
-  table t({"integrator", "queue", "strategy", "form", "traversal", "reorder", "launch", "syncs/wave", "s_median", "s_profiled",
-           "Mrays/s", "compact_ms", "compact_share", "compact_ms_per_bounce", "identical"});
-  nlohmann::json results = nlohmann::json::array();
+  row_schema<render_bench_row> rows = render_bench_rows();
   std::vector<vec3> reference;
   int failed = 0;
   // The spectrum of compaction, one row each: a strategy's pass over the path state, over 4-byte
@@ -144,37 +203,12 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
         };
         const render_result m = profiled ? median(true) : median(false);
         const double seconds_fast = fast && profiled ? median(false).stats.seconds : m.stats.seconds;
-        const render_stats& st = m.stats;
-        const double rays = static_cast<double>(st.extension_rays + st.shadow_rays);
-        const double share = st.compaction_ms() / (st.seconds * 1e3);
-        std::string per_bounce;
-        nlohmann::json bounces = nlohmann::json::array();
-        for (std::size_t b = 0; b < st.bounces.size(); ++b) {
-          if (!st.bounces[b].live) continue;
-          per_bounce += (per_bounce.empty() ? "" : " ") + fixed(st.bounces[b].compact_ms, 2);
-          bounces.push_back({{"bounce", b}, {"live", st.bounces[b].live}, {"compaction_ms", st.bounces[b].compact_ms}});
-        }
-        nlohmann::json stages;
-        for (const auto& s : st.stages) stages[s.name] = s.ms;
-        const double syncs = st.waves ? static_cast<double>(st.host_syncs) / static_cast<double>(st.waves) : 0.0;
-        const bool mega = integrator == "megakernel", passless = mega || queue == "append";
-        const std::string form = passless ? "-" : std::string(sieve::to_string(st.form));
-        const std::string shown = passless ? "-" : strategy_shown(strategy, st.strategies_ran);
-        t.add({integrator, queue, shown, form, traversal, reorder, st.wave_launch, fixed(syncs, 1), fixed(seconds_fast, 3),
-               profiled ? fixed(st.seconds, 3) : "-", fixed(rays / seconds_fast / 1e6, 2),
-               profiled ? fixed(st.compaction_ms(), 1) : "-", profiled ? fixed(100 * share, 2) + " %" : "-",
-               profiled ? per_bounce : "-", same ? "yes" : "NO"});
-        results.push_back({{"integrator", integrator}, {"queue", queue}, {"strategy", shown}, {"strategies_ran", st.strategies_ran},
-                           {"form", form}, {"traversal", traversal},
-                           {"reorder", reorder}, {"seconds", st.seconds}, {"mrays_per_s", rays / st.seconds / 1e6},
-                           {"profile_stages", profiled}, {"seconds_unprofiled", seconds_fast},
-                           {"wave_launch", st.wave_launch}, {"waves", st.waves}, {"host_syncs", st.host_syncs},
-                           {"host_syncs_per_wave", syncs},
-                           {"extension_rays", st.extension_rays}, {"shadow_rays", st.shadow_rays},
-                           {"compaction_ms", st.compaction_ms()}, {"bfs_frontier_compaction_ms", st.bfs_compact_ms},
-                           {"compaction_share", share}, {"stages", stages}, {"bounces", bounces}, {"identical", same}});
+        const bool passless = integrator == "megakernel" || queue == "append";
+        rows.add({integrator, queue, passless ? "-" : strategy_shown(strategy, m.stats.strategies_ran),
+                  passless ? "-" : std::string(sieve::to_string(m.stats.form)), traversal, reorder, m.stats, seconds_fast,
+                  profiled, same});
       }
-  t.print(std::cout);
+  rows.printed().print(std::cout);
   std::cout << "\nMrays/s counts extension and shadow rays (over s_median); compact_ms is the path queue's compaction "
                "(plus the BFS frontier's with bfs); compact_share = compact_ms / s_profiled; medians of "
             << a.repeats << " renders after one checked warm-up, wall time of the render: s_median without stage times, "
@@ -182,19 +216,17 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
             << (gpu ? "CUDA events inside the wave's graph" : "CPU clock")
             << "); launch: graph (a wave captured once, replayed), stream (per-bounce syncs: thrust, a profiled bfs) or cpu; "
                "syncs/wave: host synchronisations per wave.\n";
-  outputs.stage(a.csv, t.csv());
-  if (!a.json.empty())
-    outputs.stage(a.json, json_text(nlohmann::json{{"benchmark", "render"},
-                                      {"scene", a.scene},
-                                      {"triangles", sc.triangles.size()},
-                                      {"film", {{"width", sc.film.width}, {"height", sc.film.height}, {"spp", sc.film.spp},
-                                                {"max_bounces", sc.film.max_bounces}}},
-                                      {"backend", backend},
-                                      {"device", device},
-                                      {"machine", machine},
-                                      {"run", run_info(command_line)},
-                                      {"results", results}},
-                           1));
+  // The table is also the CSV.
+  a.stage(outputs, rows,
+          {{"benchmark", "render"},
+           {"scene", a.scene},
+           {"triangles", sc.triangles.size()},
+           {"film", {{"width", sc.film.width}, {"height", sc.film.height}, {"spp", sc.film.spp},
+                     {"max_bounces", sc.film.max_bounces}}},
+           {"backend", backend},
+           {"device", device},
+           {"machine", machine},
+           {"run", run_info(command_line)}});
   outputs.commit();
   return failed ? 1 : 0;
 }

@@ -6,6 +6,8 @@
 
 #include "../options.hpp"
 
+#include <wavefront/integrator.hpp>
+
 #include <CLI/CLI.hpp>
 
 #include <string>
@@ -13,10 +15,7 @@
 
 namespace sieve::bench {
 
-struct render_bench_args {
-  std::string scene;
-  std::string backend = "auto";  // auto: the GPU when there is one
-  std::vector<std::string> set;          // key=value overrides of the scene file
+struct render_bench_args : scene_suite_args {
   std::vector<std::string> strategies;   // default: every strategy of the backend that takes a mask, flags or a removal list
   std::vector<std::string> integrators = {"wavefront"};
   std::vector<std::string> traversals = {"dfs"};
@@ -27,13 +26,22 @@ struct render_bench_args {
   // Stage times (render_settings::profile_stages): both = the timed renders without them (the frame
   // time, s_median) and again with them (stage and compaction times, s_profiled); on; off.
   std::string profile_stages = "both";
-  std::string csv, json;
 };
 
 // The options, declared once (bench/options.hpp): the parser and the command that repeats an args.
 const option_schema<render_bench_args>& render_bench_options();
-void add_render_bench_options(CLI::App& cmd, render_bench_args& args);
-std::string render_bench_command(const std::string& program, const render_bench_args& args);
 int run_render_bench(const render_bench_args& args, const std::string& command_line);
+
+// One configuration as the results show it.
+struct render_bench_row {
+  std::string integrator, queue, strategy, form;  // strategy and form "-" where no pass compacts
+  std::string traversal, reorder;
+  render::render_stats stats;       // of the median render (with stage times when profiled)
+  double seconds_unprofiled = 0;    // the median render without stage times
+  bool profiled = false;            // stage times (and compaction's) measured
+  bool identical = false;           // the image equals the first configuration's
+};
+// The columns of the printed table (also the CSV) and the JSON, declared once.
+report::row_schema<render_bench_row> render_bench_rows();
 
 }  // namespace sieve::bench

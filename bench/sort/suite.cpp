@@ -3,6 +3,7 @@
 #include "measure.hpp"
 
 #include <output_files.hpp>
+#include <rows.hpp>
 
 #include <sieve/compaction.hpp>
 
@@ -54,10 +55,45 @@ std::string human_n(std::size_t n) {
 
 }  // namespace
 
+double sort_row::gpairs() const { return ok() ? static_cast<double>(n) / (ms.median * 1e6) : 0; }
+double sort_row::gbps() const { return ok() ? bytes / (ms.median * 1e6) : 0; }
+double sort_row::of_copy() const { return ok() && copy_gbps > 0 ? gbps() / copy_gbps : 0; }
+double sort_row::x_cub() const { return ok() && cub_ms > 0 ? cub_ms / ms.median : 0; }
+
+// The table shortens (2^20, one bits column, "-" for a failed point), the CSV keeps exact values,
+// the JSON plain numbers.
+row_schema<sort_row> sort_rows() {
+  using col = field<sort_row>;
+  // A rate: `table` decimals in the table ("-" for a failed point), `csv` in the CSV.
+  const auto rate = [](double x, bool ok, int table, int csv) { return cell{ok ? fixed(x, table) : "-", fixed(x, csv), x}; };
+  return row_schema<sort_row>(std::vector<col>{
+      {"algorithm", "algorithm", "algorithm", [](const sort_row& r) { return text_cell(r.algorithm); }},
+      {"n", "n", "n", [](const sort_row& r) { return cell{human_n(r.n), std::to_string(r.n), r.n}; }},
+      {"bits", "begin_bit", "begin_bit",
+       [](const sort_row& r) { return cell{bit_range{r.begin_bit, r.end_bit}.label(), std::to_string(r.begin_bit), r.begin_bit}; }},
+      {"", "end_bit", "end_bit", [](const sort_row& r) { return count_cell(r.end_bit); }},
+      {"keys", "keys", "keys", [](const sort_row& r) { return text_cell(r.keys); }},
+      {"ms_median", "ms_median", "ms_median", [](const sort_row& r) { return ms_cell(r.ms.median, r.ok()); }},
+      {"ms_min", "ms_min", "ms_min", [](const sort_row& r) { return ms_cell(r.ms.min, r.ok()); }},
+      {"ms_max", "ms_max", "ms_max", [](const sort_row& r) { return ms_cell(r.ms.max, r.ok()); }},
+      {"Gpairs/s", "gpairs_per_s", "gpairs_per_s", [=](const sort_row& r) { return rate(r.gpairs(), r.ok(), 2, 4); }},
+      {"bytes", "bytes", "bytes", [](const sort_row& r) { return cell{fixed(r.bytes, 0), fixed(r.bytes, 0), r.bytes}; }},
+      {"GB/s", "gbps", "gbps", [=](const sort_row& r) { return rate(r.gbps(), r.ok(), 0, 2); }},
+      {"of_copy", "of_copy_bandwidth", "of_copy_bandwidth", [=](const sort_row& r) { return rate(r.of_copy(), r.ok(), 2, 4); }},
+      {"x_cub", "speed_vs_cub", "speed_vs_cub",
+       [](const sort_row& r) {
+         const double x = r.x_cub();
+         return cell{x > 0 ? fixed(x, 2) : "", x > 0 ? fixed(x, 4) : "", x};
+       }},
+      {"", "workspace_bytes", "workspace_bytes", [](const sort_row& r) { return count_cell(r.workspace_bytes); }},
+      {"validated", "validated", "validated", [](const sort_row& r) { return validated_cell(r.validated); }},
+      {"", "error", "error", [](const sort_row& r) { return error_cell(r.error); }}});
+}
+
 const option_schema<sort_args>& sort_options() {
   using A = sort_args;
   static const option_schema<A> schema = [] {
-    option_schema<A> o;
+    option_schema<A> o("bench sort");
     o.option(&A::algorithms, "--algorithms", "comma-separated: onesweep, cub (default: both)");
     o.option(&A::n, "--n", "pair counts, comma-separated (default 2^20, 2^22, 2^24, 2^26)");
     o.option(&A::bits, "--bits", "key bit ranges B:E, comma-separated (default 0:32)");
@@ -67,23 +103,15 @@ const option_schema<sort_args>& sort_options() {
     o.option(&A::repeats, "--repeats", "timed runs per point (median reported)",
              [](CLI::Option* x) { x->check(CLI::Range(1, 100000)); });
     o.option(&A::seed, "--seed", "input generator seed");
-    o.option(&A::csv, "--csv", "write the results as CSV");
-    o.option(&A::json, "--json", "write the results, machine and command as JSON");
+    o.outputs();
     return o;
   }();
   return schema;
 }
 
-void add_sort_options(CLI::App& cmd, sort_args& a) { sort_options().add(cmd, a); }
-
-std::string sort_command(const std::string& program, const sort_args& a) {
-  return sort_options().command(program + " bench sort", a);
-}
-
 int run_sort_bench(const sort_args& a, const std::string& command_line) {
   report::output_set outputs;  // checked before any work
-  outputs.add_output(a.csv, "--csv");
-  outputs.add_output(a.json, "--json");
+  a.add_to(outputs);
   if (!cuda::available()) throw error("sieve bench sort needs a CUDA device: " + cuda::device_description());
   std::vector<std::string> algorithms = a.algorithms;
   if (algorithms.empty())
@@ -105,11 +133,7 @@ int run_sort_bench(const sort_args& a, const std::string& command_line) {
   const int repeats = a.repeats ? a.repeats : (a.quick ? 5 : 25);
   const double copy_gbps = sort_copy_gbps();
 
-  table t({"algorithm", "n", "bits", "keys", "ms_median", "ms_min", "ms_max", "Gpairs/s", "bytes", "GB/s", "of_copy",
-           "x_cub", "validated"});
-  table csv({"algorithm", "n", "begin_bit", "end_bit", "keys", "ms_median", "ms_min", "ms_max", "gpairs_per_s", "bytes",
-             "gbps", "of_copy_bandwidth", "speed_vs_cub", "workspace_bytes", "validated", "error"});
-  nlohmann::json results = nlohmann::json::array();
+  row_schema<sort_row> rows = sort_rows();
   int failed = 0, points = 0;
   for (std::size_t n : ns)
     for (const auto& r : ranges)
@@ -131,50 +155,29 @@ int run_sort_bench(const sort_args& a, const std::string& command_line) {
         const double bytes = static_cast<double>(n) * (4.0 + 16.0 * passes);
         for (const auto& m : measured) {
           ++points;
-          const bool ok = m.validated && m.ms.median > 0;
           if (!m.validated) {
             ++failed;
             std::cerr << "sieve bench sort: " << m.algorithm << " n=" << n << " bits " << r.label()
                       << " FAILED validation: " << m.error << "\n";
           }
-          const double gpairs = ok ? static_cast<double>(n) / (m.ms.median * 1e6) : 0;
-          const double gbps = ok ? bytes / (m.ms.median * 1e6) : 0;
-          const double of_copy = ok && copy_gbps > 0 ? gbps / copy_gbps : 0;
-          const double x_cub = ok && cub_ms > 0 ? cub_ms / m.ms.median : 0;
-          t.add({m.algorithm, human_n(n), r.label(), dist, ok ? fixed(m.ms.median, 3) : "-", ok ? fixed(m.ms.min, 3) : "-",
-                 ok ? fixed(m.ms.max, 3) : "-", ok ? fixed(gpairs, 2) : "-", fixed(bytes, 0), ok ? fixed(gbps, 0) : "-",
-                 ok ? fixed(of_copy, 2) : "-", x_cub > 0 ? fixed(x_cub, 2) : "", m.validated ? "yes" : "NO"});
-          std::string err = m.error;
-          std::replace(err.begin(), err.end(), ',', ';');
-          csv.add({m.algorithm, std::to_string(n), std::to_string(r.begin), std::to_string(r.end), dist,
-                   fixed(m.ms.median, 5), fixed(m.ms.min, 5), fixed(m.ms.max, 5), fixed(gpairs, 4), fixed(bytes, 0),
-                   fixed(gbps, 2), fixed(of_copy, 4), x_cub > 0 ? fixed(x_cub, 4) : "",
-                   std::to_string(m.workspace_bytes), m.validated ? "1" : "0", err});
-          results.push_back({{"algorithm", m.algorithm}, {"n", n}, {"begin_bit", r.begin}, {"end_bit", r.end},
-                             {"keys", dist}, {"ms_median", m.ms.median}, {"ms_min", m.ms.min}, {"ms_max", m.ms.max},
-                             {"gpairs_per_s", gpairs}, {"bytes", bytes}, {"gbps", gbps}, {"of_copy_bandwidth", of_copy},
-                             {"speed_vs_cub", x_cub}, {"workspace_bytes", m.workspace_bytes},
-                             {"validated", m.validated}, {"error", m.error}});
+          rows.add({m.algorithm, n, r.begin, r.end, dist, m.ms, bytes, copy_gbps, cub_ms, m.workspace_bytes, m.validated,
+                    m.error});
         }
       }
 
-  t.print(std::cout);
+  rows.printed().print(std::cout);
   std::cout << "\nms: one radix_sort_pairs_async call (u32 keys, u32 values, out of place), CUDA events, median of "
             << repeats << " runs after " << a.warmup << " warm-up; validated against the CPU radix sort first.\n"
             << "bytes: n * (4 + 16 * digit passes) (keys read once for the histograms, then per 8-bit digit every "
                "pair read and written). of_copy: GB/s over the device copy bandwidth measured now, "
             << fixed(copy_gbps, 0) << " GB/s. x_cub: cub's median / this median.\n";
-  outputs.stage(a.csv, csv.csv());
-  if (!a.json.empty()) {
-    const nlohmann::json doc = {{"benchmark", "sort"},
-                                {"machine", machine_info(true)},
-                                {"run", run_info(command_line)},
-                                {"timing", {{"warmup", a.warmup}, {"repeats", repeats}, {"statistic", "median"}}},
-                                {"copy_gbps", copy_gbps},
-                                {"bytes_definition", "n * (4 + 16 * ceil((end_bit - begin_bit) / 8))"},
-                                {"results", results}};
-    outputs.stage(a.json, json_text(doc, 1));
-  }
+  a.stage(outputs, rows,
+          {{"benchmark", "sort"},
+           {"machine", machine_info(true)},
+           {"run", run_info(command_line)},
+           {"timing", {{"warmup", a.warmup}, {"repeats", repeats}, {"statistic", "median"}}},
+           {"copy_gbps", copy_gbps},
+           {"bytes_definition", "n * (4 + 16 * ceil((end_bit - begin_bit) / 8))"}});
   outputs.commit();
   for (const auto& f : {a.csv, a.json})
     if (!f.empty()) std::cout << "wrote " << f << "\n";

@@ -10,6 +10,7 @@
 #include <core/camera.hpp>
 #include <core/lights.hpp>
 #include <output_files.hpp>
+#include <rows.hpp>
 #include <core/rng.hpp>
 #include <core/sampling.hpp>
 #include <scene/load.hpp>
@@ -167,14 +168,63 @@ std::vector<hit> trace_embree(const embree_scene& e, const std::vector<ray>& ray
 
 }  // namespace
 
+// The table (which is also the CSV) shortens: GPU rows 3 decimals for ms and 1 for Mrays/s, CPU rows
+// 2; "-" where a ratio has no base. The JSON has the numbers, and leaves out the keys that mean
+// nothing for the row's backend (Embree and CPU time for the GPU; the loop and the differing rays'
+// count for the CPU).
+row_schema<trace_row> trace_rows() {
+  using col = field<trace_row>;
+  using row = trace_row;
+  // The same text in the table and the CSV, the number in the JSON.
+  const auto number = [](double x, int digits) { return cell{fixed(x, digits), fixed(x, digits), x}; };
+  // A CPU-only column: "-" and no JSON key on GPU rows.
+  const auto cpu_only = [](const row& r, cell c) { return r.gpu ? cell{"-", "-", omitted()} : c; };
+  // x over Embree's (CPU): "-" without Embree, 0 in the JSON.
+  const auto versus_embree = [](double x, double embree) {
+    const std::string text = embree > 0 ? fixed(x / embree, 2) : "-";
+    return cell{text, text, embree > 0 ? x / embree : 0.0};
+  };
+  return row_schema<row>(std::vector<col>{
+      {"rays", "rays", "rays", [](const row& r) { return text_cell(r.rays); }},
+      {"traversal", "traversal", "traversal",
+       [](const row& r) {
+         const std::string shown = r.gpu ? r.traversal + (r.bfs_loop == "-" ? "" : " " + r.bfs_loop) + " (cuda)" : r.traversal;
+         return cell{shown, shown, r.traversal};
+       }},
+      {"strategy", "strategy", "strategy", [](const row& r) { return text_cell(r.strategy); }},
+      {"", "", "backend", [](const row& r) { return cell{"", "", r.gpu ? nlohmann::json("cuda") : omitted()}; }},
+      {"count", "count", "count", [](const row& r) { return count_cell(r.count); }},
+      {"ms_median", "ms_median", "ms_median", [=](const row& r) { return number(r.ms.median, r.gpu ? 3 : 2); }},
+      {"ms_min", "ms_min", "ms_min", [=](const row& r) { return number(r.ms.min, r.gpu ? 3 : 2); }},
+      {"ms_max", "ms_max", "ms_max", [=](const row& r) { return number(r.ms.max, r.gpu ? 3 : 2); }},
+      {"Mrays/s", "Mrays/s", "mrays_per_s", [=](const row& r) { return number(r.mrays, r.gpu ? 1 : 2); }},
+      {"x_dfs", "x_dfs", "vs_dfs",
+       [](const row& r) {
+         const std::string text = r.dfs_mrays > 0 && r.mrays > 0 ? fixed(r.mrays / r.dfs_mrays, 2) : "-";
+         return cell{text, text, r.dfs_mrays > 0 ? r.mrays / r.dfs_mrays : 0.0};
+       }},
+      {"", "", "bfs_loop", [](const row& r) { return cell{"", "", r.gpu ? nlohmann::json(r.bfs_loop) : omitted()}; }},
+      {"syncs", "syncs", "host_syncs", [](const row& r) { return count_cell(r.host_syncs); }},
+      {"x_embree", "x_embree", "versus_embree",
+       [=](const row& r) { return cpu_only(r, versus_embree(r.mrays, r.embree_mrays)); }},
+      {"", "", "cpu_ms_median", [=](const row& r) { return cpu_only(r, {"", "", r.cpu_ms}); }},
+      {"Mrays/cpu-s", "Mrays/cpu-s", "mrays_per_cpu_s", [=](const row& r) { return cpu_only(r, number(r.per_cpu_s, 2)); }},
+      {"x_embree_cpu", "x_embree_cpu", "versus_embree_cpu",
+       [=](const row& r) { return cpu_only(r, versus_embree(r.per_cpu_s, r.embree_cpu)); }},
+      {"validated", "validated", "validated",
+       [](const row& r) {
+         const std::string text = !r.validated ? "NO" : r.counted ? "yes (" + std::to_string(r.differing) + " differ)" : "yes";
+         return cell{text, text, r.validated};
+       }},
+      {"", "", "differing_rays", [](const row& r) { return cell{"", "", r.gpu ? nlohmann::json(r.differing) : omitted()}; }},
+      {"", "", "profile", [](const row& r) { return cell{"", "", r.profile.is_null() ? omitted() : r.profile}; }}});
+}
+
 const option_schema<trace_args>& trace_options() {
   using A = trace_args;
   static const option_schema<A> schema = [] {
-    option_schema<A> o;
-    o.positional(&A::scene, "scene", "scene file (.toml or .obj)", [](CLI::Option* x) { x->required(); });
-    o.option(&A::backend, "--backend", "auto (the GPU when there is one), cpu or cuda",
-             [](CLI::Option* x) { x->check(CLI::IsMember({"auto", "cpu", "cuda"})); });
-    o.repeated(&A::set, "--set", "override a scene key, key=value (repeatable)");
+    option_schema<A> o("bench trace");
+    o.scene();
     o.option(&A::rays, "--rays", "primary, diffuse, shadow (comma-separated; shadow: any hit)",
              [](CLI::Option* x) { x->check(CLI::IsMember({"primary", "diffuse", "shadow"})); });
     o.option(&A::traversals, "--traversal",
@@ -191,24 +241,15 @@ const option_schema<trace_args>& trace_options() {
              [](CLI::Option* x) { x->check(CLI::Range(1U, 256U)); });
     o.option(&A::repeats, "--repeats", "timed runs per configuration (median reported)",
              [](CLI::Option* x) { x->check(CLI::Range(1, 1000)); });
-    o.option(&A::csv, "--csv", "write the results as CSV");
-    o.option(&A::json, "--json", "write the results, machine and command as JSON");
+    o.outputs();
     return o;
   }();
   return schema;
 }
 
-void add_trace_options(CLI::App& cmd, trace_args& a) { trace_options().add(cmd, a); }
-
-std::string trace_command(const std::string& program, const trace_args& a) {
-  return trace_options().command(program + " bench trace", a);
-}
-
 int run_trace_bench(const trace_args& a, const std::string& command_line) {
   output_set outputs;  // checked before any work
-  outputs.add_input(a.scene);
-  outputs.add_output(a.csv, "--csv");
-  outputs.add_output(a.json, "--json");
+  a.add_files_to(outputs);
   const std::string backend = resolve_backend(a.backend);
   const bool gpu = backend == "cuda";
   if (std::uint64_t{a.width} * a.height * a.spp >= (std::uint64_t{1} << 31))
@@ -259,16 +300,10 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
 
   const std::vector<ray> primary = primary_rays(sc, a.width, a.height, a.spp);
   const std::vector<hit> primary_hits = trace_dfs(v, primary);
-  table t({"rays", "traversal", "strategy", "count", "ms_median", "ms_min", "ms_max", "Mrays/s", "x_dfs", "syncs", "x_embree",
-           "Mrays/cpu-s", "x_embree_cpu", "validated"});
+  row_schema<trace_row> rows = trace_rows();
   // BFS and the wide DFS against DFS on the same rays in the same run (DFS runs first when asked for).
   double dfs_mrays = 0;
   std::vector<std::string> profiles;  // GPU BFS: where a trace's time goes
-  auto versus_dfs = [&](const std::string& traversal, double mrays) {
-    if (traversal == "dfs") dfs_mrays = mrays;
-    return dfs_mrays > 0 && mrays > 0 ? fixed(mrays / dfs_mrays, 2) : std::string("-");
-  };
-  nlohmann::json results = nlohmann::json::array();
   int failed = 0;
   for (const auto& kind : a.rays) {
     const bool any = kind == "shadow";
@@ -278,7 +313,6 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
     const std::vector<hit> reference = kind == "primary" ? primary_hits : any ? trace_dfs_any(v, rays) : trace_dfs(v, rays);
     dfs_mrays = 0;
     double embree_mrays = 0, embree_cpu = 0;  // of this ray kind, when Embree ran
-    auto versus = [](double x, double base) { return base > 0 ? fixed(x / base, 2) : std::string("-"); };
     for (const auto& traversal : traversals) {
       const bool breadth = traversal == "bfs" || traversal == "wide-bfs";
       if (any && breadth) continue;  // the BFS traversal finds closest hits only
@@ -295,17 +329,14 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
             std::cerr << "sieve bench trace: cuda " << kind << ": " << bad << " of " << rays.size()
                       << " rays differ from the CPU's DFS\n";
           }
-          const stats st = summarize(ok ? g.ms : std::vector<double>{});
-          const double mrays = st.median > 0 ? static_cast<double>(rays.size()) / (st.median * 1e3) : 0;
-          const std::string shown_traversal = traversal + (loop == "-" ? "" : " " + loop) + " (cuda)";
-          const std::string ratio = versus_dfs(traversal, mrays);
-          t.add({kind, shown_traversal, strategy, std::to_string(rays.size()), fixed(st.median, 3), fixed(st.min, 3),
-                 fixed(st.max, 3), fixed(mrays, 1), ratio, std::to_string(g.host_syncs), "-", "-", "-",
-                 ok ? "yes (" + std::to_string(bad) + " differ)" : "NO"});
-          results.push_back({{"rays", kind}, {"traversal", traversal}, {"strategy", strategy}, {"backend", "cuda"}, {"count", rays.size()},
-                             {"ms_median", st.median}, {"ms_min", st.min}, {"ms_max", st.max}, {"mrays_per_s", mrays},
-                             {"vs_dfs", dfs_mrays > 0 ? mrays / dfs_mrays : 0.0}, {"bfs_loop", loop}, {"host_syncs", g.host_syncs},
-                             {"validated", ok}, {"differing_rays", bad}});
+          trace_row row{.rays = kind, .traversal = traversal, .strategy = strategy, .gpu = true, .bfs_loop = loop,
+                        .count = rays.size(), .ms = summarize(ok ? g.ms : std::vector<double>{})};
+          row.mrays = row.ms.median > 0 ? static_cast<double>(rays.size()) / (row.ms.median * 1e3) : 0;
+          if (traversal == "dfs") dfs_mrays = row.mrays;
+          row.dfs_mrays = dfs_mrays;
+          row.host_syncs = g.host_syncs;
+          row.validated = row.counted = ok;
+          row.differing = bad;
           if (breadth) {
             const bfs_stats& p = g.profile;
             if (loop == a.bfs_loops.front())  // the profile runs the same whatever the loop: once a strategy
@@ -313,9 +344,10 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
                                  fixed(p.expand_ms, 3) + " ms, compaction " + fixed(p.compact_ms, 3) +
                                  " ms, host-driven total " + fixed(p.total_ms, 3) + " ms, peak " +
                                  std::to_string(p.peak_pairs) + " pairs");
-            results.back()["profile"] = {{"steps", p.levels.size()}, {"expand_ms", p.expand_ms}, {"compact_ms", p.compact_ms},
-                                         {"host_loop_total_ms", p.total_ms}, {"peak_pairs", p.peak_pairs}};
+            row.profile = {{"steps", p.levels.size()}, {"expand_ms", p.expand_ms}, {"compact_ms", p.compact_ms},
+                           {"host_loop_total_ms", p.total_ms}, {"peak_pairs", p.peak_pairs}};
           }
+          rows.add(row);
           continue;
         }
         std::vector<hit> got(rays.size());
@@ -355,27 +387,24 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
           ++failed;
           std::cerr << "sieve bench trace: " << kind << " " << traversal << " " << strategy << " differs from DFS: " << diff << "\n";
         }
-        const stats st = summarize(ms);
-        const double mrays = st.median > 0 ? static_cast<double>(rays.size()) / (st.median * 1e3) : 0;
-        const stats cpu = summarize(cpu_ms);
-        const double per_cpu_s = cpu.median > 0 ? static_cast<double>(rays.size()) / (cpu.median * 1e3) : 0;
-        if (traversal == "embree") embree_mrays = mrays, embree_cpu = per_cpu_s;
         const std::string shown = bfs ? strategy_shown(strategy, {std::string(bfs->resolved_strategy(rays.size()))}) : strategy;
-        const std::string valid = !diff.empty() ? "NO" : traversal == "embree" ? "yes (" + std::to_string(bad) + " differ)" : "yes";
-        t.add({kind, traversal, shown, std::to_string(rays.size()), fixed(st.median, 2), fixed(st.min, 2),
-               fixed(st.max, 2), fixed(mrays, 2), versus_dfs(traversal, mrays), "0", versus(mrays, embree_mrays),
-               fixed(per_cpu_s, 2), versus(per_cpu_s, embree_cpu), valid});
-        results.push_back({{"rays", kind}, {"traversal", traversal}, {"strategy", shown}, {"count", rays.size()},
-                           {"ms_median", st.median}, {"ms_min", st.min}, {"ms_max", st.max}, {"mrays_per_s", mrays},
-                           {"vs_dfs", dfs_mrays > 0 ? mrays / dfs_mrays : 0.0}, {"host_syncs", 0},
-                           {"versus_embree", embree_mrays > 0 ? mrays / embree_mrays : 0.0},
-                           {"cpu_ms_median", cpu.median}, {"mrays_per_cpu_s", per_cpu_s},
-                           {"versus_embree_cpu", embree_cpu > 0 ? per_cpu_s / embree_cpu : 0.0},
-                           {"validated", diff.empty()}});
+        trace_row row{.rays = kind, .traversal = traversal, .strategy = shown, .count = rays.size(), .ms = summarize(ms)};
+        row.mrays = row.ms.median > 0 ? static_cast<double>(rays.size()) / (row.ms.median * 1e3) : 0;
+        row.cpu_ms = summarize(cpu_ms).median;
+        row.per_cpu_s = row.cpu_ms > 0 ? static_cast<double>(rays.size()) / (row.cpu_ms * 1e3) : 0;
+        if (traversal == "dfs") dfs_mrays = row.mrays;
+        if (traversal == "embree") embree_mrays = row.mrays, embree_cpu = row.per_cpu_s;
+        row.dfs_mrays = dfs_mrays;
+        row.embree_mrays = embree_mrays;
+        row.embree_cpu = embree_cpu;
+        row.validated = diff.empty();
+        row.counted = traversal == "embree";
+        row.differing = bad;
+        rows.add(row);
       }
     }
   }
-  t.print(std::cout);
+  rows.printed().print(std::cout);
   if (!profiles.empty()) {
     std::cout << "\nGPU BFS profile (one more run, the loop driven by the host, each step bracketed by CUDA events: "
                  "expand = planning + expanding + marking or appending; the rest of the host-driven total is launch "
@@ -395,27 +424,25 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
             << "Every configuration matched the CPU's DFS before timing"
             << (gpu ? " (GPU: t within 1e-5 relative, the same primitive; at most 1 ray in 10^4 may differ).\n"
                     : ", hit for hit (Embree: t within 1e-4 relative, at most 1 ray in 10^4 may differ).\n");
-  outputs.stage(a.csv, t.csv());
-  if (!a.json.empty())
-    outputs.stage(a.json, json_text(nlohmann::json{{"benchmark", "trace"},
-                                      {"scene", a.scene},
-                                      {"triangles", sc.triangles.size()},
-                                      {"spp", a.spp},
-                                      {"bvh", {{"nodes", b.nodes.size()}, {"depth", b.stats.max_depth}, {"build_ms", build_s * 1e3},
-                                               {"mtris_per_s", static_cast<double>(sc.triangles.size()) / build_s / 1e6},
-                                               {"build_cpu_ms", build_cpu_s * 1e3},
-                                               {"node_bytes", b.nodes.size() * sizeof(bvh_node)},
-                                               {"pair_bytes", b.pairs.size() * sizeof(pair_node)},
-                                               {"wide_nodes", b.wide.nodes.size()},
-                                               {"wide_bytes", b.wide.nodes.size() * sizeof(wide_node)},
-                                               {"wide_depth", b.wide.depth},
-                                               {"collapse_ms", b.wide.seconds * 1e3}}},
-                                      {"backend", backend},
-                                      {"device", device},
-                                      {"machine", machine},
-                                      {"run", run_info(command_line)},
-                                      {"results", results}},
-                           1));
+  // The table is also the CSV.
+  a.stage(outputs, rows,
+          {{"benchmark", "trace"},
+           {"scene", a.scene},
+           {"triangles", sc.triangles.size()},
+           {"spp", a.spp},
+           {"bvh", {{"nodes", b.nodes.size()}, {"depth", b.stats.max_depth}, {"build_ms", build_s * 1e3},
+                    {"mtris_per_s", static_cast<double>(sc.triangles.size()) / build_s / 1e6},
+                    {"build_cpu_ms", build_cpu_s * 1e3},
+                    {"node_bytes", b.nodes.size() * sizeof(bvh_node)},
+                    {"pair_bytes", b.pairs.size() * sizeof(pair_node)},
+                    {"wide_nodes", b.wide.nodes.size()},
+                    {"wide_bytes", b.wide.nodes.size() * sizeof(wide_node)},
+                    {"wide_depth", b.wide.depth},
+                    {"collapse_ms", b.wide.seconds * 1e3}}},
+           {"backend", backend},
+           {"device", device},
+           {"machine", machine},
+           {"run", run_info(command_line)}});
   outputs.commit();
   return failed ? 1 : 0;
 }

@@ -10,15 +10,15 @@
 
 #include <CLI/CLI.hpp>
 
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
 #include <string>
 #include <vector>
 
 namespace sieve::bench {
 
-struct trace_args {
-  std::string scene;
-  std::string backend = "auto";  // auto: the GPU when there is one
-  std::vector<std::string> set;  // key=value overrides of the scene file
+struct trace_args : scene_suite_args {
   std::vector<std::string> rays = {"primary", "diffuse"};
   std::vector<std::string> traversals = {"dfs", "wide", "bfs", "embree"};
   std::vector<std::string> strategies = {"auto"};  // for BFS ("append": producer-side, no library pass)
@@ -26,13 +26,32 @@ struct trace_args {
   unsigned width = 1024, height = 768;
   unsigned spp = 1;  // primary rays per pixel
   int repeats = 5;
-  std::string csv, json;
 };
 
 // The options, declared once (bench/options.hpp): the parser and the command that repeats an args.
 const option_schema<trace_args>& trace_options();
-void add_trace_options(CLI::App& cmd, trace_args& args);
-std::string trace_command(const std::string& program, const trace_args& args);
 int run_trace_bench(const trace_args& args, const std::string& command_line);
+
+// One timed configuration as the results show it.
+struct trace_row {
+  std::string rays;       // primary, diffuse, shadow
+  std::string traversal;  // dfs, wide, bfs, wide-bfs, embree
+  std::string strategy;   // BFS: the frontier's strategy (CPU: as shown, "auto -> x"); "-" otherwise
+  bool gpu = false;
+  std::string bfs_loop = "-";  // GPU BFS: graph or host
+  std::size_t count = 0;       // rays traced
+  report::stats ms;
+  double mrays = 0;       // Mrays/s over the median
+  double dfs_mrays = 0;   // DFS's on the same rays (0: not measured before this row)
+  std::size_t host_syncs = 0;
+  double embree_mrays = 0, embree_cpu = 0;  // CPU: Embree's Mrays/s and Mrays per CPU-second (0: not measured)
+  double cpu_ms = 0, per_cpu_s = 0;         // CPU: the process's CPU time (median) and Mrays per CPU-second
+  bool validated = false;
+  bool counted = false;            // GPU and Embree: within the tolerance, `differing` rays counted
+  std::size_t differing = 0;
+  nlohmann::json profile = nullptr;  // GPU BFS: where a trace's time goes (null: none)
+};
+// The columns of the printed table (also the CSV) and the JSON, declared once.
+report::row_schema<trace_row> trace_rows();
 
 }  // namespace sieve::bench

@@ -1,5 +1,6 @@
 // Binned SAH BVH build on oneTBB. Each node bins its primitives' centroids into `bins` slots per
-// axis, sweeps the bins for the split of least surface-area cost, and partitions; nodes with many
+// axis, sweeps the bins for the split of least surface-area cost, and partitions its primitive
+// references (box, centroid, index) in place; the children's bounds come from the bins; nodes with many
 // primitives bin in parallel (tbb::parallel_reduce) and build their children in parallel
 // (tbb::parallel_invoke). Children of a node are adjacent (first, first + 1), reserved from an
 // atomic counter, so the flat node array needs no relinking.
@@ -26,9 +27,12 @@ constexpr std::uint32_t max_bins = 32;
 constexpr std::uint32_t parallel_above = 1 << 12;  // primitives: parallel binning and recursion
 constexpr int max_depth = dfs_depth_limit();
 
-struct bins {
-  aabb bounds[3][max_bins];
-  std::uint32_t count[3][max_bins] = {};
+// A primitive as the builder moves it: its box, centroid and index together, partitioned in place
+// (nodes read their primitives contiguously, not through an index array into scattered boxes).
+struct prim_ref {
+  aabb box;
+  vec3 centroid;
+  std::uint32_t index;
 };
 
 struct range_bounds {
@@ -37,33 +41,71 @@ struct range_bounds {
     bounds.grow(o.bounds);
     centroids.grow(o.centroids);
   }
+  void add(const prim_ref& r) {
+    bounds.grow(r.box);
+    centroids.grow(r.centroid);
+  }
+};
+
+// Per axis and bin: the count and the bounds of the primitives binned there. Only the first n of the
+// max_bins slots are cleared and used: most nodes are small, and clearing and copying all 96 boxes
+// took more of the build than binning their primitives.
+struct bins {
+  struct slot {  // no member initialisers: reset() clears what is used
+    vec3 lo, hi;
+    std::uint32_t count;
+  };
+  slot at[3][max_bins];
+
+  explicit bins(std::uint32_t n) {
+    for (auto& axis : at)
+      for (std::uint32_t k = 0; k < n; ++k) axis[k] = {{1e30f, 1e30f, 1e30f}, {-1e30f, -1e30f, -1e30f}, 0};
+  }
+  void add(int axis, std::uint32_t k, const aabb& box) {
+    slot& s = at[axis][k];
+    s.lo = min(s.lo, box.lo);
+    s.hi = max(s.hi, box.hi);
+    ++s.count;
+  }
+  void add(const bins& o, std::uint32_t n) {
+    for (int axis = 0; axis < 3; ++axis)
+      for (std::uint32_t k = 0; k < n; ++k) {
+        slot& s = at[axis][k];
+        s.lo = min(s.lo, o.at[axis][k].lo);
+        s.hi = max(s.hi, o.at[axis][k].hi);
+        s.count += o.at[axis][k].count;
+      }
+  }
+  aabb box(int axis, std::uint32_t k) const { return {at[axis][k].lo, at[axis][k].hi}; }
+  std::uint32_t count(int axis, std::uint32_t k) const { return at[axis][k].count; }
 };
 
 class builder {
  public:
   builder(std::span<const triangle> tris, const bvh_build_options& opt, bvh& out)
-      : opt_(opt), out_(out), box_(tris.size()), centroid_(tris.size()) {
+      : opt_(opt), out_(out), refs_(tris.size()) {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tris.size(), 1 << 14), [&](const auto& r) {
       for (std::size_t i = r.begin(); i != r.end(); ++i) {
         aabb b;
         b.grow(tris[i].v0);
         b.grow(tris[i].v1);
         b.grow(tris[i].v2);
-        box_[i] = b;
-        centroid_[i] = b.center();
+        refs_[i] = {b, b.center(), static_cast<std::uint32_t>(i)};
       }
     });
-    out_.prims.resize(tris.size());
-    std::iota(out_.prims.begin(), out_.prims.end(), 0U);
     out_.nodes.resize(std::max<std::size_t>(2 * tris.size(), 1));
   }
 
   void run() {
-    if (box_.empty()) {
+    out_.prims.resize(refs_.size());
+    if (refs_.empty()) {
       out_.nodes.clear();
       return;
     }
-    build(0, 0, static_cast<std::uint32_t>(box_.size()), 1);
+    build(0, 0, static_cast<std::uint32_t>(refs_.size()), 1, measure(0, static_cast<std::uint32_t>(refs_.size())));
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, refs_.size(), 1 << 14), [&](const auto& r) {
+      for (std::size_t i = r.begin(); i != r.end(); ++i) out_.prims[i] = refs_[i].index;
+    });
     out_.nodes.resize(next_.load());
     out_.stats.nodes = out_.nodes.size();
     out_.stats.leaves = leaves_.load();
@@ -74,11 +116,7 @@ class builder {
  private:
   range_bounds measure(std::uint32_t begin, std::uint32_t end) const {
     auto body = [&](std::uint32_t b, std::uint32_t e, range_bounds acc) {
-      for (std::uint32_t i = b; i < e; ++i) {
-        const std::uint32_t p = out_.prims[i];
-        acc.bounds.grow(box_[p]);
-        acc.centroids.grow(centroid_[p]);
-      }
+      for (std::uint32_t i = b; i < e; ++i) acc.add(refs_[i]);
       return acc;
     };
     if (end - begin < parallel_above) return body(begin, end, {});
@@ -91,37 +129,61 @@ class builder {
         });
   }
 
-  std::uint32_t bin_of(vec3 c, const aabb& cb, int axis) const {
-    const float lo = cb.lo[axis], extent = cb.hi[axis] - lo;
-    const auto b = static_cast<std::uint32_t>((c[axis] - lo) / extent * static_cast<float>(opt_.bins));
-    return std::min(b, opt_.bins - 1);
+  // A node's binning: a centroid's bin on each axis of its centroid bounds (a multiply, not a
+  // divide, per primitive and axis: the builder's innermost operation).
+  struct binner {
+    vec3 lo, scale;
+    std::uint32_t last;
+    std::uint32_t operator()(vec3 c, int axis) const {
+      return std::min(static_cast<std::uint32_t>((c[axis] - lo[axis]) * scale[axis]), last);
+    }
+  };
+  binner binner_of(const aabb& cb) const {
+    const float n = static_cast<float>(opt_.bins);
+    const vec3 e = cb.extent();
+    auto scale = [&](float extent) { return extent > 0 ? n / extent : 0.0f; };
+    return {cb.lo, {scale(e.x), scale(e.y), scale(e.z)}, opt_.bins - 1};
   }
 
   bins bin(std::uint32_t begin, std::uint32_t end, const aabb& cb) const {
-    auto body = [&](std::uint32_t b, std::uint32_t e, bins acc) {
+    const binner bin_of = binner_of(cb);
+    auto fill = [&](std::uint32_t b, std::uint32_t e, bins& acc) {
       for (std::uint32_t i = b; i < e; ++i) {
-        const std::uint32_t p = out_.prims[i];
-        for (int axis = 0; axis < 3; ++axis) {
-          if (cb.hi[axis] <= cb.lo[axis]) continue;
-          const std::uint32_t k = bin_of(centroid_[p], cb, axis);
-          acc.bounds[axis][k].grow(box_[p]);
-          ++acc.count[axis][k];
-        }
+        const prim_ref& r = refs_[i];
+        for (int axis = 0; axis < 3; ++axis)
+          if (cb.hi[axis] > cb.lo[axis]) acc.add(axis, bin_of(r.centroid, axis), r.box);
       }
-      return acc;
     };
-    if (end - begin < parallel_above) return body(begin, end, {});
+    if (end - begin < parallel_above) {
+      bins acc(opt_.bins);
+      fill(begin, end, acc);
+      return acc;
+    }
     return tbb::parallel_reduce(
-        tbb::blocked_range<std::uint32_t>(begin, end, parallel_above / 4), bins{},
-        [&](const auto& r, bins acc) { return body(r.begin(), r.end(), acc); },
+        tbb::blocked_range<std::uint32_t>(begin, end, parallel_above / 4), bins(opt_.bins),
+        [&](const auto& r, bins acc) {
+          fill(r.begin(), r.end(), acc);
+          return acc;
+        },
         [&](bins a, const bins& b) {
-          for (int axis = 0; axis < 3; ++axis)
-            for (std::uint32_t k = 0; k < opt_.bins; ++k) {
-              a.bounds[axis][k].grow(b.bounds[axis][k]);
-              a.count[axis][k] += b.count[axis][k];
-            }
+          a.add(b, opt_.bins);
           return a;
         });
+  }
+
+  // Puts the references of [begin, end) that go left first and returns where the right ones begin;
+  // both sides' bounds are measured on the way (the children need them).
+  template <class GoesLeft>
+  std::uint32_t partition(std::uint32_t begin, std::uint32_t end, GoesLeft goes_left, range_bounds& left, range_bounds& right) {
+    std::uint32_t i = begin, j = end;
+    while (true) {
+      while (i < j && goes_left(refs_[i])) left.add(refs_[i++]);
+      while (i < j && !goes_left(refs_[j - 1])) right.add(refs_[--j]);
+      if (i == j) return i;
+      std::swap(refs_[i], refs_[j - 1]);
+      left.add(refs_[i++]);
+      right.add(refs_[--j]);
+    }
   }
 
   void make_leaf(std::uint32_t node, std::uint32_t begin, std::uint32_t end) {
@@ -133,11 +195,11 @@ class builder {
     }
   }
 
-  void build(std::uint32_t node, std::uint32_t begin, std::uint32_t end, int depth) {
+  // rb: the bounds of the node's primitives and of their centroids (from the parent's bins).
+  void build(std::uint32_t node, std::uint32_t begin, std::uint32_t end, int depth, const range_bounds& rb) {
     std::size_t deepest = depth_.load();
     while (static_cast<std::size_t>(depth) > deepest && !depth_.compare_exchange_weak(deepest, depth)) {
     }
-    const range_bounds rb = measure(begin, end);
     out_.nodes[node].bounds = rb.bounds;
     const std::uint32_t count = end - begin;
     const vec3 ce = rb.centroids.extent();
@@ -156,15 +218,15 @@ class builder {
       aabb acc;
       std::uint32_t n = 0;
       for (std::uint32_t k = opt_.bins - 1; k > 0; --k) {
-        acc.grow(b.bounds[axis][k]);
-        n += b.count[axis][k];
+        acc.grow(b.box(axis, k));
+        n += b.count(axis, k);
         right_cost[k] = acc.half_area() * static_cast<float>(n);
       }
       acc = aabb{};
       n = 0;
       for (std::uint32_t k = 0; k + 1 < opt_.bins; ++k) {
-        acc.grow(b.bounds[axis][k]);
-        n += b.count[axis][k];
+        acc.grow(b.box(axis, k));
+        n += b.count(axis, k);
         const float cost = acc.half_area() * static_cast<float>(n) + right_cost[k + 1];
         if (n > 0 && n < count && cost < best_cost) {
           best_cost = cost;
@@ -176,36 +238,35 @@ class builder {
     const float parent = rb.bounds.half_area();
     const float split_cost = opt_.traversal_cost + (parent > 0 ? best_cost / parent : 0);
     std::uint32_t mid;
+    range_bounds left, right;
     if (best_axis >= 0) {
       if (split_cost >= static_cast<float>(count) && count <= 4 * opt_.max_leaf) return make_leaf(node, begin, end);
-      const aabb& cb = rb.centroids;
-      mid = static_cast<std::uint32_t>(
-          std::partition(out_.prims.begin() + begin, out_.prims.begin() + end,
-                         [&](std::uint32_t p) { return bin_of(centroid_[p], cb, best_axis) < best_split; }) -
-          out_.prims.begin());
+      const binner bin_of = binner_of(rb.centroids);
+      mid = partition(begin, end, [&](const prim_ref& r) { return bin_of(r.centroid, best_axis) < best_split; }, left, right);
     } else {  // every bin split leaves one side empty: median on the widest centroid axis
       const int axis = ce.x >= ce.y && ce.x >= ce.z ? 0 : (ce.y >= ce.z ? 1 : 2);
       mid = begin + count / 2;
-      std::nth_element(out_.prims.begin() + begin, out_.prims.begin() + mid, out_.prims.begin() + end,
-                       [&](std::uint32_t a, std::uint32_t c) { return centroid_[a][axis] < centroid_[c][axis]; });
+      std::nth_element(refs_.begin() + begin, refs_.begin() + mid, refs_.begin() + end,
+                       [&](const prim_ref& a, const prim_ref& c) { return a.centroid[axis] < c.centroid[axis]; });
+      left = measure(begin, mid);
+      right = measure(mid, end);
     }
 
     const std::uint32_t children = next_.fetch_add(2);
     out_.nodes[node].first = children;
     out_.nodes[node].count = 0;
     if (count >= parallel_above)
-      tbb::parallel_invoke([&] { build(children, begin, mid, depth + 1); },
-                           [&] { build(children + 1, mid, end, depth + 1); });
+      tbb::parallel_invoke([&] { build(children, begin, mid, depth + 1, left); },
+                           [&] { build(children + 1, mid, end, depth + 1, right); });
     else {
-      build(children, begin, mid, depth + 1);
-      build(children + 1, mid, end, depth + 1);
+      build(children, begin, mid, depth + 1, left);
+      build(children + 1, mid, end, depth + 1, right);
     }
   }
 
   const bvh_build_options& opt_;
   bvh& out_;
-  std::vector<aabb> box_;
-  std::vector<vec3> centroid_;
+  std::vector<prim_ref> refs_;
   std::atomic<std::uint32_t> next_{1};
   std::atomic<std::size_t> leaves_{0}, depth_{0}, largest_leaf_{0};
 };

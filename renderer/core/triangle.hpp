@@ -38,21 +38,41 @@ struct tri_hit {
   float u, v;  // barycentrics of v1 and v2
 };
 
+// The test's dot and cross products with their multiply-adds fused on the GPU, written out: the
+// renderer's device code is built without contraction (--fmad=false, renderer/CMakeLists.txt: every
+// kernel then rounds alike), and the traversal's inner loop keeps its fused operations this way. The
+// host keeps the plain expressions (the same association), which x86-64's baseline does not fuse.
+SIEVE_HD SIEVE_FORCE_INLINE float fixed_dot(vec3 a, vec3 b) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a.z, b.z, __fmaf_rn(a.y, b.y, __fmul_rn(a.x, b.x)));
+#else
+  return a.x * b.x + a.y * b.y + a.z * b.z;
+#endif
+}
+SIEVE_HD SIEVE_FORCE_INLINE vec3 fixed_cross(vec3 a, vec3 b) {
+#if defined(__CUDA_ARCH__)
+  return {__fmaf_rn(a.y, b.z, -__fmul_rn(a.z, b.y)), __fmaf_rn(a.z, b.x, -__fmul_rn(a.x, b.z)),
+          __fmaf_rn(a.x, b.y, -__fmul_rn(a.y, b.x))};
+#else
+  return cross(a, b);
+#endif
+}
+
 // True when the ray hits the triangle at 0 < t <= tmax (both faces). tmax itself counts, so a
 // traversal can break ties between triangles at the same distance by primitive index.
 SIEVE_HD SIEVE_FORCE_INLINE bool hit_triangle(const triangle& tri, const ray& r, float tmax, tri_hit& hit) {
   const vec3 e1 = tri.v1 - tri.v0, e2 = tri.v2 - tri.v0;
-  const vec3 p = cross(r.direction, e2);
-  const float det = dot(e1, p);
+  const vec3 p = fixed_cross(r.direction, e2);
+  const float det = fixed_dot(e1, p);
   if (fabsf(det) < 1e-12f) return false;
   const float inv = 1.0f / det;
   const vec3 s = r.origin - tri.v0;
-  const float u = dot(s, p) * inv;
+  const float u = fixed_dot(s, p) * inv;
   if (u < 0.0f || u > 1.0f) return false;
-  const vec3 q = cross(s, e1);
-  const float v = dot(r.direction, q) * inv;
+  const vec3 q = fixed_cross(s, e1);
+  const float v = fixed_dot(r.direction, q) * inv;
   if (v < 0.0f || u + v > 1.0f) return false;
-  const float t = dot(e2, q) * inv;
+  const float t = fixed_dot(e2, q) * inv;
   const float magnitude = fabsf(t) > 1.0f ? fabsf(t) : 1.0f;  // fmaxf(1, |t|) without a libm call on the CPU
   if (!(t > 1e-6f * magnitude && t <= tmax)) return false;
   hit = {t, u, v};
