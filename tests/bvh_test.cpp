@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <initializer_list>
 #include <random>
 #include <vector>
 
@@ -62,24 +63,37 @@ std::vector<ray> rays(const std::vector<triangle>& tris, std::size_t n, unsigned
   return out;
 }
 
+// `got` agrees with brute force's closest hit `want`: both found or both not, at the same t. Ties (two
+// triangles at the same t) may resolve either way: then got's primitive must be hit at that t.
+void expect_hit_matches(const std::vector<triangle>& tris, const ray& r, const hit& got, const hit& want) {
+  ASSERT_EQ(got.found(), want.found());
+  if (!want.found()) return;
+  EXPECT_FLOAT_EQ(got.t, want.t);
+  if (got.prim != want.prim) {
+    tri_hit h;
+    ASSERT_TRUE(hit_triangle(tris[got.prim], r, 1e30f, h));
+    EXPECT_FLOAT_EQ(h.t, want.t);
+  }
+}
+
+// check(soup) for soups of each count in `counts`, of small, middling and large triangles.
+template <class Check>
+void for_random_soups(std::initializer_list<std::size_t> counts, Check check) {
+  for (std::size_t n : counts)
+    for (float size : {0.05f, 1.0f, 6.0f}) {
+      SCOPED_TRACE(std::to_string(n) + " triangles of size " + std::to_string(size));
+      check(soup(n, static_cast<unsigned>(n), size));
+    }
+}
+
 void expect_matches_brute_force(const std::vector<triangle>& tris, const bvh_build_options& opt = {}) {
   const bvh b = build_bvh(tris, opt);
   const bvh_view v = view_of(b, tris);
   int hits = 0;
   for (const ray& r : rays(tris, 3000, static_cast<unsigned>(tris.size()) + 7)) {
     const hit want = brute_force(tris, r);
-    const hit got = closest_hit(v, r);
-    ASSERT_EQ(got.found(), want.found());
-    if (want.found()) {
-      ++hits;
-      EXPECT_FLOAT_EQ(got.t, want.t);
-      // Ties (two triangles at the same t) may resolve either way; compare the hit distance then.
-      if (got.prim != want.prim) {
-        tri_hit h;
-        ASSERT_TRUE(hit_triangle(tris[got.prim], r, 1e30f, h));
-        EXPECT_FLOAT_EQ(h.t, want.t);
-      }
-    }
+    ASSERT_NO_FATAL_FAILURE(expect_hit_matches(tris, r, closest_hit(v, r), want));
+    if (want.found()) ++hits;
     EXPECT_EQ(any_hit(v, r), want.found()) << "any hit disagrees with the closest hit";
   }
   if (!tris.empty()) {
@@ -88,11 +102,7 @@ void expect_matches_brute_force(const std::vector<triangle>& tris, const bvh_bui
 }
 
 TEST(Bvh, RandomSoupsMatchBruteForce) {
-  for (std::size_t n : {1, 2, 3, 5, 17, 100, 1000, 20000})
-    for (float size : {0.05f, 1.0f, 6.0f}) {
-      SCOPED_TRACE(std::to_string(n) + " triangles of size " + std::to_string(size));
-      expect_matches_brute_force(soup(n, static_cast<unsigned>(n), size));
-    }
+  for_random_soups({1, 2, 3, 5, 17, 100, 1000, 20000}, [](const auto& tris) { expect_matches_brute_force(tris); });
 }
 
 TEST(Bvh, OptionsDoNotChangeAnswers) {
@@ -239,18 +249,10 @@ void expect_wide_matches(const std::vector<triangle>& tris, const bvh_build_opti
     for (const wide_path path : paths) {
       SCOPED_TRACE(path == wide_path::avx2 ? "avx2" : "portable");
       const hit got = wide_closest_hit_cpu(v.wide, r, path);
-      ASSERT_EQ(got.found(), want.found());
+      ASSERT_NO_FATAL_FAILURE(expect_hit_matches(tris, r, got, want));
       EXPECT_EQ(got.prim, dfs.prim);
       EXPECT_EQ(got.t, dfs.t);
-      if (want.found()) {
-        hits += path == wide_path::portable;
-        EXPECT_FLOAT_EQ(got.t, want.t);
-        if (got.prim != want.prim) {
-          tri_hit h;
-          ASSERT_TRUE(hit_triangle(tris[got.prim], r, 1e30f, h));
-          EXPECT_FLOAT_EQ(h.t, want.t);
-        }
-      }
+      if (want.found()) hits += path == wide_path::portable;
       EXPECT_EQ(wide_any_hit_cpu(v.wide, r, path), want.found()) << "wide any hit disagrees with brute force";
     }
     // The GPU's traversal (octant order, wide.hpp) run on the CPU with the GPU's box test.
@@ -265,11 +267,7 @@ void expect_wide_matches(const std::vector<triangle>& tris, const bvh_build_opti
 }
 
 TEST(WideBvh, RandomSoupsMatchBruteForceAndDfs) {
-  for (std::size_t n : {1, 2, 3, 9, 17, 100, 1000, 20000})
-    for (float size : {0.05f, 1.0f, 6.0f}) {
-      SCOPED_TRACE(std::to_string(n) + " triangles of size " + std::to_string(size));
-      expect_wide_matches(soup(n, static_cast<unsigned>(n), size));
-    }
+  for_random_soups({1, 2, 3, 9, 17, 100, 1000, 20000}, [](const auto& tris) { expect_wide_matches(tris); });
 }
 
 TEST(WideBvh, LeafSizesAndBinsDoNotChangeAnswers) {

@@ -86,4 +86,20 @@ inline void expect_rejected(const strategy_mode& u, std::size_t n, std::vector<s
       << "output (or the memory after it) written by a rejected call";
 }
 
+// A valid removal list ({9, 0, 4} from 10 numbered items) through u with opt: 7 kept, the other seven.
+inline void expect_valid_list_removed(const strategy_mode& u, const sieve::options& opt) {
+  SCOPED_TRACE(u.name);
+  auto items = numbered(10);
+  std::vector<std::uint32_t> removals = {9, 0, 4};
+  std::vector<std::uint32_t> out(7);
+  const std::size_t m =
+      u.in_place ? sieve::compact(u.name, std::span(items), sieve::removal_list{removals}, opt)
+                 : sieve::compact_copy(u.name, std::span<const std::uint32_t>(items), std::span(out),
+                                       sieve::removal_list{removals}, opt);
+  ASSERT_EQ(m, 7U);
+  std::vector<std::uint32_t> got(u.in_place ? items.begin() : out.begin(), (u.in_place ? items.begin() : out.begin()) + 7);
+  std::sort(got.begin(), got.end());
+  EXPECT_EQ(got, (std::vector<std::uint32_t>{101, 102, 103, 105, 106, 107, 108}));
+}
+
 }  // namespace sieve_test

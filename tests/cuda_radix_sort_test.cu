@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include "cuda_support.cuh"
+#include "radix_sort_reference.hpp"
 
 #include <algorithm>
 #include <numeric>
@@ -66,12 +67,7 @@ TEST_P(CudaRadixSort, MatchesStableSortOnTheKeyBits) {
   std::vector<std::uint32_t> v(n);
   std::iota(v.begin(), v.end(), 0U);
 
-  const std::uint32_t mask = e - b == 32 ? ~0U : ((1U << (e - b)) - 1U);
-  auto bits = [&](std::uint32_t key) { return (key >> b) & mask; };
-  std::vector<std::uint32_t> order(n);
-  std::iota(order.begin(), order.end(), 0U);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::uint32_t x, std::uint32_t y) { return b < e && bits(k[x]) < bits(k[y]); });
+  const std::vector<std::uint32_t> order = sieve_test::stable_order_on_bits(k, b, e);
 
   device_array<std::uint32_t> keys_in(k), values_in(v), keys_out(n), values_out(n);
   SIEVE_CUDA_CHECK(cudaMemset(keys_out.data, 0xA5, std::max<std::size_t>(n, 1) * 4));

@@ -4,6 +4,8 @@
 
 #include <gtest/gtest.h>
 
+#include "radix_sort_reference.hpp"
+
 #include <algorithm>
 #include <cstdint>
 #include <numeric>
@@ -46,19 +48,13 @@ void PrintTo(const sort_case& c, std::ostream* os) {
 class RadixSort : public ::testing::TestWithParam<sort_case> {};
 
 TEST_P(RadixSort, MatchesStableSortOnTheKeyBits) {
-  const auto [n, b_bit, e_bit, dist] = GetParam();
-  const int b = b_bit, e = e_bit;  // plain variables: lambdas below capture them (clang 14 cannot capture bindings)
+  const auto [n, b, e, dist] = GetParam();
   std::mt19937 rng(static_cast<std::uint32_t>(seed + n * 131 + static_cast<std::size_t>(b) * 7 + e));
   std::vector<std::uint32_t> k = make_keys(n, dist, rng);
   std::vector<std::uint32_t> v(n);
   std::iota(v.begin(), v.end(), 0U);
 
-  const std::uint32_t mask = e - b == 32 ? ~0U : ((1U << (e - b)) - 1U);
-  auto bits = [&](std::uint32_t key) { return (key >> b) & mask; };
-  std::vector<std::uint32_t> order(n);
-  std::iota(order.begin(), order.end(), 0U);
-  std::stable_sort(order.begin(), order.end(),
-                   [&](std::uint32_t x, std::uint32_t y) { return b < e && bits(k[x]) < bits(k[y]); });
+  const std::vector<std::uint32_t> order = sieve_test::stable_order_on_bits(k, b, e);
   std::vector<std::uint32_t> want_keys(n);
   for (std::size_t i = 0; i < n; ++i) want_keys[i] = k[order[i]];
 

@@ -335,34 +335,37 @@ TEST(GpuRender, IdenticalForEveryCudaStrategy) {
 // times (the synchronous path, the tracer's host-driven loop timing its compaction). Two tests, so that
 // scripts/gpu-check can run the second under synccheck and racecheck, which misreport barrier kernels
 // inside a WHILE node (tests/sanitizer_while_probe.cu).
-render_settings bfs_settings(const scene& s) {
+// Both tests' scene, their BFS settings and what those must reproduce: the DFS's image (cub).
+struct bfs_case {
+  scene s = cornell("cornell-mirror-glass.toml", 80, 60, 3, 5);
+  prepared_scene ps{s};
   render_settings rs = render_settings::from(s);
-  rs.max_queue = 1000;  // several chunks per pass
-  rs.traversal = traversal_kind::bfs;
-  return rs;
-}
+  render_result want;
+  bfs_case() {
+    rs.max_queue = 1000;  // several chunks per pass
+    rs.traversal = traversal_kind::bfs;
+    render_settings dfs = rs;
+    dfs.traversal = traversal_kind::dfs;
+    dfs.strategy = "cub";
+    want = render_cuda(ps, dfs);
+  }
+};
 
 TEST(GpuRender, BfsInTheWaveGraphIsIdentical) {
   SKIP_WITHOUT_GPU();
-  const scene s = cornell("cornell-mirror-glass.toml", 80, 60, 3, 5);
-  const prepared_scene ps(s);
-  render_settings rs = bfs_settings(s);
-  render_settings dfs = rs;
-  dfs.traversal = traversal_kind::dfs;
-  dfs.strategy = "cub";
-  const render_result want = render_cuda(ps, dfs);
+  const bfs_case c;
   for (const char* queue : {"pass", "index", "append"})
     for (const char* strategy : {"space", "redzone", "cub"})
       for (const auto key : {reorder_key::none, reorder_key::morton}) {
         if (std::string(queue) != "pass" && std::string(strategy) == "redzone") continue;
         if (std::string(queue) == "append" && std::string(strategy) != "space") continue;  // no strategy runs
         SCOPED_TRACE(std::string(queue) + " bfs " + strategy + " " + std::string(to_string(key)));
-        render_settings r = rs;
+        render_settings r = c.rs;
         r.queue = parse_mode<queue_mode>(queue);
         r.strategy = strategy;
         r.reorder = key;
-        const render_result got = render_cuda(ps, r);
-        EXPECT_TRUE(compare(got, want).identical);
+        const render_result got = render_cuda(c.ps, r);
+        EXPECT_TRUE(compare(got, c.want).identical);
         EXPECT_EQ(got.stats.wave_launch, "graph");
         EXPECT_EQ(got.stats.host_syncs, got.stats.waves);
       }
@@ -370,20 +373,14 @@ TEST(GpuRender, BfsInTheWaveGraphIsIdentical) {
 
 TEST(GpuRender, BfsWithStageTimesIsIdentical) {
   SKIP_WITHOUT_GPU();
-  const scene s = cornell("cornell-mirror-glass.toml", 80, 60, 3, 5);
-  const prepared_scene ps(s);
-  render_settings rs = bfs_settings(s);
-  render_settings dfs = rs;
-  dfs.traversal = traversal_kind::dfs;
-  dfs.strategy = "cub";
-  const render_result want = render_cuda(ps, dfs);
+  const bfs_case c;
   for (const char* strategy : {"space", "redzone", "cub", "thrust"}) {
     SCOPED_TRACE(std::string("bfs ") + strategy);
-    render_settings r = rs;
+    render_settings r = c.rs;
     r.strategy = strategy;
     r.profile_stages = true;
-    const render_result timed = render_cuda(ps, r);
-    EXPECT_TRUE(compare(timed, want).identical);
+    const render_result timed = render_cuda(c.ps, r);
+    EXPECT_TRUE(compare(timed, c.want).identical);
     EXPECT_EQ(timed.stats.wave_launch, "stream");
     EXPECT_GT(timed.stats.bfs_compact_ms, 0.0);
   }

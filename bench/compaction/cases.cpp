@@ -1,6 +1,6 @@
 #include "cases.hpp"
 
-#include "hash.hpp"
+#include <sieve/hash.hpp>
 
 #include <algorithm>
 #include <cmath>

@@ -5,7 +5,7 @@
 // (the output's sums, digest.cu).
 #pragma once
 
-#include "hash.hpp"  // mix64, SIEVE_BENCH_HD
+#include <sieve/hash.hpp>  // mix64, SIEVE_HD
 
 #include <cstdint>
 
@@ -19,7 +19,7 @@ struct row_digest {
 
 // A 64-bit hash of one row of `width` bytes, read as little-endian 8-byte words. Rows of up to 8
 // bytes that differ hash differently (mix64 is a bijection).
-SIEVE_BENCH_HD constexpr std::uint64_t row_hash(const unsigned char* row, std::uint32_t width) {
+SIEVE_HD constexpr std::uint64_t row_hash(const unsigned char* row, std::uint32_t width) {
   std::uint64_t h = mix64(0x243F6A8885A308D3ULL + width);
   for (std::uint32_t b = 0; b < width; b += 8) {
     std::uint64_t word = 0;
@@ -31,12 +31,12 @@ SIEVE_BENCH_HD constexpr std::uint64_t row_hash(const unsigned char* row, std::u
 
 // The term of a row with hash h at output position j in the ordered sum: two different rows
 // swapped change the sum.
-SIEVE_BENCH_HD constexpr std::uint64_t position_hash(std::uint64_t h, std::uint64_t j) {
+SIEVE_HD constexpr std::uint64_t position_hash(std::uint64_t h, std::uint64_t j) {
   return mix64(h + (j + 1) * 0x9E3779B97F4A7C15ULL);
 }
 
 // Adds the row with hash h at output position j.
-SIEVE_BENCH_HD constexpr void add_row(std::uint64_t h, std::uint64_t j, std::uint64_t& ordered, std::uint64_t& unordered) {
+SIEVE_HD constexpr void add_row(std::uint64_t h, std::uint64_t j, std::uint64_t& ordered, std::uint64_t& unordered) {
   ordered += position_hash(h, j);
   unordered += h;
 }

@@ -5,8 +5,6 @@
 
 #include "bvh.hpp"
 
-#include <cstring>
-
 namespace sieve::render {
 
 struct hit {
@@ -35,16 +33,6 @@ struct pair_step {
   float t[2];               // entry distances (> limit: missed)
   std::uint32_t child[2], count[2];
 };
-
-SIEVE_HD inline std::uint32_t float_bits(float f) {
-#if defined(__CUDA_ARCH__)
-  return __float_as_uint(f);
-#else
-  std::uint32_t u;
-  std::memcpy(&u, &f, sizeof u);
-  return u;
-#endif
-}
 
 SIEVE_HD inline pair_step visit(const pair_node& node, const ray& r, vec3 inv, float limit) {
   const quad a = node.q[0], b = node.q[1], z = node.q[2], c = node.q[3];  // four 16-byte loads
@@ -166,6 +154,9 @@ struct closest_hits_walk {
   SIEVE_HD bool step(state& s, scratch& stack) const { return s.step(bvh, stack); }
   SIEVE_HD void finish(std::uint32_t i, const state& s) const { hits[i] = s.result(); }
 };
+// Spelled out for clang 14, which deduces no aggregate's template arguments (C++20's P1816).
+template <class Ray, class Count>
+closest_hits_walk(bvh_view, Ray, Count, hit*) -> closest_hits_walk<Ray, Count>;
 
 SIEVE_HD inline hit closest_hit(const bvh_view& b, const ray& r) {
   closest_walk w;

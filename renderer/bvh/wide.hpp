@@ -36,14 +36,7 @@ SIEVE_HD inline wide_ray prepare_wide(const ray& r) {
 }
 
 SIEVE_HD inline float exp2_of(std::int8_t e) {  // 2^e for e in [-126, 127], exactly
-  const std::uint32_t bits = static_cast<std::uint32_t>(e + 127) << 23;
-#if defined(__CUDA_ARCH__)
-  return __uint_as_float(bits);
-#else
-  float f;
-  std::memcpy(&f, &bits, sizeof f);
-  return f;
-#endif
+  return bits_float(static_cast<std::uint32_t>(e + 127) << 23);
 }
 
 SIEVE_HD inline int lowest_bit(std::uint32_t m) {

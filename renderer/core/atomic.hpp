@@ -1,6 +1,7 @@
 // Atomic minimum of a 64-bit word, on the CPU (std::atomic_ref) and on the GPU (atomicMin).
 #pragma once
 
+#include "math.hpp"  // float_bits, bits_float
 #include <exec/exec.hpp>
 
 #if defined(__CUDACC__)
@@ -10,7 +11,6 @@
 
 #include <atomic>
 #include <cstdint>
-#include <cstring>
 
 namespace sieve::render {
 
@@ -78,24 +78,9 @@ SIEVE_HD inline void append_aggregated(std::uint32_t* list, std::uint32_t* count
 // (t, primitive) packed so that the smaller word is the closer hit (t >= 0: its bits order as
 // integers), ties going to the lower primitive index.
 SIEVE_HD inline std::uint64_t pack_hit(float t, std::uint32_t prim) {
-  std::uint32_t bits;
-#if defined(__CUDA_ARCH__)
-  bits = __float_as_uint(t);
-#else
-  std::memcpy(&bits, &t, sizeof bits);
-#endif
-  return (std::uint64_t{bits} << 32) | prim;
+  return (std::uint64_t{float_bits(t)} << 32) | prim;
 }
-SIEVE_HD inline float unpack_t(std::uint64_t packed) {
-  const auto bits = static_cast<std::uint32_t>(packed >> 32);
-#if defined(__CUDA_ARCH__)
-  return __uint_as_float(bits);
-#else
-  float t;
-  std::memcpy(&t, &bits, sizeof t);
-  return t;
-#endif
-}
+SIEVE_HD inline float unpack_t(std::uint64_t packed) { return bits_float(static_cast<std::uint32_t>(packed >> 32)); }
 SIEVE_HD inline std::uint32_t unpack_prim(std::uint64_t packed) { return static_cast<std::uint32_t>(packed); }
 
 }  // namespace sieve::render

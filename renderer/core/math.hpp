@@ -5,6 +5,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 // For the few small functions a traversal's inner loop must not call (g++ would otherwise keep
 // the triangle test out of line in the AVX2 traversal, which has another target).
@@ -17,6 +18,27 @@
 #endif
 
 namespace sieve::render {
+
+// A float's bits as a 32-bit word and back: a reinterpretation, not a conversion (the intrinsic in
+// device code, a memcpy on the host; both are a register move).
+SIEVE_HD inline std::uint32_t float_bits(float f) {
+#if defined(__CUDA_ARCH__)
+  return __float_as_uint(f);
+#else
+  std::uint32_t u;
+  std::memcpy(&u, &f, sizeof u);
+  return u;
+#endif
+}
+SIEVE_HD inline float bits_float(std::uint32_t u) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(u);
+#else
+  float f;
+  std::memcpy(&f, &u, sizeof f);
+  return f;
+#endif
+}
 
 struct vec3 {
   float x = 0, y = 0, z = 0;

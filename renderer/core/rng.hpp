@@ -4,19 +4,11 @@
 #pragma once
 
 #include <exec/exec.hpp>
+#include <sieve/hash.hpp>  // mix64, SplitMix64's finaliser, applied to a packed key
 
 #include <cstdint>
 
 namespace sieve::render {
-
-// A 64-bit finaliser (SplitMix64's) applied to a packed key.
-SIEVE_HD constexpr std::uint64_t mix64(std::uint64_t x) {
-  x ^= x >> 30;
-  x *= 0xBF58476D1CE4E5B9ULL;
-  x ^= x >> 27;
-  x *= 0x94D049BB133111EBULL;
-  return x ^ (x >> 31);
-}
 
 struct rng_key {
   std::uint32_t pixel = 0;
