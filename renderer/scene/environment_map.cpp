@@ -70,9 +70,16 @@ image_rgb decode_exr(const std::string& name, std::string_view bytes, const imag
     else if (n == "G") g = c;
     else if (n == "B") b = c;
     else if (n == "Y") y = c;
-    exr.header.requested_pixel_types[c] = TINYEXR_PIXELTYPE_FLOAT;
+    // Half and float channels decode as float; tinyexr 1.0.1 asserts (aborts) when asked to convert
+    // an integer channel, so integer channels stay integers and are refused below if they are used
+    // (fuzz_envmap found the abort).
+    exr.header.requested_pixel_types[c] =
+        h.pixel_types[c] == TINYEXR_PIXELTYPE_UINT ? TINYEXR_PIXELTYPE_UINT : TINYEXR_PIXELTYPE_FLOAT;
   }
   if (!(r >= 0 && g >= 0 && b >= 0) && y < 0) fail(name, "the EXR image has neither R, G, B nor Y channels");
+  for (const int c : {r, g, b, y})
+    if (c >= 0 && h.pixel_types[c] == TINYEXR_PIXELTYPE_UINT)
+      fail(name, std::string("EXR channel ") + h.channels[c].name + " holds integers; an environment map needs half or float");
   // A chunk that fails to decode makes tinyexr 1.0.1 free the image itself (without clearing its
   // pointers: hence `loaded`), but only the planes of image.num_channels, which it sets after
   // decoding: set before, so that a failed load frees every plane (fuzz_envmap found the leak).
