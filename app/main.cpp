@@ -3,6 +3,7 @@
 //   sieve bench compaction [options]   the compaction benchmark grid (see --help)
 //   sieve bench trace SCENE [options]  rays per second through the BVH
 //   sieve bench sort [options]         GPU radix sort: own onesweep vs CUB
+//   sieve bench multisplit [options]   N-way split by bucket id: the library's designs vs CUB, std
 //   sieve bench render SCENE [options] the renderer per compaction strategy: compaction's share, per bounce
 //   sieve bench all [--quick|--smoke]   every suite of the backends present, then bench/results/<device>/report.md
 //   sieve info [--json]                 version, commit, devices, data folder, strategies
@@ -13,6 +14,7 @@
 #include <report.hpp>
 #include "compaction/suite.hpp"
 #include "sort/suite.hpp"
+#include "multisplit/suite.hpp"
 #include "render/render_bench.hpp"
 #include "mpi.hpp"
 #include "render.hpp"
@@ -146,6 +148,10 @@ int main(int argc, char** argv) {
   auto* bench_sort = bench->add_subcommand("sort", "time the GPU radix sorts: own onesweep vs cub::DeviceRadixSort");
   sieve::bench::sort_args sort_args;
   sieve::bench::sort_options().add(*bench_sort, sort_args);
+  auto* bench_multisplit =
+      bench->add_subcommand("multisplit", "time the N-way split by bucket id: the library's designs vs CUB and std");
+  sieve::bench::multisplit_args multisplit_args;
+  sieve::bench::multisplit_options().add(*bench_multisplit, multisplit_args);
   auto* bench_render = bench->add_subcommand("render", "the renderer per compaction strategy: time, Mrays/s, compaction share per bounce");
   sieve::bench::render_bench_args render_bench_args;
   sieve::bench::render_bench_options().add(*bench_render, render_bench_args);
@@ -175,6 +181,7 @@ int main(int argc, char** argv) {
     }
     if (*bench_compaction) return sieve::bench::run_compaction_bench(compaction_args, command_line);
     if (*bench_sort) return sieve::bench::run_sort_bench(sort_args, command_line);
+    if (*bench_multisplit) return sieve::bench::run_multisplit_bench(multisplit_args, command_line);
     if (*bench_render) return sieve::bench::run_render_bench(render_bench_args, command_line);
     if (*bench_trace) return sieve::bench::run_trace_bench(trace_args, command_line);
     if (*bench_all) return sieve::bench::run_bench_all(all_args, command_line);
