@@ -55,6 +55,9 @@ SOURCES = {
     "queues-events": ["compaction-queues-events.json", "queues-events.json"],
     "sort": ["sort.json", "sort-onesweep-vs-cub.json"],
     "multisplit": ["multisplit.json"],
+    "multisplit-u32": ["multisplit-u32.json"],
+    "multisplit-dists": ["multisplit-dists.json"],
+    "multisplit-cpu": ["multisplit-cpu.json"],
     "trace": ["trace.json", "trace-sphere-gpu.json", "trace-sphere-room.json"],
 }
 
@@ -695,7 +698,7 @@ def sort_section(folder):
     return text
 
 
-def multisplit_plot(ds, rows, folder):
+def multisplit_plot(ds, rows, folder, name):
     """Speed against cub_sort over the bucket count, one panel per item type, one line per (algorithm, n)."""
     items = [i for i in ("u32", "path") if any(r["items"] == i for r in rows)]
     algos = sorted({r["algorithm"] for r in rows if r["algorithm"] != "cub_sort"}, key=strategy_key)
@@ -721,21 +724,14 @@ def multisplit_plot(ds, rows, folder):
         ax.legend(fontsize=6)
     fig.suptitle(f"Multisplit, {ds.device}", fontsize=10)
     fig.tight_layout()
-    fig.savefig(os.path.join(folder, "fig-multisplit.png"), dpi=100)
+    fig.savefig(os.path.join(folder, f"fig-{name}.png"), dpi=100)
     plt.close(fig)
-    return (f"![multisplit](fig-multisplit.png)\n\n*cub_sort's median time over each algorithm's at the same point "
+    return (f"![multisplit](fig-{name}.png)\n\n*cub_sort's median time over each algorithm's at the same point "
             f"(above 1: faster; the dashed line is 2x). {ds.provenance()}.*\n\n")
 
 
-def multisplit_section(folder):
-    ds = find(folder, "multisplit")
-    if not ds:
-        return "## Multisplit\n\nNot measured in this run.\n\n"
+def multisplit_table(ds, folder, name):
     rows = [r for r in ds.rows if r.get("validated")]
-    text = (f"## Multisplit\n\n*Counts: ms per out-of-place split of n items by an 8-bit bucket id, offsets on the "
-            f"device (median of CUDA events, or of the mean of CUDA-graph replays at small n); of copy: the time to "
-            f"copy the ids and the items at the measured copy bandwidth over the split's; vs sort: cub SortPairs over "
-            f"the bucket bits (records: of (id, index), then a gather) over the split's. {ds.provenance()}.*\n\n")
     point = lambda r: (r["items"], r["n"], r["buckets"], r["dist"])  # noqa: E731
     algos = sorted({r["algorithm"] for r in rows}, key=strategy_key)
     table = []
@@ -744,9 +740,24 @@ def multisplit_section(folder):
         best = min(pts.values(), key=lambda r: r["ms_median"])
         table.append([g[0], n_label(g[1]), g[2], g[3]] + [ms(pts[a]["ms_median"]) if a in pts else "" for a in algos]
                      + [best["algorithm"], ratio(best.get("speed_vs_cub_sort")), ratio(best.get("of_copy_floor"))])
+    text = f"*{ds.provenance()}.*\n\n"
     text += md_table(["items", "n", "buckets", "ids"] + [f"{a} ms" for a in algos] + ["best", "vs sort", "of copy"],
                      table)
-    return text + multisplit_plot(ds, rows, folder)
+    return text + (multisplit_plot(ds, rows, folder, name) if ds.gpu else "")
+
+
+def multisplit_section(folder):
+    sets = [(w, find(folder, w)) for w in ("multisplit", "multisplit-u32", "multisplit-dists", "multisplit-cpu")]
+    sets = [(w, ds) for w, ds in sets if ds]
+    if not sets:
+        return "## Multisplit\n\nNot measured in this run.\n\n"
+    text = ("## Multisplit\n\n*Counts: ms per out-of-place split of n items by an 8-bit bucket id, offsets written "
+            "(median of CUDA events, or of the mean of CUDA-graph replays at small n; CPU: wall clock); of copy: the "
+            "time to copy the ids and the items at the measured copy bandwidth over the split's; vs sort: cub "
+            "SortPairs over the bucket bits (records: of (id, index), then a gather) over the split's.*\n\n")
+    for w, ds in sets:
+        text += f"### `{ds.file}`\n\n" + multisplit_table(ds, folder, w)
+    return text
 
 
 def trace_section(folder):

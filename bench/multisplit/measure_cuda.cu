@@ -116,23 +116,25 @@ struct point_buffers {
   }
 };
 
-// 16 * index for the u32 items (word 0 of item i is 16 i): the index of each slot.
+// got16: word 0 of the item in each slot (16 * its index). Stable: slot by slot against the reference
+// order; unstable: every slot of bucket b holds an item of bucket b, and no item twice.
 std::string check_order(const multisplit_measurement& m, const std::vector<std::uint32_t>& got16,
-                        const split_reference& want, bool stable) {
-  std::vector<std::uint32_t> got(got16.size());
-  for (std::size_t j = 0; j < got.size(); ++j) got[j] = got16[j] / 16;
+                        const split_reference& want, bool stable, const std::vector<std::uint8_t>& ids) {
+  const auto bad = [&](std::size_t j, std::uint32_t got, const std::string& why) {
+    return m.algorithm + ": slot " + std::to_string(j) + " holds item " + std::to_string(got) + why;
+  };
   if (stable) {
-    for (std::size_t j = 0; j < got.size(); ++j)
-      if (got[j] != want.order[j])
-        return m.algorithm + ": slot " + std::to_string(j) + " holds item " + std::to_string(got[j]) + ", not " +
-               std::to_string(want.order[j]);
+    for (std::size_t j = 0; j < want.order.size(); ++j)
+      if (got16[j] / 16 != want.order[j]) return bad(j, got16[j] / 16, ", not " + std::to_string(want.order[j]));
     return "";
   }
-  for (std::size_t b = 0; b + 1 < want.offsets.size(); ++b) {
-    std::sort(got.begin() + want.offsets[b], got.begin() + want.offsets[b + 1]);
-    if (!std::equal(got.begin() + want.offsets[b], got.begin() + want.offsets[b + 1], want.order.begin() + want.offsets[b]))
-      return m.algorithm + ": bucket " + std::to_string(b) + " holds other items";
-  }
+  std::vector<bool> seen(want.order.size());
+  for (std::size_t b = 0; b + 1 < want.offsets.size(); ++b)
+    for (std::size_t j = want.offsets[b]; j < want.offsets[b + 1]; ++j) {
+      const std::uint32_t x = got16[j] / 16;
+      if (x >= seen.size() || ids[x] != b || seen[x]) return bad(j, x, " (wrong bucket, out of range or twice)");
+      seen[x] = true;
+    }
   return "";
 }
 
@@ -174,7 +176,8 @@ std::vector<std::uint32_t> host_words(const std::uint32_t* d, std::size_t n) {
 
 // The library's design `name`: out-of-place, host count, offsets on the device.
 algorithm_call library_call(const std::string& name, point_buffers& b, const multisplit_point& p,
-                            const split_reference& want, void*& ws, std::size_t& ws_bytes) {
+                            const split_reference& want, const std::vector<std::uint8_t>& ids, void*& ws,
+                            std::size_t& ws_bytes) {
   const record out = b.columns_of(true);
   ws_bytes = cuda::multisplit_workspace_bytes(name, out, p.buckets);
   SIEVE_CUDA_CHECK(cudaMalloc(&ws, std::max<std::size_t>(ws_bytes, 1)));
@@ -185,9 +188,9 @@ algorithm_call library_call(const std::string& name, point_buffers& b, const mul
     cuda::multisplit_async(name, in, out, keys, p.buckets, b.offsets.data, {ws, ws_bytes}, s, nullptr,
                            options{.checked = false});
   };
-  c.check = [&b, &want, name](const multisplit_measurement& m) {
+  c.check = [&b, &want, &ids, name](const multisplit_measurement& m) {
     std::string e = check_offsets(b, want);
-    if (e.empty()) e = check_order(m, host_words(b.out[0]->data, b.n), want, cuda::multisplit_stable(name));
+    if (e.empty()) e = check_order(m, host_words(b.out[0]->data, b.n), want, cuda::multisplit_stable(name), ids);
     if (e.empty()) e = check_words(b);
     return e;
   };
@@ -196,8 +199,8 @@ algorithm_call library_call(const std::string& name, point_buffers& b, const mul
 
 // cub::DeviceRadixSort::SortPairs over the bucket bits: of (id, item) for u32 items, of (id, index)
 // then a gather for records.
-algorithm_call cub_sort_call(point_buffers& b, const multisplit_point& p, const split_reference& want, void*& ws,
-                             std::size_t& ws_bytes) {
+algorithm_call cub_sort_call(point_buffers& b, const multisplit_point& p, const split_reference& want,
+                             const std::vector<std::uint8_t>& ids, void*& ws, std::size_t& ws_bytes) {
   const int end_bit = p.buckets <= 1 ? 1 : std::bit_width(p.buckets - 1);
   const int n = static_cast<int>(b.n);
   const bool record = b.columns > 1;
@@ -214,16 +217,16 @@ algorithm_call cub_sort_call(point_buffers& b, const multisplit_point& p, const 
     if (record && n)
       gather_words<<<2048, 256, 0, s>>>(b.in_ptrs.data, b.out_ptrs.data, b.d_words.data, b.columns, values_out, b.n);
   };
-  c.check = [&b, &want](const multisplit_measurement& m) {
-    std::string e = check_order(m, host_words(b.out[0]->data, b.n), want, true);
+  c.check = [&b, &want, &ids](const multisplit_measurement& m) {
+    std::string e = check_order(m, host_words(b.out[0]->data, b.n), want, true, ids);
     return e.empty() ? check_words(b) : e;
   };
   return c;
 }
 
 // cub::DevicePartition::If, three-way: bucket 0, bucket 1, the rest, into three arrays.
-algorithm_call cub_partition_call(point_buffers& b, const multisplit_point& p, const split_reference& want, void*& ws,
-                                  std::size_t& ws_bytes) {
+algorithm_call cub_partition_call(point_buffers& b, const multisplit_point& p, const split_reference& want,
+                                  const std::vector<std::uint8_t>& ids, void*& ws, std::size_t& ws_bytes) {
   if (p.buckets > 3 || b.columns > 1) throw error("cub_partition: u32 items and at most 3 buckets");
   const int n = static_cast<int>(b.n);
   const bucket_is first{b.ids.data, 0}, second{b.ids.data, 1};
@@ -237,14 +240,14 @@ algorithm_call cub_partition_call(point_buffers& b, const multisplit_point& p, c
     SIEVE_CUDA_CHECK(cub::DevicePartition::If(ws, bytes, b.index.data, part, part + b.n, part + 2 * b.n,
                                               b.selected.data, n, first, second, s));
   };
-  c.check = [&b, &want, part](const multisplit_measurement& m) {
+  c.check = [&b, &want, &ids, part](const multisplit_measurement& m) {
     std::vector<std::uint32_t> got;
     for (std::size_t q = 0; q < 3; ++q) {
       const std::size_t count = q + 1 < want.offsets.size() ? want.offsets[q + 1] - want.offsets[q] : 0;
       const auto h = host_words(part + q * b.n, count);
       for (auto x : h) got.push_back(16 * x);
     }
-    return check_order(m, got, want, false);
+    return check_order(m, got, want, false, ids);
   };
   return c;
 }
@@ -300,9 +303,9 @@ std::vector<multisplit_measurement> measure_multisplit_cuda(const std::vector<st
     m.timing = plan.graph ? "graph" : "events";
     void* ws = nullptr;
     try {
-      algorithm_call c = a == "cub_sort"        ? cub_sort_call(b, p, want, ws, m.workspace_bytes)
-                         : a == "cub_partition" ? cub_partition_call(b, p, want, ws, m.workspace_bytes)
-                                                : library_call(a, b, p, want, ws, m.workspace_bytes);
+      algorithm_call c = a == "cub_sort"        ? cub_sort_call(b, p, want, host_ids, ws, m.workspace_bytes)
+                         : a == "cub_partition" ? cub_partition_call(b, p, want, host_ids, ws, m.workspace_bytes)
+                                                : library_call(a, b, p, want, host_ids, ws, m.workspace_bytes);
       for (unsigned k = 0; k < b.columns; ++k)
         SIEVE_CUDA_CHECK(cudaMemset(b.out[k]->data, 0xA5, std::max<std::size_t>(b.n, 1) * 4 * b.words[k]));
       SIEVE_CUDA_CHECK(cudaMemset(b.offsets.data, 0xA5, 257 * 8));

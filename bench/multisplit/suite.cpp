@@ -207,7 +207,8 @@ int run_multisplit_bench(const multisplit_args& a, const std::string& command_li
           const auto want = reference_split(ids, n, b);
           std::vector<std::string> here;
           for (const auto& x : algorithms)
-            if (x != "cub_partition" || (b <= 3 && it == "u32")) here.push_back(x);
+            if ((x != "cub_partition" || b <= 3) && (it == "u32" || (x != "cub_partition" && x != "std_stable_partition")))
+              here.push_back(x);
           const auto measured = gpu ? measure_multisplit_cuda(here, p, ids, want, {a.warmup, repeats, n <= a.graph_below})
                                     : measure_cpu(here, p, ids, want, a.warmup, repeats);
           double sort_ms = 0;

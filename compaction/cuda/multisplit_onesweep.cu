@@ -91,13 +91,7 @@ __global__ void __launch_bounds__(threads) split_tiles(Move move, const std::uin
   std::uint32_t tile_total;
   const std::uint32_t local = block_exclusive_sum<threads>(count, tile_total, s.warp_sums);
   if (d < bins) {
-    std::uint32_t slot = local;
-#pragma unroll
-    for (unsigned w = 0; w < warps; ++w) {
-      const std::uint32_t c = s.warp_start[w][d];
-      s.warp_start[w][d] = static_cast<std::uint16_t>(slot);
-      slot += c;
-    }
+    warp_counts_to_slots<warps>(s.warp_start, d, local);
     s.bin_count[d] = count;
     s.bin_local[d] = local;
   }

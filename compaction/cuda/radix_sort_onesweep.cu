@@ -181,15 +181,7 @@ __global__ void __launch_bounds__(Threads, MinBlocks) onesweep_pass(
   }
   std::uint32_t tile_total;
   const std::uint32_t local = block_exclusive_sum<Threads>(count, tile_total, s.warp_sums);
-  if (digit_thread) {
-    std::uint32_t slot = local;
-#pragma unroll
-    for (unsigned w = 0; w < warps; ++w) {
-      const std::uint32_t c = s.warp_start[w][d];
-      s.warp_start[w][d] = static_cast<std::uint16_t>(slot);
-      slot += c;
-    }
-  }
+  if (digit_thread) warp_counts_to_slots<warps>(s.warp_start, d, local);
 
   std::uint32_t before_tile = 0;  // pairs of digit d in the output before this tile's
   if (tile == 0) {

@@ -28,4 +28,16 @@ __device__ inline void warp_rank(std::uint16_t* running, DigitOf digit_of, std::
   }
 }
 
+// The digit's per-warp counts (warp_start[w][d] after ranking) become each warp's first slot of
+// digit d in the tile, from `first` (the tile's slots before digit d) on.
+template <unsigned Warps>
+__device__ inline void warp_counts_to_slots(std::uint16_t (*warp_start)[256], unsigned d, std::uint32_t first) {
+#pragma unroll
+  for (unsigned w = 0; w < Warps; ++w) {
+    const std::uint32_t c = warp_start[w][d];
+    warp_start[w][d] = static_cast<std::uint16_t>(first);
+    first += c;
+  }
+}
+
 }  // namespace sieve::detail
