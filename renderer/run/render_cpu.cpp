@@ -1,11 +1,10 @@
 // The CPU driver of the wavefront path tracer (see integrator.hpp).
-#include "integrator.hpp"
+#include "render.hpp"
 
 #include "../bvh/bfs.hpp"
 #include "../core/marks.hpp"
-#include "../core/memory.hpp"
 #include "../megakernel/megakernel.hpp"
-#include "driver.hpp"
+#include "../wavefront/driver.hpp"
 
 #include <sieve/compaction/radix_sort.hpp>
 
@@ -16,93 +15,6 @@
 #include <utility>
 
 namespace sieve::render {
-
-prepared_scene::prepared_scene(const scene& s) : scene_(&s), bvh_(build_bvh(s.triangles)) {
-  surfaces_.reserve(s.materials.size());
-  for (const material& m : s.materials) {
-    const auto kind = m.kind == material_kind::mirror       ? surface_kind::mirror
-                      : m.kind == material_kind::dielectric ? surface_kind::dielectric
-                                                            : surface_kind::diffuse;
-    surfaces_.push_back({kind, m.albedo, m.emission, m.ior, m.albedo_texture});
-  }
-  for (const texture& t : s.textures) textures_.push_back(t.view());
-  double area = 0;
-  for (const std::uint32_t t : s.emissive) {
-    const triangle& tri = s.triangles[t];
-    const double a = 0.5 * length(cross(tri.v1 - tri.v0, tri.v2 - tri.v0));
-    if (!(a > 0)) continue;  // a degenerate light can neither be hit nor sampled
-    area += a;
-    light_triangles_.push_back(t);
-    light_cdf_.push_back(static_cast<float>(area));
-  }
-  for (float& c : light_cdf_) c = static_cast<float>(c / area);
-  if (!light_cdf_.empty()) light_cdf_.back() = 1.0f;
-  light_area_ = static_cast<float>(area);
-  for (const triangle& t : s.triangles) {
-    bounds_.grow(t.v0);
-    bounds_.grow(t.v1);
-    bounds_.grow(t.v2);
-  }
-}
-
-scene_view prepared_scene::view(std::uint32_t width, std::uint32_t height) const {
-  const scene& s = *scene_;
-  scene_view v;
-  v.bvh = view_of(bvh_, s.triangles);
-  v.surfaces = surfaces_.data();
-  v.material_of = s.material_of.data();
-  v.normals = s.normals.empty() ? nullptr : s.normals.data();
-  v.uvs = s.uvs.empty() ? nullptr : s.uvs.data();
-  v.textures = textures_.empty() ? nullptr : textures_.data();
-  v.lights = {light_triangles_.data(), light_cdf_.data(), static_cast<std::uint32_t>(light_triangles_.size()),
-              light_area_};
-  v.environment = s.environment;
-  v.env_map = s.environment_map.view();
-  v.cam = camera::look_at(s.camera.position, s.camera.look_at, s.camera.up, s.camera.vfov_degrees,
-                          static_cast<float>(width) / static_cast<float>(height));
-  v.bounds = bounds_;
-  v.width = width;
-  v.height = height;
-  v.max_bounces = s.film.max_bounces;
-  v.seed = s.film.seed;
-  return v;
-}
-
-render_settings render_settings::from(const scene& s) {
-  render_settings r;
-  r.strategy = s.compaction.strategy;
-  r.reorder = s.compaction.reorder;
-  r.sort = s.compaction.sort;
-  return r;
-}
-
-double render_stats::stage_ms(std::string_view name) const {
-  for (const auto& s : stages)
-    if (s.name == name) return s.ms;
-  return 0;
-}
-
-const exec::loop_time* render_stats::loop(std::string_view name) const {
-  for (const auto& l : loops)
-    if (l.name == name) return &l;
-  return nullptr;
-}
-
-sieve::strategy render_stats::note_strategy(const sieve::strategy& asked, sieve::backend b, bool in_place,
-                                            const sieve::record& queue, std::size_t removed) {
-  const sieve::strategy ran = asked.resolve(b, form, in_place, queue.size(), removed, queue.item_bytes());
-  if (std::find(strategies_ran.begin(), strategies_ran.end(), ran.name()) == strategies_ran.end())
-    strategies_ran.emplace_back(ran.name());
-  return ran;
-}
-
-std::vector<vec3> render_result::mean() const {
-  std::vector<vec3> out(sum.size());
-  const float scale = samples ? 1.0f / static_cast<float>(samples) : 0.0f;
-  const float scale_ahead = 1.0f / static_cast<float>(samples + 1);
-  for (std::size_t i = 0; i < sum.size(); ++i) out[i] = sum[i] * (i < ahead ? scale_ahead : scale);
-  return out;
-}
 
 namespace {
 
@@ -118,14 +30,6 @@ class host_array {
  private:
   std::vector<T> v_;
 };
-
-// Adds ms to stage `name` (in the order stages first ran) and, for bounce >= 0, to its compaction.
-void add_stage_time(render_stats& stats, std::string_view name, int bounce, double ms) {
-  auto it = std::find_if(stats.stages.begin(), stats.stages.end(), [&](const stage_time& s) { return s.name == name; });
-  if (it == stats.stages.end()) it = stats.stages.insert(stats.stages.end(), {std::string(name), 0});
-  it->ms += ms;
-  if (bounce >= 0) stats.bounces[static_cast<std::size_t>(bounce)].compact_ms += ms;
-}
 
 // The driver's backend policy on the CPU (driver.hpp): oneTBB stages, host counts, the library's CPU
 // compaction and radix sort, the wall clock per stage when profiling.
@@ -178,7 +82,7 @@ class cpu_backend {
     if (!profile_) return f();
     const auto t0 = clock_type::now();
     f();
-    add_stage_time(stats_, name, bounce, std::chrono::duration<double, std::milli>(clock_type::now() - t0).count());
+    stats_.add_stage(name, bounce, std::chrono::duration<double, std::milli>(clock_type::now() - t0).count());
   }
 
  private:
@@ -189,33 +93,6 @@ class cpu_backend {
 };
 
 }  // namespace
-
-render_result begin_render(const scene& sc, const render_settings& settings, sieve::backend backend) {
-  const bool gpu = backend == sieve::backend::cuda;
-  if (settings.max_queue == 0) throw sieve::error("render: max_queue must be at least 1");
-  const film_desc& film = sc.film;
-  render_result result;
-  result.width = film.width;
-  result.height = film.height;
-  result.spp = film.spp;
-  result.sum.assign(std::size_t{film.width} * film.height, vec3{0, 0, 0});
-  result.stats.form = marks_form_for(settings.strategy, backend, gpu ? "renderer (cuda)" : "renderer");
-  result.stats.bounces.resize(film.max_bounces + 1);
-  return result;
-}
-
-void check_render_memory(const scene& s, const render_settings& settings, bool gpu,
-                         std::optional<std::uint64_t> available, std::optional<std::uint64_t> gpu_free) {
-  memory::counts c;
-  c.triangles = s.triangles.size();
-  c.pixels = std::uint64_t{s.film.width} * s.film.height;
-  c.paths = wave_capacity(s.film.width * s.film.height, s.film.spp, std::max(settings.max_queue, 1U));
-  c.bfs = settings.traversal == traversal_kind::bfs;
-  c.attribute_bytes = s.normals.size() * sizeof(triangle_normals) + s.uvs.size() * sizeof(triangle_uvs);
-  for (const texture& t : s.textures) c.attribute_bytes += t.texels.size() * sizeof(vec3);
-  if (gpu && !gpu_free) gpu_free = cuda_free_memory();
-  memory::check(c, available, gpu ? gpu_free : std::nullopt, "render");
-}
 
 render_result render_cpu(const prepared_scene& ps, const render_settings& settings) {
   const scene& sc = ps.source();
