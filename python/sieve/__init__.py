@@ -122,6 +122,9 @@ def _call(x, keep, form, *, strategy, out, count, n, k, checked, stream, room):
     kind = _module_of(cols[0])
     s = _stream(cols[0], kind, stream)
     in_place = out is not None and all(o is i for o, i in zip(_columns(out)[0], cols))
+    if kind is None:
+        for c in cols:
+            _core.check_array(c, "x")  # anything else with __dlpack__, __cuda_array_interface__ or a buffer
     if out is None:
         out_cols = [_empty(c, kind, room(len(c))) for c in cols]
     else:

@@ -1,10 +1,13 @@
 // sieve._core: the compiled half of the Python module `sieve` (python/sieve/__init__.py is the other).
+#include "arrays.hpp"
 #include "compact.hpp"
 #include "render.hpp"
 
 #include <sieve/compaction.hpp>
 
 #include <pybind11/stl.h>
+
+#include <algorithm>
 
 namespace py = pybind11;
 
@@ -18,7 +21,11 @@ py::list strategy_list() {
     auto forms = [&](sieve::backend b) {
       py::list f;
       for (std::size_t i = 0; i < sieve::form_count; ++i)
-        if (s.takes(b, static_cast<sieve::form>(i))) f.append(std::string(sieve::to_string(static_cast<sieve::form>(i))));
+        if (s.takes(b, static_cast<sieve::form>(i))) {
+          std::string name(sieve::to_string(static_cast<sieve::form>(i)));  // "byte flags" -> "byte_flags"
+          std::replace(name.begin(), name.end(), ' ', '_');
+          f.append(name);
+        }
       return f;
     };
     py::dict d;
@@ -59,5 +66,6 @@ PYBIND11_MODULE(_core, m) {
                                    std::move(live_items), std::move(live_removals), std::move(strategy), checked,
                                    stream, std::move(scratch)});
   });
+  m.def("check_array", [](py::handle obj, const char* what) { sieve::python::view_of(obj, 0, what); });
   m.def("render", &sieve::python::render);
 }
