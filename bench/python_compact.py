@@ -222,7 +222,8 @@ def main():
             for share in shares:
                 rows += cpu_rows(1 << log_n, share, a.reps, a.strategy)
                 print(rows[-1], flush=True)
-        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
+        commit = os.environ.get("SIEVE_COMMIT") or subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], capture_output=True, text=True).stdout.strip()
         doc = {"command": "python3 bench/python_compact.py " + " ".join(sys.argv[1:]), "commit": commit or "?",
                "info": device_info(), "rows": rows}
         with open(a.out, "w", encoding="utf-8") as f:

@@ -153,3 +153,13 @@ def test_bad_input_on_the_device(xp):
         sieve.remove(x, array(xp, np.array([3, 3], dtype=np.int32)))
     with pytest.raises(sieve.Error, match="does not run on cuda"):
         sieve.compact(x, array(xp, np.ones(100, dtype=bool)), strategy="std")
+
+
+def test_render_on_the_device_is_the_same_image_for_every_strategy():
+    import os
+    scene = os.path.join(os.path.dirname(__file__), "..", "..", "scenes", "cornell-box", "cornell-box.toml")
+    a, report = sieve.render(scene, backend="cuda", width=64, height=48, spp=4, strategy="space")
+    b, _ = sieve.render(scene, backend="cuda", width=64, height=48, spp=4, strategy="cub", queue="index")
+    assert a.shape == (48, 64, 3) and np.isfinite(a).all() and a.mean() > 0
+    np.testing.assert_array_equal(a, b)
+    assert report["backend"] == "cuda"
