@@ -7,7 +7,7 @@
 GPU (PyTorch, and CuPy when installed), float32 items, bool flags, uniform random keeps: torch
 `x[mask]`, `torch.masked_select`, cupy `x[mask]`, `cupy.compress`, `sieve.compact(x, mask)` (waits
 for the count and returns out[:m], as `x[mask]` does) and its device-count form
-(`count=`: no wait), each the median of --reps calls bracketed by CUDA events; plus the host-side
+(`count=`: no wait; from --each-from on also with every CUDA strategy named), each the median of --reps calls bracketed by CUDA events; plus the host-side
 time per call of a loop of --loop calls (what a Python caller waits for, launch overheads included)
 and of the count form replayed from a torch.cuda.CUDAGraph. CPU: NumPy's `x[mask]` against
 sieve.compact on NumPy arrays (wall clock, median). Every result is checked against x[mask] first.
@@ -63,7 +63,7 @@ def median_wall(fn, reps):
     return statistics.median(times)
 
 
-def gpu_rows(n, share, reps, loop, strategy):
+def gpu_rows(n, share, reps, loop, strategy, each):
     import torch
     try:
         import cupy
@@ -90,11 +90,19 @@ def gpu_rows(n, share, reps, loop, strategy):
         assert bool((cx[cm] == cupy.from_dlpack(want)).all())
         calls["cupy x[mask]"] = lambda: cx[cm]
         calls["cupy.compress"] = lambda: cupy.compress(cm, cx)
+    if each:  # every CUDA strategy that takes flags out of place, in the count form
+        for st in sieve.strategies():
+            if st["name"] != "auto" and "byte_flags" in st["cuda"] and st["out_of_place"]:
+                count.zero_()
+                sieve.compact(x, mask, out=out, count=count, strategy=st["name"])
+                assert count.item() == want.numel(), st["name"]
+                calls[f"sieve.compact count= [{st['name']}]"] = (
+                    lambda name=st["name"]: sieve.compact(x, mask, out=out, count=count, strategy=name))
     rows = []
     for name, fn in calls.items():
         with torch.cuda.stream(torch.cuda.current_stream()):
             ms = median_events(torch, fn, reps)
-            per_call = host_per_call(torch, fn, loop) if n <= 1 << 24 else None
+            per_call = host_per_call(torch, fn, loop) if n <= 1 << 24 and "[" not in name else None
         rows.append({"backend": "cuda", "call": name, "n": n, "keep": share, "ms": ms, "host_ms_per_call": per_call})
     # The count form captured once in a CUDA graph, replayed.
     side = torch.cuda.Stream()
@@ -169,7 +177,7 @@ def plot(doc, path):
     except ImportError:
         print("bench/python_compact.py: no matplotlib, no plot (apt-get install python3-matplotlib)", file=sys.stderr)
         return
-    gpu = [r for r in doc["rows"] if r["backend"] == "cuda"]
+    gpu = [r for r in doc["rows"] if r["backend"] == "cuda" and "[" not in r["call"]]
     shares = sorted({r["keep"] for r in gpu})
     if not gpu:
         return
@@ -199,6 +207,8 @@ def main():
     p.add_argument("--reps", type=int, default=20)
     p.add_argument("--loop", type=int, default=1000, help="calls in the host-time loop (n <= 2^24)")
     p.add_argument("--strategy", default="auto")
+    p.add_argument("--each-from", type=int, default=24,
+                   help="from n = 2^N on, also time every CUDA strategy by name (count form)")
     p.add_argument("--out", default="python-compact.json")
     p.add_argument("--plot", metavar="JSON", help="only write the table and plot of an earlier run")
     a = p.parse_args()
@@ -216,7 +226,7 @@ def main():
             gpu = False
         for log_n in (map(int, a.sizes.split(",")) if gpu else []):
             for share in shares:
-                rows += gpu_rows(1 << log_n, share, a.reps, a.loop, a.strategy)
+                rows += gpu_rows(1 << log_n, share, a.reps, a.loop, a.strategy, log_n >= a.each_from)
                 print(rows[-1], flush=True)
         for log_n in map(int, a.cpu_sizes.split(",")):
             for share in shares:

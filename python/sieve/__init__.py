@@ -57,12 +57,10 @@ def ne(value): return comparison("ne", value)
 
 
 def _module_of(a):
-    """'numpy', 'torch', 'cupy' or None, without importing any of them."""
-    for name, attr in (("numpy", "ndarray"), ("torch", "Tensor"), ("cupy", "ndarray")):
-        mod = _sys.modules.get(name)
-        if mod is not None and isinstance(a, getattr(mod, attr)):
-            return name
-    return None
+    """'numpy', 'torch', 'cupy' (the array's library, by its type's module, without importing any)
+    or None for another kind of array."""
+    top = type(a).__module__.partition(".")[0]
+    return top if top in ("numpy", "torch", "cupy") else None
 
 
 def _stream(a, kind, stream):
@@ -95,12 +93,53 @@ def _on_cuda(a):
     return device is not None and device()[0] in (2, 13)
 
 
-def _scratch(a, kind):
-    if kind == "torch":
-        torch = _sys.modules["torch"]
-        return lambda nbytes: torch.empty(nbytes, dtype=torch.uint8, device=a.device)
-    import cupy
-    return lambda nbytes: cupy.empty(nbytes, dtype=cupy.uint8)
+class _Scratch:
+    """The CUDA calls' workspace on one device and stream, kept between calls (calls on one stream
+    run in order, so they can share it) and grown when a call needs more. While the stream is being
+    captured into a CUDA graph each call gets a workspace of its own (the framework's graph pool):
+    the graph keeps using it on replay."""
+
+    __slots__ = ("kind", "device", "stream", "buffer")
+
+    def __init__(self, kind, device, stream):
+        self.kind, self.device, self.stream, self.buffer = kind, device, stream, None
+
+    def _new(self, nbytes):
+        if self.kind == "torch":
+            torch = _sys.modules["torch"]
+            return torch.empty(nbytes, dtype=torch.uint8, device=self.device)
+        import cupy
+        return cupy.empty(nbytes, dtype=cupy.uint8)
+
+    def _capturing(self):
+        if self.kind == "torch":
+            return _sys.modules["torch"].cuda.is_current_stream_capturing()
+        import cupy
+        return cupy.cuda.runtime.streamIsCapturing(self.stream) != 0
+
+    def __call__(self, nbytes):
+        if self.stream is None or self._capturing():
+            return self._new(nbytes)
+        if self.buffer is None or len(self.buffer) < nbytes:
+            self.buffer = None  # released before the larger one is taken
+            self.buffer = self._new(max(nbytes, 1 << 16))
+        return self.buffer
+
+
+_scratches = {}
+
+
+def _scratch(a, kind, stream, given):
+    """The workspace source for a CUDA call on `stream`; a stream named by the caller (stream=) gets
+    a fresh workspace each call (the framework's allocator only knows its own current streams)."""
+    if given:
+        return _Scratch(kind, a.device if kind == "torch" else None, None)
+    device = a.get_device() if kind == "torch" else -1
+    key = (kind, device, stream)
+    s = _scratches.get(key)
+    if s is None:
+        s = _scratches[key] = _Scratch(kind, a.device if kind == "torch" else None, stream)
+    return s
 
 
 def _copy(a, kind):
@@ -113,26 +152,25 @@ def _copy(a, kind):
     return numpy.array(a, copy=True)
 
 
-def _columns(x):
-    return (list(x), True) if isinstance(x, (tuple, list)) else ([x], False)
-
-
-def _call(x, keep, form, *, strategy, out, count, n, k, checked, stream, room):
-    cols, is_record = _columns(x)
-    kind = _module_of(cols[0])
-    s = _stream(cols[0], kind, stream)
-    in_place = out is not None and all(o is i for o, i in zip(_columns(out)[0], cols))
+def _call(x, keep, form, strategy, out, count, n, k, checked, stream, removed):
+    record = isinstance(x, (tuple, list))
+    cols = list(x) if record else [x]
+    a = cols[0]
+    kind = _module_of(a)
+    s = _stream(a, kind, stream)
     if kind is None:
         for c in cols:
             _core.check_array(c, "x")  # anything else with __dlpack__, __cuda_array_interface__ or a buffer
     if out is None:
-        out_cols = [_empty(c, kind, room(len(c))) for c in cols]
+        outs, in_place = [_empty(c, kind, len(c) - removed) for c in cols], False
     else:
-        out_cols = _columns(out)[0]
-    m = _core.compact(cols, keep, form, out_cols, in_place, count, n, k, strategy, checked, s,
-                      _scratch(cols[0], kind) if kind != "numpy" else None)
-    result = [o if m is None else o[:m] for o in out_cols]
-    return tuple(result) if is_record else result[0]
+        outs = list(out) if isinstance(out, (tuple, list)) else [out]
+        in_place = len(outs) == len(cols) and all(o is c for o, c in zip(outs, cols))
+    scratch = _scratch(a, kind, s, stream is not None) if kind in ("torch", "cupy") else None
+    m = _core.compact(cols, keep, form, outs, in_place, count, n, k, strategy, checked, s, scratch)
+    if m is not None:
+        outs = [o[:m] for o in outs]
+    return tuple(outs) if record else outs[0]
 
 
 def compact(x, keep, *, strategy="auto", out=None, count=None, n=None, checked=None, stream=None):
@@ -150,28 +188,27 @@ def compact(x, keep, *, strategy="auto", out=None, count=None, n=None, checked=N
     n: with count=, a one-element device array holding the live item count (len(x) is then the
        capacity): a graph replayed with other counts.
     """
-    if isinstance(keep, comparison):
-        keep = keep.flags(_columns(x)[0][0])
-    form = 2 if isinstance(keep, bits) else 1
-    keep = keep.words if isinstance(keep, bits) else keep
-    return _call(x, keep, form, strategy=strategy, out=out, count=count, n=n, k=None, checked=checked,
-                 stream=stream, room=lambda size: size)
+    form = 1
+    if isinstance(keep, bits):
+        form, keep = 2, keep.words
+    elif isinstance(keep, comparison):
+        keep = keep.flags(x[0] if isinstance(x, (tuple, list)) else x)
+    return _call(x, keep, form, strategy, out, count, n, None, checked, stream, 0)
 
 
 def remove(x, indices, *, strategy="auto", out=None, count=None, n=None, k=None, checked=None, stream=None):
     """x without the items at `indices` (distinct, each < len(x); uint32 or int32, checked unless
     checked=False). The indices are copied first (the strategies use the list as scratch).
     count, n: as for compact(); k: with n, a one-element device array holding the live index count."""
-    cols = _columns(x)[0]
     kind = _module_of(indices)
     if kind is None and not hasattr(indices, "__dlpack__") and not hasattr(indices, "__cuda_array_interface__"):
         import numpy
         indices = numpy.asarray(indices, dtype=numpy.uint32)
         kind = "numpy"
     scratch = _copy(indices, kind)
-    count_k = len(scratch)
-    return _call(x, scratch, 0, strategy=strategy, out=out, count=count, n=n, k=k, checked=checked,
-                 stream=stream, room=lambda size: size - min(count_k, size) if n is None else size)
+    first = x[0] if isinstance(x, (tuple, list)) else x
+    removed = min(len(scratch), len(first)) if n is None else 0  # live counts: out holds the capacity
+    return _call(x, scratch, 0, strategy, out, count, n, k, checked, stream, removed)
 
 
 def strategies():

@@ -57,16 +57,17 @@ void set_format(array_view& v, std::string fmt, std::size_t itemsize) {
   else v.kind = 'V';  // a structured item: moved as bytes
 }
 
-array_view from_buffer(py::handle obj, const char* what) {
+// False when obj's buffer cannot be read (CuPy's arrays say they have one and refuse it).
+bool from_buffer(py::handle obj, const char* what, array_view& v) {
   auto buf = std::shared_ptr<Py_buffer>(new Py_buffer{}, [](Py_buffer* b) {
     if (b->obj) PyBuffer_Release(b);
     delete b;
   });
   if (PyObject_GetBuffer(obj.ptr(), buf.get(), PyBUF_RECORDS_RO) != 0) {
     PyErr_Clear();
-    fail(what, "its buffer cannot be read (" + std::string(py::str(py::type::of(obj).attr("__name__"))) + ")");
+    buf->obj = nullptr;
+    return false;
   }
-  array_view v;
   v.data = static_cast<std::byte*>(buf->buf);
   v.writable = !buf->readonly;
   set_format(v, buf->format ? buf->format : "B", static_cast<std::size_t>(buf->itemsize));
@@ -77,7 +78,7 @@ array_view from_buffer(py::handle obj, const char* what) {
   }
   set_shape(v, shape, strides, what);
   v.owner = std::move(buf);
-  return v;
+  return true;
 }
 
 // PyTorch's dtypes (singletons) as kind and size, looked up by name once each.
@@ -200,7 +201,7 @@ std::string array_view::dtype() const {
 
 array_view view_of(py::handle obj, std::uintptr_t stream, const char* what) {
   if (obj.is_none()) fail(what, "None where an array was expected");
-  if (PyObject_CheckBuffer(obj.ptr())) return from_buffer(obj, what);
+  if (array_view v; PyObject_CheckBuffer(obj.ptr()) && from_buffer(obj, what, v)) return v;
   if (is_torch_tensor(obj)) return from_torch(obj, what);
   if (py::hasattr(obj, "__dlpack__") && py::hasattr(obj, "__dlpack_device__")) return from_dlpack(obj, stream, what);
   if (py::hasattr(obj, "__cuda_array_interface__")) return from_cuda_array_interface(obj, what);
