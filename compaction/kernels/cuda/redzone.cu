@@ -16,9 +16,9 @@
 //   phase 3  the t-th parked source fills the t-th parked destination; each thread finds both by
 //            binary search over the tiles' prefixes (Algorithm 3's load balancing).
 // Marking uses a bit array, not a spare value of T, so any record works. Unstable, in place.
-#include "select_common.cuh"
+#include "internal/select_common.cuh"
 
-#include "../src/redzone_cases.hpp"
+#include "internal/redzone_cases.hpp"
 
 namespace sieve::detail {
 namespace {

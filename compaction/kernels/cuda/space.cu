@@ -17,7 +17,7 @@
 //     tiles per status read, which bounded sparse selections at 2^28 items.
 // Counts may live on the device (device_counts): every kernel reads n when it runs and blocks past
 // it exit. Stable, out of place; byte flags and bit masks.
-#include "select_common.cuh"
+#include "internal/select_common.cuh"
 
 namespace sieve::detail {
 namespace {

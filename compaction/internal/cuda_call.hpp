@@ -1,5 +1,5 @@
 // What a CUDA strategy receives and the CUDA strategies' entry points (not installed): all that
-// cuda/<name>.cu needs of the registry, without the CPU strategies' machinery (cpu/detail.hpp, TBB).
+// kernels/cuda/<name>.cu needs of the registry, without the CPU strategies' machinery (cpu_call.hpp, TBB).
 #pragma once
 
 #include <sieve/compaction/record.hpp>
@@ -33,7 +33,7 @@ struct cuda_call {
 };
 using cuda_strategy_fn = std::size_t (*)(const cuda_call&);
 
-// CUDA strategies (cuda/<name>.cu); only in builds with CUDA.
+// CUDA strategies (kernels/cuda/<name>.cu); only in builds with CUDA.
 std::size_t cuda_atomic(const cuda_call&);
 std::size_t cuda_redzone(const cuda_call&);
 std::size_t cuda_space(const cuda_call&);

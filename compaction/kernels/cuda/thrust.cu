@@ -4,7 +4,7 @@
 // Thrust's temporary storage comes from the caller's workspace through an allocator, and Thrust
 // returns the count to the host, so this strategy synchronizes the stream. A record of one column
 // of 1, 2, 4, 8 or 16 bytes is compacted directly; other records select indices, then gather. Stable.
-#include "baseline.cuh"
+#include "internal/baseline.cuh"
 
 #include <cub/device/device_select.cuh>
 #include <thrust/copy.h>

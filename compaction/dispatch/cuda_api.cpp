@@ -4,7 +4,7 @@
 #include <sieve/compaction/cuda_check.hpp>
 
 #include "strategy_table.hpp"
-#include "validate.hpp"
+#include "internal/validate.hpp"
 
 #include <cuda_runtime_api.h>
 
@@ -13,7 +13,7 @@
 #include <mutex>
 #include <string>
 
-#include "../cuda/gate.hpp"
+#include "internal/gate.hpp"
 
 namespace sieve::cuda {
 namespace {

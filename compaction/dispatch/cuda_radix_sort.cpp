@@ -5,7 +5,7 @@
 #include <sieve/compaction/error.hpp>
 #include <sieve/compaction/radix_sort.hpp>
 
-#include "radix_sort_table.hpp"
+#include "internal/radix_sort_table.hpp"
 
 #include <cuda_runtime_api.h>
 

@@ -1,5 +1,5 @@
 // Redzone's pairing cases (not installed): Bontes & Gain (2024), Table 1, the one copy the CPU
-// strategy (cpu/redzone.cpp) and both CUDA algorithms (cuda/redzone.cu) switch on.
+// strategy (kernels/cpu/redzone.cpp) and both CUDA algorithms (kernels/cuda/redzone.cu) switch on.
 #pragma once
 
 #include <sieve/hd.hpp>

@@ -7,7 +7,7 @@
 // The scatter adds the first level's block offsets itself: item i, if kept, goes to
 // local[i] + offset[i / 512]. Byte flags and bit masks; stable; out of place. Three passes over n
 // (flags -> 4-byte local indices -> scatter), as the baseline it is.
-#include "select_common.cuh"
+#include "internal/select_common.cuh"
 
 #include <vector>
 

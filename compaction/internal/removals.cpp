@@ -1,6 +1,6 @@
 // Validation and marking of removal lists, shared by the CPU strategies that take them.
-#include "detail.hpp"
-#include "../src/validate.hpp"
+#include "cpu_call.hpp"
+#include "validate.hpp"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>

@@ -1,6 +1,6 @@
 // The CUDA radix sorts (not installed): what each algorithm's entry point receives. Adding one:
-// write cuda/radix_sort_<name>.cu, declare its function here, add it to the table in
-// src/cuda_radix_sort.cpp and list the file in compaction/CMakeLists.txt.
+// write kernels/cuda/radix_sort_<name>.cu, declare its function here, add it to the table in
+// dispatch/cuda_radix_sort.cpp and list the file in compaction/CMakeLists.txt.
 #pragma once
 
 #include <cstddef>

@@ -2,7 +2,7 @@
 // describes it: phase 1 marks the removed items in an auxiliary Boolean stencil (for byte flags the
 // flags are the stencil), phase 2 counts the kept items per thread and takes a prefix sum over the
 // threads, phase 3 lets every thread copy its kept items to their place. Stable, out of place.
-#include "detail.hpp"
+#include "internal/cpu_call.hpp"
 
 #include <tbb/task_arena.h>
 

@@ -2,7 +2,7 @@
 // prefix sum of the keep flags gives every kept item its output slot, then a scatter. On oneTBB the
 // two are fused in tbb::parallel_scan: the pre-scan pass counts, the final pass writes.
 // Stable, out of place.
-#include "detail.hpp"
+#include "internal/cpu_call.hpp"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_scan.h>

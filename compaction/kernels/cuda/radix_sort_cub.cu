@@ -1,8 +1,8 @@
 // radix sort, cub (CUDA): the baseline, cub::DeviceRadixSort::SortPairs (CUB's own onesweep on
 // sm_70 and later), out of place over the bit range; its temporaries are the workspace. Stable.
-#include "device.cuh"
+#include "internal/device.cuh"
 
-#include "../src/radix_sort_table.hpp"
+#include "internal/radix_sort_table.hpp"
 
 #include <cub/device/device_radix_sort.cuh>
 

@@ -22,11 +22,11 @@
 // (bench/results/h100-80gb-hbm3/sort-variants.csv) and the fastest is built: 384 threads x 18 pairs, values staged
 // through the keys' array, one status per look-back step. It stays latency-bound (ncu: shared-memory
 // scoreboard stalls of the per-item ranking, 24 warps per SM): 0.66x cub at 2^26.
-#include "device.cuh"
-#include "look_back.cuh"
-#include "select_common.cuh"
+#include "internal/device.cuh"
+#include "internal/look_back.cuh"
+#include "internal/select_common.cuh"
 
-#include "../src/radix_sort_table.hpp"
+#include "internal/radix_sort_table.hpp"
 
 #include <iterator>
 

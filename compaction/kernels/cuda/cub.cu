@@ -4,7 +4,7 @@
 // set to 1, then a 0 at each listed index), then selected in place, as every O(n) competitor of
 // Redzone must. A record of one column of 1, 2, 4, 8 or 16 bytes is selected directly; other
 // records select item indices, then gather every column. Stable.
-#include "baseline.cuh"
+#include "internal/baseline.cuh"
 
 #include <cub/device/device_select.cuh>
 

@@ -4,7 +4,7 @@
 
 #include "device.cuh"
 
-#include "../src/cuda_call.hpp"
+#include "cuda_call.hpp"
 
 #include <thrust/iterator/counting_iterator.h>
 #include <thrust/iterator/transform_iterator.h>

@@ -5,7 +5,7 @@
 // (unstable). With counts on
 // the device the grid covers the capacity and reads n when it runs: a memset of the count and one
 // kernel.
-#include "select_common.cuh"
+#include "internal/select_common.cuh"
 
 namespace sieve::detail {
 namespace {

@@ -1,10 +1,11 @@
-// The registry's table (not installed): every strategy's description and its entry point per
-// backend. Adding a strategy: write cpu/<name>.cpp and/or cuda/<name>.cu, declare its functions
-// here (CPU) or in cuda_call.hpp (CUDA), add one row to the table in registry.cpp, and list the files in compaction/CMakeLists.txt.
+// The registry's table (dispatch layer, not installed): every strategy's description and its entry
+// point per backend. Adding a strategy: write kernels/cpu/<name>.cpp and/or kernels/cuda/<name>.cu,
+// declare its functions in internal/cpu_call.hpp (CPU) or internal/cuda_call.hpp (CUDA), add one row
+// to the table in registry.cpp, and list the files in compaction/CMakeLists.txt.
 #pragma once
 
-#include "../cpu/detail.hpp"
-#include "cuda_call.hpp"
+#include "internal/cpu_call.hpp"
+#include "internal/cuda_call.hpp"
 
 #include <sieve/compaction/strategies.hpp>
 
@@ -29,13 +30,5 @@ std::string_view resolve_auto(backend b, form f, bool in_place, std::size_t n, s
 
 // The current CUDA device's name (the crossover tables are per device); empty without CUDA.
 std::string_view cuda_device_name();
-
-// CPU strategies (cpu/<name>.cpp).
-std::size_t cpu_redzone(const cpu_call&);
-std::size_t cpu_redzone_serial(const cpu_call&);
-std::size_t cpu_stencil(const cpu_call&);
-std::size_t cpu_std(const cpu_call&);
-std::size_t cpu_scan(const cpu_call&);
-std::size_t cpu_billeter(const cpu_call&);
 
 }  // namespace sieve::detail

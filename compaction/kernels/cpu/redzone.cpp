@@ -13,9 +13,9 @@
 //            t-th destination orphan (Algorithm 3's load balancing, done once per TBB range).
 // Section 6's early pairing is applied: each slice pairs min(#sources, #destinations) of its own
 // orphans before phase 3, so only the imbalance crosses slices. |Z'| = |R'| (Lemma 4.2).
-#include "detail.hpp"
+#include "internal/cpu_call.hpp"
 
-#include "../src/redzone_cases.hpp"
+#include "internal/redzone_cases.hpp"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>

@@ -1,6 +1,6 @@
 // The CPU entry points: validate, resolve `auto`, dispatch to the strategy.
 #include "strategy_table.hpp"
-#include "validate.hpp"
+#include "internal/validate.hpp"
 
 #include <algorithm>
 #include <atomic>

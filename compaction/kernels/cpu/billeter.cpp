@@ -5,7 +5,7 @@
 // every processor its output offset, and each moves its kept items there in order (bit masks skip
 // empty words). Stable, out of place. The SIMD-width parts of the paper (ballot, POPC) belong to
 // the CUDA version.
-#include "detail.hpp"
+#include "internal/cpu_call.hpp"
 
 namespace sieve::detail {
 

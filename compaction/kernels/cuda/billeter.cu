@@ -15,7 +15,7 @@
 //      (staged), instead of many writes of one or two items. Records that are not one typed column
 //      always scatter.
 // Stable; out of place; byte flags and bit masks.
-#include "select_common.cuh"
+#include "internal/select_common.cuh"
 
 namespace sieve::detail {
 namespace {

@@ -10,7 +10,7 @@
 #include "device.cuh"
 #include "look_back.cuh"
 
-#include "../src/cuda_call.hpp"
+#include "cuda_call.hpp"
 
 #include <cuda_pipeline.h>
 

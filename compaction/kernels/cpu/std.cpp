@@ -4,7 +4,7 @@
 // competitor must for a list; a record of several arrays runs the algorithm once per array with
 // the same decisions. Items of 1, 2, 4, 8, 12, 16, 24, 32, 48 or 64 bytes move as values; other
 // widths through an index list.
-#include "detail.hpp"
+#include "internal/cpu_call.hpp"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>

@@ -1,6 +1,6 @@
 // Shared machinery of the CPU strategies (not installed): the call they receive, movers that copy
 // item i of a record to slot j, sources that answer "keep item i?", removal-list marking and
-// validation, and phase timing. Each strategy file (cpu/<name>.cpp) is written against these.
+// validation, and phase timing. Each strategy file (kernels/cpu/<name>.cpp) is written against these.
 #pragma once
 
 #include <sieve/compaction/compact.hpp>
@@ -30,6 +30,14 @@ struct cpu_call {
 };
 
 using cpu_strategy_fn = std::size_t (*)(const cpu_call&);
+
+// The CPU strategies (kernels/cpu/<name>.cpp), reached through the registry's table.
+std::size_t cpu_redzone(const cpu_call&);
+std::size_t cpu_redzone_serial(const cpu_call&);
+std::size_t cpu_stencil(const cpu_call&);
+std::size_t cpu_std(const cpu_call&);
+std::size_t cpu_scan(const cpu_call&);
+std::size_t cpu_billeter(const cpu_call&);
 
 // ---- movers: copy item `from` of the input record to slot `to` of the output record ------------
 
