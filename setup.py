@@ -33,7 +33,8 @@ class CMakeBuild(build_ext):
         dest = os.path.dirname(os.path.abspath(self.get_ext_fullpath(ext.name)))
         os.makedirs(dest, exist_ok=True)
         built = glob.glob(os.path.join(build, "python", "sieve", "_core*.so"))
-        libs = glob.glob(os.path.join(build, "compaction", "libsieve_compaction.so*"))
+        # The library under its soname (the link libsieve_compaction.so.X.Y), the one name the module asks for.
+        libs = [p for p in glob.glob(os.path.join(build, "compaction", "libsieve_compaction.so.*")) if os.path.islink(p)]
         if not built or not libs:
             sys.exit("setup.py: the CMake build made no sieve/_core module (is pybind11-dev installed?)")
         shutil.copy2(built[0], self.get_ext_fullpath(ext.name))
