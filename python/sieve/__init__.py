@@ -96,8 +96,8 @@ def _on_cuda(a):
 class _Scratch:
     """The CUDA calls' workspace on one device and stream, kept between calls (calls on one stream
     run in order, so they can share it) and grown when a call needs more. While the stream is being
-    captured into a CUDA graph each call gets a workspace of its own (the framework's graph pool):
-    the graph keeps using it on replay."""
+    captured into a CUDA graph each call gets a workspace of its own from the framework's allocator
+    (PyTorch's graph pool; CuPy's pool), which the graph keeps using on replay."""
 
     __slots__ = ("kind", "device", "stream", "buffer")
 
