@@ -51,6 +51,10 @@ CLEAN = {
                             "target_link_libraries(sieve_bench PUBLIC sieve_wavefront)\n",
     "app/main.cpp": "#include \"trace/trace.hpp\"\n",
     "app/CMakeLists.txt": "add_executable(sieve main.cpp)\ntarget_link_libraries(sieve PRIVATE sieve_bench)\n",
+    "python/src/module.cpp": "#include <job/render_job.hpp>\n#include <sieve/compaction.hpp>\n",
+    "renderer/job/render_job.hpp": "#pragma once\n",
+    "python/CMakeLists.txt": "add_library(sieve_python MODULE src/module.cpp)\n"
+                             "target_link_libraries(sieve_python PRIVATE sieve_wavefront sieve::compaction)\n",
     "tests/t.cpp": "#include \"../app/main.cpp\"\n",  # tests sit outside the layers
 }
 
@@ -104,6 +108,19 @@ class CheckLayers(unittest.TestCase):
         self.expect_edge({"renderer/wavefront/driver.hpp": "#include \"../megakernel/megakernel.hpp\"\n"},
                          "renderer/wavefront/driver.hpp:1: renderer/wavefront/ includes "
                          "renderer/megakernel/megakernel.hpp (renderer/megakernel/, a room beside it)")
+
+    def test_python_module_including_the_app_fails(self):
+        self.expect_edge({"python/src/x.cpp": "#include \"../../app/main.cpp\"\n"},
+                         "python/src/x.cpp:1: python includes app/main.cpp (app, the layer beside it)")
+
+    def test_app_linking_the_python_module_fails(self):
+        self.expect_edge({"app/CMakeLists.txt": CLEAN["app/CMakeLists.txt"] +
+                          "target_link_libraries(sieve PRIVATE sieve_python)\n"},
+                         "sieve (app) links sieve_python (python, the layer beside it)")
+
+    def test_renderer_including_the_python_module_fails(self):
+        self.expect_edge({"renderer/core/z.cpp": "#include \"../../python/src/module.cpp\"\n"},
+                         "renderer/core/z.cpp:1: renderer includes python/src/module.cpp (python, a higher layer)")
 
     def test_path_code_including_a_missing_wavefront_file_fails(self):
         self.expect_edge({"renderer/path/generate.hpp": "#include \"../wavefront/gone.hpp\"\n"},
