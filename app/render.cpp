@@ -16,11 +16,13 @@
 #include <atomic>
 #include <cctype>
 #include <chrono>
+#include <condition_variable>
 #include <csignal>
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
 #include <iterator>
+#include <mutex>
 #include <optional>
 #include <thread>
 
@@ -75,53 +77,83 @@ std::string default_image_name(const std::string& scene_file) {
 
 std::string pct(double part, double whole) { return whole > 0 ? report::fixed(100.0 * part / whole, 1) + " %" : "-"; }
 
-// Progress on stderr: a line as each step begins (loading, the BVH build, rendering) and, while
-// rendering, a bar redrawn in place on a terminal, else one line every few seconds.
+// Progress on stderr. On a terminal: a line as each step begins (loading, the BVH build, rendering,
+// writing) and a bar redrawn in place while rendering. Without one: a line every few seconds while a
+// step runs (a quick render, or one that fails at once, prints none: an error stays one line).
 class progress_lines {
  public:
-  explicit progress_lines(bool tty) : tty_(tty), t0_(clock::now()), last_(t0_) {}
+  explicit progress_lines(bool tty) : tty_(tty), t0_(clock::now()) {
+    if (!tty_) ticker_ = std::thread([this] { tick(); });
+  }
+  ~progress_lines() {
+    {
+      const std::lock_guard lock(m_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    if (ticker_.joinable()) ticker_.join();
+  }
+  progress_lines(const progress_lines&) = delete;
+  progress_lines& operator=(const progress_lines&) = delete;
 
   void step(job_step s, const render_job& job) {
-    if (bar_drawn_) std::fputc('\n', stderr), bar_drawn_ = false;
-    const double t = seconds();
+    std::string what;
     switch (s) {
-      case job_step::load: std::fprintf(stderr, "sieve: loading %s\n", job.request().scene.c_str()); break;
-      case job_step::prepare:
-        std::fprintf(stderr, "sieve: building the BVH of %zu triangles (loaded in %.1f s)\n", job.loaded().triangles.size(), t);
-        break;
-      case job_step::render: std::fprintf(stderr, "sieve: rendering (%.1f s so far)\n", t); break;
-      case job_step::write: std::fprintf(stderr, "sieve: writing (%.1f s so far)\n", t); break;
+      case job_step::load: what = "loading " + job.request().scene; break;
+      case job_step::prepare: what = "building the BVH of " + std::to_string(job.loaded().triangles.size()) + " triangles"; break;
+      case job_step::render: what = "rendering"; break;
+      case job_step::write: what = "writing"; break;
     }
-    render_t0_ = clock::now();
+    const std::lock_guard lock(m_);
+    what_ = what;
+    step_t0_ = clock::now();
+    if (!tty_) return;
+    if (bar_drawn_) std::fputc('\n', stderr), bar_drawn_ = false;
+    std::fprintf(stderr, "sieve: %s (%.1f s so far)\n", what.c_str(), seconds(t0_));
     std::fflush(stderr);
   }
 
   void samples(std::uint32_t done, std::uint32_t total) {
-    const double s = std::chrono::duration<double>(clock::now() - render_t0_).count();
+    const std::lock_guard lock(m_);
+    const double s = seconds(step_t0_);
     const double eta = done ? s / done * (total - done) : 0;
-    if (tty_) {
-      constexpr int width = 40;
-      const int filled = static_cast<int>(static_cast<double>(width) * done / total);
-      std::fprintf(stderr, "\r[%s%s] %u/%u spp  %.1f s, %.1f s left ", std::string(filled, '#').c_str(),
-                   std::string(width - filled, '.').c_str(), done, total, s, eta);
-      bar_drawn_ = done != total;
-      if (done == total) std::fputc('\n', stderr);
-    } else {
-      constexpr double every_s = 5;  // without a terminal: a line every few seconds, and the last
-      if (done != total && std::chrono::duration<double>(clock::now() - last_).count() < every_s) return;
-      std::fprintf(stderr, "sieve: %u/%u spp, %.1f s, %.1f s left\n", done, total, s, eta);
-    }
-    last_ = clock::now();
+    char line[160];
+    std::snprintf(line, sizeof line, "rendering: %u/%u spp, %.1f s, %.1f s left", done, total, s, eta);
+    what_ = line;
+    if (!tty_) return;
+    constexpr int width = 40;
+    const int filled = static_cast<int>(static_cast<double>(width) * done / total);
+    std::fprintf(stderr, "\r[%s%s] %u/%u spp  %.1f s, %.1f s left ", std::string(filled, '#').c_str(),
+                 std::string(width - filled, '.').c_str(), done, total, s, eta);
+    bar_drawn_ = done != total;
+    if (done == total) std::fputc('\n', stderr);
     std::fflush(stderr);
   }
   bool bar_drawn() const { return bar_drawn_; }
 
  private:
   using clock = std::chrono::steady_clock;
-  double seconds() const { return std::chrono::duration<double>(clock::now() - t0_).count(); }
+  static double seconds(clock::time_point since) { return std::chrono::duration<double>(clock::now() - since).count(); }
+
+  // Without a terminal: every few seconds, the step in progress (or the render's samples).
+  void tick() {
+    constexpr auto every = std::chrono::seconds(5);
+    std::unique_lock lock(m_);
+    while (!cv_.wait_for(lock, every, [this] { return stop_; })) {
+      if (what_.empty()) continue;
+      std::fprintf(stderr, "sieve: %s (%.0f s so far)\n", what_.c_str(), seconds(t0_));
+      std::fflush(stderr);
+    }
+  }
+
   bool tty_;
   bool bar_drawn_ = false;
-  clock::time_point t0_, last_, render_t0_;
+  clock::time_point t0_, step_t0_ = clock::now();
+  std::mutex m_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::string what_;
+  std::thread ticker_;
 };
 
 // The ranks of an MPI job as the render job's peers (renderer/job/render_job.hpp).
@@ -330,22 +362,25 @@ int run_render(const render_args& a, const std::string& command_line) {
   // The image: --out, or the default name unless only an EXR is named (--json alone still writes it).
   render_outputs outputs{a.png.empty() && a.exr.empty() ? default_image_name(a.scene) : a.png, a.exr, a.json};
   const bool talk = lead && !a.quiet;
-  progress_lines progress(isatty(STDERR_FILENO) != 0);
+  std::optional<progress_lines> progress;
+  if (talk) progress.emplace(isatty(STDERR_FILENO) != 0);
   signal_guard guard;
   job_hooks hooks;
   hooks.cancel = &interrupted;
   hooks.peers = split ? &*peers : nullptr;
   if (talk) {
-    hooks.step = [&](job_step s, const render_job& j) { progress.step(s, j); };
+    hooks.step = [&](job_step s, const render_job& j) { progress->step(s, j); };
     hooks.ready = [](const render_job& j) { print_header(j); };
-    hooks.progress = [&](std::uint32_t done, std::uint32_t total) { progress.samples(done, total); };
+    hooks.progress = [&](std::uint32_t done, std::uint32_t total) { progress->samples(done, total); };
   }
   render_job job(a.request(), outputs, command_line, hooks);
   const render_outcome& out = job.run();
+  const bool bar_drawn = progress && progress->bar_drawn();
+  progress.reset();  // no progress line after the work
   const int sig = stop_signal.load();
   if (!lead) return sig ? 128 + sig : 0;
   if (out.partial())
-    std::cerr << (progress.bar_drawn() ? "\n" : "") << "sieve: interrupted after " << out.samples << " of " << out.spp
+    std::cerr << (bar_drawn ? "\n" : "") << "sieve: interrupted after " << out.samples << " of " << out.spp
               << " samples per pixel" << (split ? " (all ranks)" : "") << "; writing what was accumulated\n";
   if (talk) print_outcome(job, out);
   return sig ? 128 + sig : out.partial() ? 128 + SIGINT : 0;
