@@ -1,4 +1,5 @@
 #include <exec/device_array.cuh>
+#include <exec/walk.hpp>
 
 #include "trace_cuda.hpp"
 
