@@ -96,8 +96,22 @@ image_rgb decode_image(const unsigned char* data, std::size_t size, const std::s
   if (file_name.empty()) {
     detail::fail(at + "the " + what + " is not an image sieve reads (PNG, JPEG, TGA, TIFF, OpenEXR, Radiance .hdr)");
   }
+  // A PNG's size straight from its IHDR chunk, before libpng checks the chunk (a file that claims
+  // an absurd size is refused for that, whatever else is wrong with it).
+  if (file_name == "image.png" && size >= 24) {
+    auto be32 = [&](std::size_t i) {
+      return std::uint64_t{data[i]} << 24 | std::uint64_t{data[i + 1]} << 16 | std::uint64_t{data[i + 2]} << 8 | data[i + 3];
+    };
+    check_image_size(be32(16), be32(20), name, what, limits);
+  }
   OIIO::Filesystem::IOMemReader memory(const_cast<unsigned char*>(data), size);
-  const std::unique_ptr<OIIO::ImageInput> in = OIIO::ImageInput::open(file_name, nullptr, &memory);
+  // Colour as stored, not multiplied by alpha (OpenImageIO's default for PNG and TGA): a cut-out's
+  // texels keep their colour where the opacity map hides them.
+  OIIO::ImageSpec config;
+  config.attribute("oiio:UnassociatedAlpha", 1);
+  void* proxy = &memory;  // with a configuration, its own "oiio:ioproxy" is what open() reads from
+  config.attribute("oiio:ioproxy", OIIO::TypeDesc::PTR, &proxy);
+  const std::unique_ptr<OIIO::ImageInput> in = OIIO::ImageInput::open(file_name, &config, &memory);
   if (!in) detail::fail(at + "cannot read the " + what + ": " + one_line(OIIO::geterror()));
   const OIIO::ImageSpec& spec = in->spec();
   if (spec.deep || spec.depth > 1) detail::fail(at + "the " + what + " is a deep or volume image");

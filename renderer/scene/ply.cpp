@@ -158,10 +158,10 @@ obj_mesh load_ply(const fs::path& path, const obj_options& opt, registry& reg) {
   const std::vector<unsigned char> bytes = input_file(path, "PLY file").bytes(std::uint64_t{1} << 34);
   const ply_header h = read_header(bytes, file);
   const std::size_t left = bytes.size() - h.body;
-  // Every element takes at least a byte (ASCII: a digit) or its fixed part (binary) of the body.
+  // Every item of an element takes at least its fixed part of the body (ASCII: two bytes a value).
   for (const ply_element& e : h.elements) {
-    std::size_t least = h.format == ply_format::ascii ? 1 : 0;
-    for (const ply_property& p : e.properties) least += size_of(p.list ? p.count_type : p.type);
+    std::size_t least = 0;  // ASCII: a digit and a separator a value
+    for (const ply_property& p : e.properties) least += h.format == ply_format::ascii ? 2 : size_of(p.list ? p.count_type : p.type);
     if (e.count > left / std::max<std::size_t>(least, 1))
       fail(file + ": element " + in_quotes(e.name) + " claims " + std::to_string(e.count) + " items, more than the file holds" + opt.context);
   }
