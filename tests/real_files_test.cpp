@@ -93,6 +93,15 @@ TEST(RealImages, LimitsFromTheHeaderAndBadFiles) {
   sieve::render::testing::write(dir / "cut.jpg", jpg.substr(0, jpg.size() / 2));
   sieve::render::testing::write(dir / "x.bmp", "BM\x10\x00");
   sieve::render::testing::expect_error([&] { (void)read_image(dir / "cut.jpg", "texture"); }, {"cut.jpg", "texture"});
+  // A truncated PNG: the one error, and nothing from libpng on stderr besides.
+  const std::string png = read_file(corpus / "image" / "rgba16.png");
+  sieve::render::testing::write(dir / "cut.png", png.substr(0, 60));
+  ::testing::internal::CaptureStderr();
+  sieve::render::testing::expect_error([&] { (void)read_image(dir / "cut.png", "texture"); }, {"cut.png: cannot ", "the texture: Read error"});
+  const std::string noise = ::testing::internal::GetCapturedStderr();
+#if !defined(__SANITIZE_ADDRESS__) && !defined(SIEVE_ADDRESS_SANITIZER)
+  EXPECT_EQ(noise, "");
+#endif
   sieve::render::testing::expect_error([&] { (void)read_image(dir / "x.bmp", "texture"); }, {"x.bmp", "not an image sieve reads"});
 }
 
