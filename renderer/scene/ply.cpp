@@ -134,6 +134,7 @@ ply_header read_header(const std::vector<unsigned char>& bytes, const std::strin
       h.elements.push_back({std::string(tok[1]), static_cast<std::uint64_t>(*n), {}});
     } else if (tok[0] == "property") {
       if (h.elements.empty()) fail(at + "a property before any element");
+      if (tok.size() != 3 && tok.size() != 5) fail(at + "cannot read the property " + in_quotes(line));
       ply_property p;
       const bool list = tok.size() == 5 && tok[1] == "list";
       const auto t = type_of(tok[list ? 3 : 1]);
