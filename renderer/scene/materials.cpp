@@ -201,7 +201,13 @@ void apply_material_entries(const std::vector<material_entry>& entries, registry
       i = reg.push(m, e.key);
     }
     material& m = reg.list[*i];
-    if (e.kind) m.kind = *e.kind;
+    if (e.kind) {
+      // A kind chosen by the scene file replaces what the MTL's glossy keys described.
+      m.kind = *e.kind;
+      m.specular = {0, 0, 0};
+      m.metallic = 0;
+      m.roughness = m.kind == material_kind::diffuse ? 1.0f : 0.0f;
+    }
     if (e.albedo) m.albedo = *e.albedo, m.albedo_texture = -1;  // a constant albedo replaces a texture
     if (e.emission) m.emission = *e.emission;
     if (e.ior) m.ior = *e.ior;
