@@ -5,7 +5,7 @@
 // model is given: the front view, an open room seen through its open side, a key light.
 #include <scene/image_file.hpp>
 #include <scene/load.hpp>
-#include <wavefront/integrator.hpp>
+#include <run/render.hpp>
 
 #include "scene_test_support.hpp"
 
