@@ -1,5 +1,6 @@
 // sieve: one command, subcommands per job.
 //   sieve render SCENE [options]       render a scene (.toml) or mesh (.obj): PNG, EXR, JSON report
+//   sieve check SCENE [--set K=V]      load a scene without rendering: what it holds, its warnings
 //   sieve bench compaction [options]   the compaction benchmark grid (see --help)
 //   sieve bench trace SCENE [options]  rays per second through the BVH
 //   sieve bench sort [options]         GPU radix sort: own onesweep vs CUB
@@ -16,6 +17,7 @@
 #include "sort/suite.hpp"
 #include "multisplit/suite.hpp"
 #include "render/render_bench.hpp"
+#include "check.hpp"
 #include "mpi.hpp"
 #include "render.hpp"
 #include "trace/trace.hpp"
@@ -130,10 +132,15 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", sieve::report::version_line(), "print the version and the commit, then exit");
   bool dry_run = false;
-  app.add_flag("--dry-run", dry_run, "check the command line (every option and value) and exit 0: nothing runs");
+  app.add_flag("--dry-run", dry_run,
+               "check the command line (every option and value) and exit 0: nothing is loaded or run "
+               "(`sieve check SCENE` loads a scene)");
   auto* render = app.add_subcommand("render", "render a scene with the wavefront path tracer");
   sieve::app::render_args render_args;
   sieve::app::add_render_options(*render, render_args);
+  auto* check = app.add_subcommand("check", "load a scene without rendering it: triangles, materials, textures, lights, camera, warnings");
+  sieve::app::check_args check_args;
+  sieve::app::add_check_options(*check, check_args);
   auto* info = app.add_subcommand("info", "version, commit, devices, the strategies and their capabilities");
   bool info_json = false;
   info->add_flag("--json", info_json, "print one JSON object");
@@ -168,13 +175,17 @@ int main(int argc, char** argv) {
     say("sieve: " + one_line(e.what()) + " (see sieve --help)");
     return 2;
   }
-  if (dry_run) return 0;
+  if (dry_run) {
+    std::cout << "sieve: --dry-run: the command line is valid; nothing was loaded or run (sieve check SCENE loads a scene)\n";
+    return 0;
+  }
 
   try {
     if (*info) {
       print_info(info_json);
       return 0;
     }
+    if (*check) return sieve::app::run_check(check_args);
     if (*render) {
       const sieve::app::mpi::session mpi;  // under mpirun: this process is one rank of the render
       return sieve::app::run_render(render_args, command_line);
