@@ -212,6 +212,7 @@ TEST_F(Outputs, ASecondCtrlCWhileWritingLeavesNoTemporaryAndNoMix) {
   const pid_t pid = start({"render", scene_.string(), "--set", "film.width=1024", "--set", "film.height=1024", "--set",
                            "film.max_bounces=1", "--spp", "10000", "--quiet", "--out", png.string(), "--exr",
                            exr.string(), "--json", json.string()});
+  EXPECT_TRUE(wait_for_handler(pid, SIGINT)) << "sieve never installed a SIGINT handler";
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   ::kill(pid, SIGINT);
   bool seen = false;
@@ -256,6 +257,7 @@ TEST_F(Outputs, CtrlCStopsALargeFrameWithinABounce) {
     const pid_t pid = start({"render", scene_.string(), "--backend", "cpu", "--integrator", integrator, "--set",
                              "film.width=2048", "--set", "film.height=2048", "--spp", "4", "--quiet", "--json",
                              json.string()});
+    EXPECT_TRUE(wait_for_handler(pid, SIGINT)) << integrator << ": sieve never installed a SIGINT handler";
     std::this_thread::sleep_for(std::chrono::milliseconds(2500));
     ::kill(pid, SIGINT);
     const auto t0 = std::chrono::steady_clock::now();

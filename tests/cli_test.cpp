@@ -249,6 +249,7 @@ TEST_P(Interrupt, WritesThePartialImage) {
     const pid_t pid = start({"render", cornell, "--backend", "cpu", "--set", "film.width=64", "--set", "film.height=64",
                              "--set", "film.max_bounces=1", "--spp", "100000",
                              "--quiet", "--out", png.string(), "--exr", exr.string(), "--json", json.string()});
+    EXPECT_TRUE(wait_for_handler(pid, sig)) << "sieve never installed a handler for signal " << sig;
     std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
     ::kill(pid, sig);
     const outcome o = finish(pid);
