@@ -1,6 +1,6 @@
 // Stage `shade`: at each path's hit, add what it sees (environment or emission, weighted by MIS
 // against next-event estimation), prepare a shadow ray towards a light or the environment map (next-event estimation on
-// diffuse surfaces), play Russian roulette, sample the BSDF for the next segment, and mark the path
+// surfaces with a non-delta lobe), play Russian roulette, sample the BSDF for the next segment, and mark the path
 // kept or removed in the form the compaction strategy takes.
 //
 // Random numbers: vertex b of a path (its b-th hit, from 0) draws from rng_key{pixel, sample,
@@ -48,7 +48,7 @@ SIEVE_HD inline surface surface_at(const scene_view& s, const hit& h) {
   return m;
 }
 
-// Next-event estimation at a diffuse point x (geometric normal ng, shading normal n; `smooth`:
+// Next-event estimation at a point x of a surface with a non-delta lobe (geometric normal ng, shading normal n; `smooth`:
 // they differ): a direction towards the environment map (with probability environment_pick) or a
 // light point by area, the MIS-weighted light it would add, and the shadow ray that decides whether
 // it does. Without a sampled map the pick costs nothing: u is the light's number as it was.
@@ -61,9 +61,10 @@ SIEVE_HD inline void next_event(const shade_args& a, std::uint32_t i, rng_key ke
     const environment_sample es = sample_environment(s.env_map, uniform(key, dim::light_u), uniform(key, dim::light_v));
     if (smooth && !sides_agree(wo, es.wi, ng, n)) return;
     const float pdf_env = es.pdf * pick_env;
-    const vec3 f_cos = eval_diffuse(m, wo, es.wi, n);
+    float pdf_bsdf = 0;
+    const vec3 f_cos = eval_bsdf(m, wo, es.wi, n, pdf_bsdf);
     if (!(pdf_env > 0) || max_component(f_cos) <= 0) return;
-    const vec3 light = beta * f_cos * es.radiance * (power_heuristic(pdf_env, pdf_diffuse(wo, es.wi, n)) / pdf_env);
+    const vec3 light = beta * f_cos * es.radiance * (power_heuristic(pdf_env, pdf_bsdf) / pdf_env);
     if (!finite(light) || max_component(light) <= 0) return;
     a.scratch.shadow_rays[i] = spawn_ray(x, ng, es.wi);  // unoccluded: it leaves the scene
     a.scratch.shadow_light[i] = light;
@@ -79,10 +80,11 @@ SIEVE_HD inline void next_event(const shade_args& a, std::uint32_t i, rng_key ke
   const vec3 wi = d / dist;
   if (smooth && !sides_agree(wo, wi, ng, n)) return;
   const float pdf_light = light_pdf_solid_angle(s.lights, wi, dist, ls.normal) * pick_light;
-  const vec3 f_cos = eval_diffuse(m, wo, wi, n);
+  float pdf_bsdf = 0;
+  const vec3 f_cos = eval_bsdf(m, wo, wi, n, pdf_bsdf);
   if (pdf_light <= 0 || max_component(f_cos) <= 0) return;
   const vec3 le = emitted(s.surfaces[s.material_of[ls.prim]], ls.normal, -wi);
-  const vec3 light = beta * f_cos * le * (power_heuristic(pdf_light, pdf_diffuse(wo, wi, n)) / pdf_light);
+  const vec3 light = beta * f_cos * le * (power_heuristic(pdf_light, pdf_bsdf) / pdf_light);
   if (!finite(light) || max_component(light) <= 0) return;
   a.scratch.shadow_rays[i] = spawn_ray(x, ng, wi, dist * (1.0f - 1e-3f));  // stop short of the light itself
   a.scratch.shadow_light[i] = light;
@@ -90,7 +92,7 @@ SIEVE_HD inline void next_event(const shade_args& a, std::uint32_t i, rng_key ke
 }
 
 // What an escaping ray (unit direction w) sees: the map, weighed by MIS against next-event
-// estimation at the previous (diffuse) vertex, whose BSDF drew w with solid-angle density
+// estimation at the previous vertex, whose BSDF drew w with solid-angle density
 // `bsdf_pdf` (0: a camera or specular bounce, full weight); or the constant colour.
 SIEVE_HD inline vec3 escaped(const scene_view& s, vec3 w, float bsdf_pdf) {
   if (!s.env_map.present()) return s.environment;
@@ -126,7 +128,7 @@ SIEVE_HD inline bool shade_path(std::uint32_t i, const shade_args& a, const wave
     const vec3 le = emitted(m, ng, wo);
     if (max_component(le) > 0) {
       // Reached by BSDF sampling: weigh against the chance that next-event estimation at the previous
-      // (diffuse) vertex picked this point. Camera and specular bounces carry pdf 0: full weight.
+      // vertex picked this point. Camera and specular bounces carry pdf 0: full weight.
       const float prev = p.bsdf_pdf[j];
       const float pick_light = 1.0f - environment_pick(s.env_map, s.lights.count);
       const float w =
@@ -137,7 +139,7 @@ SIEVE_HD inline bool shade_path(std::uint32_t i, const shade_args& a, const wave
     const float survive = a.vertex >= roulette_from_vertex ? fminf(0.95f, max_component(beta)) : 1.0f;
     if (a.vertex < s.max_bounces && uniform(key, dim::roulette) < survive) {
       beta = beta / survive;
-      if (m.kind == surface_kind::diffuse && (s.lights.count > 0 || s.env_map.sampled))
+      if (has_smooth_lobe(m) && (s.lights.count > 0 || s.env_map.sampled))
         next_event(a, i, key, m, x, ng, n, smooth, wo, beta);
       const bsdf_sample bs =
           sample_bsdf(m, wo, n, uniform(key, dim::bsdf_u), uniform(key, dim::bsdf_v), uniform(key, dim::bsdf_lobe));
