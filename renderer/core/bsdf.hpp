@@ -30,6 +30,8 @@ struct surface {
   float transmission = 0;  // pbr
   bool thin = false;       // rough_dielectric, pbr: a thin-walled sheet
   std::int32_t albedo_texture = -1;  // index into scene_view::textures: the albedo at the hit; -1: `albedo`
+  std::int32_t emission_texture = -1;  // likewise: the emission is `emission` times its texel at the hit
+  std::int32_t metal_rough_texture = -1;  // likewise (pbr): roughness x green, metallic x blue (raw values)
 };
 
 struct bsdf_sample {

@@ -37,16 +37,25 @@ struct shade_args {
   std::uint32_t vertex = 0;  // the bounce: 0 for the camera rays' hits
 };
 
-// The material at a hit, its albedo read from its texture where it has one (at the hit's
-// interpolated texture coordinates; clamped to 0 .. 1, an albedo).
-SIEVE_HD inline surface surface_at(const scene_view& s, const hit& h) {
-  surface m = s.surfaces[s.material_of[h.prim]];
-  if (m.albedo_texture >= 0) {
-    const tex_coord t = s.uvs ? interpolate(s.uvs[h.prim], h.u, h.v) : tex_coord{};
+// The material of triangle `prim` at barycentrics (b1, b2): its albedo read from its texture where
+// it has one (at the interpolated texture coordinates; clamped to 0 .. 1, an albedo), its emission
+// times its emission texture's texel there, its roughness and metallic times the green and blue of
+// its metallic-roughness texture (glTF's channels).
+SIEVE_HD inline surface surface_at(const scene_view& s, std::uint32_t prim, float b1, float b2) {
+  surface m = s.surfaces[s.material_of[prim]];
+  if (m.albedo_texture < 0 && m.emission_texture < 0 && m.metal_rough_texture < 0) return m;
+  const tex_coord t = s.uvs ? interpolate(s.uvs[prim], b1, b2) : tex_coord{};
+  if (m.albedo_texture >= 0)
     m.albedo = min(max(bilinear(s.textures[m.albedo_texture], t.u, t.v), vec3{0, 0, 0}), vec3{1, 1, 1});
+  if (m.emission_texture >= 0) m.emission = m.emission * max(bilinear(s.textures[m.emission_texture], t.u, t.v), vec3{0, 0, 0});
+  if (m.metal_rough_texture >= 0) {
+    const vec3 mr = min(max(bilinear(s.textures[m.metal_rough_texture], t.u, t.v), vec3{0, 0, 0}), vec3{1, 1, 1});
+    m.roughness *= mr.y;
+    m.metallic *= mr.z;
   }
   return m;
 }
+SIEVE_HD inline surface surface_at(const scene_view& s, const hit& h) { return surface_at(s, h.prim, h.u, h.v); }
 
 // Next-event estimation at a point x of a surface with a non-delta lobe (geometric normal ng, shading normal n; `smooth`:
 // they differ): a direction towards the environment map (with probability environment_pick) or a
@@ -79,11 +88,11 @@ SIEVE_HD inline void next_event(const shade_args& a, std::uint32_t i, rng_key ke
   if (!(dist > 0)) return;
   const vec3 wi = d / dist;
   if (smooth && !sides_agree(wo, wi, ng, n)) return;
-  const float pdf_light = light_pdf_solid_angle(s.lights, wi, dist, ls.normal) * pick_light;
+  const float pdf_light = light_pdf_solid_angle(s.lights, s.bvh.triangles, ls.prim, wi, dist, ls.normal) * pick_light;
   float pdf_bsdf = 0;
   const vec3 f_cos = eval_bsdf(m, wo, wi, n, pdf_bsdf);
   if (pdf_light <= 0 || max_component(f_cos) <= 0) return;
-  const vec3 le = emitted(s.surfaces[s.material_of[ls.prim]], ls.normal, -wi);
+  const vec3 le = emitted(surface_at(s, ls.prim, ls.b1, ls.b2), ls.normal, -wi);
   const vec3 light = beta * f_cos * le * (power_heuristic(pdf_light, pdf_bsdf) / pdf_light);
   if (!finite(light) || max_component(light) <= 0) return;
   a.scratch.shadow_rays[i] = spawn_ray(x, ng, wi, dist * (1.0f - 1e-3f));  // stop short of the light itself
@@ -132,7 +141,9 @@ SIEVE_HD inline bool shade_path(std::uint32_t i, const shade_args& a, const wave
       const float prev = p.bsdf_pdf[j];
       const float pick_light = 1.0f - environment_pick(s.env_map, s.lights.count);
       const float w =
-          prev > 0 ? power_heuristic(prev, light_pdf_solid_angle(s.lights, r.direction, h.t, ng) * pick_light) : 1.0f;
+          prev > 0 ? power_heuristic(prev, light_pdf_solid_angle(s.lights, s.bvh.triangles, h.prim, r.direction, h.t, ng) *
+                                                   pick_light)
+                 : 1.0f;
       seen = beta * le * w;
     }
     const rng_key key{w.pixel_of(slot), w.sample_of(slot), a.vertex + 1, s.seed};

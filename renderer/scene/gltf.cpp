@@ -397,7 +397,7 @@ vec3 apply_direction(const mat4& m, double x, double y, double z) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Materials: glTF's metallic-roughness model onto sieve's three kinds (scenes/README.md).
+// Materials: glTF's metallic-roughness model, sieve's `gltf` kind (core/pbr.hpp, scenes/README.md).
 
 double number_in(const tinygltf::Value& ext, const char* key, double fallback) {
   if (!ext.IsObject() || !ext.Has(key)) return fallback;
@@ -449,18 +449,18 @@ material map_material(const tinygltf::Material& g, const model_reader& rd, const
   out.emission = vec3{emissive[0], emissive[1], emissive[2]} * static_cast<float>(strength);
   if (!finite(out.emission)) rd.error(where, "the emission overflows a float");
   out.ior = ior > 1 ? static_cast<float>(ior) : 1.5f;
-  if (transmission >= 0.5) {
-    out.kind = material_kind::dielectric;
-  } else if (metallic >= 0.5 && roughness < 0.5) {
-    out.kind = material_kind::mirror;
-  } else {
-    out.kind = material_kind::diffuse;
-  }
+  out.kind = material_kind::gltf;
+  out.metallic = static_cast<float>(metallic);
+  out.roughness = static_cast<float>(roughness);
+  out.transmission = static_cast<float>(transmission);
+  // Without KHR_materials_volume (or with thickness 0) a transmissive surface is thin-walled.
+  const tinygltf::Value* volume = extension(g, "KHR_materials_volume");
+  out.thin = !volume || !(number_in(*volume, "thicknessFactor", 0) > 0);
   return out;
 }
 
 const std::vector<std::string_view> supported_extensions = {
-    "KHR_materials_emissive_strength", "KHR_materials_ior", "KHR_materials_transmission"};
+    "KHR_materials_emissive_strength", "KHR_materials_ior", "KHR_materials_transmission", "KHR_materials_volume"};
 
 }  // namespace
 
@@ -762,6 +762,8 @@ gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
     out.base_color_texture.push_back(
         texture(model.materials[i].pbrMetallicRoughness.baseColorTexture, where + ".pbrMetallicRoughness.baseColorTexture"));
     out.emissive_texture.push_back(texture(model.materials[i].emissiveTexture, where + ".emissiveTexture"));
+    out.metal_rough_texture.push_back(texture(model.materials[i].pbrMetallicRoughness.metallicRoughnessTexture,
+                                              where + ".pbrMetallicRoughness.metallicRoughnessTexture"));
   }
   for (std::size_t i = 0; i < model.materials.size(); ++i) {
     material m = map_material(model.materials[i], rd, idx("materials", i));

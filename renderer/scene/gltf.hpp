@@ -49,6 +49,7 @@ struct gltf_mesh {
   std::vector<image> images;
   std::vector<texture_ref> base_color_texture;  // per material
   std::vector<texture_ref> emissive_texture;    // per material
+  std::vector<texture_ref> metal_rough_texture;  // per material: pbrMetallicRoughness.metallicRoughnessTexture
   std::optional<camera_desc> camera;        // the first perspective camera met in the node tree
   std::vector<std::filesystem::path> files;  // the glTF file and the external buffers it read
 };

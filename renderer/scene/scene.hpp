@@ -21,7 +21,9 @@ namespace sieve::render {
 //   dielectric  Tf (else Ks, else 1) -> albedo, Ni -> ior   (illum 4, 6, 7, or d < 1)
 //   any kind    Ke -> emission (a triangle with emission > 0 is a light)
 //   diffuse     map_Kd -> albedo_texture (replaces Kd where the file is found; `-clamp on`: clamp)
-enum class material_kind : std::uint8_t { diffuse, mirror, dielectric };
+// The microfacet kinds (core/bsdf.hpp): conductor (rough metal, f0 = albedo), rough_dielectric
+// (rough glass, albedo tints it), gltf (the glTF 2.0 metallic-roughness model, albedo = base colour).
+enum class material_kind : std::uint8_t { diffuse, mirror, dielectric, conductor, rough_dielectric, gltf };
 
 struct material {
   std::string name;
@@ -29,7 +31,13 @@ struct material {
   vec3 albedo{0.8f, 0.8f, 0.8f};
   vec3 emission{0, 0, 0};
   float ior = 1.5f;
+  float roughness = 0;     // microfacet kinds, 0 .. 1 (alpha = roughness^2)
+  float metallic = 0;      // gltf, 0 .. 1
+  float transmission = 0;  // gltf, 0 .. 1
+  bool thin = false;       // rough_dielectric, gltf: a thin-walled sheet (no refraction)
   std::int32_t albedo_texture = -1;  // index into scene::textures: the albedo (a diffuse material's); -1: none
+  std::int32_t emission_texture = -1;  // likewise: `emission` is multiplied by its texel at each point
+  std::int32_t metal_rough_texture = -1;  // likewise (gltf): roughness x green, metallic x blue (not sRGB)
 };
 
 // An image a material reads: linear RGB (8- and 16-bit files decoded from sRGB, .hdr as stored).
