@@ -497,6 +497,20 @@ TEST(Gltf, TexturedQuadMatchesItsObjTwin) {
   EXPECT_EQ(b.z, a.z * 0.25f);
   EXPECT_TRUE(same_bytes(f.textures[fm.emission_texture].texels, obj.textures[0].texels));
   EXPECT_TRUE(same_bits(fm.emission, vec3{1, 1, 1}));
+  // KHR_texture_transform (offset, rotation, scale) becomes the material's map of sieve's (u, v):
+  // glTF's u' = -v + 0.5, v' = 2 u, with v = 1 - v_sieve.
+  const json transform = {{"offset", {0.5, 0}}, {"rotation", 1.5707963267948966}, {"scale", {2, 1}}};
+  doc["materials"][0]["pbrMetallicRoughness"]["baseColorTexture"]["extensions"]["KHR_texture_transform"] = transform;
+  doc["materials"][0]["emissiveTexture"]["extensions"]["KHR_texture_transform"] = transform;
+  write_gltf(dir, doc, "quad.gltf");
+  const scene tt = load_scene(gltf_toml);
+  const float want[6] = {0, 1, -0.5f, -2, 0, 1};
+  for (int k = 0; k < 6; ++k) EXPECT_NEAR(tt.materials[0].uv.m[k], want[k], 1e-6f) << k;
+  doc["materials"][0]["emissiveTexture"]["extensions"]["KHR_texture_transform"]["scale"] = {1, 2, 3};
+  write_gltf(dir, doc, "quad.gltf");
+  expect_error([&] { load_scene(gltf_toml); }, {"emissiveTexture", "KHR_texture_transform", "scale"});
+  doc["materials"][0]["pbrMetallicRoughness"]["baseColorTexture"].erase("extensions");
+  doc["materials"][0]["emissiveTexture"].erase("extensions");
   // A missing image file is a warning; the material keeps its factor.
   doc["images"][0] = {{"uri", "gone.png"}};
   write_gltf(dir, doc, "quad.gltf");

@@ -12,6 +12,7 @@
 
 #include "pbr.hpp"
 #include "sampling.hpp"
+#include "texture.hpp"
 
 #include <cstdint>
 
@@ -32,6 +33,7 @@ struct surface {
   std::int32_t albedo_texture = -1;  // index into scene_view::textures: the albedo at the hit; -1: `albedo`
   std::int32_t emission_texture = -1;  // likewise: the emission is `emission` times its texel at the hit
   std::int32_t metal_rough_texture = -1;  // likewise (pbr): roughness x green, metallic x blue (raw values)
+  uv_transform uv;  // applied to the hit's texture coordinates before the textures are read
 };
 
 struct bsdf_sample {

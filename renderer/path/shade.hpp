@@ -44,7 +44,8 @@ struct shade_args {
 SIEVE_HD inline surface surface_at(const scene_view& s, std::uint32_t prim, float b1, float b2) {
   surface m = s.surfaces[s.material_of[prim]];
   if (m.albedo_texture < 0 && m.emission_texture < 0 && m.metal_rough_texture < 0) return m;
-  const tex_coord t = s.uvs ? interpolate(s.uvs[prim], b1, b2) : tex_coord{};
+  tex_coord t = s.uvs ? interpolate(s.uvs[prim], b1, b2) : tex_coord{};
+  if (!m.uv.identity()) m.uv.apply(t.u, t.v);
   if (m.albedo_texture >= 0)
     m.albedo = min(max(bilinear(s.textures[m.albedo_texture], t.u, t.v), vec3{0, 0, 0}), vec3{1, 1, 1});
   if (m.emission_texture >= 0) m.emission = m.emission * max(bilinear(s.textures[m.emission_texture], t.u, t.v), vec3{0, 0, 0});

@@ -45,6 +45,7 @@ struct gltf_mesh {
   struct texture_ref {
     std::int32_t image = -1;  // into `images`; -1: none
     wrap_mode wrap = wrap_mode::repeat;
+    uv_transform transform;   // KHR_texture_transform, in sieve's (u, v) convention
   };
   std::vector<image> images;
   std::vector<texture_ref> base_color_texture;  // per material

@@ -4,6 +4,8 @@
 
 #include <tiny_obj_loader.h>
 
+#include <algorithm>
+
 #include <cmath>
 
 namespace sieve::render::detail {
@@ -28,7 +30,8 @@ bool registry::same(const material& a, const material& b) {
   return a.kind == b.kind && eq(a.albedo, b.albedo) && eq(a.emission, b.emission) && a.ior == b.ior &&
          a.roughness == b.roughness && a.metallic == b.metallic && a.transmission == b.transmission &&
          a.thin == b.thin && a.albedo_texture == b.albedo_texture &&
-         a.emission_texture == b.emission_texture && a.metal_rough_texture == b.metal_rough_texture;
+         a.emission_texture == b.emission_texture && a.metal_rough_texture == b.metal_rough_texture &&
+         std::equal(a.uv.m, a.uv.m + 6, b.uv.m);
 }
 
 // Adds `m`, or returns the material of that name when it is the same; a different material of the

@@ -34,6 +34,18 @@ obj_mesh load_gltf_object(const fs::path& path, const obj_options& opt, registry
       }
       return &im;
     };
+    // One transform a material (sieve reads every texture of a material at the same coordinates):
+    // the first of its textures that has one; a different one on another texture is a warning.
+    bool have_uv = false;
+    for (const auto* ref : {&m.base_color_texture[i], &m.metal_rough_texture[i], &m.emissive_texture[i]}) {
+      if (ref->image < 0) continue;
+      if (!have_uv) {
+        mat.uv = ref->transform;
+        have_uv = true;
+      } else if (!std::equal(mat.uv.m, mat.uv.m + 6, ref->transform.m)) {
+        print_warning(who + ": textures with different KHR_texture_transform; the first one applies to all");
+      }
+    }
     if (const auto* im = image(m.base_color_texture[i]); im && (mat.kind == material_kind::diffuse || mat.kind == material_kind::gltf)) {
       mat.albedo_texture = reg.texture_index(im->name, im->bytes, m.base_color_texture[i].wrap, mat.albedo, who);
     }

@@ -38,6 +38,7 @@ struct material {
   std::int32_t albedo_texture = -1;  // index into scene::textures: the albedo (a diffuse material's); -1: none
   std::int32_t emission_texture = -1;  // likewise: `emission` is multiplied by its texel at each point
   std::int32_t metal_rough_texture = -1;  // likewise (gltf): roughness x green, metallic x blue (not sRGB)
+  uv_transform uv;  // applied to the texture coordinates before every texture of the material is read
 };
 
 // An image a material reads: linear RGB (8- and 16-bit files decoded from sRGB, .hdr as stored).

@@ -48,7 +48,7 @@ prepared_scene::prepared_scene(const scene& s) : scene_(&s), bvh_(build_bvh(s.tr
                                       surface_kind::conductor, surface_kind::rough_dielectric, surface_kind::pbr};
     surfaces_.push_back({kinds[static_cast<int>(m.kind)], m.albedo, m.emission, m.ior, m.roughness, m.metallic,
                          m.transmission, m.thin, m.albedo_texture, m.emission_texture,
-                         m.metal_rough_texture});
+                         m.metal_rough_texture, m.uv});
   }
   for (const texture& t : s.textures) textures_.push_back(t.view());
   // Next-event estimation picks a light triangle by its power (core/lights.hpp).
