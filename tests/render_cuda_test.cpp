@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "environment_scenes.hpp"
+#include "microfacet_scenes.hpp"
 #include "hairball.hpp"
 #include "textured_quad.hpp"
 
@@ -506,10 +507,7 @@ TEST(GpuRender, MicrofacetMaterialsMatchTheCpuAndTheMegakernel) {
   for (const bool thin : {false, true}) {
     SCOPED_TRACE(thin ? "thin" : "thick");
     const scene s = load_scene(std::string(SIEVE_SCENES_DIR) + "/cornell-box/cornell-mirror-glass.toml",
-                               {"film.width=96", "film.height=96", "film.spp=4", "film.seed=5", "materials[0].type=gltf",
-                                "materials[0].metallic=1", "materials[0].roughness=0.4", "materials[0].albedo=[0.9, 0.6, 0.3]",
-                                "materials[1].type=rough_dielectric", "materials[1].roughness=0.25",
-                                std::string("materials[1].thin=") + (thin ? "true" : "false")});
+                               test_scenes::microfacet_box(thin, 96, 4));
     const prepared_scene ps(s);
     render_settings rs = render_settings::from(s);
     const render_result gpu = render_cuda(ps, rs);

@@ -11,6 +11,8 @@
 
 #include <gtest/gtest.h>
 
+#include "microfacet_scenes.hpp"
+
 #define STB_IMAGE_IMPLEMENTATION
 #include <stb/stb_image.h>
 #include <tinyexr.h>
@@ -337,11 +339,8 @@ TEST(Wavefront, ImageIsUnchangedByTheOneDriver) {
 // thin) renders the same bits with the megakernel as with the wavefront, and not the smooth box's.
 TEST(Wavefront, MicrofacetBoxIsTheSameOnTheMegakernel) {
   for (const bool thin : {false, true}) {
-    const scene s = load_scene(scenes_dir / "cornell-box" / "cornell-mirror-glass.toml",
-                               {"film.width=24", "film.height=24", "film.spp=2", "film.seed=5", "materials[0].type=gltf",
-                                "materials[0].metallic=1", "materials[0].roughness=0.4", "materials[0].albedo=[0.9, 0.6, 0.3]",
-                                "materials[1].type=rough_dielectric", "materials[1].roughness=0.25",
-                                std::string("materials[1].thin=") + (thin ? "true" : "false")});
+    const scene s =
+        load_scene(scenes_dir / "cornell-box" / "cornell-mirror-glass.toml", test_scenes::microfacet_box(thin, 24, 2));
     const prepared_scene ps(s);
     render_settings r = render_settings::from(s);
     const std::vector<vec3> wavefront = render_cpu(ps, r).sum;
