@@ -46,7 +46,8 @@ obj_mesh load_gltf_object(const fs::path& path, const obj_options& opt, registry
         print_warning(who + ": textures with different KHR_texture_transform; the first one applies to all");
       }
     }
-    if (const auto* im = image(m.base_color_texture[i]); im && (mat.kind == material_kind::diffuse || mat.kind == material_kind::gltf)) {
+    const bool coloured = mat.kind == material_kind::diffuse || mat.kind == material_kind::gltf;
+    if (const auto* im = image(m.base_color_texture[i]); im && coloured) {
       mat.albedo_texture = reg.texture_index(im->name, im->bytes, m.base_color_texture[i].wrap, mat.albedo, who);
     }
     // The emission: factor x strength (the material's) times the texel at each hit (shade.hpp).
