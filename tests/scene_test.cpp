@@ -373,6 +373,32 @@ TEST(SceneToml, ObjectTransformsMaterialsAndLights) {
   EXPECT_NEAR(area(s.triangles[2]) + area(s.triangles[3]), 6.0f, 1e-5f);
 }
 
+TEST(SceneToml, MicrofacetMaterialKeys) {
+  small_scene sm;
+  const scene s = load_scene(sm.toml(
+      "material = \"brushed\"\n"
+      "[[materials]]\nname = \"brushed\"\ntype = \"gltf\"\nalbedo = [0.9, 0.6, 0.2]\nmetallic = 1\nroughness = 0.35\n"
+      "transmission = 0.25\nthin = true\nior = 1.7\n"));
+  const material& m = s.materials[s.material_of[0]];
+  EXPECT_EQ(m.kind, material_kind::gltf);
+  EXPECT_EQ(m.metallic, 1.0f);
+  EXPECT_EQ(m.roughness, 0.35f);
+  EXPECT_EQ(m.transmission, 0.25f);
+  EXPECT_TRUE(m.thin);
+  EXPECT_EQ(m.ior, 1.7f);
+  for (const char* type : {"conductor", "rough_dielectric"}) {
+    const scene t = load_scene(sm.toml(std::string("material = \"x\"\n[[materials]]\nname = \"x\"\ntype = \"") + type +
+                                       "\"\nroughness = 0.5\n"));
+    EXPECT_EQ(t.materials[t.material_of[0]].roughness, 0.5f) << type;
+  }
+  expect_error([&] { load_scene(sm.toml("[[materials]]\nname = \"m\"\nroughness = 1.5\n", "r.toml")); },
+               {"r.toml", "materials[0].roughness", "out of range"});
+  expect_error([&] { load_scene(sm.toml("[[materials]]\nname = \"m\"\nthin = 1\n", "t.toml")); },
+               {"t.toml", "materials[0].thin", "true or false"});
+  expect_error([&] { load_scene(sm.toml("[[materials]]\nname = \"m\"\ntype = \"plastic\"\n", "k.toml")); },
+               {"k.toml", "rough_dielectric, gltf"});
+}
+
 TEST(SceneToml, DefaultsWhenTablesAreAbsent) {
   small_scene sm;
   const scene s = load_scene(sm.toml(""));
@@ -442,8 +468,8 @@ TEST(SceneErrors, UnknownKeysAndTables) {
   expect_error([&] { load_scene(sm.toml("[camera]\nfov = 30\n", "c.toml")); }, {"c.toml:4", "camera.fov"});
   expect_error([&] { load_scene(sm.toml("rotate_x = 30\n", "d.toml")); },
                {"d.toml:3", "objects[0].rotate_x"});
-  expect_error([&] { load_scene(sm.toml("[[materials]]\nname = \"m\"\nroughness = 1\n", "e.toml")); },
-               {"e.toml", "materials[0].roughness"});
+  expect_error([&] { load_scene(sm.toml("[[materials]]\nname = \"m\"\nshininess = 1\n", "e.toml")); },
+               {"e.toml", "materials[0].shininess"});
   expect_error(
       [&] {
         load_scene(

@@ -2,25 +2,53 @@
 
 namespace sieve::render {
 
+namespace {
+
+// The mean emitted radiance of triangle t (its grey level, the mean of the channels): the material's
+// emission, times its emission texture's mean over the triangle where it has one (the texture read
+// at 64 stratified points of the triangle's texture coordinates, through the material's uv map).
+double mean_emission(const scene& s, std::uint32_t t) {
+  const material& m = s.materials[s.material_of[t]];
+  const double grey = (static_cast<double>(m.emission.x) + m.emission.y + m.emission.z) / 3;
+  if (m.emission_texture < 0 || s.uvs.empty()) return grey;
+  const texture_view tex = s.textures[static_cast<std::size_t>(m.emission_texture)].view();
+  constexpr int n = 8;
+  vec3 sum{0, 0, 0};
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      float b1 = 0, b2 = 0;
+      uniform_triangle((i + 0.5f) / n, (j + 0.5f) / n, b1, b2);
+      tex_coord c = interpolate(s.uvs[t], b1, b2);
+      m.uv.apply(c.u, c.v);
+      sum += m.emission * max(bilinear(tex, c.u, c.v), vec3{0, 0, 0});
+    }
+  return (static_cast<double>(sum.x) + sum.y + sum.z) / (3.0 * n * n);
+}
+
+}  // namespace
+
 prepared_scene::prepared_scene(const scene& s) : scene_(&s), bvh_(build_bvh(s.triangles)) {
   surfaces_.reserve(s.materials.size());
   for (const material& m : s.materials) {
-    const auto kind = m.kind == material_kind::mirror       ? surface_kind::mirror
-                      : m.kind == material_kind::dielectric ? surface_kind::dielectric
-                                                            : surface_kind::diffuse;
-    surfaces_.push_back({kind, m.albedo, m.emission, m.ior, m.albedo_texture, m.opacity, m.opacity_texture});
+    constexpr surface_kind kinds[] = {surface_kind::diffuse,   surface_kind::mirror,           surface_kind::dielectric,
+                                      surface_kind::conductor, surface_kind::rough_dielectric, surface_kind::pbr};
+    surfaces_.push_back({kinds[static_cast<int>(m.kind)], m.albedo, m.emission, m.ior, m.roughness, m.metallic,
+                         m.transmission, m.thin, m.albedo_texture, m.opacity, m.opacity_texture, m.emission_texture,
+                         m.metal_rough_texture, m.uv});
   }
   for (const texture& t : s.textures) textures_.push_back(t.view());
-  double area = 0;
+  // Next-event estimation picks a light triangle by its power (core/lights.hpp).
+  double area = 0, power = 0;
   for (const std::uint32_t t : s.emissive) {
-    const triangle& tri = s.triangles[t];
-    const double a = 0.5 * length(cross(tri.v1 - tri.v0, tri.v2 - tri.v0));
-    if (!(a > 0)) continue;  // a degenerate light can neither be hit nor sampled
+    const double a = triangle_area(s.triangles[t]);
+    const double p = a * mean_emission(s, t);
+    if (!(a > 0) || !(p > 0)) continue;  // no power: never picked (a degenerate light is never hit either)
     area += a;
+    power += p;
     light_triangles_.push_back(t);
-    light_cdf_.push_back(static_cast<float>(area));
+    light_cdf_.push_back(static_cast<float>(power));
   }
-  for (float& c : light_cdf_) c = static_cast<float>(c / area);
+  for (float& c : light_cdf_) c = static_cast<float>(c / power);
   if (!light_cdf_.empty()) light_cdf_.back() = 1.0f;
   light_area_ = static_cast<float>(area);
   for (const triangle& t : s.triangles) {

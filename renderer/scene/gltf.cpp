@@ -397,7 +397,7 @@ vec3 apply_direction(const mat4& m, double x, double y, double z) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Materials: glTF's metallic-roughness model onto sieve's three kinds (scenes/README.md).
+// Materials: glTF's metallic-roughness model, sieve's `gltf` kind (core/pbr.hpp, scenes/README.md).
 
 double number_in(const tinygltf::Value& ext, const char* key, double fallback) {
   if (!ext.IsObject() || !ext.Has(key)) return fallback;
@@ -449,17 +449,40 @@ material map_material(const tinygltf::Material& g, const model_reader& rd, const
   out.emission = vec3{emissive[0], emissive[1], emissive[2]} * static_cast<float>(strength);
   if (!finite(out.emission)) rd.error(where, "the emission overflows a float");
   out.ior = ior > 1 ? static_cast<float>(ior) : 1.5f;
-  out.metallic = static_cast<float>(metallic);  // kept for the BSDFs to come (scene.hpp)
+  out.kind = material_kind::gltf;
+  out.metallic = static_cast<float>(metallic);
   out.roughness = static_cast<float>(roughness);
-  if (pbr.metallicRoughnessTexture.index >= 0) out.roughness_map = out.metallic_map = "metallicRoughnessTexture";
-  if (g.normalTexture.index >= 0) out.bump_map = "normalTexture";
-  if (transmission >= 0.5) {
-    out.kind = material_kind::dielectric;
-  } else if (metallic >= 0.5 && roughness < 0.5) {
-    out.kind = material_kind::mirror;
-  } else {
-    out.kind = material_kind::diffuse;
-  }
+  out.transmission = static_cast<float>(transmission);
+  if (g.normalTexture.index >= 0) out.bump_map = "normalTexture";  // not read yet: named in the scene's warning
+  // Without KHR_materials_volume (or with thickness 0) a transmissive surface is thin-walled.
+  const tinygltf::Value* volume = extension(g, "KHR_materials_volume");
+  out.thin = !volume || !(number_in(*volume, "thicknessFactor", 0) > 0);
+  return out;
+}
+
+// KHR_texture_transform's offset, rotation and scale as the affine map T R S of glTF's (u, v), turned
+// into sieve's convention (v' = 1 - v): [a, -b, b + c; -d, e, 1 - e - f] for glTF's [a, b, c; d, e, f].
+uv_transform texture_transform(const tinygltf::Value& ext, const model_reader& rd, const std::string& where) {
+  auto pair = [&](const char* key, double fallback, double out[2]) {
+    out[0] = out[1] = fallback;
+    if (!ext.IsObject() || !ext.Has(key)) return;
+    const tinygltf::Value& v = ext.Get(key);
+    if (!v.IsArray() || v.ArrayLen() != 2 || !v.Get(0).IsNumber() || !v.Get(1).IsNumber())
+      rd.error(where, std::string(key) + " is not an array of 2 numbers");
+    out[0] = v.Get(0).GetNumberAsDouble();
+    out[1] = v.Get(1).GetNumberAsDouble();
+  };
+  double offset[2], scale[2];
+  pair("offset", 0, offset);
+  pair("scale", 1, scale);
+  const double rotation = number_in(ext, "rotation", 0);
+  for (const double x : {offset[0], offset[1], scale[0], scale[1], rotation})
+    if (!std::isfinite(x) || std::fabs(x) > 1e6) rd.error(where, "a value (" + str(x) + ") is not finite or past 1e6");
+  const double c = std::cos(rotation), s = std::sin(rotation);
+  const double a = c * scale[0], b = -s * scale[1], t = offset[0], d = s * scale[0], e = c * scale[1], f = offset[1];
+  uv_transform out;
+  const double m[6] = {a, -b, b + t, -d, e, 1 - e - f};
+  for (int i = 0; i < 6; ++i) out.m[i] = static_cast<float>(m[i]);
   return out;
 }
 
@@ -475,7 +498,8 @@ std::string unsupported_hint(const std::string& e) {
 }
 
 const std::vector<std::string_view> supported_extensions = {
-    "KHR_materials_emissive_strength", "KHR_materials_ior", "KHR_materials_transmission"};
+    "KHR_materials_emissive_strength", "KHR_materials_ior", "KHR_materials_transmission", "KHR_materials_volume",
+    "KHR_texture_transform"};
 
 }  // namespace
 
@@ -739,6 +763,8 @@ gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
   auto texture = [&](const tinygltf::TextureInfo& info, const std::string& where) {
     gltf_mesh::texture_ref ref;
     if (info.index < 0) return ref;
+    if (const auto it = info.extensions.find("KHR_texture_transform"); it != info.extensions.end())
+      ref.transform = texture_transform(it->second, rd, where + ".extensions.KHR_texture_transform");
     rd.check_index(where, "texture", info.index, model.textures.size());
     const tinygltf::Texture& tex = model.textures[static_cast<std::size_t>(info.index)];
     const std::string twhere = idx("textures", static_cast<std::size_t>(info.index));
@@ -780,6 +806,8 @@ gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
     out.base_color_texture.push_back(
         texture(model.materials[i].pbrMetallicRoughness.baseColorTexture, where + ".pbrMetallicRoughness.baseColorTexture"));
     out.emissive_texture.push_back(texture(model.materials[i].emissiveTexture, where + ".emissiveTexture"));
+    out.metal_rough_texture.push_back(texture(model.materials[i].pbrMetallicRoughness.metallicRoughnessTexture,
+                                              where + ".pbrMetallicRoughness.metallicRoughnessTexture"));
   }
   for (std::size_t i = 0; i < model.materials.size(); ++i) {
     material m = map_material(model.materials[i], rd, idx("materials", i));

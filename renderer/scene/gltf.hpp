@@ -45,10 +45,12 @@ struct gltf_mesh {
   struct texture_ref {
     std::int32_t image = -1;  // into `images`; -1: none
     wrap_mode wrap = wrap_mode::repeat;
+    uv_transform transform;   // KHR_texture_transform, in sieve's (u, v) convention
   };
   std::vector<image> images;
   std::vector<texture_ref> base_color_texture;  // per material
   std::vector<texture_ref> emissive_texture;    // per material
+  std::vector<texture_ref> metal_rough_texture;  // per material: pbrMetallicRoughness.metallicRoughnessTexture
   std::optional<camera_desc> camera;        // the first perspective camera met in the node tree
   std::vector<std::filesystem::path> files;  // the glTF file and the external buffers it read
 };

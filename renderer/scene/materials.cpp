@@ -4,6 +4,8 @@
 
 #include <tiny_obj_loader.h>
 
+#include <algorithm>
+
 #include <cmath>
 
 namespace sieve::render::detail {
@@ -26,7 +28,11 @@ std::uint32_t registry::push(material m, std::string from) {
 bool registry::same(const material& a, const material& b) {
   auto eq = [](vec3 x, vec3 y) { return x.x == y.x && x.y == y.y && x.z == y.z; };
   return a.kind == b.kind && eq(a.albedo, b.albedo) && eq(a.emission, b.emission) && a.ior == b.ior &&
-         a.albedo_texture == b.albedo_texture && a.opacity == b.opacity && a.opacity_texture == b.opacity_texture;
+         a.roughness == b.roughness && a.metallic == b.metallic && a.transmission == b.transmission &&
+         a.thin == b.thin && a.albedo_texture == b.albedo_texture && a.opacity == b.opacity &&
+         a.opacity_texture == b.opacity_texture &&
+         a.emission_texture == b.emission_texture && a.metal_rough_texture == b.metal_rough_texture &&
+         std::equal(a.uv.m, a.uv.m + 6, b.uv.m);
 }
 
 // Adds `m`, or returns the material of that name when it is the same; a different material of the
@@ -138,6 +144,9 @@ std::optional<material_kind> kind_of(std::string_view s) {
   if (s == "diffuse") return material_kind::diffuse;
   if (s == "mirror") return material_kind::mirror;
   if (s == "dielectric") return material_kind::dielectric;
+  if (s == "conductor") return material_kind::conductor;
+  if (s == "rough_dielectric") return material_kind::rough_dielectric;
+  if (s == "gltf") return material_kind::gltf;
   return std::nullopt;
 }
 
@@ -165,7 +174,7 @@ std::vector<material_entry> read_material_entries(const toml::table& doc, const 
         const std::string s = rd.string(*v, key + ".type");
         e.kind = kind_of(s);
         if (!e.kind)
-          rd.fail_at(v, key + ".type", in_quotes(s) + " is not one of diffuse, mirror, dielectric");
+          rd.fail_at(v, key + ".type", in_quotes(s) + " is not one of diffuse, mirror, dielectric, conductor, rough_dielectric, gltf");
       }
       if (const toml::node* v = t.get("albedo")) e.albedo = rd.color(*v, key + ".albedo", 1);
       if (const toml::node* v = t.get("emission")) e.emission = rd.color(*v, key + ".emission", 1e30f);
@@ -173,6 +182,20 @@ std::vector<material_entry> read_material_entries(const toml::table& doc, const 
         const double d = rd.number(*v, key + ".ior");
         if (!(d > 1)) rd.fail_at(v, key + ".ior", str(d) + " is out of range (> 1)");
         e.ior = static_cast<float>(d);
+      }
+      auto unit = [&](const char* k) -> std::optional<float> {
+        const toml::node* v = t.get(k);
+        if (!v) return std::nullopt;
+        const double d = rd.number(*v, key + "." + k);
+        if (!(d >= 0 && d <= 1)) rd.fail_at(v, key + "." + k, str(d) + " is out of range (0 .. 1)");
+        return static_cast<float>(d);
+      };
+      e.roughness = unit("roughness");
+      e.metallic = unit("metallic");
+      e.transmission = unit("transmission");
+      if (const toml::node* v = t.get("thin")) {
+        if (!v->is_boolean()) rd.fail_at(v, key + ".thin", "expected true or false");
+        e.thin = v->as_boolean()->get();
       }
       if (const toml::node* v = t.get("texture")) {
         e.texture = rd.string(*v, key + ".texture");
@@ -211,8 +234,13 @@ void apply_material_entries(const std::vector<material_entry>& entries, registry
     if (e.albedo) m.albedo = *e.albedo, m.albedo_texture = -1;  // a constant albedo replaces a texture
     if (e.emission) m.emission = *e.emission;
     if (e.ior) m.ior = *e.ior;
+    if (e.roughness) m.roughness = *e.roughness;
+    if (e.metallic) m.metallic = *e.metallic;
+    if (e.transmission) m.transmission = *e.transmission;
+    if (e.thin) m.thin = *e.thin;
     if (e.texture) {
-      if (m.kind != material_kind::diffuse) rd.fail_at(e.texture_node, e.key + ".texture", "only a diffuse material takes a texture");
+      if (m.kind != material_kind::diffuse && m.kind != material_kind::gltf)
+        rd.fail_at(e.texture_node, e.key + ".texture", "only a diffuse or gltf material takes a texture");
       m.albedo_texture = reg.texture_index(base_dir / *e.texture, e.wrap, rd.where(e.texture_node, e.key + ".texture"));
     }
   }

@@ -39,21 +39,28 @@ obj_mesh load_gltf_object(const fs::path& path, const obj_options& opt, registry
       }
       return &im;
     };
-    if (const auto* im = image(m.base_color_texture[i]); im && mat.kind == material_kind::diffuse) {
+    // One transform a material (sieve reads every texture of a material at the same coordinates):
+    // the first of its textures that has one; a different one on another texture is a warning.
+    bool have_uv = false;
+    for (const auto* ref : {&m.base_color_texture[i], &m.metal_rough_texture[i], &m.emissive_texture[i]}) {
+      if (ref->image < 0) continue;
+      if (!have_uv) {
+        mat.uv = ref->transform;
+        have_uv = true;
+      } else if (!std::equal(mat.uv.m, mat.uv.m + 6, ref->transform.m)) {
+        print_warning(who + ": textures with different KHR_texture_transform; the first one applies to all");
+      }
+    }
+    const bool coloured = mat.kind == material_kind::diffuse || mat.kind == material_kind::gltf;
+    if (const auto* im = image(m.base_color_texture[i]); im && coloured) {
       mat.albedo_texture = reg.texture_index(im->name, im->bytes, m.base_color_texture[i].wrap, mat.albedo, who);
     }
+    // The emission: factor x strength (the material's) times the texel at each hit (shade.hpp).
     if (const auto* im = image(m.emissive_texture[i]); im && max_component(mat.emission) > 0) {
-      std::optional<vec3>& mean = mean_of[static_cast<std::size_t>(m.emissive_texture[i].image)];
-      if (!mean) {  // each image decoded once, however many materials share it
-        const image_rgb e = decode_image(im->bytes.data(), im->bytes.size(), im->name, "emissive texture", reg.texture_limits);
-        double sum[3] = {0, 0, 0};
-        for (const vec3& p : e.pixels)
-          for (int c = 0; c < 3; ++c) sum[c] += p[c];
-        const double n = static_cast<double>(e.pixels.size());
-        mean = vec3{static_cast<float>(sum[0] / n), static_cast<float>(sum[1] / n), static_cast<float>(sum[2] / n)};
-      }
-      mat.emission = mat.emission * *mean;
-      if (!finite(mat.emission)) fail(who + ": the emission times the emissive texture's mean overflows a float");
+      mat.emission_texture = reg.texture_index(im->name, im->bytes, m.emissive_texture[i].wrap, vec3{1, 1, 1}, who);
+    }
+    if (const auto* im = image(m.metal_rough_texture[i]); im && mat.kind == material_kind::gltf) {
+      mat.metal_rough_texture = reg.texture_index(im->name, im->bytes, m.metal_rough_texture[i].wrap, vec3{1, 1, 1}, who, true);
     }
     index[i] = reg.add(mat, path.string());
   }

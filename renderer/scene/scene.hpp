@@ -24,7 +24,9 @@ namespace sieve::render {
 //   any kind    d (1 - Tr) and map_d -> opacity, opacity_texture (a cut-out, never glass)
 // The rest is kept by name for a BSDF that can show it (roughness, metallic, specular and their
 // maps, the bump map) and named in one warning per scene where the present BSDFs approximate it.
-enum class material_kind : std::uint8_t { diffuse, mirror, dielectric };
+// The microfacet kinds (core/bsdf.hpp): conductor (rough metal, f0 = albedo), rough_dielectric
+// (rough glass, albedo tints it), gltf (the glTF 2.0 metallic-roughness model, albedo = base colour).
+enum class material_kind : std::uint8_t { diffuse, mirror, dielectric, conductor, rough_dielectric, gltf };
 
 struct material {
   std::string name;
@@ -32,17 +34,22 @@ struct material {
   vec3 albedo{0.8f, 0.8f, 0.8f};
   vec3 emission{0, 0, 0};
   float ior = 1.5f;
+  float roughness = 0;     // microfacet kinds, 0 .. 1 (alpha = roughness^2); MTL: Pr, else sqrt(2 / (Ns + 2))
+  float metallic = 0;      // gltf, 0 .. 1; MTL: Pm
+  float transmission = 0;  // gltf, 0 .. 1
+  bool thin = false;       // rough_dielectric, gltf: a thin-walled sheet (no refraction)
   std::int32_t albedo_texture = -1;  // index into scene::textures: the albedo (a diffuse material's); -1: none
   // Opacity: a ray passes the surface with probability 1 - opacity (stochastic cut-out); shadow rays
   // see it opaque.
   float opacity = 1;                  // d, or 1 - Tr (d wins where both are given)
   std::int32_t opacity_texture = -1;  // map_d: index into scene::textures (its alpha, else first channel)
-  // Kept for the BSDFs to come; today's draw a diffuse material as Lambert (scenes/README.md).
+  // Kept for the BSDFs to come; today's draw a diffuse material from an MTL file as Lambert (scenes/README.md).
   vec3 specular{0, 0, 0};   // Ks of a diffuse material: a glossy layer
-  float roughness = 1;      // Pr, else from the Phong exponent Ns: sqrt(2 / (Ns + 2)); glTF roughnessFactor
-  float metallic = 0;       // Pm; glTF metallicFactor
   std::string specular_map{}, roughness_map{}, metallic_map{}, bump_map{};  // map_Ks, map_Pr, map_Pm, map_Bump/bump/norm: named, not read
   bool dissolve_ignored = false;  // `d 0` without map_d, read as opaque (exporters write it for opaque)
+  std::int32_t emission_texture = -1;  // likewise: `emission` is multiplied by its texel at each point
+  std::int32_t metal_rough_texture = -1;  // likewise (gltf): roughness x green, metallic x blue (not sRGB)
+  uv_transform uv;  // applied to the texture coordinates before every texture of the material is read
 };
 
 // An image a material reads: linear RGB (8- and 16-bit files decoded from sRGB, .hdr as stored).

@@ -56,9 +56,11 @@ struct registry {
   std::int32_t texture_index(const fs::path& path, wrap_mode wrap, const std::string& who,
                              image_use use = image_use::color);
   // The same for an image already in memory (a glTF's), named `name`, its texels multiplied by
-  // `scale` (a glTF base colour factor); each (name, wrap, scale) decoded once.
+  // `scale` (a glTF base colour factor); each (name, wrap, scale, data) decoded once. `data`: the
+  // image holds numbers, not colours (a metallic-roughness map): its texels are the stored values
+  // in 0 .. 1, not decoded from sRGB.
   std::int32_t texture_index(const std::string& name, const std::vector<unsigned char>& bytes, wrap_mode wrap,
-                             vec3 scale, const std::string& who);
+                             vec3 scale, const std::string& who, bool data = false);
   // An image made by the loader (a PLY's vertex colours), within the limits and the budget.
   std::int32_t texture_index(const std::string& name, image_rgb image, wrap_mode wrap, const std::string& who);
 
@@ -81,7 +83,8 @@ struct material_entry {
   std::string key;
   std::optional<material_kind> kind;
   std::optional<vec3> albedo, emission;
-  std::optional<float> ior;
+  std::optional<float> ior, roughness, metallic, transmission;
+  std::optional<bool> thin;
   std::optional<std::string> texture;  // the albedo texture's path as written, relative to the scene file
   wrap_mode wrap = wrap_mode::repeat;
   const toml::node* texture_node = nullptr;

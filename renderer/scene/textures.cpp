@@ -2,6 +2,7 @@
 #include "sections.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace sieve::render::detail {
 
@@ -18,13 +19,25 @@ std::int32_t registry::texture_index(const fs::path& path, wrap_mode wrap, const
                      [&](const image_limits& limits) { return read_image(path, "texture", limits, use); });
 }
 
+namespace {
+
+// The sRGB encoding of a linear value in [0, 1]: undoes decode_image's decoding of a data image.
+float linear_to_srgb(float c) {
+  c = std::clamp(c, 0.0f, 1.0f);
+  return c <= 0.0031308f ? c * 12.92f : 1.055f * std::pow(c, 1.0f / 2.4f) - 0.055f;
+}
+
+}  // namespace
+
 std::int32_t registry::texture_index(const std::string& name, const std::vector<unsigned char>& bytes, wrap_mode wrap,
-                                     vec3 scale, const std::string& who) {
+                                     vec3 scale, const std::string& who, bool data) {
   const bool scaled = !(scale.x == 1 && scale.y == 1 && scale.z == 1);
-  const std::string key = scaled ? name + " x " + str(scale) : name;
+  const std::string key = (scaled ? name + " x " + str(scale) : name) + (data ? " (data)" : "");
   if (const auto it = texture_of.find(std::make_pair(key, wrap)); it != texture_of.end()) return it->second;
   return add_texture(key, name, wrap, who, [&](const image_limits& limits) {
     image_rgb image = decode_image(bytes.data(), bytes.size(), name, "texture", limits);
+    if (data)
+      for (vec3& p : image.pixels) p = {linear_to_srgb(p.x), linear_to_srgb(p.y), linear_to_srgb(p.z)};
     if (scaled)
       for (vec3& p : image.pixels) p = p * scale;
     return image;
