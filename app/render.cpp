@@ -400,6 +400,7 @@ int run_render(const render_args& a, const std::string& command_line) {
               << report::strategy_shown(settings.strategy, st.strategies_ran) << " (" << sieve::to_string(st.form) << "), "
               << to_string(settings.integrator) << ", " << to_string(settings.traversal) << ", reorder " << to_string(settings.reorder) << "\n"
               << "device: " << j["device"].get<std::string>() << " (" << backend << ")\n"
+              << (st.strategy_reason.empty() ? "" : "strategy: " + st.strategy_reason + "\n")
               << report::fixed(seconds, 3) << " s, " << report::fixed(mrays, 2) << " Mrays/s ("
               << st.extension_rays << " extension + " << st.shadow_rays << " shadow rays)\n\n";
     std::cout << st.waves << " waves (" << st.wave_launch << "), " << st.host_syncs << " host synchronisations\n";

@@ -84,6 +84,7 @@ nlohmann::json render_report(const render_request& rq, const scene& sc, const re
   j["strategy"] = report::strategy_shown(settings.strategy, st.strategies_ran);
   j["strategy_asked"] = settings.strategy;
   j["strategies_ran"] = st.strategies_ran;
+  j["strategy_reason"] = st.strategy_reason;
   j["form"] = std::string(sieve::to_string(st.form));
   j["integrator"] = std::string(to_string(settings.integrator));
   j["traversal"] = std::string(to_string(settings.traversal));

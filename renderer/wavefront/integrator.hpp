@@ -108,6 +108,7 @@ struct render_stats {
   // The strategies that compacted the path queue, in order of first use: the one named, or what
   // `auto` picked for each queue's form and size ("auto" never appears here).
   std::vector<std::string> strategies_ran;
+  std::string strategy_reason;  // why the first of them runs (queue_strategy.hpp); empty without a queue
 
   double stage_ms(std::string_view name) const;
   // The row of loop `name` (null when it never ran, or without profile_stages).
