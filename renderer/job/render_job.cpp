@@ -54,8 +54,22 @@ render_settings requested_settings(const render_request& rq, const scene& sc, bo
   settings.integrator = parse_mode<integrator_kind>(rq.integrator);
   settings.profile_stages = rq.profile_stages;
   settings.queue = parse_mode<queue_mode>(rq.queue);
-  marks_form_for(settings.strategy, gpu ? sieve::backend::cuda : sieve::backend::cpu,
-                 "renderer");  // an unfit strategy fails before the BVH build
+  try {  // an unknown or unfit strategy fails before the BVH build, naming where its name came from
+    if (settings.strategy == "append")
+      throw sieve::error("renderer: 'append' is a queue, not a strategy: --queue append (shade appends the survivors)");
+    marks_form_for(settings.strategy, gpu ? sieve::backend::cuda : sieve::backend::cpu, "renderer");
+  } catch (const sieve::error& e) {
+    std::string from = "compaction.strategy in " + rq.scene;
+    if (!rq.strategy.empty()) from = "--strategy";
+    else
+      for (const auto& kv : rq.set)
+        if (kv.rfind("compaction.strategy=", 0) == 0) from = "--set compaction.strategy";
+    std::string what = e.what();
+    if (what.find("unknown compaction strategy") != std::string::npos)  // the library's list: every backend's
+      what = "renderer: unknown strategy '" + settings.strategy + "'; on " + (gpu ? "cuda" : "cpu") +
+             " use one of: " + strategies_for_marks(gpu ? sieve::backend::cuda : sieve::backend::cpu);
+    throw sieve::error(what + " (the name from " + from + ")");
+  }
   check_render_memory(sc, settings, gpu);  // before the BVH build
   return settings;
 }
