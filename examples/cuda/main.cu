@@ -47,7 +47,7 @@ int main() {
   const sieve::record to = std::span<float>(out, capacity);
   const sieve::selection flags = sieve::byte_flags{std::span<const std::uint8_t>(keep, capacity)};
   void* ws = nullptr;
-  const std::size_t ws_bytes = sieve::cuda::workspace_bytes("space", in, sieve::form::byte_flags, false);
+  const std::size_t ws_bytes = sieve::cuda::workspace_bytes("space", to, sieve::form::byte_flags, false);
   CHECK(cudaMalloc(&ws, ws_bytes ? ws_bytes : 1));
 
   cudaStream_t stream;

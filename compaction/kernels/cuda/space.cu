@@ -7,7 +7,7 @@
 //     the chunk prefix computed redundantly per block, from bits that sit in L2, instead of a
 //     second kernel or a look-back between blocks. Each lane moves its own kept items; their loads
 //     are in flight while the prefix is counted.
-//   larger, two kernels and no serial step: (1) count: each block of 8K items (32K past 2^22; 512
+//   larger, two kernels and no serial step: (1) count: each block of 8K items (32K past 2^22; 1K
 //     up to 2^22 for records of several columns, see warp_words_for) sums the popcounts of its words (byte flags are turned into bit-mask words once, into the workspace, so the
 //     second pass reads 1 bit per item instead of 1 byte); (2) write-out: each block sums the
 //     counts of the blocks before it (past 512 blocks, also per group of 64, summed atomically by
@@ -214,26 +214,6 @@ __global__ void __launch_bounds__(threads) space_write(mask_words source, live_c
     end += warp_sums[w];
   }
   if (threadIdx.x == 0 && (blocks == 0 || blockIdx.x == blocks - 1)) *d_count = end;
-  if constexpr (staged_mover<Move>) {
-    // A record of several columns whose nonzero words keep more than half their items: whole words
-    // staged through shared memory (contiguous runs per column, as `atomic` moves them); the list's
-    // per-lane loads would touch each column's sectors once per item.
-    unsigned nonzero_words = 0;
-#pragma unroll
-    for (unsigned q = 0; q < steps; ++q) nonzero_words += __popc(__ballot_sync(0xffffffffU, bits[q] != 0));
-    if (2 * count > 32 * nonzero_words) {
-      unsigned long long at = base;  // the warp's first slot
-#pragma unroll
-      for (unsigned q = 0; q < steps; ++q) {
-        const unsigned kept = __popc(bits[q]);
-        const unsigned through = warp_inclusive_sum(kept);
-        warp_write_words<batch>(move, bits[q], at + through - kept,
-                                [&](int j) { return (warp_first + std::size_t{q} * 32 + j) * 32; }, stages.of(warp));
-        at += __shfl_sync(0xffffffffU, through, 31);
-      }
-      return;
-    }
-  }
   warp_write_out<steps, batch>(move, bits, base, warp_first * 32, lists[warp], stages.of(warp));
 }
 
@@ -243,14 +223,15 @@ struct two_kernel_layout {
 };
 
 // Keep words per warp for a capacity and a mover. Records of several columns (the renderer's path
-// queue) move dense words through shared memory, two in flight a warp: 32 words a warp made a call
-// one warp's walk of 16 dependent round trips (~85 us on an H100 from 2^18 to 2^22 48-byte paths,
-// whatever the live count). 2 words a warp: both in flight at once, 16x the warps. Measured on an
-// H100 (48-byte paths, 2^18 .. 2^22, dense): 4 words with the list path cut the call to 0.033 ms
-// at 2^18 (from 0.083), still 2x `atomic`'s, whose warps stage one word each.
+// queue) move dense words one at a time through shared memory, two in flight a warp: 32 words a warp
+// made a call one warp's walk of 16 dependent round trips (~85 us on an H100 from 2^18 to 2^22
+// 48-byte paths, whatever the live count). 4 words a warp: at most 128 kept items, always the
+// list path of warp_write_out (every load in flight at once), 8x the warps. Measured on an H100
+// (2026-11-26, bench/results/h100-80gb-hbm3/auto/): 8 words were no faster; 2 words with dense words
+// staged whole were up to 2x slower on sparse selections at 2^22.
 unsigned warp_words_for(std::size_t capacity, bool staged) {
   if (capacity > mid_most) return 128;
-  return staged ? 2 : 32;
+  return staged ? 4 : 32;
 }
 
 two_kernel_layout layout_for(std::size_t capacity, bool flags, unsigned warp_words) {
@@ -303,7 +284,7 @@ std::size_t cuda_space(const cuda_call& call) {
       space_write<S><<<blocks, threads, 0, call.stream>>>(written, live, counts, groups, move, call.d_count);
     };
     switch (l.warp_words) {
-      case 2: count_and_write(std::integral_constant<unsigned, 2>{}); break;
+      case 4: count_and_write(std::integral_constant<unsigned, 4>{}); break;
       case 32: count_and_write(std::integral_constant<unsigned, 32>{}); break;
       default: count_and_write(std::integral_constant<unsigned, 128>{}); break;
     }
