@@ -143,13 +143,15 @@ TEST_F(Cli, RenderWritesImagesAndReport) {
     EXPECT_EQ(j["wave_launch"], "stream");  // a profiled GPU BFS: its host-driven loop times the frontier
   }
   EXPECT_TRUE(j["run"].contains("commit"));
-  // Without --profile-stages: the frame time alone, no stage times.
+  // With --no-profile: the frame time alone, no stage times (and null, not zero, where they would be).
   const fs::path plain = dir_ / "plain.json";
-  ASSERT_EQ(run(with({"render", cornell, "--out", png.string(), "--json", plain.string()}, tiny)).rc, 0);
+  ASSERT_EQ(run(with({"render", cornell, "--out", png.string(), "--json", plain.string(), "--no-profile"}, tiny)).rc, 0);
   const auto p = nlohmann::json::parse(slurp(plain));
   EXPECT_EQ(p["profile_stages"], false);
   EXPECT_TRUE(p["stages"].empty());
   EXPECT_TRUE(p["loops"].empty());
+  EXPECT_TRUE(p["stages_other_ms"].is_null());
+  EXPECT_TRUE(p["bounces"][0]["compaction_ms"].is_null());
   EXPECT_GT(p["seconds"].get<double>(), 0.0);
   for (const auto& e : fs::directory_iterator(dir_))
     EXPECT_EQ(e.path().string().find(".tmp-"), std::string::npos) << "temporary left behind: " << e.path();
@@ -170,10 +172,64 @@ TEST_F(Cli, ProfiledRenderPrintsTheLoopTable) {
   for (const char* loop : {"wave.begin", "generate", "extend", "shade", "connect", "reorder.keys", "reorder.gather",
                            "accumulate"})
     EXPECT_NE(o.out.find(std::string(loop), loop_header), std::string::npos) << loop << "\n" << o.out;
-  const outcome plain = run(with({"render", cornell}, small));
+  // Stage times are measured by default: the same tables without asking.
+  const outcome dflt = run(with({"render", cornell}, small));
+  ASSERT_EQ(dflt.rc, 0) << dflt.err;
+  EXPECT_NE(dflt.out.find("compaction, all"), std::string::npos) << dflt.out;
+  EXPECT_NE(dflt.out.find("launches"), std::string::npos) << dflt.out;
+  // --no-profile: no table of figures that were not measured, and it says so in words.
+  const outcome plain = run(with({"render", cornell, "--no-profile"}, small));
   ASSERT_EQ(plain.rc, 0) << plain.err;
   EXPECT_EQ(plain.out.find("launches"), std::string::npos) << plain.out;
   EXPECT_EQ(plain.out.find("reorder.keys"), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.out.find("compaction, all"), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.out.find("compact ms"), std::string::npos) << plain.out;
+  EXPECT_NE(plain.out.find("stage times: not measured"), std::string::npos) << plain.out;
+}
+
+// The default render's stage table: measured figures, a non-zero compaction share, and the stages
+// with "other" adding up to the frame time. The header comes before the work, the tables after.
+TEST_F(Cli, DefaultRenderMeasuresItsStagesAndTheyAddUp) {
+  const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
+  const fs::path json = dir_ / "d.json";
+  const outcome o = run({"render", cornell, "--backend", "cpu", "--set", "film.width=32", "--set", "film.height=24",
+                         "--spp", "2", "--json", json.string(), "--out", (dir_ / "d.png").string()});
+  ASSERT_EQ(o.rc, 0) << o.err;
+  const auto j = nlohmann::json::parse(slurp(json));
+  ASSERT_TRUE(j["profile_stages"].get<bool>());
+  EXPECT_GT(j["compaction_ms"].get<double>(), 0.0);
+  EXPECT_GT(j["compaction_share"].get<double>(), 0.0);
+  double sum = j["stages_other_ms"].get<double>();
+  for (const auto& [name, ms] : j["stages"].items()) sum += ms.get<double>();
+  EXPECT_NEAR(sum, j["seconds"].get<double>() * 1e3, 1e-6 * std::max(1.0, sum));
+  EXPECT_NE(o.out.find("other (between the stages)"), std::string::npos) << o.out;
+  const auto header = o.out.find("device: "), table = o.out.find("compaction, all");
+  ASSERT_NE(header, std::string::npos) << o.out;
+  EXPECT_LT(header, table) << o.out;
+  // Without a terminal progress is a line every few seconds: a quick render prints none.
+  EXPECT_EQ(o.err, "") << o.err;
+
+  // Unmeasured: null in the report, never zeros.
+  const fs::path bare = dir_ / "bare.json";
+  const outcome n = run({"render", cornell, "--backend", "cpu", "--no-profile", "--set", "film.width=16", "--set",
+                         "film.height=12", "--spp", "1", "--json", bare.string(), "--out", (dir_ / "bare.png").string()});
+  ASSERT_EQ(n.rc, 0) << n.err;
+  const auto b = nlohmann::json::parse(slurp(bare));
+  EXPECT_TRUE(b["compaction_ms"].is_null());
+  EXPECT_TRUE(b["compaction_share"].is_null());
+  EXPECT_TRUE(b["stages"].empty());
+}
+
+// --json alone still writes the image, under the default name, in the current folder.
+TEST_F(Cli, JsonAloneStillWritesTheImage) {
+  const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
+  const fs::path json = dir_ / "only.json";
+  const outcome o = run({"render", cornell, "--backend", "cpu", "--set", "film.width=16", "--set", "film.height=12",
+                         "--spp", "1", "--json", json.string()},
+                        dir_);
+  ASSERT_EQ(o.rc, 0) << o.err;
+  EXPECT_TRUE(fs::exists(json));
+  EXPECT_TRUE(fs::exists(dir_ / "cornell-box.png")) << o.out;
 }
 
 // Ctrl-C, SIGTERM and SIGHUP alike: the image so far (PNG and EXR) and the report marked partial, exit 128 + signal.

@@ -3,7 +3,7 @@
 // the GLB form equals the JSON form; node transforms, strips, fans and cameras; and malformed files
 // of every kind end in one sieve::error naming the file and the element at fault.
 #include <scene/load.hpp>
-#include <wavefront/integrator.hpp>
+#include <run/render.hpp>
 
 #include "scene_test_support.hpp"
 #include "textured_quad.hpp"

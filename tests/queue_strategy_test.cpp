@@ -1,7 +1,7 @@
-// What `auto` runs as for the renderer's path queue (renderer/wavefront/queue_strategy.hpp): a named
+// What `auto` runs as for the renderer's path queue (renderer/frame/queue_strategy.hpp): a named
 // strategy stays itself; `auto` on the GPU takes the renderer's measured pick where it fits the
 // queue's form, else the library's; on the CPU the library's; every reason says what and why.
-#include <wavefront/queue_strategy.hpp>
+#include <frame/queue_strategy.hpp>
 
 #include <gtest/gtest.h>
 

@@ -4,7 +4,7 @@
 #include <trace/trace_cuda.hpp>
 #include <bvh/wide.hpp>
 #include <scene/load.hpp>
-#include <wavefront/integrator.hpp>
+#include <run/render.hpp>
 
 #include <sieve/compaction/cuda.hpp>
 

@@ -6,8 +6,8 @@
 #include <core/memory.hpp>
 #include <exec/walk.hpp>
 #include <scene/load.hpp>
-#include <wavefront/integrator.hpp>
-#include <wavefront/split.hpp>
+#include <run/render.hpp>
+#include <frame/split.hpp>
 
 #include <gtest/gtest.h>
 

@@ -8,7 +8,7 @@
 #include <core/texture.hpp>
 #include <scene/image_file.hpp>
 #include <scene/load.hpp>
-#include <wavefront/integrator.hpp>
+#include <run/render.hpp>
 
 #include <gtest/gtest.h>
 
