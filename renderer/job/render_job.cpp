@@ -38,23 +38,6 @@ std::pair<std::uint32_t, std::uint32_t> film_size(const render_request& rq, cons
   return {std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::lround(rq.height * aspect))), rq.height};
 }
 
-// The scene as the request overrides it: --spp, --set, and the film size (both given, or one with
-// the other following the scene's aspect; the vertical field of view stays the scene's).
-scene load_requested_scene(const render_request& rq) {
-  std::vector<std::string> overrides = rq.set;
-  if (rq.spp) overrides.push_back("film.spp=" + std::to_string(rq.spp));
-  if (rq.width && rq.height) {  // both known: the loader checks them (and frames a bare mesh for them)
-    overrides.push_back("film.width=" + std::to_string(rq.width));
-    overrides.push_back("film.height=" + std::to_string(rq.height));
-  }
-  scene sc = load_scene(rq.scene, overrides);
-  if (const auto [w, h] = film_size(rq, sc.film); w && (w != sc.film.width || h != sc.film.height)) {
-    overrides.push_back("film.width=" + std::to_string(w));  // one given: the other from the scene's aspect
-    overrides.push_back("film.height=" + std::to_string(h));
-    sc = load_scene(rq.scene, overrides);
-  }
-  return sc;
-}
 
 // The request's settings for that scene: the scene's [compaction] where the request leaves a value
 // unset, checked before the BVH is built (a strategy that cannot serve the renderer's marks, a
@@ -173,6 +156,24 @@ nlohmann::json reduce_ranks(render_stats& stats, nlohmann::json rows, double wai
 }
 
 }  // namespace
+
+// The scene as the request overrides it: --spp, --set, and the film size (both given, or one with
+// the other following the scene's aspect; the vertical field of view stays the scene's).
+scene load_requested_scene(const render_request& rq) {
+  std::vector<std::string> overrides = rq.set;
+  if (rq.spp) overrides.push_back("film.spp=" + std::to_string(rq.spp));
+  if (rq.width && rq.height) {  // both known: the loader checks them (and frames a bare mesh for them)
+    overrides.push_back("film.width=" + std::to_string(rq.width));
+    overrides.push_back("film.height=" + std::to_string(rq.height));
+  }
+  scene sc = load_scene(rq.scene, overrides);
+  if (const auto [w, h] = film_size(rq, sc.film); w && (w != sc.film.width || h != sc.film.height)) {
+    overrides.push_back("film.width=" + std::to_string(w));  // one given: the other from the scene's aspect
+    overrides.push_back("film.height=" + std::to_string(h));
+    sc = load_scene(rq.scene, overrides);
+  }
+  return sc;
+}
 
 bool render_outcome::partial() const { return samples < spp; }
 
