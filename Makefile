@@ -42,7 +42,7 @@ sanitize: setup
 	cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
 	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSIEVE_CUDA=OFF -DSIEVE_SANITIZE=ON -DSIEVE_FUZZ=ON
 	cmake --build $(SAN_BUILD) -j $(JOBS)
-	ctest --test-dir $(SAN_BUILD) --output-on-failure -j $(JOBS) -L 'cpu|fuzz' -E 'install_consumer|install_layout|library_only'
+	ctest --test-dir $(SAN_BUILD) --output-on-failure -j $(JOBS) -L 'cpu|fuzz' -E 'install_consumer|install_layout|library_only|examples'
 
 clean:
 	rm -rf $(BUILD) $(TEST_BUILD) $(SAN_BUILD)

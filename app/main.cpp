@@ -119,6 +119,31 @@ std::string one_line(std::string text) {
   return text;
 }
 
+// The first word where a subcommand belongs that names none ("sieve frobnicate", "sieve bench
+// frobnicate"), as one usage line; empty when every such word names one. CLI11 alone would say
+// that a subcommand is required, not which word it did not know.
+std::string unknown_subcommand(const CLI::App& app, int argc, char** argv) {
+  const CLI::App* at = &app;
+  std::string path = "sieve";
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (word.empty() || word[0] == '-') continue;  // the levels above a leaf take flags only
+    const CLI::App* next = nullptr;
+    for (const CLI::App* s : at->get_subcommands([](const CLI::App*) { return true; }))
+      if (s->get_name() == word) next = s;
+    if (!next) {
+      std::string names;
+      for (const CLI::App* s : at->get_subcommands([](const CLI::App*) { return true; }))
+        names += (names.empty() ? "" : ", ") + s->get_name();
+      return "unknown subcommand '" + word + "' of '" + path + "'; subcommands: " + names;
+    }
+    if (next->get_subcommands([](const CLI::App*) { return true; }).empty()) return "";  // a leaf: its own arguments follow
+    at = next;
+    path += " " + word;
+  }
+  return "";
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -167,6 +192,13 @@ int main(int argc, char** argv) {
   sieve::bench::all_args all_args;
   sieve::bench::add_all_options(*bench_all, all_args);
 
+  // --dry-run (and --help) also after the subcommand: what a subcommand does not know goes up.
+  for (CLI::App* sub : {render, info, bench, bench_compaction, bench_trace, bench_sort, bench_render, bench_all})
+    sub->fallthrough();
+  if (const std::string unknown = unknown_subcommand(app, argc, argv); !unknown.empty()) {
+    say("sieve: " + unknown + " (see sieve --help)");
+    return 2;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version

@@ -271,6 +271,7 @@ void print_outcome(const render_job& job, const render_outcome& out) {
   const double mrays = out.seconds > 0 ? rays / out.seconds / 1e6 : 0;
   std::cout << out.samples << " spp done, BVH " << report::fixed(out.bvh_seconds, 3) << " s, strategy "
             << report::strategy_shown(settings.strategy, st.strategies_ran) << " (" << sieve::to_string(st.form) << ")\n"
+            << (st.strategy_reason.empty() ? "" : "strategy: " + st.strategy_reason + "\n")
             << report::fixed(out.seconds, 3) << " s, " << report::fixed(mrays, 2) << " Mrays/s (" << st.extension_rays
             << " extension + " << st.shadow_rays << " shadow rays)\n\n";
   std::cout << st.waves << " waves (" << st.wave_launch << "), " << st.host_syncs << " host synchronisations\n";

@@ -68,6 +68,17 @@ STRATEGY_ORDER = ["redzone", "redzone-serial", "stencil", "std", "scan", "billet
                   "std_stable_partition", "-"]
 
 
+MARKERS = ["o", "s", "^", "D", "v", "P", "X", "<", ">", "h", "*", "p", "d"]
+# Series that are not strategies (traversals, algorithms without one): colours of their own.
+OTHER_COLORS = {"dfs": "#1b1b1b", "wide": "#8c564b", "embree": "#e377c2", "bfs": "#17becf"}
+
+
+def marker_of(name):
+    """One marker per strategy (or series), the same in every figure: series apart without colour."""
+    i = STRATEGY_ORDER.index(name) if name in STRATEGY_ORDER else len(STRATEGY_ORDER) + sum(map(ord, name))
+    return MARKERS[i % len(MARKERS)]
+
+
 def color_of(name):
     """One colour per strategy (or algorithm), the same in every figure."""
     palette = plt.get_cmap("tab20").colors
@@ -134,6 +145,37 @@ def ms(x):
 
 def ratio(x):
     return f"{x:.2f}x" if x and x > 0 else "-"
+
+
+# A point whose runs spread (max - min) by more than this share of its median is flagged: its median
+# is shown with the flag and never as a headline.
+SPREAD_MARGIN = 0.10
+
+
+def spread(r):
+    med = r.get("ms_median", 0) if r else 0
+    if not med or med <= 0:
+        return 0.0
+    return (r.get("ms_max", med) - r.get("ms_min", med)) / med
+
+
+def noisy(*rows):
+    return any(r and spread(r) > SPREAD_MARGIN for r in rows)
+
+
+def ms_range(r):
+    """The median with its min..max, flagged (!) when the spread exceeds SPREAD_MARGIN."""
+    text = ms(r["ms_median"])
+    if "ms_min" in r and "ms_max" in r:
+        text += f" [{ms(r['ms_min'])}..{ms(r['ms_max'])}]"
+    return text + (" (!)" if noisy(r) else "")
+
+
+def headline(text, *rows):
+    """Bold, unless one of the points behind it is flagged: then plain, with the flag said."""
+    if noisy(*rows):
+        return f"{text} (flagged: runs spread over {pct(SPREAD_MARGIN)} of the median)"
+    return f"**{text}**"
 
 
 def md_table(head, rows):
@@ -315,7 +357,7 @@ def plot_compaction(rows, family, out, title, caption, max_panels=16):
             by[r["strategy"]].append((100 * r["fraction"], r["ms_median"]))
         for s in sorted(by, key=strategy_key):
             pts = sorted(by[s])
-            (h,) = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", ms=3.5, lw=1.4, label=s,
+            (h,) = ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker_of(s), ms=3.5, lw=1.4, label=s,
                            color=color_of(s))
             handles[s] = h
         ax.set_title(panel_title(mine), fontsize=10)
@@ -380,7 +422,7 @@ def compaction_table(rows, ds, family):
                 continue
             rs = [(b, r.get("speedup_vs_" + b, 0)) for b in bases if s != b]
             rs = [f"{ratio(x)} vs {b}" for b, x in rs if x]
-            cells.append(ms(r["ms_median"]) + (" (" + ", ".join(rs) + ")" if rs else ""))
+            cells.append(ms_range(r) + (" (" + ", ".join(rs) + ")" if rs else ""))
         lines.append(cells)
     return md_table(head, lines)
 
@@ -449,15 +491,16 @@ def papers_section(folder):
         rz = pick(rows, strategy="redzone", n=n, fraction=0.02) if n else None
         if rz and ds.gpu:
             th, cb = pick(rows, strategy="thrust", n=n, fraction=0.02), pick(rows, strategy="cub", n=n, fraction=0.02)
-            cell = (f"**{ratio(th['ms_median'] / rz['ms_median'])}** vs thrust ({ms(rz['ms_median'])} vs "
-                    f"{ms(th['ms_median'])} ms)" if th else "thrust not measured")
+            cell = (f"{headline(ratio(th['ms_median'] / rz['ms_median']), th, rz)} vs thrust ({ms_range(rz)} vs "
+                    f"{ms_range(th)} ms)" if th else "thrust not measured")
             if cb:
                 cell += f"; {ratio(cb['ms_median'] / rz['ms_median'])} vs cub"
             where = f"{ds.device}, n = {n_label(n)} u32 ({n * 4 / 2**30:.2g} GiB)"
         elif rz:
             st = pick(rows, strategy="std", n=n, fraction=0.02)
             cell = (f"{missing} (no Thrust on the CPU); on the CPU Redzone vs `std`: "
-                    f"**{ratio(st['ms_median'] / rz['ms_median'])}**" if st else missing)
+                    f"{headline(ratio(st['ms_median'] / rz['ms_median']), st, rz)} ({ms_range(rz)} vs {ms_range(st)} ms)"
+                    if st else missing)
             where = f"{ds.device}, n = {n_label(n)} u32"
     lines.append(["Redzone vs Thrust, removal list, k/n = 2 %, uniform", PAPERS["redzone"], cell, where,
                   ds.file if ds else "-"])
@@ -475,8 +518,8 @@ def papers_section(folder):
             for form in ("mask", "flags"):
                 sp = pick(sub, strategy="space", form=form, n=n)
                 if sp and cub:
-                    parts.append(f"{form}: **{ratio(cub['ms_median'] / sp['ms_median'])}** "
-                                 f"({ms(sp['ms_median'])} vs {ms(cub['ms_median'])} ms)")
+                    parts.append(f"{form}: {headline(ratio(cub['ms_median'] / sp['ms_median']), cub, sp)} "
+                                 f"({ms_range(sp)} vs {ms_range(cub)} ms)")
             if parts:
                 cell = "; ".join(parts)
                 where = f"{ds.device}, n = {n_label(n)} u32 ({n * 4 / 2**30:.2g} GiB)"
@@ -494,12 +537,15 @@ def papers_section(folder):
     if rows:
         n = max(r["n"] for r in rows)
         mean = {}
+        behind = [r for r in rows if r["strategy"] in ("billeter", "scan") and r["n"] == n]
         for s in ("billeter", "scan"):
-            t = [r["ms_median"] for r in rows if r["strategy"] == s and r["n"] == n]
+            t = [r["ms_median"] for r in behind if r["strategy"] == s]
             if t:
                 mean[s] = (sum(t) / len(t), len(t))
         if len(mean) == 2:
-            cell = (f"**{ratio(mean['scan'][0] / mean['billeter'][0])}** (mean of {mean['billeter'][1]} kept shares: "
+            flagged = sum(1 for r in behind if noisy(r))
+            cell = (f"{headline(ratio(mean['scan'][0] / mean['billeter'][0]), *behind)} "
+                    f"({flagged} of {len(behind)} points flagged; mean of {mean['billeter'][1]} kept shares: "
                     f"{ms(mean['billeter'][0])} vs {ms(mean['scan'][0])} ms)")
             where = f"{ds.device}, n = {n_label(n)} u32, byte flags"
     lines.append(["Billeter vs the scan baseline, byte flags", PAPERS["billeter"], cell, where, ds.file if ds else "-"])
@@ -681,7 +727,7 @@ def sort_section(folder):
                 pts = sorted((r["n"], r["n"] / (r["ms_median"] * 1e6)) for r in rows
                              if r["algorithm"] == a and f"{r['begin_bit']}:{r['end_bit']}" == bits)
                 if pts:
-                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=color_of(a),
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker=marker_of(a), color=color_of(a),
                             ls="-" if bits == "0:32" else "--", label=f"{a}, bits {bits}")
         ax.set_xscale("log", base=2)
         ax.set_xlabel("pairs n (log2)")
@@ -799,9 +845,10 @@ def trace_section(folder):
                 r = next((r for r in rows if r["rays"] == k and
                           r["traversal"] + ("" if r["strategy"] == "-" else f" + {r['strategy']}") == c), None)
                 ys.append(r["mrays_per_s"] if r else 0)
-            name = c.split(" + ")[-1] if " + " in c else "-"
-            bars = ax.bar([j + i * w for j in range(len(kinds))], ys, w, label=c,
-                          color=color_of(name) if name != "-" else "0.15")
+            name = c.split(" + ")[-1] if " + " in c else c
+            hatch = ["", "//", "..", "xx", "\\\\", "++"][i % 6]  # apart in grey print too
+            bars = ax.bar([j + i * w for j in range(len(kinds))], ys, w, label=c, hatch=hatch,
+                          color=OTHER_COLORS.get(name, color_of(name)), edgecolor="white", linewidth=0.5)
             ax.bar_label(bars, [f"{y:.0f}" if y >= 100 else f"{y:.3g}" for y in ys], fontsize=7)
         ax.set_xticks([j + 0.4 - w / 2 for j in range(len(kinds))], [f"{k} rays" for k in kinds])
         ax.set_ylabel("M rays / s")

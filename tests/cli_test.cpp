@@ -509,3 +509,60 @@ TEST_F(Cli, GltfRendersAloneAndBadGltfIsOneLine) {
 }
 
 }  // namespace
+
+// One CLI: --dry-run after the subcommand as before it; an unknown subcommand named; the scene
+// options of `render` on `bench render`; `bench all --backend auto` as documented; help with the
+// real defaults.
+TEST_F(Cli, OneCommandLineForEverySubcommand) {
+  const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
+  EXPECT_EQ(run({"bench", "compaction", "--n", "4096", "--dry-run"}).rc, 0);
+  EXPECT_EQ(run({"render", cornell, "--spp", "2", "--dry-run"}).rc, 0);
+  EXPECT_EQ(run({"bench", "render", cornell, "--width", "32", "--height", "24", "--spp", "2", "--dry-run"}).rc, 0);
+  EXPECT_EQ(run({"bench", "trace", cornell, "--width", "32", "--spp", "2", "--dry-run"}).rc, 0);
+  EXPECT_EQ(run({"bench", "sort", "--backend", "auto", "--dry-run"}).rc, 0);
+  const outcome plan = run({"bench", "all", "--backend", "auto", "--plan", "--smoke", "--out", (dir_ / "all").string()});
+  EXPECT_EQ(plan.rc, 0) << plan.err;
+
+  expect_one_line_error({"frobnicate"}, "unknown subcommand 'frobnicate' of 'sieve'; subcommands: render");
+  expect_one_line_error({"bench", "frobnicate"}, "unknown subcommand 'frobnicate' of 'sieve bench'");
+  EXPECT_EQ(run({"frobnicate"}).rc, 2);
+  expect_one_line_error({"bench", "sort", "--backend", "cpu"}, "cuda only");
+
+  const outcome help = run({"bench", "compaction", "--help"});
+  EXPECT_NE(help.out.find("10 (--quick: 5)"), std::string::npos) << help.out;
+  const outcome render_help = run({"bench", "render", "--help"});
+  EXPECT_NE(render_help.out.find("--width"), std::string::npos) << render_help.out;
+}
+
+// bench render renders at the size and samples asked, as render does.
+TEST_F(Cli, BenchRenderTakesTheSceneOptions) {
+  const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
+  const outcome o = run({"bench", "render", cornell, "--backend", "cpu", "--width", "32", "--height", "24", "--spp",
+                         "2", "--strategy", "auto,std", "--repeats", "1", "--profile-stages", "off"});
+  ASSERT_EQ(o.rc, 0) << o.err;
+  EXPECT_NE(o.out.find("32 x 24, 2 spp"), std::string::npos) << o.out;
+}
+
+// A strategy the backend cannot run: the strategies it can (and which are CUDA-only), and where the
+// name came from: the flag, --set, or the scene's TOML key.
+TEST_F(Cli, StrategyErrorsNameTheChoicesAndTheSource) {
+  const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
+  const std::vector<std::string> cpu = {"render", cornell, "--backend", "cpu", "--quiet"};
+  expect_one_line_error(with(cpu, {"--strategy", "space"}), "runs on cuda only");
+  expect_one_line_error(with(cpu, {"--strategy", "space"}), "redzone");
+  expect_one_line_error(with(cpu, {"--strategy", "space"}), "(cuda only: ");
+  expect_one_line_error(with(cpu, {"--strategy", "space"}), "(the name from --strategy)");
+  expect_one_line_error(with(cpu, {"--set", "compaction.strategy=\"nope\""}),
+                        "unknown strategy 'nope'; on cpu use one of: auto");
+  expect_one_line_error(with(cpu, {"--set", "compaction.strategy=\"nope\""}), "(the name from --set compaction.strategy)");
+  std::string text = slurp(cornell);
+  const auto at = text.find("strategy = \"auto\"");
+  ASSERT_NE(at, std::string::npos) << "the Cornell box names its [compaction] strategy";
+  text.replace(at, 17, "strategy = \"cub\"");
+  const fs::path named = file("named.toml", text);
+  fs::copy(fs::path(cornell).parent_path() / "cornell-box.obj", dir_ / "cornell-box.obj");
+  fs::copy(fs::path(cornell).parent_path() / "cornell-box.mtl", dir_ / "cornell-box.mtl");
+  expect_one_line_error({"render", named.string(), "--backend", "cpu", "--quiet"},
+                        "(the name from compaction.strategy in " + named.string() + ")");
+  expect_one_line_error(with(cpu, {"--strategy", "append"}), "--queue append");
+}

@@ -566,8 +566,9 @@ int run_backend(const all_args& args, bool gpu, mode m, const fs::path& out, con
 }  // namespace
 
 void add_all_options(CLI::App& cmd, all_args& a) {
-  cmd.add_option("--backend", a.backend, "cpu, cuda or both (default: cuda when a GPU is present, else cpu)")
-      ->check(CLI::IsMember({"cpu", "cuda", "both"}));
+  cmd.add_option("--backend", a.backend, "auto (cuda when a GPU is present, else cpu), cpu, cuda or both")
+      ->check(CLI::IsMember({"auto", "cpu", "cuda", "both"}))
+      ->default_str("auto");
   cmd.add_flag("--quick", a.quick, "small grids and few repeats: a few minutes");
   cmd.add_flag("--smoke", a.smoke, "tiny grids, one repeat: seconds (what CI runs)");
   cmd.add_option("--out", a.out,
@@ -584,7 +585,7 @@ int run_bench_all(const all_args& a, const std::string& command_line) {
   if (a.quick && a.smoke) throw error("--quick and --smoke: choose one");
   const mode m = a.smoke ? mode::smoke : a.quick ? mode::quick : mode::full;
   const bool have_gpu = cuda::available();
-  const std::string backend = a.backend.empty() ? (have_gpu ? "cuda" : "cpu") : a.backend;
+  const std::string backend = a.backend.empty() || a.backend == "auto" ? (have_gpu ? "cuda" : "cpu") : a.backend;
   if (backend != "cpu" && !have_gpu && !a.plan_only)  // a plan can be shown anywhere
     throw error("--backend " + backend + ": " + cuda::device_description());
   std::vector<bool> gpus;

@@ -43,8 +43,8 @@ void check_distribution(form f, const std::string& distribution);  // throws for
 
 // Points whose items take at most this many bytes are checked byte by byte against the kept rows
 // (`expected`); larger ones on the CUDA backend by the count and the digest of the kept rows, so a
-// 1 GiB point neither builds the reference rows nor copies the output back. The CPU backend always
-// checks byte by byte.
+// 1 GiB point neither builds the reference rows nor copies the output back. The CPU backend, and
+// records of several columns on either, always check byte by byte.
 inline constexpr std::size_t exact_check_bytes = std::size_t{64} << 20;
 
 struct case_inputs {

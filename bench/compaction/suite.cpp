@@ -205,7 +205,7 @@ const option_schema<compaction_args>& compaction_options() {
     o.option(&A::forms, "--form", "removal, flags, mask");
     o.flag(&A::quick, "--quick", "small grid, few repeats (a minute on 2 cores)");
     o.option(&A::repeats, "--repeats", "timed runs per point (after warm-up)",
-             [](CLI::Option* x) { x->check(CLI::Range(1, 100000)); });
+             [](CLI::Option* x) { x->check(CLI::Range(1, 100000))->default_str("10 (--quick: 5)"); });
     o.option(&A::seed, "--seed", "input generator seed");
     o.outputs();
     o.option(&A::crossover, "--crossover",

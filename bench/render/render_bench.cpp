@@ -115,6 +115,12 @@ const option_schema<render_bench_args>& render_bench_options() {
   static const option_schema<A> schema = [] {
     option_schema<A> o("bench render");
     o.scene();
+    o.option(&A::width, "--width", "image width (one of --width, --height: the scene's aspect)",
+             [](CLI::Option* x) { x->check(CLI::Range(1U, 16384U))->default_str("the scene's"); });
+    o.option(&A::height, "--height", "image height",
+             [](CLI::Option* x) { x->check(CLI::Range(1U, 16384U))->default_str("the scene's"); });
+    o.option(&A::spp, "--spp", "samples per pixel",
+             [](CLI::Option* x) { x->check(CLI::Range(1U, 1U << 20))->default_str("the scene's"); });
     o.option(&A::integrators, "--integrator", "wavefront, megakernel (comma-separated)",
              [](CLI::Option* x) { x->check(CLI::IsMember(mode_name_list<integrator_kind>())); });
     o.option(&A::strategies, "--strategy", "compaction strategies (comma-separated; default: all that fit)");
@@ -150,7 +156,13 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
       a.strategies.empty() ? queue_strategies(gpu ? sieve::backend::cuda : sieve::backend::cpu) : a.strategies;
   auto render = [&](const prepared_scene& p, const render_settings& rs) { return gpu ? render_cuda(p, rs) : render_cpu(p, rs); };
   for (const auto& r : a.reorders) parse_mode<reorder_key>(r);  // fail before any work
-  const scene sc = load_scene(a.scene, a.set);
+  render_request rq;  // the scene as `sieve render` overrides it
+  rq.scene = a.scene;
+  rq.set = a.set;
+  rq.spp = a.spp;
+  rq.width = a.width;
+  rq.height = a.height;
+  const scene sc = load_requested_scene(rq);
   for (const auto& f : sc.files) outputs.add_input(f);
   const prepared_scene ps(sc);
   const nlohmann::json machine = machine_info(gpu);

@@ -23,6 +23,7 @@ struct render_bench_args : scene_suite_args {
   std::vector<std::string> launches = {"graph"};  // GPU: graph, stream (render_settings::wave_graph)
   std::vector<std::string> reorders = {"none"};
   int repeats = 3;
+  std::uint32_t width = 0, height = 0, spp = 0;  // 0: the scene's (one of width, height: the aspect kept)
   // Stage times (render_settings::profile_stages): both = the timed renders without them (the frame
   // time, s_median) and again with them (stage and compaction times, s_profiled); on; off.
   std::string profile_stages = "both";

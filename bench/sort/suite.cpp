@@ -94,6 +94,7 @@ const option_schema<sort_args>& sort_options() {
   using A = sort_args;
   static const option_schema<A> schema = [] {
     option_schema<A> o("bench sort");
+    o.backend(&A::backend);
     o.option(&A::algorithms, "--algorithms", "comma-separated: onesweep, cub (default: both)");
     o.option(&A::n, "--n", "pair counts, comma-separated (default 2^20, 2^22, 2^24, 2^26)");
     o.option(&A::bits, "--bits", "key bit ranges B:E, comma-separated (default 0:32)");
@@ -101,7 +102,7 @@ const option_schema<sort_args>& sort_options() {
     o.flag(&A::quick, "--quick", "n = 2^22 and 2^26, 5 timed runs");
     o.option(&A::warmup, "--warmup", "untimed runs per point", [](CLI::Option* x) { x->check(CLI::Range(0, 1000)); });
     o.option(&A::repeats, "--repeats", "timed runs per point (median reported)",
-             [](CLI::Option* x) { x->check(CLI::Range(1, 100000)); });
+             [](CLI::Option* x) { x->check(CLI::Range(1, 100000))->default_str("25 (--quick: 5)"); });
     o.option(&A::seed, "--seed", "input generator seed");
     o.outputs();
     return o;
@@ -112,6 +113,8 @@ const option_schema<sort_args>& sort_options() {
 int run_sort_bench(const sort_args& a, const std::string& command_line) {
   report::output_set outputs;  // checked before any work
   a.add_to(outputs);
+  if (a.backend == "cpu")
+    throw error("sieve bench sort times the GPU's radix sorts (onesweep, cub): cuda only, --backend cpu has none");
   if (!cuda::available()) throw error("sieve bench sort needs a CUDA device: " + cuda::device_description());
   std::vector<std::string> algorithms = a.algorithms;
   if (algorithms.empty())

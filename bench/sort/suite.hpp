@@ -22,6 +22,7 @@ struct sort_args : report::result_files {
   int warmup = 3;
   int repeats = 0;  // 0: 25 (quick: 5)
   std::uint64_t seed = 1;
+  std::string backend = "auto";  // as every suite's; the sorts timed here run on cuda only
 };
 
 // The options, declared once (bench/options.hpp): the parser and the command that repeats an args.

@@ -54,8 +54,9 @@ const std::array table{
                     flags | mask | pred, on_cuda(flags | mask), true, false, true},
                    &detail::cpu_billeter, SIEVE_CUDA_FN(cuda_billeter)},
     strategy_entry{{"space",
-                    "SPACE (Fett et al.) in one pass: popcount per tile, decoupled look-back, a write-out that skips "
-                    "empty words and reads only sectors with kept items; byte flags too",
+                    "SPACE (Fett et al.): popcount per block of keep words, each block's prefix summed from the counts "
+                    "before it (one kernel up to 2^17 items), a write-out that skips empty words and reads only "
+                    "sectors with kept items; byte flags too",
                     0, on_cuda(flags | mask), true, false, true},
                    nullptr, SIEVE_CUDA_FN(cuda_space)},
     strategy_entry{{"cub", "cub::DeviceSelect::Flagged; a removal list is marked into n flags first", 0,
@@ -64,7 +65,8 @@ const std::array table{
     strategy_entry{{"thrust", "thrust::copy_if / thrust::remove_if with a stencil; a removal list is marked first", 0,
                     on_cuda(removals | flags | mask), true, true, true, /*host_counts=*/true},
                    nullptr, SIEVE_CUDA_FN(cuda_thrust)},
-    strategy_entry{{"atomic", "warp-aggregated atomic counter: one atomicAdd per warp; unstable", 0,
+    strategy_entry{{"atomic", "aggregated atomics: one atomicAdd on the count per block of 256 items (per round), kept items "
+                    "to the block's share by their rank in the warps' ballots; unstable", 0,
                     on_cuda(flags | mask), false, false, true},
                    nullptr, SIEVE_CUDA_FN(cuda_atomic)},
 };

@@ -55,13 +55,33 @@ struct marked_entries {
 
 // The form a producer writes for `strategy` on backend `b`: the first it takes of bit mask (the
 // fewest bytes), byte flags, removal list. Throws sieve::error naming the strategies that fit.
+inline bool takes_marks(const sieve::strategy_info& info, sieve::backend b) {
+  for (const sieve::form f : {sieve::form::bit_mask, sieve::form::byte_flags, sieve::form::removal_list})
+    if (info.takes(b, f)) return true;
+  return false;
+}
+
+// The strategies that can compact a queue on backend b ("auto" first), and, on the CPU, those that
+// run on CUDA only (in a build without CUDA too): "auto, redzone, std, ... (cuda only: space, ...)".
+inline std::string strategies_for_marks(sieve::backend b) {
+  std::string fit, cuda_only;
+  for (const auto& s : sieve::compaction_strategies()) {
+    if (takes_marks(s, b)) fit += (fit.empty() ? "" : ", ") + std::string(s.name);
+    else if (b == sieve::backend::cpu && !s.runs_on(sieve::backend::cpu))
+      cuda_only += (cuda_only.empty() ? "" : ", ") + std::string(s.name);
+  }
+  return fit + (cuda_only.empty() ? "" : " (cuda only: " + cuda_only + ")");
+}
+
 inline sieve::form marks_form_for(const sieve::strategy& strategy, sieve::backend b, const char* who) {
   const auto& info = strategy.info();
   for (const sieve::form f : {sieve::form::bit_mask, sieve::form::byte_flags, sieve::form::removal_list})
     if (info.takes(b, f)) return f;
-  throw sieve::error(std::string(who) + ": strategy '" + std::string(strategy.name()) + "' takes no bit mask, byte flags or removal list on " +
-                     std::string(sieve::to_string(b)) + "; use one of: " +
-                     sieve::strategies_that_fit(b, sieve::form::byte_flags, false));
+  const bool cuda_only = b == sieve::backend::cpu && !info.runs_on(sieve::backend::cpu);
+  throw sieve::error(std::string(who) + ": strategy '" + std::string(strategy.name()) + "' " +
+                     (cuda_only ? "runs on cuda only" : "takes no bit mask, byte flags or removal list on " +
+                                                            std::string(sieve::to_string(b))) +
+                     "; on " + std::string(sieve::to_string(b)) + " use one of: " + strategies_for_marks(b));
 }
 
 }  // namespace sieve::render

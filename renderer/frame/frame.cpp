@@ -2,6 +2,7 @@
 #include "settings.hpp"
 #include "stats.hpp"
 #include "waves.hpp"
+#include "queue_strategy.hpp"
 
 #include "../core/marks.hpp"
 #include "../core/memory.hpp"
@@ -32,7 +33,9 @@ const exec::loop_time* render_stats::loop(std::string_view name) const {
 
 sieve::strategy render_stats::note_strategy(const sieve::strategy& asked, sieve::backend b, bool in_place,
                                             const sieve::record& queue, std::size_t removed) {
-  const sieve::strategy ran = asked.resolve(b, form, in_place, queue.size(), removed, queue.item_bytes());
+  const queue_strategy pick = pick_queue_strategy(asked, b, form, in_place, queue, removed);
+  const sieve::strategy& ran = pick.strategy;
+  if (strategy_reason.empty()) strategy_reason = pick.reason;
   if (std::find(strategies_ran.begin(), strategies_ran.end(), ran.name()) == strategies_ran.end())
     strategies_ran.emplace_back(ran.name());
   return ran;

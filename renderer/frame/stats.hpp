@@ -44,6 +44,7 @@ struct render_stats {
   // The strategies that compacted the path queue, in order of first use: the one named, or what
   // `auto` picked for each queue's form and size ("auto" never appears here).
   std::vector<std::string> strategies_ran;
+  std::string strategy_reason;  // why the first of them runs (queue_strategy.hpp); empty without a queue
 
   double stage_ms(std::string_view name) const;
   // Adds ms to stage `name` (stages kept in the order they first ran) and, for bounce >= 0, to that

@@ -38,23 +38,6 @@ std::pair<std::uint32_t, std::uint32_t> film_size(const render_request& rq, cons
   return {std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::lround(rq.height * aspect))), rq.height};
 }
 
-// The scene as the request overrides it: --spp, --set, and the film size (both given, or one with
-// the other following the scene's aspect; the vertical field of view stays the scene's).
-scene load_requested_scene(const render_request& rq) {
-  std::vector<std::string> overrides = rq.set;
-  if (rq.spp) overrides.push_back("film.spp=" + std::to_string(rq.spp));
-  if (rq.width && rq.height) {  // both known: the loader checks them (and frames a bare mesh for them)
-    overrides.push_back("film.width=" + std::to_string(rq.width));
-    overrides.push_back("film.height=" + std::to_string(rq.height));
-  }
-  scene sc = load_scene(rq.scene, overrides);
-  if (const auto [w, h] = film_size(rq, sc.film); w && (w != sc.film.width || h != sc.film.height)) {
-    overrides.push_back("film.width=" + std::to_string(w));  // one given: the other from the scene's aspect
-    overrides.push_back("film.height=" + std::to_string(h));
-    sc = load_scene(rq.scene, overrides);
-  }
-  return sc;
-}
 
 // The request's settings for that scene: the scene's [compaction] where the request leaves a value
 // unset, checked before the BVH is built (a strategy that cannot serve the renderer's marks, a
@@ -68,8 +51,23 @@ render_settings requested_settings(const render_request& rq, const scene& sc, bo
   settings.integrator = rq.integrator;
   settings.queue = rq.queue;
   settings.profile_stages = rq.profile_stages;
-  marks_form_for(settings.strategy, gpu ? sieve::backend::cuda : sieve::backend::cpu, "renderer");
-  check_render_memory(sc, settings, gpu);
+  try {  // an unknown or unfit strategy fails before the BVH build, naming where its name came from
+    if (settings.strategy == "append")
+      throw sieve::error("renderer: 'append' is a queue, not a strategy: --queue append (shade appends the survivors)");
+    marks_form_for(settings.strategy, gpu ? sieve::backend::cuda : sieve::backend::cpu, "renderer");
+  } catch (const sieve::error& e) {
+    std::string from = "compaction.strategy in " + rq.scene;
+    if (rq.strategy) from = "--strategy";
+    else
+      for (const auto& kv : rq.set)
+        if (kv.rfind("compaction.strategy=", 0) == 0) from = "--set compaction.strategy";
+    std::string what = e.what();
+    if (what.find("unknown compaction strategy") != std::string::npos)  // the library's list: every backend's
+      what = "renderer: unknown strategy '" + settings.strategy + "'; on " + (gpu ? "cuda" : "cpu") +
+             " use one of: " + strategies_for_marks(gpu ? sieve::backend::cuda : sieve::backend::cpu);
+    throw sieve::error(what + " (the name from " + from + ")");
+  }
+  check_render_memory(sc, settings, gpu);  // before the BVH build
   return settings;
 }
 
@@ -159,6 +157,24 @@ nlohmann::json reduce_ranks(render_stats& stats, nlohmann::json rows, double wai
 
 }  // namespace
 
+// The scene as the request overrides it: --spp, --set, and the film size (both given, or one with
+// the other following the scene's aspect; the vertical field of view stays the scene's).
+scene load_requested_scene(const render_request& rq) {
+  std::vector<std::string> overrides = rq.set;
+  if (rq.spp) overrides.push_back("film.spp=" + std::to_string(rq.spp));
+  if (rq.width && rq.height) {  // both known: the loader checks them (and frames a bare mesh for them)
+    overrides.push_back("film.width=" + std::to_string(rq.width));
+    overrides.push_back("film.height=" + std::to_string(rq.height));
+  }
+  scene sc = load_scene(rq.scene, overrides);
+  if (const auto [w, h] = film_size(rq, sc.film); w && (w != sc.film.width || h != sc.film.height)) {
+    overrides.push_back("film.width=" + std::to_string(w));  // one given: the other from the scene's aspect
+    overrides.push_back("film.height=" + std::to_string(h));
+    sc = load_scene(rq.scene, overrides);
+  }
+  return sc;
+}
+
 bool render_outcome::partial() const { return samples < spp; }
 
 nlohmann::json loops_json(const render_stats& st) {
@@ -185,6 +201,7 @@ nlohmann::json render_report(const render_request& rq, const scene& sc, const re
   j["strategy"] = report::strategy_shown(settings.strategy, st.strategies_ran);
   j["strategy_asked"] = settings.strategy;
   j["strategies_ran"] = st.strategies_ran;
+  j["strategy_reason"] = st.strategy_reason;
   j["form"] = std::string(sieve::to_string(st.form));
   j["integrator"] = std::string(to_string(settings.integrator));
   j["traversal"] = std::string(to_string(settings.traversal));

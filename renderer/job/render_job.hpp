@@ -70,6 +70,10 @@ class job_peers {
   virtual nlohmann::json describe() const = 0;
 };
 
+// The scene as the request overrides it: --spp, --set, and the film size (both given, or one with
+// the other following the scene's aspect). The job's load step, and `bench render`'s.
+scene load_requested_scene(const render_request& rq);
+
 enum class job_step { load, prepare, render, write };
 class render_job;
 

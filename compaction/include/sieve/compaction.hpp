@@ -10,7 +10,7 @@
 //   std::vector<std::uint32_t> dead = {3, 17, 4};   // distinct indices; used as scratch
 //   m = sieve::compact("redzone", std::span(x), sieve::removal_list{dead});   // in place, O(k)
 //
-// See README.md for the strategies, their input forms and trade-offs.
+// See docs/strategies.md for the strategies, their input forms and trade-offs.
 #pragma once
 
 #include <sieve/version.hpp>

@@ -7,8 +7,8 @@
 //     the chunk prefix computed redundantly per block, from bits that sit in L2, instead of a
 //     second kernel or a look-back between blocks. Each lane moves its own kept items; their loads
 //     are in flight while the prefix is counted.
-//   larger, two kernels and no serial step: (1) count: each block of 8K items (32K past 2^22)
-//     sums the popcounts of its words (byte flags are turned into bit-mask words once, into the workspace, so the
+//   larger, two kernels and no serial step: (1) count: each block of 8K items (32K past 2^22; 1K
+//     up to 2^22 for records of several columns, see warp_words_for) sums the popcounts of its words (byte flags are turned into bit-mask words once, into the workspace, so the
 //     second pass reads 1 bit per item instead of 1 byte); (2) write-out: each block sums the
 //     counts of the blocks before it (past 512 blocks, also per group of 64, summed atomically by
 //     (1) into a zeroed array: a memset more), and its warps write their kept items through
@@ -222,10 +222,22 @@ struct two_kernel_layout {
   unsigned warp_words;
 };
 
-two_kernel_layout layout_for(std::size_t capacity, bool flags) {
+// Keep words per warp for a capacity and a mover. Records of several columns (the renderer's path
+// queue) move dense words one at a time through shared memory, two in flight a warp: 32 words a warp
+// made a call one warp's walk of 16 dependent round trips (~85 us on an H100 from 2^18 to 2^22
+// 48-byte paths, whatever the live count). 4 words a warp: at most 128 kept items, always the
+// list path of warp_write_out (every load in flight at once), 8x the warps. Measured on an H100
+// (2026-11-26, bench/results/h100-80gb-hbm3/auto/): 8 words were no faster; 2 words with dense words
+// staged whole were up to 2x slower on sparse selections at 2^22.
+unsigned warp_words_for(std::size_t capacity, bool staged) {
+  if (capacity > mid_most) return 128;
+  return staged ? 4 : 32;
+}
+
+two_kernel_layout layout_for(std::size_t capacity, bool flags, unsigned warp_words) {
   two_kernel_layout l{};
-  l.warp_words = capacity <= mid_most ? 32 : 128;
-  const std::size_t block_items = (l.warp_words == 32 ? block_words<32> : block_words<128>) * 32;
+  l.warp_words = warp_words;
+  const std::size_t block_items = std::size_t{warps} * warp_words * 32;
   l.blocks = std::max<std::size_t>(1, (capacity + block_items - 1) / block_items);
   l.counts_bytes = align_up(4 * l.blocks);
   l.groups_bytes = l.blocks > flat_most ? align_up(8 * ((l.blocks + group - 1) / group)) : 0;
@@ -233,14 +245,18 @@ two_kernel_layout layout_for(std::size_t capacity, bool flags) {
   return l;
 }
 
+std::size_t footprint(const two_kernel_layout& l) { return l.counts_bytes + l.groups_bytes + l.words_bytes; }
+
 }  // namespace
 
 std::size_t cuda_space(const cuda_call& call) {
   const std::size_t capacity = call.in.size();
   const bool flags = form_of(call.keep) == form::byte_flags;
-  const two_kernel_layout l = layout_for(capacity, flags);
   const bool one = capacity <= one_kernel_most;
-  if (call.query) return one ? 0 : l.counts_bytes + l.groups_bytes + l.words_bytes;
+  // The workspace fits the layout of either mover (the smaller blocks need more counts).
+  if (call.query)
+    return one ? 0 : std::max(footprint(layout_for(capacity, flags, warp_words_for(capacity, true))),
+                              footprint(layout_for(capacity, flags, warp_words_for(capacity, false))));
   const live_count live{call.live_n, capacity};
   const std::uint8_t* f = flags ? std::get<byte_flags>(call.keep).keep.data() : nullptr;
   const flag_words from_flags{f, capacity, reinterpret_cast<std::uintptr_t>(f) % 16 == 0};
@@ -251,6 +267,8 @@ std::size_t cuda_space(const cuda_call& call) {
       else one_kernel(call, mask, live, move);
       return;
     }
+    const two_kernel_layout l =
+        layout_for(capacity, flags, warp_words_for(capacity, staged_mover<std::decay_t<decltype(move)>>));
     auto* base = static_cast<std::byte*>(call.workspace);
     auto* counts = reinterpret_cast<std::uint32_t*>(base);
     auto* groups = l.groups_bytes ? reinterpret_cast<unsigned long long*>(base + l.counts_bytes) : nullptr;
@@ -265,8 +283,11 @@ std::size_t cuda_space(const cuda_call& call) {
       const mask_words written{flags ? words : mask.words, capacity};
       space_write<S><<<blocks, threads, 0, call.stream>>>(written, live, counts, groups, move, call.d_count);
     };
-    if (l.warp_words == 32) count_and_write(std::integral_constant<unsigned, 32>{});
-    else count_and_write(std::integral_constant<unsigned, 128>{});
+    switch (l.warp_words) {
+      case 4: count_and_write(std::integral_constant<unsigned, 4>{}); break;
+      case 32: count_and_write(std::integral_constant<unsigned, 32>{}); break;
+      default: count_and_write(std::integral_constant<unsigned, 128>{}); break;
+    }
   });
   SIEVE_CUDA_CHECK(cudaGetLastError());
   return 0;
