@@ -9,6 +9,7 @@
 
 #include <output_files.hpp>
 #include <report.hpp>
+#include <sieve/compaction/backend.hpp>
 
 #include <oneapi/tbb/global_control.h>
 #include <sys/resource.h>
@@ -81,7 +82,7 @@ image_format image_format_of(const std::string& path) {
   for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (ext == ".png") return image_format::png;
   if (ext == ".exr") return image_format::exr;
-  throw report::usage_error("--out " + path + ": the image format comes from the extension, .png or .exr" +
+  throw usage_error("--out " + path + ": the image format comes from the extension, .png or .exr" +
                             (ext.empty() ? std::string(" (none given)") : ", not " + ext));
 }
 
@@ -271,7 +272,7 @@ void render_job::load() {
       state_->files.add_output(outputs_.exr, "--exr");
       state_->files.add_output(outputs_.json, "--json");
     }
-    backend_ = report::resolve_backend(rq_.backend);
+    backend_ = resolve_backend(rq_.backend);
     if (hooks_.step) hooks_.step(job_step::load, *this);
     const auto t_load = clock_type::now();
     scene_ = load_requested_scene(rq_);
