@@ -51,18 +51,18 @@ class cpu_backend {
   void zero(void* p, std::size_t bytes) const { std::memset(p, 0, bytes); }
   std::uint64_t read(const std::uint64_t* count) const { return *count; }
 
-  void compact(const sieve::strategy& strategy, bool in_place, const sieve::record& items, const sieve::record& out,
-               sieve::selection keep, const std::uint64_t* live, const std::uint64_t* removals, std::uint64_t* kept) {
-    // Host counts: the driver sized the record and marks for *live already; the removal list holds *removals.
+  // In place when out is null. Host counts: the driver sized the record and marks for the live
+  // count already; the removal list holds *counts.removals.
+  void compact(const sieve::strategy& strategy, const sieve::record& items, const sieve::record* out,
+               sieve::selection keep, const sieve::cuda::device_counts& counts, std::uint64_t* kept) {
     std::size_t removed = 0;
     if (const auto* r = std::get_if<sieve::removal_list>(&keep)) {
-      removed = static_cast<std::size_t>(*removals);
+      removed = static_cast<std::size_t>(*counts.removals);
       keep = sieve::removal_list{r->indices.first(removed)};
     }
     const sieve::options unchecked{.checked = false};  // the renderer's own removal lists: each index once
-    const sieve::strategy ran = stats_.note_strategy(strategy, sieve::backend::cpu, in_place, items, removed);
-    (void)live;
-    *kept = in_place ? sieve::compact(ran, items, keep, unchecked) : sieve::compact_copy(ran, items, out, keep, unchecked);
+    const sieve::strategy ran = stats_.note_strategy(strategy, sieve::backend::cpu, out == nullptr, items, removed);
+    *kept = out ? sieve::compact_copy(ran, items, *out, keep, unchecked) : sieve::compact(ran, items, keep, unchecked);
   }
 
   const std::uint32_t* sort(std::uint32_t* keys, std::uint32_t* values, std::uint32_t n, int bits) const {

@@ -143,20 +143,20 @@ class cuda_backend {
     ws_ = device_array<std::byte>(sieve::cuda::workspace_bytes(settings_.strategy, queue, form, in_place));
   }
 
-  void compact(const sieve::strategy& strategy, bool in_place, const sieve::record& items, const sieve::record& out,
-               const sieve::selection& keep, const std::uint64_t* live, const std::uint64_t* removals,
-               std::uint64_t* kept) {
+  // In place when out is null.
+  void compact(const sieve::strategy& strategy, const sieve::record& items, const sieve::record* out,
+               const sieve::selection& keep, const sieve::cuda::device_counts& live, std::uint64_t* kept) {
     const sieve::cuda::workspace ws{ws_.get(), ws_.size()};
     const bool list = std::holds_alternative<sieve::removal_list>(keep);
-    const sieve::cuda::device_counts counts{live, list ? removals : nullptr};
+    const sieve::cuda::device_counts counts{live.items, list ? live.removals : nullptr};
     const std::size_t k = list ? std::get<sieve::removal_list>(keep).indices.size() : 0;
-    const sieve::strategy ran = stats_.note_strategy(strategy, sieve::backend::cuda, in_place, items, k);
+    const sieve::strategy ran = stats_.note_strategy(strategy, sieve::backend::cuda, out == nullptr, items, k);
     if (ran.info().host_counts) ++stats_.host_syncs;  // it reads the counts back
     // The removal lists are the renderer's own (each terminated path once): unchecked.
-    if (in_place)
+    if (!out)
       sieve::cuda::compact_async(ran, items, keep, counts, kept, ws, stream_, {.checked = false});
     else
-      sieve::cuda::compact_copy_async(ran, items, out, keep, counts, kept, ws, stream_, {.checked = false});
+      sieve::cuda::compact_copy_async(ran, items, *out, keep, counts, kept, ws, stream_, {.checked = false});
   }
 
   // Over n slots (the capacity in a graph: reorder_keys gave the slots past the live count the
