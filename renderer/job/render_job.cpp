@@ -29,11 +29,8 @@ using clock_type = std::chrono::steady_clock;
 
 double since(clock_type::time_point t0) { return std::chrono::duration<double>(clock_type::now() - t0).count(); }
 
-// The film size --width / --height ask for: both as given, or one of them with the other following
-// the scene's aspect. {0, 0} when neither is given.
+// The film size one of --width / --height asks for: the other side follows the aspect of `film`.
 std::pair<std::uint32_t, std::uint32_t> film_size(const render_request& rq, const film_desc& film) {
-  if (!rq.width && !rq.height) return {0, 0};
-  if (rq.width && rq.height) return {rq.width, rq.height};
   const double aspect = static_cast<double>(film.width) / film.height;
   if (rq.width) return {rq.width, std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::lround(rq.width / aspect)))};
   return {std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::lround(rq.height * aspect))), rq.height};
@@ -48,13 +45,9 @@ scene load_requested_scene(const render_request& rq) {
     overrides.push_back("film.width=" + std::to_string(rq.width));
     overrides.push_back("film.height=" + std::to_string(rq.height));
   }
-  scene sc = load_scene(rq.scene, overrides);
-  if (const auto [w, h] = film_size(rq, sc.film); w && (w != sc.film.width || h != sc.film.height)) {
-    overrides.push_back("film.width=" + std::to_string(w));  // one given: the other from the scene's aspect
-    overrides.push_back("film.height=" + std::to_string(h));
-    sc = load_scene(rq.scene, overrides);
-  }
-  return sc;
+  if (!rq.width == !rq.height) return load_scene(rq.scene, overrides);
+  // One given: the other from the aspect of the scene's film, sized before the scene is read.
+  return load_scene(rq.scene, overrides, {}, [&rq](const film_desc& film) { return film_size(rq, film); });
 }
 
 // The request's settings for that scene: the scene's [compaction] where the request leaves a value

@@ -81,7 +81,7 @@ std::string lower(std::string s) {
 }  // namespace detail
 
 scene load_scene(const std::filesystem::path& path, const std::vector<std::string>& overrides,
-                 const scene_limits& limits) {
+                 const scene_limits& limits, const film_fit& fit) {
   using namespace detail;
   reader rd;
   rd.file = path.string();
@@ -112,6 +112,7 @@ scene load_scene(const std::filesystem::path& path, const std::vector<std::strin
   }
 
   for (const auto& o : overrides) apply_override(doc, o, rd);
+  if (fit) fit_film(doc, rd, fit);
   scene sc = read(doc, rd, path.parent_path(), obj_entry, path.stem().string());
   if (!obj_entry) sc.files.insert(sc.files.begin(), path);  // a bare .obj or glTF is listed as the object
   return sc;
