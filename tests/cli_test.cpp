@@ -42,7 +42,7 @@ TEST_F(Cli, BadInputIsOneClearLine) {
   file("notpng.png", "GIF89a but not quite\n");
   file("tex.mtl", "newmtl a\nmap_Kd notpng.png\n");
   expect_one_line_error({"render", file("tex.obj", "mtllib tex.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl a\nf 1 2 3\n").string()},
-                        "notpng.png: cannot read the texture");
+                        "notpng.png: the texture is not an image sieve reads");
   {
     std::string huge("\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\x01\x86\xa0\0\x01\x86\xa0\x08\x02\0\0\0\0\0\0\0", 33);
     file("huge.png", huge);
@@ -71,7 +71,7 @@ TEST_F(Cli, BadEnvironmentMapIsOneClearLine) {
   file("huge.hdr", "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 100000 +X 100000\n");
   expect_one_line_error({"render", scene_with("huge", "huge.hdr")}, "more than the limit");
   file("short.hdr", "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 64 +X 128\n\x01\x02\x03\x04");
-  expect_one_line_error({"render", scene_with("short", "short.hdr")}, "(.hdr) ends inside its pixels");
+  expect_one_line_error({"render", scene_with("short", "short.hdr")}, "short.hdr: cannot decode the environment map");
   // The map is an input: an output naming it is refused, the file left as it was.
   const std::string sky = slurp(scenes_dir / "sky" / "sky.exr");
   file("sky.exr", sky);
@@ -465,6 +465,26 @@ TEST_F(Cli, BackendAutoByDefault) {
 TEST_F(Cli, DryRunChecksACommandLine) {
   EXPECT_EQ(run({"--dry-run", "bench", "compaction", "--n", "1048576,4096", "--fraction", "0.02"}).rc, 0);
   EXPECT_EQ(run({"--dry-run", "bench", "compaction", "--n", "4096,1.04858e+06"}).rc, 2);
+}
+
+// --dry-run checks the command line only, and says so; `sieve check` loads the scene.
+TEST_F(Cli, CheckLoadsTheSceneAndDryRunDoesNot) {
+  const outcome dry = run({"--dry-run", "render", "no-such-scene.toml"});
+  EXPECT_EQ(dry.rc, 0);
+  EXPECT_NE(dry.out.find("nothing was loaded or run"), std::string::npos) << dry.out;
+  const outcome missing = run({"check", "no-such-scene.toml"});
+  EXPECT_EQ(missing.rc, 1);
+  EXPECT_NE(missing.err.find("no-such-scene.toml: scene file not found"), std::string::npos) << missing.err;
+  const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
+  const outcome ok = run({"check", cornell, "--set", "film.spp=3"});
+  EXPECT_EQ(ok.rc, 0) << ok.err;
+  for (const char* part : {"triangles: 32\n", "materials: ", "diffuse", "lights: 2 emissive triangles", "camera: position (278, 273, -800)", "3 spp"})
+    EXPECT_NE(ok.out.find(part), std::string::npos) << part << " not in: " << ok.out;
+  const std::string textured = (scenes_dir / "textured" / "textured.toml").string();
+  const outcome t = run({"check", textured});
+  EXPECT_EQ(t.rc, 0) << t.err;
+  EXPECT_NE(t.out.find("checker.png: "), std::string::npos) << t.out;  // each texture with its size
+  EXPECT_NE(t.out.find(" x "), std::string::npos) << t.out;
 }
 
 // A glTF renders alone (.gltf and .glb) as a bare OBJ does; a broken one is one line.

@@ -33,6 +33,10 @@ using namespace sieve::render;
 
 namespace {
 
+// A bare model's sky given as an override: the loader adds no key light (these tests count triangles
+// and materials of the model alone).
+const std::vector<std::string> sky = {"environment.color=[1,1,1]"};
+
 const fs::path scenes_dir = SIEVE_SCENES_DIR;
 const fs::path box_dir = scenes_dir / "gltf";
 constexpr double pi = 3.14159265358979323846;
@@ -240,7 +244,7 @@ TEST(Gltf, NodeTransformsApplyParentThenChild) {
   doc["nodes"] = json::array({{{"translation", {10, 0, 0}}, {"children", {1}}},
                               {{"mesh", 0}, {"translation", {0, 0, 5}}, {"rotation", {0, 0, std::sqrt(0.5), std::sqrt(0.5)}},
                                {"scale", {2, 2, 2}}}});
-  const scene s = load_scene(write_gltf(temp_dir(), doc));
+  const scene s = load_scene(write_gltf(temp_dir(), doc), sky);
   ASSERT_EQ(s.triangles.size(), 2u);
   // Vertex (1, 0, 0) -> scaled (2, 0, 0) -> rotated (0, 2, 0) -> (0, 2, 5) -> (10, 2, 5).
   const vec3 v = s.triangles[0].v1;
@@ -251,7 +255,7 @@ TEST(Gltf, NodeTransformsApplyParentThenChild) {
   const float c = 0, sn = 1;
   doc["nodes"][1] = {{"mesh", 0},
                      {"matrix", {2 * c, 2 * sn, 0, 0, -2 * sn, 2 * c, 0, 0, 0, 0, 2, 0, 0, 0, 5, 1}}};
-  const scene m = load_scene(write_gltf(temp_dir(), doc));
+  const scene m = load_scene(write_gltf(temp_dir(), doc), sky);
   EXPECT_NEAR(m.triangles[0].v1.x, 10, 1e-5);
   EXPECT_NEAR(m.triangles[0].v1.y, 2, 1e-5);
   EXPECT_NEAR(m.triangles[0].v1.z, 5, 1e-5);
@@ -263,7 +267,7 @@ TEST(Gltf, InstancesAndNoSceneMeansEveryRoot) {
   doc.erase("scenes");
   doc["nodes"] = json::array({{{"mesh", 0}}, {{"mesh", 0}, {"translation", {0, 0, 1}}, {"children", {2}}},
                               {{"mesh", 0}, {"translation", {0, 0, 1}}}});
-  const scene s = load_scene(write_gltf(temp_dir(), doc));
+  const scene s = load_scene(write_gltf(temp_dir(), doc), sky);
   ASSERT_EQ(s.triangles.size(), 6u);  // node 2 is drawn once, under node 1
   EXPECT_EQ(s.triangles[0].v0.z, 0);
   EXPECT_EQ(s.triangles[2].v0.z, 1);
@@ -275,13 +279,13 @@ TEST(Gltf, StripsAndFansFollowTheSpec) {
   auto& prim = doc["meshes"][0]["primitives"][0];
   prim.erase("indices");
   prim["mode"] = 5;  // strip: (0 1 2) (1 3 2)
-  const scene strip = load_scene(write_gltf(temp_dir(), doc));
+  const scene strip = load_scene(write_gltf(temp_dir(), doc), sky);
   ASSERT_EQ(strip.triangles.size(), 2u);
   EXPECT_TRUE(same_bits(strip.triangles[1].v0, vec3{1, 0, 0}));
   EXPECT_TRUE(same_bits(strip.triangles[1].v1, vec3{0, 1, 0}));
   EXPECT_TRUE(same_bits(strip.triangles[1].v2, vec3{1, 1, 0}));
   prim["mode"] = 6;  // fan: (1 2 0) (2 3 0)
-  const scene fan = load_scene(write_gltf(temp_dir(), doc));
+  const scene fan = load_scene(write_gltf(temp_dir(), doc), sky);
   ASSERT_EQ(fan.triangles.size(), 2u);
   EXPECT_TRUE(same_bits(fan.triangles[1].v0, vec3{1, 1, 0}));
   EXPECT_TRUE(same_bits(fan.triangles[1].v1, vec3{0, 1, 0}));
@@ -294,7 +298,7 @@ TEST(Gltf, PointsAndLinesAreSkippedTrianglesKept) {
   lines["mode"] = 1;
   doc["meshes"][0]["primitives"].push_back(lines);
   ::testing::internal::CaptureStderr();
-  const scene s = load_scene(write_gltf(temp_dir(), doc));
+  const scene s = load_scene(write_gltf(temp_dir(), doc), sky);
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_EQ(s.triangles.size(), 2u);
   EXPECT_NE(err.find("sieve: warning: "), std::string::npos) << err;
@@ -302,7 +306,7 @@ TEST(Gltf, PointsAndLinesAreSkippedTrianglesKept) {
   // Only lines: nothing to render.
   doc["meshes"][0]["primitives"].erase(0);
   ::testing::internal::CaptureStderr();
-  expect_error([&] { load_scene(write_gltf(temp_dir(), doc)); }, {"model.gltf", "no triangles"});
+  expect_error([&] { load_scene(write_gltf(temp_dir(), doc), sky); }, {"model.gltf", "no triangles"});
   ::testing::internal::GetCapturedStderr();
 }
 
@@ -325,17 +329,19 @@ TEST(Gltf, CameraIsUsedWhenLoadedAlone) {
   const scene o = load_scene(path, {"camera.vfov=30", "camera.position=[0, 0, -9]"});
   EXPECT_EQ(o.camera.vfov_degrees, 30);
   EXPECT_TRUE(same_bits(o.camera.position, vec3{0, 0, -9}));
-  // Without a camera the model is framed as a bare OBJ is: from -z, looking at the box's centre.
+  // Without a camera the model is framed as a bare OBJ is: from +z (glTF's front), looking at the
+  // box's centre, under a grey sky with a key light.
   const scene framed = load_scene(write_gltf(temp_dir(), quad_gltf()));
   EXPECT_TRUE(same_bits(framed.camera.look_at, vec3{0.5f, 0.5f, 0}));
-  EXPECT_LT(framed.camera.position.z, 0);
-  EXPECT_TRUE(same_bits(framed.environment, vec3{1, 1, 1}));
+  EXPECT_GT(framed.camera.position.z, 0);
+  EXPECT_TRUE(same_bits(framed.environment, vec3{0.35f, 0.35f, 0.35f}));
+  EXPECT_EQ(framed.emissive.size(), 2u);
 }
 
 TEST(Gltf, PrimitiveWithoutMaterialGetsTheGreyDefault) {
   json doc = quad_gltf();
   doc["meshes"][0]["primitives"][0].erase("material");
-  const scene s = load_scene(write_gltf(temp_dir(), doc));
+  const scene s = load_scene(write_gltf(temp_dir(), doc), sky);
   ASSERT_EQ(s.materials.size(), 1u);
   EXPECT_EQ(s.materials[0].name, "default");
   EXPECT_TRUE(same_bits(s.materials[0].albedo, vec3{0.8f, 0.8f, 0.8f}));
@@ -357,7 +363,7 @@ TEST(Gltf, MetallicRoughnessMapping) {
       m["extensions"]["KHR_materials_transmission"]["transmissionFactor"] = r.transmission;
       m["extensions"]["KHR_materials_ior"]["ior"] = 1.33;
     }
-    const scene s = load_scene(write_gltf(temp_dir(), doc));
+    const scene s = load_scene(write_gltf(temp_dir(), doc), sky);
     EXPECT_EQ(s.materials[0].kind, r.kind) << r.metallic << " " << r.roughness << " " << r.transmission;
     EXPECT_TRUE(same_bits(s.materials[0].albedo, vec3{0.5f, 0.25f, 0.125f}));
     if (r.transmission > 0) {
@@ -381,7 +387,7 @@ TEST(Gltf, NormalsAndTextureCoordinates) {
       {{"bufferView", 3}, {"componentType", 5121}, {"normalized", true}, {"count", 4}, {"type", "VEC2"}});
   doc["meshes"][0]["primitives"][0]["attributes"]["NORMAL"] = 2;
   doc["meshes"][0]["primitives"][0]["attributes"]["TEXCOORD_0"] = 3;
-  const scene s = load_scene(write_gltf(temp_dir(), doc));
+  const scene s = load_scene(write_gltf(temp_dir(), doc), sky);
   ASSERT_EQ(s.normals.size(), 2u);
   ASSERT_EQ(s.uvs.size(), 2u);
   EXPECT_TRUE(same_bits(s.normals[1].n2, vec3{0, 0, 1}));
@@ -395,7 +401,7 @@ TEST(Gltf, NormalsAndTextureCoordinates) {
   // A mirroring node (scale -1 in x): the winding turns (glTF's rule), so the geometric normal and
   // the shading normal still agree (+z).
   doc["nodes"][0]["scale"] = {-1, 1, 1};
-  const scene m = load_scene(write_gltf(temp_dir(), doc));
+  const scene m = load_scene(write_gltf(temp_dir(), doc), sky);
   const triangle& t = m.triangles[0];
   EXPECT_GT(cross(t.v1 - t.v0, t.v2 - t.v0).z, 0);
   EXPECT_EQ(m.normals[0].n0.x, 0.0f);
@@ -404,7 +410,7 @@ TEST(Gltf, NormalsAndTextureCoordinates) {
   // A rotation turns the normals with the vertices: 90 degrees about +x takes +z to -y.
   doc["nodes"][0].erase("scale");
   doc["nodes"][0]["rotation"] = {std::sqrt(0.5), 0, 0, std::sqrt(0.5)};
-  const scene r = load_scene(write_gltf(temp_dir(), doc));
+  const scene r = load_scene(write_gltf(temp_dir(), doc), sky);
   EXPECT_NEAR(r.normals[0].n0.y, -1, 1e-6);
   EXPECT_NEAR(r.normals[0].n0.z, 0, 1e-6);
 
@@ -536,7 +542,7 @@ TEST(GltfBadInput, IndicesOutOfRange) {
   for (const auto& c : cases) {
     json doc = quad_gltf();
     c.change(doc);
-    const std::string msg = expect_error([&] { load_scene(write_gltf(dir, doc)); }, {"model.gltf"});
+    const std::string msg = expect_error([&] { load_scene(write_gltf(dir, doc), sky); }, {"model.gltf"});
     for (const auto& p : c.parts) EXPECT_NE(msg.find(p), std::string::npos) << "'" << p << "' not in: " << msg;
   }
 }
@@ -557,7 +563,7 @@ TEST(GltfBadInput, AccessorsAndViewsPastTheirData) {
   for (const auto& [change, part] : cases) {
     json doc = quad_gltf();
     change(doc);
-    expect_error([&] { load_scene(write_gltf(dir, doc)); }, {"model.gltf", part});
+    expect_error([&] { load_scene(write_gltf(dir, doc), sky); }, {"model.gltf", part});
   }
 }
 
@@ -565,22 +571,22 @@ TEST(GltfBadInput, TruncatedBuffers) {
   const fs::path dir = temp_dir();
   json doc = quad_gltf();
   doc["buffers"][0]["byteLength"] = 100;  // the data URI holds 60
-  expect_error([&] { load_scene(write_gltf(dir, doc)); }, {"model.gltf"});
+  expect_error([&] { load_scene(write_gltf(dir, doc), sky); }, {"model.gltf"});
   // An external buffer shorter than its byteLength, one missing, one that is a directory.
   doc = quad_gltf();
   const std::string bytes = bytes_of(quad_positions) + bytes_of(quad_indices);
   write(dir / "short.bin", bytes.substr(0, 50));
   doc["buffers"][0] = {{"byteLength", 60}, {"uri", "short.bin"}};
-  expect_error([&] { load_scene(write_gltf(dir, doc)); }, {"model.gltf"});
+  expect_error([&] { load_scene(write_gltf(dir, doc), sky); }, {"model.gltf"});
   doc["buffers"][0]["uri"] = "missing.bin";
-  expect_error([&] { load_scene(write_gltf(dir, doc)); }, {"model.gltf", "missing.bin"});
+  expect_error([&] { load_scene(write_gltf(dir, doc), sky); }, {"model.gltf", "missing.bin"});
   fs::create_directories(dir / "folder.bin");
   doc["buffers"][0]["uri"] = "folder.bin";
-  expect_error([&] { load_scene(write_gltf(dir, doc)); }, {"folder.bin", "not a regular file"});
+  expect_error([&] { load_scene(write_gltf(dir, doc), sky); }, {"folder.bin", "not a regular file"});
   // The right external file loads, and is listed among the scene's files.
   write(dir / "good.bin", bytes);
   doc["buffers"][0]["uri"] = "good.bin";
-  const scene s = load_scene(write_gltf(dir, doc));
+  const scene s = load_scene(write_gltf(dir, doc), sky);
   EXPECT_EQ(s.triangles.size(), 2u);
   EXPECT_NE(std::find(s.files.begin(), s.files.end(), dir / "good.bin"), s.files.end());
   // A truncated GLB, and a GLB header with nothing behind it.
@@ -617,7 +623,7 @@ TEST(GltfBadInput, WrongTypes) {
   for (const auto& [change, part] : cases) {
     json doc = quad_gltf();
     change(doc);
-    expect_error([&] { load_scene(write_gltf(dir, doc)); }, {"model.gltf", part});
+    expect_error([&] { load_scene(write_gltf(dir, doc), sky); }, {"model.gltf", part});
   }
 }
 
@@ -635,29 +641,29 @@ TEST(GltfBadInput, NonFinitePositionsAndTransforms) {
   expect_error([&] { load_scene(write_gltf(temp_dir(), quad_gltf(p))); }, {"vertex 2", "not finite"});
   json doc = quad_gltf();
   doc["nodes"][0]["scale"] = {1e300, 1, 1};
-  expect_error([&] { load_scene(write_gltf(temp_dir(), doc)); }, {"overflow a float"});
+  expect_error([&] { load_scene(write_gltf(temp_dir(), doc), sky); }, {"overflow a float"});
 }
 
 TEST(GltfBadInput, NodeCyclesAndSharedChildren) {
   json doc = quad_gltf();
   doc["nodes"][0]["children"] = {0};
-  expect_error([&] { load_scene(write_gltf(temp_dir(), doc)); }, {"nodes[0]", "reached twice"});
+  expect_error([&] { load_scene(write_gltf(temp_dir(), doc), sky); }, {"nodes[0]", "reached twice"});
   doc = quad_gltf();
   doc["nodes"] = json::array({{{"children", {1, 1}}}, {{"mesh", 0}}});
-  expect_error([&] { load_scene(write_gltf(temp_dir(), doc)); }, {"nodes[1]", "reached twice"});
+  expect_error([&] { load_scene(write_gltf(temp_dir(), doc), sky); }, {"nodes[1]", "reached twice"});
   // A long chain is no problem (the walk is not recursive).
   doc = quad_gltf();
   doc["nodes"] = json::array();
   for (int i = 0; i < 100000; ++i) doc["nodes"].push_back({{"children", {i + 1}}});
   doc["nodes"].push_back({{"mesh", 0}});
-  EXPECT_EQ(load_scene(write_gltf(temp_dir(), doc)).triangles.size(), 2u);
+  EXPECT_EQ(load_scene(write_gltf(temp_dir(), doc), sky).triangles.size(), 2u);
 }
 
 TEST(GltfBadInput, ImageViewPastItsBuffer) {
   json doc = quad_gltf();
   doc["bufferViews"].push_back({{"buffer", 0}, {"byteOffset", std::uint64_t{1} << 62}, {"byteLength", 8}});
   doc["images"] = json::array({{{"bufferView", 2}, {"mimeType", "image/png"}}});
-  expect_error([&] { load_scene(write_gltf(temp_dir(), doc)); }, {"bufferViews[2]", "reaches past the 60 bytes"});
+  expect_error([&] { load_scene(write_gltf(temp_dir(), doc), sky); }, {"bufferViews[2]", "reaches past the 60 bytes"});
 }
 
 TEST(GltfBadInput, TriangleLimitAndNotAFile) {
@@ -672,7 +678,7 @@ TEST(GltfBadInput, TriangleLimitAndNotAFile) {
   expect_error([&] { load_scene(write(dir / "s.toml", "[[objects]]\ngltf = \"none.gltf\"\n")); },
                {"s.toml", "objects[0].gltf", "not found"});
   expect_error([&] { load_scene(write(dir / "t.toml", "[[objects]]\ngltf = \"a.gltf\"\nobj = \"a.obj\"\n")); },
-               {"t.toml", "objects[0]", "either obj or gltf"});
+               {"t.toml", "objects[0]", "give one of obj, gltf and ply"});
 }
 
 }  // namespace

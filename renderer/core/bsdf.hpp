@@ -18,6 +18,8 @@ struct surface {
   vec3 emission{0, 0, 0};
   float ior = 1.5f;
   std::int32_t albedo_texture = -1;  // index into scene_view::textures: the albedo at the hit; -1: `albedo`
+  float opacity = 1;                  // the chance a ray stops here (stochastic cut-out); 1: opaque
+  std::int32_t opacity_texture = -1;  // index into scene_view::textures: opacity at the hit (x), times `opacity`
 };
 
 struct bsdf_sample {

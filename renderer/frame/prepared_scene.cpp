@@ -8,7 +8,7 @@ prepared_scene::prepared_scene(const scene& s) : scene_(&s), bvh_(build_bvh(s.tr
     const auto kind = m.kind == material_kind::mirror       ? surface_kind::mirror
                       : m.kind == material_kind::dielectric ? surface_kind::dielectric
                                                             : surface_kind::diffuse;
-    surfaces_.push_back({kind, m.albedo, m.emission, m.ior, m.albedo_texture});
+    surfaces_.push_back({kind, m.albedo, m.emission, m.ior, m.albedo_texture, m.opacity, m.opacity_texture});
   }
   for (const texture& t : s.textures) textures_.push_back(t.view());
   double area = 0;

@@ -449,6 +449,10 @@ material map_material(const tinygltf::Material& g, const model_reader& rd, const
   out.emission = vec3{emissive[0], emissive[1], emissive[2]} * static_cast<float>(strength);
   if (!finite(out.emission)) rd.error(where, "the emission overflows a float");
   out.ior = ior > 1 ? static_cast<float>(ior) : 1.5f;
+  out.metallic = static_cast<float>(metallic);  // kept for the BSDFs to come (scene.hpp)
+  out.roughness = static_cast<float>(roughness);
+  if (pbr.metallicRoughnessTexture.index >= 0) out.roughness_map = out.metallic_map = "metallicRoughnessTexture";
+  if (g.normalTexture.index >= 0) out.bump_map = "normalTexture";
   if (transmission >= 0.5) {
     out.kind = material_kind::dielectric;
   } else if (metallic >= 0.5 && roughness < 0.5) {
@@ -457,6 +461,17 @@ material map_material(const tinygltf::Material& g, const model_reader& rd, const
     out.kind = material_kind::diffuse;
   }
   return out;
+}
+
+// How to convert a file that needs an extension sieve does not decode.
+std::string unsupported_hint(const std::string& e) {
+  if (e == "KHR_draco_mesh_compression")
+    return " (Draco-compressed geometry: import the file into Blender and export it with compression off)";
+  if (e == "EXT_meshopt_compression" || e == "KHR_mesh_quantization")
+    return " (compressed or quantized geometry: write it plain with `gltfpack -i in.glb -o out.glb -noq`)";
+  if (e == "KHR_texture_basisu" || e == "EXT_texture_webp")
+    return " (compressed textures: convert them to PNG or JPEG, e.g. `gltf-transform png in.glb out.glb`)";
+  return "";
 }
 
 const std::vector<std::string_view> supported_extensions = {
@@ -503,7 +518,8 @@ gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
   }
   for (const std::string& e : model.extensionsRequired) {
     if (std::find(supported_extensions.begin(), supported_extensions.end(), e) == supported_extensions.end()) {
-      fail(file + ": the file requires the extension " + in_quotes(e) + ", which sieve does not read" + opt.context);
+      fail(file + ": the file requires the extension " + in_quotes(e) + ", which sieve does not read" +
+           unsupported_hint(e) + opt.context);
     }
   }
 
@@ -568,6 +584,8 @@ gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
         c.look_at = c.position + normalize(forward) * std::max(1.0f, length(c.position) * 1e-3f);
         c.up = normalize(up);
         c.vfov_degrees = static_cast<float>(yfov);
+        const double aspect = cam.perspective.aspectRatio;
+        if (aspect > 1e-3 && aspect < 1e3) c.aspect = static_cast<float>(aspect);
         if (!finite(c.look_at) || !(length(c.look_at - c.position) > 0)) {
           rd.error(where, "the camera's position " + str3(c.position) + " is too large");
         }

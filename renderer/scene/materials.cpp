@@ -26,7 +26,7 @@ std::uint32_t registry::push(material m, std::string from) {
 bool registry::same(const material& a, const material& b) {
   auto eq = [](vec3 x, vec3 y) { return x.x == y.x && x.y == y.y && x.z == y.z; };
   return a.kind == b.kind && eq(a.albedo, b.albedo) && eq(a.emission, b.emission) && a.ior == b.ior &&
-         a.albedo_texture == b.albedo_texture;
+         a.albedo_texture == b.albedo_texture && a.opacity == b.opacity && a.opacity_texture == b.opacity_texture;
 }
 
 // Adds `m`, or returns the material of that name when it is the same; a different material of the
@@ -79,18 +79,56 @@ material map_mtl(const tinyobj::material_t& m, const std::string& from) {
   out.name = m.name;
   out.emission = ke;
   out.ior = m.ior > 1 ? static_cast<float>(m.ior) : 1.5f;
-  const bool dielectric = m.illum == 4 || m.illum == 6 || m.illum == 7 || m.dissolve < 1;
-  const bool mirror = m.illum == 3 || m.illum == 5 || (max_component(ks) > 0 && max_component(kd) == 0);
+  // Ns (the Phong exponent, >= 0) as a microfacet roughness: the Beckmann width that matches a Phong
+  // lobe, alpha = sqrt(2 / (Ns + 2)); Pr where given (> 0) instead.
+  const double ns = std::isfinite(m.shininess) && m.shininess > 0 ? m.shininess : 0;
+  out.roughness = m.roughness > 0 ? static_cast<float>(m.roughness) : static_cast<float>(std::sqrt(2 / (ns + 2)));
+  out.metallic = static_cast<float>(m.metallic);
+  // d (or 1 - Tr) is opacity, never glass. `d 0` with no map_d would hide the surface: exporters
+  // write it for opaque materials (Blender's, from an alpha of 0), so it is read as opaque and noted.
+  out.opacity = static_cast<float>(m.dissolve);
+  if (out.opacity == 0 && m.alpha_texname.empty()) out.opacity = 1, out.dissolve_ignored = true;
+  out.specular_map = m.specular_texname;
+  out.roughness_map = m.roughness_texname;
+  out.metallic_map = m.metallic_texname;
+  out.bump_map = !m.bump_texname.empty() ? m.bump_texname : m.normal_texname;
+  const bool dielectric = m.illum == 4 || m.illum == 6 || m.illum == 7;
+  const bool mirror = m.illum == 3 || m.illum == 5 || (max_component(ks) > 0 && max_component(kd) == 0) ||
+                      (out.metallic >= 0.5f && out.roughness < 0.5f);
   if (dielectric) {
     out.kind = material_kind::dielectric;
     out.albedo = max_component(tf) > 0 ? tf : max_component(ks) > 0 ? ks : vec3{1, 1, 1};
   } else if (mirror) {
     out.kind = material_kind::mirror;
-    out.albedo = max_component(ks) > 0 ? ks : vec3{1, 1, 1};
+    out.albedo = max_component(ks) > 0 ? ks : max_component(kd) > 0 ? kd : vec3{1, 1, 1};
   } else {
     out.kind = material_kind::diffuse;
     out.albedo = kd;
+    out.specular = ks;
   }
+  return out;
+}
+
+std::string approximations(const std::vector<material>& materials) {
+  std::size_t glossy = 0, rough_mirror = 0, metal = 0, cutout = 0, dissolve = 0, maps = 0;
+  for (const material& m : materials) {
+    glossy += m.kind == material_kind::diffuse && max_component(m.specular) > 0;
+    rough_mirror += m.kind == material_kind::mirror && m.roughness > 0.1f;
+    metal += m.kind == material_kind::diffuse && m.metallic > 0;
+    cutout += m.opacity < 1 || m.opacity_texture >= 0;
+    dissolve += m.dissolve_ignored;
+    maps += !m.specular_map.empty() || !m.roughness_map.empty() || !m.metallic_map.empty() || !m.bump_map.empty();
+  }
+  std::string out;
+  auto note = [&](std::size_t n, const char* what) {
+    if (n > 0) out += (out.empty() ? "" : "; ") + std::to_string(n) + " " + what;
+  };
+  note(glossy, "with a glossy layer (Ks/Ns, Pr) drawn as Lambert");
+  note(rough_mirror, "rough metal (Ns/Pr roughness > 0.1) drawn as a sharp mirror");
+  note(metal, "metallic but rough (Pm, metallicFactor) drawn as Lambert");
+  note(cutout, "with opacity (d, map_d) drawn as a stochastic cut-out that casts full shadows");
+  note(dissolve, "with d 0 and no map_d drawn opaque");
+  note(maps, "with specular, roughness, metallic or bump/normal maps not read");
   return out;
 }
 
@@ -163,7 +201,13 @@ void apply_material_entries(const std::vector<material_entry>& entries, registry
       i = reg.push(m, e.key);
     }
     material& m = reg.list[*i];
-    if (e.kind) m.kind = *e.kind;
+    if (e.kind) {
+      // A kind chosen by the scene file replaces what the MTL's glossy keys described.
+      m.kind = *e.kind;
+      m.specular = {0, 0, 0};
+      m.metallic = 0;
+      m.roughness = m.kind == material_kind::diffuse ? 1.0f : 0.0f;
+    }
     if (e.albedo) m.albedo = *e.albedo, m.albedo_texture = -1;  // a constant albedo replaces a texture
     if (e.emission) m.emission = *e.emission;
     if (e.ior) m.ior = *e.ior;

@@ -23,8 +23,12 @@ obj_mesh load_gltf_object(const fs::path& path, const obj_options& opt, registry
   gltf_mesh m = load_gltf(path, g);
   std::vector<std::uint32_t> index(m.materials.size());
   std::vector<std::optional<vec3>> mean_of(m.images.size());  // emissive textures' mean colours
+  std::vector<bool> used(m.materials.size());  // only the textures of materials some primitive uses are read
+  for (const std::uint32_t i : m.material_of)
+    if (i != gltf_mesh::no_material) used[i] = true;
   for (std::size_t i = 0; i < m.materials.size(); ++i) {
     material& mat = m.materials[i];
+    if (!used[i] && opt.use_materials) continue;  // (`material =` may name any of them)
     const std::string who = path.string() + ": material " + in_quotes(mat.name) + opt.context;
     auto image = [&](const gltf_mesh::texture_ref& ref) -> const gltf_mesh::image* {
       if (ref.image < 0) return nullptr;
@@ -82,15 +86,18 @@ std::vector<material_override> read_objects(const toml::table& doc, const reader
       rd.known_keys(t, key + ".", table_keys.at("objects"), "[[objects]]");
       const toml::node* obj = t.get("obj");
       const toml::node* gltf = t.get("gltf");
-      if (!obj && !gltf) rd.fail_at(&(*objects)[i], key, "an object needs obj = \"path.obj\" (or gltf = \"path.gltf\")");
-      if (obj && gltf) rd.fail_at(gltf, key, "give either obj or gltf, not both");
-      const toml::node* file_node = obj ? obj : gltf;
-      const std::string file_key = key + (obj ? ".obj" : ".gltf");
+      const toml::node* ply = t.get("ply");
+      if (!obj && !gltf && !ply)
+        rd.fail_at(&(*objects)[i], key, "an object needs obj = \"path.obj\" (or gltf = \"path.gltf\", ply = \"path.ply\")");
+      if ((obj != nullptr) + (gltf != nullptr) + (ply != nullptr) > 1)
+        rd.fail_at(obj ? obj : gltf, key, "give one of obj, gltf and ply");
+      const toml::node* file_node = obj ? obj : gltf ? gltf : ply;
+      const std::string file_key = key + (obj ? ".obj" : gltf ? ".gltf" : ".ply");
       const std::string rel = rd.string(*file_node, file_key);
       const fs::path obj_path = base_dir / fs::path(rel);
       if (!file_exists(obj_path)) {
         rd.fail_at(file_node, file_key,
-                   std::string(obj ? "OBJ" : "glTF") + " file " + in_quotes(rel) + " not found (looked for " +
+                   std::string(obj ? "OBJ" : gltf ? "glTF" : "PLY") + " file " + in_quotes(rel) + " not found (looked for " +
                        obj_path.string() + ")");
       }
       vec3 translate{0, 0, 0}, scale{1, 1, 1};
@@ -121,7 +128,9 @@ std::vector<material_override> read_objects(const toml::table& doc, const reader
                                    : "(what is left of the scene's limit of " + std::to_string(limit) + " with " +
                                          std::to_string(before) + " before this object)";
       std::optional<camera_desc> camera;
-      obj_mesh mesh = obj ? load_obj(obj_path, opt, reg) : load_gltf_object(obj_path, opt, reg, camera);
+      obj_mesh mesh = obj    ? load_obj(obj_path, opt, reg)
+                      : ply ? load_ply(obj_path, opt, reg)
+                            : load_gltf_object(obj_path, opt, reg, camera);
       if (obj_entry) bare_camera = camera;
       sc.files.insert(sc.files.end(), mesh.files.begin(), mesh.files.end());
       rd.check_triangles(sc.triangles.size() + mesh.triangles.size(), "with " + in_quotes(rel));

@@ -5,16 +5,17 @@
 
 namespace sieve::render::detail {
 
-std::int32_t registry::texture_index(const fs::path& path, wrap_mode wrap, const std::string& who) {
-  const auto key = std::make_pair(path.string(), wrap);
+std::int32_t registry::texture_index(const fs::path& path, wrap_mode wrap, const std::string& who, image_use use) {
+  const std::string name = use == image_use::opacity ? path.string() + " (opacity)" : path.string();
+  const auto key = std::make_pair(name, wrap);
   if (const auto it = texture_of.find(key); it != texture_of.end()) return it->second;
   if (!file_exists(path)) {
     print_warning(who + ": texture " + in_quotes(path.string()) + " not found; the material keeps its constant colour");
     texture_of.emplace(key, -1);
     return -1;
   }
-  return add_texture(path.string(), path.string(), wrap, who,
-                     [&](const image_limits& limits) { return read_image(path, "texture", limits); });
+  return add_texture(name, path.string(), wrap, who,
+                     [&](const image_limits& limits) { return read_image(path, "texture", limits, use); });
 }
 
 std::int32_t registry::texture_index(const std::string& name, const std::vector<unsigned char>& bytes, wrap_mode wrap,
@@ -27,6 +28,13 @@ std::int32_t registry::texture_index(const std::string& name, const std::vector<
     if (scaled)
       for (vec3& p : image.pixels) p = p * scale;
     return image;
+  });
+}
+
+std::int32_t registry::texture_index(const std::string& name, image_rgb image, wrap_mode wrap, const std::string& who) {
+  return add_texture(name, name, wrap, who, [&](const image_limits& limits) {
+    check_image_size(image.width, image.height, name, "texture", limits);
+    return std::move(image);
   });
 }
 
