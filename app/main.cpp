@@ -23,6 +23,7 @@
 #include "trace/trace.hpp"
 
 #include <sieve/compaction.hpp>
+#include <sieve/compaction/backend.hpp>
 #include <sieve/compaction/cuda.hpp>
 
 #include <CLI/CLI.hpp>
@@ -66,7 +67,7 @@ void print_info(bool json) {
     j["data"] = data;
     j["devices"] = {{"cpu", {{"name", machine["cpu"]}, {"threads", machine["tbb_threads"]}}},
                     {"cuda", {{"available", sieve::cuda::available()}, {"name", sieve::cuda::device_description()}}}};
-    j["default_backend"] = sieve::report::resolve_backend("auto");
+    j["default_backend"] = sieve::resolve_backend("auto");
     j["strategies"] = nlohmann::json::array();
     for (const auto& s : sieve::compaction_strategies())
       j["strategies"].push_back({{"name", s.name},
@@ -82,7 +83,7 @@ void print_info(bool json) {
   std::cout << sieve::report::version_line() << "\n"
             << "CPU: " << machine["cpu"].get<std::string>() << ", " << machine["tbb_threads"] << " threads\n"
             << "CUDA: " << sieve::cuda::device_description() << "\n"
-            << "default backend (--backend auto): " << sieve::report::resolve_backend("auto") << "\n"
+            << "default backend (--backend auto): " << sieve::resolve_backend("auto") << "\n"
             << "data (scenes, bench/report.py): " << data << "\n\n";
   for (const auto& s : sieve::compaction_strategies()) {
     std::cout << s.name << ": " << s.summary << "\n"
@@ -228,7 +229,7 @@ int main(int argc, char** argv) {
     if (*bench_render) return sieve::bench::run_render_bench(render_bench_args, command_line);
     if (*bench_trace) return sieve::bench::run_trace_bench(trace_args, command_line);
     if (*bench_all) return sieve::bench::run_bench_all(all_args, command_line);
-  } catch (const sieve::report::usage_error& e) {
+  } catch (const sieve::usage_error& e) {
     say("sieve: " + rank_prefix() + one_line(e.what()) + " (see sieve --help)");
     return 2;
   } catch (const std::bad_alloc&) {  // what the memory model (renderer/core/memory.hpp) did not foresee

@@ -98,14 +98,6 @@ nlohmann::json run_info(const std::string& command_line) {
           {"date", utc_now()}};
 }
 
-std::string resolve_backend(const std::string& name) {
-  if (name == "cpu") return name;
-  if (name == "auto") return cuda::available() ? "cuda" : "cpu";
-  if (name != "cuda") throw usage_error("--backend " + name + ": expected auto, cpu or cuda");
-  if (!cuda::available()) throw error("--backend cuda needs a GPU: " + cuda::device_description());
-  return name;
-}
-
 std::string strategy_shown(const std::string& asked, const std::vector<std::string>& ran) {
   std::string names;
   for (const auto& r : ran) names += (names.empty() ? "" : ", ") + r;

@@ -40,17 +40,6 @@ struct data_paths {
 };
 data_paths find_data();
 
-// A command line that cannot be run as given (a value out of its set, options that exclude each
-// other): the command prints it as one line and exits 2, like the parser's own errors.
-class usage_error : public sieve::error {
- public:
-  using sieve::error::error;
-};
-
-// The backend `--backend NAME` means: "auto" is cuda when a CUDA device is present, else cpu;
-// "cuda" without a device is a sieve::error saying so. Returns "cpu" or "cuda".
-std::string resolve_backend(const std::string& name);
-
 // A compaction strategy as asked and as it ran: "billeter", or "auto -> billeter" (several when
 // `auto` picked differently for different sizes: "auto -> atomic, space").
 std::string strategy_shown(const std::string& asked, const std::vector<std::string>& ran);

@@ -10,6 +10,7 @@
 #include <gtest/gtest.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sieve::render {
@@ -84,6 +85,38 @@ TEST(RenderJob, ABadOutputNameFailsBeforeAnyWork) {
   render_job job(small_request(), {"image.tiff", "", ""}, "test", hooks);
   EXPECT_THROW(job.run(), sieve::error);
   EXPECT_FALSE(loaded) << "the image's format is checked before the render";
+}
+
+// One of --width / --height: the other side follows the aspect of the film the file and the --set
+// overrides give, in one load; the scene is the one a load with both sides gives (a bare mesh framed
+// for the final size).
+TEST(RenderJob, OneSideOfTheFilmLoadsTheSceneOnce) {
+  render_request rq = small_request();
+  rq.set = {"film.width=30", "film.height=10"};
+  rq.height = 4;
+  render_job job(rq, {}, "test");
+  job.run();
+  EXPECT_EQ(job.loaded().film.width, 12U);
+  EXPECT_EQ(job.loaded().film.height, 4U);
+
+  int calls = 0;
+  const std::string mesh = std::string(SIEVE_SCENES_DIR) + "/cornell-box/cornell-box.obj";
+  const scene fitted = load_scene(mesh, {"film.width=30", "film.height=10"}, {}, [&](const film_desc& film) {
+    ++calls;
+    EXPECT_EQ(film.width, 30U);
+    EXPECT_EQ(film.height, 10U);
+    return std::pair<std::uint32_t, std::uint32_t>{12, 40};
+  });
+  EXPECT_EQ(calls, 1);
+  const scene both = load_scene(mesh, {"film.width=12", "film.height=40"});
+  EXPECT_EQ(fitted.film.width, 12U);
+  EXPECT_EQ(fitted.film.height, 40U);
+  EXPECT_EQ(fitted.camera.position.x, both.camera.position.x);
+  EXPECT_EQ(fitted.camera.position.y, both.camera.position.y);
+  EXPECT_EQ(fitted.camera.position.z, both.camera.position.z);
+  // Framed for 12 x 40, not for the 30 x 10 the overrides gave before the fit.
+  const scene wide = load_scene(mesh, {"film.width=30", "film.height=10"});
+  EXPECT_NE(fitted.camera.position.z, wide.camera.position.z);
 }
 
 }  // namespace

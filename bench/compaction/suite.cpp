@@ -6,6 +6,7 @@
 #include <rows.hpp>
 
 #include <sieve/compaction.hpp>
+#include <sieve/compaction/backend.hpp>
 
 #include <tbb/task_arena.h>
 

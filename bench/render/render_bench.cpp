@@ -9,6 +9,7 @@
 #include <run/render.hpp>
 
 #include <sieve/compaction.hpp>
+#include <sieve/compaction/backend.hpp>
 
 #include <algorithm>
 #include <cstring>

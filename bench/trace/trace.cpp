@@ -15,6 +15,8 @@
 #include <core/sampling.hpp>
 #include <scene/load.hpp>
 
+#include <sieve/compaction/backend.hpp>
+
 #include <algorithm>
 #include <chrono>
 #include <cmath>

@@ -3,6 +3,9 @@
 
 #include "crossover.hpp"
 
+#include <sieve/compaction/backend.hpp>
+#include <sieve/compaction/cuda.hpp>
+
 #include <array>
 #include <string>
 
@@ -118,6 +121,14 @@ backend backend_from_string(std::string_view name) {
   if (name == "cpu") return backend::cpu;
   if (name == "cuda") return backend::cuda;
   throw error("unknown backend '" + std::string(name) + "'; backends: cpu, cuda");
+}
+
+std::string resolve_backend(const std::string& name) {
+  if (name == "cpu") return name;
+  if (name == "auto") return cuda::available() ? "cuda" : "cpu";
+  if (name != "cuda") throw usage_error("--backend " + name + ": expected auto, cpu or cuda");
+  if (!cuda::available()) throw error("--backend cuda needs a GPU: " + cuda::device_description());
+  return name;
 }
 
 std::span<const strategy_info> compaction_strategies() { return infos; }

@@ -193,20 +193,15 @@ class bfs_queue {
       be.template expand_appended<Tree>(bound, m.state, b, rays, m.best, in, m.stack, out);
       return;
     }
-    const marked_entries entries{form_, m.flags, m.mask, m.removals};
-    if (form_ == sieve::form::bit_mask) be.zero(m.mask, 4 * be.extent(z.mask_words(), [&] { return (m.state->slots + 31) / 32; }));
-    const keep_marks marks = entries.marks(&m.state->removal_count);
-    const sieve::selection keep = entries.selection(z.frontier);
+    const marked_queue q{c_.strategy, form_, m.flags, m.mask, m.removals};
+    const std::size_t mask_words =
+        form_ == sieve::form::bit_mask ? be.extent(z.mask_words(), [&] { return (m.state->slots + 31) / 32; }) : 0;
+    const keep_marks marks = q.begin(be, mask_words, &m.state->removal_count);  // bfs.plan reset the count
     bfs_expand_marked<Tree>(e, bound, m.state, b, rays, m.best, in, m.stack, out, marks);
     if (form_ == sieve::form::removal_list) bfs_count_removals(e, m.state);
-    const sieve::record children(std::span(out, z.frontier));
-    const sieve::cuda::device_counts live{&m.state->slots, &m.state->removals};
-    if (mode_ == mode::in_place) {
-      be.compact(c_.strategy, children, nullptr, keep, live, &m.state->kept);
-    } else {
-      const sieve::record frontier(std::span(in, z.frontier));
-      be.compact(c_.strategy, children, &frontier, keep, live, &m.state->kept);
-    }
+    const sieve::record children(std::span(out, z.frontier)), frontier(std::span(in, z.frontier));
+    q.compact(be, children, mode_ == mode::in_place ? nullptr : &frontier, z.frontier,
+              {&m.state->slots, &m.state->removals}, &m.state->kept);
   }
 
  private:

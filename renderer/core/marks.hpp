@@ -1,6 +1,7 @@
 // Where a stage writes which items of a queue survive, in the form the chosen compaction strategy
 // takes: byte flags, a bit mask (zeroed beforehand) or a removal list (an atomic counter appends).
-// The BFS traversal marks its child pairs with it, the shade stage its paths. One copy for CPU and GPU.
+// The BFS traversal marks its child pairs with it, the shade stage its paths. One copy for CPU and GPU;
+// marked_queue below is the one "mark, then compact" both queues run.
 #pragma once
 
 #include "atomic.hpp"
@@ -25,16 +26,38 @@ struct keep_marks {
   }
 };
 
-// A queue's mark buffers, used in the form its strategy takes (those of the other forms may be
-// null): the marks a stage writes, and the selection the strategy then reads. The path queue and
-// the BFS frontier both mark and compact through it.
-struct marked_entries {
+// "Marks in the strategy's form, then compact", written once for the path queue and the BFS
+// frontier: the strategy, its form and the mark buffers (those of the other forms may be null).
+// begin() clears what the form needs and gives the marks the stage writes; compact() hands the
+// strategy the selection those marks make, through the caller's backend.
+struct marked_queue {
+  sieve::strategy strategy;
   sieve::form form = sieve::form::byte_flags;
   std::uint8_t* flags = nullptr;
   std::uint32_t* mask = nullptr;
   std::uint32_t* removals = nullptr;
 
-  // What the marking stage writes into (the bit mask zeroed and *removal_count set to 0 first).
+  // Before the marking stage, through the backend's zero(p, bytes): the bit mask's first mask_words
+  // words, and for a removal list *clear_count (null where the caller resets the count itself). The
+  // stage counts its removals in *removal_count.
+  template <class Backend>
+  keep_marks begin(const Backend& b, std::size_t mask_words, std::uint32_t* removal_count,
+                   std::uint64_t* clear_count = nullptr) const {
+    if (form == sieve::form::bit_mask) b.zero(mask, mask_words * sizeof(std::uint32_t));
+    if (form == sieve::form::removal_list && clear_count) b.zero(clear_count, sizeof *clear_count);
+    return marks(removal_count);
+  }
+
+  // The first n entries of `items` that the marks keep, in place (out null) or into *out, through
+  // the backend's compact(strategy, items, out, selection, counts, kept): counts.items live of them,
+  // counts.removals the removal list's length; *kept the survivors.
+  template <class Backend>
+  void compact(Backend& b, const sieve::record& items, const sieve::record* out, std::size_t n,
+               const sieve::cuda::device_counts& counts, std::uint64_t* kept) const {
+    b.compact(strategy, items, out, selection(n), counts, kept);
+  }
+
+  // What the marking stage writes into.
   keep_marks marks(std::uint32_t* removal_count) const {
     keep_marks m;
     if (form == sieve::form::byte_flags) m.flags = flags;

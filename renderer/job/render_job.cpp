@@ -9,6 +9,7 @@
 
 #include <output_files.hpp>
 #include <report.hpp>
+#include <sieve/compaction/backend.hpp>
 
 #include <oneapi/tbb/global_control.h>
 #include <sys/resource.h>
@@ -28,11 +29,8 @@ using clock_type = std::chrono::steady_clock;
 
 double since(clock_type::time_point t0) { return std::chrono::duration<double>(clock_type::now() - t0).count(); }
 
-// The film size --width / --height ask for: both as given, or one of them with the other following
-// the scene's aspect. {0, 0} when neither is given.
+// The film size one of --width / --height asks for: the other side follows the aspect of `film`.
 std::pair<std::uint32_t, std::uint32_t> film_size(const render_request& rq, const film_desc& film) {
-  if (!rq.width && !rq.height) return {0, 0};
-  if (rq.width && rq.height) return {rq.width, rq.height};
   const double aspect = static_cast<double>(film.width) / film.height;
   if (rq.width) return {rq.width, std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::lround(rq.width / aspect)))};
   return {std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::lround(rq.height * aspect))), rq.height};
@@ -79,7 +77,7 @@ image_format image_format_of(const std::string& path) {
   for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   if (ext == ".png") return image_format::png;
   if (ext == ".exr") return image_format::exr;
-  throw report::usage_error("--out " + path + ": the image format comes from the extension, .png or .exr" +
+  throw usage_error("--out " + path + ": the image format comes from the extension, .png or .exr" +
                             (ext.empty() ? std::string(" (none given)") : ", not " + ext));
 }
 
@@ -166,13 +164,9 @@ scene load_requested_scene(const render_request& rq) {
     overrides.push_back("film.width=" + std::to_string(rq.width));
     overrides.push_back("film.height=" + std::to_string(rq.height));
   }
-  scene sc = load_scene(rq.scene, overrides);
-  if (const auto [w, h] = film_size(rq, sc.film); w && (w != sc.film.width || h != sc.film.height)) {
-    overrides.push_back("film.width=" + std::to_string(w));  // one given: the other from the scene's aspect
-    overrides.push_back("film.height=" + std::to_string(h));
-    sc = load_scene(rq.scene, overrides);
-  }
-  return sc;
+  if (!rq.width == !rq.height) return load_scene(rq.scene, overrides);
+  // One given: the other from the aspect of the scene's film, sized before the scene is read.
+  return load_scene(rq.scene, overrides, {}, [&rq](const film_desc& film) { return film_size(rq, film); });
 }
 
 bool render_outcome::partial() const { return samples < spp; }
@@ -288,7 +282,7 @@ void render_job::load() {
       state_->files.add_output(outputs_.exr, "--exr");
       state_->files.add_output(outputs_.json, "--json");
     }
-    backend_ = report::resolve_backend(rq_.backend);
+    backend_ = resolve_backend(rq_.backend);
     if (hooks_.step) hooks_.step(job_step::load, *this);
     const auto t_load = clock_type::now();
     scene_ = load_requested_scene(rq_);

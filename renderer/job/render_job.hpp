@@ -116,7 +116,7 @@ class render_job {
  public:
   render_job(render_request rq, render_outputs outputs, std::string command_line, job_hooks hooks = {});
 
-  // Every step in order. Throws sieve::error on bad input (report::usage_error for a bad output name).
+  // Every step in order. Throws sieve::error on bad input (usage_error for a bad output name).
   const render_outcome& run();
 
   const render_request& request() const { return rq_; }

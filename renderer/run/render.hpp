@@ -1,6 +1,8 @@
 // The render entry points (run layer, above both integrators): a prepared scene and the settings in,
-// the film and its statistics out. Per wave (as many whole samples of the film as max_queue paths
-// hold, or one sample of max_queue pixels for larger films, frame/waves.hpp) either integrator runs:
+// the film and its statistics out. Each chooses a backend (render_cpu.cpp, render_cuda.cu) and runs
+// the one wave loop over it (wave_loop.hpp). Per wave (as many whole samples of the film as
+// max_queue paths hold, or one sample of max_queue pixels for larger films, frame/waves.hpp) either
+// integrator runs:
 //
 //   wavefront:  generate -> for each bounce: extend (DFS or BFS) -> shade -> connect -> compact
 //               -> [reorder] -> accumulate          (../wavefront/driver.hpp, one loop for CPU and GPU)
@@ -23,7 +25,7 @@ namespace sieve::render {
 // strategy, traversal and reordering.
 render_result render_cpu(const prepared_scene& s, const render_settings& settings);
 
-// The same driver over device copies of the scene and queues (integrator_cuda.cu): each wave is
+// The same loop over device copies of the scene and queues (render_cuda.cu): each wave is
 // captured once as a CUDA graph and replayed (one host synchronisation per wave), except with the
 // `thrust` strategy, which reads counts back, or a BFS render with stage times (then per-bounce
 // synchronisations).

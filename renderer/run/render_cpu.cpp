@@ -1,10 +1,12 @@
-// The CPU driver of the wavefront path tracer (see integrator.hpp).
+// The CPU side of a render: the driver's backend policy over oneTBB and host memory, handed to the
+// one wave loop (wave_loop.hpp).
 #include "render.hpp"
 
 #include "../bvh/bfs.hpp"
 #include "../core/marks.hpp"
 #include "../megakernel/megakernel.hpp"
 #include "../wavefront/driver.hpp"
+#include "wave_loop.hpp"
 
 #include <sieve/compaction/radix_sort.hpp>
 
@@ -51,18 +53,18 @@ class cpu_backend {
   void zero(void* p, std::size_t bytes) const { std::memset(p, 0, bytes); }
   std::uint64_t read(const std::uint64_t* count) const { return *count; }
 
-  void compact(const sieve::strategy& strategy, bool in_place, const sieve::record& items, const sieve::record& out,
-               sieve::selection keep, const std::uint64_t* live, const std::uint64_t* removals, std::uint64_t* kept) {
-    // Host counts: the driver sized the record and marks for *live already; the removal list holds *removals.
+  // In place when out is null. Host counts: the driver sized the record and marks for the live
+  // count already; the removal list holds *counts.removals.
+  void compact(const sieve::strategy& strategy, const sieve::record& items, const sieve::record* out,
+               sieve::selection keep, const sieve::cuda::device_counts& counts, std::uint64_t* kept) {
     std::size_t removed = 0;
     if (const auto* r = std::get_if<sieve::removal_list>(&keep)) {
-      removed = static_cast<std::size_t>(*removals);
+      removed = static_cast<std::size_t>(*counts.removals);
       keep = sieve::removal_list{r->indices.first(removed)};
     }
     const sieve::options unchecked{.checked = false};  // the renderer's own removal lists: each index once
-    const sieve::strategy ran = stats_.note_strategy(strategy, sieve::backend::cpu, in_place, items, removed);
-    (void)live;
-    *kept = in_place ? sieve::compact(ran, items, keep, unchecked) : sieve::compact_copy(ran, items, out, keep, unchecked);
+    const sieve::strategy ran = stats_.note_strategy(strategy, sieve::backend::cpu, out == nullptr, items, removed);
+    *kept = out ? sieve::compact_copy(ran, items, *out, keep, unchecked) : sieve::compact(ran, items, keep, unchecked);
   }
 
   const std::uint32_t* sort(std::uint32_t* keys, std::uint32_t* values, std::uint32_t n, int bits) const {
@@ -92,51 +94,71 @@ class cpu_backend {
   std::unique_ptr<bfs_tracer> bfs_;
 };
 
+// The CPU's side of the wave loop (wave_loop.hpp): the scene, the wave and the film in host memory.
+class cpu_run {
+ public:
+  using driver_backend = cpu_backend;
+
+  cpu_run(const prepared_scene& ps, const render_settings& settings, render_result& result)
+      : settings_(settings), view_(ps.view(ps.source().film.width, ps.source().film.height)),
+        film_(result.sum.data()), backend_(result.stats, settings) {}
+
+  cpu_backend& backend() { return backend_; }
+  const scene_view& view() const { return view_; }
+  wave* wave_slot() { return &current_; }
+  vec3* film() const { return film_; }
+  void wait() const {}
+
+  class megakernel_waves {
+   public:
+    megakernel_waves(cpu_run& r, std::uint32_t capacity, std::uint32_t max_pixels)
+        : r_(r), max_pixels_(max_pixels), wave_film_(capacity) {}
+    bool run(const wave& w, std::uint32_t rays[2]) {
+      r_.current_ = w;
+      const exec::cpu cpu = r_.backend_.exec();
+      constexpr std::uint32_t slice = 1U << 16;  // a cancel is seen within a slice of paths, not a whole wave
+      for (std::uint32_t first = 0; first < w.size(); first += slice) {
+        if (first > 0 && cancelled(r_.settings_)) return false;
+        r_.backend_.time("megakernel", -1, [&] { megakernel(cpu, r_.view_, w, wave_film_.data(), rays, first, slice); });
+      }
+      r_.backend_.time("accumulate", -1,
+                       [&] { accumulate(cpu, max_pixels_, &r_.current_, wave_film_.data(), r_.film_); });
+      return true;
+    }
+
+   private:
+    cpu_run& r_;
+    std::uint32_t max_pixels_;
+    std::vector<vec3> wave_film_;
+  };
+
+  class wavefront_waves {
+   public:
+    wavefront_waves(cpu_run& r, wavefront_driver<cpu_backend>& driver) : r_(r), driver_(driver) {}
+    const std::uint64_t* run(const wave& w) {
+      r_.current_ = w;
+      return driver_.run(w, true) ? driver_.counts().words : nullptr;
+    }
+
+   private:
+    cpu_run& r_;
+    wavefront_driver<cpu_backend>& driver_;
+  };
+
+ private:
+  const render_settings& settings_;
+  scene_view view_;
+  vec3* film_;
+  cpu_backend backend_;
+  wave current_;  // the wave being rendered, where the stages read it
+};
+
 }  // namespace
 
 render_result render_cpu(const prepared_scene& ps, const render_settings& settings) {
-  const scene& sc = ps.source();
-  const film_desc& film = sc.film;
-  render_result result = begin_render(sc, settings, sieve::backend::cpu);
-  render_stats& stats = result.stats;
-  const std::uint32_t pixels = film.width * film.height;
-  const scene_view view = ps.view(film.width, film.height);
-  const std::uint32_t capacity = wave_capacity(pixels, film.spp, settings.max_queue);
-  const std::uint32_t max_pixels = std::min(pixels, settings.max_queue);
-  cpu_backend backend(stats, settings);
-  const exec::cpu cpu = backend.exec();
-  wave current;  // the wave being rendered, where the stages read it
-
-  const auto start = clock_type::now();
-  if (settings.integrator == integrator_kind::megakernel) {
-    // The sibling loop: no queues, one task per path, through the same waves and film.
-    std::vector<vec3> wave_film(capacity);
-    for_each_wave(pixels, film.spp, settings, result, [&](const wave& w) {
-      current = w;
-      std::uint32_t rays[2] = {0, 0};
-      constexpr std::uint32_t slice = 1U << 16;  // a cancel is seen within a slice of paths, not a whole wave
-      for (std::uint32_t first = 0; first < w.size(); first += slice) {
-        if (first > 0 && cancelled(settings)) return false;
-        backend.time("megakernel", -1, [&] { megakernel(cpu, view, w, wave_film.data(), rays, first, slice); });
-      }
-      stats.extension_rays += rays[0];
-      stats.shadow_rays += rays[1];
-      backend.time("accumulate", -1, [&] { accumulate(cpu, max_pixels, &current, wave_film.data(), result.sum.data()); });
-      ++stats.waves;
-      return true;
-    });
-  } else {
-    wavefront_driver<cpu_backend> driver(backend, view, settings, stats.form, capacity, max_pixels, &current,
-                                         result.sum.data());
-    for_each_wave(pixels, film.spp, settings, result, [&](const wave& w) {
-      current = w;
-      if (!driver.run(w, true)) return false;
-      wavefront_driver<cpu_backend>::tally(driver.counts().words, film.max_bounces, stats);
-      ++stats.waves;
-      return true;
-    });
-  }
-  stats.seconds = std::chrono::duration<double>(clock_type::now() - start).count();
+  render_result result = begin_render(ps.source(), settings, sieve::backend::cpu);
+  cpu_run run(ps, settings, result);
+  run_waves(run, ps.source().film, settings, result);
   return result;
 }
 

@@ -22,6 +22,7 @@
 #include "../core/marks.hpp"
 #include "../megakernel/megakernel.hpp"
 #include "../wavefront/driver.hpp"
+#include "wave_loop.hpp"
 
 #include <sieve/compaction/cuda.hpp>
 #include <sieve/compaction/cuda_check.hpp>
@@ -143,20 +144,20 @@ class cuda_backend {
     ws_ = device_array<std::byte>(sieve::cuda::workspace_bytes(settings_.strategy, queue, form, in_place));
   }
 
-  void compact(const sieve::strategy& strategy, bool in_place, const sieve::record& items, const sieve::record& out,
-               const sieve::selection& keep, const std::uint64_t* live, const std::uint64_t* removals,
-               std::uint64_t* kept) {
+  // In place when out is null.
+  void compact(const sieve::strategy& strategy, const sieve::record& items, const sieve::record* out,
+               const sieve::selection& keep, const sieve::cuda::device_counts& live, std::uint64_t* kept) {
     const sieve::cuda::workspace ws{ws_.get(), ws_.size()};
     const bool list = std::holds_alternative<sieve::removal_list>(keep);
-    const sieve::cuda::device_counts counts{live, list ? removals : nullptr};
+    const sieve::cuda::device_counts counts{live.items, list ? live.removals : nullptr};
     const std::size_t k = list ? std::get<sieve::removal_list>(keep).indices.size() : 0;
-    const sieve::strategy ran = stats_.note_strategy(strategy, sieve::backend::cuda, in_place, items, k);
+    const sieve::strategy ran = stats_.note_strategy(strategy, sieve::backend::cuda, out == nullptr, items, k);
     if (ran.info().host_counts) ++stats_.host_syncs;  // it reads the counts back
     // The removal lists are the renderer's own (each terminated path once): unchecked.
-    if (in_place)
+    if (!out)
       sieve::cuda::compact_async(ran, items, keep, counts, kept, ws, stream_, {.checked = false});
     else
-      sieve::cuda::compact_copy_async(ran, items, out, keep, counts, kept, ws, stream_, {.checked = false});
+      sieve::cuda::compact_copy_async(ran, items, *out, keep, counts, kept, ws, stream_, {.checked = false});
   }
 
   // Over n slots (the capacity in a graph: reorder_keys gave the slots past the live count the
@@ -209,116 +210,167 @@ struct graph_exec {
   }
 };
 
+// A stream, owned.
+struct stream_owner {
+  cudaStream_t s = nullptr;
+  stream_owner() { SIEVE_CUDA_CHECK(cudaStreamCreate(&s)); }
+  ~stream_owner() { cudaStreamDestroy(s); }
+  stream_owner(const stream_owner&) = delete;
+  stream_owner& operator=(const stream_owner&) = delete;
+};
+
+// The GPU's side of the wave loop (wave_loop.hpp): the scene, the wave and the film in device memory,
+// one stream; the wave's parameters copied in from pinned memory.
+class cuda_run {
+ public:
+  using driver_backend = cuda_backend;
+
+  cuda_run(const prepared_scene& ps, const render_settings& settings, render_result& result)
+      : settings_(settings), stats_(result.stats), film_desc_(ps.source().film),
+        pixels_(film_desc_.width * film_desc_.height),
+        capacity_(wave_capacity(pixels_, film_desc_.spp, settings.max_queue)), scene_(ps), view_(scene_.view(film_desc_.width, film_desc_.height)),
+        backend_(result.stats, settings, stream_.s, capacity_),
+        film_(pixels_), wave_(1), h_wave_(1) {
+    SIEVE_CUDA_CHECK(cudaMemsetAsync(film_.get(), 0, pixels_ * sizeof(vec3), stream_.s));
+  }
+
+  cuda_backend& backend() { return backend_; }
+  const scene_view& view() const { return view_; }
+  wave* wave_slot() const { return wave_.get(); }
+  vec3* film() const { return film_.get(); }
+  void wait() const { SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream_.s)); }
+  void read_film(render_result& result) const {
+    SIEVE_CUDA_CHECK(cudaMemcpy(result.sum.data(), film_.get(), pixels_ * sizeof(vec3), cudaMemcpyDeviceToHost));
+  }
+
+  class megakernel_waves {
+   public:
+    megakernel_waves(cuda_run& r, std::uint32_t capacity, std::uint32_t max_pixels)
+        : r_(r), max_pixels_(max_pixels), wave_film_(capacity), rays_(2), h_rays_(2) {
+      SIEVE_CUDA_CHECK(cudaMemsetAsync(wave_film_.get(), 0, capacity * sizeof(vec3), r.stream_.s));
+    }
+    bool run(const wave& w, std::uint32_t rays[2]) {
+      const cudaStream_t stream = r_.stream_.s;
+      const exec::cuda gpu = r_.backend_.exec();
+      *r_.h_wave_.get() = w;
+      SIEVE_CUDA_CHECK(cudaMemcpyAsync(r_.wave_.get(), r_.h_wave_.get(), sizeof(wave), cudaMemcpyHostToDevice, stream));
+      SIEVE_CUDA_CHECK(cudaMemsetAsync(rays_.get(), 0, 2 * sizeof(std::uint32_t), stream));
+      r_.backend_.time("megakernel", -1, [&] { megakernel(gpu, r_.view_, w, wave_film_.get(), rays_.get()); });
+      r_.backend_.time("accumulate", -1,
+                       [&] { accumulate(gpu, max_pixels_, r_.wave_.get(), wave_film_.get(), r_.film_.get()); });
+      SIEVE_CUDA_CHECK(cudaMemcpyAsync(h_rays_.get(), rays_.get(), 2 * sizeof(std::uint32_t), cudaMemcpyDeviceToHost, stream));
+      r_.backend_.synchronize();
+      rays[0] = h_rays_.get()[0];
+      rays[1] = h_rays_.get()[1];
+      return true;
+    }
+
+   private:
+    cuda_run& r_;
+    std::uint32_t max_pixels_;
+    device_array<vec3> wave_film_;
+    device_array<std::uint32_t> rays_;
+    pinned<std::uint32_t> h_rays_;
+  };
+
+  // Each wave captured once as a graph and replayed, or enqueued on the stream with the counts read
+  // each bounce (a strategy that reads its counts back; BFS with stage times; wave_graph off).
+  class wavefront_waves {
+   public:
+    wavefront_waves(cuda_run& r, wavefront_driver<cuda_backend>& driver)
+        : r_(r), driver_(driver), counts_(driver.counts()),
+          count_bytes_(wave_counts::size(r.film_desc_.max_bounces) * sizeof(std::uint64_t)),
+          h_counts_(wave_counts::size(r.film_desc_.max_bounces)) {
+      const render_settings& settings = r.settings_;
+      render_stats& stats = r.stats_;
+      const bool append = driver.mode() == queue_mode::append;
+      if (!append) r.backend_.reserve_workspace(driver.compaction_record(), stats.form, driver.in_place());
+      const std::uint32_t capacity = r.capacity_;
+      // A strategy that reads its counts back (the registry's host_counts) runs on the stream.
+      const bool host_counts =
+          !append && sieve::strategy(settings.strategy)
+                         .resolve(sieve::backend::cuda, stats.form, driver.in_place(), capacity,
+                                  stats.form == sieve::form::removal_list ? capacity : 0,
+                                  driver.compaction_record().item_bytes())
+                         .info()
+                         .host_counts;
+      const bool bfs = settings.traversal == traversal_kind::bfs;
+      in_graph_ = settings.wave_graph && !host_counts && (!bfs || (bfs_in_graph && !settings.profile_stages));
+      stats.wave_launch = in_graph_ ? "graph" : "stream";
+      r.backend_.set_graph(in_graph_);
+    }
+
+    const std::uint64_t* run(const wave& w) {
+      const cudaStream_t stream = r_.stream_.s;
+      *r_.h_wave_.get() = w;  // the previous wave has completed (synchronised): nothing reads it now
+      if (!in_graph_) {
+        if (!enqueue(w, true)) return nullptr;
+        r_.backend_.synchronize();
+        return h_counts_.get();
+      }
+      if (!g_.exec) {
+        // The first wave: captured once; every later wave replays it (nothing in it depends on w).
+        SIEVE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
+        try {
+          enqueue(w, false);
+        } catch (...) {
+          cudaGraph_t partial = nullptr;
+          cudaStreamEndCapture(stream, &partial);
+          if (partial) cudaGraphDestroy(partial);
+          throw;
+        }
+        SIEVE_CUDA_CHECK(cudaStreamEndCapture(stream, &g_.graph));
+        SIEVE_CUDA_CHECK(cudaGraphInstantiate(&g_.exec, g_.graph, 0));
+        ++r_.stats_.graphs;
+      }
+      SIEVE_CUDA_CHECK(cudaGraphLaunch(g_.exec, stream));
+      r_.backend_.synchronize();
+      r_.backend_.replayed();
+      return h_counts_.get();
+    }
+
+   private:
+    // The wave's parameters in, the driver's work, the counts out: one stream's worth of work.
+    bool enqueue(const wave& w, bool host_counts) {
+      const cudaStream_t stream = r_.stream_.s;
+      SIEVE_CUDA_CHECK(cudaMemcpyAsync(r_.wave_.get(), r_.h_wave_.get(), sizeof(wave), cudaMemcpyHostToDevice, stream));
+      if (!driver_.run(w, host_counts)) return false;
+      SIEVE_CUDA_CHECK(cudaMemcpyAsync(h_counts_.get(), counts_.words, count_bytes_, cudaMemcpyDeviceToHost, stream));
+      return true;
+    }
+
+    cuda_run& r_;
+    wavefront_driver<cuda_backend>& driver_;
+    wave_counts counts_;
+    std::size_t count_bytes_;
+    pinned<std::uint64_t> h_counts_;
+    bool in_graph_ = false;
+    graph_exec g_;
+  };
+
+ private:
+  const render_settings& settings_;
+  render_stats& stats_;
+  const film_desc& film_desc_;
+  std::uint32_t pixels_;
+  std::uint32_t capacity_;  // the most paths a wave holds
+  const device_scene scene_;  // the scene in device memory
+  scene_view view_;
+  stream_owner stream_;
+  cuda_backend backend_;
+  device_array<vec3> film_;
+  device_array<wave> wave_;
+  const pinned<wave> h_wave_;  // a graph's copy node reads it: written only while no wave runs
+};
+
 }  // namespace
 
 render_result render_cuda(const prepared_scene& ps, const render_settings& settings) {
-  const scene& sc = ps.source();
-  const film_desc& film = sc.film;
-  render_result result = begin_render(sc, settings, sieve::backend::cuda);
+  render_result result = begin_render(ps.source(), settings, sieve::backend::cuda);
   if (!sieve::cuda::available()) throw sieve::error("the cuda backend needs a GPU: " + sieve::cuda::device_description());
-  render_stats& stats = result.stats;
-  const std::uint32_t pixels = film.width * film.height;
-
-  // The scene in device memory.
-  const device_scene scene_on_device(ps);
-  const scene_view view = scene_on_device.view(film.width, film.height);
-
-  const std::uint32_t capacity = wave_capacity(pixels, film.spp, settings.max_queue);
-  const std::uint32_t max_pixels = std::min(pixels, settings.max_queue);
-  cudaStream_t stream;
-  SIEVE_CUDA_CHECK(cudaStreamCreate(&stream));
-  struct stream_guard {
-    cudaStream_t s;
-    ~stream_guard() { cudaStreamDestroy(s); }
-  } guard{stream};
-  cuda_backend backend(stats, settings, stream, capacity);
-  const exec::cuda gpu = backend.exec();
-  device_array<vec3> d_film(pixels);
-  device_array<wave> d_wave(1);
-  const pinned<wave> h_wave(1);  // a graph's copy node reads it: written only while no wave runs
-  SIEVE_CUDA_CHECK(cudaMemsetAsync(d_film.get(), 0, pixels * sizeof(vec3), stream));
-
-  const auto start = std::chrono::steady_clock::now();
-  if (settings.integrator == integrator_kind::megakernel) {
-    // The sibling loop: no queues, one thread per path, through the same waves and film.
-    device_array<vec3> d_wave_film(capacity);
-    device_array<std::uint32_t> d_rays(2);
-    const pinned<std::uint32_t> h_rays(2);
-    SIEVE_CUDA_CHECK(cudaMemsetAsync(d_wave_film.get(), 0, capacity * sizeof(vec3), stream));
-    for_each_wave(pixels, film.spp, settings, result, [&](const wave& w) {
-      *h_wave.get() = w;
-      SIEVE_CUDA_CHECK(cudaMemcpyAsync(d_wave.get(), h_wave.get(), sizeof(wave), cudaMemcpyHostToDevice, stream));
-      SIEVE_CUDA_CHECK(cudaMemsetAsync(d_rays.get(), 0, 2 * sizeof(std::uint32_t), stream));
-      backend.time("megakernel", -1, [&] { megakernel(gpu, view, w, d_wave_film.get(), d_rays.get()); });
-      backend.time("accumulate", -1, [&] { accumulate(gpu, max_pixels, d_wave.get(), d_wave_film.get(), d_film.get()); });
-      SIEVE_CUDA_CHECK(cudaMemcpyAsync(h_rays.get(), d_rays.get(), 2 * sizeof(std::uint32_t), cudaMemcpyDeviceToHost, stream));
-      backend.synchronize();
-      stats.extension_rays += h_rays.get()[0];
-      stats.shadow_rays += h_rays.get()[1];
-      ++stats.waves;
-      return true;
-    });
-  } else {
-    wavefront_driver<cuda_backend> driver(backend, view, settings, stats.form, capacity, max_pixels, d_wave.get(),
-                                          d_film.get());
-    const bool append = driver.mode() == queue_mode::append;
-    if (!append) backend.reserve_workspace(driver.compaction_record(), stats.form, driver.in_place());
-    const wave_counts counts = driver.counts();
-    const std::size_t count_bytes = wave_counts::size(film.max_bounces) * sizeof(std::uint64_t);
-    const pinned<std::uint64_t> h_counts(wave_counts::size(film.max_bounces));
-    // A strategy that reads its counts back (the registry's host_counts) runs on the stream.
-    const bool host_counts =
-        !append && sieve::strategy(settings.strategy)
-                       .resolve(sieve::backend::cuda, stats.form, driver.in_place(), capacity,
-                                stats.form == sieve::form::removal_list ? capacity : 0,
-                                driver.compaction_record().item_bytes())
-                       .info()
-                       .host_counts;
-    const bool bfs = settings.traversal == traversal_kind::bfs;
-    const bool in_graph = settings.wave_graph && !host_counts && (!bfs || (bfs_in_graph && !settings.profile_stages));
-    stats.wave_launch = in_graph ? "graph" : "stream";
-    backend.set_graph(in_graph);
-    // The wave's parameters in, the driver's work, the counts out: one stream's worth of work.
-    auto enqueue_wave = [&](const wave& w, bool host_counts) {
-      SIEVE_CUDA_CHECK(cudaMemcpyAsync(d_wave.get(), h_wave.get(), sizeof(wave), cudaMemcpyHostToDevice, stream));
-      if (!driver.run(w, host_counts)) return false;
-      SIEVE_CUDA_CHECK(cudaMemcpyAsync(h_counts.get(), counts.words, count_bytes, cudaMemcpyDeviceToHost, stream));
-      return true;
-    };
-    graph_exec g;
-    for_each_wave(pixels, film.spp, settings, result, [&](const wave& w) {
-      *h_wave.get() = w;  // the previous wave has completed (synchronised): nothing reads it now
-      if (!in_graph) {
-        if (!enqueue_wave(w, true)) return false;
-        backend.synchronize();
-      } else {
-        if (!g.exec) {
-          // The first wave: captured once; every later wave replays it (nothing in it depends on w).
-          SIEVE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
-          try {
-            enqueue_wave(w, false);
-          } catch (...) {
-            cudaGraph_t partial = nullptr;
-            cudaStreamEndCapture(stream, &partial);
-            if (partial) cudaGraphDestroy(partial);
-            throw;
-          }
-          SIEVE_CUDA_CHECK(cudaStreamEndCapture(stream, &g.graph));
-          SIEVE_CUDA_CHECK(cudaGraphInstantiate(&g.exec, g.graph, 0));
-          ++stats.graphs;
-        }
-        SIEVE_CUDA_CHECK(cudaGraphLaunch(g.exec, stream));
-        backend.synchronize();
-        backend.replayed();
-      }
-      wavefront_driver<cuda_backend>::tally(h_counts.get(), film.max_bounces, stats);
-      ++stats.waves;
-      return true;
-    });
-  }
-  SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
-  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  SIEVE_CUDA_CHECK(cudaMemcpy(result.sum.data(), d_film.get(), pixels * sizeof(vec3), cudaMemcpyDeviceToHost));
+  cuda_run run(ps, settings, result);
+  run_waves(run, ps.source().film, settings, result);
+  run.read_film(result);
   return result;
 }
 

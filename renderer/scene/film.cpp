@@ -26,6 +26,16 @@ void read_film(const toml::table& doc, const reader& rd, scene& sc) {
   }
 }
 
+void fit_film(toml::table& doc, const reader& rd, const film_fit& fit) {
+  scene given;
+  read_film(doc, rd, given);  // the film the file and the overrides give, checked as it is read
+  const auto [width, height] = fit(given.film);
+  if (!doc.get("film")) doc.insert("film", toml::table{});
+  toml::table& t = *doc.get("film")->as_table();
+  t.insert_or_assign("width", static_cast<std::int64_t>(width));
+  t.insert_or_assign("height", static_cast<std::int64_t>(height));
+}
+
 void read_compaction(const toml::table& doc, const reader& rd, scene& sc) {
   if (const toml::node* n = doc.get("compaction")) {
     const toml::table& t = rd.table(*n, "compaction");

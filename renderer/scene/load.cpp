@@ -121,7 +121,7 @@ std::string lower(std::string s) {
 }  // namespace detail
 
 scene load_scene(const std::filesystem::path& path, const std::vector<std::string>& overrides,
-                 const scene_limits& limits) {
+                 const scene_limits& limits, const film_fit& fit) {
   using namespace detail;
   reader rd;
   rd.file = path.string();
@@ -151,6 +151,7 @@ scene load_scene(const std::filesystem::path& path, const std::vector<std::strin
   }
 
   for (const auto& o : overrides) apply_override(doc, o, rd);
+  if (fit) fit_film(doc, rd, fit);
   // A bare model's sky, unless the overrides gave one: grey, neutral, dim enough for the key light to shape it.
   const bool default_environment = obj_entry && !doc.get("environment");
   if (default_environment) doc.insert("environment", toml::table{{"color", toml::array{0.35, 0.35, 0.35}}});

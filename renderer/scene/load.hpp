@@ -3,7 +3,9 @@
 
 #include <cstdint>
 #include <filesystem>
+#include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "scene.hpp"
@@ -44,7 +46,12 @@ struct scene_limits {
 // a TOML or OBJ parse error, unknown keys, wrong types, out-of-range values, a missing MTL named by
 // a TOML object, non-finite vertices, face indices past the vertex list, or a scene with no triangles.
 // Past `limits`: an error naming the count asked for and the limit.
+//
+// `fit`, when given, sizes the film from the one the file and the overrides give (width, height),
+// before the scene is read: the loader checks that size and frames a bare mesh for it, so a film
+// that follows the scene's aspect needs one load.
+using film_fit = std::function<std::pair<std::uint32_t, std::uint32_t>(const film_desc&)>;
 scene load_scene(const std::filesystem::path& path, const std::vector<std::string>& overrides = {},
-                 const scene_limits& limits = {});
+                 const scene_limits& limits = {}, const film_fit& fit = {});
 
 }  // namespace sieve::render

@@ -157,6 +157,7 @@ camera_given read_camera(const toml::table& doc, const reader& rd, scene& sc);
 // The camera's position, look_at and up make a view (checked after framing).
 void check_camera(const toml::table& doc, const reader& rd, const scene& sc);
 void read_film(const toml::table& doc, const reader& rd, scene& sc);
+void fit_film(toml::table& doc, const reader& rd, const film_fit& fit);  // [film]'s size as fit gives it
 void read_compaction(const toml::table& doc, const reader& rd, scene& sc);
 void read_environment(const toml::table& doc, const reader& rd, scene& sc, const fs::path& base_dir);
 

@@ -113,23 +113,20 @@ class path_queue {
   // Marks for the first n entries, cleared as the form needs (the bit mask zeroed, *removal_count 0).
   keep_marks marks(std::uint32_t n, std::uint64_t* removal_count) {
     if (mode_ == queue_mode::append) return {};  // shade_append moves the survivors itself
-    if (form_ == sieve::form::bit_mask) b_.zero(mask_.get(), std::size_t{(n + 31) / 32} * sizeof(std::uint32_t));
-    if (form_ == sieve::form::removal_list) b_.zero(removal_count, sizeof *removal_count);
-    return entries().marks(low_word(removal_count));
+    return marked().begin(b_, (n + 31) / 32, low_word(removal_count), removal_count);
   }
 
   // Keeps the marked entries of the first n (*live of them are live; n is the live count or the
   // capacity) and writes how many to *kept.
   void compact(std::uint32_t n, const std::uint64_t* live, const std::uint64_t* removal_count, std::uint64_t* kept) {
-    const sieve::selection keep = entries().selection(n);
     const sieve::record out =
         mode_ == queue_mode::index ? sieve::record(std::span(spare_index(), n)) : spare().record(n);
-    b_.compact(strategy_, in_place_, record(n), out, keep, live, removal_count, kept);
+    marked().compact(b_, record(n), in_place_ ? nullptr : &out, n, {live, removal_count}, kept);
     if (!in_place_) (mode_ == queue_mode::index ? icur_ : cur_) ^= 1;
   }
 
  private:
-  marked_entries entries() const { return {form_, flags_.get(), mask_.get(), removals_.get()}; }
+  marked_queue marked() const { return {strategy_, form_, flags_.get(), mask_.get(), removals_.get()}; }
 
   Backend& b_;
   std::uint32_t capacity_;
