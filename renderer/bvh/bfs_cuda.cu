@@ -79,6 +79,7 @@ __global__ void __launch_bounds__(append_threads)
 // a graph (nor `auto` where it picks one for a frontier of this capacity, as the library resolves
 // it for the call).
 bool capturable(const bfs_compaction& c, std::size_t frontier) {
+  if (c.append) return true;  // no library call: the expansion appends on the device
   const std::size_t k = c.form == sieve::form::removal_list ? frontier : 0;
   return !sieve::compaction_strategy(c.resolved(sieve::backend::cuda, frontier, k)).host_counts;
 }
