@@ -34,6 +34,7 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
 
   sc.name = std::move(default_name);
   if (const toml::node* n = doc.get("name")) sc.name = rd.string(*n, "name");
+  sc.name = printable(sc.name);  // printed on the terminal: no control character of the file's reaches it
 
   const camera_given given = read_camera(doc, rd, sc);
   read_film(doc, rd, sc);
@@ -66,6 +67,7 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
   if (!sc.normals.empty()) sc.normals.resize(sc.triangles.size(), triangle_normals{});
   if (!sc.uvs.empty()) sc.uvs.resize(sc.triangles.size(), triangle_uvs{});
   sc.textures = std::move(reg.textures);
+  sc.files.insert(sc.files.end(), reg.texture_files.begin(), reg.texture_files.end());
   if (obj_entry && bare_camera) use_bare_camera(*bare_camera, given, sc);
   if (obj_entry && !bare_camera) frame_bare_obj(rd, given, sc);
   check_camera(doc, rd, sc);
@@ -93,7 +95,8 @@ scene load_scene(const std::filesystem::path& path, const std::vector<std::strin
   bool obj_entry = false;
   if (ext == ".toml") {
     try {
-      const std::string text = input_file(path, "scene file").text();
+      const std::vector<unsigned char> bytes = input_file(path, "scene file").bytes(max_scene_file_bytes);
+      const std::string text(bytes.begin(), bytes.end());
       doc = toml::parse(std::string_view(text), rd.file);
     } catch (const toml::parse_error& e) {
       fail(rd.file + ":" + std::to_string(e.source().begin.line) + ":" +

@@ -8,6 +8,7 @@ namespace sieve::render::detail {
 std::int32_t registry::texture_index(const fs::path& path, wrap_mode wrap, const std::string& who) {
   const auto key = std::make_pair(path.string(), wrap);
   if (const auto it = texture_of.find(key); it != texture_of.end()) return it->second;
+  texture_files.push_back(path);
   if (!file_exists(path)) {
     print_warning(who + ": texture " + in_quotes(path.string()) + " not found; the material keeps its constant colour");
     texture_of.emplace(key, -1);
