@@ -24,6 +24,7 @@
 #include <chrono>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <iterator>
@@ -50,22 +51,33 @@ extern "C" void on_signal(int sig) {
 
 constexpr int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
 
-// Installs the handlers for the lifetime of a render and the writing of its outputs.
+// Installs the handlers for the lifetime of a render and the writing of its outputs, for the
+// signals not ignored when it starts: a render under nohup, or with Ctrl-C ignored by the shell,
+// goes on ignoring them (as output_files does).
 class signal_guard {
  public:
   signal_guard() {
     interrupted.store(false);
     stop_signal.store(0);
-    for (std::size_t i = 0; i < std::size(stop_signals); ++i) old_[i] = std::signal(stop_signals[i], on_signal);
+    for (std::size_t i = 0; i < std::size(stop_signals); ++i) {
+      struct sigaction sa {};
+      sa.sa_handler = on_signal;
+      sigemptyset(&sa.sa_mask);
+      installed_[i] = sigaction(stop_signals[i], nullptr, &old_[i]) == 0 && !ignored(old_[i]) &&
+                      sigaction(stop_signals[i], &sa, nullptr) == 0;
+    }
   }
   ~signal_guard() {
-    for (std::size_t i = 0; i < std::size(stop_signals); ++i) std::signal(stop_signals[i], old_[i]);
+    for (std::size_t i = 0; i < std::size(stop_signals); ++i)
+      if (installed_[i]) sigaction(stop_signals[i], &old_[i], nullptr);
   }
   signal_guard(const signal_guard&) = delete;
   signal_guard& operator=(const signal_guard&) = delete;
 
  private:
-  void (*old_[std::size(stop_signals)])(int);
+  static bool ignored(const struct sigaction& a) { return !(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_IGN; }
+  struct sigaction old_[std::size(stop_signals)] {};
+  bool installed_[std::size(stop_signals)] = {};
 };
 
 // The default image name: the scene file's stem, reduced to letters, digits, '-', '_' and '.'
@@ -102,6 +114,14 @@ image_format image_format_of(const std::string& path) {
   throw report::usage_error("--out " + path + ": the image format comes from the extension, .png or .exr" +
                            (ext.empty() ? std::string(" (none given)") : ", not " + ext));
 }
+
+}  // namespace
+
+void check_render_args(const render_args& a) {
+  if (!a.png.empty()) image_format_of(a.png);
+}
+
+namespace {
 
 // Runs `setup` (what a rank does before it renders). Under mpirun the ranks then agree: when it
 // threw on any rank, the lowest such rank rethrows (main prints it, naming the rank) and the others
@@ -444,6 +464,12 @@ int run_render(const render_args& a, const std::string& command_line) {
     for (const auto& f : {png, a.exr, a.json})
       if (!f.empty()) std::cout << " " << f;
     std::cout << "\n";
+  }
+  // A signal that came while the outputs were written (they are complete): said, and the exit
+  // status tells it.
+  if (const int late = sig ? 0 : stop_signal.load()) {
+    std::cerr << "sieve: " << strsignal(late) << " while the outputs were written; they are complete\n";
+    return 128 + late;
   }
   return sig ? 128 + sig : partial ? 128 + SIGINT : 0;
 }
