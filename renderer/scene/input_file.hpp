@@ -63,7 +63,7 @@ class input_file {
 
 // The next line of `in`, ended by LF, CR or CR LF (as tinyobjloader reads them); false at the end.
 // A line longer than max_line_bytes is an error naming `file` and `line_no` (read no further).
-constexpr std::size_t max_line_bytes = std::size_t{1} << 20;
+constexpr std::size_t max_line_bytes = std::size_t{16} << 20;
 bool next_line(std::istream& in, std::string& line, const std::string& file, std::size_t line_no);
 
 // The largest scene (TOML) file read.
