@@ -1,8 +1,8 @@
 #!/usr/bin/env python3
 """tests/check_layers_test.py SCRIPT: scripts/check-layers on small planted trees. A clean tree (edges
 downward only) passes; each kind of back edge (an #include, a quoted relative #include, a link, a
-layer's CMake reading a higher folder, an include between the renderer's integrators) fails with a
-line naming the file and the edge."""
+layer's CMake reading a higher folder, an include between the renderer's integrators, an include up a
+floor or into a room beside inside the library) fails with a line naming the file and the edge."""
 import os
 import subprocess
 import sys
@@ -23,6 +23,12 @@ def plant(root, files):
 # Edges downward only: the renderer includes the library and links it, the app links the bench.
 CLEAN = {
     "compaction/include/sieve/compaction.hpp": "#pragma once\n#include <vector>\n",
+    # The library's floors: include/ < internal/ < kernels/cpu/, kernels/cuda/ < dispatch/.
+    "compaction/internal/call.hpp": "#pragma once\n#include <sieve/compaction.hpp>\n",
+    "compaction/kernels/cpu/std.cpp": "#include \"internal/call.hpp\"\n",
+    "compaction/kernels/cuda/atomic.cu": "#include \"internal/call.hpp\"\n#include <sieve/compaction.hpp>\n",
+    "compaction/dispatch/table.hpp": "#pragma once\n#include \"internal/call.hpp\"\n",
+    "compaction/dispatch/registry.cpp": "#include \"table.hpp\"\n#include <sieve/compaction.hpp>\n",
     "compaction/CMakeLists.txt": "add_library(sieve_compaction SHARED a.cpp)\n"
                                  "add_library(sieve::compaction ALIAS sieve_compaction)\n"
                                  "include(Tables)\n",
@@ -41,6 +47,10 @@ CLEAN = {
                             "target_link_libraries(sieve_bench PUBLIC sieve_wavefront)\n",
     "app/main.cpp": "#include \"trace/trace.hpp\"\n",
     "app/CMakeLists.txt": "add_executable(sieve main.cpp)\ntarget_link_libraries(sieve PRIVATE sieve_bench)\n",
+    "python/src/module.cpp": "#include <job/render_job.hpp>\n#include <sieve/compaction.hpp>\n",
+    "renderer/job/render_job.hpp": "#pragma once\n",
+    "python/CMakeLists.txt": "add_library(sieve_python MODULE src/module.cpp)\n"
+                             "target_link_libraries(sieve_python PRIVATE sieve_wavefront sieve::compaction)\n",
     "tests/t.cpp": "#include \"../app/main.cpp\"\n",  # tests sit outside the layers
 }
 
@@ -64,8 +74,8 @@ class CheckLayers(unittest.TestCase):
         self.assertIn("no back edge", out)
 
     def test_library_including_the_renderer_fails(self):
-        self.expect_edge({"compaction/src/x.cpp": "// a comment\n#include <wavefront/integrator.cpp>\n"},
-                         "compaction/src/x.cpp:2: compaction includes renderer/wavefront/integrator.cpp")
+        self.expect_edge({"compaction/dispatch/x.cpp": "// a comment\n#include <wavefront/integrator.cpp>\n"},
+                         "compaction/dispatch/x.cpp:2: compaction includes renderer/wavefront/integrator.cpp")
 
     def test_renderer_including_the_bench_by_relative_path_fails(self):
         self.expect_edge({"renderer/core/x.hpp": "#include \"../../bench/trace/trace.cpp\"\n"},
@@ -89,9 +99,53 @@ class CheckLayers(unittest.TestCase):
                          "renderer/megakernel/megakernel.hpp:1: renderer/megakernel/ includes "
                          "renderer/wavefront/integrator.cpp")
 
+    def test_python_module_including_the_app_fails(self):
+        self.expect_edge({"python/src/x.cpp": "#include \"../../app/main.cpp\"\n"},
+                         "python/src/x.cpp:1: python includes app/main.cpp (app, the layer beside it)")
+
+    def test_app_linking_the_python_module_fails(self):
+        self.expect_edge({"app/CMakeLists.txt": CLEAN["app/CMakeLists.txt"] +
+                          "target_link_libraries(sieve PRIVATE sieve_python)\n"},
+                         "sieve (app) links sieve_python (python, the layer beside it)")
+
+    def test_renderer_including_the_python_module_fails(self):
+        self.expect_edge({"renderer/core/z.cpp": "#include \"../../python/src/module.cpp\"\n"},
+                         "renderer/core/z.cpp:1: renderer includes python/src/module.cpp (python, a higher layer)")
+
     def test_path_code_including_a_missing_wavefront_file_fails(self):
         self.expect_edge({"renderer/path/generate.hpp": "#include \"../wavefront/gone.hpp\"\n"},
                          "renderer/path/generate.hpp:1: renderer/path/ includes renderer/wavefront/gone.hpp")
+
+    # One back edge per floor and room of the library.
+    def test_public_api_including_the_internals_fails(self):
+        self.expect_edge({"compaction/include/sieve/compaction/x.hpp": "#include \"../../../internal/call.hpp\"\n"},
+                         "compaction/include/sieve/compaction/x.hpp:1: compaction/include/ includes "
+                         "compaction/internal/call.hpp (compaction/internal/, above it)")
+
+    def test_internals_including_a_strategy_fail(self):
+        self.expect_edge({"compaction/internal/y.hpp": "#pragma once\n#include \"kernels/cpu/std.cpp\"\n"},
+                         "compaction/internal/y.hpp:2: compaction/internal/ includes "
+                         "compaction/kernels/cpu/std.cpp (compaction/kernels/cpu/, above it)")
+
+    def test_cpu_strategy_including_a_cuda_strategy_fails(self):
+        self.expect_edge({"compaction/kernels/cpu/scan.cpp": "#include \"../cuda/atomic.cu\"\n"},
+                         "compaction/kernels/cpu/scan.cpp:1: compaction/kernels/cpu/ includes "
+                         "compaction/kernels/cuda/atomic.cu (compaction/kernels/cuda/, a room beside it)")
+
+    def test_cuda_strategy_including_a_cpu_strategy_fails(self):
+        self.expect_edge({"compaction/kernels/cuda/scan.cu": "#include \"kernels/cpu/std.cpp\"\n"},
+                         "compaction/kernels/cuda/scan.cu:1: compaction/kernels/cuda/ includes "
+                         "compaction/kernels/cpu/std.cpp (compaction/kernels/cpu/, a room beside it)")
+
+    def test_strategy_including_the_dispatch_fails(self):
+        self.expect_edge({"compaction/kernels/cuda/space.cu": "#include \"dispatch/table.hpp\"\n"},
+                         "compaction/kernels/cuda/space.cu:1: compaction/kernels/cuda/ includes "
+                         "compaction/dispatch/table.hpp (compaction/dispatch/, above it)")
+
+    def test_internals_including_the_dispatch_fail(self):
+        self.expect_edge({"compaction/internal/z.cpp": "#include \"../dispatch/registry.cpp\"\n"},
+                         "compaction/internal/z.cpp:1: compaction/internal/ includes "
+                         "compaction/dispatch/registry.cpp (compaction/dispatch/, above it)")
 
 
 if __name__ == "__main__":

@@ -7,7 +7,7 @@
 #include <sieve/compaction.hpp>
 #include <sieve/hash.hpp>
 
-#include "../compaction/src/redzone_cases.hpp"  // the pairing cases, shared by the CPU and CUDA Redzone
+#include "../compaction/internal/redzone_cases.hpp"  // the pairing cases, shared by the CPU and CUDA Redzone
 
 #include <gtest/gtest.h>
 

@@ -1,6 +1,6 @@
 // `auto`'s crossover tables: what the library embedded at configure time answers what the committed
 // compaction/tuning/<device>.json files rank first, row by row.
-#include "../compaction/src/crossover.hpp"
+#include "../compaction/dispatch/crossover.hpp"
 
 #include <nlohmann/json.hpp>
 

@@ -1,0 +1,49 @@
+// sieve._core.render: the render job (renderer/job/render_job.hpp) from Python, kept thin: the request
+// is filled from keyword arguments, the job runs, and the image comes back as a NumPy array.
+#include "render.hpp"
+
+#include <job/render_job.hpp>
+
+#include <pybind11/numpy.h>
+#include <pybind11/stl.h>
+
+#include <cstring>
+
+namespace sieve::python {
+
+py::array_t<float> render(const py::dict& settings, const std::string& report_path) {
+  render::render_request rq;
+  rq.scene = settings["scene"].cast<std::string>();
+  auto text = [&](const char* key, std::string& to) {
+    if (settings.contains(key) && !settings[key].is_none()) to = settings[key].cast<std::string>();
+  };
+  auto count = [&](const char* key, std::uint32_t& to) {
+    if (settings.contains(key) && !settings[key].is_none()) to = settings[key].cast<std::uint32_t>();
+  };
+  text("strategy", rq.strategy);
+  text("backend", rq.backend);
+  text("integrator", rq.integrator);
+  text("traversal", rq.traversal);
+  text("queue", rq.queue);
+  text("reorder", rq.reorder);
+  text("sort", rq.sort);
+  count("spp", rq.spp);
+  count("width", rq.width);
+  count("height", rq.height);
+  if (settings.contains("set")) rq.set = settings["set"].cast<std::vector<std::string>>();
+  if (settings.contains("profile")) rq.profile_stages = settings["profile"].cast<bool>();
+
+  render::render_outcome out;
+  {
+    py::gil_scoped_release unlocked;
+    out = render::render_to_files(rq, "", report_path, "sieve.render(" + rq.scene + ")");
+  }
+  const auto& r = out.result;
+  py::array_t<float> image({static_cast<py::ssize_t>(r.height), static_cast<py::ssize_t>(r.width), py::ssize_t{3}});
+  const std::vector<render::vec3> mean = r.mean();
+  static_assert(sizeof(render::vec3) == 3 * sizeof(float));
+  std::memcpy(image.mutable_data(), mean.data(), mean.size() * sizeof(render::vec3));
+  return image;
+}
+
+}  // namespace sieve::python

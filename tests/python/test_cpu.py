@@ -1,0 +1,145 @@
+"""The Python module on the CPU (NumPy): every dtype, form and strategy against NumPy's own boolean
+indexing and np.delete; records; out=; counts; bad input as sieve.Error with the library's message;
+a render returned as an array."""
+import os
+
+import numpy as np
+import pytest
+
+import sieve
+
+DTYPES = [np.uint8, np.uint16, np.uint32, np.uint64, np.int8, np.int16, np.int32, np.int64,
+          np.float16, np.float32, np.float64, np.bool_, np.complex64]
+ROOT = os.path.join(os.path.dirname(__file__), "..", "..")
+
+
+def cpu_strategies(form):
+    return [s for s in sieve.strategies() if form in s["cpu"]]
+
+
+def info(name):
+    return next(s for s in sieve.strategies() if s["name"] == name)
+
+
+def same_items(got, want, stable):
+    if stable:
+        np.testing.assert_array_equal(got, want)
+    else:  # an unstable strategy keeps the same items in another order
+        np.testing.assert_array_equal(np.sort(got, axis=0), np.sort(want, axis=0))
+
+
+def sample(dtype, n, rng):
+    return (rng.integers(0, 100, n) if dtype is not np.bool_ else rng.integers(0, 2, n)).astype(dtype)
+
+
+@pytest.mark.parametrize("dtype", DTYPES, ids=lambda d: np.dtype(d).name)
+@pytest.mark.parametrize("strategy", [s["name"] for s in cpu_strategies("byte_flags")])
+def test_every_dtype_matches_boolean_indexing(dtype, strategy):
+    rng = np.random.default_rng(7)
+    stable = info(strategy)["stable"]
+    for n, share in [(0, 0.5), (1, 1.0), (1000, 0.01), (100_003, 0.5), (65_536, 0.99)]:
+        x = sample(dtype, n, rng)
+        keep = rng.random(n) < share
+        got = sieve.compact(x, keep, strategy=strategy)
+        assert type(got) is np.ndarray and got.dtype == x.dtype
+        same_items(got, x[keep], stable)
+
+
+def test_flags_bits_and_comparisons_agree():
+    rng = np.random.default_rng(1)
+    x = rng.random(10_000).astype(np.float32)
+    keep = x > 0.3
+    padded = np.pad(keep, (0, (-len(keep)) % 32))
+    words = np.packbits(padded, bitorder="little").view(np.uint32)
+    np.testing.assert_array_equal(sieve.compact(x, keep.view(np.uint8)), x[keep])
+    np.testing.assert_array_equal(sieve.compact(x, sieve.bits(words), strategy="billeter"), x[keep])
+    np.testing.assert_array_equal(sieve.compact(x, sieve.gt(0.3)), x[keep])
+    np.testing.assert_array_equal(sieve.compact(x, sieve.le(0.3)), x[~keep])
+
+
+def test_records_and_wide_items_move_together():
+    rng = np.random.default_rng(2)
+    n = 5000
+    a, b, c = np.arange(n, dtype=np.uint32), rng.random((n, 3)), rng.integers(0, 9, n).astype(np.int8)
+    keep = rng.random(n) < 0.4
+    ra, rb, rc = sieve.compact((a, b, c), keep, strategy="scan")
+    np.testing.assert_array_equal(ra, a[keep])
+    np.testing.assert_array_equal(rb, b[keep])
+    np.testing.assert_array_equal(rc, c[keep])
+
+
+@pytest.mark.parametrize("strategy", [s["name"] for s in cpu_strategies("removal_list")])
+def test_remove_matches_np_delete(strategy):
+    rng = np.random.default_rng(3)
+    n = 50_000
+    x = rng.random(n)
+    dead = rng.choice(n, 700, replace=False).astype(np.uint32)
+    before = dead.copy()
+    if info(strategy)["out_of_place"]:
+        got = sieve.remove(x, dead, strategy=strategy)
+    else:  # in place only
+        y = x.copy()
+        got = sieve.remove(y, dead, strategy=strategy, out=y)
+        assert np.shares_memory(got, y)
+    same_items(got, np.delete(x, dead), info(strategy)["stable"])
+    np.testing.assert_array_equal(dead, before)  # the caller's list is not used as scratch
+
+
+def test_out_in_place_and_count():
+    x = np.arange(100, dtype=np.int32)
+    keep = x % 7 == 0
+    out = np.full(100, -1, dtype=np.int32)
+    got = sieve.compact(x, keep, out=out)
+    assert np.shares_memory(got, out)
+    np.testing.assert_array_equal(got, x[keep])
+    count = np.zeros(1, dtype=np.int64)
+    whole = sieve.compact(x, keep, count=count)
+    assert count[0] == keep.sum() and len(whole) == 100
+    np.testing.assert_array_equal(whole[:count[0]], x[keep])
+    y = x.copy()
+    got = sieve.compact(y, keep, out=y, strategy="std")
+    assert np.shares_memory(got, y)
+    np.testing.assert_array_equal(got, x[keep])
+
+
+@pytest.mark.parametrize("call, message", [
+    (lambda x: sieve.compact(x, x[:5] > 1), "keep: 5 flags for 10 items"),
+    (lambda x: sieve.compact(x, x.astype(np.float32)), "keep: byte flags are a 1-D bool or uint8 array, got 10 float32"),
+    (lambda x: sieve.compact(x[::2], np.ones(5, bool)), "not contiguous"),
+    (lambda x: sieve.compact(x, x > 1, strategy="cub"), "strategy 'cub' does not run on cpu"),
+    (lambda x: sieve.compact(x, x > 1, strategy="nope"), "nope"),
+    (lambda x: sieve.remove(x, np.array([1, 1], np.uint32)), "index 1 appears more than once"),
+    (lambda x: sieve.remove(x, np.array([10], np.uint32)), "10"),
+    (lambda x: sieve.remove(x, np.array([1], np.int64)), "indices: a removal list is a 1-D uint32 or int32 array"),
+    (lambda x: sieve.compact(x, x > 1, out=np.empty(4, np.float64)), "out: column 0 holds 4 items of 8 bytes; needs 10"),
+    (lambda x: sieve.compact(x, sieve.bits(np.zeros(0, np.uint32))), "a bit mask of 0 words for 10 items"),
+    (lambda x: sieve.compact("text", x > 1), "no array"),
+    (lambda x: sieve.compact(x, x > 1, n=np.ones(1, np.uint64), count=np.zeros(1, np.uint64)), "CUDA arrays"),
+    (lambda x: sieve.resolve(n=10, form="sideways"), "no form"),
+])
+def test_bad_input_is_one_clear_error(call, message):
+    with pytest.raises(sieve.Error, match=None) as e:
+        call(np.arange(10, dtype=np.float64))
+    assert message in str(e.value)
+
+
+def test_strategies_and_resolve():
+    names = [s["name"] for s in sieve.strategies()]
+    assert names[0] == "auto" and "redzone" in names and "billeter" in names
+    picked = sieve.resolve(n=1 << 20, backend="cpu")
+    assert picked in names and picked != "auto"
+    assert sieve.resolve("billeter", n=10, backend="cpu") == "billeter"
+
+
+def test_render_returns_the_image_and_the_report():
+    scene = os.path.join(ROOT, "scenes", "cornell-box", "cornell-box.toml")
+    a, report = sieve.render(scene, backend="cpu", width=24, height=16, spp=2, strategy="billeter")
+    b, _ = sieve.render(scene, backend="cpu", width=24, height=16, spp=2, strategy="std", queue="index")
+    assert a.shape == (16, 24, 3) and a.dtype == np.float32
+    assert np.isfinite(a).all() and a.mean() > 0
+    np.testing.assert_array_equal(a, b)  # every strategy gives the same image
+    assert report["backend"] == "cpu" and report["spp"] == 2
+    with pytest.raises(sieve.Error, match="no setting colour"):
+        sieve.render(scene, colour="red")
+    with pytest.raises(sieve.Error):
+        sieve.render(os.path.join(ROOT, "scenes", "no-such-scene.toml"))
