@@ -26,7 +26,7 @@ void read_environment(const toml::table& doc, const reader& rd, scene& sc, const
   }
   if (const toml::node* v = t.get("color"))
     rd.fail_at(v, "environment.color", "give either a color or a map, not both");
-  const std::string rel = rd.string(*map, "environment.map");
+  const std::string rel = rd.path(*map, "environment.map");
   const fs::path path = base_dir / fs::path(rel);
   if (!file_exists(path))
     rd.fail_at(map, "environment.map", "environment map " + in_quotes(rel) + " not found (looked for " + path.string() + ")");

@@ -86,7 +86,7 @@ std::vector<material_override> read_objects(const toml::table& doc, const reader
       if (obj && gltf) rd.fail_at(gltf, key, "give either obj or gltf, not both");
       const toml::node* file_node = obj ? obj : gltf;
       const std::string file_key = key + (obj ? ".obj" : ".gltf");
-      const std::string rel = rd.string(*file_node, file_key);
+      const std::string rel = rd.path(*file_node, file_key);
       const fs::path obj_path = base_dir / fs::path(rel);
       if (!file_exists(obj_path)) {
         rd.fail_at(file_node, file_key,

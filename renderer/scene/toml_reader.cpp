@@ -140,9 +140,13 @@ std::int64_t reader::integer(const toml::node& n, std::string_view key, std::int
 
 std::string reader::string(const toml::node& n, std::string_view key) const {
   if (!n.is_string()) fail_at(&n, key, std::string("expected a string, got ") + type_name(n));
-  const std::string& s = n.as_string()->get();
-  // A NUL would end a path early (another file opened) and cut the messages that quote it.
-  if (s.find('\0') != std::string::npos) fail_at(&n, key, "the string holds a NUL character (\\u0000)");
+  return n.as_string()->get();
+}
+
+std::string reader::path(const toml::node& n, std::string_view key) const {
+  std::string s = string(n, key);
+  // A NUL would end the path early (another file opened) and cut the messages that quote it.
+  if (s.find('\0') != std::string::npos) fail_at(&n, key, "the path holds a NUL character (\\u0000)");
   return s;
 }
 
