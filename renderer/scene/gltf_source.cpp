@@ -46,6 +46,26 @@ bool is_within(const fs::path& outer, const fs::path& inner) {
   return true;
 }
 
+// A SAX handler that only follows the nesting of arrays and objects, stopping past the limit.
+struct depth_probe : nlohmann::json_sax<nlohmann::json> {
+  int depth = 0;
+  bool open() { return ++depth <= max_gltf_json_depth; }
+  bool close() { return --depth, true; }
+  bool null() override { return true; }
+  bool boolean(bool) override { return true; }
+  bool number_integer(number_integer_t) override { return true; }
+  bool number_unsigned(number_unsigned_t) override { return true; }
+  bool number_float(number_float_t, const string_t&) override { return true; }
+  bool string(string_t&) override { return true; }
+  bool binary(binary_t&) override { return true; }
+  bool start_object(std::size_t) override { return open(); }
+  bool key(string_t&) override { return true; }
+  bool end_object() override { return close(); }
+  bool start_array(std::size_t) override { return open(); }
+  bool end_array() override { return close(); }
+  bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
+};
+
 }  // namespace
 
 resolved_uri resolve_gltf_uri(const fs::path& folder, const std::string& uri) {
@@ -135,13 +155,13 @@ void gltf_source::read_glb(std::vector<unsigned char>& bytes, std::string& json_
 // and images taken out for sieve to read.
 void gltf_source::read_json(const std::string& text) {
   using json = nlohmann::json;
+  // First its depth, by a SAX pass that builds nothing (the parser itself is iterative).
+  depth_probe probe;
+  if (!json::sax_parse(text, &probe, json::input_format_t::json, false) && probe.depth > max_gltf_json_depth)
+    error("", "the JSON nests arrays and objects deeper than " + std::to_string(max_gltf_json_depth) + " levels");
   json doc;
   try {
-    doc = json::parse(text, [&](int depth, json::parse_event_t, json&) {
-      if (depth > max_gltf_json_depth)
-        error("", "the JSON nests arrays and objects deeper than " + std::to_string(max_gltf_json_depth) + " levels");
-      return true;
-    });
+    doc = json::parse(text);
   } catch (const json::exception& e) {
     error("", std::string("not a glTF file: ") + e.what());
   }
