@@ -1,8 +1,10 @@
 // sieve: one command, subcommands per job.
 //   sieve render SCENE [options]       render a scene (.toml) or mesh (.obj): PNG, EXR, JSON report
+//   sieve check SCENE [--set K=V]      load a scene without rendering: what it holds, its warnings
 //   sieve bench compaction [options]   the compaction benchmark grid (see --help)
 //   sieve bench trace SCENE [options]  rays per second through the BVH
 //   sieve bench sort [options]         GPU radix sort: own onesweep vs CUB
+//   sieve bench multisplit [options]   N-way split by bucket id: the library's designs vs CUB, std
 //   sieve bench render SCENE [options] the renderer per compaction strategy: compaction's share, per bounce
 //   sieve bench all [--quick|--smoke]   every suite of the backends present, then bench/results/<device>/report.md
 //   sieve info [--json]                 version, commit, devices, data folder, strategies
@@ -13,7 +15,9 @@
 #include <report.hpp>
 #include "compaction/suite.hpp"
 #include "sort/suite.hpp"
+#include "multisplit/suite.hpp"
 #include "render/render_bench.hpp"
+#include "check.hpp"
 #include "mpi.hpp"
 #include "render.hpp"
 #include "trace/trace.hpp"
@@ -145,10 +149,15 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   app.set_version_flag("--version", sieve::report::version_line(), "print the version and the commit, then exit");
   bool dry_run = false;
-  app.add_flag("--dry-run", dry_run, "check the command line (every option and value) and exit 0: nothing runs");
+  app.add_flag("--dry-run", dry_run,
+               "check the command line (every option and value) and exit 0: nothing is loaded or run "
+               "(`sieve check SCENE` loads a scene)");
   auto* render = app.add_subcommand("render", "render a scene with the wavefront path tracer");
   sieve::app::render_args render_args;
   sieve::app::add_render_options(*render, render_args);
+  auto* check = app.add_subcommand("check", "load a scene without rendering it: triangles, materials, textures, lights, camera, warnings");
+  sieve::app::check_args check_args;
+  sieve::app::add_check_options(*check, check_args);
   auto* info = app.add_subcommand("info", "version, commit, devices, the strategies and their capabilities");
   bool info_json = false;
   info->add_flag("--json", info_json, "print one JSON object");
@@ -163,6 +172,10 @@ int main(int argc, char** argv) {
   auto* bench_sort = bench->add_subcommand("sort", "time the GPU radix sorts: own onesweep vs cub::DeviceRadixSort");
   sieve::bench::sort_args sort_args;
   sieve::bench::sort_options().add(*bench_sort, sort_args);
+  auto* bench_multisplit =
+      bench->add_subcommand("multisplit", "time the N-way split by bucket id: the library's designs vs CUB and std");
+  sieve::bench::multisplit_args multisplit_args;
+  sieve::bench::multisplit_options().add(*bench_multisplit, multisplit_args);
   auto* bench_render = bench->add_subcommand("render", "the renderer per compaction strategy: time, Mrays/s, compaction share per bounce");
   sieve::bench::render_bench_args render_bench_args;
   sieve::bench::render_bench_options().add(*bench_render, render_bench_args);
@@ -186,6 +199,7 @@ int main(int argc, char** argv) {
       say("sieve: " + one_line(e.what()) + " (see sieve --help)");
       return 2;
     }
+    std::cout << "sieve: --dry-run: the command line is valid; nothing was loaded or run (sieve check SCENE loads a scene)\n";
     return 0;
   }
   return with_stdout_checked([&]() -> int {
@@ -194,12 +208,14 @@ int main(int argc, char** argv) {
         print_info(info_json);
         return 0;
       }
+      if (*check) return sieve::app::run_check(check_args);
       if (*render) {
         const sieve::app::mpi::session mpi;  // under mpirun: this process is one rank of the render
         return sieve::app::run_render(render_args, command_line);
       }
       if (*bench_compaction) return sieve::bench::run_compaction_bench(compaction_args, command_line);
       if (*bench_sort) return sieve::bench::run_sort_bench(sort_args, command_line);
+      if (*bench_multisplit) return sieve::bench::run_multisplit_bench(multisplit_args, command_line);
       if (*bench_render) return sieve::bench::run_render_bench(render_bench_args, command_line);
       if (*bench_trace) return sieve::bench::run_trace_bench(trace_args, command_line);
       if (*bench_all) return sieve::bench::run_bench_all(all_args, command_line);

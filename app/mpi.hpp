@@ -1,5 +1,5 @@
 // The ranks of an MPI job: `mpirun -np N sieve render SCENE ...` splits the film's samples over N
-// ranks (renderer/wavefront/split.hpp) and rank 0 writes the outputs. The only file that knows MPI
+// ranks (renderer/frame/split.hpp) and rank 0 writes the outputs. The only file that knows MPI
 // is mpi.cpp (built when CMake finds MPI, SIEVE_MPI); mpi_missing.cpp stands in without it: a job of
 // one, and a clear error when mpirun started several copies of a build that cannot split.
 #pragma once

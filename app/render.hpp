@@ -1,27 +1,41 @@
 // `sieve render SCENE`: renders a scene file (.toml) or a mesh (.obj) with the wavefront path
 // tracer and writes PNG / EXR / a JSON report; prints where the time went, stage by stage and bounce
-// by bounce. A progress bar on stderr when it is a terminal; Ctrl-C, SIGTERM or SIGHUP stops within
+// by bounce (measured by default; --no-profile for the bare frame time). Progress lines on stderr as
+// loading, the BVH build and rendering begin, and a bar while rendering (one line every few seconds
+// without a terminal); Ctrl-C, SIGTERM or SIGHUP stops within
 // the bounce in progress and writes the samples completed, the report marked partial; a second
 // signal ends it at once (no temporary left, the outputs all old or all new). The outputs are
 // checked before the scene is loaded (report/output_files.hpp). Under mpirun every rank
 // renders a contiguous share of the samples and rank 0 adds the films in rank order and writes the
-// outputs (mpi.hpp, renderer/wavefront/split.hpp, docs/mpi.md).
+// outputs (mpi.hpp, renderer/frame/split.hpp, docs/mpi.md).
 #pragma once
 
 #include <job/render_job.hpp>
 
 #include <CLI/CLI.hpp>
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
 namespace sieve::app {
 
+// The command line's options as given; request() parses them once into the job's typed values.
 struct render_args {
-  render::render_request job;  // the scene and what is asked of it (renderer/job/render_job.hpp)
+  std::string scene;
+  std::string strategy;   // empty: the scene's [compaction] strategy
+  std::string backend = "auto";
+  std::string integrator = "wavefront", traversal = "dfs", queue = "pass";
+  std::string reorder, sort;  // empty: the scene's
+  std::uint32_t spp = 0, width = 0, height = 0;
+  std::vector<std::string> set;
+  bool profile_stages = false;  // accepted; stage times are measured unless --no-profile
+  bool no_profile = false;
   std::string png, exr, json;
   bool quiet = false;
   unsigned threads = 0;   // oneTBB's threads; 0: all (under mpirun: the host's shared by its ranks)
+
+  render::render_request request() const;
 };
 
 void add_render_options(CLI::App& cmd, render_args& args);

@@ -4,7 +4,7 @@
   bench/report.py FOLDER            (what `sieve bench all` runs at its end)
 
 Reads the JSON (and CSV) files a `sieve bench all` run writes there, under fixed names
-(compaction-{redzone,space,billeter,crossover}.json, sort.json, trace.json, render-*.json,
+(compaction-{redzone,space,billeter,crossover}.json, sort.json, multisplit.json, trace.json, render-*.json,
 image-*.png + .json, bench-all.json), and, where a fixed name is missing, the older files of the
 folder that hold the same measurement (redzone-n2e28.json, select-n2e28.json, billeter-table3.json,
 crossover-grid.csv, ...). Writes FOLDER/report.md and FOLDER/fig-*.png; touches nothing else.
@@ -54,6 +54,9 @@ SOURCES = {
     "queues": ["compaction-queues.json", "queues-graph.json"],
     "queues-events": ["compaction-queues-events.json", "queues-events.json"],
     "sort": ["sort.json", "sort-onesweep-vs-cub.json"],
+    "multisplit": ["multisplit.json"],
+    "multisplit-dists": ["multisplit-dists.json"],
+    "multisplit-cpu": ["multisplit-cpu.json"],
     "trace": ["trace.json", "trace-sphere-gpu.json", "trace-sphere-room.json"],
 }
 
@@ -61,7 +64,8 @@ FIGURE_NAMES = {"redzone": "Redzone's grid", "space": "SPACE's grid", "billeter"
                 "crossover": "Crossover grid"}
 
 STRATEGY_ORDER = ["redzone", "redzone-serial", "stencil", "std", "scan", "billeter", "space", "atomic",
-                  "cub", "thrust", "auto", "onesweep", "-"]
+                  "cub", "thrust", "auto", "onesweep", "radix", "tbb", "cub_sort", "cub_partition",
+                  "std_stable_partition", "-"]
 
 
 def color_of(name):
@@ -693,6 +697,72 @@ def sort_section(folder):
     return text
 
 
+def multisplit_plot(ds, rows, folder, name):
+    """Speed against cub_sort over the bucket count, one panel per item type, one line per (algorithm, n)."""
+    items = [i for i in ("u32", "path") if any(r["items"] == i for r in rows)]
+    algos = sorted({r["algorithm"] for r in rows if r["algorithm"] != "cub_sort"}, key=strategy_key)
+    big = sorted({r["n"] for r in rows if r["n"] >= 1 << 24})
+    if not (plt and items and algos and big):
+        return ""
+    fig, axes = plt.subplots(1, len(items), figsize=(5.2 * len(items), 3.8), squeeze=False)
+    for ax, it in zip(axes[0], items):
+        for a in algos:
+            for k, n in enumerate(big):
+                pts = sorted((r["buckets"], r["speed_vs_cub_sort"]) for r in rows if r["items"] == it and
+                             r["algorithm"] == a and r["n"] == n and r.get("speed_vs_cub_sort", 0) > 0)
+                if pts:
+                    ax.plot([p[0] for p in pts], [p[1] for p in pts], marker="o", color=color_of(a),
+                            ls=["-", "--", ":"][k % 3], label=f"{a}, n = {n_label(n)}")
+        ax.axhline(2.0, color="grey", lw=0.8, ls="--")
+        ax.axhline(1.0, color="black", lw=0.6)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("buckets")
+        ax.set_ylabel("speed vs cub SortPairs (bucket bits)")
+        ax.set_title(f"{it} items, uniform ids", fontsize=10)
+        ax.grid(True, which="both", alpha=0.3)
+        ax.legend(fontsize=6)
+    fig.suptitle(f"Multisplit, {ds.device}", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(os.path.join(folder, f"fig-{name}.png"), dpi=100)
+    plt.close(fig)
+    return (f"![multisplit](fig-{name}.png)\n\n*cub_sort's median time over each algorithm's at the same point "
+            f"(above 1: faster; the dashed line is 2x). {ds.provenance()}.*\n\n")
+
+
+MULTISPLIT_BASELINES = {"cub_sort", "cub_partition", "std_stable_partition"}
+
+
+def multisplit_table(ds, folder, name):
+    rows = [r for r in ds.rows if r.get("validated")]
+    point = lambda r: (r["items"], r["n"], r["buckets"], r["dist"])  # noqa: E731
+    algos = sorted({r["algorithm"] for r in rows}, key=strategy_key)
+    table = []
+    for g in sorted({point(r) for r in rows}, key=lambda g: (g[0] != "u32", g[1], g[2], g[3])):
+        pts = {r["algorithm"]: r for r in rows if point(r) == g}
+        own = [r for r in pts.values() if r["algorithm"] not in MULTISPLIT_BASELINES] or list(pts.values())
+        best = min(own, key=lambda r: r["ms_median"])
+        table.append([g[0], n_label(g[1]), g[2], g[3]] + [ms(pts[a]["ms_median"]) if a in pts else "" for a in algos]
+                     + [best["algorithm"], ratio(best.get("speed_vs_cub_sort")), ratio(best.get("of_copy_floor"))])
+    text = f"*{ds.provenance()}. best: the fastest of the library's own designs.*\n\n"
+    text += md_table(["items", "n", "buckets", "ids"] + [f"{a} ms" for a in algos] + ["best", "vs sort", "of copy"],
+                     table)
+    return text + (multisplit_plot(ds, rows, folder, name) if ds.gpu and name == "multisplit" else "")
+
+
+def multisplit_section(folder):
+    sets = [(w, find(folder, w)) for w in ("multisplit", "multisplit-dists", "multisplit-cpu")]
+    sets = [(w, ds) for w, ds in sets if ds]
+    if not sets:
+        return "## Multisplit\n\nNot measured in this run.\n\n"
+    text = ("## Multisplit\n\n*Counts: ms per out-of-place split of n items by an 8-bit bucket id, offsets written "
+            "(median of CUDA events, or of the mean of CUDA-graph replays at small n; CPU: wall clock); of copy: the "
+            "time to copy the ids and the items at the measured copy bandwidth over the split's; vs sort: cub "
+            "SortPairs over the bucket bits (records: of (id, index), then a gather) over the split's.*\n\n")
+    for w, ds in sets:
+        text += f"### `{ds.file}`\n\n" + multisplit_table(ds, folder, w)
+    return text
+
+
 def trace_section(folder):
     ds = find(folder, "trace")
     if not ds:
@@ -980,6 +1050,7 @@ def write_report(folder):
         queues_section(folder),
         crossover_section(folder),
         sort_section(folder),
+        multisplit_section(folder),
         trace_section(folder),
         render_section(folder),
         images_section(folder),

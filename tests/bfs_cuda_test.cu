@@ -6,6 +6,7 @@
 #include <bvh/dfs.hpp>
 #include <exec/cuda.cuh>
 #include <exec/walk_cuda.cuh>
+#include <frame/device_scene.hpp>
 
 #include "cuda_support.cuh"
 #include "hairball.hpp"
@@ -24,29 +25,18 @@ void dfs_on_gpu(const bvh_view& v, const ray* r, hit* h, std::size_t n) {
   SIEVE_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
-// A scene and its rays on the device, and the GPU's DFS hits as the reference.
-struct device_scene {
+// A scene and its rays on the device (its BVH as the renderer holds it: frame/device_scene.hpp), and
+// the GPU's DFS hits as the reference.
+struct gpu_scene {
   bvh tree;
-  device_array<bvh_node> nodes;
-  device_array<std::uint32_t> prims;
-  device_array<pair_node> pairs;
-  device_array<leaf_triangle> leaf_tris;
-  device_array<wide_node> wide_nodes;
-  device_array<std::uint32_t> wide_prims;
-  device_array<leaf_triangle> wide_tris;
-  device_array<triangle> tris;
+  device_bvh on_device;
   device_array<ray> rays;
   device_array<hit> hits;
   bvh_view view;
   std::vector<hit> dfs;
 
-  explicit device_scene(const scene_data& s)
-      : tree(build_bvh(s.tris)), nodes(tree.nodes), prims(tree.prims), pairs(tree.pairs),
-        leaf_tris(tree.leaf_triangles), wide_nodes(tree.wide.nodes), wide_prims(tree.wide.prims),
-        wide_tris(tree.wide.triangles), tris(s.tris), rays(s.rays), hits(s.rays.size()),
-        view{nodes.data, prims.data, tris.data, static_cast<std::uint32_t>(tree.nodes.size()), pairs.data,
-             leaf_tris.data,
-             wide_view{wide_nodes.data, wide_prims.data, wide_tris.data, static_cast<std::uint32_t>(tree.wide.nodes.size())}} {
+  explicit gpu_scene(const scene_data& s)
+      : tree(build_bvh(s.tris)), on_device(tree, s.tris), rays(s.rays), hits(s.rays.size()), view(on_device.view()) {
     dfs_on_gpu(view, rays.data, hits.data, s.rays.size());
     dfs = hits.host();
   }
@@ -82,9 +72,9 @@ void expect_equal(const std::vector<hit>& got, const std::vector<hit>& want, std
 // misreport barrier kernels inside a WHILE node (tests/sanitizer_while_probe.cu).
 void every_strategy_equals_dfs(bfs_tracer_cuda::loop loop, bfs_tree tree) {
   const auto [htris, hrays] = hairball();
-  const device_scene scenes[] = {device_scene(random_scene(3000, 8000, 11)), device_scene({htris, hrays})};
+  const gpu_scene scenes[] = {gpu_scene(random_scene(3000, 8000, 11)), gpu_scene({htris, hrays})};
   const bool graph = loop == bfs_tracer_cuda::loop::graph;
-  for (const device_scene& sc : scenes) {
+  for (const gpu_scene& sc : scenes) {
     for (const std::string& strategy : cuda_bfs_strategies()) {
       bfs_tracer_cuda tracer(strategy, tree);
       const std::string what = strategy + (graph ? " (graph" : " (host loop") + (tree == bfs_tree::wide ? ", wide)" : ")");
@@ -135,7 +125,7 @@ __global__ void set_count(std::uint32_t* count, const std::uint32_t* from) { *co
 // the capture (it would fail the capture). Rays past the count keep their old hits.
 TEST(GpuBfs, ClosestAsyncCapturedIntoACallersGraph) {
   REQUIRE_DEVICE();
-  const device_scene sc(random_scene(2000, 30000, 5));
+  const gpu_scene sc(random_scene(2000, 30000, 5));
   const std::size_t n = sc.rays.n;
   device_array<std::uint32_t> count(1), source(1);
   cudaStream_t stream;
@@ -183,11 +173,11 @@ struct count_at {
 TEST(GpuDfs, DynamicFetchWalkEqualsOneRayAThread) {
   REQUIRE_DEVICE();
   const auto [htris, hrays] = hairball();
-  const device_scene scenes[] = {device_scene(random_scene(3000, 8000, 11)), device_scene({htris, hrays})};
+  const gpu_scene scenes[] = {gpu_scene(random_scene(3000, 8000, 11)), gpu_scene({htris, hrays})};
   device_array<std::uint32_t> count(1), cursor(1);
   cudaStream_t stream;
   SIEVE_CUDA_CHECK(cudaStreamCreate(&stream));
-  for (const device_scene& sc : scenes) {
+  for (const gpu_scene& sc : scenes) {
     const closest_hits_walk walk{sc.view, ray_at{sc.rays.data}, count_at{count.data}, sc.hits.data};
     cudaGraph_t graph;
     SIEVE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
@@ -217,7 +207,7 @@ TEST(GpuDfs, DynamicFetchWalkEqualsOneRayAThread) {
 
 TEST(GpuBfs, ClosestAsyncNeedsReserveAndACapturableStrategy) {
   REQUIRE_DEVICE();
-  const device_scene sc(random_scene(100, 1000, 3));
+  const gpu_scene sc(random_scene(100, 1000, 3));
   device_array<std::uint32_t> count(1);
   bfs_tracer_cuda tracer("cub");
   EXPECT_THROW(tracer.closest_async(sc.view, sc.rays.data, sc.hits.data, sc.rays.n, count.data, nullptr), sieve::error);

@@ -39,10 +39,14 @@ CLEAN = {
     "renderer/path/shade.hpp": "#pragma once\n#include \"../core/math.hpp\"\n",
     "renderer/core/math.hpp": "#pragma once\n",
     "renderer/megakernel/megakernel.hpp": "#pragma once\n#include \"../path/shade.hpp\"\n",
-    "renderer/wavefront/integrator.cpp": "#include \"../megakernel/megakernel.hpp\"\n#include <report.hpp>\n",
-    "renderer/CMakeLists.txt": "add_library(sieve_wavefront STATIC wavefront/integrator.cpp)\n"
-                               "target_link_libraries(sieve_wavefront PUBLIC sieve_report sieve::compaction)\n",
-    "bench/trace/trace.cpp": "#include <wavefront/integrator.hpp>\n",
+    "renderer/frame/stats.hpp": "#pragma once\n#include \"../path/shade.hpp\"\n",
+    "renderer/wavefront/driver.hpp": "#pragma once\n#include \"../frame/stats.hpp\"\n",
+    "renderer/run/render.cpp": "#include \"../megakernel/megakernel.hpp\"\n#include \"../wavefront/driver.hpp\"\n"
+                               "#include <report.hpp>\n",
+    "renderer/job/job.cpp": "#include <run/render.cpp>\n#include <frame/stats.hpp>\n",
+    "renderer/CMakeLists.txt": "add_library(sieve_run STATIC run/render.cpp)\n"
+                               "target_link_libraries(sieve_run PUBLIC sieve_report sieve::compaction)\n",
+    "bench/trace/trace.cpp": "#include <run/render.hpp>\n",
     "bench/CMakeLists.txt": "add_library(sieve_bench STATIC trace/trace.cpp)\n"
                             "target_link_libraries(sieve_bench PUBLIC sieve_wavefront)\n",
     "app/main.cpp": "#include \"trace/trace.hpp\"\n",
@@ -74,8 +78,8 @@ class CheckLayers(unittest.TestCase):
         self.assertIn("no back edge", out)
 
     def test_library_including_the_renderer_fails(self):
-        self.expect_edge({"compaction/dispatch/x.cpp": "// a comment\n#include <wavefront/integrator.cpp>\n"},
-                         "compaction/dispatch/x.cpp:2: compaction includes renderer/wavefront/integrator.cpp")
+        self.expect_edge({"compaction/dispatch/x.cpp": "// a comment\n#include <run/render.cpp>\n"},
+                         "compaction/dispatch/x.cpp:2: compaction includes renderer/run/render.cpp")
 
     def test_renderer_including_the_bench_by_relative_path_fails(self):
         self.expect_edge({"renderer/core/x.hpp": "#include \"../../bench/trace/trace.cpp\"\n"},
@@ -87,17 +91,23 @@ class CheckLayers(unittest.TestCase):
 
     def test_renderer_linking_the_bench_fails(self):
         self.expect_edge({"renderer/CMakeLists.txt": CLEAN["renderer/CMakeLists.txt"] +
-                          "target_link_libraries(sieve_wavefront PRIVATE sieve_bench)\n"},
-                         "sieve_wavefront (renderer) links sieve_bench (bench, a higher layer)")
+                          "target_link_libraries(sieve_run PRIVATE sieve_bench)\n"},
+                         "sieve_run (renderer) links sieve_bench (bench, a higher layer)")
 
     def test_library_build_reading_bench_results_fails(self):
         self.expect_edge({"cmake/Tables.cmake": "file(GLOB t ${PROJECT_SOURCE_DIR}/bench/results/*/crossover.json)\n"},
                          "cmake/Tables.cmake:1: compaction's build reads bench/")
 
+    # One back edge per floor and room of the renderer.
     def test_megakernel_including_the_wavefront_fails(self):
-        self.expect_edge({"renderer/megakernel/megakernel.hpp": "#include \"../wavefront/integrator.cpp\"\n"},
+        self.expect_edge({"renderer/megakernel/megakernel.hpp": "#include \"../wavefront/driver.hpp\"\n"},
                          "renderer/megakernel/megakernel.hpp:1: renderer/megakernel/ includes "
-                         "renderer/wavefront/integrator.cpp")
+                         "renderer/wavefront/driver.hpp (renderer/wavefront/, a room beside it)")
+
+    def test_wavefront_including_the_megakernel_fails(self):
+        self.expect_edge({"renderer/wavefront/driver.hpp": "#include \"../megakernel/megakernel.hpp\"\n"},
+                         "renderer/wavefront/driver.hpp:1: renderer/wavefront/ includes "
+                         "renderer/megakernel/megakernel.hpp (renderer/megakernel/, a room beside it)")
 
     def test_python_module_including_the_app_fails(self):
         self.expect_edge({"python/src/x.cpp": "#include \"../../app/main.cpp\"\n"},
@@ -115,6 +125,26 @@ class CheckLayers(unittest.TestCase):
     def test_path_code_including_a_missing_wavefront_file_fails(self):
         self.expect_edge({"renderer/path/generate.hpp": "#include \"../wavefront/gone.hpp\"\n"},
                          "renderer/path/generate.hpp:1: renderer/path/ includes renderer/wavefront/gone.hpp")
+
+    def test_path_code_including_the_frame_fails(self):
+        self.expect_edge({"renderer/path/connect.hpp": "#include <frame/stats.hpp>\n"},
+                         "renderer/path/connect.hpp:1: renderer/path/ includes renderer/frame/stats.hpp "
+                         "(renderer/frame/, above it)")
+
+    def test_frame_including_an_integrator_fails(self):
+        self.expect_edge({"renderer/frame/waves.hpp": "#include \"../wavefront/driver.hpp\"\n"},
+                         "renderer/frame/waves.hpp:1: renderer/frame/ includes renderer/wavefront/driver.hpp "
+                         "(renderer/wavefront/, above it)")
+
+    def test_integrator_including_the_run_layer_fails(self):
+        self.expect_edge({"renderer/megakernel/megakernel.hpp": "#include <run/render.cpp>\n"},
+                         "renderer/megakernel/megakernel.hpp:1: renderer/megakernel/ includes renderer/run/render.cpp "
+                         "(renderer/run/, above it)")
+
+    def test_run_layer_including_the_job_fails(self):
+        self.expect_edge({"renderer/run/render.cpp": "#include \"../job/job.cpp\"\n"},
+                         "renderer/run/render.cpp:1: renderer/run/ includes renderer/job/job.cpp "
+                         "(renderer/job/, above it)")
 
     # One back edge per floor and room of the library.
     def test_public_api_including_the_internals_fails(self):

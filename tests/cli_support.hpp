@@ -73,6 +73,22 @@ class Cli : public ::testing::Test {
     posix_spawn_file_actions_destroy(&fa);
     return pid;
   }
+  // Waits (up to 60 s) until `pid` has a handler for `sig` (its /proc status lists the signal as
+  // caught), so a test signals a process that is past its start-up, however slow the machine is
+  // (loading the shared libraries alone can take seconds on a loaded one). False: it never did.
+  static bool wait_for_handler(pid_t pid, int sig) {
+    for (int i = 0; i < 6000; ++i) {
+      std::ifstream status("/proc/" + std::to_string(pid) + "/status");
+      std::string line;
+      while (std::getline(status, line)) {
+        if (line.rfind("SigCgt:", 0) == 0 && (std::stoull(line.substr(7), nullptr, 16) >> (sig - 1) & 1)) return true;
+      }
+      if (!status.eof() && !status.good()) return false;
+      ::usleep(10000);
+    }
+    return false;
+  }
+
   outcome finish(pid_t pid) const {
     int status = 0;
     waitpid(pid, &status, 0);

@@ -42,7 +42,7 @@ TEST_F(Cli, BadInputIsOneClearLine) {
   file("notpng.png", "GIF89a but not quite\n");
   file("tex.mtl", "newmtl a\nmap_Kd notpng.png\n");
   expect_one_line_error({"render", file("tex.obj", "mtllib tex.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl a\nf 1 2 3\n").string()},
-                        "notpng.png: cannot read the texture");
+                        "notpng.png: the texture is not an image sieve reads");
   {
     std::string huge("\x89PNG\r\n\x1a\n\0\0\0\x0dIHDR\0\x01\x86\xa0\0\x01\x86\xa0\x08\x02\0\0\0\0\0\0\0", 33);
     file("huge.png", huge);
@@ -71,7 +71,7 @@ TEST_F(Cli, BadEnvironmentMapIsOneClearLine) {
   file("huge.hdr", "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 100000 +X 100000\n");
   expect_one_line_error({"render", scene_with("huge", "huge.hdr")}, "more than the limit");
   file("short.hdr", "#?RADIANCE\nFORMAT=32-bit_rle_rgbe\n\n-Y 64 +X 128\n\x01\x02\x03\x04");
-  expect_one_line_error({"render", scene_with("short", "short.hdr")}, "(.hdr) ends inside its pixels");
+  expect_one_line_error({"render", scene_with("short", "short.hdr")}, "short.hdr: cannot decode the environment map");
   // The map is an input: an output naming it is refused, the file left as it was.
   const std::string sky = slurp(scenes_dir / "sky" / "sky.exr");
   file("sky.exr", sky);
@@ -143,13 +143,15 @@ TEST_F(Cli, RenderWritesImagesAndReport) {
     EXPECT_EQ(j["wave_launch"], "stream");  // a profiled GPU BFS: its host-driven loop times the frontier
   }
   EXPECT_TRUE(j["run"].contains("commit"));
-  // Without --profile-stages: the frame time alone, no stage times.
+  // With --no-profile: the frame time alone, no stage times (and null, not zero, where they would be).
   const fs::path plain = dir_ / "plain.json";
-  ASSERT_EQ(run(with({"render", cornell, "--out", png.string(), "--json", plain.string()}, tiny)).rc, 0);
+  ASSERT_EQ(run(with({"render", cornell, "--out", png.string(), "--json", plain.string(), "--no-profile"}, tiny)).rc, 0);
   const auto p = nlohmann::json::parse(slurp(plain));
   EXPECT_EQ(p["profile_stages"], false);
   EXPECT_TRUE(p["stages"].empty());
   EXPECT_TRUE(p["loops"].empty());
+  EXPECT_TRUE(p["stages_other_ms"].is_null());
+  EXPECT_TRUE(p["bounces"][0]["compaction_ms"].is_null());
   EXPECT_GT(p["seconds"].get<double>(), 0.0);
   for (const auto& e : fs::directory_iterator(dir_))
     EXPECT_EQ(e.path().string().find(".tmp-"), std::string::npos) << "temporary left behind: " << e.path();
@@ -170,10 +172,64 @@ TEST_F(Cli, ProfiledRenderPrintsTheLoopTable) {
   for (const char* loop : {"wave.begin", "generate", "extend", "shade", "connect", "reorder.keys", "reorder.gather",
                            "accumulate"})
     EXPECT_NE(o.out.find(std::string(loop), loop_header), std::string::npos) << loop << "\n" << o.out;
-  const outcome plain = run(with({"render", cornell}, small));
+  // Stage times are measured by default: the same tables without asking.
+  const outcome dflt = run(with({"render", cornell}, small));
+  ASSERT_EQ(dflt.rc, 0) << dflt.err;
+  EXPECT_NE(dflt.out.find("compaction, all"), std::string::npos) << dflt.out;
+  EXPECT_NE(dflt.out.find("launches"), std::string::npos) << dflt.out;
+  // --no-profile: no table of figures that were not measured, and it says so in words.
+  const outcome plain = run(with({"render", cornell, "--no-profile"}, small));
   ASSERT_EQ(plain.rc, 0) << plain.err;
   EXPECT_EQ(plain.out.find("launches"), std::string::npos) << plain.out;
   EXPECT_EQ(plain.out.find("reorder.keys"), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.out.find("compaction, all"), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.out.find("compact ms"), std::string::npos) << plain.out;
+  EXPECT_NE(plain.out.find("stage times: not measured"), std::string::npos) << plain.out;
+}
+
+// The default render's stage table: measured figures, a non-zero compaction share, and the stages
+// with "other" adding up to the frame time. The header comes before the work, the tables after.
+TEST_F(Cli, DefaultRenderMeasuresItsStagesAndTheyAddUp) {
+  const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
+  const fs::path json = dir_ / "d.json";
+  const outcome o = run({"render", cornell, "--backend", "cpu", "--set", "film.width=32", "--set", "film.height=24",
+                         "--spp", "2", "--json", json.string(), "--out", (dir_ / "d.png").string()});
+  ASSERT_EQ(o.rc, 0) << o.err;
+  const auto j = nlohmann::json::parse(slurp(json));
+  ASSERT_TRUE(j["profile_stages"].get<bool>());
+  EXPECT_GT(j["compaction_ms"].get<double>(), 0.0);
+  EXPECT_GT(j["compaction_share"].get<double>(), 0.0);
+  double sum = j["stages_other_ms"].get<double>();
+  for (const auto& [name, ms] : j["stages"].items()) sum += ms.get<double>();
+  EXPECT_NEAR(sum, j["seconds"].get<double>() * 1e3, 1e-6 * std::max(1.0, sum));
+  EXPECT_NE(o.out.find("other (between the stages)"), std::string::npos) << o.out;
+  const auto header = o.out.find("device: "), table = o.out.find("compaction, all");
+  ASSERT_NE(header, std::string::npos) << o.out;
+  EXPECT_LT(header, table) << o.out;
+  // Without a terminal progress is a line every few seconds: a quick render prints none.
+  EXPECT_EQ(o.err, "") << o.err;
+
+  // Unmeasured: null in the report, never zeros.
+  const fs::path bare = dir_ / "bare.json";
+  const outcome n = run({"render", cornell, "--backend", "cpu", "--no-profile", "--set", "film.width=16", "--set",
+                         "film.height=12", "--spp", "1", "--json", bare.string(), "--out", (dir_ / "bare.png").string()});
+  ASSERT_EQ(n.rc, 0) << n.err;
+  const auto b = nlohmann::json::parse(slurp(bare));
+  EXPECT_TRUE(b["compaction_ms"].is_null());
+  EXPECT_TRUE(b["compaction_share"].is_null());
+  EXPECT_TRUE(b["stages"].empty());
+}
+
+// --json alone still writes the image, under the default name, in the current folder.
+TEST_F(Cli, JsonAloneStillWritesTheImage) {
+  const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
+  const fs::path json = dir_ / "only.json";
+  const outcome o = run({"render", cornell, "--backend", "cpu", "--set", "film.width=16", "--set", "film.height=12",
+                         "--spp", "1", "--json", json.string()},
+                        dir_);
+  ASSERT_EQ(o.rc, 0) << o.err;
+  EXPECT_TRUE(fs::exists(json));
+  EXPECT_TRUE(fs::exists(dir_ / "cornell-box.png")) << o.out;
 }
 
 // Ctrl-C, SIGTERM and SIGHUP alike: the image so far (PNG and EXR) and the report marked partial, exit 128 + signal.
@@ -193,6 +249,7 @@ TEST_P(Interrupt, WritesThePartialImage) {
     const pid_t pid = start({"render", cornell, "--backend", "cpu", "--set", "film.width=64", "--set", "film.height=64",
                              "--set", "film.max_bounces=1", "--spp", "100000",
                              "--quiet", "--out", png.string(), "--exr", exr.string(), "--json", json.string()});
+    EXPECT_TRUE(wait_for_handler(pid, sig)) << "sieve never installed a handler for signal " << sig;
     std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
     ::kill(pid, sig);
     const outcome o = finish(pid);
@@ -409,6 +466,26 @@ TEST_F(Cli, BackendAutoByDefault) {
 TEST_F(Cli, DryRunChecksACommandLine) {
   EXPECT_EQ(run({"--dry-run", "bench", "compaction", "--n", "1048576,4096", "--fraction", "0.02"}).rc, 0);
   EXPECT_EQ(run({"--dry-run", "bench", "compaction", "--n", "4096,1.04858e+06"}).rc, 2);
+}
+
+// --dry-run checks the command line only, and says so; `sieve check` loads the scene.
+TEST_F(Cli, CheckLoadsTheSceneAndDryRunDoesNot) {
+  const outcome dry = run({"--dry-run", "render", "no-such-scene.toml"});
+  EXPECT_EQ(dry.rc, 0);
+  EXPECT_NE(dry.out.find("nothing was loaded or run"), std::string::npos) << dry.out;
+  const outcome missing = run({"check", "no-such-scene.toml"});
+  EXPECT_EQ(missing.rc, 1);
+  EXPECT_NE(missing.err.find("no-such-scene.toml: scene file not found"), std::string::npos) << missing.err;
+  const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
+  const outcome ok = run({"check", cornell, "--set", "film.spp=3"});
+  EXPECT_EQ(ok.rc, 0) << ok.err;
+  for (const char* part : {"triangles: 32\n", "materials: ", "diffuse", "lights: 2 emissive triangles", "camera: position (278, 273, -800)", "3 spp"})
+    EXPECT_NE(ok.out.find(part), std::string::npos) << part << " not in: " << ok.out;
+  const std::string textured = (scenes_dir / "textured" / "textured.toml").string();
+  const outcome t = run({"check", textured});
+  EXPECT_EQ(t.rc, 0) << t.err;
+  EXPECT_NE(t.out.find("checker.png: "), std::string::npos) << t.out;  // each texture with its size
+  EXPECT_NE(t.out.find(" x "), std::string::npos) << t.out;
 }
 
 // A glTF renders alone (.gltf and .glb) as a bare OBJ does; a broken one is one line.

@@ -350,3 +350,30 @@ TEST(RecordErrors, ColumnsOfDifferentLengthsThrow) {
 }
 
 }  // namespace
+
+// The forms' one-word names, exported once by the library: each names its form and back, and an
+// unknown name fails naming the forms.
+TEST(FormNames, ShortNamesRoundTripAndUnknownNamesFail) {
+  for (std::size_t i = 0; i < sieve::form_count; ++i) {
+    const auto f = static_cast<form>(i);
+    EXPECT_EQ(sieve::form_from_short_name(sieve::short_name(f)), f);
+    EXPECT_EQ(sieve::short_name(f).find(' '), std::string_view::npos) << sieve::short_name(f);
+  }
+  EXPECT_EQ(sieve::short_name(form::bit_mask), "mask");
+  const std::string m = error_of([] { sieve::form_from_short_name("bits"); });
+  EXPECT_TRUE(contains(m, "bits")) << m;
+  EXPECT_TRUE(contains(m, "flags")) << m;
+}
+
+// Reading the counts back to the host is a property of a strategy in the registry: only strategies
+// that do not run on the CPU have it (a CPU call has host counts anyway), and `auto` never does.
+TEST(StrategyTable, HostCountsIsACudaPropertyOfTheTable) {
+  for (const auto& s : sieve::compaction_strategies()) {
+    SCOPED_TRACE(std::string(s.name));
+    if (s.host_counts) {
+      EXPECT_FALSE(s.runs_on(backend::cpu));
+    }
+  }
+  EXPECT_FALSE(sieve::strategy().info().host_counts);
+  EXPECT_FALSE(sieve::compaction_strategy("redzone").host_counts);
+}

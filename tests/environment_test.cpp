@@ -7,7 +7,7 @@
 #include <core/rng.hpp>
 #include <scene/environment_map.hpp>
 #include <scene/sky.hpp>
-#include <wavefront/integrator.hpp>
+#include <run/render.hpp>
 
 #include "environment_scenes.hpp"
 

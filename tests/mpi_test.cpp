@@ -1,12 +1,12 @@
 // `mpirun -np N sieve render` end to end (CPU backend; built when CMake finds MPI): the image of 1,
 // 2 and 3 ranks (7 samples: uneven splits) is bit for bit the film split the same way in one process
-// (wavefront/split.hpp) and within split_bound of the one-process render, 1 rank is that render bit
+// (frame/split.hpp) and within split_bound of the one-process render, 1 rank is that render bit
 // for bit; a rank that fails (a missing scene, another film) is named and the job exits non-zero
 // with no output written; a stop on one rank stops all and the outputs hold what they completed;
 // more ranks than samples.
 #include <scene/load.hpp>
-#include <wavefront/integrator.hpp>
-#include <wavefront/split.hpp>
+#include <run/render.hpp>
+#include <frame/split.hpp>
 
 #include <nlohmann/json.hpp>
 #include <tinyexr.h>

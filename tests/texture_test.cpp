@@ -8,7 +8,7 @@
 #include <core/texture.hpp>
 #include <scene/image_file.hpp>
 #include <scene/load.hpp>
-#include <wavefront/integrator.hpp>
+#include <run/render.hpp>
 
 #include <gtest/gtest.h>
 
@@ -226,23 +226,25 @@ TEST(ImageFile, RunLengthHdrIsDecodedAndATruncatedOneIsAnError) {
   const image_rgb img = read_image(dir / "rle.hdr", "environment map");
   ASSERT_EQ(img.width, 8u);
   for (int x = 0; x < 8; ++x) expect_near(img.pixels[static_cast<std::size_t>(x)], {(16 * x + 8) / 128.0f, 0.5f, 0}, 0);
-  // Cut inside the last run: stb_image 2.27 loops forever here; sieve names the file.
+  // Cut inside the last run: stb_image 2.27 looped forever here; the error names the file.
   write_bytes(dir / "cut.hdr", hdr_rle_8x1(true));
   testing::expect_error([&] { (void)read_image(dir / "cut.hdr", "environment map"); },
-                        {"cut.hdr: the environment map (.hdr) ends inside its pixels"});
+                        {"cut.hdr: cannot decode the environment map: "});
   std::string zero = hdr_rle_8x1(false);
   zero[zero.size() - 2] = static_cast<char>(128);  // a run of 0
   write_bytes(dir / "zero.hdr", zero);
   EXPECT_THROW((void)read_image(dir / "zero.hdr", "environment map"), sieve::error);
 }
 
-TEST(ImageFile, JpegIsRefusedWithTheFormatsSieveReads) {
+// A JPEG of markers and no image (the decoder Debian 12's stb_image has wrote past a table on such
+// files): one line naming the file.
+TEST(ImageFile, CorruptJpegIsAnErrorNamingTheFile) {
   const fs::path dir = scratch("jpeg");
   static const char bytes[] = "\xff\xd8\xff\xe0\x00\x10JFIF\x00\x01\x01\x00\x00\x01\x00\x01\x00\x00\xff\xd9";
   const std::string jfif(bytes, sizeof bytes - 1);
   write_bytes(dir / "a.jpg", jfif);
   testing::expect_error([&] { (void)read_image(dir / "a.jpg", "texture"); },
-                        {"(sieve reads PNG and Radiance .hdr images)"});
+                        {"a.jpg: cannot read the texture: "});
 }
 
 TEST(ImageFile, CorruptTruncatedAndForeignFilesAreErrorsNamingTheFile) {
@@ -342,8 +344,8 @@ TEST(ObjAttributes, BadNormalsAndTextureCoordinatesAreErrors) {
       {"vn 0 1\nf 1 2 3\n", "a vertex normal needs 3 numbers"},
       {"vt x 0\nf 1 2 3\n", "texture coordinate: 'x' is not a number"},
       {"vt 0 inf\nf 1 2 3\n", "texture coordinate: 'inf' is not a finite number"},
-      {"vn 0 0 1\nf 1//1 2//1 3//7\n", "m.obj: Vertex normal indices out of bounds (line 5.)"},
-      {"vt 0 0\nf 1/1 2/1 3/4\n", "m.obj: Vertex texcoord indices out of bounds (line 5.)"},
+      {"vn 0 0 1\nf 1//1 2//1 3//7\n", "m.obj:5: face normal index 7 is past the 1 normals of the file"},
+      {"vt 0 0\nf 1/1 2/1 3/4\n", "m.obj:5: face texture coordinate index 4 is past the 1 texture coordinates of the file"},
   };
   for (const auto& [body, message] : cases) {
     SCOPED_TRACE(body);
@@ -364,7 +366,7 @@ TEST(ObjTextures, MapKdIsReadOnceAndClampIsItsWrapMode) {
                                      "usemtl a\nf 1 2 3\nusemtl b\nf 1 3 4\nusemtl c\nf 2 3 4\nusemtl glass\nf 1 2 4\n");
   const scene s = load_scene(dir / "m.obj");
   ASSERT_EQ(s.textures.size(), 2u);  // t.png repeated and clamped; glass reads no texture
-  ASSERT_EQ(s.materials.size(), 4u);
+  ASSERT_EQ(s.materials.size(), 5u);  // and the bare model's key light
   EXPECT_EQ(s.materials[0].albedo_texture, s.materials[1].albedo_texture);
   EXPECT_EQ(s.textures[static_cast<std::size_t>(s.materials[0].albedo_texture)].wrap, wrap_mode::repeat);
   EXPECT_EQ(s.textures[static_cast<std::size_t>(s.materials[2].albedo_texture)].wrap, wrap_mode::clamp);
@@ -381,7 +383,7 @@ TEST(ObjTextures, MissingTextureIsAWarningAndTheConstantColourStays) {
   const std::string err = ::testing::internal::GetCapturedStderr();
   EXPECT_NE(err.find("sieve: warning: "), std::string::npos) << err;
   EXPECT_NE(err.find("nowhere.png' not found; the material keeps its constant colour"), std::string::npos) << err;
-  ASSERT_EQ(s.materials.size(), 1u);
+  ASSERT_EQ(s.materials.size(), 2u);  // and the bare model's key light
   EXPECT_EQ(s.materials[0].albedo_texture, -1);
   expect_near(s.materials[0].albedo, {0.3f, 0.4f, 0.5f}, 0);
 }
@@ -392,7 +394,7 @@ TEST(ObjTextures, UnreadableOrOversizedTexturesAreErrors) {
   write_png(dir / "big.png", 40, 2, std::vector<vec3>(80, vec3{0.5f, 0.5f, 0.5f}));
   testing::write_text(dir / "m.obj", "mtllib m.mtl\nv 0 0 0\nv 1 0 0\nv 1 1 0\nusemtl a\nf 1 2 3\n");
   testing::write_text(dir / "m.mtl", "newmtl a\nmap_Kd bad.png\n");
-  testing::expect_error([&] { (void)load_scene(dir / "m.obj"); }, {"bad.png: cannot read the texture", "material 'a'"});
+  testing::expect_error([&] { (void)load_scene(dir / "m.obj"); }, {"bad.png: the texture is not an image sieve reads", "material 'a'"});
   testing::write_text(dir / "m.mtl", "newmtl a\nmap_Kd big.png\n");
   scene_limits limits;
   limits.max_texture_side = 32;
@@ -420,8 +422,8 @@ TEST(TomlTextures, MaterialsTakeATextureAndAWrapMode) {
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"wrap = \"mirror\"\ntexture = \"t.png\"\n", "materials[0].wrap: 'mirror' is not one of repeat, clamp"},
       {"wrap = \"clamp\"\n", "materials[0].wrap: wrap goes with texture"},
-      {"type = \"mirror\"\ntexture = \"t.png\"\n", "materials[0].texture: only a diffuse material takes a texture"},
-      {"texture = \"m.obj\"\n", "m.obj: cannot read the texture"},
+      {"type = \"mirror\"\ntexture = \"t.png\"\n", "materials[0].texture: only a diffuse or gltf material takes a texture"},
+      {"texture = \"m.obj\"\n", "m.obj: the texture is not an image sieve reads"},
   };
   for (const auto& [keys, message] : bad) {
     SCOPED_TRACE(keys);

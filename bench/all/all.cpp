@@ -327,7 +327,7 @@ std::vector<step> plan(const context& c) {
         rq.backend = r.backend;
         rq.spp = r.spp;
         rq.set = r.set;
-        render::render_to_files(rq, r.png, r.json, cmd);
+        render::render_to_files(rq, {r.png, {}, r.json}, cmd);
         return 0;
       };
       steps.push_back(s);

@@ -24,21 +24,12 @@ item_type item_type_named(const std::string& name) {
 }
 
 form form_named(const std::string& name) {
-  if (name == "removal") return form::removal_list;
-  if (name == "flags") return form::byte_flags;
-  if (name == "mask") return form::bit_mask;
+  for (const form f : {form::removal_list, form::byte_flags, form::bit_mask})  // the library's names
+    if (short_name(f) == name) return f;
   throw error("unknown form '" + name + "'; forms: removal, flags, mask");
 }
 
-std::string form_short_name(form f) {
-  switch (f) {
-    case form::removal_list: return "removal";
-    case form::byte_flags: return "flags";
-    case form::bit_mask: return "mask";
-    case form::predicate: return "predicate";
-  }
-  return "?";
-}
+std::string form_short_name(form f) { return std::string(short_name(f)); }
 
 void check_distribution(form f, const std::string& d) {
   if (f == form::removal_list) {

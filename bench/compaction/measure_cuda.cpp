@@ -173,7 +173,8 @@ measurement cuda_bench::measure(const bench_case& c, const case_inputs& in, timi
         if (s) cudaStreamDestroy(s);
       }
     } guard{stream};
-    const bool capturable = plan.graph && c.strategy != "thrust";  // thrust reads its counts back
+    // A strategy that reads its counts back to the host cannot be captured.
+    const bool capturable = plan.graph && !sieve::compaction_strategy(c.strategy).host_counts;
     m.timing = capturable ? "graph" : "events";
     auto restore = [&] {
       if (c.in_place)

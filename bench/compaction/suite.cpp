@@ -216,11 +216,11 @@ const option_schema<compaction_args>& compaction_options() {
   return schema;
 }
 
-int run_compaction_bench(const compaction_args& a, const std::string& command_line) {
-  report::output_set outputs;  // checked before any work
-  a.add_to(outputs);
-  outputs.add_output(a.crossover, "--crossover");
-  const backend where = backend_from_string(resolve_backend(a.backend));
+namespace {
+
+// The grid of cases the options ask for, checked: strategies that run on the backend, types and
+// sizes it measures; the suites' presets narrowed by the options.
+std::vector<bench_case> grid_of(const compaction_args& a, backend where) {
   for (const auto& s : a.strategies) {
     const auto& info = compaction_strategy(s);  // throws for an unknown name
     if (!info.runs_on(where))
@@ -264,21 +264,13 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
               }
   }
   if (cases.empty()) throw error("the grid is empty: no strategy of those named takes the forms of the chosen suites");
-  // A point holds its items, the output, the expected rows and the selection (about 3 w + 6 bytes an
-  // item); on the GPU the next point's inputs are made meanwhile.
-  double most = 0;
-  for (const bench_case& c : cases) most = std::max(most, static_cast<double>(c.n) * (3.0 * c.type.width + 6));
-  admit_memory(most * (where == backend::cuda ? 2 : 1), "bench compaction: the largest point's items");
+  return cases;
+}
 
-  const timing_plan plan{a.quick ? 1 : 2, a.repeats ? a.repeats : (a.quick ? 5 : 10), a.graph, a.checked};
-  const std::vector<std::string> baselines = baselines_of(where);
-  // The ceiling of an O(n) pass on this GPU, measured now: a device-to-device copy of 1 GiB.
-  const double copy_gbps = where == backend::cuda ? device_copy_gbps(std::size_t{1} << 30, plan) : 0;
-
-  // One schema for the printed table, the CSV and the JSON: the table shortens (2^20, 2 %, 3
-  // decimals, "-" for a failed point), the CSV keeps exact values, the JSON plain numbers.
+// One schema for the printed table, the CSV and the JSON: the table shortens (2^20, 2 %, 3
+// decimals, "-" for a failed point), the CSV keeps exact values, the JSON plain numbers.
+row_schema<result_row> compaction_rows(const std::vector<std::string>& baselines, bool cuda) {
   using col = field<result_row>;
-  const bool cuda = where == backend::cuda;
   std::vector<col> columns = {
       {"backend", "backend", "backend", [](const result_row& r) { return text_cell(std::string(to_string(r.c.where))); }},
       {"strategy", "strategy", "strategy", [](const result_row& r) { return cell{r.shown, r.shown, r.c.strategy}; }},
@@ -315,20 +307,39 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
   columns.push_back({cuda ? "timing" : "", "timing", "timing", [](const result_row& r) { return text_cell(r.m.timing); }});
   columns.push_back({"validated", "validated", "validated", [](const result_row& r) { return validated_cell(r.m.validated); }});
   columns.push_back({"", "error", "error", [](const result_row& r) { return error_cell(r.m.error); }});
-  row_schema<result_row> rows(std::move(columns));
+  return row_schema<result_row>(std::move(columns));
 
-  // Inputs are shared by every strategy of a grid point; keyed by everything but the strategy.
-  auto key_of = [](const bench_case& c) {
-    return form_short_name(c.f) + "/" + c.type.name + "/" + std::to_string(c.n) + "/" + std::to_string(c.fraction) +
-           "/" + c.distribution;
-  };
+}
+
+// Inputs are shared by every strategy of a grid point; keyed by everything but the strategy.
+std::string point_key(const bench_case& c) {
+  return form_short_name(c.f) + "/" + c.type.name + "/" + std::to_string(c.n) + "/" + std::to_string(c.fraction) + "/" +
+         c.distribution;
+}
+
+// What the grid's measurement gives: each case's measurement, the baselines' and the floor's
+// medians per grid point, the cases that failed validation.
+struct grid_timings {
+  std::vector<measurement> measured;
   std::map<std::string, std::map<std::string, double>> baseline_ms;  // key -> baseline -> ms
   std::map<std::string, double> floor_ms;                             // key -> the floor's ms
+  int failed = 0;
+};
+
+// Measures every case, grid point by grid point (the inputs made once per point).
+grid_timings measure_grid(const std::vector<bench_case>& cases, const compaction_args& a, const timing_plan& plan,
+                          const std::vector<std::string>& baselines, double copy_gbps, backend where) {
+  grid_timings t;
+  auto& measured = t.measured;
+  auto& baseline_ms = t.baseline_ms;
+  auto& floor_ms = t.floor_ms;
+  int& failed = t.failed;
+  measured.resize(cases.size());
   // The grid points: runs of consecutive cases with the same key (the loops above nest the strategy
   // innermost), from points[p] to points[p + 1].
   std::vector<std::size_t> points;
   for (std::size_t i = 0; i < cases.size(); ++i)
-    if (i == 0 || key_of(cases[i]) != key_of(cases[i - 1])) points.push_back(i);
+    if (i == 0 || point_key(cases[i]) != point_key(cases[i - 1])) points.push_back(i);
   points.push_back(cases.size());
 
   std::unique_ptr<cuda_bench> device;
@@ -337,11 +348,9 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
   // (one drives the GPU); on the CPU the measurement needs the cores and the inputs, so they take turns.
   tbb::task_arena ahead(std::max(1, tbb::this_task_arena::max_concurrency() - 2));
   case_inputs inputs = make_inputs(cases[0], a.seed);
-  int failed = 0;
-  std::vector<measurement> measured(cases.size());
   for (std::size_t p = 0; p + 1 < points.size(); ++p) {
     const bench_case& first = cases[points[p]];
-    const std::string key = key_of(first);
+    const std::string key = point_key(first);
     const bool last = p + 2 == points.size();
     std::future<case_inputs> next;
     std::string point_error;  // the upload failed (out of device memory, say): every case of the point fails
@@ -380,10 +389,38 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
     if (!last) inputs = next.valid() ? next.get() : make_inputs(cases[points[p + 1]], a.seed, std::move(inputs));
   }
 
+  return t;
+}
+
+}  // namespace
+
+int run_compaction_bench(const compaction_args& a, const std::string& command_line) {
+  report::output_set outputs;  // checked before any work
+  a.add_to(outputs);
+  outputs.add_output(a.crossover, "--crossover");
+  const backend where = backend_from_string(resolve_backend(a.backend));
+  const std::vector<bench_case> cases = grid_of(a, where);
+  // A point holds its items, the output, the expected rows and the selection (about 3 w + 6 bytes an
+  // item); on the GPU the next point's inputs are made meanwhile.
+  double most = 0;
+  for (const bench_case& c : cases) most = std::max(most, static_cast<double>(c.n) * (3.0 * c.type.width + 6));
+  admit_memory(most * (where == backend::cuda ? 2 : 1), "bench compaction: the largest point's items");
+
+  const timing_plan plan{a.quick ? 1 : 2, a.repeats ? a.repeats : (a.quick ? 5 : 10), a.graph, a.checked};
+  const std::vector<std::string> baselines = baselines_of(where);
+  // The ceiling of an O(n) pass on this GPU, measured now: a device-to-device copy of 1 GiB.
+  const double copy_gbps = where == backend::cuda ? device_copy_gbps(std::size_t{1} << 30, plan) : 0;
+
+  row_schema<result_row> rows = compaction_rows(baselines, where == backend::cuda);
+  grid_timings t = measure_grid(cases, a, plan, baselines, copy_gbps, where);
+  auto& measured = t.measured;
+  auto& baseline_ms = t.baseline_ms;
+  auto& floor_ms = t.floor_ms;
+  int& failed = t.failed;
   for (std::size_t i = 0; i < cases.size(); ++i) {
     const bench_case& c = cases[i];
     const measurement& m = measured[i];
-    const std::string key = key_of(c);
+    const std::string key = point_key(c);
     const bool ok = m.validated && m.ms.median > 0;
     const double bytes = nominal_bytes(c, m.kept);
     const double gbps = ok ? bytes / (m.ms.median * 1e6) : 0;

@@ -6,7 +6,7 @@
 #include <output_files.hpp>
 #include <rows.hpp>
 #include <scene/load.hpp>
-#include <wavefront/integrator.hpp>
+#include <run/render.hpp>
 
 #include <sieve/compaction.hpp>
 

@@ -6,7 +6,7 @@
 
 #include "../options.hpp"
 
-#include <wavefront/integrator.hpp>
+#include <run/render.hpp>
 
 #include <CLI/CLI.hpp>
 

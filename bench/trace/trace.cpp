@@ -277,6 +277,144 @@ const option_schema<trace_args>& trace_options() {
   return schema;
 }
 
+namespace {
+
+// The scene and its BVH: sizes, build rate, memory of each layout.
+void print_bvh_summary(const scene& sc, const bvh& b, double build_s, double build_cpu_s, const std::string& device,
+                       const std::string& backend) {
+  const double mb = 1.0 / (1 << 20);
+  const double node_mb = static_cast<double>(b.nodes.size() * sizeof(bvh_node)) * mb;
+  const double pair_mb = static_cast<double>(b.pairs.size() * sizeof(pair_node)) * mb;
+  const double leaf_mb = static_cast<double>(b.leaf_triangles.size() * sizeof(leaf_triangle) + b.prims.size() * 4) * mb;
+  std::cout << "device: " << device << " (" << backend << ")\n";
+  std::cout << "scene " << sc.name << ": " << sc.triangles.size() << " triangles; BVH " << b.nodes.size()
+            << " nodes, depth " << b.stats.max_depth << ", built in " << fixed(build_s * 1e3, 1) << " ms ("
+            << fixed(static_cast<double>(sc.triangles.size()) / build_s / 1e6, 2) << " Mtris/s; "
+            << fixed(static_cast<double>(sc.triangles.size()) / build_cpu_s / 1e6, 2) << " Mtris per CPU-second); memory: binary nodes "
+            << fixed(node_mb, 1) << " MiB (BFS), pair nodes " << fixed(pair_mb, 1) << " MiB (DFS), leaf triangles "
+            << fixed(leaf_mb, 1) << " MiB\n";
+  const double wide_mb = static_cast<double>(b.wide.nodes.size() * sizeof(wide_node)) * mb;
+  const double wide_leaf_mb = static_cast<double>(b.wide.triangles.size() * sizeof(leaf_triangle) + b.wide.prims.size() * 4) * mb;
+  std::cout << "wide BVH: " << b.wide.nodes.size() << " nodes of " << sizeof(wide_node) << " bytes (" << fixed(wide_mb, 1)
+            << " MiB), depth " << b.wide.depth << ", collapsed in " << fixed(b.wide.seconds * 1e3, 1)
+            << " ms (part of the build above); its leaf triangles " << fixed(wide_leaf_mb, 1) << " MiB; CPU box tests: "
+            << (cpu_has_avx2() ? "AVX2" : "portable") << "\n";
+}
+
+// One GPU trace of `rays`, validated against the CPU's DFS hits and timed; dfs_mrays is the DFS
+// rate of this ray kind so far (set when this is the DFS), profiles gathers the BFS's breakdowns.
+trace_row gpu_row(const bvh& b, const scene& sc, const std::vector<ray>& rays, const std::vector<hit>& reference,
+                  const std::string& kind, const std::string& traversal, const std::string& strategy,
+                  const std::string& loop, const trace_args& a, double& dfs_mrays, std::vector<std::string>& profiles) {
+  const bool any = kind == "shadow";
+  const bool breadth = traversal == "bfs" || traversal == "wide-bfs";
+  const gpu_trace g = trace_cuda(b, sc.triangles, rays, traversal, strategy, a.repeats, loop == "-" ? "graph" : loop, any);
+  const std::size_t bad = gpu_mismatches(g.hits, reference, rays, sc);
+  const bool ok = bad * 10000 <= rays.size();  // at most 1 in 10^4 rays may part at an edge
+  if (!ok) {
+    std::cerr << "sieve bench trace: cuda " << kind << ": " << bad << " of " << rays.size()
+              << " rays differ from the CPU's DFS\n";
+  }
+  trace_row row{.rays = kind, .traversal = traversal, .strategy = strategy, .gpu = true, .bfs_loop = loop,
+                .count = rays.size(), .ms = summarize(ok ? g.ms : std::vector<double>{})};
+  row.mrays = row.ms.median > 0 ? static_cast<double>(rays.size()) / (row.ms.median * 1e3) : 0;
+  if (traversal == "dfs") dfs_mrays = row.mrays;
+  row.dfs_mrays = dfs_mrays;
+  row.host_syncs = g.host_syncs;
+  row.validated = row.counted = ok;
+  row.differing = bad;
+  if (breadth) {
+    const bfs_stats& p = g.profile;
+    if (loop == a.bfs_loops.front())  // the profile runs the same whatever the loop: once a strategy
+      profiles.push_back(kind + " " + traversal + " " + strategy + ": " + std::to_string(p.levels.size()) + " steps, expand " +
+                         fixed(p.expand_ms, 3) + " ms, compaction " + fixed(p.compact_ms, 3) +
+                         " ms, host-driven total " + fixed(p.total_ms, 3) + " ms, peak " +
+                         std::to_string(p.peak_pairs) + " pairs");
+    row.profile = {{"steps", p.levels.size()}, {"expand_ms", p.expand_ms}, {"compact_ms", p.compact_ms},
+                   {"host_loop_total_ms", p.total_ms}, {"peak_pairs", p.peak_pairs}};
+  }
+  return row;
+}
+
+// What the table's columns and rays mean, under it.
+void print_trace_notes(const trace_args& a, bool gpu) {
+  std::cout << "\nrays: primary = " << a.spp << " per pixel of a " << a.width << " x " << a.height
+            << " camera (" << (a.spp == 1 ? "pixel centres" : "jittered")
+            << "); diffuse = one cosine ray from each primary hit; shadow = one ray from each primary hit to a "
+               "point on a light, any hit. Mrays/s = count / ms_median; "
+            << (gpu ? "GPU: the traversal alone (CUDA events, rays on the device), median of "
+                    : "CPU (all threads; Embree traces the same rays one by one, rtcIntersect1 / rtcOccluded1, on "
+                      "the same threads, so x_embree is also the per-thread ratio; Mrays/cpu-s = count / the process's "
+                      "CPU time, median: the per-thread rate, not diluted when other work shares the cores), median of ")
+            << a.repeats << " runs. x_dfs = Mrays/s over DFS's on the same rays; syncs = host synchronisations "
+            << "inside one trace (GPU BFS: graph = the level loop on the device, one at the end; host = one a step). "
+            << "Every configuration matched the CPU's DFS before timing"
+            << (gpu ? " (GPU: t within 1e-5 relative, the same primitive; at most 1 ray in 10^4 may differ).\n"
+                    : ", hit for hit (Embree: t within 1e-4 relative, at most 1 ray in 10^4 may differ).\n");
+}
+
+// One CPU trace of `rays` (DFS, wide DFS, BFS with `strategy`, or Embree), checked against the DFS
+// hits and timed; the DFS and Embree rates of this ray kind so far are kept for the ratios.
+trace_row cpu_row(const bvh_view& v, const embree_scene* embree, const scene& sc, const std::vector<ray>& rays,
+                  const std::vector<hit>& reference, const std::string& kind, const std::string& traversal,
+                  const std::string& strategy, const trace_args& a, double& dfs_mrays, double& embree_mrays,
+                  double& embree_cpu) {
+  const bool any = kind == "shadow";
+  const bool breadth = traversal == "bfs" || traversal == "wide-bfs";
+  std::vector<hit> got(rays.size());
+  std::unique_ptr<bfs_tracer> bfs;
+  if (breadth)
+    bfs = std::make_unique<bfs_tracer>(strategy, traversal == "wide-bfs" ? bfs_tree::wide : bfs_tree::binary);
+  auto run = [&] {
+    if (bfs)
+      bfs->closest(v, rays, got);
+    else if (traversal == "embree")
+      got = trace_embree(*embree, rays, any);
+    else if (traversal == "wide")
+      got = trace_wide(v, rays, any);
+    else
+      got = any ? trace_dfs_any(v, rays) : trace_dfs(v, rays);
+  };
+  run();
+  std::string diff;
+  std::size_t bad = 0;
+  if (traversal == "embree") {
+    bad = gpu_mismatches(got, reference, rays, sc, 1e-4f);
+    if (bad * 10000 > rays.size())
+      diff = std::to_string(bad) + " of " + std::to_string(rays.size()) + " rays differ";
+  } else {
+    diff = first_difference(got, reference);
+  }
+  std::vector<double> ms, cpu_ms;
+  if (diff.empty()) {
+    for (int r = 0; r < a.repeats; ++r) {
+      const auto s0 = std::chrono::steady_clock::now();
+      const double c0 = process_cpu_seconds();
+      run();
+      cpu_ms.push_back((process_cpu_seconds() - c0) * 1e3);
+      ms.push_back(seconds_since(s0) * 1e3);
+    }
+  } else {
+    std::cerr << "sieve bench trace: " << kind << " " << traversal << " " << strategy << " differs from DFS: " << diff << "\n";
+  }
+  const std::string shown = bfs ? strategy_shown(strategy, {std::string(bfs->resolved_strategy(rays.size()))}) : strategy;
+  trace_row row{.rays = kind, .traversal = traversal, .strategy = shown, .count = rays.size(), .ms = summarize(ms)};
+  row.mrays = row.ms.median > 0 ? static_cast<double>(rays.size()) / (row.ms.median * 1e3) : 0;
+  row.cpu_ms = summarize(cpu_ms).median;
+  row.per_cpu_s = row.cpu_ms > 0 ? static_cast<double>(rays.size()) / (row.cpu_ms * 1e3) : 0;
+  if (traversal == "dfs") dfs_mrays = row.mrays;
+  if (traversal == "embree") embree_mrays = row.mrays, embree_cpu = row.per_cpu_s;
+  row.dfs_mrays = dfs_mrays;
+  row.embree_mrays = embree_mrays;
+  row.embree_cpu = embree_cpu;
+  row.validated = diff.empty();
+  row.counted = traversal == "embree";
+  row.differing = bad;
+  return row;
+}
+
+}  // namespace
+
 int run_trace_bench(const trace_args& a, const std::string& command_line) {
   output_set outputs;  // checked before any work
   a.add_files_to(outputs);
@@ -311,23 +449,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
   const bvh_view v = view_of(b, sc.triangles);
   const nlohmann::json machine = machine_info(gpu);
   const std::string device = device_of(machine);
-  const double mb = 1.0 / (1 << 20);
-  const double node_mb = static_cast<double>(b.nodes.size() * sizeof(bvh_node)) * mb;
-  const double pair_mb = static_cast<double>(b.pairs.size() * sizeof(pair_node)) * mb;
-  const double leaf_mb = static_cast<double>(b.leaf_triangles.size() * sizeof(leaf_triangle) + b.prims.size() * 4) * mb;
-  std::cout << "device: " << device << " (" << backend << ")\n";
-  std::cout << "scene " << sc.name << ": " << sc.triangles.size() << " triangles; BVH " << b.nodes.size()
-            << " nodes, depth " << b.stats.max_depth << ", built in " << fixed(build_s * 1e3, 1) << " ms ("
-            << fixed(static_cast<double>(sc.triangles.size()) / build_s / 1e6, 2) << " Mtris/s; "
-            << fixed(static_cast<double>(sc.triangles.size()) / build_cpu_s / 1e6, 2) << " Mtris per CPU-second); memory: binary nodes "
-            << fixed(node_mb, 1) << " MiB (BFS), pair nodes " << fixed(pair_mb, 1) << " MiB (DFS), leaf triangles "
-            << fixed(leaf_mb, 1) << " MiB\n";
-  const double wide_mb = static_cast<double>(b.wide.nodes.size() * sizeof(wide_node)) * mb;
-  const double wide_leaf_mb = static_cast<double>(b.wide.triangles.size() * sizeof(leaf_triangle) + b.wide.prims.size() * 4) * mb;
-  std::cout << "wide BVH: " << b.wide.nodes.size() << " nodes of " << sizeof(wide_node) << " bytes (" << fixed(wide_mb, 1)
-            << " MiB), depth " << b.wide.depth << ", collapsed in " << fixed(b.wide.seconds * 1e3, 1)
-            << " ms (part of the build above); its leaf triangles " << fixed(wide_leaf_mb, 1) << " MiB; CPU box tests: "
-            << (cpu_has_avx2() ? "AVX2" : "portable") << "\n";
+  print_bvh_summary(sc, b, build_s, build_cpu_s, device, backend);
   std::unique_ptr<embree_scene> embree;
   if (!traversals.empty() && traversals.front() == "embree") {
     embree = std::make_unique<embree_scene>(sc.triangles);
@@ -358,85 +480,14 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
         for (const auto& l : gpu && breadth ? a.bfs_loops : std::vector<std::string>{"-"}) runs.emplace_back(s, l);
       for (const auto& [strategy, loop] : runs) {
         if (gpu) {
-          const gpu_trace g = trace_cuda(b, sc.triangles, rays, traversal, strategy, a.repeats, loop == "-" ? "graph" : loop, any);
-          const std::size_t bad = gpu_mismatches(g.hits, reference, rays, sc);
-          const bool ok = bad * 10000 <= rays.size();  // at most 1 in 10^4 rays may part at an edge
-          if (!ok) {
-            ++failed;
-            std::cerr << "sieve bench trace: cuda " << kind << ": " << bad << " of " << rays.size()
-                      << " rays differ from the CPU's DFS\n";
-          }
-          trace_row row{.rays = kind, .traversal = traversal, .strategy = strategy, .gpu = true, .bfs_loop = loop,
-                        .count = rays.size(), .ms = summarize(ok ? g.ms : std::vector<double>{})};
-          row.mrays = row.ms.median > 0 ? static_cast<double>(rays.size()) / (row.ms.median * 1e3) : 0;
-          if (traversal == "dfs") dfs_mrays = row.mrays;
-          row.dfs_mrays = dfs_mrays;
-          row.host_syncs = g.host_syncs;
-          row.validated = row.counted = ok;
-          row.differing = bad;
-          if (breadth) {
-            const bfs_stats& p = g.profile;
-            if (loop == a.bfs_loops.front())  // the profile runs the same whatever the loop: once a strategy
-              profiles.push_back(kind + " " + traversal + " " + strategy + ": " + std::to_string(p.levels.size()) + " steps, expand " +
-                                 fixed(p.expand_ms, 3) + " ms, compaction " + fixed(p.compact_ms, 3) +
-                                 " ms, host-driven total " + fixed(p.total_ms, 3) + " ms, peak " +
-                                 std::to_string(p.peak_pairs) + " pairs");
-            row.profile = {{"steps", p.levels.size()}, {"expand_ms", p.expand_ms}, {"compact_ms", p.compact_ms},
-                           {"host_loop_total_ms", p.total_ms}, {"peak_pairs", p.peak_pairs}};
-          }
+          const trace_row row = gpu_row(b, sc, rays, reference, kind, traversal, strategy, loop, a, dfs_mrays, profiles);
+          if (!row.validated) ++failed;
           rows.add(row);
           continue;
         }
-        std::vector<hit> got(rays.size());
-        std::unique_ptr<bfs_tracer> bfs;
-        if (breadth)
-          bfs = std::make_unique<bfs_tracer>(strategy, traversal == "wide-bfs" ? bfs_tree::wide : bfs_tree::binary);
-        auto run = [&] {
-          if (bfs)
-            bfs->closest(v, rays, got);
-          else if (traversal == "embree")
-            got = trace_embree(*embree, rays, any);
-          else if (traversal == "wide")
-            got = trace_wide(v, rays, any);
-          else
-            got = any ? trace_dfs_any(v, rays) : trace_dfs(v, rays);
-        };
-        run();
-        std::string diff;
-        std::size_t bad = 0;
-        if (traversal == "embree") {
-          bad = gpu_mismatches(got, reference, rays, sc, 1e-4f);
-          if (bad * 10000 > rays.size())
-            diff = std::to_string(bad) + " of " + std::to_string(rays.size()) + " rays differ";
-        } else {
-          diff = first_difference(got, reference);
-        }
-        std::vector<double> ms, cpu_ms;
-        if (diff.empty()) {
-          for (int r = 0; r < a.repeats; ++r) {
-            const auto s0 = std::chrono::steady_clock::now();
-            const double c0 = process_cpu_seconds();
-            run();
-            cpu_ms.push_back((process_cpu_seconds() - c0) * 1e3);
-            ms.push_back(seconds_since(s0) * 1e3);
-          }
-        } else {
-          ++failed;
-          std::cerr << "sieve bench trace: " << kind << " " << traversal << " " << strategy << " differs from DFS: " << diff << "\n";
-        }
-        const std::string shown = bfs ? strategy_shown(strategy, {std::string(bfs->resolved_strategy(rays.size()))}) : strategy;
-        trace_row row{.rays = kind, .traversal = traversal, .strategy = shown, .count = rays.size(), .ms = summarize(ms)};
-        row.mrays = row.ms.median > 0 ? static_cast<double>(rays.size()) / (row.ms.median * 1e3) : 0;
-        row.cpu_ms = summarize(cpu_ms).median;
-        row.per_cpu_s = row.cpu_ms > 0 ? static_cast<double>(rays.size()) / (row.cpu_ms * 1e3) : 0;
-        if (traversal == "dfs") dfs_mrays = row.mrays;
-        if (traversal == "embree") embree_mrays = row.mrays, embree_cpu = row.per_cpu_s;
-        row.dfs_mrays = dfs_mrays;
-        row.embree_mrays = embree_mrays;
-        row.embree_cpu = embree_cpu;
-        row.validated = diff.empty();
-        row.counted = traversal == "embree";
-        row.differing = bad;
+        const trace_row row = cpu_row(v, embree.get(), sc, rays, reference, kind, traversal, strategy, a, dfs_mrays,
+                                      embree_mrays, embree_cpu);
+        if (!row.validated) ++failed;
         rows.add(row);
       }
     }
@@ -448,19 +499,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
                  "and synchronisation):\n";
     for (const auto& line : profiles) std::cout << "  " << line << "\n";
   }
-  std::cout << "\nrays: primary = " << a.spp << " per pixel of a " << a.width << " x " << a.height
-            << " camera (" << (a.spp == 1 ? "pixel centres" : "jittered")
-            << "); diffuse = one cosine ray from each primary hit; shadow = one ray from each primary hit to a "
-               "point on a light, any hit. Mrays/s = count / ms_median; "
-            << (gpu ? "GPU: the traversal alone (CUDA events, rays on the device), median of "
-                    : "CPU (all threads; Embree traces the same rays one by one, rtcIntersect1 / rtcOccluded1, on "
-                      "the same threads, so x_embree is also the per-thread ratio; Mrays/cpu-s = count / the process's "
-                      "CPU time, median: the per-thread rate, not diluted when other work shares the cores), median of ")
-            << a.repeats << " runs. x_dfs = Mrays/s over DFS's on the same rays; syncs = host synchronisations "
-            << "inside one trace (GPU BFS: graph = the level loop on the device, one at the end; host = one a step). "
-            << "Every configuration matched the CPU's DFS before timing"
-            << (gpu ? " (GPU: t within 1e-5 relative, the same primitive; at most 1 ray in 10^4 may differ).\n"
-                    : ", hit for hit (Embree: t within 1e-4 relative, at most 1 ray in 10^4 may differ).\n");
+  print_trace_notes(a, gpu);
   // The table is also the CSV.
   a.stage(outputs, rows,
           {{"benchmark", "trace"},

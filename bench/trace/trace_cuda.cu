@@ -1,11 +1,11 @@
-#include <exec/cuda.cuh>
 #include <exec/device_array.cuh>
-#include <exec/walk_cuda.cuh>
+#include <exec/walk.hpp>
 
 #include "trace_cuda.hpp"
 
 #include <bvh/bfs.hpp>
 #include <bvh/wide.hpp>
+#include <frame/device_scene.hpp>
 
 #include <sieve/compaction/cuda.hpp>
 #include <sieve/compaction/cuda_check.hpp>
@@ -29,19 +29,10 @@ gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::spa
   if (wide && b.wide.nodes.empty() && !b.nodes.empty()) throw sieve::error("the wide traversal needs a BVH built with the wide layout");
   if (any && breadth) throw sieve::error("the BFS traversal finds closest hits only");
   using exec::device_array;
-  const device_array<bvh_node> nodes(b.nodes);
-  const device_array<std::uint32_t> prims(b.prims);
-  const device_array<pair_node> pairs(b.pairs);
-  const device_array<leaf_triangle> leaf_tris(b.leaf_triangles);
-  const device_array<wide_node> wide_nodes(b.wide.nodes);
-  const device_array<std::uint32_t> wide_prims(b.wide.prims);
-  const device_array<leaf_triangle> wide_tris(b.wide.triangles);
-  const device_array<triangle> tris(std::vector<triangle>(triangles.begin(), triangles.end()));
+  const device_bvh tree(b, triangles);
   const device_array<ray> d_rays(std::vector<ray>(rays.begin(), rays.end()));
   const device_array<hit> d_hits(rays.size());
-  const bvh_view view{nodes.get(),  prims.get(), tris.get(), static_cast<std::uint32_t>(b.nodes.size()),
-                      pairs.get(), leaf_tris.get(),
-                      wide_view{wide_nodes.get(), wide_prims.get(), wide_tris.get(), static_cast<std::uint32_t>(b.wide.nodes.size())}};
+  const bvh_view& view = tree.view();
   std::unique_ptr<bfs_tracer_cuda> bfs;
   if (breadth) {
     bfs = std::make_unique<bfs_tracer_cuda>(strategy, wide ? bfs_tree::wide : bfs_tree::binary);

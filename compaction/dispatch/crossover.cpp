@@ -20,16 +20,6 @@ constexpr row rows[] = {
     {"", "", "", 0, 0, 0, ""}  // the end (keeps the array non-empty)
 };
 
-std::string_view form_key(form f) {
-  switch (f) {
-    case form::removal_list: return "removal";
-    case form::byte_flags: return "flags";
-    case form::bit_mask: return "mask";
-    case form::predicate: return "predicate";
-  }
-  return "";
-}
-
 }  // namespace
 
 std::string_view crossover_pick(backend b, std::string_view device, form f, std::size_t n, double fraction,
@@ -47,7 +37,7 @@ std::string_view crossover_pick(backend b, std::string_view device, form f, std:
   const double log_n = std::log2(static_cast<double>(n ? n : 1));
   const double log_bytes = std::log2(static_cast<double>(item_bytes ? item_bytes : 1));
   for (const row& r : rows) {
-    if (r.backend != backend_name || r.device != table || r.form != form_key(f)) continue;
+    if (r.backend != backend_name || r.device != table || r.form != short_name(f)) continue;
     double d = std::fabs(std::log2(static_cast<double>(r.n)) - log_n) +
                std::fabs(std::log2(static_cast<double>(r.item_bytes)) - log_bytes);
     if (r.fraction >= 0) d += 10 * std::fabs(r.fraction - fraction);  // k/n weighs like a few doublings of n

@@ -1,6 +1,7 @@
 // The CUDA entry points of a build without the CUDA backend: available() is false, the rest throw.
 #include <sieve/compaction/cuda.hpp>
 #include <sieve/compaction/error.hpp>
+#include <sieve/compaction/multisplit.hpp>
 #include <sieve/compaction/radix_sort.hpp>
 
 #include "strategy_table.hpp"
@@ -45,6 +46,26 @@ std::span<const std::string_view> radix_sort_algorithms() { return sort_names; }
 std::size_t radix_sort_workspace_bytes(std::string_view, std::size_t, int, int) { missing(); }
 void radix_sort_pairs_async(std::string_view, std::span<const std::uint32_t>, std::span<const std::uint32_t>,
                             std::span<std::uint32_t>, std::span<std::uint32_t>, int, int, workspace, stream_t) {
+  missing();
+}
+
+
+namespace {
+constexpr std::array<std::string_view, 3> multisplit_names = {"onesweep", "radix", "atomic"};
+}
+std::span<const std::string_view> multisplit_algorithms() { return multisplit_names; }
+bool multisplit_stable(std::string_view algorithm) { return algorithm != "atomic"; }
+std::size_t multisplit_workspace_bytes(std::string_view, const record&, unsigned, bool) { missing(); }
+void multisplit_async(std::string_view, const_record, record, const bucket_ids&, unsigned, std::uint64_t*, workspace,
+                      stream_t, const std::uint64_t*, const options&) {
+  missing();
+}
+void multisplit_async(std::string_view, record, const bucket_ids&, unsigned, std::uint64_t*, workspace, stream_t,
+                      const std::uint64_t*, const options&) {
+  missing();
+}
+void multisplit(std::string_view, const_record, record, const bucket_ids&, unsigned, std::span<std::uint64_t>,
+                workspace, stream_t, const options&) {
   missing();
 }
 

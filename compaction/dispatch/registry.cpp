@@ -62,7 +62,7 @@ const std::array table{
                     on_cuda(removals | flags | mask), true, true, true},
                    nullptr, SIEVE_CUDA_FN(cuda_cub)},
     strategy_entry{{"thrust", "thrust::copy_if / thrust::remove_if with a stencil; a removal list is marked first", 0,
-                    on_cuda(removals | flags | mask), true, true, true},
+                    on_cuda(removals | flags | mask), true, true, true, /*host_counts=*/true},
                    nullptr, SIEVE_CUDA_FN(cuda_thrust)},
     strategy_entry{{"atomic", "warp-aggregated atomic counter: one atomicAdd per warp; unstable", 0,
                     on_cuda(flags | mask), false, false, true},
@@ -92,6 +92,22 @@ std::string_view to_string(form f) {
     case form::predicate: return "predicate";
   }
   return "?";
+}
+
+std::string_view short_name(form f) {
+  switch (f) {
+    case form::removal_list: return "removal";
+    case form::byte_flags: return "flags";
+    case form::bit_mask: return "mask";
+    case form::predicate: return "predicate";
+  }
+  return "?";
+}
+
+form form_from_short_name(std::string_view name) {
+  for (std::size_t f = 0; f < form_count; ++f)
+    if (short_name(static_cast<form>(f)) == name) return static_cast<form>(f);
+  throw error("unknown form '" + std::string(name) + "'; forms: removal, flags, mask, predicate");
 }
 
 std::string_view to_string(backend b) { return b == backend::cpu ? "cpu" : "cuda"; }

@@ -14,19 +14,20 @@ namespace sieve::python {
 py::array_t<float> render(const py::dict& settings, const std::string& report_path) {
   render::render_request rq;
   rq.scene = settings["scene"].cast<std::string>();
-  auto text = [&](const char* key, std::string& to) {
-    if (settings.contains(key) && !settings[key].is_none()) to = settings[key].cast<std::string>();
-  };
+  // Names parsed here, once, into the request's typed values (parse_mode throws sieve::error naming
+  // the known names).
+  auto given = [&](const char* key) { return settings.contains(key) && !settings[key].is_none(); };
+  auto text = [&](const char* key) { return settings[key].cast<std::string>(); };
   auto count = [&](const char* key, std::uint32_t& to) {
-    if (settings.contains(key) && !settings[key].is_none()) to = settings[key].cast<std::uint32_t>();
+    if (given(key)) to = settings[key].cast<std::uint32_t>();
   };
-  text("strategy", rq.strategy);
-  text("backend", rq.backend);
-  text("integrator", rq.integrator);
-  text("traversal", rq.traversal);
-  text("queue", rq.queue);
-  text("reorder", rq.reorder);
-  text("sort", rq.sort);
+  if (given("strategy")) rq.strategy = text("strategy");
+  if (given("backend")) rq.backend = text("backend");
+  if (given("integrator")) rq.integrator = render::parse_mode<render::integrator_kind>(text("integrator"));
+  if (given("traversal")) rq.traversal = render::parse_mode<render::traversal_kind>(text("traversal"));
+  if (given("queue")) rq.queue = render::parse_mode<render::queue_mode>(text("queue"));
+  if (given("reorder")) rq.reorder = render::parse_mode<render::reorder_key>(text("reorder"));
+  if (given("sort")) rq.sort = render::parse_mode<render::sort_kind>(text("sort"));
   count("spp", rq.spp);
   count("width", rq.width);
   count("height", rq.height);
@@ -36,13 +37,12 @@ py::array_t<float> render(const py::dict& settings, const std::string& report_pa
   render::render_outcome out;
   {
     py::gil_scoped_release unlocked;
-    out = render::render_to_files(rq, "", report_path, "sieve.render(" + rq.scene + ")");
+    out = render::render_to_files(rq, {"", "", report_path}, "sieve.render(" + rq.scene + ")");
   }
   const auto& r = out.result;
   py::array_t<float> image({static_cast<py::ssize_t>(r.height), static_cast<py::ssize_t>(r.width), py::ssize_t{3}});
-  const std::vector<render::vec3> mean = r.mean();
   static_assert(sizeof(render::vec3) == 3 * sizeof(float));
-  std::memcpy(image.mutable_data(), mean.data(), mean.size() * sizeof(render::vec3));
+  std::memcpy(image.mutable_data(), out.image.data(), out.image.size() * sizeof(render::vec3));
   return image;
 }
 

@@ -75,11 +75,12 @@ __global__ void __launch_bounds__(append_threads)
   bfs_put_children(out, block_first + warp_first[warp] + upto - count, c, r);
 }
 
-// `thrust` reads its counts back to the host: it cannot run inside a graph (nor `auto` where it
-// picks thrust for a frontier of this capacity, as the library resolves it for the call).
+// A strategy that reads its counts back to the host (the registry's host_counts) cannot run inside
+// a graph (nor `auto` where it picks one for a frontier of this capacity, as the library resolves
+// it for the call).
 bool capturable(const bfs_compaction& c, std::size_t frontier) {
   const std::size_t k = c.form == sieve::form::removal_list ? frontier : 0;
-  return c.resolved(sieve::backend::cuda, frontier, k) != "thrust";
+  return !sieve::compaction_strategy(c.resolved(sieve::backend::cuda, frontier, k)).host_counts;
 }
 
 }  // namespace

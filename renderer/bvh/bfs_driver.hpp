@@ -193,19 +193,10 @@ class bfs_queue {
       be.template expand_appended<Tree>(bound, m.state, b, rays, m.best, in, m.stack, out);
       return;
     }
-    keep_marks marks;
-    sieve::selection keep = sieve::byte_flags{std::span<const std::uint8_t>(m.flags, z.frontier)};
-    if (form_ == sieve::form::byte_flags) marks.flags = m.flags;
-    if (form_ == sieve::form::bit_mask) {
-      be.zero(m.mask, 4 * be.extent(z.mask_words(), [&] { return (m.state->slots + 31) / 32; }));
-      marks.mask = m.mask;
-      keep = sieve::bit_mask{std::span<const std::uint32_t>(m.mask, z.mask_words())};
-    }
-    if (form_ == sieve::form::removal_list) {
-      marks.removals = m.removals;
-      marks.removal_count = &m.state->removal_count;
-      keep = sieve::removal_list{std::span(m.removals, z.frontier)};
-    }
+    const marked_entries entries{form_, m.flags, m.mask, m.removals};
+    if (form_ == sieve::form::bit_mask) be.zero(m.mask, 4 * be.extent(z.mask_words(), [&] { return (m.state->slots + 31) / 32; }));
+    const keep_marks marks = entries.marks(&m.state->removal_count);
+    const sieve::selection keep = entries.selection(z.frontier);
     bfs_expand_marked<Tree>(e, bound, m.state, b, rays, m.best, in, m.stack, out, marks);
     if (form_ == sieve::form::removal_list) bfs_count_removals(e, m.state);
     const sieve::record children(std::span(out, z.frontier));

@@ -1,6 +1,7 @@
-// Next-event estimation's light sampling: a point chosen uniformly by area over all emissive
-// triangles (a triangle with probability area / total, then a uniform point on it), so the
-// density of any point on any light is 1 / total area. One copy for CPU and GPU.
+// Next-event estimation's light sampling: an emissive triangle chosen by its power (area times
+// its mean emitted radiance, over its texels where the emission is textured), then a uniform point
+// on it. Triangles of no power are left out: they are reached by BSDF sampling alone, at full
+// weight. One copy for CPU and GPU.
 #pragma once
 
 #include "sampling.hpp"
@@ -10,8 +11,8 @@
 namespace sieve::render {
 
 struct light_table {
-  const std::uint32_t* triangles = nullptr;  // emissive triangle indices
-  const float* cdf = nullptr;                // cdf[i] = area of lights 0..i / total; cdf[count - 1] = 1
+  const std::uint32_t* triangles = nullptr;  // emissive triangle indices, increasing
+  const float* cdf = nullptr;                // cdf[i] = power of lights 0..i / total; cdf[count - 1] = 1
   std::uint32_t count = 0;
   float total_area = 0;
 };
@@ -20,7 +21,10 @@ struct light_sample {
   vec3 point;
   vec3 normal;         // unit geometric normal of the light triangle
   std::uint32_t prim;  // the triangle
+  float b1, b2;        // the point's barycentrics (of v1 and v2)
 };
+
+SIEVE_HD inline float triangle_area(const triangle& t) { return 0.5f * length(cross(t.v1 - t.v0, t.v2 - t.v0)); }
 
 // The light triangle whose cdf interval holds u (binary search), and a uniform point on it.
 SIEVE_HD inline light_sample sample_light(const light_table& l, const triangle* triangles, float u, float u1,
@@ -35,15 +39,32 @@ SIEVE_HD inline light_sample sample_light(const light_table& l, const triangle* 
   const triangle& t = triangles[prim];
   float b1, b2;
   uniform_triangle(u1, u2, b1, b2);
-  return {t.v0 * (1.0f - b1 - b2) + t.v1 * b1 + t.v2 * b2, geometric_normal(t), prim};
+  return {t.v0 * (1.0f - b1 - b2) + t.v1 * b1 + t.v2 * b2, geometric_normal(t), prim, b1, b2};
 }
 
-// The solid-angle density with which sample_light picks direction `w` (unit) towards a light point
-// at distance `dist` whose unit normal is `n_light`; 0 when the light is seen edge-on.
-SIEVE_HD inline float light_pdf_solid_angle(const light_table& l, vec3 w, float dist, vec3 n_light) {
+// The chance that sample_light picks triangle `prim` (binary search of the increasing list); 0 for
+// a triangle that is not in it.
+SIEVE_HD inline float light_pick_chance(const light_table& l, std::uint32_t prim) {
+  if (l.count == 0) return 0;
+  std::uint32_t lo = 0, hi = l.count - 1;
+  while (lo < hi) {
+    const std::uint32_t mid = (lo + hi) / 2;
+    if (l.triangles[mid] < prim) lo = mid + 1;
+    else hi = mid;
+  }
+  if (l.triangles[lo] != prim) return 0;
+  return l.cdf[lo] - (lo > 0 ? l.cdf[lo - 1] : 0.0f);
+}
+
+// The solid-angle density with which sample_light picks direction `w` (unit) towards a point of
+// light triangle `prim` at distance `dist` whose unit normal is `n_light`; 0 when the light is seen
+// edge-on or never picked.
+SIEVE_HD inline float light_pdf_solid_angle(const light_table& l, const triangle* triangles, std::uint32_t prim, vec3 w,
+                                            float dist, vec3 n_light) {
   const float cos_l = fabsf(dot(n_light, w));
-  if (cos_l <= 0 || l.total_area <= 0) return 0;
-  return dist * dist / (cos_l * l.total_area);
+  const float area = triangle_area(triangles[prim]);
+  if (cos_l <= 0 || !(area > 0)) return 0;
+  return light_pick_chance(l, prim) / area * dist * dist / cos_l;
 }
 
 // The power heuristic (beta = 2) for a sample drawn from the density `a` against `b`.

@@ -19,6 +19,7 @@ struct frame {
     return {{1.0f + sign * n.x * n.x * a, sign * c, -sign * n.x}, {c, sign + n.y * n.y * a, -n.y}, n};
   }
   SIEVE_HD vec3 to_world(vec3 v) const { return t * v.x + b * v.y + n * v.z; }
+  SIEVE_HD vec3 to_local(vec3 v) const { return {dot(v, t), dot(v, b), dot(v, n)}; }
 };
 
 // Cosine-weighted direction on the hemisphere around +z; pdf = cos(theta) / pi.

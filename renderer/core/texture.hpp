@@ -22,6 +22,18 @@ struct texture_view {
   wrap_mode wrap = wrap_mode::repeat;
 };
 
+// An affine map of texture coordinates: (u, v) -> (m[0] u + m[1] v + m[2], m[3] u + m[4] v + m[5])
+// (glTF's KHR_texture_transform, turned into sieve's convention); the identity by default.
+struct uv_transform {
+  float m[6] = {1, 0, 0, 0, 1, 0};
+  SIEVE_HD bool identity() const { return m[0] == 1 && m[1] == 0 && m[2] == 0 && m[3] == 0 && m[4] == 1 && m[5] == 0; }
+  SIEVE_HD void apply(float& u, float& v) const {
+    const float a = m[0] * u + m[1] * v + m[2], b = m[3] * u + m[4] * v + m[5];
+    u = a;
+    v = b;
+  }
+};
+
 // Texel index i along an axis of n texels under the wrap mode.
 SIEVE_HD inline std::uint32_t wrap_texel(int i, std::uint32_t n, wrap_mode wrap) {
   const int m = static_cast<int>(n);

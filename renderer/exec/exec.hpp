@@ -69,3 +69,10 @@ void parallel_for(cpu e, const char* name, std::size_t n, const F& body) {
 }
 
 }  // namespace sieve::exec
+
+// In CUDA code the GPU's overloads come with the CPU's: the stages call exec::parallel_for by
+// qualified name, which sees only the overloads declared before them, so no includer has an order
+// to keep.
+#if defined(__CUDACC__)
+#include "cuda.cuh"
+#endif

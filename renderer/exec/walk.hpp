@@ -48,3 +48,8 @@ void parallel_walk(cpu e, const char* name, const W& w, std::uint32_t* /*cursor:
 }
 
 }  // namespace sieve::exec
+
+// In CUDA code the GPU's overload comes with the CPU's (see the end of exec.hpp).
+#if defined(__CUDACC__)
+#include "walk_cuda.cuh"
+#endif

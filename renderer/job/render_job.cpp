@@ -2,20 +2,31 @@
 
 #include <core/image_io.hpp>
 #include <core/marks.hpp>
+#include <frame/prepared_scene.hpp>
+#include <frame/split.hpp>
+#include <run/render.hpp>
 #include <scene/load.hpp>
 
 #include <output_files.hpp>
 #include <report.hpp>
 
 #include <oneapi/tbb/global_control.h>
+#include <sys/resource.h>
 
 #include <algorithm>
+#include <cctype>
 #include <chrono>
 #include <cmath>
+#include <filesystem>
+#include <memory>
 #include <utility>
 
 namespace sieve::render {
 namespace {
+
+using clock_type = std::chrono::steady_clock;
+
+double since(clock_type::time_point t0) { return std::chrono::duration<double>(clock_type::now() - t0).count(); }
 
 // The film size --width / --height ask for: both as given, or one of them with the other following
 // the scene's aspect. {0, 0} when neither is given.
@@ -27,14 +38,11 @@ std::pair<std::uint32_t, std::uint32_t> film_size(const render_request& rq, cons
   return {std::max<std::uint32_t>(1, static_cast<std::uint32_t>(std::lround(rq.height * aspect))), rq.height};
 }
 
-}  // namespace
-
+// The scene as the request overrides it: --spp, --set, and the film size (both given, or one with
+// the other following the scene's aspect; the vertical field of view stays the scene's).
 scene load_requested_scene(const render_request& rq) {
   std::vector<std::string> overrides = rq.set;
   if (rq.spp) overrides.push_back("film.spp=" + std::to_string(rq.spp));
-  if (!rq.strategy.empty()) overrides.push_back("compaction.strategy=\"" + rq.strategy + "\"");
-  if (!rq.reorder.empty()) overrides.push_back("compaction.reorder=\"" + rq.reorder + "\"");
-  if (!rq.sort.empty()) overrides.push_back("compaction.sort=\"" + rq.sort + "\"");
   if (rq.width && rq.height) {  // both known: the loader checks them (and frames a bare mesh for them)
     overrides.push_back("film.width=" + std::to_string(rq.width));
     overrides.push_back("film.height=" + std::to_string(rq.height));
@@ -48,17 +56,112 @@ scene load_requested_scene(const render_request& rq) {
   return sc;
 }
 
+// The request's settings for that scene: the scene's [compaction] where the request leaves a value
+// unset, checked before the BVH is built (a strategy that cannot serve the renderer's marks, a
+// render too large for the memory).
 render_settings requested_settings(const render_request& rq, const scene& sc, bool gpu) {
   render_settings settings = render_settings::from(sc);
-  settings.traversal = parse_mode<traversal_kind>(rq.traversal);  // the names were checked by the command line
-  settings.integrator = parse_mode<integrator_kind>(rq.integrator);
+  if (rq.strategy) settings.strategy = *rq.strategy;
+  if (rq.reorder) settings.reorder = *rq.reorder;
+  if (rq.sort) settings.sort = *rq.sort;
+  settings.traversal = rq.traversal;
+  settings.integrator = rq.integrator;
+  settings.queue = rq.queue;
   settings.profile_stages = rq.profile_stages;
-  settings.queue = parse_mode<queue_mode>(rq.queue);
-  marks_form_for(settings.strategy, gpu ? sieve::backend::cuda : sieve::backend::cpu,
-                 "renderer");  // an unfit strategy fails before the BVH build
-  check_render_memory(sc, settings, gpu);  // before the BVH build
+  marks_form_for(settings.strategy, gpu ? sieve::backend::cuda : sieve::backend::cpu, "renderer");
+  check_render_memory(sc, settings, gpu);
   return settings;
 }
+
+enum class image_format { png, exr };
+
+// An image's format, from its extension (any case): .png or .exr; anything else is a usage error.
+image_format image_format_of(const std::string& path) {
+  std::string ext = std::filesystem::path(path).extension().string();
+  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  if (ext == ".png") return image_format::png;
+  if (ext == ".exr") return image_format::exr;
+  throw report::usage_error("--out " + path + ": the image format comes from the extension, .png or .exr" +
+                            (ext.empty() ? std::string(" (none given)") : ", not " + ext));
+}
+
+// This process's CPU time so far (user + system, all threads).
+double cpu_seconds() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         1e-6 * static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec);
+}
+
+// What every rank of a split render must agree on: the film and the scene's size.
+std::string film_fingerprint(const scene& sc) {
+  return std::to_string(sc.film.width) + " x " + std::to_string(sc.film.height) + ", " + std::to_string(sc.film.spp) +
+         " spp, " + std::to_string(sc.film.max_bounces) + " bounces, seed " + std::to_string(sc.film.seed) + ", " +
+         std::to_string(sc.triangles.size()) + " triangles";
+}
+
+// A rank's render_stats, sent to rank 0 as JSON, and added up there.
+nlohmann::json stats_json(const render_stats& st) {
+  nlohmann::json j = {{"extension_rays", st.extension_rays}, {"shadow_rays", st.shadow_rays},
+                      {"bfs_compact_ms", st.bfs_compact_ms}, {"seconds", st.seconds},
+                      {"waves", st.waves}, {"host_syncs", st.host_syncs}, {"graphs", st.graphs},
+                      {"wave_launch", st.wave_launch}, {"strategies_ran", st.strategies_ran},
+                      {"stages", nlohmann::json::array()}, {"loops", nlohmann::json::array()},
+                      {"bounces", nlohmann::json::array()}};
+  for (const auto& s : st.stages) j["stages"].push_back({s.name, s.ms});
+  for (const auto& l : st.loops) j["loops"].push_back({l.name, l.launches, l.items, l.ms});
+  for (const auto& b : st.bounces) j["bounces"].push_back({b.live, b.compact_ms});
+  return j;
+}
+
+void add_stats(render_stats& into, const nlohmann::json& j) {
+  into.extension_rays += j["extension_rays"].get<std::uint64_t>();
+  into.shadow_rays += j["shadow_rays"].get<std::uint64_t>();
+  into.bfs_compact_ms += j["bfs_compact_ms"].get<double>();
+  into.seconds += j["seconds"].get<double>();
+  into.waves += j["waves"].get<std::uint64_t>();
+  into.host_syncs += j["host_syncs"].get<std::uint64_t>();
+  into.graphs += j["graphs"].get<std::uint64_t>();
+  // Ranks may launch their waves differently (their own backends): "graph+cpu" names each once.
+  const std::string launch = j["wave_launch"].get<std::string>();
+  if (into.wave_launch.empty()) into.wave_launch = launch;
+  else if (("+" + into.wave_launch + "+").find("+" + launch + "+") == std::string::npos) into.wave_launch += "+" + launch;
+  for (const auto& name : j["strategies_ran"])
+    if (std::find(into.strategies_ran.begin(), into.strategies_ran.end(), name.get<std::string>()) == into.strategies_ran.end())
+      into.strategies_ran.push_back(name.get<std::string>());
+  for (const auto& s : j["stages"]) into.add_stage(s[0].get<std::string>(), -1, s[1].get<double>());
+  for (const auto& l : j["loops"])
+    exec::add_loop_time(into.loops, {l[0].get<std::string>(), l[1].get<std::uint64_t>(), l[2].get<std::uint64_t>(),
+                                     l[3].get<double>()});
+  const auto& bounces = j["bounces"];
+  if (into.bounces.size() < bounces.size()) into.bounces.resize(bounces.size());
+  for (std::size_t b = 0; b < bounces.size(); ++b) {
+    into.bounces[b].live += bounces[b][0].get<std::uint64_t>();
+    into.bounces[b].compact_ms += bounces[b][1].get<double>();
+  }
+}
+
+// The ranks' rows added into rank 0's statistics, and the report's "ranks" object.
+nlohmann::json reduce_ranks(render_stats& stats, nlohmann::json rows, double wait_s, double reduce_s, std::uint32_t spp) {
+  const sieve::form form = stats.form;
+  stats = render_stats{};
+  stats.form = form;
+  stats.wave_launch.clear();
+  for (const auto& rk : rows) add_stats(stats, rk["stats"]);
+  for (auto& rk : rows) rk.erase("stats");
+  return {{"count", rows.size()},
+          {"split", "contiguous sample ranges, films added in rank order"},
+          {"per_rank", rows},
+          {"wait_seconds", wait_s},
+          {"reduction_seconds", reduce_s},
+          {"reduction_bound_relative", split_bound(spp)}};
+}
+
+}  // namespace
+
+void check_image_name(const std::string& path) { image_format_of(path); }
+
+bool render_outcome::partial() const { return samples < spp; }
 
 nlohmann::json loops_json(const render_stats& st) {
   nlohmann::json loops = nlohmann::json::array();
@@ -96,6 +199,7 @@ nlohmann::json render_report(const render_request& rq, const scene& sc, const re
   j["spp"] = sc.film.spp;
   j["samples_completed"] = out.samples;
   j["partial"] = out.samples < sc.film.spp;
+  j["load_seconds"] = out.load_seconds;
   j["max_bounces"] = sc.film.max_bounces;
   j["seed"] = sc.film.seed;
   j["triangles"] = sc.triangles.size();
@@ -104,12 +208,17 @@ nlohmann::json render_report(const render_request& rq, const scene& sc, const re
   j["seconds"] = out.seconds;
   j["rays"] = {{"extension", st.extension_rays}, {"shadow", st.shadow_rays}};
   j["mrays_per_s"] = out.seconds > 0 ? rays / out.seconds / 1e6 : 0;
-  j["compaction_ms"] = st.compaction_ms();
-  j["compaction_share"] = total_ms > 0 ? st.compaction_ms() / total_ms : 0;
-  j["bfs_frontier_compaction_ms"] = st.bfs_compact_ms;
+  // Times measured only with profile_stages: otherwise null (not measured), never zeros.
+  const bool measured = settings.profile_stages;
+  const auto ms_or_null = [&](double v) { return measured ? nlohmann::json(v) : nlohmann::json(nullptr); };
+  j["compaction_ms"] = ms_or_null(st.compaction_ms());
+  j["compaction_share"] = measured ? nlohmann::json(total_ms > 0 ? st.compaction_ms() / total_ms : 0) : nlohmann::json(nullptr);
+  j["bfs_frontier_compaction_ms"] = ms_or_null(st.bfs_compact_ms);
   j["profile_stages"] = settings.profile_stages;
   j["stages"] = nlohmann::json::object();  // empty unless profile_stages
   for (const auto& s : st.stages) j["stages"][s.name] = s.ms;
+  // The frame's time outside the named stages (the host's work between them, waiting, launching).
+  j["stages_other_ms"] = ms_or_null(st.other_ms());
   j["loops"] = loops_json(st);
   j["waves"] = st.waves;
   j["wave_launch"] = st.wave_launch;
@@ -118,34 +227,187 @@ nlohmann::json render_report(const render_request& rq, const scene& sc, const re
   j["bounces"] = nlohmann::json::array();
   for (std::size_t b = 0; b < st.bounces.size(); ++b)
     if (st.bounces[b].live)
-      j["bounces"].push_back({{"bounce", b}, {"live", st.bounces[b].live}, {"compaction_ms", st.bounces[b].compact_ms}});
+      j["bounces"].push_back({{"bounce", b}, {"live", st.bounces[b].live}, {"compaction_ms", ms_or_null(st.bounces[b].compact_ms)}});
   j["run"] = report::run_info(command_line);
   return j;
 }
 
-render_outcome render_to_files(const render_request& rq, const std::string& png, const std::string& json,
-                               const std::string& command_line) {
-  report::output_set outputs;  // checked before anything is loaded
-  outputs.add_input(rq.scene);
-  outputs.add_output(png, "--out");
-  outputs.add_output(json, "--json");
-  render_outcome out;
-  out.backend = report::resolve_backend(rq.backend);
-  const bool gpu = out.backend == "cuda";
-  const scene sc = load_requested_scene(rq);
-  for (const auto& f : sc.files) outputs.add_input(f);
-  const render_settings settings = requested_settings(rq, sc, gpu);
-  const auto t_bvh = std::chrono::steady_clock::now();
-  const prepared_scene prepared(sc);
-  out.bvh_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_bvh).count();
-  out.result = gpu ? render_cuda(prepared, settings) : render_cpu(prepared, settings);
-  out.samples = out.result.samples;
-  out.seconds = out.result.stats.seconds;
-  const render_result& r = out.result;
-  if (!png.empty()) outputs.stage(png, encode_png(png, r.width, r.height, r.mean()));
-  if (!json.empty()) outputs.stage(json, report::json_text(render_report(rq, sc, settings, out, command_line), 2));
-  outputs.commit();
-  return out;
+// What the steps hand on to each other, beyond the job's members.
+struct render_job::state {
+  report::output_set files;            // checked before the scene is loaded
+  std::optional<prepared_scene> prepared;
+  sample_range share;                  // this process's samples
+  clock_type::time_point t0;           // the render's start
+  double cpu0 = 0;
+  nlohmann::json ranks;                // a split render's rows (rank 0)
+};
+
+render_job::render_job(render_request rq, render_outputs outputs, std::string command_line, job_hooks hooks)
+    : rq_(std::move(rq)), outputs_(std::move(outputs)), command_line_(std::move(command_line)), hooks_(std::move(hooks)),
+      state_(std::make_shared<state>()) {}
+
+template <class F>
+void render_job::on_every_rank(F&& step) {
+  if (hooks_.peers) return hooks_.peers->on_every_rank(step);
+  step();
+}
+
+const render_outcome& render_job::run() {
+  load();
+  prepare();
+  render();
+  reduce();
+  if (out_.writes) write();
+  return out_;
+}
+
+void render_job::load() {
+  const bool lead = !hooks_.peers || hooks_.peers->rank() == 0;
+  out_.writes = lead;
+  on_every_rank([&] {
+    // The outputs are checked before anything is loaded: no output may be an input or another
+    // output, or an existing file that is not a regular file.
+    if (lead) {
+      state_->files.add_input(rq_.scene);
+      state_->files.add_output(outputs_.image, "--out");
+      state_->files.add_output(outputs_.exr, "--exr");
+      state_->files.add_output(outputs_.json, "--json");
+    }
+    backend_ = report::resolve_backend(rq_.backend);
+    if (hooks_.step) hooks_.step(job_step::load, *this);
+    const auto t_load = clock_type::now();
+    scene_ = load_requested_scene(rq_);
+    out_.load_seconds = since(t_load);
+    if (lead)
+      for (const auto& f : scene_.files) state_->files.add_input(f);
+    if (!outputs_.image.empty()) image_format_of(outputs_.image);  // once every input is known
+    settings_ = requested_settings(rq_, scene_, backend_ == "cuda");
+  });
+  if (hooks_.peers) {  // the ranks must render the same film (each may pick its backend and strategy)
+    const std::string film = film_fingerprint(scene_);
+    const std::string lead_film = hooks_.peers->broadcast(film);
+    on_every_rank([&] {
+      if (film != lead_film) throw sieve::error("renders another film than rank 0: " + film + " (rank 0: " + lead_film + ")");
+    });
+  }
+  out_.backend = backend_;
+  out_.spp = scene_.film.spp;
+  if (hooks_.ready) hooks_.ready(*this);
+}
+
+void render_job::prepare() {
+  if (hooks_.step) hooks_.step(job_step::prepare, *this);
+  on_every_rank([&] {
+    const auto t_bvh = clock_type::now();
+    state_->prepared.emplace(scene_);
+    out_.bvh_seconds = since(t_bvh);
+  });
+  // This process's samples: all of them, or its contiguous share.
+  state_->share = hooks_.peers ? share_of(scene_.film.spp, static_cast<std::uint32_t>(hooks_.peers->size()),
+                                          static_cast<std::uint32_t>(hooks_.peers->rank()))
+                               : sample_range{0, scene_.film.spp};
+  settings_.first_sample = state_->share.first;
+  settings_.sample_count = state_->share.count;
+  settings_.cancel = hooks_.cancel;
+  settings_.progress = hooks_.progress;
+}
+
+void render_job::render() {
+  if (hooks_.step) hooks_.step(job_step::render, *this);
+  const bool gpu = backend_ == "cuda";
+  state_->t0 = clock_type::now();
+  state_->cpu0 = cpu_seconds();
+  auto run = [&] {
+    if (state_->share.count == 0) {  // more ranks than samples: nothing to render here
+      out_.result = begin_render(scene_, settings_, gpu ? sieve::backend::cuda : sieve::backend::cpu);
+      out_.result.spp = 0;
+    } else {
+      out_.result = gpu ? render_cuda(*state_->prepared, settings_) : render_cpu(*state_->prepared, settings_);
+    }
+  };
+  if (hooks_.peers) hooks_.peers->render(run);
+  else run();
+  out_.samples = out_.result.samples;
+  out_.seconds = out_.result.stats.seconds;
+}
+
+void render_job::reduce() {
+  render_result& r = out_.result;
+  if (!hooks_.peers) {
+    out_.image = r.mean();
+    return;
+  }
+  job_peers& peers = *hooks_.peers;
+  const bool gpu = backend_ == "cuda";
+  const auto t_rendered = clock_type::now();
+  nlohmann::json mine = peers.describe();
+  mine["gpu"] = gpu ? mine.value("gpu_index", -1) : -1;
+  mine.erase("gpu_index");
+  mine.update({{"rank", peers.rank()},
+               {"backend", backend_},
+               {"device", gpu ? report::machine_info(true)["gpu"] : report::machine_info(false)["cpu"]},
+               {"threads", tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)},
+               {"first_sample", state_->share.first},
+               {"samples", state_->share.count},
+               {"samples_completed", r.samples},
+               {"ahead", r.ahead},
+               {"seconds", r.stats.seconds},
+               {"cpu_seconds", cpu_seconds() - state_->cpu0},
+               {"rays", r.stats.extension_rays + r.stats.shadow_rays},
+               {"stats", stats_json(r.stats)}});
+  const std::vector<std::string> texts = peers.gather(mine.dump());
+  const auto t_gathered = clock_type::now();
+  // The films, added in rank order (split.hpp): the same bits whatever the ranks' timing.
+  nlohmann::json rows = nlohmann::json::array();
+  split_film film(scene_.film.width, scene_.film.height);
+  if (out_.writes) {
+    for (const auto& t : texts) rows.push_back(nlohmann::json::parse(t));
+    film.add(r.sum, r.samples, r.ahead);
+  }
+  static_assert(sizeof(vec3) == 3 * sizeof(float));
+  peers.gather_in_order(std::span<const float>(&r.sum.data()->x, 3 * r.sum.size()), [&](int rank, std::span<const float> f) {
+    const nlohmann::json& from = rows[static_cast<std::size_t>(rank)];
+    film.add(std::span<const vec3>(reinterpret_cast<const vec3*>(f.data()), f.size() / 3),
+             from["samples_completed"].get<std::uint32_t>(), from["ahead"].get<std::uint32_t>());
+  });
+  const auto t_reduced = clock_type::now();
+  out_.seconds = std::chrono::duration<double>(t_reduced - state_->t0).count();
+  if (!out_.writes) return;
+  state_->ranks = reduce_ranks(r.stats, std::move(rows), std::chrono::duration<double>(t_gathered - t_rendered).count(),
+                               std::chrono::duration<double>(t_reduced - t_gathered).count(), scene_.film.spp);
+  out_.samples = film.samples();
+  out_.image = film.mean();
+  // The ranks' render time over the time of the job (all ranks rendering until the reduction ends):
+  // 1 when every rank renders for the whole job; load imbalance and the reduction lower it.
+  nlohmann::json& ranks = state_->ranks;
+  double busy = 0;
+  for (const auto& rk : ranks["per_rank"]) busy += rk["seconds"].get<double>();
+  const double seconds = out_.seconds;
+  ranks["efficiency"] = seconds > 0 ? busy / (peers.size() * seconds) : 0;
+  ranks["reduction_share"] = seconds > 0 ? ranks["reduction_seconds"].get<double>() / seconds : 0;
+}
+
+void render_job::write() {
+  out_.report = render_report(rq_, scene_, settings_, out_, command_line_);
+  if (hooks_.peers) {
+    out_.report["ranks"] = state_->ranks;
+    out_.report["stages_note"] = "stage and loop times, rays and bounces are summed over the ranks; seconds is the job's";
+  }
+  if (outputs_.image.empty() && outputs_.exr.empty() && outputs_.json.empty()) return;
+  if (hooks_.step) hooks_.step(job_step::write, *this);
+  const render_result& res = out_.result;
+  const std::string& image = outputs_.image;
+  if (!image.empty())
+    state_->files.stage(image, image_format_of(image) == image_format::exr ? encode_exr(image, res.width, res.height, out_.image)
+                                                                            : encode_png(image, res.width, res.height, out_.image));
+  if (!outputs_.exr.empty()) state_->files.stage(outputs_.exr, encode_exr(outputs_.exr, res.width, res.height, out_.image));
+  if (!outputs_.json.empty()) state_->files.stage(outputs_.json, report::json_text(out_.report, 2));
+  state_->files.commit();
+}
+
+render_outcome render_to_files(const render_request& rq, const render_outputs& outputs, const std::string& command_line) {
+  render_job job(rq, outputs, command_line);
+  return job.run();
 }
 
 }  // namespace sieve::render

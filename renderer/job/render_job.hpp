@@ -1,51 +1,105 @@
-// A render job: a scene file and what the command line asks of it in; the scene as overridden, the
-// checked settings, the render and its JSON report out. `sieve render` (app/render.cpp) runs it step
-// by step with its ranks, signals and progress bar around it; `sieve bench all` renders its report's
-// images with render_to_files, in one call.
+// A render job: the one owner of a render's steps. A scene file and typed settings in; in order:
+//
+//   check outputs -> load (once) -> settings checked -> prepare (BVH) -> split (this process's
+//   samples) -> render -> reduce (the processes' films, in rank order) -> report -> write
+//
+// and the film, its mean image and the JSON report out. `sieve render` (app/render.cpp) runs it with
+// hooks for its progress lines, Ctrl-C, the MPI job's ranks and the console; `sieve bench all`
+// renders its report's images through it; a binding calls it with no outputs and reads the image
+// and the report.
 #pragma once
 
+#include <frame/settings.hpp>
+#include <frame/stats.hpp>
+#include <frame/waves.hpp>
 #include <scene/scene.hpp>
-#include <wavefront/integrator.hpp>
 
 #include <nlohmann/json.hpp>
 
+#include <atomic>
 #include <cstdint>
+#include <functional>
+#include <optional>
+#include <span>
 #include <string>
 #include <vector>
 
 namespace sieve::render {
 
+// What is asked of a render, as typed values (names parsed where they came in: the command line,
+// the benchmarks' options). An unset optional keeps the scene's own value.
 struct render_request {
-  std::string scene;              // a scene file (.toml) or a mesh (.obj)
-  std::string strategy;           // empty: the scene's [compaction] strategy
-  std::string backend = "auto";   // auto (the GPU when there is one), cpu or cuda
-  std::string integrator = "wavefront";
-  std::string traversal = "dfs";
-  std::string queue = "pass";     // pass | index | append (render_settings::queue)
-  std::string reorder;            // empty: the scene's [compaction] reorder
-  std::string sort;               // empty: the scene's [compaction] sort
-  std::uint32_t spp = 0;          // 0: the scene's film.spp
-  std::uint32_t width = 0, height = 0;  // 0: the scene's film size (one alone: the other keeps the aspect)
-  std::vector<std::string> set;   // key=value overrides of the scene file
-  bool profile_stages = false;    // per-stage and per-bounce times (otherwise the frame time only)
+  std::string scene;                      // a scene file (.toml) or a model (.obj, .gltf, .glb)
+  std::string backend = "auto";           // auto (the GPU when there is one), cpu or cuda
+  std::optional<std::string> strategy;    // compaction strategy; unset: the scene's [compaction] strategy
+  integrator_kind integrator = integrator_kind::wavefront;
+  traversal_kind traversal = traversal_kind::dfs;
+  queue_mode queue = queue_mode::pass;    // pass | index | append (render_settings::queue)
+  std::optional<reorder_key> reorder;     // unset: the scene's [compaction] reorder
+  std::optional<sort_kind> sort;          // unset: the scene's [compaction] sort
+  std::uint32_t spp = 0;                  // 0: the scene's film.spp
+  std::uint32_t width = 0, height = 0;    // 0: the scene's film size (one alone: the other keeps the aspect)
+  std::vector<std::string> set;           // key=value overrides of the scene file
+  bool profile_stages = false;            // per-stage, per-loop and per-bounce times
 };
 
-// The scene as the request overrides it: --spp, --strategy, --reorder, --sort, --set, and the film
-// size (both given, or one with the other following the scene's aspect; the vertical field of view
-// stays the scene's).
-scene load_requested_scene(const render_request& rq);
+// Where a job writes; an empty name writes nothing there.
+struct render_outputs {
+  std::string image;  // PNG (8-bit sRGB) or EXR (32-bit float), by the extension
+  std::string exr;    // a second image, EXR
+  std::string json;   // the report
+};
 
-// The settings of the request for that scene on the GPU (gpu) or the CPU, checked before the BVH
-// is built: a strategy that cannot serve the renderer's marks, a render too large for the memory.
-render_settings requested_settings(const render_request& rq, const scene& sc, bool gpu);
+// Refuses (report::usage_error) an image name whose extension is neither .png nor .exr.
+void check_image_name(const std::string& path);
+
+// The other processes of a split render (the ranks of an MPI job, app/mpi.hpp). Every call is
+// collective: each process makes it at the same step.
+class job_peers {
+ public:
+  virtual ~job_peers() = default;
+  virtual int rank() const = 0;
+  virtual int size() const = 0;
+  // Runs `step` here; when it threw on any process, the lowest such rethrows and the others end.
+  virtual void on_every_rank(const std::function<void()>& step) = 0;
+  virtual std::string broadcast(const std::string& text) = 0;              // rank 0's text everywhere
+  virtual std::vector<std::string> gather(const std::string& text) = 0;    // every text at rank 0, in rank order
+  // Rank 0 receives every other rank's floats, rank after rank (add(rank, floats)).
+  virtual void gather_in_order(std::span<const float> mine,
+                               const std::function<void(int, std::span<const float>)>& add) = 0;
+  // Runs the render with stops relayed between processes; a failure inside ends the whole job.
+  virtual void render(const std::function<void()>& render) = 0;
+  // What this process adds to its row of the report's ranks (host, GPU index).
+  virtual nlohmann::json describe() const = 0;
+};
+
+enum class job_step { load, prepare, render, write };
+class render_job;
+
+// What the job calls back; each is optional.
+struct job_hooks {
+  // A step begins: load (the scene file), prepare (the BVH build), render, write.
+  std::function<void(job_step, const render_job&)> step;
+  // Once the scene is loaded and the settings checked, before any long work: the header.
+  std::function<void(const render_job&)> ready;
+  std::function<void(std::uint32_t done, std::uint32_t total)> progress;  // samples, after each pass
+  const std::atomic<bool>* cancel = nullptr;  // set: stop at the next bounce; the samples done are kept
+  job_peers* peers = nullptr;                 // a split render's other processes; null: this one alone
+};
 
 // One render done, as its report names it.
 struct render_outcome {
-  std::string backend;         // cpu | cuda
-  render_result result;        // the film and its statistics
-  std::uint32_t samples = 0;   // samples per pixel completed for every pixel (< spp when stopped)
-  double seconds = 0;          // the render's wall time
-  double bvh_seconds = 0;      // building the BVH (prepared_scene)
+  std::string backend;          // cpu | cuda
+  render_result result;         // the film and its statistics (on rank 0 of a split render: all ranks')
+  std::uint32_t spp = 0;        // the film's samples per pixel
+  std::uint32_t samples = 0;    // samples per pixel completed for every pixel (< spp when stopped)
+  double seconds = 0;           // the render's wall time (a split render: until the films are added)
+  double bvh_seconds = 0;       // building the BVH (prepared_scene)
+  double load_seconds = 0;      // loading the scene file
+  std::vector<vec3> image;      // per pixel, the mean of its samples (where the job writes: rank 0)
+  nlohmann::json report;        // the JSON report (render_report), on the process that writes
+  bool writes = true;           // false on the ranks other than 0 of a split render
+  bool partial() const;
 };
 
 // The JSON report (`sieve render --json`): scene, device and machine, settings, rays, stage and
@@ -57,10 +111,43 @@ nlohmann::json render_report(const render_request& rq, const scene& sc, const re
 // the order they first ran; empty unless profile_stages. The render report's and the benchmark's.
 nlohmann::json loops_json(const render_stats& st);
 
-// The whole job in this process: the outputs checked before the scene is loaded (none may be an
-// input or another output), the render, then the PNG (when png is not empty) and the JSON report
-// (when json is not empty) written all-or-nothing. Throws sieve::error on bad input.
-render_outcome render_to_files(const render_request& rq, const std::string& png, const std::string& json,
-                               const std::string& command_line);
+class render_job {
+ public:
+  render_job(render_request rq, render_outputs outputs, std::string command_line, job_hooks hooks = {});
+
+  // Every step in order. Throws sieve::error on bad input (report::usage_error for a bad output name).
+  const render_outcome& run();
+
+  const render_request& request() const { return rq_; }
+  const render_outputs& outputs() const { return outputs_; }
+  // After the load step: the scene as overridden, the checked settings, the backend.
+  const scene& loaded() const { return scene_; }
+  const render_settings& settings() const { return settings_; }
+  const std::string& backend() const { return backend_; }
+  const render_outcome& outcome() const { return out_; }
+
+ private:
+  void load();
+  void prepare();
+  void render();
+  void reduce();
+  void write();
+  template <class F>
+  void on_every_rank(F&& step);
+
+  render_request rq_;
+  render_outputs outputs_;
+  std::string command_line_;
+  job_hooks hooks_;
+  struct state;
+  std::shared_ptr<state> state_;
+  scene scene_;
+  render_settings settings_;
+  std::string backend_;
+  render_outcome out_;
+};
+
+// The job with no hooks, in this process alone: bench all's images.
+render_outcome render_to_files(const render_request& rq, const render_outputs& outputs, const std::string& command_line);
 
 }  // namespace sieve::render

@@ -1,6 +1,6 @@
 // Stage `shade`: at each path's hit, add what it sees (environment or emission, weighted by MIS
 // against next-event estimation), prepare a shadow ray towards a light or the environment map (next-event estimation on
-// diffuse surfaces), play Russian roulette, sample the BSDF for the next segment, and mark the path
+// surfaces with a non-delta lobe), play Russian roulette, sample the BSDF for the next segment, and mark the path
 // kept or removed in the form the compaction strategy takes.
 //
 // Random numbers: vertex b of a path (its b-th hit, from 0) draws from rng_key{pixel, sample,
@@ -23,6 +23,7 @@ namespace dim {
 inline constexpr std::uint32_t light_pick = 0, light_u = 1, light_v = 2;  // next-event estimation
 inline constexpr std::uint32_t bsdf_u = 3, bsdf_v = 4, bsdf_lobe = 5;    // the next direction
 inline constexpr std::uint32_t roulette = 6;
+inline constexpr std::uint32_t opacity = 7;  // whether a ray passes a cut-out surface
 }  // namespace dim
 
 // Russian roulette starts at this vertex; a path survives with probability min(0.95, max beta).
@@ -37,18 +38,40 @@ struct shade_args {
   std::uint32_t vertex = 0;  // the bounce: 0 for the camera rays' hits
 };
 
-// The material at a hit, its albedo read from its texture where it has one (at the hit's
-// interpolated texture coordinates; clamped to 0 .. 1, an albedo).
-SIEVE_HD inline surface surface_at(const scene_view& s, const hit& h) {
-  surface m = s.surfaces[s.material_of[h.prim]];
-  if (m.albedo_texture >= 0) {
-    const tex_coord t = s.uvs ? interpolate(s.uvs[h.prim], h.u, h.v) : tex_coord{};
+// The material of triangle `prim` at barycentrics (b1, b2): its albedo read from its texture where
+// it has one (at the interpolated texture coordinates; clamped to 0 .. 1, an albedo), its emission
+// times its emission texture's texel there, its roughness and metallic times the green and blue of
+// its metallic-roughness texture (glTF's channels).
+SIEVE_HD inline surface surface_at(const scene_view& s, std::uint32_t prim, float b1, float b2) {
+  surface m = s.surfaces[s.material_of[prim]];
+  if (m.albedo_texture < 0 && m.emission_texture < 0 && m.metal_rough_texture < 0) return m;
+  tex_coord t = s.uvs ? interpolate(s.uvs[prim], b1, b2) : tex_coord{};
+  if (!m.uv.identity()) m.uv.apply(t.u, t.v);
+  if (m.albedo_texture >= 0)
     m.albedo = min(max(bilinear(s.textures[m.albedo_texture], t.u, t.v), vec3{0, 0, 0}), vec3{1, 1, 1});
+  if (m.emission_texture >= 0) m.emission = m.emission * max(bilinear(s.textures[m.emission_texture], t.u, t.v), vec3{0, 0, 0});
+  if (m.metal_rough_texture >= 0) {
+    const vec3 mr = min(max(bilinear(s.textures[m.metal_rough_texture], t.u, t.v), vec3{0, 0, 0}), vec3{1, 1, 1});
+    m.roughness *= mr.y;
+    m.metallic *= mr.z;
   }
   return m;
 }
+SIEVE_HD inline surface surface_at(const scene_view& s, const hit& h) { return surface_at(s, h.prim, h.u, h.v); }
 
-// Next-event estimation at a diffuse point x (geometric normal ng, shading normal n; `smooth`:
+// Whether a ray stops at the hit: always on an opaque surface; on one with opacity a < 1 (d, map_d)
+// with probability a, so that on average a fraction 1 - a of the light passes (a stochastic cut-out).
+SIEVE_HD inline bool stops_at(const scene_view& s, const hit& h, const surface& m, rng_key key) {
+  if (m.opacity >= 1 && m.opacity_texture < 0) return true;
+  float a = m.opacity;
+  if (m.opacity_texture >= 0) {
+    const tex_coord t = s.uvs ? interpolate(s.uvs[h.prim], h.u, h.v) : tex_coord{};
+    a *= bilinear(s.textures[m.opacity_texture], t.u, t.v).x;
+  }
+  return uniform(key, dim::opacity) < a;
+}
+
+// Next-event estimation at a point x of a surface with a non-delta lobe (geometric normal ng, shading normal n; `smooth`:
 // they differ): a direction towards the environment map (with probability environment_pick) or a
 // light point by area, the MIS-weighted light it would add, and the shadow ray that decides whether
 // it does. Without a sampled map the pick costs nothing: u is the light's number as it was.
@@ -61,9 +84,10 @@ SIEVE_HD inline void next_event(const shade_args& a, std::uint32_t i, rng_key ke
     const environment_sample es = sample_environment(s.env_map, uniform(key, dim::light_u), uniform(key, dim::light_v));
     if (smooth && !sides_agree(wo, es.wi, ng, n)) return;
     const float pdf_env = es.pdf * pick_env;
-    const vec3 f_cos = eval_diffuse(m, wo, es.wi, n);
+    float pdf_bsdf = 0;
+    const vec3 f_cos = eval_bsdf(m, wo, es.wi, n, pdf_bsdf);
     if (!(pdf_env > 0) || max_component(f_cos) <= 0) return;
-    const vec3 light = beta * f_cos * es.radiance * (power_heuristic(pdf_env, pdf_diffuse(wo, es.wi, n)) / pdf_env);
+    const vec3 light = beta * f_cos * es.radiance * (power_heuristic(pdf_env, pdf_bsdf) / pdf_env);
     if (!finite(light) || max_component(light) <= 0) return;
     a.scratch.shadow_rays[i] = spawn_ray(x, ng, es.wi);  // unoccluded: it leaves the scene
     a.scratch.shadow_light[i] = light;
@@ -78,11 +102,12 @@ SIEVE_HD inline void next_event(const shade_args& a, std::uint32_t i, rng_key ke
   if (!(dist > 0)) return;
   const vec3 wi = d / dist;
   if (smooth && !sides_agree(wo, wi, ng, n)) return;
-  const float pdf_light = light_pdf_solid_angle(s.lights, wi, dist, ls.normal) * pick_light;
-  const vec3 f_cos = eval_diffuse(m, wo, wi, n);
+  const float pdf_light = light_pdf_solid_angle(s.lights, s.bvh.triangles, ls.prim, wi, dist, ls.normal) * pick_light;
+  float pdf_bsdf = 0;
+  const vec3 f_cos = eval_bsdf(m, wo, wi, n, pdf_bsdf);
   if (pdf_light <= 0 || max_component(f_cos) <= 0) return;
-  const vec3 le = emitted(s.surfaces[s.material_of[ls.prim]], ls.normal, -wi);
-  const vec3 light = beta * f_cos * le * (power_heuristic(pdf_light, pdf_diffuse(wo, wi, n)) / pdf_light);
+  const vec3 le = emitted(surface_at(s, ls.prim, ls.b1, ls.b2), ls.normal, -wi);
+  const vec3 light = beta * f_cos * le * (power_heuristic(pdf_light, pdf_bsdf) / pdf_light);
   if (!finite(light) || max_component(light) <= 0) return;
   a.scratch.shadow_rays[i] = spawn_ray(x, ng, wi, dist * (1.0f - 1e-3f));  // stop short of the light itself
   a.scratch.shadow_light[i] = light;
@@ -90,7 +115,7 @@ SIEVE_HD inline void next_event(const shade_args& a, std::uint32_t i, rng_key ke
 }
 
 // What an escaping ray (unit direction w) sees: the map, weighed by MIS against next-event
-// estimation at the previous (diffuse) vertex, whose BSDF drew w with solid-angle density
+// estimation at the previous vertex, whose BSDF drew w with solid-angle density
 // `bsdf_pdf` (0: a camera or specular bounce, full weight); or the constant colour.
 SIEVE_HD inline vec3 escaped(const scene_view& s, vec3 w, float bsdf_pdf) {
   if (!s.env_map.present()) return s.environment;
@@ -119,6 +144,14 @@ SIEVE_HD inline bool shade_path(std::uint32_t i, const shade_args& a, const wave
     const triangle& tri = s.bvh.triangles[h.prim];
     const surface m = surface_at(s, h);
     const vec3 ng = geometric_normal(tri), wo = -r.direction, x = r.origin + r.direction * h.t;
+    const rng_key key{w.pixel_of(slot), w.sample_of(slot), a.vertex + 1, s.seed};
+    if (!stops_at(s, h, m, key)) {
+      // Through a cut-out: the same ray goes on from the far side, its throughput and the pdf of
+      // the last scattering unchanged (the pass takes one of the path's bounces).
+      p.rays[j] = spawn_ray(x, ng, r.direction);
+      a.marks.mark(i, a.vertex < s.max_bounces);
+      return a.vertex < s.max_bounces;
+    }
     // The shading normal n: ng on flat triangles; interpolated where the mesh has vertex normals.
     vec3 n = ng;
     if (s.normals) n = shading_normal_towards(shading_normal(s.normals[h.prim], h.u, h.v, ng), ng, wo);
@@ -126,18 +159,19 @@ SIEVE_HD inline bool shade_path(std::uint32_t i, const shade_args& a, const wave
     const vec3 le = emitted(m, ng, wo);
     if (max_component(le) > 0) {
       // Reached by BSDF sampling: weigh against the chance that next-event estimation at the previous
-      // (diffuse) vertex picked this point. Camera and specular bounces carry pdf 0: full weight.
+      // vertex picked this point. Camera and specular bounces carry pdf 0: full weight.
       const float prev = p.bsdf_pdf[j];
       const float pick_light = 1.0f - environment_pick(s.env_map, s.lights.count);
       const float w =
-          prev > 0 ? power_heuristic(prev, light_pdf_solid_angle(s.lights, r.direction, h.t, ng) * pick_light) : 1.0f;
+          prev > 0 ? power_heuristic(prev, light_pdf_solid_angle(s.lights, s.bvh.triangles, h.prim, r.direction, h.t, ng) *
+                                                   pick_light)
+                 : 1.0f;
       seen = beta * le * w;
     }
-    const rng_key key{w.pixel_of(slot), w.sample_of(slot), a.vertex + 1, s.seed};
     const float survive = a.vertex >= roulette_from_vertex ? fminf(0.95f, max_component(beta)) : 1.0f;
     if (a.vertex < s.max_bounces && uniform(key, dim::roulette) < survive) {
       beta = beta / survive;
-      if (m.kind == surface_kind::diffuse && (s.lights.count > 0 || s.env_map.sampled))
+      if (has_smooth_lobe(m) && (s.lights.count > 0 || s.env_map.sampled))
         next_event(a, i, key, m, x, ng, n, smooth, wo, beta);
       const bsdf_sample bs =
           sample_bsdf(m, wo, n, uniform(key, dim::bsdf_u), uniform(key, dim::bsdf_v), uniform(key, dim::bsdf_lobe));

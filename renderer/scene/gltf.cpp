@@ -294,7 +294,7 @@ vec3 apply_direction(const mat4& m, double x, double y, double z) {
 }
 
 // ------------------------------------------------------------------------------------------------
-// Materials: glTF's metallic-roughness model onto sieve's three kinds (scenes/README.md).
+// Materials: glTF's metallic-roughness model, sieve's `gltf` kind (core/pbr.hpp, scenes/README.md).
 
 // An extension's number `key` (absent: `fallback`); anything but a number there is an error.
 double number_in(const tinygltf::Value& ext, const char* key, double fallback, const model_reader& rd,
@@ -350,18 +350,57 @@ material map_material(const tinygltf::Material& g, const model_reader& rd, const
   out.emission = vec3{emissive[0], emissive[1], emissive[2]} * static_cast<float>(strength);
   if (!finite(out.emission)) rd.error(where, "the emission overflows a float");
   out.ior = ior > 1 ? static_cast<float>(ior) : 1.5f;
-  if (transmission >= 0.5) {
-    out.kind = material_kind::dielectric;
-  } else if (metallic >= 0.5 && roughness < 0.5) {
-    out.kind = material_kind::mirror;
-  } else {
-    out.kind = material_kind::diffuse;
-  }
+  out.kind = material_kind::gltf;
+  out.metallic = static_cast<float>(metallic);
+  out.roughness = static_cast<float>(roughness);
+  out.transmission = static_cast<float>(transmission);
+  if (g.normalTexture.index >= 0) out.bump_map = "normalTexture";  // not read yet: named in the scene's warning
+  // Without KHR_materials_volume (or with thickness 0) a transmissive surface is thin-walled.
+  const tinygltf::Value* volume = extension(g, "KHR_materials_volume");
+  out.thin = !volume || !(number_in(*volume, "thicknessFactor", 0, rd, where + ".extensions.KHR_materials_volume") > 0);
   return out;
 }
 
+// KHR_texture_transform's offset, rotation and scale as the affine map T R S of glTF's (u, v), turned
+// into sieve's convention (v' = 1 - v): [a, -b, b + c; -d, e, 1 - e - f] for glTF's [a, b, c; d, e, f].
+uv_transform texture_transform(const tinygltf::Value& ext, const model_reader& rd, const std::string& where) {
+  auto pair = [&](const char* key, double fallback, double out[2]) {
+    out[0] = out[1] = fallback;
+    if (!ext.IsObject() || !ext.Has(key)) return;
+    const tinygltf::Value& v = ext.Get(key);
+    if (!v.IsArray() || v.ArrayLen() != 2 || !v.Get(0).IsNumber() || !v.Get(1).IsNumber())
+      rd.error(where, std::string(key) + " is not an array of 2 numbers");
+    out[0] = v.Get(0).GetNumberAsDouble();
+    out[1] = v.Get(1).GetNumberAsDouble();
+  };
+  double offset[2], scale[2];
+  pair("offset", 0, offset);
+  pair("scale", 1, scale);
+  const double rotation = number_in(ext, "rotation", 0, rd, where);
+  for (const double x : {offset[0], offset[1], scale[0], scale[1], rotation})
+    if (!std::isfinite(x) || std::fabs(x) > 1e6) rd.error(where, "a value (" + str(x) + ") is not finite or past 1e6");
+  const double c = std::cos(rotation), s = std::sin(rotation);
+  const double a = c * scale[0], b = -s * scale[1], t = offset[0], d = s * scale[0], e = c * scale[1], f = offset[1];
+  uv_transform out;
+  const double m[6] = {a, -b, b + t, -d, e, 1 - e - f};
+  for (int i = 0; i < 6; ++i) out.m[i] = static_cast<float>(m[i]);
+  return out;
+}
+
+// How to convert a file that needs an extension sieve does not decode.
+std::string unsupported_hint(const std::string& e) {
+  if (e == "KHR_draco_mesh_compression")
+    return " (Draco-compressed geometry: import the file into Blender and export it with compression off)";
+  if (e == "EXT_meshopt_compression" || e == "KHR_mesh_quantization")
+    return " (compressed or quantized geometry: write it plain with `gltfpack -i in.glb -o out.glb -noq`)";
+  if (e == "KHR_texture_basisu" || e == "EXT_texture_webp")
+    return " (compressed textures: convert them to PNG or JPEG, e.g. `gltf-transform png in.glb out.glb`)";
+  return "";
+}
+
 const std::vector<std::string_view> supported_extensions = {
-    "KHR_materials_emissive_strength", "KHR_materials_ior", "KHR_materials_transmission"};
+    "KHR_materials_emissive_strength", "KHR_materials_ior", "KHR_materials_transmission", "KHR_materials_volume",
+    "KHR_texture_transform"};
 
 // tinygltf reads no file: sieve took the buffers and images out of the JSON it parses.
 bool no_file_exists(const std::string&, void*) { return false; }
@@ -391,7 +430,8 @@ tinygltf::Model parse_model(const detail::gltf_source& src, const gltf_options& 
   }
   for (const std::string& e : model.extensionsRequired) {
     if (std::find(supported_extensions.begin(), supported_extensions.end(), e) == supported_extensions.end()) {
-      fail(src.file() + ": the file requires the extension " + in_quotes(e) + ", which sieve does not read" + opt.context);
+      fail(src.file() + ": the file requires the extension " + in_quotes(e) + ", which sieve does not read" +
+           unsupported_hint(e) + opt.context);
     }
   }
   return model;
@@ -418,6 +458,8 @@ camera_desc camera_of(const tinygltf::Camera& cam, const mat4& world, const mode
   c.look_at = c.position + normalize(forward) * std::max(1.0f, length(c.position) * 1e-3f);
   c.up = normalize(up);
   c.vfov_degrees = static_cast<float>(yfov);
+  const double aspect = cam.perspective.aspectRatio;
+  if (aspect > 1e-3 && aspect < 1e3) c.aspect = static_cast<float>(aspect);
   if (!finite(c.look_at) || !(length(c.look_at - c.position) > 0)) {
     rd.error(where, "the camera's position " + str3(c.position) + " is too large");
   }
@@ -626,16 +668,21 @@ std::uint64_t check_primitives(const tinygltf::Model& model, const std::vector<i
 }
 
 // Phase 4: materials mapped, names unique within the file ("material<i>" for an unnamed one; a
-// repeated name gets "#<i>"), with their base colour and emissive textures' images, each read once
-// (and only those: an image no material uses is never read).
-void map_materials(const tinygltf::Model& model, const model_reader& rd, const gltf_options& opt, gltf_mesh& out) {
+// repeated name gets "#<i>"), with their base colour, metallic-roughness and emissive textures'
+// images, each read once (and only those: an image no material uses is never read; with
+// opt.used_materials_only, neither is one that only materials no primitive uses name, though their
+// textures are still checked).
+void map_materials(const tinygltf::Model& model, const model_reader& rd, const gltf_options& opt,
+                   const std::vector<bool>& used, gltf_mesh& out) {
   std::vector<detail::gltf_source::view_span> views;
   for (const auto& v : model.bufferViews)
     views.push_back({v.buffer >= 0 ? static_cast<std::size_t>(v.buffer) : ~std::size_t{0}, v.byteOffset, v.byteLength});
   std::vector<std::int32_t> image_of(rd.src.image_count(), -1);  // the file's image -> out.images
-  auto texture = [&](const tinygltf::TextureInfo& info, const std::string& where) {
+  auto texture = [&](const tinygltf::TextureInfo& info, const std::string& where, bool read) {
     gltf_mesh::texture_ref ref;
     if (info.index < 0) return ref;
+    if (const auto it = info.extensions.find("KHR_texture_transform"); it != info.extensions.end())
+      ref.transform = texture_transform(it->second, rd, where + ".extensions.KHR_texture_transform");
     rd.check_index(where, "texture", info.index, model.textures.size());
     const tinygltf::Texture& tex = model.textures[static_cast<std::size_t>(info.index)];
     const std::string twhere = idx("textures", static_cast<std::size_t>(info.index));
@@ -659,6 +706,7 @@ void map_materials(const tinygltf::Model& model, const model_reader& rd, const g
                             " is not read; TEXCOORD_0 is used" + opt.context);
     }
     const auto src = static_cast<std::size_t>(tex.source);
+    if (!read) return ref;
     if (image_of[src] < 0) {
       detail::gltf_source::image im = rd.src.read_image(src, views);
       image_of[src] = static_cast<std::int32_t>(out.images.size());
@@ -671,9 +719,12 @@ void map_materials(const tinygltf::Model& model, const model_reader& rd, const g
   out.materials.reserve(model.materials.size());
   for (std::size_t i = 0; i < model.materials.size(); ++i) {
     const std::string where = idx("materials", i);
-    out.base_color_texture.push_back(
-        texture(model.materials[i].pbrMetallicRoughness.baseColorTexture, where + ".pbrMetallicRoughness.baseColorTexture"));
-    out.emissive_texture.push_back(texture(model.materials[i].emissiveTexture, where + ".emissiveTexture"));
+    const bool read = !opt.used_materials_only || used[i];
+    out.base_color_texture.push_back(texture(model.materials[i].pbrMetallicRoughness.baseColorTexture,
+                                             where + ".pbrMetallicRoughness.baseColorTexture", read));
+    out.emissive_texture.push_back(texture(model.materials[i].emissiveTexture, where + ".emissiveTexture", read));
+    out.metal_rough_texture.push_back(texture(model.materials[i].pbrMetallicRoughness.metallicRoughnessTexture,
+                                              where + ".pbrMetallicRoughness.metallicRoughnessTexture", read));
   }
   for (std::size_t i = 0; i < model.materials.size(); ++i) {
     material m = map_material(model.materials[i], rd, idx("materials", i));
@@ -751,7 +802,11 @@ gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
   std::vector<std::vector<prim>> prims;
   const std::uint64_t total = check_primitives(model, instances, rd, opt, prims);
   if (opt.admit) opt.admit(total);
-  map_materials(model, rd, opt, out);
+  std::vector<bool> used(model.materials.size(), false);  // the materials some drawn primitive uses
+  for (const instance& inst : instances)
+    for (const prim& q : prims[static_cast<std::size_t>(inst.mesh)])
+      if (q.p->material >= 0) used[static_cast<std::size_t>(q.p->material)] = true;
+  map_materials(model, rd, opt, used, out);
   make_triangles(instances, prims, total, rd, out);
   out.files = src.files();
   return out;

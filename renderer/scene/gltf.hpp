@@ -1,8 +1,8 @@
 // glTF 2.0 meshes (.gltf and .glb: the container, buffers and images read by sieve, the JSON parsed
 // by tinygltf, everything checked here): the triangles of the default
 // scene's node tree with their world transforms, the materials mapped onto sieve's kinds, and the
-// first perspective camera, normals, texture coordinates and the images of base colour and emissive
-// textures. Internal to the loader (renderer/scene/load.cpp); the keys and the
+// first perspective camera, normals, texture coordinates and the images of base colour,
+// metallic-roughness and emissive textures. Internal to the loader (renderer/scene/load.cpp); the keys and the
 // material mapping are documented in scenes/README.md.
 #pragma once
 
@@ -23,6 +23,7 @@ struct gltf_options {
   std::uint64_t max_triangles = std::numeric_limits<std::uint64_t>::max();  // room left in the scene
   std::string limit_text;                    // how to name that limit in the message
   std::function<void(std::uint64_t)> admit;  // given the file's triangle count before they are made
+  bool used_materials_only = false;          // read the images of only the materials some primitive uses
 };
 
 struct gltf_mesh {
@@ -46,10 +47,12 @@ struct gltf_mesh {
   struct texture_ref {
     std::int32_t image = -1;  // into `images`; -1: none
     wrap_mode wrap = wrap_mode::repeat;
+    uv_transform transform;   // KHR_texture_transform, in sieve's (u, v) convention
   };
   std::vector<image> images;
   std::vector<texture_ref> base_color_texture;  // per material
   std::vector<texture_ref> emissive_texture;    // per material
+  std::vector<texture_ref> metal_rough_texture;  // per material: pbrMetallicRoughness.metallicRoughnessTexture
   std::optional<camera_desc> camera;        // the first perspective camera met in the node tree
   std::vector<std::filesystem::path> files;  // the glTF file and the external buffers and images it read
 };

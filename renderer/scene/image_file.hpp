@@ -1,7 +1,8 @@
-// Reading image files (textures; environment maps) into linear RGB floats: the one place that
-// decodes images. PNG (stb_image; 8-bit: sRGB decoded to linear; 16-bit: the same curve at 16 bits;
-// grey, grey+alpha and palette images become RGB, alpha is dropped) and Radiance .hdr (RGBE, flat
-// or run-length encoded scanlines; linear, as stored). JPEG is not read (image_file.cpp says why).
+// Reading image files (textures; Radiance .hdr environment maps) into linear RGB floats: the one
+// place that decodes images, through OpenImageIO (docs/images.md says why that library). Formats:
+// PNG (8 and 16 bit), JPEG (baseline and progressive), TGA, TIFF, OpenEXR and Radiance .hdr. 8- and
+// 16-bit colour is decoded from sRGB to linear; float and half images are linear as stored. Grey
+// images become RGB; the alpha channel is dropped unless opacity is asked for.
 #pragma once
 
 #include "../core/math.hpp"
@@ -24,6 +25,10 @@ struct image_limits {
   std::uint64_t max_bytes = std::uint64_t{1} << 31;  // of decoded floats (12 bytes a pixel); also the file's size
 };
 
+// What an image is read as: its colour (RGB, linear), or an opacity (the alpha channel where the
+// image has one, else its first channel, as stored: 0 transparent .. 1 opaque, in all three components).
+enum class image_use : std::uint8_t { color, opacity };
+
 // Throws sieve::error naming `name` where a width x height image is past `limits`.
 void check_image_size(std::uint64_t width, std::uint64_t height, const std::string& name, const std::string& what,
                       const image_limits& limits);
@@ -32,14 +37,16 @@ void check_image_size(std::uint64_t width, std::uint64_t height, const std::stri
 bool is_radiance_hdr(const unsigned char* data, std::size_t size);
 
 // The image in `path`. `what` names it in messages ("texture", "environment map").
-// Throws sieve::error naming the file: not found, not a regular file, not an image stb_image reads
-// (the reason it gives), corrupt, larger than `limits` (checked from the header, before decoding),
-// or holding a value that is not finite.
-image_rgb read_image(const std::filesystem::path& path, const std::string& what, const image_limits& limits = {});
+// Throws sieve::error naming the file: not found, not a regular file, not an image sieve reads,
+// corrupt, larger than `limits` (checked from the header, before a pixel is decoded), or holding a
+// value that is not finite.
+image_rgb read_image(const std::filesystem::path& path, const std::string& what, const image_limits& limits = {},
+                     image_use use = image_use::color);
 
-// The same from bytes already in memory; `name` names them in messages.
+// The same from bytes already in memory; `name` names them in messages (and its extension tells a
+// TGA file, the one format without a signature).
 image_rgb decode_image(const unsigned char* data, std::size_t size, const std::string& name, const std::string& what,
-                       const image_limits& limits = {});
+                       const image_limits& limits = {}, image_use use = image_use::color);
 
 // Throws sieve::error naming `name` and the first pixel with a NaN or infinite component.
 void check_finite(const image_rgb& image, const std::string& name, const std::string& what);

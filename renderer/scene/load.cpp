@@ -4,7 +4,9 @@
 
 #include "sections.hpp"
 
+#include <algorithm>
 #include <cctype>
+#include <cmath>
 
 namespace sieve::render {
 namespace detail {
@@ -27,8 +29,43 @@ void keep_used_materials(registry& reg, scene& sc) {
   }
 }
 
+// What a bare model is given where the file has none: a camera, and a grey sky with a key light
+// (`lit`: the environment was left to the loader and the model has no lights of its own).
+void dress_bare_model(const reader& rd, camera_given given, const std::optional<camera_desc>& camera, bool lit,
+                      scene& sc, std::size_t count) {
+  std::string added;
+  bool room = false;
+  const int side = front_side(sc, count, room);
+  if (camera) {
+    use_bare_camera(*camera, given, sc);
+    // Its aspect ratio, at the film's height, unless the film's size was given.
+    if (camera->aspect > 0 && !rd.overridden.count("film.width") && !rd.overridden.count("film.height")) {
+      const double w = std::round(sc.film.height * double(camera->aspect));
+      sc.film.width = static_cast<std::uint32_t>(std::clamp(w, 1.0, 16384.0));
+    }
+  } else {
+    frame_bare_model(rd, given, sc, count, side);
+    static const char* names[] = {"+z", "-z", "+x", "-x"};
+    if (!given.position)
+      added = std::string("a camera framing it from ") + names[side] + (room ? " (its open side)" : " (its front)");
+  }
+  // An open room with lights of its own (a Cornell box) is lit by them alone; anything else gets
+  // the grey sky and a key light, its own emitters (a glTF's emissive parts) kept besides.
+  if (lit && !(room && !sc.emissive.empty())) {
+    add_key_light(sc, count);
+    added += std::string(added.empty() ? "" : ", ") + "a grey sky and a key light";
+  } else if (lit) {
+    sc.environment = {0, 0, 0};
+  }
+  if (!added.empty()) {
+    print_warning(rd.file + ": added " + added +
+                  " (override with --set camera.position=[x,y,z], camera.look_at=..., environment.color=[r,g,b] or "
+                  "environment.map=sky.exr, which also drop the key light; or write a TOML scene)");
+  }
+}
+
 scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool obj_entry,
-           std::string default_name) {
+           std::string default_name, bool default_environment) {
   scene sc;
   rd.known_keys(doc, "", top_keys, "the scene file");
 
@@ -63,13 +100,16 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
   if (sc.triangles.empty()) fail(rd.file + ": the scene has no triangles");
   rd.check_triangles(sc.triangles.size(), "in all");
   keep_used_materials(reg, sc);
+  if (const std::string a = approximations(sc.materials); !a.empty())
+    print_warning(rd.file + ": materials the renderer approximates (Lambert, mirror and glass only): " + a);
   // Attributes cover every triangle once any has them (lights and procedural geometry: flat, no uvs).
   if (!sc.normals.empty()) sc.normals.resize(sc.triangles.size(), triangle_normals{});
   if (!sc.uvs.empty()) sc.uvs.resize(sc.triangles.size(), triangle_uvs{});
   sc.textures = std::move(reg.textures);
   sc.files.insert(sc.files.end(), reg.texture_files.begin(), reg.texture_files.end());
-  if (obj_entry && bare_camera) use_bare_camera(*bare_camera, given, sc);
-  if (obj_entry && !bare_camera) frame_bare_obj(rd, given, sc);
+  if (obj_entry) dress_bare_model(rd, given, bare_camera, default_environment, sc, sc.triangles.size());
+  if (!obj_entry && sc.emissive.empty() && sc.environment_map.texels.empty() && max_component(sc.environment) <= 0)
+    print_warning(rd.file + ": the scene has no light (no emissive material, [[lights]] or [environment]): it renders black");
   check_camera(doc, rd, sc);
   return sc;
 }
@@ -102,20 +142,22 @@ scene load_scene(const std::filesystem::path& path, const std::vector<std::strin
       fail(rd.file + ":" + std::to_string(e.source().begin.line) + ":" +
            std::to_string(e.source().begin.column) + ": " + std::string(e.description()));
     }
-  } else if (ext == ".obj" || ext == ".gltf" || ext == ".glb") {
+  } else if (ext == ".obj" || ext == ".gltf" || ext == ".glb" || ext == ".ply") {
     input_file(path, "scene file");  // refuses what is not a regular file before anything else
     obj_entry = true;
     toml::table object;
-    object.insert(ext == ".obj" ? "obj" : "gltf", path.filename().string());
+    object.insert(ext == ".obj" ? "obj" : ext == ".ply" ? "ply" : "gltf", path.filename().string());
     doc.insert("objects", toml::array{std::move(object)});
-    doc.insert("environment", toml::table{{"color", toml::array{1.0, 1.0, 1.0}}});
   } else {
     fail(rd.file + ": unknown scene file type " + in_quotes(path.extension().string()) +
-         " (expected .toml, .obj, .gltf or .glb)");
+         " (expected .toml, .obj, .gltf, .glb or .ply)");
   }
 
   for (const auto& o : overrides) apply_override(doc, o, rd);
-  scene sc = read(doc, rd, path.parent_path(), obj_entry, path.stem().string());
+  // A bare model's sky, unless the overrides gave one: grey, neutral, dim enough for the key light to shape it.
+  const bool default_environment = obj_entry && !doc.get("environment");
+  if (default_environment) doc.insert("environment", toml::table{{"color", toml::array{0.35, 0.35, 0.35}}});
+  scene sc = read(doc, rd, path.parent_path(), obj_entry, path.stem().string(), default_environment);
   if (!obj_entry) sc.files.insert(sc.files.begin(), path);  // a bare .obj or glTF is listed as the object
   return sc;
 }

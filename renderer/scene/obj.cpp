@@ -16,15 +16,24 @@ class mtl_reader : public tinyobj::MaterialReader {
  public:
   mtl_reader(fs::path dir, std::string context) : dir_(std::move(dir)), context_(std::move(context)) {}
   bool operator()(const std::string& name, std::vector<tinyobj::material_t>* materials,
-                  std::map<std::string, int>* by_name, std::string* warn, std::string* err) override {
+                  std::map<std::string, int>* by_name, std::string* warn, std::string* /*err*/) override {
     const fs::path path = dir_ / name;
     if (name.empty() || !file_exists(path)) {
       if (warn) *warn += "Material file [ " + name + " ] not found\n";
       return false;
     }
     input_file f(path, "MTL file");
-    prescan_mtl(f.stream(), path.string(), context_);
-    tinyobj::LoadMtl(by_name, materials, &f.stream(), warn, err);
+    std::istringstream text(prescan_mtl(f.stream(), path.string(), context_));
+    std::string mtl_warn, mtl_err;
+    tinyobj::LoadMtl(by_name, materials, &text, &mtl_warn, &mtl_err);
+    // Its remarks name this file, not the OBJ. `d` and `Tr` together (3ds Max writes both in every
+    // material): `d` wins, as tinyobjloader reads it, without a word.
+    std::istringstream lines(mtl_warn + mtl_err);
+    for (std::string w; std::getline(lines, w);) {
+      const std::string_view t = trim(w);
+      if (t.empty() || t.find("Both `d` and `Tr`") != std::string_view::npos) continue;
+      print_warning(path.string() + ": " + std::string(t) + context_);
+    }
     return true;
   }
 
@@ -63,7 +72,8 @@ obj_mesh load_obj(const fs::path& path, const obj_options& opt, registry& reg) {
   std::vector<tinyobj::material_t> mtl;
   std::string warn, err;
   mtl_reader mtl_source(dir, opt.context);
-  const bool ok = tinyobj::LoadObj(&attrib, &shapes, &mtl, &warn, &err, &obj.stream(), &mtl_source, true);
+  std::istringstream obj_text(scan.text);  // comments after values removed
+  const bool ok = tinyobj::LoadObj(&attrib, &shapes, &mtl, &warn, &err, &obj_text, &mtl_source, true);
   if (!ok || !trim(err).empty()) {
     fail(file + ": " + std::string(trim(err.empty() ? warn : err)) + opt.context);
   }
@@ -88,25 +98,37 @@ obj_mesh load_obj(const fs::path& path, const obj_options& opt, registry& reg) {
     }
   }
 
+  // Materials are mapped now and their textures read when a face first uses them (a texture of an
+  // unused material is never opened).
   std::vector<material> mapped;
   std::unordered_map<std::string_view, std::size_t> first_of;  // tinyobjloader keeps the first of a name
   for (const auto& m : mtl) {
     mapped.push_back(map_mtl(m, mtl_files));
-    if (!m.diffuse_texname.empty() && mapped.back().kind == material_kind::diffuse) {
-      std::string name = m.diffuse_texname;
-      std::replace(name.begin(), name.end(), '\\', '/');  // paths written on Windows
-      mapped.back().albedo_texture =
-          reg.texture_index(dir / name, m.diffuse_texopt.clamp ? wrap_mode::clamp : wrap_mode::repeat,
-                      mtl_files + ": material " + in_quotes(m.name) + opt.context);
-    }
     const auto [it, fresh] = first_of.emplace(m.name, mapped.size() - 1);
-    if (!fresh && !registry::same(mapped[it->second], mapped.back())) {
+    const tinyobj::material_t& first = mtl[it->second];
+    if (!fresh && (!registry::same(mapped[it->second], mapped.back()) || first.diffuse_texname != m.diffuse_texname ||
+                   first.alpha_texname != m.alpha_texname)) {
       fail(mtl_files + ": newmtl " + in_quotes(m.name) + " is defined twice, with different values" + opt.context);
     }
   }
+  auto read_textures = [&](std::size_t i) {
+    const tinyobj::material_t& m = mtl[i];
+    const std::string who = mtl_files + ": material " + in_quotes(m.name) + opt.context;
+    auto texture = [&](std::string name, const tinyobj::texture_option_t& o, image_use use) {
+      std::replace(name.begin(), name.end(), '\\', '/');  // paths written on Windows
+      return reg.texture_index(dir / name, o.clamp ? wrap_mode::clamp : wrap_mode::repeat, who, use);
+    };
+    if (!m.diffuse_texname.empty() && mapped[i].kind == material_kind::diffuse)
+      mapped[i].albedo_texture = texture(m.diffuse_texname, m.diffuse_texopt, image_use::color);
+    if (!m.alpha_texname.empty()) mapped[i].opacity_texture = texture(m.alpha_texname, m.alpha_texopt, image_use::opacity);
+  };
   std::vector<std::optional<std::uint32_t>> reg_index(mtl.size());
+  auto use = [&](std::size_t i) {
+    if (!reg_index[i]) read_textures(i), reg_index[i] = reg.add(mapped[i], mtl_files);
+    return *reg_index[i];
+  };
   if (!opt.use_materials) {  // the object's `material =` may name one of its own MTL's materials
-    for (std::size_t i = 0; i < mapped.size(); ++i) reg_index[i] = reg.add(mapped[i], mtl_files);
+    for (std::size_t i = 0; i < mapped.size(); ++i) use(i);
   }
 
   obj_mesh out;
@@ -163,8 +185,7 @@ obj_mesh load_obj(const fs::path& path, const obj_options& opt, registry& reg) {
         if (id < 0 || static_cast<std::size_t>(id) >= mapped.size()) {
           mat = reg.default_grey();
         } else {
-          if (!reg_index[id]) reg_index[id] = reg.add(mapped[id], mtl_files);
-          mat = *reg_index[id];
+          mat = use(static_cast<std::size_t>(id));
         }
       }
       for (std::size_t j = 1; j + 1 < fv; ++j) {  // a fan (tinyobjloader has triangulated already)

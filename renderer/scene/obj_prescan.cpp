@@ -21,6 +21,13 @@ std::vector<std::string_view> tokens(std::string_view line) {
   return out;
 }
 
+std::string_view uncommented(std::string_view line) {
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    if (line[i] == '#' && (i == 0 || line[i - 1] == ' ' || line[i - 1] == '\t')) return line.substr(0, i);
+  }
+  return line;
+}
+
 std::optional<double> number_token(std::string_view s, bool& finite) {
   const std::string t(s);
   char* end = nullptr;
@@ -43,7 +50,9 @@ obj_scan prescan_obj(std::istream& in, const std::string& file, const obj_option
   auto at = [&](std::size_t l) { return file + ":" + std::to_string(l) + ": "; };
   while (next_line(in, line, file, line_no + 1)) {
     ++line_no;
-    const std::vector<std::string_view> tok = tokens(trim(line));
+    const std::string_view kept = uncommented(line);
+    out.text.append(kept).push_back('\n');
+    const std::vector<std::string_view> tok = tokens(trim(kept));
     if (tok.empty()) continue;
     if (tok[0] == "v") {
       ++vertices;
@@ -128,11 +137,14 @@ obj_scan prescan_obj(std::istream& in, const std::string& file, const obj_option
   return out;
 }
 
-void prescan_mtl(std::istream& in, const std::string& file, const std::string& context) {
-  static const std::vector<std::string_view> numeric = {"Ka", "Kd", "Ks", "Ke", "Tf", "Ni", "Ns", "d", "Tr"};
-  std::string line;
+std::string prescan_mtl(std::istream& in, const std::string& file, const std::string& context) {
+  static const std::vector<std::string_view> numeric = {"Ka", "Kd", "Ks", "Ke", "Tf", "Ni", "Ns", "d", "Tr", "Pr", "Pm"};
+  static const std::vector<std::string_view> unit = {"Kd", "Ks", "Tf", "d", "Tr", "Pr", "Pm"};  // each in 0 .. 1
+  std::string text, line;
   for (std::size_t line_no = 1; next_line(in, line, file, line_no); ++line_no) {
-    const std::vector<std::string_view> tok = tokens(trim(line));
+    const std::string_view kept = uncommented(line);
+    text.append(kept).push_back('\n');
+    const std::vector<std::string_view> tok = tokens(trim(kept));
     if (tok.empty() || !contains(numeric, tok[0])) continue;
     const std::string at = file + ":" + std::to_string(line_no) + ": " + std::string(tok[0]) + " ";
     for (std::size_t i = 1; i < tok.size(); ++i) {
@@ -145,9 +157,11 @@ void prescan_mtl(std::istream& in, const std::string& file, const std::string& c
       const std::optional<double> v = number_token(tok[i], finite);
       if (!v) fail(at + in_quotes(tok[i]) + " is not a number" + context);
       if (!finite) fail(at + in_quotes(tok[i]) + " is not a finite number" + context);
-      if ((tok[0] == "d" || tok[0] == "Tr") && (*v < 0 || *v > 1)) fail(at + str(*v) + " is out of range (0 .. 1)" + context);
+      if (contains(unit, tok[0]) && (*v < 0 || *v > 1)) fail(at + str(*v) + " is out of range (0 .. 1)" + context);
+      if (tok[0] == "Ke" && *v < 0) fail(at + str(*v) + " is out of range (>= 0)" + context);
     }
   }
+  return text;
 }
 
 

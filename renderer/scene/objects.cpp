@@ -20,11 +20,16 @@ obj_mesh load_gltf_object(const fs::path& path, const obj_options& opt, registry
   g.max_triangles = opt.max_triangles;
   g.limit_text = opt.limit_text;
   g.admit = opt.admit;
+  g.used_materials_only = opt.use_materials;  // (`material =` may name any of them)
   gltf_mesh m = load_gltf(path, g);
   std::vector<std::uint32_t> index(m.materials.size());
   std::vector<std::optional<vec3>> mean_of(m.images.size());  // emissive textures' mean colours
+  std::vector<bool> used(m.materials.size());  // only the textures of materials some primitive uses are read
+  for (const std::uint32_t i : m.material_of)
+    if (i != gltf_mesh::no_material) used[i] = true;
   for (std::size_t i = 0; i < m.materials.size(); ++i) {
     material& mat = m.materials[i];
+    if (!used[i] && opt.use_materials) continue;  // (`material =` may name any of them)
     const std::string who = path.string() + ": material " + in_quotes(mat.name) + opt.context;
     auto image = [&](const gltf_mesh::texture_ref& ref) -> const gltf_mesh::image* {
       if (ref.image < 0) return nullptr;
@@ -35,21 +40,28 @@ obj_mesh load_gltf_object(const fs::path& path, const obj_options& opt, registry
       }
       return &im;
     };
-    if (const auto* im = image(m.base_color_texture[i]); im && mat.kind == material_kind::diffuse) {
+    // One transform a material (sieve reads every texture of a material at the same coordinates):
+    // the first of its textures that has one; a different one on another texture is a warning.
+    bool have_uv = false;
+    for (const auto* ref : {&m.base_color_texture[i], &m.metal_rough_texture[i], &m.emissive_texture[i]}) {
+      if (ref->image < 0) continue;
+      if (!have_uv) {
+        mat.uv = ref->transform;
+        have_uv = true;
+      } else if (!std::equal(mat.uv.m, mat.uv.m + 6, ref->transform.m)) {
+        print_warning(who + ": textures with different KHR_texture_transform; the first one applies to all");
+      }
+    }
+    const bool coloured = mat.kind == material_kind::diffuse || mat.kind == material_kind::gltf;
+    if (const auto* im = image(m.base_color_texture[i]); im && coloured) {
       mat.albedo_texture = reg.texture_index(im->name, im->bytes, m.base_color_texture[i].wrap, mat.albedo, who);
     }
+    // The emission: factor x strength (the material's) times the texel at each hit (shade.hpp).
     if (const auto* im = image(m.emissive_texture[i]); im && max_component(mat.emission) > 0) {
-      std::optional<vec3>& mean = mean_of[static_cast<std::size_t>(m.emissive_texture[i].image)];
-      if (!mean) {  // each image decoded once, however many materials share it
-        const image_rgb e = decode_image(im->bytes.data(), im->bytes.size(), im->name, "emissive texture", reg.texture_limits);
-        double sum[3] = {0, 0, 0};
-        for (const vec3& p : e.pixels)
-          for (int c = 0; c < 3; ++c) sum[c] += p[c];
-        const double n = static_cast<double>(e.pixels.size());
-        mean = vec3{static_cast<float>(sum[0] / n), static_cast<float>(sum[1] / n), static_cast<float>(sum[2] / n)};
-      }
-      mat.emission = mat.emission * *mean;
-      if (!finite(mat.emission)) fail(who + ": the emission times the emissive texture's mean overflows a float");
+      mat.emission_texture = reg.texture_index(im->name, im->bytes, m.emissive_texture[i].wrap, vec3{1, 1, 1}, who);
+    }
+    if (const auto* im = image(m.metal_rough_texture[i]); im && mat.kind == material_kind::gltf) {
+      mat.metal_rough_texture = reg.texture_index(im->name, im->bytes, m.metal_rough_texture[i].wrap, vec3{1, 1, 1}, who, true);
     }
     index[i] = reg.add(mat, path.string());
   }
@@ -82,15 +94,18 @@ std::vector<material_override> read_objects(const toml::table& doc, const reader
       rd.known_keys(t, key + ".", table_keys.at("objects"), "[[objects]]");
       const toml::node* obj = t.get("obj");
       const toml::node* gltf = t.get("gltf");
-      if (!obj && !gltf) rd.fail_at(&(*objects)[i], key, "an object needs obj = \"path.obj\" (or gltf = \"path.gltf\")");
-      if (obj && gltf) rd.fail_at(gltf, key, "give either obj or gltf, not both");
-      const toml::node* file_node = obj ? obj : gltf;
-      const std::string file_key = key + (obj ? ".obj" : ".gltf");
+      const toml::node* ply = t.get("ply");
+      if (!obj && !gltf && !ply)
+        rd.fail_at(&(*objects)[i], key, "an object needs obj = \"path.obj\" (or gltf = \"path.gltf\", ply = \"path.ply\")");
+      if ((obj != nullptr) + (gltf != nullptr) + (ply != nullptr) > 1)
+        rd.fail_at(obj ? obj : gltf, key, "give one of obj, gltf and ply");
+      const toml::node* file_node = obj ? obj : gltf ? gltf : ply;
+      const std::string file_key = key + (obj ? ".obj" : gltf ? ".gltf" : ".ply");
       const std::string rel = rd.path(*file_node, file_key);
       const fs::path obj_path = base_dir / fs::path(rel);
       if (!file_exists(obj_path)) {
         rd.fail_at(file_node, file_key,
-                   std::string(obj ? "OBJ" : "glTF") + " file " + in_quotes(rel) + " not found (looked for " +
+                   std::string(obj ? "OBJ" : gltf ? "glTF" : "PLY") + " file " + in_quotes(rel) + " not found (looked for " +
                        obj_path.string() + ")");
       }
       vec3 translate{0, 0, 0}, scale{1, 1, 1};
@@ -121,7 +136,9 @@ std::vector<material_override> read_objects(const toml::table& doc, const reader
                                    : "(what is left of the scene's limit of " + std::to_string(limit) + " with " +
                                          std::to_string(before) + " before this object)";
       std::optional<camera_desc> camera;
-      obj_mesh mesh = obj ? load_obj(obj_path, opt, reg) : load_gltf_object(obj_path, opt, reg, camera);
+      obj_mesh mesh = obj    ? load_obj(obj_path, opt, reg)
+                      : ply ? load_ply(obj_path, opt, reg)
+                            : load_gltf_object(obj_path, opt, reg, camera);
       if (obj_entry) bare_camera = camera;
       sc.files.insert(sc.files.end(), mesh.files.begin(), mesh.files.end());
       rd.check_triangles(sc.triangles.size() + mesh.triangles.size(), "with " + in_quotes(rel));

@@ -72,7 +72,16 @@ void apply_override(toml::table& doc, const std::string& text, reader& rd) {
         tbl.erase("vfov");
       }
     }
+    if (seg[0] == "environment" && (seg[1] == "map" || seg[1] == "color")) {
+      tbl.erase(seg[1] == "map" ? "color" : "map");  // the override's choice wins over the file's
+      if (seg[1] == "color") tbl.erase("rotation"), tbl.erase("scale"), tbl.erase("sample");
+    }
     set(tbl, seg[1]);
+    if (seg[0] == "environment" && seg[1] == "map") {
+      // A map named on the command line is relative to the working directory, not the scene file.
+      if (const auto* m = tbl.get_as<std::string>("map"); m && fs::path(m->get()).is_relative())
+        tbl.insert_or_assign("map", fs::absolute(m->get()).string());
+    }
     rd.overridden[seg[0] + "." + seg[1]] = text;
     return;
   }

@@ -15,13 +15,18 @@
 
 namespace sieve::render {
 
-// OBJ/MTL mapping (documented in scenes/README.md):
-//   diffuse     Kd -> albedo                        (illum 0, 1, 2 without a mirror-like Ks)
-//   mirror      Ks -> albedo                        (illum 3 or 5, or Ks > 0 with Kd = 0)
-//   dielectric  Tf (else Ks, else 1) -> albedo, Ni -> ior   (illum 4, 6, 7, or d < 1)
+// OBJ/MTL mapping (documented in scenes/README.md, "OBJ/MTL mapping"):
+//   dielectric  Tf (else Ks, else 1) -> albedo, Ni -> ior   (illum 4, 6 or 7 only)
+//   mirror      Ks -> albedo      (illum 3 or 5; Ks > 0 with Kd = 0; Pm >= 0.5 with Pr < 0.5)
+//   diffuse     Kd -> albedo      (otherwise)
 //   any kind    Ke -> emission (a triangle with emission > 0 is a light)
 //   diffuse     map_Kd -> albedo_texture (replaces Kd where the file is found; `-clamp on`: clamp)
-enum class material_kind : std::uint8_t { diffuse, mirror, dielectric };
+//   any kind    d (1 - Tr) and map_d -> opacity, opacity_texture (a cut-out, never glass)
+// The rest is kept by name for a BSDF that can show it (roughness, metallic, specular and their
+// maps, the bump map) and named in one warning per scene where the present BSDFs approximate it.
+// The microfacet kinds (core/bsdf.hpp): conductor (rough metal, f0 = albedo), rough_dielectric
+// (rough glass, albedo tints it), gltf (the glTF 2.0 metallic-roughness model, albedo = base colour).
+enum class material_kind : std::uint8_t { diffuse, mirror, dielectric, conductor, rough_dielectric, gltf };
 
 struct material {
   std::string name;
@@ -29,7 +34,22 @@ struct material {
   vec3 albedo{0.8f, 0.8f, 0.8f};
   vec3 emission{0, 0, 0};
   float ior = 1.5f;
+  float roughness = 0;     // microfacet kinds, 0 .. 1 (alpha = roughness^2); MTL: Pr, else sqrt(2 / (Ns + 2))
+  float metallic = 0;      // gltf, 0 .. 1; MTL: Pm
+  float transmission = 0;  // gltf, 0 .. 1
+  bool thin = false;       // rough_dielectric, gltf: a thin-walled sheet (no refraction)
   std::int32_t albedo_texture = -1;  // index into scene::textures: the albedo (a diffuse material's); -1: none
+  // Opacity: a ray passes the surface with probability 1 - opacity (stochastic cut-out); shadow rays
+  // see it opaque.
+  float opacity = 1;                  // d, or 1 - Tr (d wins where both are given)
+  std::int32_t opacity_texture = -1;  // map_d: index into scene::textures (its alpha, else first channel)
+  // Kept for the BSDFs to come; today's draw a diffuse material from an MTL file as Lambert (scenes/README.md).
+  vec3 specular{0, 0, 0};   // Ks of a diffuse material: a glossy layer
+  std::string specular_map{}, roughness_map{}, metallic_map{}, bump_map{};  // map_Ks, map_Pr, map_Pm, map_Bump/bump/norm: named, not read
+  bool dissolve_ignored = false;  // `d 0` without map_d, read as opaque (exporters write it for opaque)
+  std::int32_t emission_texture = -1;  // likewise: `emission` is multiplied by its texel at each point
+  std::int32_t metal_rough_texture = -1;  // likewise (gltf): roughness x green, metallic x blue (not sRGB)
+  uv_transform uv;  // applied to the texture coordinates before every texture of the material is read
 };
 
 // An image a material reads: linear RGB (8- and 16-bit files decoded from sRGB, .hdr as stored).
@@ -46,6 +66,7 @@ struct camera_desc {
   vec3 look_at{0, 0, 0};
   vec3 up{0, 1, 0};
   float vfov_degrees = 40;
+  float aspect = 0;  // width / height a model's camera asks for (glTF aspectRatio); 0: the film's
 };
 
 struct film_desc {

@@ -37,7 +37,7 @@ struct registry {
   std::unordered_map<std::string, std::uint32_t> by_name;  // the first material of each name
   // The textures materials read (textures.cpp), each file once per wrap mode, within the limits.
   std::vector<texture> textures;
-  std::map<std::pair<std::string, wrap_mode>, std::int32_t> texture_of;  // (path, wrap) -> index; -1: missing
+  std::map<std::pair<std::string, wrap_mode>, std::int32_t> texture_of;  // (path[ as opacity], wrap) -> index; -1: missing
   image_limits texture_limits;         // each image's
   std::uint64_t texture_budget = 0;    // bytes of texels all textures may take (scene_limits::max_texture_bytes)
   std::uint64_t texture_bytes = 0;     // taken so far
@@ -54,11 +54,16 @@ struct registry {
   // The index of the texture in `path` (read the first time it is asked for), or -1 where the file
   // is missing (a warning naming it and `who`, e.g. "scene.mtl: material 'brick'"). An unreadable
   // or corrupt image, one past the limits, or one past what is left of the budget is an error.
-  std::int32_t texture_index(const fs::path& path, wrap_mode wrap, const std::string& who);
+  std::int32_t texture_index(const fs::path& path, wrap_mode wrap, const std::string& who,
+                             image_use use = image_use::color);
   // The same for an image already in memory (a glTF's), named `name`, its texels multiplied by
-  // `scale` (a glTF base colour factor); each (name, wrap, scale) decoded once.
+  // `scale` (a glTF base colour factor); each (name, wrap, scale, data) decoded once. `data`: the
+  // image holds numbers, not colours (a metallic-roughness map): its texels are the stored values
+  // in 0 .. 1, not decoded from sRGB.
   std::int32_t texture_index(const std::string& name, const std::vector<unsigned char>& bytes, wrap_mode wrap,
-                             vec3 scale, const std::string& who);
+                             vec3 scale, const std::string& who, bool data = false);
+  // An image made by the loader (a PLY's vertex colours), within the limits and the budget.
+  std::int32_t texture_index(const std::string& name, image_rgb image, wrap_mode wrap, const std::string& who);
 
  private:
   // Decodes through `read` within what is left of the budget and keeps the texture under `key`.
@@ -68,6 +73,9 @@ struct registry {
 
 // The MTL mapping of scene.hpp / scenes/README.md.
 material map_mtl(const tinyobj::material_t& m, const std::string& from);
+// What the present BSDFs approximate in `materials` ("3 with a glossy layer ... drawn as Lambert; ..."),
+// empty where nothing is: the loader's one warning line per scene.
+std::string approximations(const std::vector<material>& materials);
 
 // A [[materials]] entry: read before the objects, applied after their MTL materials are known.
 struct material_entry {
@@ -76,7 +84,8 @@ struct material_entry {
   std::string key;
   std::optional<material_kind> kind;
   std::optional<vec3> albedo, emission;
-  std::optional<float> ior;
+  std::optional<float> ior, roughness, metallic, transmission;
+  std::optional<bool> thin;
   std::optional<std::string> texture;  // the albedo texture's path as written, relative to the scene file
   wrap_mode wrap = wrap_mode::repeat;
   const toml::node* texture_node = nullptr;
@@ -104,12 +113,16 @@ struct obj_options {
 };
 
 std::vector<std::string_view> tokens(std::string_view line);
+// `line` without its comment: from a '#' that starts a word (at the start or after a space or tab)
+// to the end, as exporters write them after values ("Ka 0.63 0.065 0.05 # Red").
+std::string_view uncommented(std::string_view line);
 // `s` as a number, or nothing where it is not a number at all; `finite` says whether it is finite (as a float too).
 std::optional<double> number_token(std::string_view s, bool& finite);
 
 struct obj_scan {
   std::vector<std::pair<std::string, std::size_t>> mtllibs;  // the MTL files the OBJ names, with their lines
   std::uint64_t triangles = 0;                                // its faces' triangles
+  std::string text;                                           // the file without comments, for tinyobjloader
 };
 
 // What tinyobjloader does not check (it reads "nan" as 0 and keeps triangles that index past the
@@ -118,8 +131,9 @@ struct obj_scan {
 obj_scan prescan_obj(std::istream& in, const std::string& file, const obj_options& opt);
 
 // What tinyobjloader does not check in an MTL file (it reads "nan" or a word as 0): every number a
-// finite number, and d and Tr (which it folds into one dissolve) in 0 .. 1, named by their own key.
-void prescan_mtl(std::istream& in, const std::string& file, const std::string& context);
+// finite number; Kd, Ks, Tf, d, Tr, Pr and Pm in 0 .. 1 and Ke >= 0, named by the file, line and key.
+// Returns the file without comments, for tinyobjloader.
+std::string prescan_mtl(std::istream& in, const std::string& file, const std::string& context);
 
 struct obj_mesh {
   std::vector<triangle> triangles;
@@ -130,6 +144,8 @@ struct obj_mesh {
 };
 
 obj_mesh load_obj(const fs::path& path, const obj_options& opt, registry& reg);
+// A PLY file (ply.cpp): one material named after the file (grey, or its vertex colours as albedo).
+obj_mesh load_ply(const fs::path& path, const obj_options& opt, registry& reg);
 
 // ------------------------------------------------------------------------------------------------
 // The scene file's sections, each adding to `sc`.
@@ -163,9 +179,15 @@ void apply_material_overrides(const std::vector<material_override>& overrides, c
 void read_lights(const toml::table& doc, const reader& rd, scene& sc, registry& reg);
 void read_procedural(const toml::table& doc, const reader& rd, scene& sc, registry& reg);
 
-// A bare OBJ: its bounding box framed from the -z side, looking along +z at its centre.
-void frame_bare_obj(const reader& rd, camera_given given, scene& sc);
-// A bare glTF with a camera: that camera, key by key where the overrides gave none.
+// A bare model (OBJ, glTF or PLY alone), its first `count` triangles being the model's.
+// front_side: the side to see it from: 0 (+z, the front of glTF models and most OBJ exports), or an
+// open room's open side (1: -z, 2: +x, 3: -x): three of its four vertical sides covered by walls
+// (`room` says whether it is one).
+int front_side(const scene& sc, std::size_t count, bool& room);
+// Its bounding box framed from `side`, looking at its centre, the whole box in view.
+void frame_bare_model(const reader& rd, camera_given given, scene& sc, std::size_t count, int side);
+// A quad light above, left of and before the model as the camera sees it (added after the camera).
+void add_key_light(scene& sc, std::size_t count);
 void use_bare_camera(const camera_desc& camera, camera_given given, scene& sc);
 
 }  // namespace sieve::render::detail

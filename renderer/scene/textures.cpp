@@ -2,11 +2,13 @@
 #include "sections.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace sieve::render::detail {
 
-std::int32_t registry::texture_index(const fs::path& path, wrap_mode wrap, const std::string& who) {
-  const auto key = std::make_pair(path.string(), wrap);
+std::int32_t registry::texture_index(const fs::path& path, wrap_mode wrap, const std::string& who, image_use use) {
+  const std::string name = use == image_use::opacity ? path.string() + " (opacity)" : path.string();
+  const auto key = std::make_pair(name, wrap);
   if (const auto it = texture_of.find(key); it != texture_of.end()) return it->second;
   texture_files.push_back(path);
   if (!file_exists(path)) {
@@ -14,20 +16,39 @@ std::int32_t registry::texture_index(const fs::path& path, wrap_mode wrap, const
     texture_of.emplace(key, -1);
     return -1;
   }
-  return add_texture(path.string(), path.string(), wrap, who,
-                     [&](const image_limits& limits) { return read_image(path, "texture", limits); });
+  return add_texture(name, path.string(), wrap, who,
+                     [&](const image_limits& limits) { return read_image(path, "texture", limits, use); });
 }
 
+namespace {
+
+// The sRGB encoding of a linear value in [0, 1]: undoes decode_image's decoding of a data image.
+float linear_to_srgb(float c) {
+  c = std::clamp(c, 0.0f, 1.0f);
+  return c <= 0.0031308f ? c * 12.92f : 1.055f * std::pow(c, 1.0f / 2.4f) - 0.055f;
+}
+
+}  // namespace
+
 std::int32_t registry::texture_index(const std::string& name, const std::vector<unsigned char>& bytes, wrap_mode wrap,
-                                     vec3 scale, const std::string& who) {
+                                     vec3 scale, const std::string& who, bool data) {
   const bool scaled = !(scale.x == 1 && scale.y == 1 && scale.z == 1);
-  const std::string key = scaled ? name + " x " + str(scale) : name;
+  const std::string key = (scaled ? name + " x " + str(scale) : name) + (data ? " (data)" : "");
   if (const auto it = texture_of.find(std::make_pair(key, wrap)); it != texture_of.end()) return it->second;
   return add_texture(key, name, wrap, who, [&](const image_limits& limits) {
     image_rgb image = decode_image(bytes.data(), bytes.size(), name, "texture", limits);
+    if (data)
+      for (vec3& p : image.pixels) p = {linear_to_srgb(p.x), linear_to_srgb(p.y), linear_to_srgb(p.z)};
     if (scaled)
       for (vec3& p : image.pixels) p = p * scale;
     return image;
+  });
+}
+
+std::int32_t registry::texture_index(const std::string& name, image_rgb image, wrap_mode wrap, const std::string& who) {
+  return add_texture(name, name, wrap, who, [&](const image_limits& limits) {
+    check_image_size(image.width, image.height, name, "texture", limits);
+    return std::move(image);
   });
 }
 

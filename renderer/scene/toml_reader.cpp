@@ -44,8 +44,8 @@ const std::map<std::string_view, std::vector<std::string_view>> table_keys = {
     {"film", {"width", "height", "spp", "max_bounces", "seed"}},
     {"environment", {"color", "map", "rotation", "scale", "sample"}},
     {"compaction", {"strategy", "reorder", "sort"}},
-    {"objects", {"obj", "gltf", "translate", "scale", "rotate_y", "material"}},
-    {"materials", {"name", "type", "albedo", "emission", "ior", "texture", "wrap"}},
+    {"objects", {"obj", "gltf", "ply", "translate", "scale", "rotate_y", "material"}},
+    {"materials", {"name", "type", "albedo", "emission", "ior", "roughness", "metallic", "transmission", "thin", "texture", "wrap"}},
     {"lights", {"type", "corner", "edge1", "edge2", "emission"}},
     {"procedural", {"type", "n", "segments", "grid", "height", "seed"}},
 };

@@ -25,7 +25,9 @@
 
 #include "accumulate.hpp"
 #include "extend.hpp"
-#include "integrator.hpp"
+#include "../frame/settings.hpp"
+#include "../frame/stats.hpp"
+#include "../frame/waves.hpp"
 #include "reorder.hpp"
 
 #include "../path/connect.hpp"
@@ -110,27 +112,16 @@ class path_queue {
 
   // Marks for the first n entries, cleared as the form needs (the bit mask zeroed, *removal_count 0).
   keep_marks marks(std::uint32_t n, std::uint64_t* removal_count) {
-    keep_marks m;
-    if (mode_ == queue_mode::append) return m;  // shade_append moves the survivors itself
-    if (form_ == sieve::form::byte_flags) m.flags = flags_.get();
-    if (form_ == sieve::form::bit_mask) {
-      b_.zero(mask_.get(), std::size_t{(n + 31) / 32} * sizeof(std::uint32_t));
-      m.mask = mask_.get();
-    }
-    if (form_ == sieve::form::removal_list) {
-      b_.zero(removal_count, sizeof *removal_count);
-      m.removals = removals_.get();
-      m.removal_count = low_word(removal_count);
-    }
-    return m;
+    if (mode_ == queue_mode::append) return {};  // shade_append moves the survivors itself
+    if (form_ == sieve::form::bit_mask) b_.zero(mask_.get(), std::size_t{(n + 31) / 32} * sizeof(std::uint32_t));
+    if (form_ == sieve::form::removal_list) b_.zero(removal_count, sizeof *removal_count);
+    return entries().marks(low_word(removal_count));
   }
 
   // Keeps the marked entries of the first n (*live of them are live; n is the live count or the
   // capacity) and writes how many to *kept.
   void compact(std::uint32_t n, const std::uint64_t* live, const std::uint64_t* removal_count, std::uint64_t* kept) {
-    sieve::selection keep = sieve::byte_flags{std::span<const std::uint8_t>(flags_.get(), n)};
-    if (form_ == sieve::form::bit_mask) keep = sieve::bit_mask{std::span<const std::uint32_t>(mask_.get(), (n + 31) / 32)};
-    if (form_ == sieve::form::removal_list) keep = sieve::removal_list{std::span<std::uint32_t>(removals_.get(), n)};
+    const sieve::selection keep = entries().selection(n);
     const sieve::record out =
         mode_ == queue_mode::index ? sieve::record(std::span(spare_index(), n)) : spare().record(n);
     b_.compact(strategy_, in_place_, record(n), out, keep, live, removal_count, kept);
@@ -138,6 +129,8 @@ class path_queue {
   }
 
  private:
+  marked_entries entries() const { return {form_, flags_.get(), mask_.get(), removals_.get()}; }
+
   Backend& b_;
   std::uint32_t capacity_;
   sieve::strategy strategy_;

@@ -1,7 +1,8 @@
-// libFuzzer: an image file read as a texture or environment map is (scene/image_file.hpp: PNG
-// through stb_image, Radiance .hdr decoded by sieve). Input: the file's bytes. Bad input must end in
-// sieve::error; anything else (a crash, a sanitizer report, another exception, a hang, a leak) is a
-// finding.
+// libFuzzer: an image file read as a texture, opacity map or environment map is (scene/image_file.hpp:
+// OpenImageIO's PNG, JPEG, TGA, TIFF, OpenEXR and Radiance .hdr readers, the format told from the
+// signature; the file is named .tga, so input without one reaches the TGA reader). Input: the file's
+// bytes. Bad input must end in sieve::error; anything else (a crash, a sanitizer report, another
+// exception, a hang, a leak) is a finding.
 #include "scratch.hpp"
 
 #include <scene/image_file.hpp>
@@ -10,12 +11,13 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
   static const sieve::fuzz::scratch_dir dir("sieve-fuzz-image");
-  dir.write("texture", std::string_view(reinterpret_cast<const char*>(data), size));
+  dir.write("texture.tga", std::string_view(reinterpret_cast<const char*>(data), size));
   sieve::render::image_limits limits;
   limits.max_side = 1024;             // keep every run fast; the limits' own paths are fuzzed too
   limits.max_bytes = std::uint64_t{1} << 24;
   try {
-    (void)sieve::render::read_image(dir / "texture", "texture", limits);
+    const auto use = size % 2 ? sieve::render::image_use::opacity : sieve::render::image_use::color;
+    (void)sieve::render::read_image(dir / "texture.tga", "texture", limits, use);
   } catch (const sieve::error&) {
   }
   return 0;

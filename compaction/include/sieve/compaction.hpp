@@ -21,3 +21,4 @@
 #include <sieve/compaction/compact.hpp>
 #include <sieve/compaction/cuda.hpp>
 #include <sieve/compaction/radix_sort.hpp>
+#include <sieve/compaction/multisplit.hpp>

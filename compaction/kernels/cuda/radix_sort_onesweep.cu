@@ -4,10 +4,8 @@
 //      histograms per block, added into one global table).
 //   2. Per digit, one pass over tiles of `threads * items` pairs. A block takes the next tile from an
 //      atomic counter, loads its keys warp-striped (item j of lane l of warp w at w*32*items + 32 j + l,
-//      so every load is coalesced and the warp's order is the input order), and ranks them: per item,
-//      the lanes holding the same digit find each other with __match_any_sync, each takes the warp's
-//      running count of that digit plus the number of its peers on lower lanes (stable), and the last
-//      peer adds the group to the count. Per-warp counts become per-tile counts, which the tile
+//      so every load is coalesced and the warp's order is the input order), and ranks them within the
+//      warp (warp_rank.cuh, shared with the multisplit). Per-warp counts become per-tile counts, which the tile
 //      publishes for its successors and then looks back over its predecessors (decoupled look-back,
 //      one digit per thread) to find where its share of each digit starts in the output. Tile 0 starts
 //      from the global histogram's exclusive prefix. The keys go to shared memory in sorted order and
@@ -25,6 +23,7 @@
 #include "internal/device.cuh"
 #include "internal/look_back.cuh"
 #include "internal/select_common.cuh"
+#include "internal/warp_rank.cuh"
 
 #include "internal/radix_sort_table.hpp"
 
@@ -168,19 +167,7 @@ __global__ void __launch_bounds__(Threads, MinBlocks) onesweep_pass(
 
   // Rank within the warp, in input order.
   std::uint32_t rank[Items];
-  const unsigned below = lanes_below();
-#pragma unroll
-  for (unsigned j = 0; j < Items; ++j) {
-    const unsigned dj = digit_of(j);
-    const unsigned peers = __match_any_sync(0xffffffffU, dj);
-    const unsigned before = __popc(peers & below);
-    const std::uint32_t running = s.warp_start[warp][dj];
-    rank[j] = running + before;
-    __syncwarp();
-    if (before + 1 == static_cast<unsigned>(__popc(peers)))
-      s.warp_start[warp][dj] = static_cast<std::uint16_t>(running + before + 1);
-    __syncwarp();
-  }
+  warp_rank<Items>(s.warp_start[warp], digit_of, rank);
   __syncthreads();
 
   // Digit threads: the tile's count of the digit (not Early), published; its first slot in the tile,
@@ -194,15 +181,7 @@ __global__ void __launch_bounds__(Threads, MinBlocks) onesweep_pass(
   }
   std::uint32_t tile_total;
   const std::uint32_t local = block_exclusive_sum<Threads>(count, tile_total, s.warp_sums);
-  if (digit_thread) {
-    std::uint32_t slot = local;
-#pragma unroll
-    for (unsigned w = 0; w < warps; ++w) {
-      const std::uint32_t c = s.warp_start[w][d];
-      s.warp_start[w][d] = static_cast<std::uint16_t>(slot);
-      slot += c;
-    }
-  }
+  if (digit_thread) warp_counts_to_slots<warps>(s.warp_start, d, local);
 
   std::uint32_t before_tile = 0;  // pairs of digit d in the output before this tile's
   if (tile == 0) {

@@ -15,6 +15,10 @@ namespace sieve {
 enum class form : std::uint8_t { removal_list, byte_flags, bit_mask, predicate };
 inline constexpr std::size_t form_count = 4;
 std::string_view to_string(form f);
+// A form's one-word name, for options, file names and tables: removal, flags, mask, predicate.
+std::string_view short_name(form f);
+// The form of a one-word name (short_name's inverse); throws sieve::error naming the forms.
+form form_from_short_name(std::string_view name);
 
 // Distinct indices of the items to remove, each < n. Strategies use the array as scratch (Redzone
 // keeps its orphan list in it, as in the paper): its contents are unspecified afterwards.

@@ -23,6 +23,9 @@ struct strategy_info {
   bool stable = false;          // kept items keep their order
   bool in_place = false;        // compact(): output over the input
   bool out_of_place = false;    // compact_copy(): output to a second record
+  // CUDA: reads the live counts back to the host during a call (device counts are copied out and
+  // waited for), so its calls cannot be captured in a CUDA graph.
+  bool host_counts = false;
 
   bool runs_on(backend b) const { return forms(b) != 0; }
   bool takes(backend b, form f) const { return (forms(b) >> static_cast<int>(f)) & 1; }

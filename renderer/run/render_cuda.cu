@@ -12,18 +12,16 @@
 // its level loop a WHILE node). The exceptions run the same loop on the stream with a
 // synchronisation per bounce (stats.wave_launch "stream"): the `thrust` strategy, which reads its
 // counts back, and a BFS render with stage times (bfs_in_graph below).
-// exec::cuda's parallel_for first: the stages call exec::parallel_for by qualified name, which sees
-// only the overloads declared before the stage templates.
-#include <exec/cuda.cuh>
-#include <exec/walk_cuda.cuh>
-#include <exec/device_array.cuh>
+#include "render.hpp"
 
-#include "integrator.hpp"
+#include "../frame/device_scene.hpp"
+
+#include <exec/device_array.cuh>
 
 #include "../bvh/bfs.hpp"
 #include "../core/marks.hpp"
 #include "../megakernel/megakernel.hpp"
-#include "driver.hpp"
+#include "../wavefront/driver.hpp"
 
 #include <sieve/compaction/cuda.hpp>
 #include <sieve/compaction/cuda_check.hpp>
@@ -80,7 +78,7 @@ class event_clock {
   }
   // After a synchronisation: adds up the spans; keep them when a graph records them again.
   void collect(bool keep) {
-    for (const auto& p : spans_) add_stage_time(stats_, p.name, p.bounce, p.stop.ms_since(p.start));
+    for (const auto& p : spans_) stats_.add_stage(p.name, p.bounce, p.stop.ms_since(p.start));
     if (!keep) spans_.clear();
   }
 
@@ -90,12 +88,6 @@ class event_clock {
     sieve::cuda::event start, stop;  // recorded as event record nodes while a wave is captured
     int bounce;
   };
-  static void add_stage_time(render_stats& stats, std::string_view name, int bounce, double ms) {
-    auto it = std::find_if(stats.stages.begin(), stats.stages.end(), [&](const stage_time& s) { return s.name == name; });
-    if (it == stats.stages.end()) it = stats.stages.insert(stats.stages.end(), {std::string(name), 0});
-    it->ms += ms;
-    if (bounce >= 0) stats.bounces[static_cast<std::size_t>(bounce)].compact_ms += ms;
-  }
   render_stats& stats_;
   cudaStream_t stream_;
   std::vector<span_events> spans_;
@@ -159,7 +151,7 @@ class cuda_backend {
     const sieve::cuda::device_counts counts{live, list ? removals : nullptr};
     const std::size_t k = list ? std::get<sieve::removal_list>(keep).indices.size() : 0;
     const sieve::strategy ran = stats_.note_strategy(strategy, sieve::backend::cuda, in_place, items, k);
-    if (ran.name() == "thrust") ++stats_.host_syncs;  // thrust reads the counts back
+    if (ran.info().host_counts) ++stats_.host_syncs;  // it reads the counts back
     // The removal lists are the renderer's own (each terminated path once): unchecked.
     if (in_place)
       sieve::cuda::compact_async(ran, items, keep, counts, kept, ws, stream_, {.checked = false});
@@ -219,13 +211,6 @@ struct graph_exec {
 
 }  // namespace
 
-std::optional<std::uint64_t> cuda_free_memory() {
-  if (!sieve::cuda::available()) return std::nullopt;
-  std::size_t free = 0, total = 0;
-  SIEVE_CUDA_CHECK(cudaMemGetInfo(&free, &total));
-  return free;
-}
-
 render_result render_cuda(const prepared_scene& ps, const render_settings& settings) {
   const scene& sc = ps.source();
   const film_desc& film = sc.film;
@@ -235,58 +220,8 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
   const std::uint32_t pixels = film.width * film.height;
 
   // The scene in device memory.
-  const scene_view host_view = ps.view(film.width, film.height);
-  const bvh& tree = ps.tree();
-  std::vector<surface> surfaces(host_view.surfaces, host_view.surfaces + sc.materials.size());
-  const device_array<triangle> d_triangles(sc.triangles);
-  const device_array<bvh_node> d_nodes(tree.nodes);
-  const device_array<std::uint32_t> d_prims(tree.prims);
-  const device_array<pair_node> d_pairs(tree.pairs);
-  const device_array<leaf_triangle> d_leaf_triangles(tree.leaf_triangles);
-  const device_array<surface> d_surfaces(surfaces);
-  const device_array<std::uint32_t> d_material_of(sc.material_of);
-  const device_array<triangle_normals> d_normals(sc.normals);
-  const device_array<triangle_uvs> d_uvs(sc.uvs);
-  // Textures: every texel in one allocation, the views pointing into it.
-  std::size_t texels = 0;
-  for (const texture& t : sc.textures) texels += t.texels.size();
-  const device_array<vec3> d_texels(texels);
-  std::vector<texture_view> texture_views;
-  std::size_t at = 0;
-  for (const texture& t : sc.textures) {
-    texture_view v = t.view();
-    v.texels = d_texels.get() + at;
-    if (!t.texels.empty())
-      SIEVE_CUDA_CHECK(cudaMemcpy(d_texels.get() + at, t.texels.data(), t.texels.size() * sizeof(vec3),
-                                  cudaMemcpyHostToDevice));
-    at += t.texels.size();
-    texture_views.push_back(v);
-  }
-  const device_array<texture_view> d_textures(texture_views);
-  const device_array<std::uint32_t> d_light_tris(
-      std::vector<std::uint32_t>(host_view.lights.triangles, host_view.lights.triangles + host_view.lights.count));
-  const device_array<float> d_light_cdf(
-      std::vector<float>(host_view.lights.cdf, host_view.lights.cdf + host_view.lights.count));
-  // The environment map and its sampling tables (empty without a map: the view's pointers stay null).
-  const environment_data& env = sc.environment_map;
-  const device_array<vec3> d_env_texels(env.texels);
-  const device_array<float> d_env_weight(env.weight);
-  const device_array<float> d_env_conditional(env.conditional_cdf);
-  const device_array<float> d_env_marginal(env.marginal_cdf);
-  scene_view view = host_view;
-  view.env_map.texels = d_env_texels.get();
-  view.env_map.weight = d_env_weight.get();
-  view.env_map.conditional_cdf = d_env_conditional.get();
-  view.env_map.marginal_cdf = d_env_marginal.get();
-  view.bvh = {d_nodes.get(), d_prims.get(),   d_triangles.get(), host_view.bvh.node_count,
-              d_pairs.get(), d_leaf_triangles.get()};
-  view.surfaces = d_surfaces.get();
-  view.material_of = d_material_of.get();
-  view.normals = sc.normals.empty() ? nullptr : d_normals.get();
-  view.uvs = sc.uvs.empty() ? nullptr : d_uvs.get();
-  view.textures = sc.textures.empty() ? nullptr : d_textures.get();
-  view.lights.triangles = d_light_tris.get();
-  view.lights.cdf = d_light_cdf.get();
+  const device_scene scene_on_device(ps);
+  const scene_view view = scene_on_device.view(film.width, film.height);
 
   const std::uint32_t capacity = wave_capacity(pixels, film.spp, settings.max_queue);
   const std::uint32_t max_pixels = std::min(pixels, settings.max_queue);
@@ -331,12 +266,16 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
     const wave_counts counts = driver.counts();
     const std::size_t count_bytes = wave_counts::size(film.max_bounces) * sizeof(std::uint64_t);
     const pinned<std::uint64_t> h_counts(wave_counts::size(film.max_bounces));
-    const bool thrust = !append && sieve::resolve_strategy(settings.strategy, sieve::backend::cuda, stats.form,
-                                                           driver.in_place(), capacity,
-                                                           stats.form == sieve::form::removal_list ? capacity : 0,
-                                                           driver.compaction_record().item_bytes()) == "thrust";
+    // A strategy that reads its counts back (the registry's host_counts) runs on the stream.
+    const bool host_counts =
+        !append && sieve::strategy(settings.strategy)
+                       .resolve(sieve::backend::cuda, stats.form, driver.in_place(), capacity,
+                                stats.form == sieve::form::removal_list ? capacity : 0,
+                                driver.compaction_record().item_bytes())
+                       .info()
+                       .host_counts;
     const bool bfs = settings.traversal == traversal_kind::bfs;
-    const bool in_graph = settings.wave_graph && !thrust && (!bfs || (bfs_in_graph && !settings.profile_stages));
+    const bool in_graph = settings.wave_graph && !host_counts && (!bfs || (bfs_in_graph && !settings.profile_stages));
     stats.wave_launch = in_graph ? "graph" : "stream";
     backend.set_graph(in_graph);
     // The wave's parameters in, the driver's work, the counts out: one stream's worth of work.

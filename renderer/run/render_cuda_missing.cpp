@@ -1,12 +1,10 @@
 // Builds without CUDA: the GPU renderer is a clear error.
-#include "integrator.hpp"
+#include "render.hpp"
 
 namespace sieve::render {
 
 render_result render_cuda(const prepared_scene&, const render_settings&) {
   throw sieve::error("this build has no CUDA backend (nvcc was not found, or SIEVE_CUDA=OFF): use --backend cpu");
 }
-
-std::optional<std::uint64_t> cuda_free_memory() { return std::nullopt; }
 
 }  // namespace sieve::render

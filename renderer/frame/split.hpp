@@ -12,7 +12,7 @@
 // 2 gamma(n-1) times it. split_bound gives that bound.
 #pragma once
 
-#include "integrator.hpp"
+#include "waves.hpp"
 
 #include <cstdint>
 #include <span>

@@ -1,0 +1,118 @@
+#include "device_scene.hpp"
+#include "waves.hpp"
+
+#include <exec/device_array.cuh>
+
+#include <sieve/compaction/cuda.hpp>
+#include <sieve/compaction/cuda_check.hpp>
+
+#include <cuda_runtime.h>
+
+#include <vector>
+
+namespace sieve::render {
+
+using exec::device_array;
+
+struct device_bvh::arrays {
+  device_array<bvh_node> nodes;
+  device_array<std::uint32_t> prims;
+  device_array<pair_node> pairs;
+  device_array<leaf_triangle> leaf_triangles;
+  device_array<wide_node> wide_nodes;
+  device_array<std::uint32_t> wide_prims;
+  device_array<leaf_triangle> wide_triangles;
+  device_array<triangle> triangles;
+};
+
+device_bvh::device_bvh(const bvh& b, std::span<const triangle> triangles)
+    : arrays_(new arrays{device_array<bvh_node>(b.nodes), device_array<std::uint32_t>(b.prims),
+                         device_array<pair_node>(b.pairs), device_array<leaf_triangle>(b.leaf_triangles),
+                         device_array<wide_node>(b.wide.nodes), device_array<std::uint32_t>(b.wide.prims),
+                         device_array<leaf_triangle>(b.wide.triangles),
+                         device_array<triangle>(std::vector<triangle>(triangles.begin(), triangles.end()))}) {
+  const arrays& a = *arrays_;
+  view_ = {a.nodes.get(), a.prims.get(), a.triangles.get(), static_cast<std::uint32_t>(b.nodes.size()),
+           a.pairs.get(), a.leaf_triangles.get(),
+           wide_view{a.wide_nodes.get(), a.wide_prims.get(), a.wide_triangles.get(),
+                     static_cast<std::uint32_t>(b.wide.nodes.size())}};
+}
+
+device_bvh::~device_bvh() = default;
+
+struct device_scene::arrays {
+  device_array<surface> surfaces;
+  device_array<std::uint32_t> material_of;
+  device_array<triangle_normals> normals;
+  device_array<triangle_uvs> uvs;
+  device_array<vec3> texels;  // every texture's texels in one allocation, the views pointing into it
+  device_array<texture_view> textures;
+  device_array<std::uint32_t> light_triangles;
+  device_array<float> light_cdf;
+  device_array<vec3> env_texels;
+  device_array<float> env_weight, env_conditional, env_marginal;
+};
+
+device_scene::device_scene(const prepared_scene& ps)
+    : prepared_(ps), bvh_(ps.tree(), ps.source().triangles), arrays_(std::make_unique<arrays>()) {
+  const scene& sc = ps.source();
+  const scene_view host = ps.view(sc.film.width, sc.film.height);
+  arrays& a = *arrays_;
+  a.surfaces = device_array<surface>(std::vector<surface>(host.surfaces, host.surfaces + sc.materials.size()));
+  a.material_of = device_array<std::uint32_t>(sc.material_of);
+  a.normals = device_array<triangle_normals>(sc.normals);
+  a.uvs = device_array<triangle_uvs>(sc.uvs);
+  std::size_t texels = 0;
+  for (const texture& t : sc.textures) texels += t.texels.size();
+  a.texels = device_array<vec3>(texels);
+  std::vector<texture_view> views;
+  std::size_t at = 0;
+  for (const texture& t : sc.textures) {
+    texture_view v = t.view();
+    v.texels = a.texels.get() + at;
+    if (!t.texels.empty())
+      SIEVE_CUDA_CHECK(cudaMemcpy(a.texels.get() + at, t.texels.data(), t.texels.size() * sizeof(vec3), cudaMemcpyHostToDevice));
+    at += t.texels.size();
+    views.push_back(v);
+  }
+  a.textures = device_array<texture_view>(views);
+  a.light_triangles = device_array<std::uint32_t>(
+      std::vector<std::uint32_t>(host.lights.triangles, host.lights.triangles + host.lights.count));
+  a.light_cdf = device_array<float>(std::vector<float>(host.lights.cdf, host.lights.cdf + host.lights.count));
+  const environment_data& env = sc.environment_map;
+  a.env_texels = device_array<vec3>(env.texels);
+  a.env_weight = device_array<float>(env.weight);
+  a.env_conditional = device_array<float>(env.conditional_cdf);
+  a.env_marginal = device_array<float>(env.marginal_cdf);
+}
+
+device_scene::~device_scene() = default;
+
+scene_view device_scene::view(std::uint32_t width, std::uint32_t height) const {
+  const scene& sc = prepared_.source();
+  const arrays& a = *arrays_;
+  scene_view v = prepared_.view(width, height);
+  // Empty without a map: the view's pointers stay null.
+  v.env_map.texels = a.env_texels.get();
+  v.env_map.weight = a.env_weight.get();
+  v.env_map.conditional_cdf = a.env_conditional.get();
+  v.env_map.marginal_cdf = a.env_marginal.get();
+  v.bvh = bvh_.view();
+  v.surfaces = a.surfaces.get();
+  v.material_of = a.material_of.get();
+  v.normals = sc.normals.empty() ? nullptr : a.normals.get();
+  v.uvs = sc.uvs.empty() ? nullptr : a.uvs.get();
+  v.textures = sc.textures.empty() ? nullptr : a.textures.get();
+  v.lights.triangles = a.light_triangles.get();
+  v.lights.cdf = a.light_cdf.get();
+  return v;
+}
+
+std::optional<std::uint64_t> cuda_free_memory() {
+  if (!sieve::cuda::available()) return std::nullopt;
+  std::size_t free = 0, total = 0;
+  SIEVE_CUDA_CHECK(cudaMemGetInfo(&free, &total));
+  return free;
+}
+
+}  // namespace sieve::render

@@ -1,0 +1,89 @@
+// The frame layer's functions (settings.hpp, stats.hpp, waves.hpp).
+#include "settings.hpp"
+#include "stats.hpp"
+#include "waves.hpp"
+
+#include "../core/marks.hpp"
+#include "../core/memory.hpp"
+
+#include <algorithm>
+
+namespace sieve::render {
+
+render_settings render_settings::from(const scene& s) {
+  render_settings r;
+  r.strategy = s.compaction.strategy;
+  r.reorder = s.compaction.reorder;
+  r.sort = s.compaction.sort;
+  return r;
+}
+
+double render_stats::stage_ms(std::string_view name) const {
+  for (const auto& s : stages)
+    if (s.name == name) return s.ms;
+  return 0;
+}
+
+const exec::loop_time* render_stats::loop(std::string_view name) const {
+  for (const auto& l : loops)
+    if (l.name == name) return &l;
+  return nullptr;
+}
+
+sieve::strategy render_stats::note_strategy(const sieve::strategy& asked, sieve::backend b, bool in_place,
+                                            const sieve::record& queue, std::size_t removed) {
+  const sieve::strategy ran = asked.resolve(b, form, in_place, queue.size(), removed, queue.item_bytes());
+  if (std::find(strategies_ran.begin(), strategies_ran.end(), ran.name()) == strategies_ran.end())
+    strategies_ran.emplace_back(ran.name());
+  return ran;
+}
+
+std::vector<vec3> render_result::mean() const {
+  std::vector<vec3> out(sum.size());
+  const float scale = samples ? 1.0f / static_cast<float>(samples) : 0.0f;
+  const float scale_ahead = 1.0f / static_cast<float>(samples + 1);
+  for (std::size_t i = 0; i < sum.size(); ++i) out[i] = sum[i] * (i < ahead ? scale_ahead : scale);
+  return out;
+}
+
+double render_stats::other_ms() const {
+  double named = 0;
+  for (const auto& s : stages) named += s.ms;
+  return std::max(0.0, seconds * 1e3 - named);
+}
+
+void render_stats::add_stage(std::string_view name, int bounce, double ms) {
+  auto it = std::find_if(stages.begin(), stages.end(), [&](const stage_time& s) { return s.name == name; });
+  if (it == stages.end()) it = stages.insert(stages.end(), {std::string(name), 0});
+  it->ms += ms;
+  if (bounce >= 0) bounces[static_cast<std::size_t>(bounce)].compact_ms += ms;
+}
+
+render_result begin_render(const scene& sc, const render_settings& settings, sieve::backend backend) {
+  const bool gpu = backend == sieve::backend::cuda;
+  if (settings.max_queue == 0) throw sieve::error("render: max_queue must be at least 1");
+  const film_desc& film = sc.film;
+  render_result result;
+  result.width = film.width;
+  result.height = film.height;
+  result.spp = film.spp;
+  result.sum.assign(std::size_t{film.width} * film.height, vec3{0, 0, 0});
+  result.stats.form = marks_form_for(settings.strategy, backend, gpu ? "renderer (cuda)" : "renderer");
+  result.stats.bounces.resize(film.max_bounces + 1);
+  return result;
+}
+
+void check_render_memory(const scene& s, const render_settings& settings, bool gpu,
+                         std::optional<std::uint64_t> available, std::optional<std::uint64_t> gpu_free) {
+  memory::counts c;
+  c.triangles = s.triangles.size();
+  c.pixels = std::uint64_t{s.film.width} * s.film.height;
+  c.paths = wave_capacity(s.film.width * s.film.height, s.film.spp, std::max(settings.max_queue, 1U));
+  c.bfs = settings.traversal == traversal_kind::bfs;
+  c.attribute_bytes = s.normals.size() * sizeof(triangle_normals) + s.uvs.size() * sizeof(triangle_uvs);
+  for (const texture& t : s.textures) c.attribute_bytes += t.texels.size() * sizeof(vec3);
+  if (gpu && !gpu_free) gpu_free = cuda_free_memory();
+  memory::check(c, available, gpu ? gpu_free : std::nullopt, "render");
+}
+
+}  // namespace sieve::render

@@ -1,0 +1,84 @@
+#include "prepared_scene.hpp"
+
+namespace sieve::render {
+
+namespace {
+
+// The mean emitted radiance of triangle t (its grey level, the mean of the channels): the material's
+// emission, times its emission texture's mean over the triangle where it has one (the texture read
+// at 64 stratified points of the triangle's texture coordinates, through the material's uv map).
+double mean_emission(const scene& s, std::uint32_t t) {
+  const material& m = s.materials[s.material_of[t]];
+  const double grey = (static_cast<double>(m.emission.x) + m.emission.y + m.emission.z) / 3;
+  if (m.emission_texture < 0 || s.uvs.empty()) return grey;
+  const texture_view tex = s.textures[static_cast<std::size_t>(m.emission_texture)].view();
+  constexpr int n = 8;
+  vec3 sum{0, 0, 0};
+  for (int i = 0; i < n; ++i)
+    for (int j = 0; j < n; ++j) {
+      float b1 = 0, b2 = 0;
+      uniform_triangle((i + 0.5f) / n, (j + 0.5f) / n, b1, b2);
+      tex_coord c = interpolate(s.uvs[t], b1, b2);
+      m.uv.apply(c.u, c.v);
+      sum += m.emission * max(bilinear(tex, c.u, c.v), vec3{0, 0, 0});
+    }
+  return (static_cast<double>(sum.x) + sum.y + sum.z) / (3.0 * n * n);
+}
+
+}  // namespace
+
+prepared_scene::prepared_scene(const scene& s) : scene_(&s), bvh_(build_bvh(s.triangles)) {
+  surfaces_.reserve(s.materials.size());
+  for (const material& m : s.materials) {
+    constexpr surface_kind kinds[] = {surface_kind::diffuse,   surface_kind::mirror,           surface_kind::dielectric,
+                                      surface_kind::conductor, surface_kind::rough_dielectric, surface_kind::pbr};
+    surfaces_.push_back({kinds[static_cast<int>(m.kind)], m.albedo, m.emission, m.ior, m.roughness, m.metallic,
+                         m.transmission, m.thin, m.albedo_texture, m.opacity, m.opacity_texture, m.emission_texture,
+                         m.metal_rough_texture, m.uv});
+  }
+  for (const texture& t : s.textures) textures_.push_back(t.view());
+  // Next-event estimation picks a light triangle by its power (core/lights.hpp).
+  double area = 0, power = 0;
+  for (const std::uint32_t t : s.emissive) {
+    const double a = triangle_area(s.triangles[t]);
+    const double p = a * mean_emission(s, t);
+    if (!(a > 0) || !(p > 0)) continue;  // no power: never picked (a degenerate light is never hit either)
+    area += a;
+    power += p;
+    light_triangles_.push_back(t);
+    light_cdf_.push_back(static_cast<float>(power));
+  }
+  for (float& c : light_cdf_) c = static_cast<float>(c / power);
+  if (!light_cdf_.empty()) light_cdf_.back() = 1.0f;
+  light_area_ = static_cast<float>(area);
+  for (const triangle& t : s.triangles) {
+    bounds_.grow(t.v0);
+    bounds_.grow(t.v1);
+    bounds_.grow(t.v2);
+  }
+}
+
+scene_view prepared_scene::view(std::uint32_t width, std::uint32_t height) const {
+  const scene& s = *scene_;
+  scene_view v;
+  v.bvh = view_of(bvh_, s.triangles);
+  v.surfaces = surfaces_.data();
+  v.material_of = s.material_of.data();
+  v.normals = s.normals.empty() ? nullptr : s.normals.data();
+  v.uvs = s.uvs.empty() ? nullptr : s.uvs.data();
+  v.textures = textures_.empty() ? nullptr : textures_.data();
+  v.lights = {light_triangles_.data(), light_cdf_.data(), static_cast<std::uint32_t>(light_triangles_.size()),
+              light_area_};
+  v.environment = s.environment;
+  v.env_map = s.environment_map.view();
+  v.cam = camera::look_at(s.camera.position, s.camera.look_at, s.camera.up, s.camera.vfov_degrees,
+                          static_cast<float>(width) / static_cast<float>(height));
+  v.bounds = bounds_;
+  v.width = width;
+  v.height = height;
+  v.max_bounces = s.film.max_bounces;
+  v.seed = s.film.seed;
+  return v;
+}
+
+}  // namespace sieve::render

@@ -1,0 +1,36 @@
+// A scene made ready to render (frame layer): its BVH, its materials as surfaces, its light table,
+// and the view the stages read. Built once per render, before either integrator runs.
+#pragma once
+
+#include "../bvh/bvh.hpp"
+#include "../path/paths.hpp"
+#include "../scene/scene.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace sieve::render {
+
+// A scene made ready to render: its BVH, its materials as surfaces, its light table. Keeps a
+// reference to `s`, which must outlive it.
+class prepared_scene {
+ public:
+  explicit prepared_scene(const scene& s);
+
+  const scene& source() const { return *scene_; }
+  const bvh& tree() const { return bvh_; }
+  // The view the stages read, for a film of width x height.
+  scene_view view(std::uint32_t width, std::uint32_t height) const;
+
+ private:
+  const scene* scene_;
+  bvh bvh_;
+  std::vector<surface> surfaces_;
+  std::vector<texture_view> textures_;  // of the scene's textures (host memory)
+  std::vector<std::uint32_t> light_triangles_;
+  std::vector<float> light_cdf_;
+  float light_area_ = 0;
+  aabb bounds_;
+};
+
+}  // namespace sieve::render

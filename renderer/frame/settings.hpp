@@ -1,0 +1,44 @@
+// What a render is asked to do (frame layer): typed values, parsed once where they come in (the
+// command line, the scene file, the benchmarks' options) and carried as they are.
+#pragma once
+
+#include "../core/modes.hpp"
+#include "../scene/scene.hpp"
+
+#include <atomic>
+#include <cstdint>
+#include <functional>
+#include <string>
+
+namespace sieve::render {
+
+struct render_settings {
+  // The modes (core/modes.hpp, parsed from names where they come in).
+  integrator_kind integrator = integrator_kind::wavefront;  // megakernel: one thread per path, no queues
+  std::string strategy = "auto";      // compaction of the path queue (and of the BFS frontier)
+  traversal_kind traversal = traversal_kind::dfs;
+  // How the path queue shrinks (driver.hpp): pass (the strategy compacts the path state), index (it
+  // compacts 4-byte path indices; the state stays in place) or append (shade appends the survivors
+  // to the next queue: no pass, no strategy).
+  queue_mode queue = queue_mode::pass;
+  reorder_key reorder = reorder_key::none;
+  sort_kind sort = sort_kind::onesweep;  // the GPU radix sort for reordering (the CPU has one)
+  std::uint32_t max_queue = 1U << 20;  // paths in flight at once (a wave): bounds the queues' memory
+  // The film's samples to render: [first_sample, first_sample + sample_count), sample_count 0 for
+  // all of them (from first_sample to spp). A rank of an MPI job renders its share of the samples
+  // this way; the counter RNG gives sample s of pixel p the same numbers whoever renders it.
+  std::uint32_t first_sample = 0, sample_count = 0;
+  const std::atomic<bool>* cancel = nullptr;  // set: stop at the next bounce or chunk (the cut wave is dropped)
+  std::function<void(std::uint32_t done, std::uint32_t total)> progress;  // samples done, after each wave
+  // Per-stage, per-bounce and per-loop times (CPU clock; on the GPU CUDA events recorded inside the
+  // wave's graph). Off (the default): the frame time only, nothing added between the stages.
+  bool profile_stages = false;
+  // GPU: capture each wave once as a CUDA graph (where the strategy and traversal allow); false: the
+  // same loop on the stream, reading the live count back each bounce (for comparison).
+  bool wave_graph = true;
+
+  // The scene's [compaction] settings.
+  static render_settings from(const scene& s);
+};
+
+}  // namespace sieve::render

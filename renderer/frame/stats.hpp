@@ -1,0 +1,78 @@
+// What a render measured and produced (frame layer): stage, loop and bounce times, rays, the
+// strategies that ran, and the film's per-pixel sums. Both integrators fill these; the job, the app
+// and the benchmarks read them.
+#pragma once
+
+#include "../core/math.hpp"
+#include "../exec/loop_clock.hpp"
+
+#include <sieve/compaction.hpp>
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace sieve::render {
+
+struct stage_time {
+  std::string name;
+  double ms = 0;
+};
+
+struct bounce_stats {
+  std::uint64_t live = 0;  // paths entering the bounce (summed over sample passes and chunks)
+  double compact_ms = 0;   // compacting the queue after it
+};
+
+struct render_stats {
+  std::vector<stage_time> stages;   // generate, extend, shade, connect, compact, reorder (profile_stages)
+  // Each parallel_for loop by name, in the order they first ran (profile_stages): launches, items
+  // launched over, ms. A stage is one or more loops (and library calls, which are not loops).
+  std::vector<exec::loop_time> loops;
+  std::vector<bounce_stats> bounces;
+  std::uint64_t extension_rays = 0, shadow_rays = 0;
+  double bfs_compact_ms = 0;        // BFS traversal: compacting the frontier (inside `extend`)
+  double seconds = 0;               // the render, without scene preparation
+  std::uint64_t waves = 0;          // waves rendered (for_each_wave)
+  // GPU: times the host waited for the device (stream synchronisations, counts read back); the goal
+  // is one per wave (progress and Ctrl-C). 0 on the CPU.
+  std::uint64_t host_syncs = 0;
+  std::uint64_t graphs = 0;         // GPU: CUDA graphs instantiated (a wave captured once, replayed)
+  std::string wave_launch = "cpu";  // cpu | graph (one CUDA graph per wave) | stream (GPU, per-bounce syncs)
+  sieve::form form = sieve::form::bit_mask;  // what shade writes for the strategy
+  // The strategies that compacted the path queue, in order of first use: the one named, or what
+  // `auto` picked for each queue's form and size ("auto" never appears here).
+  std::vector<std::string> strategies_ran;
+
+  double stage_ms(std::string_view name) const;
+  // Adds ms to stage `name` (stages kept in the order they first ran) and, for bounce >= 0, to that
+  // bounce's compaction: the one place stage times are booked, whichever clock measured them.
+  void add_stage(std::string_view name, int bounce, double ms);
+  // The row of loop `name` (null when it never ran, or without profile_stages).
+  const exec::loop_time* loop(std::string_view name) const;
+  // The strategy `asked` runs as for a queue compaction (sieve::strategy::resolve's arguments),
+  // recorded in strategies_ran.
+  sieve::strategy note_strategy(const sieve::strategy& asked, sieve::backend b, bool in_place, const sieve::record& queue,
+                                std::size_t removed);
+  // Queue compaction plus the BFS frontier's.
+  double compaction_ms() const { return stage_ms("compact") + bfs_compact_ms; }
+  // The render's time outside the named stages (0 when the stages cover it); the stages and it add
+  // up to the frame time.
+  double other_ms() const;
+};
+
+struct render_result {
+  std::uint32_t width = 0, height = 0;
+  std::uint32_t spp = 0;      // asked for (the film's spp, or the sample range's count)
+  std::uint32_t samples = 0;  // completed for every pixel (< spp when cancelled)
+  std::uint32_t ahead = 0;    // pixels [0, ahead) completed one sample more (a pass of several chunks, cancelled)
+  std::vector<vec3> sum;      // per pixel, row 0 at the top: the sum of its samples
+  render_stats stats;
+
+  bool partial() const { return samples < spp; }
+  // Per pixel: sum / its samples (zero when no sample completed).
+  std::vector<vec3> mean() const;
+};
+
+}  // namespace sieve::render

@@ -1,0 +1,84 @@
+// A film's samples cut into waves (frame layer): the samples a render asks for, the waves both
+// integrators render them in, and what a render checks and sets up before its first wave.
+#pragma once
+
+#include "../path/paths.hpp"
+#include "../scene/scene.hpp"
+#include "settings.hpp"
+#include "stats.hpp"
+
+#include <sieve/compaction.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <optional>
+#include <string>
+
+namespace sieve::render {
+
+// What both drivers do first: check the settings for `backend` (integrator, traversal, reorder,
+// strategy) and return an empty result for s's film with the form the shade stage will write.
+// Throws sieve::error naming what is unknown or unavailable.
+render_result begin_render(const scene& s, const render_settings& settings, sieve::backend backend);
+
+inline bool cancelled(const render_settings& settings) { return settings.cancel && settings.cancel->load(); }
+
+// The samples [first, first + count) of a film of `spp` samples that `settings` asks for; throws
+// sieve::error when the range does not lie inside the film.
+struct sample_range {
+  std::uint32_t first = 0, count = 0;
+};
+inline sample_range samples_asked(const render_settings& settings, std::uint32_t spp) {
+  const std::uint64_t first = settings.first_sample;
+  const std::uint64_t count = settings.sample_count ? settings.sample_count : spp > first ? spp - first : 0;
+  if (first >= spp || first + count > spp)
+    throw sieve::error("render: samples [" + std::to_string(first) + ", " + std::to_string(first + count) +
+                       ") do not lie inside the film's " + std::to_string(spp) + " samples per pixel");
+  return {static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count)};
+}
+
+// The waves of a film of `pixels` at `spp` samples (of them the range settings.first_sample,
+// settings.sample_count names), in order: f(wave) for each, which returns false when it stopped on
+// cancelled(settings) between bounces (the wave then counts nowhere: a driver adds a wave to the
+// image only when it is complete). After each pass of whole samples it calls settings.progress; it
+// stops when cancelled, also between the chunks of a pass. Sets result.spp (the samples asked for),
+// result.samples (those completed, from the range's first) and result.ahead (a pass of several
+// chunks is one sample, so the chunks done when it is cut hold one more). Both drivers (CPU, CUDA)
+// render through it.
+template <class F>
+void for_each_wave(std::uint32_t pixels, std::uint32_t spp, const render_settings& settings, render_result& result, F&& f) {
+  const sample_range range = samples_asked(settings, spp);
+  const std::uint32_t chunk = std::min(pixels, settings.max_queue);
+  const std::uint32_t per_wave = pixels <= settings.max_queue ? settings.max_queue / pixels : 1;
+  result.spp = range.count;
+  result.samples = result.ahead = 0;
+  while (result.samples < range.count) {
+    const std::uint32_t samples = std::min(per_wave, range.count - result.samples);
+    for (std::uint32_t first = 0; first < pixels; first += chunk) {
+      const wave w{first, std::min(chunk, pixels - first), range.first + result.samples, samples};
+      if (cancelled(settings) || !f(w)) return;
+      if (w.first_pixel + w.pixels < pixels) result.ahead = w.first_pixel + w.pixels;
+    }
+    result.samples += samples;
+    result.ahead = 0;
+    if (settings.progress) settings.progress(result.samples, range.count);
+  }
+}
+
+// The most paths one wave of for_each_wave holds: what the queues are sized for.
+inline std::uint32_t wave_capacity(std::uint32_t pixels, std::uint32_t spp, std::uint32_t max_queue) {
+  if (pixels > max_queue) return max_queue;
+  return pixels * std::min(spp, max_queue / pixels);
+}
+
+// Before the BVH is built: throws sieve::error when rendering `s` with `settings` needs more host
+// memory than MemAvailable (`available` in tests) or, for the GPU, more than the GPU has free
+// (core/memory.hpp's model), naming the needs and what is free.
+void check_render_memory(const scene& s, const render_settings& settings, bool gpu,
+                         std::optional<std::uint64_t> available = std::nullopt,
+                         std::optional<std::uint64_t> gpu_free = std::nullopt);
+
+// The GPU's free memory (cudaMemGetInfo), or nothing without a CUDA device.
+std::optional<std::uint64_t> cuda_free_memory();
+
+}  // namespace sieve::render

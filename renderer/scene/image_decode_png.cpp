@@ -1,0 +1,78 @@
+// decode_image (image_file.hpp) in a build without OpenImageIO (-DSIEVE_OPENIMAGEIO=OFF): PNG only,
+// through stb_image's PNG decoder (8 and 16 bit, grey, palette, alpha), compiled in with static
+// linkage. Meant for machines where OpenImageIO's libraries cannot be installed; every other format
+// is refused with one line naming the option. The header is checked against the limits before a
+// pixel is decoded.
+#include "image_file.hpp"
+
+#include "input_file.hpp"
+
+#define STB_IMAGE_STATIC
+#define STB_IMAGE_IMPLEMENTATION
+#define STBI_NO_STDIO
+#define STBI_ONLY_PNG
+#if defined(__GNUC__)
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wunused-function"
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#endif
+#include <stb/stb_image.h>
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
+
+#include <algorithm>
+#include <climits>
+#include <memory>
+
+namespace sieve::render {
+
+image_rgb decode_image(const unsigned char* data, std::size_t size, const std::string& name, const std::string& what,
+                       const image_limits& limits, image_use use) {
+  const std::string at = name + ": ";
+  static const unsigned char png_start[16] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R'};
+  if (size < 24 || !std::equal(png_start, png_start + 16, data)) {
+    detail::fail(at + "the " + what + " is not a PNG image, the one format this build reads (built without "
+                 "OpenImageIO: configure with -DSIEVE_OPENIMAGEIO=ON for JPEG, TGA, TIFF, OpenEXR and .hdr)");
+  }
+  if (size > static_cast<std::size_t>(INT_MAX)) detail::fail(at + "the " + what + " file is too large to decode");
+  auto be32 = [&](std::size_t i) {
+    return std::uint64_t{data[i]} << 24 | std::uint64_t{data[i + 1]} << 16 | std::uint64_t{data[i + 2]} << 8 | data[i + 3];
+  };
+  const std::uint64_t w = be32(16), h = be32(20);
+  if (w == 0 || h == 0) detail::fail(at + "the " + what + " has no pixels");
+  check_image_size(w, h, name, what, limits);
+
+  const int bytes = static_cast<int>(size);
+  int dw = 0, dh = 0, channels = 0;
+  const bool wide = stbi_is_16_bit_from_memory(data, bytes);
+  const std::unique_ptr<void, void (*)(void*)> p(
+      wide ? static_cast<void*>(stbi_load_16_from_memory(data, bytes, &dw, &dh, &channels, 4))
+           : static_cast<void*>(stbi_load_from_memory(data, bytes, &dw, &dh, &channels, 4)),
+      stbi_image_free);
+  if (!p) detail::fail(at + "cannot decode the " + what + ": " + stbi_failure_reason());
+  if (static_cast<std::uint64_t>(dw) != w || static_cast<std::uint64_t>(dh) != h)
+    detail::fail(at + "the " + what + " decodes to a size other than its header's");
+
+  image_rgb out;
+  out.width = static_cast<std::uint32_t>(w);
+  out.height = static_cast<std::uint32_t>(h);
+  out.pixels.resize(w * h);
+  const bool has_alpha = channels == 2 || channels == 4;
+  const float scale = wide ? 1.0f / 65535.0f : 1.0f / 255.0f;
+  for (std::size_t i = 0; i < out.pixels.size(); ++i) {
+    float c[4];
+    for (int k = 0; k < 4; ++k)
+      c[k] = scale * (wide ? static_cast<const stbi_us*>(p.get())[4 * i + k] : static_cast<const stbi_uc*>(p.get())[4 * i + k]);
+    if (use == image_use::opacity) {
+      const float a = has_alpha ? c[3] : c[0];
+      out.pixels[i] = {a, a, a};
+    } else {
+      out.pixels[i] = {srgb_to_linear(c[0]), srgb_to_linear(c[1]), srgb_to_linear(c[2])};
+    }
+  }
+  check_finite(out, name, what);
+  return out;
+}
+
+}  // namespace sieve::render

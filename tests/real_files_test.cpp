@@ -1,0 +1,346 @@
+// Files as third parties write them: McGuire's CornellBox-Original (shipped, public domain), images
+// in every format OpenImageIO reads for sieve, MTL files as 3ds Max and Blender export them
+// (faithful small replicas of their quirks), PLY files (ASCII with the body comments of the Stanford
+// scans, binary both ways), glTF with a JPEG texture and with compressed geometry, and what a bare
+// model is given: the front view, an open room seen through its open side, a key light.
+#include <scene/image_file.hpp>
+#include <scene/load.hpp>
+#include <run/render.hpp>
+
+#include "scene_test_support.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <fstream>
+#include <sstream>
+
+#if defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SIEVE_ADDRESS_SANITIZER 1  // clang's; GCC defines __SANITIZE_ADDRESS__
+#endif
+#endif
+
+namespace fs = std::filesystem;
+using namespace sieve::render;
+
+namespace {
+
+const fs::path corpus = fs::path(SIEVE_SOURCE_DIR) / "tests" / "fuzz" / "corpus";
+
+std::string read_file(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+aabb bounds(const scene& s, std::size_t count) {
+  aabb b;
+  for (std::size_t i = 0; i < count; ++i) b.grow(s.triangles[i].v0), b.grow(s.triangles[i].v1), b.grow(s.triangles[i].v2);
+  return b;
+}
+
+// The mean colour of the centre pixels of a small CPU render.
+vec3 centre_colour(const scene& s) {
+  const prepared_scene ps(s);
+  const render_result r = render_cpu(ps, render_settings::from(s));
+  const std::vector<vec3> m = r.mean();
+  vec3 sum{0, 0, 0};
+  for (std::uint32_t y = r.height / 2 - 2; y < r.height / 2 + 2; ++y)
+    for (std::uint32_t x = r.width / 2 - 2; x < r.width / 2 + 2; ++x) sum = sum + m[y * r.width + x];
+  return sum / 16.0f;
+}
+
+}  // namespace
+
+// Every format of the corpus, decoded to the colours the fixture writer put in: left half
+// (0.8, 0.25 + 0.1 y, 0.1), right half (0.1, ..., 0.9), as sRGB code values for 8/16-bit files.
+TEST(RealImages, EveryFormatDecodesToItsColours) {
+  for (const char* name : {"rgb.tga", "rgba.tga", "rgb.tif", "rgb16.tif", "half.exr", "progressive.jpg", "rgba16.png"}) {
+    SCOPED_TRACE(name);
+    const image_rgb img = read_image(corpus / "image" / name, "texture");
+    ASSERT_EQ(img.width, 8u);
+    ASSERT_EQ(img.height, 4u);
+    const bool linear = std::string(name).find(".exr") != std::string::npos;
+    const bool lossy = std::string(name).find(".jpg") != std::string::npos;
+    auto expect = [&](float stored) { return linear ? stored : srgb_to_linear(stored); };
+    const bool wide = std::string(name).find("16") != std::string::npos;  // 16-bit files
+    const float tol = lossy ? 0.06f : linear || wide ? 2e-3f : 5e-3f;  // 8-bit: within a code value
+    const vec3 left = img.pixels[1 * 8 + 1], right = img.pixels[1 * 8 + 6];
+    EXPECT_NEAR(left.x, expect(0.8f), tol);
+    EXPECT_NEAR(left.y, expect(0.35f), tol);
+    EXPECT_NEAR(left.z, expect(0.1f), tol);
+    EXPECT_NEAR(right.x, expect(0.1f), tol);
+    EXPECT_NEAR(right.z, expect(0.9f), tol);
+  }
+}
+
+TEST(RealImages, OpacityIsTheAlphaChannel) {
+  for (const char* name : {"rgba.tga", "rgba16.png", "grey-alpha-cutout.png"}) {
+    SCOPED_TRACE(name);
+    const image_rgb img = read_image(corpus / "image" / name, "opacity map", {}, image_use::opacity);
+    EXPECT_NEAR(img.pixels[0].x, 1.0f, 1e-3f);  // left: opaque, stored linear
+    EXPECT_NEAR(img.pixels[7].x, 0.0f, 1e-3f);  // right: transparent
+    EXPECT_EQ(img.pixels[7].x, img.pixels[7].y);
+  }
+}
+
+// The header is read first: an image claiming more than the limits is refused from it, whatever
+// its format, before a pixel is decoded; a truncated or foreign file is one line naming it.
+TEST(RealImages, LimitsFromTheHeaderAndBadFiles) {
+  const fs::path dir = sieve::render::testing::fresh_dir("img");
+  image_limits small;
+  small.max_side = 4;
+  for (const char* name : {"rgb.tga", "rgb.tif", "half.exr", "progressive.jpg"}) {
+    sieve::render::testing::expect_error([&] { (void)read_image(corpus / "image" / name, "texture", small); }, {name, "8 x 4 pixels", "limit of 4"});
+  }
+  std::string jpg = read_file(corpus / "image" / "progressive.jpg");
+  sieve::render::testing::write(dir / "cut.jpg", jpg.substr(0, jpg.size() / 2));
+  sieve::render::testing::write(dir / "x.bmp", "BM\x10\x00");
+  sieve::render::testing::expect_error([&] { (void)read_image(dir / "cut.jpg", "texture"); }, {"cut.jpg", "texture"});
+  // A truncated PNG: the one error, and nothing from libpng on stderr besides.
+  const std::string png = read_file(corpus / "image" / "rgba16.png");
+  sieve::render::testing::write(dir / "cut.png", png.substr(0, 60));
+  ::testing::internal::CaptureStderr();
+  sieve::render::testing::expect_error([&] { (void)read_image(dir / "cut.png", "texture"); }, {"cut.png: cannot ", "the texture: Read error"});
+  const std::string noise = ::testing::internal::GetCapturedStderr();
+#if !defined(__SANITIZE_ADDRESS__) && !defined(SIEVE_ADDRESS_SANITIZER)
+  EXPECT_EQ(noise, "");  // (the sanitizer builds keep stderr: their reports go there)
+#endif
+  sieve::render::testing::expect_error([&] { (void)read_image(dir / "x.bmp", "texture"); }, {"x.bmp", "not an image sieve reads"});
+}
+
+// McGuire's CornellBox-Original as found (comments after values, Ns/Ni on every material, two
+// blocks with Ks only): loads, is framed through its open side (+z), keeps its own light alone.
+TEST(RealFiles, McGuireCornellBoxOriginal) {
+  const fs::path obj = fs::path(SIEVE_SCENES_DIR) / "third-party" / "cornell-box-original" / "CornellBox-Original.obj";
+  ::testing::internal::CaptureStderr();
+  const scene s = load_scene(obj);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(s.triangles.size(), 36u);
+  EXPECT_EQ(s.emissive.size(), 2u);  // its own light, no key light added
+  const aabb b = bounds(s, s.triangles.size());
+  EXPECT_GT(s.camera.position.z, b.hi.z);  // outside the open side, looking in
+  EXPECT_LT(s.camera.look_at.z, s.camera.position.z);
+  EXPECT_NE(err.find("(its open side)"), std::string::npos) << err;
+  bool red = false;
+  for (const material& m : s.materials) {
+    if (m.name == "leftWall") red = m.albedo.x == 0.63f && m.albedo.y == 0.065f && m.albedo.z == 0.05f;
+    if (m.name == "tallBox") {
+      EXPECT_EQ(m.kind, material_kind::mirror);  // Kd 0, Ks 0.725
+      EXPECT_NEAR(m.roughness, std::sqrt(2.0f / 202.0f), 1e-6f);  // Ns 200
+    }
+  }
+  EXPECT_TRUE(red);
+}
+
+// The Cornell data's own box opens towards -z: framed from there, seeing inside.
+TEST(RealFiles, OpenRoomSeenThroughItsOpenSide) {
+  const scene s = load_scene(fs::path(SIEVE_SCENES_DIR) / "cornell-box" / "cornell-box.obj");
+  const aabb b = bounds(s, s.triangles.size());
+  EXPECT_LT(s.camera.position.z, b.lo.z);
+}
+
+// 3ds Max writes d 1 and Tr 0 in every material, Tf 1 1 1, Windows paths; Blender d 0.000000 for
+// opaque materials, comments, map_Bump with options; PBR exporters Pr/Pm and their maps.
+TEST(RealFiles, ExporterMtlQuirks) {
+  const fs::path dir = sieve::render::testing::fresh_dir("mtl");
+  fs::copy_file(corpus / "image" / "rgb.tga", dir / "wall.tga");
+  fs::create_directories(dir / "tex");
+  fs::copy_file(corpus / "image" / "grey-alpha-cutout.png", dir / "tex" / "leaf_mask.png");
+  sieve::render::testing::write(dir / "m.mtl",
+                 "# 3ds Max Wavefront OBJ Exporter v0.97b\n"
+                 "newmtl max_wall\n\tNs 10.0000\n\tNi 1.5000\n\td 1.0000\n\tTr 0.0000\n\tTf 1.0000 1.0000 1.0000 \n"
+                 "\tillum 2\n\tKa 0.5880 0.5880 0.5880\n\tKd 0.5880 0.5880 0.5880\n\tKs 0.0000 0.0000 0.0000\n"
+                 "\tKe 0.0000 0.0000 0.0000\n\tmap_Kd tex\\..\\wall.tga\n"
+                 "# Blender MTL File: 'sponza.blend'\n"
+                 "newmtl blender_leaf\nNs 96.078431\nKa 0.000000 0.000000 0.000000\nKd 0.640000 0.640000 0.640000 # leaves\n"
+                 "Ks 0.500000 0.500000 0.500000\nNi 1.000000\nd 0.000000\nillum 2\nmap_d tex/leaf_mask.png\n"
+                 "map_Bump -bm 1.0 tex/leaf_ddn.png\n"
+                 "newmtl blender_curtain\nKd 0.5 0.1 0.1\nd 0.000000\nillum 2\n"
+                 "newmtl veil\nKd 0.8 0.8 0.8\nd 0.25\n"
+                 "newmtl pbr_metal\nKd 0.9 0.6 0.2\nPr 0.2\nPm 1.0\nmap_Pr rough.png\n"
+                 "newmtl glass\nNi 1.45\nillum 7\n"
+                 "newmtl unused\nmap_Kd missing_and_never_read.jpg\n");
+  std::string faces;
+  const char* used[] = {"max_wall", "blender_leaf", "blender_curtain", "veil", "pbr_metal", "glass"};
+  std::string obj = "mtllib m.mtl\nv 0 0 0\nv 1 0 0 # a comment after the values\nv 1 1 0\nvt 0 0\nvt 1 0\nvt 1 1\n";
+  for (const char* m : used) obj += std::string("usemtl ") + m + "\nf 1/1 2/2 3/3 # one triangle\n";
+  sieve::render::testing::write(dir / "m.obj", obj);
+  ::testing::internal::CaptureStderr();
+  const scene s = load_scene(dir / "m.obj");
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  ASSERT_EQ(s.materials.size(), 7u);  // six and the key light
+  auto find = [&](const std::string& n) -> const material& {
+    for (const material& m : s.materials)
+      if (m.name == n) return m;
+    ADD_FAILURE() << n;
+    return s.materials[0];
+  };
+  EXPECT_EQ(find("max_wall").kind, material_kind::diffuse);  // d 1 and Tr 0: opaque, no complaint
+  EXPECT_EQ(find("max_wall").opacity, 1.0f);
+  EXPECT_GE(find("max_wall").albedo_texture, 0);  // tex\..\wall.tga
+  const material& leaf = find("blender_leaf");
+  EXPECT_EQ(leaf.kind, material_kind::diffuse);  // d 0 with map_d: a cut-out, never glass
+  EXPECT_GE(leaf.opacity_texture, 0);
+  EXPECT_EQ(leaf.bump_map, "tex/leaf_ddn.png");
+  EXPECT_NEAR(leaf.roughness, std::sqrt(2.0 / 98.078431), 1e-6);
+  EXPECT_EQ(leaf.specular.x, 0.5f);
+  EXPECT_EQ(find("blender_curtain").opacity, 1.0f);  // d 0 and no map_d: opaque, noted
+  EXPECT_TRUE(find("blender_curtain").dissolve_ignored);
+  EXPECT_EQ(find("veil").kind, material_kind::diffuse);
+  EXPECT_EQ(find("veil").opacity, 0.25f);
+  EXPECT_EQ(find("pbr_metal").kind, material_kind::mirror);  // Pm 1, Pr 0.2
+  EXPECT_EQ(find("pbr_metal").roughness_map, "rough.png");
+  EXPECT_EQ(find("glass").kind, material_kind::dielectric);
+  EXPECT_EQ(find("glass").ior, 1.45f);
+  EXPECT_EQ(s.textures.size(), 2u);  // the unused material's texture is never opened
+  EXPECT_EQ(err.find("Tr"), std::string::npos) << err;
+  EXPECT_EQ(err.find("missing_and_never_read"), std::string::npos) << err;
+  // One line names every approximation.
+  EXPECT_NE(err.find("approximates"), std::string::npos) << err;
+  for (const char* part : {"glossy layer", "cut-out", "d 0 and no map_d", "bump/normal maps"})
+    EXPECT_NE(err.find(part), std::string::npos) << part << " not in: " << err;
+}
+
+TEST(RealFiles, MtlErrorsNameTheMtlAndLine) {
+  const fs::path dir = sieve::render::testing::fresh_dir("mtl-error");
+  sieve::render::testing::write(dir / "m.obj", "mtllib m.mtl\nusemtl a\nv 0 0 0\nv 1 0 0\nv 1 1 0\nf 1 2 3\n");
+  sieve::render::testing::write(dir / "m.mtl", "newmtl a\nKd 0.5 0.5 0.5\nKs 1.5 0 0 # too bright\n");
+  sieve::render::testing::expect_error([&] { (void)load_scene(dir / "m.obj"); }, {(dir / "m.mtl").string() + ":3: Ks 1.5 is out of range"});
+}
+
+// Stanford-style PLY files: ASCII with a comment in the body, binary little and big endian; the
+// same geometry from each.
+TEST(RealFiles, PlyAsciiAndBinary) {
+  const scene a = load_scene(corpus / "ply" / "ascii-colours.ply", {"environment.color=[0,0,0]"});
+  const scene le = load_scene(corpus / "ply" / "binary-le.ply", {"environment.color=[0,0,0]"});
+  const scene be = load_scene(corpus / "ply" / "binary-be.ply", {"environment.color=[0,0,0]"});
+  ASSERT_EQ(a.triangles.size(), 3u);  // a quad (2) and a triangle; the body comment skipped
+  ASSERT_EQ(le.triangles.size(), 3u);
+  ASSERT_EQ(be.triangles.size(), 3u);
+  for (std::size_t i = 0; i < 3; ++i) {
+    EXPECT_EQ(le.triangles[i].v1.x, be.triangles[i].v1.x);
+    EXPECT_EQ(le.triangles[i].v2.y, be.triangles[i].v2.y);
+    EXPECT_EQ(a.triangles[i].v2.y, le.triangles[i].v2.y);
+  }
+  EXPECT_FALSE(le.normals.empty());
+  EXPECT_EQ(le.normals[0].n0.z, 1.0f);
+  EXPECT_EQ(le.uvs[0].t1.u, 1.0f);  // s, t of vertex 1
+  // Vertex colours: the quad red, the last triangle mostly blue (one blue vertex of three).
+  ASSERT_EQ(a.textures.size(), 1u);
+  EXPECT_NEAR(a.textures[0].texels[0].x, 1.0f, 1e-6f);
+  EXPECT_NEAR(a.textures[0].texels[2].z, srgb_to_linear(1.0f / 3), 1e-5f);
+}
+
+TEST(RealFiles, HostilePly) {
+  const fs::path dir = sieve::render::testing::fresh_dir("ply");
+  const std::string head = "ply\nformat ascii 1.0\nelement vertex 3\nproperty float x\nproperty float y\nproperty float z\n";
+  const std::string tri = "0 0 0\n1 0 0\n0 1 0\n";
+  const std::pair<std::string, std::string> cases[] = {
+      {"plx\n", "not a PLY file"},
+      {head + "element face 1000000000000\nproperty list uchar int vertex_indices\nend_header\n" + tri, "more than the file holds"},
+      {head + "element face 1\nproperty list uchar int vertex_indices\nend_header\n" + tri + "3 0 1 7\n", "past the 3 vertices"},
+      {head + "element face 1\nproperty list uchar int vertex_indices\nend_header\n" + tri + "3 0 1\n", "ends inside face 0"},
+      {head + "element face 1\nproperty list uchar int vertex_indices\nend_header\n" + tri + "255 0 1 2\n", "ends inside"},
+      {head + "element face 1\nproperty list uchar int vertex_indices\nend_header\n0 0 nan\n1 0 0\n0 1 0\n3 0 1 2\n", "not a finite number"},
+      {head + "property list uchar int vertex_indices\nformat binary_big_endian 1.0\n", "does not end"},
+      {"ply\nformat ascii 1.0\nelement vertex 1\nproperty quux x\nend_header\n", "cannot read the property"},
+  };
+  for (const auto& [text, part] : cases) {
+    sieve::render::testing::write(dir / "m.ply", text);
+    sieve::render::testing::expect_error([&] { (void)load_scene(dir / "m.ply"); }, {"m.ply", part});
+  }
+}
+
+// A glTF with a JPEG base colour texture (as the Khronos DamagedHelmet has): read.
+TEST(RealFiles, GltfWithJpegTexture) {
+  const fs::path dir = sieve::render::testing::fresh_dir("gltf-jpeg");
+  fs::copy_file(corpus / "image" / "progressive.jpg", dir / "albedo.jpg");
+  const std::string gltf = R"({"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],"nodes":[{"mesh":0}],
+ "meshes":[{"primitives":[{"attributes":{"POSITION":0,"TEXCOORD_0":1},"material":0}]}],
+ "materials":[{"pbrMetallicRoughness":{"baseColorTexture":{"index":0},"metallicFactor":0}}],
+ "textures":[{"source":0}],"images":[{"uri":"albedo.jpg"}],
+ "buffers":[{"byteLength":60,"uri":"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAAAAAAAAAAAAAAAIA/AAAAAAAAAAAAAIA/"}],
+ "bufferViews":[{"buffer":0,"byteLength":36},{"buffer":0,"byteOffset":36,"byteLength":24}],
+ "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]},
+              {"bufferView":1,"componentType":5126,"count":3,"type":"VEC2"}]})";
+  sieve::render::testing::write(dir / "m.gltf", gltf);
+  const scene s = load_scene(dir / "m.gltf");
+  ASSERT_EQ(s.textures.size(), 1u);
+  EXPECT_EQ(s.textures[0].width, 8u);
+  EXPECT_EQ(s.textures[0].height, 4u);
+  // Draco- or meshopt-compressed geometry: one line naming the extension and how to convert.
+  std::string draco = gltf;
+  draco.insert(1, R"("extensionsRequired":["KHR_draco_mesh_compression"],"extensionsUsed":["KHR_draco_mesh_compression"],)");
+  sieve::render::testing::write(dir / "d.gltf", draco);
+  sieve::render::testing::expect_error([&] { (void)load_scene(dir / "d.gltf"); }, {"KHR_draco_mesh_compression", "Blender"});
+}
+
+// A glTF camera keeps its aspect ratio (the film's height stays).
+TEST(RealFiles, GltfCameraAspect) {
+  const fs::path dir = sieve::render::testing::fresh_dir("gltf-cam");
+  sieve::render::testing::write(dir / "m.gltf", R"({"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0,1]}],
+ "nodes":[{"mesh":0},{"camera":0,"translation":[0,0,3]}],
+ "cameras":[{"type":"perspective","perspective":{"yfov":0.7,"aspectRatio":2.0,"znear":0.1}}],
+ "meshes":[{"primitives":[{"attributes":{"POSITION":0}}]}],
+ "buffers":[{"byteLength":36,"uri":"data:application/octet-stream;base64,AAAAAAAAAAAAAAAAAACAPwAAAAAAAAAAAAAAAAAAgD8AAAAA"}],
+ "bufferViews":[{"buffer":0,"byteLength":36}],
+ "accessors":[{"bufferView":0,"componentType":5126,"count":3,"type":"VEC3","min":[0,0,0],"max":[1,1,0]}]})");
+  const scene s = load_scene(dir / "m.gltf");
+  EXPECT_EQ(s.film.width, 2 * s.film.height);
+  EXPECT_EQ(s.camera.position.z, 3.0f);
+}
+
+// An asymmetric model, red in front (+z) and blue behind, given alone as OBJ: the camera sees red.
+TEST(BareModel, SeenFromTheFront) {
+  const fs::path dir = sieve::render::testing::fresh_dir("front");
+  sieve::render::testing::write(dir / "m.mtl", "newmtl front\nKd 0.9 0.05 0.05\nnewmtl back\nKd 0.05 0.05 0.9\n");
+  sieve::render::testing::write(dir / "m.obj",
+                 "mtllib m.mtl\nv -1 -1 0.5\nv 1 -1 0.5\nv 1 1 0.5\nv -1 1 0.5\nv -1 -1 -0.5\nv 1 -1 -0.5\nv 1 1 -0.5\nv -1 1 -0.5\n"
+                 "usemtl front\nf 1 2 3 4\nusemtl back\nf 8 7 6 5\n");
+  ::testing::internal::CaptureStderr();
+  const scene s = load_scene(dir / "m.obj", {"film.width=24", "film.height=24", "film.spp=8"});
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_GT(s.camera.position.z, 0.5f);
+  EXPECT_EQ(s.emissive.size(), 2u);  // the key light
+  EXPECT_NE(err.find("added a camera framing it from +z (its front), a grey sky and a key light"), std::string::npos) << err;
+  const vec3 c = centre_colour(s);
+  EXPECT_GT(c.x, 4 * c.z) << c.x << " " << c.z;
+  // The same model as glTF (which faces +z by the specification): red too.
+  sieve::render::testing::write(dir / "m.gltf", R"({"asset":{"version":"2.0"},"scene":0,"scenes":[{"nodes":[0]}],"nodes":[{"mesh":0}],
+ "meshes":[{"primitives":[{"attributes":{"POSITION":0},"indices":1,"material":0},{"attributes":{"POSITION":0},"indices":2,"material":1}]}],
+ "materials":[{"name":"front","pbrMetallicRoughness":{"baseColorFactor":[0.9,0.05,0.05,1],"metallicFactor":0}},
+              {"name":"back","pbrMetallicRoughness":{"baseColorFactor":[0.05,0.05,0.9,1],"metallicFactor":0}}],
+ "buffers":[{"byteLength":120,"uri":"data:application/octet-stream;base64,AACAvwAAgL8AAAA/AACAPwAAgL8AAAA/AACAPwAAgD8AAAA/AACAvwAAgD8AAAA/AACAvwAAgL8AAAC/AACAPwAAgL8AAAC/AACAPwAAgD8AAAC/AACAvwAAgD8AAAC/AAABAAIAAAACAAMABwAGAAUABwAFAAQA"}],
+ "bufferViews":[{"buffer":0,"byteLength":96},{"buffer":0,"byteOffset":96,"byteLength":12},{"buffer":0,"byteOffset":108,"byteLength":12}],
+ "accessors":[{"bufferView":0,"componentType":5126,"count":8,"type":"VEC3","min":[-1,-1,-0.5],"max":[1,1,0.5]},
+              {"bufferView":1,"componentType":5123,"count":6,"type":"SCALAR"},{"bufferView":2,"componentType":5123,"count":6,"type":"SCALAR"}]})");
+  ::testing::internal::CaptureStderr();
+  const scene g = load_scene(dir / "m.gltf", {"film.width=24", "film.height=24", "film.spp=8"});
+  ::testing::internal::GetCapturedStderr();
+  EXPECT_GT(g.camera.position.z, 0.5f);
+  const vec3 gc = centre_colour(g);
+  EXPECT_GT(gc.x, 4 * gc.z) << gc.x << " " << gc.z;
+}
+
+// A TOML scene without any light warns; environment.map on the command line replaces a colour.
+TEST(BareModel, NoLightWarnsAndEnvironmentMapOverride) {
+  const fs::path dir = sieve::render::testing::fresh_dir("nolight");
+  sieve::render::testing::write(dir / "m.obj", "v 0 0 0\nv 1 0 0\nv 1 1 0\nf 1 2 3\n");
+  sieve::render::testing::write(dir / "s.toml", "[environment]\ncolor = [0.5, 0.5, 0.5]\n[[objects]]\nobj = \"m.obj\"\n");
+  sieve::render::testing::write(dir / "dark.toml", "[[objects]]\nobj = \"m.obj\"\n");
+  ::testing::internal::CaptureStderr();
+  (void)load_scene(dir / "dark.toml");
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("dark.toml: the scene has no light"), std::string::npos) << err;
+  const std::string sky = (fs::path(SIEVE_SCENES_DIR) / "sky" / "sky.exr").string();
+  const scene s = load_scene(dir / "s.toml", {"environment.map=" + sky});
+  EXPECT_FALSE(s.environment_map.texels.empty());
+  ::testing::internal::CaptureStderr();
+  const scene bare = load_scene(dir / "m.obj", {"environment.map=" + sky});
+  const std::string bare_err = ::testing::internal::GetCapturedStderr();
+  EXPECT_FALSE(bare.environment_map.texels.empty());
+  EXPECT_TRUE(bare.emissive.empty());  // the user's sky: no key light
+}
