@@ -29,7 +29,9 @@
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
 
+#include <cerrno>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <new>
 #include <string>
@@ -105,8 +107,10 @@ std::string rank_prefix() {
 
 // An error line, written whole in one call: under mpirun, another process's output (mpirun's own
 // notice that a rank failed) must not land inside it.
+// Control characters (from a scene, a path, a name a user's file gave) are written as \xNN: a
+// message never moves the cursor, changes colours or forges another line.
 void say(std::string line) {
-  line += '\n';
+  line = sieve::report::printable(line) + '\n';
   std::cerr.flush();
   std::fwrite(line.data(), 1, line.size(), stderr);
   std::fflush(stderr);
@@ -143,6 +147,18 @@ std::string unknown_subcommand(const CLI::App& app, int argc, char** argv) {
     path += " " + word;
   }
   return "";
+
+// Runs `command` and then flushes stdout: output that could not be written (a full disk, a closed
+// pipe) is an error with the system's reason, not a silent success.
+template <class F>
+int with_stdout_checked(F&& command) {
+  const int rc = command();
+  std::cout.flush();
+  const bool failed = !std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout);
+  if (!failed) return rc;
+  const int err = errno;
+  say(std::string("sieve: cannot write to standard output") + (err ? std::string(": ") + std::strerror(err) : ""));
+  return rc ? rc : 1;
 }
 
 }  // namespace
@@ -208,38 +224,45 @@ int main(int argc, char** argv) {
     say("sieve: " + one_line(e.what()) + " (see sieve --help)");
     return 2;
   }
-  if (dry_run) {
+  if (dry_run) {  // what the run would refuse before it starts is refused here too
+    try {
+      if (*render) sieve::app::check_render_args(render_args);
+    } catch (const sieve::usage_error& e) {
+      say("sieve: " + one_line(e.what()) + " (see sieve --help)");
+      return 2;
+    }
     std::cout << "sieve: --dry-run: the command line is valid; nothing was loaded or run (sieve check SCENE loads a scene)\n";
     return 0;
   }
-
-  try {
-    if (*info) {
-      print_info(info_json);
-      return 0;
+  return with_stdout_checked([&]() -> int {
+    try {
+      if (*info) {
+        print_info(info_json);
+        return 0;
+      }
+      if (*check) return sieve::app::run_check(check_args);
+      if (*render) {
+        const sieve::app::mpi::session mpi;  // under mpirun: this process is one rank of the render
+        return sieve::app::run_render(render_args, command_line);
+      }
+      if (*bench_compaction) return sieve::bench::run_compaction_bench(compaction_args, command_line);
+      if (*bench_sort) return sieve::bench::run_sort_bench(sort_args, command_line);
+      if (*bench_multisplit) return sieve::bench::run_multisplit_bench(multisplit_args, command_line);
+      if (*bench_render) return sieve::bench::run_render_bench(render_bench_args, command_line);
+      if (*bench_trace) return sieve::bench::run_trace_bench(trace_args, command_line);
+      if (*bench_all) return sieve::bench::run_bench_all(all_args, command_line);
+    } catch (const sieve::usage_error& e) {
+      say("sieve: " + rank_prefix() + one_line(e.what()) + " (see sieve --help)");
+      return 2;
+    } catch (const std::bad_alloc&) {  // what the memory model (renderer/core/memory.hpp) did not foresee
+      say("sieve: " + rank_prefix() + "out of memory");
+      return 1;
+    } catch (const std::exception& e) {
+      say("sieve: " + rank_prefix() + e.what());
+      return 1;
+    } catch (const sieve::app::mpi::peer_failed&) {  // another rank failed and said why
+      return 1;
     }
-    if (*check) return sieve::app::run_check(check_args);
-    if (*render) {
-      const sieve::app::mpi::session mpi;  // under mpirun: this process is one rank of the render
-      return sieve::app::run_render(render_args, command_line);
-    }
-    if (*bench_compaction) return sieve::bench::run_compaction_bench(compaction_args, command_line);
-    if (*bench_sort) return sieve::bench::run_sort_bench(sort_args, command_line);
-    if (*bench_multisplit) return sieve::bench::run_multisplit_bench(multisplit_args, command_line);
-    if (*bench_render) return sieve::bench::run_render_bench(render_bench_args, command_line);
-    if (*bench_trace) return sieve::bench::run_trace_bench(trace_args, command_line);
-    if (*bench_all) return sieve::bench::run_bench_all(all_args, command_line);
-  } catch (const sieve::usage_error& e) {
-    say("sieve: " + rank_prefix() + one_line(e.what()) + " (see sieve --help)");
-    return 2;
-  } catch (const std::bad_alloc&) {  // what the memory model (renderer/core/memory.hpp) did not foresee
-    say("sieve: " + rank_prefix() + "out of memory");
-    return 1;
-  } catch (const std::exception& e) {
-    say("sieve: " + rank_prefix() + e.what());
-    return 1;
-  } catch (const sieve::app::mpi::peer_failed&) {  // another rank failed and said why
-    return 1;
-  }
-  return 0;
+    return 0;
+  });
 }

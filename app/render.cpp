@@ -19,6 +19,7 @@
 #include <condition_variable>
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <iterator>
@@ -45,22 +46,33 @@ extern "C" void on_signal(int sig) {
 
 constexpr int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
 
-// Installs the handlers for the lifetime of a render and the writing of its outputs.
+// Installs the handlers for the lifetime of a render and the writing of its outputs, for the
+// signals not ignored when it starts: a render under nohup, or with Ctrl-C ignored by the shell,
+// goes on ignoring them (as output_files does).
 class signal_guard {
  public:
   signal_guard() {
     interrupted.store(false);
     stop_signal.store(0);
-    for (std::size_t i = 0; i < std::size(stop_signals); ++i) old_[i] = std::signal(stop_signals[i], on_signal);
+    for (std::size_t i = 0; i < std::size(stop_signals); ++i) {
+      struct sigaction sa {};
+      sa.sa_handler = on_signal;
+      sigemptyset(&sa.sa_mask);
+      installed_[i] = sigaction(stop_signals[i], nullptr, &old_[i]) == 0 && !ignored(old_[i]) &&
+                      sigaction(stop_signals[i], &sa, nullptr) == 0;
+    }
   }
   ~signal_guard() {
-    for (std::size_t i = 0; i < std::size(stop_signals); ++i) std::signal(stop_signals[i], old_[i]);
+    for (std::size_t i = 0; i < std::size(stop_signals); ++i)
+      if (installed_[i]) sigaction(stop_signals[i], &old_[i], nullptr);
   }
   signal_guard(const signal_guard&) = delete;
   signal_guard& operator=(const signal_guard&) = delete;
 
  private:
-  void (*old_[std::size(stop_signals)])(int);
+  static bool ignored(const struct sigaction& a) { return !(a.sa_flags & SA_SIGINFO) && a.sa_handler == SIG_IGN; }
+  struct sigaction old_[std::size(stop_signals)] {};
+  bool installed_[std::size(stop_signals)] = {};
 };
 
 // The default image name: the scene file's stem, reduced to letters, digits, '-', '_' and '.'
@@ -285,6 +297,10 @@ void print_outcome(const render_job& job, const render_outcome& out) {
 
 }  // namespace
 
+void check_render_args(const render_args& a) {
+  if (!a.png.empty()) render::check_image_name(a.png);
+}
+
 render::render_request render_args::request() const {
   render::render_request rq;
   rq.scene = scene;
@@ -369,8 +385,13 @@ int run_render(const render_args& a, const std::string& command_line) {
   job_hooks hooks;
   hooks.cancel = &interrupted;
   hooks.peers = split ? &*peers : nullptr;
+  // The signal, if any, when the outputs began to be written (-1: they were not written).
+  int sig_before_write = -1;
+  hooks.step = [&](job_step s, const render_job& j) {
+    if (s == job_step::write) sig_before_write = stop_signal.load();
+    if (progress) progress->step(s, j);
+  };
   if (talk) {
-    hooks.step = [&](job_step s, const render_job& j) { progress->step(s, j); };
     hooks.ready = [](const render_job& j) { print_header(j); };
     hooks.progress = [&](std::uint32_t done, std::uint32_t total) { progress->samples(done, total); };
   }
@@ -378,12 +399,19 @@ int run_render(const render_args& a, const std::string& command_line) {
   const render_outcome& out = job.run();
   const bool bar_drawn = progress && progress->bar_drawn();
   progress.reset();  // no progress line after the work
-  const int sig = stop_signal.load();
-  if (!lead) return sig ? 128 + sig : 0;
+  const int sig_now = stop_signal.load();
+  if (!lead) return sig_now ? 128 + sig_now : 0;
+  const int sig = sig_before_write >= 0 ? sig_before_write : sig_now;
   if (out.partial())
     std::cerr << (bar_drawn ? "\n" : "") << "sieve: interrupted after " << out.samples << " of " << out.spp
               << " samples per pixel" << (split ? " (all ranks)" : "") << "; writing what was accumulated\n";
   if (talk) print_outcome(job, out);
+  // A signal that came while the outputs were written (they are complete): said, and the exit
+  // status tells it.
+  if (const int late = sig ? 0 : sig_now) {
+    std::cerr << "sieve: " << strsignal(late) << " while the outputs were written; they are complete\n";
+    return 128 + late;
+  }
   return sig ? 128 + sig : out.partial() ? 128 + SIGINT : 0;
 }
 

@@ -41,5 +41,8 @@ struct render_args {
 void add_render_options(CLI::App& cmd, render_args& args);
 // Returns the exit code: 0, or 128 + the signal when interrupted (the partial image is still written).
 int run_render(const render_args& args, const std::string& command_line);
+// The checks of the options that need more than their own value (--out's format from its
+// extension), as run_render makes them; throws sieve::usage_error. For --dry-run.
+void check_render_args(const render_args& args);
 
 }  // namespace sieve::app

@@ -7,13 +7,16 @@
 // the scene suites' scene, --backend and --set) are declared here once.
 #pragma once
 
+#include <core/memory.hpp>
 #include <report.hpp>
 #include <rows.hpp>
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <concepts>
 #include <functional>
+#include <optional>
 #include <string>
 #include <type_traits>
 #include <utility>
@@ -35,6 +38,23 @@ struct scene_suite_args : report::result_files {
     add_to(outputs);
   }
 };
+
+// Memory admission, as `sieve render` has it (renderer/core/memory.hpp): a suite estimates the bytes
+// it holds at once before it allocates them; more than the machine has available is one error naming
+// both (`what` says what needs them), not the OOM killer halfway through.
+inline void admit_memory(double bytes, const std::string& what) {
+  const std::optional<std::uint64_t> available = render::memory::host_available();
+  if (!available || bytes <= static_cast<double>(*available)) return;
+  const auto needed = static_cast<std::uint64_t>(std::min(bytes, 1.8e19));
+  throw sieve::error(what + " need about " + render::memory::size_text(needed) + " of memory (" +
+                     render::memory::size_text(*available) + " available): too large for this machine");
+}
+
+// An unsigned option refuses a negative value as a usage error (CLI11 would wrap -1 to 2^64 - 1).
+inline std::string non_negative(std::string& s) {
+  const auto first = s.find_first_not_of(" \t");
+  return first != std::string::npos && s[first] == '-' ? "'" + s + "' is negative (a count or a seed is 0 or more)" : "";
+}
 
 template <class Args>
 class option_schema {
@@ -62,6 +82,7 @@ class option_schema {
     entries_.push_back({[=](CLI::App& cmd, Args& a) {
                           CLI::Option* o = cmd.add_option(names, a.*member, help);
                           if constexpr (is_vector<T>::value) o->delimiter(',');
+                          if constexpr (std::is_unsigned_v<element_t<T>>) o->check(CLI::Validator(non_negative, "", "non-negative"));
                           apply(o, c);
                         },
                         [=](std::string& out, const Args& a, const Args& d) {
@@ -145,9 +166,15 @@ class option_schema {
   };
 
   template <class T>
-  struct is_vector : std::false_type {};
+  struct is_vector : std::false_type {
+    using element = T;
+  };
   template <class T, class A>
-  struct is_vector<std::vector<T, A>> : std::true_type {};
+  struct is_vector<std::vector<T, A>> : std::true_type {
+    using element = T;
+  };
+  template <class T>
+  using element_t = typename is_vector<T>::element;
 
   static void apply(CLI::Option* o, const configure& c) {
     if (c) c(o);

@@ -104,6 +104,21 @@ std::string strategy_shown(const std::string& asked, const std::vector<std::stri
   return names.empty() || names == asked ? asked : asked + " -> " + names;
 }
 
+std::string printable(std::string_view s) {
+  std::string out;
+  out.reserve(s.size());
+  for (const char ch : s) {
+    const auto c = static_cast<unsigned char>(ch);
+    if (c < 0x20 || c == 0x7f) {
+      constexpr char hex[] = "0123456789abcdef";
+      out += {'\\', 'x', hex[c >> 4], hex[c & 15]};
+    } else {
+      out += ch;
+    }
+  }
+  return out;
+}
+
 std::string shell_quote(const std::string& s) {
   const bool plain = !s.empty() && std::all_of(s.begin(), s.end(), [](char c) {
     return std::isalnum(static_cast<unsigned char>(c)) || std::strchr("_./:=,+@%^-", c);

@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <iosfwd>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace sieve::report {
@@ -43,6 +44,10 @@ data_paths find_data();
 // A compaction strategy as asked and as it ran: "billeter", or "auto -> billeter" (several when
 // `auto` picked differently for different sizes: "auto -> atomic, space").
 std::string strategy_shown(const std::string& asked, const std::vector<std::string>& ran);
+
+// `s` with its control characters (bytes below 0x20, and 0x7f) written as \xNN: text from a user's
+// file reaches the terminal as text, never as a line break or an escape sequence.
+std::string printable(std::string_view s);
 
 // `s` quoted for a POSIX shell where it needs to be (plain words stay as they are).
 std::string shell_quote(const std::string& s);

@@ -215,25 +215,8 @@ TEST_F(Outputs, ASecondCtrlCWhileWritingLeavesNoTemporaryAndNoMix) {
   EXPECT_TRUE(wait_for_handler(pid, SIGINT)) << "sieve never installed a SIGINT handler";
   std::this_thread::sleep_for(std::chrono::milliseconds(1500));
   ::kill(pid, SIGINT);
-  bool seen = false;
-  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-  while (!seen && std::chrono::steady_clock::now() < deadline) {
-    pollfd p{watch, POLLIN, 0};
-    if (::poll(&p, 1, 100) <= 0) {
-      siginfo_t info{};
-      if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid)
-        break;  // it finished writing meanwhile
-      continue;
-    }
-    alignas(inotify_event) char buf[4096];
-    const ssize_t n = ::read(watch, buf, sizeof buf);
-    for (ssize_t i = 0; i < n;) {
-      const auto* e = reinterpret_cast<const inotify_event*>(buf + i);
-      if (e->len && std::string(e->name).find(".tmp-") != std::string::npos) seen = true;
-      i += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
-    }
-    if (seen) ::kill(pid, SIGINT);
-  }
+  const bool seen = temporary_appears(watch, pid);
+  if (seen) ::kill(pid, SIGINT);
   ::close(watch);
   const outcome o = finish(pid);
   EXPECT_EQ(o.rc, 128 + SIGINT) << o.err;

@@ -5,12 +5,15 @@
 #include <gtest/gtest.h>
 
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/inotify.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -105,6 +108,29 @@ class Cli : public ::testing::Test {
 
   fs::path dir_;
 };
+
+// Waits until inotify descriptor `watch` (IN_CREATE on an output folder) sees a temporary output
+// (*.tmp-*) appear: true; false when the process `pid` ended first (left to be reaped) or `limit` passed.
+inline bool temporary_appears(int watch, pid_t pid, std::chrono::seconds limit = std::chrono::seconds(60)) {
+  const auto deadline = std::chrono::steady_clock::now() + limit;
+  while (std::chrono::steady_clock::now() < deadline) {
+    pollfd p{watch, POLLIN, 0};
+    if (::poll(&p, 1, 50) <= 0) {
+      siginfo_t info{};
+      if (::waitid(P_PID, static_cast<id_t>(pid), &info, WEXITED | WNOHANG | WNOWAIT) == 0 && info.si_pid == pid)
+        return false;
+      continue;
+    }
+    alignas(inotify_event) char buf[4096];
+    const ssize_t n = ::read(watch, buf, sizeof buf);
+    for (ssize_t i = 0; i < n;) {
+      const auto* e = reinterpret_cast<const inotify_event*>(buf + i);
+      if (e->len && std::string(e->name).find(".tmp-") != std::string::npos) return true;
+      i += static_cast<ssize_t>(sizeof(inotify_event) + e->len);
+    }
+  }
+  return false;
+}
 
 // A render small enough for any test: 16 x 12 pixels, 2 samples, no table.
 const std::vector<std::string> tiny = {"--set", "film.width=16", "--set", "film.height=12", "--spp", "2", "--quiet"};

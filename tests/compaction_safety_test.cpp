@@ -7,7 +7,13 @@
 
 #include <tbb/task_arena.h>
 
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include <algorithm>
+#include <fstream>
+#include <new>
 #include <cstdint>
 #include <numeric>
 #include <span>
@@ -229,6 +235,96 @@ TEST(SafeByDefault, OverlappingInputAndOutputAreRefused) {
                                         sieve::byte_flags{flags});
                        }),
                        "columns 0 and 1 of the record overlap"));
+}
+
+
+// A removal list in the items' own memory: redzone read indices the compaction was overwriting and
+// kept the wrong items, even checked. Now refused before anything moves, in place and out of place.
+TEST(SafeByDefault, SelectionSharingTheItemsMemoryIsRefused) {
+  for (const auto& u : users_of(form::removal_list)) {
+    if (!u.in_place) continue;
+    std::vector<std::uint32_t> items(100);
+    std::iota(items.begin(), items.end(), 0U);
+    const std::vector<std::uint32_t> before = items;
+    const std::span<std::uint32_t> list(items.data() + 10, 5);  // removes items 10 .. 14, read from items
+    EXPECT_TRUE(contains(error_of([&] { sieve::compact(u.name, std::span(items), sieve::removal_list{list}); }),
+                         "overlaps column 0"))
+        << u.name;
+    EXPECT_EQ(items, before) << u.name;
+  }
+  std::vector<std::uint8_t> bytes(64, 1);
+  EXPECT_TRUE(contains(error_of([&] {
+                         sieve::compact("std", std::span(bytes), sieve::byte_flags{std::span<const std::uint8_t>(bytes)});
+                       }),
+                       "overlaps column 0"));
+}
+
+// Null data with n > 0 crashed; now an error naming the column or the selection.
+TEST(SafeByDefault, NullPointersAreRefused) {
+  const sieve::column null_column{nullptr, 4};
+  const sieve::record items(std::span<const sieve::column>(&null_column, 1), 10);
+  std::vector<std::uint8_t> flags(10, 1);
+  EXPECT_TRUE(contains(error_of([&] { sieve::compact("std", items, sieve::byte_flags{flags}); }), "null pointer"));
+  std::vector<std::uint32_t> x(10);
+  const std::span<std::uint32_t> null_list(static_cast<std::uint32_t*>(nullptr), 3);
+  EXPECT_TRUE(contains(error_of([&] { sieve::compact("redzone", std::span(x), sieve::removal_list{null_list}); }),
+                       "null pointer"));
+}
+
+#if defined(__SANITIZE_ADDRESS__)
+#define SIEVE_TEST_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define SIEVE_TEST_ASAN 1
+#endif
+#endif
+
+// std (and auto, where it picks std) in place took its temporary buffer inside the parallel
+// std::remove_if, which ends the process when the allocation fails: the caller now gets
+// std::bad_alloc, the items untouched. Run in a child whose address space is capped just above
+// what it holds.
+TEST(SafeByDefault, InPlaceStdFailsCleanlyWithoutMemory) {
+#ifdef SIEVE_TEST_ASAN
+  GTEST_SKIP() << "AddressSanitizer reserves more address space than the cap leaves";
+#else
+  for (const char* name : {"std", "auto"}) {
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+      constexpr std::size_t n = std::size_t{1} << 25;  // 256 MiB of items
+      std::vector<std::uint64_t> items(n);
+      std::iota(items.begin(), items.end(), std::uint64_t{0});
+      std::vector<std::uint8_t> keep(n);
+      for (std::size_t i = 0; i < n; ++i) keep[i] = static_cast<std::uint8_t>(i % 3 != 0);
+      std::vector<std::uint64_t> warm(1 << 16, 1);  // TBB's threads started before the cap
+      std::vector<std::uint8_t> warm_keep(warm.size(), 1);
+      sieve::compact(name, std::span(warm), sieve::byte_flags{warm_keep});
+      std::ifstream statm("/proc/self/statm");
+      std::size_t pages = 0;
+      statm >> pages;
+      const rlim_t cap = pages * static_cast<std::size_t>(::sysconf(_SC_PAGESIZE)) + (std::size_t{96} << 20);
+      const rlimit lim{cap, cap};
+      if (::setrlimit(RLIMIT_AS, &lim) != 0) ::_exit(4);
+      int code = 2;
+      try {
+        sieve::compact(name, std::span(items), sieve::byte_flags{keep});
+        code = 5;  // fitted after all: nothing to say
+      } catch (const std::bad_alloc&) {
+        code = 0;
+      } catch (const sieve::error&) {
+        code = 0;
+      }
+      if (code == 0)
+        for (std::size_t i = 0; i < n; ++i)
+          if (items[i] != i) code = 3;  // moved before it failed
+      ::_exit(code);
+    }
+    int status = 0;
+    ::waitpid(pid, &status, 0);
+    ASSERT_TRUE(WIFEXITED(status)) << name << ": ended by signal " << WTERMSIG(status);
+    EXPECT_TRUE(WEXITSTATUS(status) == 0 || WEXITSTATUS(status) == 5) << name << ": exit " << WEXITSTATUS(status);
+  }
+#endif
 }
 
 }  // namespace

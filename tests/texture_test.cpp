@@ -344,8 +344,8 @@ TEST(ObjAttributes, BadNormalsAndTextureCoordinatesAreErrors) {
       {"vn 0 1\nf 1 2 3\n", "a vertex normal needs 3 numbers"},
       {"vt x 0\nf 1 2 3\n", "texture coordinate: 'x' is not a number"},
       {"vt 0 inf\nf 1 2 3\n", "texture coordinate: 'inf' is not a finite number"},
-      {"vn 0 0 1\nf 1//1 2//1 3//7\n", "m.obj: Vertex normal indices out of bounds (line 5.)"},
-      {"vt 0 0\nf 1/1 2/1 3/4\n", "m.obj: Vertex texcoord indices out of bounds (line 5.)"},
+      {"vn 0 0 1\nf 1//1 2//1 3//7\n", "m.obj:5: face normal index 7 is past the 1 normals of the file"},
+      {"vt 0 0\nf 1/1 2/1 3/4\n", "m.obj:5: face texture coordinate index 4 is past the 1 texture coordinates of the file"},
   };
   for (const auto& [body, message] : cases) {
     SCOPED_TRACE(body);
@@ -422,7 +422,7 @@ TEST(TomlTextures, MaterialsTakeATextureAndAWrapMode) {
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"wrap = \"mirror\"\ntexture = \"t.png\"\n", "materials[0].wrap: 'mirror' is not one of repeat, clamp"},
       {"wrap = \"clamp\"\n", "materials[0].wrap: wrap goes with texture"},
-      {"type = \"mirror\"\ntexture = \"t.png\"\n", "materials[0].texture: only a diffuse material takes a texture"},
+      {"type = \"mirror\"\ntexture = \"t.png\"\n", "materials[0].texture: only a diffuse or gltf material takes a texture"},
       {"texture = \"m.obj\"\n", "m.obj: the texture is not an image sieve reads"},
   };
   for (const auto& [keys, message] : bad) {

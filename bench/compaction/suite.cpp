@@ -401,6 +401,11 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
   outputs.add_output(a.crossover, "--crossover");
   const backend where = backend_from_string(resolve_backend(a.backend));
   const std::vector<bench_case> cases = grid_of(a, where);
+  // A point holds its items, the output, the expected rows and the selection (about 3 w + 6 bytes an
+  // item); on the GPU the next point's inputs are made meanwhile.
+  double most = 0;
+  for (const bench_case& c : cases) most = std::max(most, static_cast<double>(c.n) * (3.0 * c.type.width + 6));
+  admit_memory(most * (where == backend::cuda ? 2 : 1), "bench compaction: the largest point's items");
 
   const timing_plan plan{a.quick ? 1 : 2, a.repeats ? a.repeats : (a.quick ? 5 : 10), a.graph, a.checked};
   const std::vector<std::string> baselines = baselines_of(where);

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <limits>
 #include <string>
+#include <utility>
 
 namespace sieve {
 namespace {
@@ -72,6 +73,27 @@ byte_range range_of(const column& c, std::size_t n) {
   return {b, b + n * c.width};
 }
 
+// Where a selection's array lies (address as an integer) and how many of its bytes the call reads
+// (0 for a predicate).
+std::pair<std::uintptr_t, std::size_t> selection_bytes(const selection& keep, std::size_t n) {
+  switch (form_of(keep)) {
+    case form::removal_list: {
+      const auto s = std::get<removal_list>(keep).indices;
+      return {reinterpret_cast<std::uintptr_t>(s.data()), s.size_bytes()};
+    }
+    case form::byte_flags: {
+      const auto s = std::get<byte_flags>(keep).keep;
+      return {reinterpret_cast<std::uintptr_t>(s.data()), std::min(s.size(), n)};
+    }
+    case form::bit_mask: {
+      const auto s = std::get<bit_mask>(keep).words;
+      return {reinterpret_cast<std::uintptr_t>(s.data()), std::min(s.size(), (n + 31) / 32) * 4};
+    }
+    case form::predicate: break;
+  }
+  return {0, 0};
+}
+
 // Written columns must not share memory with each other, nor (out of place) with the input's.
 void check_overlaps(const const_record& in, const record& out, bool in_place) {
   for (std::size_t a = 0; a < out.columns(); ++a)
@@ -87,12 +109,39 @@ void check_overlaps(const const_record& in, const record& out, bool in_place) {
                     "; compact_copy needs separate input and output memory (compact() works in place)");
 }
 
+// With n > 0 items, no column and no selection array may be a null pointer.
+void check_pointers(const const_record& in, const record& out, const selection& keep, bool in_place) {
+  const std::size_t n = in.size();
+  if (n == 0) return;
+  for (std::size_t c = 0; c < in.columns(); ++c)
+    if (!in[c].data) throw error("compaction: column " + std::to_string(c) + " of the " + (in_place ? "record" : "input record") + " is a null pointer for " + std::to_string(n) + " items");
+  if (!in_place && out.size() > 0)
+    for (std::size_t c = 0; c < out.columns(); ++c)
+      if (!out[c].data) throw error("compaction: column " + std::to_string(c) + " of the output record is a null pointer");
+  const auto [data, bytes] = selection_bytes(keep, n);
+  if (bytes > 0 && data == 0) throw error("compaction: the " + std::string(to_string(form_of(keep))) + " is a null pointer");
+}
+
+// The selection (removal list, flags or mask) is read while the items are written (and a removal
+// list may be reordered by the strategy): it must not share memory with a written column.
+void check_selection_apart(const record& out, const selection& keep, std::size_t n) {
+  const auto [data, bytes] = selection_bytes(keep, n);
+  if (bytes == 0) return;
+  const byte_range sel{data, data + bytes};
+  for (std::size_t c = 0; c < out.columns(); ++c)
+    if (sel.overlaps(range_of(out[c], out.size())))
+      throw error("compaction: the " + std::string(to_string(form_of(keep))) + "'s memory overlaps column " +
+                  std::to_string(c) + " of the items written; it needs its own memory");
+}
+
 }  // namespace
 
 void detail::validate_call(const const_record& in, const record& out, const selection& keep, bool in_place) {
   const std::size_t n = in.size();
   if (in.columns() == 0 && n > 0) throw error("compaction: the record has no columns");
+  check_pointers(in, out, keep, in_place);
   check_overlaps(in, out, in_place);
+  check_selection_apart(out, keep, n);
   if (!in_place) {
     if (!in.same_shape(out))
       throw error("compaction: output record has other columns than the input (" + std::to_string(out.columns()) +

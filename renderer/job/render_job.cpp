@@ -169,6 +169,8 @@ scene load_requested_scene(const render_request& rq) {
   return load_scene(rq.scene, overrides, {}, [&rq](const film_desc& film) { return film_size(rq, film); });
 }
 
+void check_image_name(const std::string& path) { image_format_of(path); }
+
 bool render_outcome::partial() const { return samples < spp; }
 
 nlohmann::json loops_json(const render_stats& st) {

@@ -50,6 +50,9 @@ struct render_outputs {
   std::string json;   // the report
 };
 
+// Refuses (sieve::usage_error) an image name whose extension is neither .png nor .exr.
+void check_image_name(const std::string& path);
+
 // The other processes of a split render (the ranks of an MPI job, app/mpi.hpp). Every call is
 // collective: each process makes it at the same step.
 class job_peers {

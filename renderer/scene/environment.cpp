@@ -5,6 +5,8 @@
 #include "environment_map.hpp"
 #include "input_file.hpp"
 
+#include <algorithm>
+#include <limits>
 #include <string_view>
 
 namespace sieve::render::detail {
@@ -24,7 +26,7 @@ void read_environment(const toml::table& doc, const reader& rd, scene& sc, const
   }
   if (const toml::node* v = t.get("color"))
     rd.fail_at(v, "environment.color", "give either a color or a map, not both");
-  const std::string rel = rd.string(*map, "environment.map");
+  const std::string rel = rd.path(*map, "environment.map");
   const fs::path path = base_dir / fs::path(rel);
   if (!file_exists(path))
     rd.fail_at(map, "environment.map", "environment map " + in_quotes(rel) + " not found (looked for " + path.string() + ")");
@@ -44,6 +46,14 @@ void read_environment(const toml::table& doc, const reader& rd, scene& sc, const
   const std::vector<unsigned char> bytes = file.bytes(std::uint64_t{1} << 31);
   image_rgb image =
       decode_environment_image(path.string(), std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+  // The radiance the renderer reads is a texel times the scale: it must stay a finite float.
+  float brightest = 0;
+  for (const vec3& p : image.pixels) brightest = std::max({brightest, p.x, p.y, p.z});
+  if (static_cast<double>(brightest) * scale > std::numeric_limits<float>::max()) {
+    rd.fail_at(t.get("scale") ? t.get("scale") : map, "environment.scale",
+               "the brightest texel of " + in_quotes(rel) + " (" + str(brightest) + ") times the scale " + str(scale) +
+                   " overflows a float");
+  }
   sc.environment_map = build_environment(image.width, image.height, std::move(image.pixels), rotation, scale, sample);
   sc.files.push_back(path);
 }

@@ -1,16 +1,18 @@
-// glTF 2.0 meshes through tinygltf (its implementation: scene/tinygltf.cpp). tinygltf parses the JSON
-// and the GLB container and resolves buffers; it does not check that accessors and views stay inside
-// their buffers, nor most indices between elements, so everything read here is checked first.
+// glTF 2.0 meshes through tinygltf (its implementation: scene/tinygltf.cpp). sieve reads the file, the
+// GLB container, buffers and images itself (gltf_source.hpp); tinygltf parses the JSON that is left
+// (its depth already limited). tinygltf does not check that accessors and views stay inside their
+// buffers, nor most indices between elements, so everything read here is checked first.
+// load_gltf's phases: parse, walk the node tree, check and count the primitives, map the
+// materials and their images, make the triangles.
 // Mapping and keys: scenes/README.md.
 #include "gltf.hpp"
 
+#include "gltf_source.hpp"
 #include "input_file.hpp"
 
 #include <tiny_gltf.h>
 
 #include <sieve/compaction/error.hpp>
-
-#include <nlohmann/json.hpp>
 
 #include <algorithm>
 #include <array>
@@ -33,115 +35,9 @@ using detail::str;
 
 constexpr double pi = 3.14159265358979323846;
 
-// No file tinygltf is given or reads is larger (the GLB reader takes a 32-bit size).
-constexpr std::uint64_t max_file_bytes = (std::uint64_t{1} << 31) - 1;
-
 std::string str3(vec3 v) { return "(" + str(v.x) + ", " + str(v.y) + ", " + str(v.z) + ")"; }
 
 std::string idx(const char* array, std::size_t i) { return std::string(array) + "[" + std::to_string(i) + "]"; }
-
-// ------------------------------------------------------------------------------------------------
-// Files: tinygltf reads buffers and images through these callbacks, so they are read as every input
-// of sieve is (regular files only, within a size), and only from the glTF file's folder and below
-// it as the URI says (tinygltf would also look in the current directory).
-
-struct file_context {
-  std::string base;                   // the glTF file's folder, absolute, with a trailing '/'
-  std::vector<fs::path>* files;       // every file read, for scene.files
-};
-
-bool under_base(const std::string& path, const file_context& ctx) {
-  return path.size() > ctx.base.size() && path.compare(0, ctx.base.size(), ctx.base) == 0;
-}
-
-bool fs_exists(const std::string& path, void* user) {
-  const auto& ctx = *static_cast<file_context*>(user);
-  return under_base(path, ctx) && detail::file_exists(path);
-}
-
-std::string fs_expand(const std::string& path, void*) { return path; }
-
-bool fs_read(std::vector<unsigned char>* out, std::string* err, const std::string& path, void* user) {
-  auto& ctx = *static_cast<file_context*>(user);
-  if (!under_base(path, ctx)) {
-    if (err) *err += "not under the glTF file's folder";
-    return false;
-  }
-  detail::input_file f(path, "file the glTF file names");  // throws sieve::error naming it
-  *out = f.bytes(max_file_bytes);
-  ctx.files->push_back(path);
-  return true;
-}
-
-bool fs_write(std::string* err, const std::string&, const std::vector<unsigned char>&, void*) {
-  if (err) *err += "sieve writes no glTF files";
-  return false;
-}
-
-// Images are not decoded by tinygltf: their encoded bytes are kept (component 0 marks them) for the
-// texture reader. An image in a buffer view was range-checked by check_image_views before tinygltf
-// computed `bytes` from it.
-bool keep_image_bytes(tinygltf::Image* image, const int, std::string*, std::string*, int, int,
-                      const unsigned char* bytes, int size, void*) {
-  image->image.assign(bytes, bytes + (size > 0 ? size : 0));
-  image->width = image->height = 0;
-  image->component = 0;
-  return true;
-}
-
-// ------------------------------------------------------------------------------------------------
-// What tinygltf reads unchecked while it parses: an image stored in a buffer view is handed to the
-// image callback as &buffer.data[view.byteOffset] with view.byteLength bytes, whatever the buffer's
-// size. Checked here on the JSON before tinygltf parses it (a buffer's data is exactly its
-// byteLength once tinygltf has loaded it).
-void check_image_views(std::string_view json_text, const std::string& file) {
-  const nlohmann::json doc = nlohmann::json::parse(json_text.begin(), json_text.end(), nullptr, false);
-  if (doc.is_discarded() || !doc.is_object()) return;  // tinygltf reports the syntax error
-  auto array = [&](const char* key) -> const nlohmann::json* {
-    const auto it = doc.find(key);
-    return it != doc.end() && it->is_array() ? &*it : nullptr;
-  };
-  const nlohmann::json* images = array("images");
-  if (!images) return;
-  const nlohmann::json* views = array("bufferViews");
-  const nlohmann::json* buffers = array("buffers");
-  auto unsigned_field = [&](const nlohmann::json& o, const char* key, std::uint64_t fallback,
-                            const std::string& where) -> std::uint64_t {
-    const auto it = o.find(key);
-    if (it == o.end()) return fallback;
-    if (!it->is_number_unsigned()) fail(file + ": " + where + "." + key + " is not a non-negative integer");
-    return it->get<std::uint64_t>();
-  };
-  for (std::size_t i = 0; i < images->size(); ++i) {
-    const nlohmann::json& image = (*images)[i];
-    if (!image.is_object() || !image.contains("bufferView")) continue;
-    const std::string where = idx("images", i);
-    const std::uint64_t v = unsigned_field(image, "bufferView", 0, where);
-    if (!views || v >= views->size() || !(*views)[v].is_object())
-      fail(file + ": " + where + ".bufferView " + std::to_string(v) + " does not exist");
-    const nlohmann::json& view = (*views)[v];
-    const std::string vwhere = idx("bufferViews", v);
-    const std::uint64_t b = unsigned_field(view, "buffer", ~std::uint64_t{0}, vwhere);
-    if (!buffers || b >= buffers->size() || !(*buffers)[b].is_object())
-      fail(file + ": " + vwhere + ".buffer does not name an existing buffer");
-    const std::uint64_t size = unsigned_field((*buffers)[b], "byteLength", 0, idx("buffers", b));
-    const std::uint64_t offset = unsigned_field(view, "byteOffset", 0, vwhere);
-    const std::uint64_t length = unsigned_field(view, "byteLength", 0, vwhere);
-    if (offset > size || length > size - offset) {
-      fail(file + ": " + vwhere + " (bytes " + std::to_string(offset) + " + " + std::to_string(length) +
-           ") reaches past the " + std::to_string(size) + " bytes of " + idx("buffers", b));
-    }
-  }
-}
-
-// The JSON chunk of a GLB file, or nothing where the container is malformed (tinygltf says how).
-std::string_view glb_json(const std::vector<unsigned char>& bytes) {
-  if (bytes.size() < 20) return {};
-  std::uint32_t length = 0;
-  std::memcpy(&length, bytes.data() + 12, 4);
-  if (length > bytes.size() - 20) return {};
-  return {reinterpret_cast<const char*>(bytes.data()) + 20, length};
-}
 
 // ------------------------------------------------------------------------------------------------
 // Accessors, checked against their view and buffer before a byte is read.
@@ -184,6 +80,7 @@ const char* component_name(int c) {
 
 struct model_reader {
   const tinygltf::Model& m;
+  detail::gltf_source& src;  // the buffers, read when first used
   std::string file;
   std::string context;
 
@@ -218,8 +115,8 @@ struct model_reader {
     check_index(where, "bufferView", acc.bufferView, m.bufferViews.size());
     const tinygltf::BufferView& bv = m.bufferViews[static_cast<std::size_t>(acc.bufferView)];
     const std::string vwhere = idx("bufferViews", static_cast<std::size_t>(acc.bufferView));
-    check_index(vwhere, "buffer", bv.buffer, m.buffers.size());
-    const std::vector<unsigned char>& data = m.buffers[static_cast<std::size_t>(bv.buffer)].data;
+    check_index(vwhere, "buffer", bv.buffer, src.buffer_count());
+    const std::vector<unsigned char>& data = src.buffer(static_cast<std::size_t>(bv.buffer));
     if (bv.byteOffset > data.size() || bv.byteLength > data.size() - bv.byteOffset) {
       error(vwhere, "bytes " + std::to_string(bv.byteOffset) + " + " + std::to_string(bv.byteLength) +
                         " reach past the " + std::to_string(data.size()) + " bytes of " +
@@ -399,10 +296,14 @@ vec3 apply_direction(const mat4& m, double x, double y, double z) {
 // ------------------------------------------------------------------------------------------------
 // Materials: glTF's metallic-roughness model, sieve's `gltf` kind (core/pbr.hpp, scenes/README.md).
 
-double number_in(const tinygltf::Value& ext, const char* key, double fallback) {
-  if (!ext.IsObject() || !ext.Has(key)) return fallback;
+// An extension's number `key` (absent: `fallback`); anything but a number there is an error.
+double number_in(const tinygltf::Value& ext, const char* key, double fallback, const model_reader& rd,
+                 const std::string& where) {
+  if (!ext.IsObject()) rd.error(where, "the extension is not an object");
+  if (!ext.Has(key)) return fallback;
   const tinygltf::Value& v = ext.Get(key);
-  return v.IsNumber() ? v.GetNumberAsDouble() : fallback;
+  if (!v.IsNumber()) rd.error(where, std::string(key) + " is not a number");
+  return v.GetNumberAsDouble();
 }
 
 const tinygltf::Value* extension(const tinygltf::Material& m, const char* name) {
@@ -435,14 +336,14 @@ material map_material(const tinygltf::Material& g, const model_reader& rd, const
   const double roughness = in_range(pbr.roughnessFactor, 0, 1, "roughnessFactor");
   double strength = 1;
   if (const tinygltf::Value* e = extension(g, "KHR_materials_emissive_strength")) {
-    strength = in_range(number_in(*e, "emissiveStrength", 1), 0, HUGE_VAL, "KHR_materials_emissive_strength.emissiveStrength");
+    strength = in_range(number_in(*e, "emissiveStrength", 1, rd, where + ".extensions.KHR_materials_emissive_strength"), 0, HUGE_VAL, "KHR_materials_emissive_strength.emissiveStrength");
   }
   double transmission = 0, ior = 1.5;
   if (const tinygltf::Value* e = extension(g, "KHR_materials_transmission")) {
-    transmission = in_range(number_in(*e, "transmissionFactor", 0), 0, 1, "KHR_materials_transmission.transmissionFactor");
+    transmission = in_range(number_in(*e, "transmissionFactor", 0, rd, where + ".extensions.KHR_materials_transmission"), 0, 1, "KHR_materials_transmission.transmissionFactor");
   }
   if (const tinygltf::Value* e = extension(g, "KHR_materials_ior")) {
-    ior = in_range(number_in(*e, "ior", 1.5), 0, HUGE_VAL, "KHR_materials_ior.ior");
+    ior = in_range(number_in(*e, "ior", 1.5, rd, where + ".extensions.KHR_materials_ior"), 0, HUGE_VAL, "KHR_materials_ior.ior");
   }
 
   out.albedo = {base[0], base[1], base[2]};
@@ -456,7 +357,7 @@ material map_material(const tinygltf::Material& g, const model_reader& rd, const
   if (g.normalTexture.index >= 0) out.bump_map = "normalTexture";  // not read yet: named in the scene's warning
   // Without KHR_materials_volume (or with thickness 0) a transmissive surface is thin-walled.
   const tinygltf::Value* volume = extension(g, "KHR_materials_volume");
-  out.thin = !volume || !(number_in(*volume, "thicknessFactor", 0) > 0);
+  out.thin = !volume || !(number_in(*volume, "thicknessFactor", 0, rd, where + ".extensions.KHR_materials_volume") > 0);
   return out;
 }
 
@@ -475,7 +376,7 @@ uv_transform texture_transform(const tinygltf::Value& ext, const model_reader& r
   double offset[2], scale[2];
   pair("offset", 0, offset);
   pair("scale", 1, scale);
-  const double rotation = number_in(ext, "rotation", 0);
+  const double rotation = number_in(ext, "rotation", 0, rd, where);
   for (const double x : {offset[0], offset[1], scale[0], scale[1], rotation})
     if (!std::isfinite(x) || std::fabs(x) > 1e6) rd.error(where, "a value (" + str(x) + ") is not finite or past 1e6");
   const double c = std::cos(rotation), s = std::sin(rotation);
@@ -501,55 +402,75 @@ const std::vector<std::string_view> supported_extensions = {
     "KHR_materials_emissive_strength", "KHR_materials_ior", "KHR_materials_transmission", "KHR_materials_volume",
     "KHR_texture_transform"};
 
-}  // namespace
+// tinygltf reads no file: sieve took the buffers and images out of the JSON it parses.
+bool no_file_exists(const std::string&, void*) { return false; }
+std::string no_expand(const std::string& path, void*) { return path; }
+bool no_read(std::vector<unsigned char>*, std::string* err, const std::string&, void*) {
+  if (err) *err += "sieve reads the glTF's files itself";
+  return false;
+}
+bool no_write(std::string* err, const std::string&, const std::vector<unsigned char>&, void*) {
+  if (err) *err += "sieve writes no glTF files";
+  return false;
+}
 
-gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
-  const std::string file = path.string();
-  gltf_mesh out;
-  if (!detail::file_exists(path)) fail(file + ": glTF file not found" + opt.context);
-  std::vector<unsigned char> bytes = detail::input_file(path, "glTF file").bytes(max_file_bytes);
-  out.files.push_back(path);
-
-  std::error_code ec;
-  const fs::path abs = fs::absolute(path, ec);
-  file_context ctx;
-  ctx.base = (ec ? path : abs).parent_path().string();
-  if (ctx.base.empty() || ctx.base.back() != '/') ctx.base += '/';
-  ctx.files = &out.files;
-
-  const bool binary = bytes.size() >= 4 && std::memcmp(bytes.data(), "glTF", 4) == 0;
-  check_image_views(binary ? glb_json(bytes)
-                           : std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()),
-                    file);
-
+// Phase 1: the JSON sieve left (gltf_source) parsed by tinygltf; required extensions checked.
+tinygltf::Model parse_model(const detail::gltf_source& src, const gltf_options& opt) {
   tinygltf::TinyGLTF parser;
-  parser.SetFsCallbacks({&fs_exists, &fs_expand, &fs_read, &fs_write, &ctx});
-  parser.SetImageLoader(&keep_image_bytes, nullptr);
+  parser.SetFsCallbacks({&no_file_exists, &no_expand, &no_read, &no_write, nullptr});
   tinygltf::Model model;
   std::string err, warn;
-  const std::string base_dir = ctx.base.substr(0, ctx.base.size() - 1);
-  const bool ok =
-      binary ? parser.LoadBinaryFromMemory(&model, &err, &warn, bytes.data(), static_cast<unsigned int>(bytes.size()),
-                                           base_dir)
-             : parser.LoadASCIIFromString(&model, &err, &warn, reinterpret_cast<const char*>(bytes.data()),
-                                          static_cast<unsigned int>(bytes.size()), base_dir);
-  bytes = {};
+  const std::string& json = src.json();
+  const bool ok = parser.LoadASCIIFromString(&model, &err, &warn, json.data(), static_cast<unsigned int>(json.size()), "");
   if (!ok || !detail::trim(err).empty()) {
     std::string first(detail::trim(err.empty() ? warn : err));
     if (const auto nl = first.find('\n'); nl != std::string::npos) first.resize(nl);  // one line
-    if (first.size() > 240) first = first.substr(0, 240) + "...";  // tinygltf quotes whole data URIs
-    fail(file + ": " + (first.empty() ? "not a glTF file" : std::string(detail::trim(first))) + opt.context);
+    if (first.size() > 240) first = first.substr(0, 240) + "...";
+    fail(src.file() + ": " + (first.empty() ? "not a glTF file" : std::string(detail::trim(first))) + opt.context);
   }
   for (const std::string& e : model.extensionsRequired) {
     if (std::find(supported_extensions.begin(), supported_extensions.end(), e) == supported_extensions.end()) {
-      fail(file + ": the file requires the extension " + in_quotes(e) + ", which sieve does not read" +
+      fail(src.file() + ": the file requires the extension " + in_quotes(e) + ", which sieve does not read" +
            unsupported_hint(e) + opt.context);
     }
   }
+  return model;
+}
 
-  const model_reader rd{model, file, opt.context};
+struct instance {
+  int mesh;
+  mat4 world;
+  std::string node;
+};
 
-  // The node tree of the scene to show: `scene`, else the first, else every node that is no child.
+// The first perspective camera's placement, from its node's world transform.
+camera_desc camera_of(const tinygltf::Camera& cam, const mat4& world, const model_reader& rd, const std::string& where,
+                      const std::string& cwhere) {
+  const double yfov = cam.perspective.yfov * 180 / pi;
+  if (!(yfov > 0 && yfov < 180)) rd.error(cwhere, "yfov " + str(cam.perspective.yfov) + " is out of range (0 < yfov < pi)");
+  camera_desc c;
+  c.position = {static_cast<float>(world[12]), static_cast<float>(world[13]), static_cast<float>(world[14])};
+  const vec3 forward = apply_direction(world, 0, 0, -1), up = apply_direction(world, 0, 1, 0);
+  if (!finite(c.position) || !finite(forward) || !finite(up) || !(length(forward) > 0) || !(length(up) > 0) ||
+      !(length(cross(normalize(forward), normalize(up))) > 1e-6f)) {
+    rd.error(where, "the transform of the camera is degenerate or overflows a float");
+  }
+  c.look_at = c.position + normalize(forward) * std::max(1.0f, length(c.position) * 1e-3f);
+  c.up = normalize(up);
+  c.vfov_degrees = static_cast<float>(yfov);
+  const double aspect = cam.perspective.aspectRatio;
+  if (aspect > 1e-3 && aspect < 1e3) c.aspect = static_cast<float>(aspect);
+  if (!finite(c.look_at) || !(length(c.look_at - c.position) > 0)) {
+    rd.error(where, "the camera's position " + str3(c.position) + " is too large");
+  }
+  return c;
+}
+
+// Phase 2: the node tree of the scene to show (`scene`, else the first, else every node that is no
+// child), walked iteratively (a chain of nodes may be long), each node once: the mesh instances with
+// their world transforms, and the first perspective camera into out.camera.
+std::vector<instance> walk_nodes(const tinygltf::Model& model, const model_reader& rd, const gltf_options& opt,
+                                 gltf_mesh& out) {
   std::vector<int> roots;
   if (!model.scenes.empty()) {
     const int s = model.defaultScene >= 0 ? model.defaultScene : 0;
@@ -565,13 +486,6 @@ gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
     for (std::size_t i = 0; i < model.nodes.size(); ++i)
       if (!child[i]) roots.push_back(static_cast<int>(i));
   }
-
-  // Walk the tree (iteratively: a chain of nodes may be long), each node once.
-  struct instance {
-    int mesh;
-    mat4 world;
-    std::string node;
-  };
   std::vector<instance> instances;
   std::vector<bool> seen(model.nodes.size(), false);
   std::vector<std::pair<int, mat4>> stack;
@@ -596,171 +510,175 @@ gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
       const tinygltf::Camera& cam = model.cameras[static_cast<std::size_t>(node.camera)];
       const std::string cwhere = idx("cameras", static_cast<std::size_t>(node.camera));
       if (cam.type == "perspective") {
-        const double yfov = cam.perspective.yfov * 180 / pi;
-        if (!(yfov > 0 && yfov < 180)) rd.error(cwhere, "yfov " + str(cam.perspective.yfov) + " is out of range (0 < yfov < pi)");
-        camera_desc c;
-        c.position = {static_cast<float>(world[12]), static_cast<float>(world[13]), static_cast<float>(world[14])};
-        const vec3 forward = apply_direction(world, 0, 0, -1), up = apply_direction(world, 0, 1, 0);
-        if (!finite(c.position) || !finite(forward) || !finite(up) || !(length(forward) > 0) || !(length(up) > 0) ||
-            !(length(cross(normalize(forward), normalize(up))) > 1e-6f)) {
-          rd.error(where, "the transform of the camera is degenerate or overflows a float");
-        }
-        c.look_at = c.position + normalize(forward) * std::max(1.0f, length(c.position) * 1e-3f);
-        c.up = normalize(up);
-        c.vfov_degrees = static_cast<float>(yfov);
-        const double aspect = cam.perspective.aspectRatio;
-        if (aspect > 1e-3 && aspect < 1e3) c.aspect = static_cast<float>(aspect);
-        if (!finite(c.look_at) || !(length(c.look_at - c.position) > 0)) {
-          rd.error(where, "the camera's position " + str3(c.position) + " is too large");
-        }
-        out.camera = c;
+        out.camera = camera_of(cam, world, rd, where, cwhere);
       } else {
-        detail::print_warning(file + ": " + cwhere + ": a " + in_quotes(cam.type) +
+        detail::print_warning(rd.file + ": " + cwhere + ": a " + in_quotes(cam.type) +
                               " camera is not supported (only perspective); ignored" + opt.context);
       }
     }
     for (auto it = node.children.rbegin(); it != node.children.rend(); ++it) stack.emplace_back(*it, world);
   }
+  return instances;
+}
 
-  // Check every primitive drawn and count its triangles before any is made.
-  struct prim {
-    const tinygltf::Primitive* p;
-    std::string where;
-    elements positions;
-    std::optional<elements> indices;
-    std::optional<elements> normals, uvs;
-    std::uint64_t triangles;
-  };
-  std::vector<std::vector<prim>> prims(model.meshes.size());
+struct prim {
+  const tinygltf::Primitive* p;
+  std::string where;
+  elements positions;
+  std::optional<elements> indices;
+  std::optional<elements> normals, uvs;
+  std::uint64_t triangles;
+};
+
+// What phase 3 remembers across primitives: each accessor's data is scanned once, however many
+// primitives share it.
+struct scan_memo {
+  std::vector<bool> scanned;  // POSITION, NORMAL, TEXCOORD_0 accessors checked finite
+  std::vector<std::optional<std::pair<std::size_t, std::uint32_t>>> largest_index;  // (where, value)
+};
+
+// NORMAL and TEXCOORD_0 of a primitive: one per position, finite.
+void check_attributes(const tinygltf::Primitive& p, const model_reader& rd, prim& q, scan_memo& memo) {
+  if (const auto it = p.attributes.find("NORMAL"); it != p.attributes.end()) {
+    const std::string w = q.where + ".attributes.NORMAL";
+    q.normals = rd.view(it->second, w, TINYGLTF_TYPE_VEC3, {TINYGLTF_COMPONENT_TYPE_FLOAT});
+    if (q.normals->count != q.positions.count) {
+      rd.error(w, std::to_string(q.normals->count) + " normals for " + std::to_string(q.positions.count) + " positions");
+    }
+    if (!memo.scanned[static_cast<std::size_t>(it->second)]) {
+      memo.scanned[static_cast<std::size_t>(it->second)] = true;
+      for (std::size_t v = 0; v < q.normals->count; ++v) {
+        const vec3 x = vec3_at(*q.normals, v);
+        if (!finite(x)) rd.error(w, "normal " + std::to_string(v) + " " + str3(x) + " is not finite");
+      }
+    }
+  }
+  if (const auto it = p.attributes.find("TEXCOORD_0"); it != p.attributes.end()) {
+    const std::string w = q.where + ".attributes.TEXCOORD_0";
+    q.uvs = rd.view(it->second, w, TINYGLTF_TYPE_VEC2,
+                    {TINYGLTF_COMPONENT_TYPE_FLOAT, TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE, TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT});
+    if (q.uvs->component_type != TINYGLTF_COMPONENT_TYPE_FLOAT && !q.uvs->normalized) {
+      rd.error(idx("accessors", static_cast<std::size_t>(it->second)) + " (" + w + ")",
+               "integer texture coordinates must be normalized");
+    }
+    if (q.uvs->count != q.positions.count) {
+      rd.error(w, std::to_string(q.uvs->count) + " texture coordinates for " + std::to_string(q.positions.count) + " positions");
+    }
+    if (!memo.scanned[static_cast<std::size_t>(it->second)]) {
+      memo.scanned[static_cast<std::size_t>(it->second)] = true;
+      for (std::size_t v = 0; v < q.uvs->count; ++v) {
+        const tex_coord t = uv_at(*q.uvs, v);
+        if (!std::isfinite(t.u) || !std::isfinite(t.v)) {
+          rd.error(w, "texture coordinate " + std::to_string(v) + " (" + str(t.u) + ", " + str(t.v) + ") is not finite");
+        }
+      }
+    }
+  }
+}
+
+// One triangle primitive checked (POSITION finite, attributes, indices within the positions) and its
+// triangles counted.
+prim check_primitive(const tinygltf::Primitive& p, const std::string& where, const model_reader& rd, scan_memo& memo) {
+  if (p.mode != TINYGLTF_MODE_TRIANGLES && p.mode != TINYGLTF_MODE_TRIANGLE_STRIP && p.mode != TINYGLTF_MODE_TRIANGLE_FAN) {
+    rd.error(where, "mode " + std::to_string(p.mode) + " is not a primitive mode (0 .. 6)");
+  }
+  const auto pos = p.attributes.find("POSITION");
+  if (pos == p.attributes.end()) rd.error(where, "no POSITION attribute");
+  prim q{&p, where, rd.view(pos->second, where + ".attributes.POSITION", TINYGLTF_TYPE_VEC3, {TINYGLTF_COMPONENT_TYPE_FLOAT}),
+         std::nullopt, std::nullopt, std::nullopt, 0};
+  if (!memo.scanned[static_cast<std::size_t>(pos->second)]) {
+    memo.scanned[static_cast<std::size_t>(pos->second)] = true;
+    for (std::size_t v = 0; v < q.positions.count; ++v) {
+      const vec3 x = vec3_at(q.positions, v);
+      if (!finite(x)) rd.error(where + ".attributes.POSITION", "vertex " + std::to_string(v) + " " + str3(x) + " is not finite");
+    }
+  }
+  check_attributes(p, rd, q, memo);
+  std::size_t n = q.positions.count;
+  if (p.indices >= 0) {
+    q.indices = rd.view(p.indices, where + ".indices", TINYGLTF_TYPE_SCALAR,
+                        {TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE, TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT,
+                         TINYGLTF_COMPONENT_TYPE_UNSIGNED_INT});
+    n = q.indices->count;
+    auto& first_max = memo.largest_index[static_cast<std::size_t>(p.indices)];
+    if (!first_max) {
+      std::pair<std::size_t, std::uint32_t> m{0, 0};  // where the largest index is, and its value
+      for (std::size_t k = 0; k < n; ++k) {
+        const std::uint32_t v = index_at(*q.indices, k);
+        if (v > m.second) m = {k, v};
+      }
+      first_max = m;
+    }
+    if (first_max->second >= q.positions.count) {
+      rd.error(where + ".indices", "index " + std::to_string(first_max->first) + " is " + std::to_string(first_max->second) +
+                                       ", past the " + std::to_string(q.positions.count) + " vertices");
+    }
+  } else if (p.indices < -1) {
+    rd.error(where, "indices " + std::to_string(p.indices) + " does not exist");
+  }
+  if (p.mode == TINYGLTF_MODE_TRIANGLES) {
+    if (n % 3 != 0) rd.error(where, std::to_string(n) + " vertices is not a multiple of 3 (mode TRIANGLES)");
+    q.triangles = n / 3;
+  } else {
+    q.triangles = n >= 3 ? n - 2 : 0;
+  }
+  if (p.material != -1) rd.check_index(where, "material", p.material, rd.m.materials.size());
+  return q;
+}
+
+// Phase 3: every primitive drawn checked and its triangles counted before any is made (points and
+// lines skipped with a warning). Returns the primitives per mesh and the total.
+std::uint64_t check_primitives(const tinygltf::Model& model, const std::vector<instance>& instances,
+                               const model_reader& rd, const gltf_options& opt, std::vector<std::vector<prim>>& prims) {
+  prims.assign(model.meshes.size(), {});
   std::vector<bool> checked(model.meshes.size(), false);
+  scan_memo memo{std::vector<bool>(model.accessors.size(), false), {}};
+  memo.largest_index.resize(model.accessors.size());
   std::uint64_t total = 0;
   std::size_t skipped = 0;
-  std::vector<bool> scanned(model.accessors.size(), false);  // POSITION, NORMAL, TEXCOORD_0 accessors checked finite
-  std::vector<std::optional<std::pair<std::size_t, std::uint32_t>>> largest_index(model.accessors.size());
   for (const instance& inst : instances) {
     const auto mi = static_cast<std::size_t>(inst.mesh);
     if (!checked[mi]) {
       checked[mi] = true;
       const tinygltf::Mesh& mesh = model.meshes[mi];
-      for (std::size_t pi_ = 0; pi_ < mesh.primitives.size(); ++pi_) {
-        const tinygltf::Primitive& p = mesh.primitives[pi_];
-        const std::string where = idx("meshes", mi) + "." + idx("primitives", pi_);
+      for (std::size_t k = 0; k < mesh.primitives.size(); ++k) {
+        const tinygltf::Primitive& p = mesh.primitives[k];
         if (p.mode == TINYGLTF_MODE_POINTS || p.mode == TINYGLTF_MODE_LINE || p.mode == TINYGLTF_MODE_LINE_LOOP ||
             p.mode == TINYGLTF_MODE_LINE_STRIP) {
           ++skipped;
           continue;
         }
-        if (p.mode != TINYGLTF_MODE_TRIANGLES && p.mode != TINYGLTF_MODE_TRIANGLE_STRIP &&
-            p.mode != TINYGLTF_MODE_TRIANGLE_FAN) {
-          rd.error(where, "mode " + std::to_string(p.mode) + " is not a primitive mode (0 .. 6)");
-        }
-        const auto pos = p.attributes.find("POSITION");
-        if (pos == p.attributes.end()) rd.error(where, "no POSITION attribute");
-        prim q{&p, where, rd.view(pos->second, where + ".attributes.POSITION", TINYGLTF_TYPE_VEC3,
-                                  {TINYGLTF_COMPONENT_TYPE_FLOAT}),
-               std::nullopt, std::nullopt, std::nullopt, 0};
-        // Each accessor's data is scanned once, however many primitives share it.
-        if (!scanned[static_cast<std::size_t>(pos->second)]) {
-          scanned[static_cast<std::size_t>(pos->second)] = true;
-          for (std::size_t v = 0; v < q.positions.count; ++v) {
-            const vec3 x = vec3_at(q.positions, v);
-            if (!finite(x)) {
-              rd.error(where + ".attributes.POSITION", "vertex " + std::to_string(v) + " " + str3(x) + " is not finite");
-            }
-          }
-        }
-        // NORMAL and TEXCOORD_0: one per position, finite.
-        if (const auto it = p.attributes.find("NORMAL"); it != p.attributes.end()) {
-          const std::string w = where + ".attributes.NORMAL";
-          q.normals = rd.view(it->second, w, TINYGLTF_TYPE_VEC3, {TINYGLTF_COMPONENT_TYPE_FLOAT});
-          if (q.normals->count != q.positions.count) {
-            rd.error(w, std::to_string(q.normals->count) + " normals for " + std::to_string(q.positions.count) + " positions");
-          }
-          if (!scanned[static_cast<std::size_t>(it->second)]) {
-            scanned[static_cast<std::size_t>(it->second)] = true;
-            for (std::size_t v = 0; v < q.normals->count; ++v) {
-              const vec3 x = vec3_at(*q.normals, v);
-              if (!finite(x)) rd.error(w, "normal " + std::to_string(v) + " " + str3(x) + " is not finite");
-            }
-          }
-        }
-        if (const auto it = p.attributes.find("TEXCOORD_0"); it != p.attributes.end()) {
-          const std::string w = where + ".attributes.TEXCOORD_0";
-          q.uvs = rd.view(it->second, w, TINYGLTF_TYPE_VEC2,
-                          {TINYGLTF_COMPONENT_TYPE_FLOAT, TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE,
-                           TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT});
-          if (q.uvs->component_type != TINYGLTF_COMPONENT_TYPE_FLOAT && !q.uvs->normalized) {
-            rd.error(idx("accessors", static_cast<std::size_t>(it->second)) + " (" + w + ")",
-                     "integer texture coordinates must be normalized");
-          }
-          if (q.uvs->count != q.positions.count) {
-            rd.error(w, std::to_string(q.uvs->count) + " texture coordinates for " + std::to_string(q.positions.count) +
-                            " positions");
-          }
-          if (!scanned[static_cast<std::size_t>(it->second)]) {
-            scanned[static_cast<std::size_t>(it->second)] = true;
-            for (std::size_t v = 0; v < q.uvs->count; ++v) {
-              const tex_coord t = uv_at(*q.uvs, v);
-              if (!std::isfinite(t.u) || !std::isfinite(t.v)) {
-                rd.error(w, "texture coordinate " + std::to_string(v) + " (" + str(t.u) + ", " + str(t.v) + ") is not finite");
-              }
-            }
-          }
-        }
-        std::size_t n = q.positions.count;
-        if (p.indices >= 0) {
-          q.indices = rd.view(p.indices, where + ".indices", TINYGLTF_TYPE_SCALAR,
-                              {TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE, TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT,
-                               TINYGLTF_COMPONENT_TYPE_UNSIGNED_INT});
-          n = q.indices->count;
-          auto& first_max = largest_index[static_cast<std::size_t>(p.indices)];
-          if (!first_max) {
-            std::pair<std::size_t, std::uint32_t> m{0, 0};  // where the largest index is, and its value
-            for (std::size_t k = 0; k < n; ++k) {
-              const std::uint32_t v = index_at(*q.indices, k);
-              if (v > m.second) m = {k, v};
-            }
-            first_max = m;
-          }
-          if (first_max->second >= q.positions.count) {
-            rd.error(where + ".indices", "index " + std::to_string(first_max->first) + " is " +
-                                             std::to_string(first_max->second) + ", past the " +
-                                             std::to_string(q.positions.count) + " vertices");
-          }
-        } else if (p.indices < -1) {
-          rd.error(where, "indices " + std::to_string(p.indices) + " does not exist");
-        }
-        if (p.mode == TINYGLTF_MODE_TRIANGLES) {
-          if (n % 3 != 0) rd.error(where, std::to_string(n) + " vertices is not a multiple of 3 (mode TRIANGLES)");
-          q.triangles = n / 3;
-        } else {
-          q.triangles = n >= 3 ? n - 2 : 0;
-        }
-        if (p.material != -1) rd.check_index(where, "material", p.material, model.materials.size());
-        prims[mi].push_back(std::move(q));
+        prims[mi].push_back(check_primitive(p, idx("meshes", mi) + "." + idx("primitives", k), rd, memo));
       }
     }
     for (const prim& q : prims[mi]) {
       total += q.triangles;
       if (total > opt.max_triangles) {
-        fail(file + ": " + inst.node + ": more than " + std::to_string(opt.max_triangles) + " triangles " +
+        fail(rd.file + ": " + inst.node + ": more than " + std::to_string(opt.max_triangles) + " triangles " +
              opt.limit_text + opt.context);
       }
     }
   }
   if (skipped) {
-    detail::print_warning(file + ": " + std::to_string(skipped) +
+    detail::print_warning(rd.file + ": " + std::to_string(skipped) +
                           " primitive(s) of points or lines skipped (sieve renders triangles)" + opt.context);
   }
-  if (total == 0) fail(file + ": no triangles in the scene's meshes" + opt.context);
-  if (opt.admit) opt.admit(total);
+  if (total == 0) fail(rd.file + ": no triangles in the scene's meshes" + opt.context);
+  return total;
+}
 
-  // Materials: mapped, names unique within the file ("material<i>" for an unnamed one; a repeated
-  // name gets "#<i>"), with their base colour and emissive textures' images.
-  std::set<std::string> names;
-  out.materials.reserve(model.materials.size());
-  std::vector<std::int32_t> image_of(model.images.size(), -1);  // model image -> out.images
-  auto texture = [&](const tinygltf::TextureInfo& info, const std::string& where) {
+// Phase 4: materials mapped, names unique within the file ("material<i>" for an unnamed one; a
+// repeated name gets "#<i>"), with their base colour, metallic-roughness and emissive textures'
+// images, each read once (and only those: an image no material uses is never read; with
+// opt.used_materials_only, neither is one that only materials no primitive uses name, though their
+// textures are still checked).
+void map_materials(const tinygltf::Model& model, const model_reader& rd, const gltf_options& opt,
+                   const std::vector<bool>& used, gltf_mesh& out) {
+  std::vector<detail::gltf_source::view_span> views;
+  for (const auto& v : model.bufferViews)
+    views.push_back({v.buffer >= 0 ? static_cast<std::size_t>(v.buffer) : ~std::size_t{0}, v.byteOffset, v.byteLength});
+  std::vector<std::int32_t> image_of(rd.src.image_count(), -1);  // the file's image -> out.images
+  auto texture = [&](const tinygltf::TextureInfo& info, const std::string& where, bool read) {
     gltf_mesh::texture_ref ref;
     if (info.index < 0) return ref;
     if (const auto it = info.extensions.find("KHR_texture_transform"); it != info.extensions.end())
@@ -769,13 +687,13 @@ gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
     const tinygltf::Texture& tex = model.textures[static_cast<std::size_t>(info.index)];
     const std::string twhere = idx("textures", static_cast<std::size_t>(info.index));
     if (tex.source < 0) {
-      detail::print_warning(file + ": " + twhere + ": no source image sieve reads (an extension's format?); " + where +
+      detail::print_warning(rd.file + ": " + twhere + ": no source image sieve reads (an extension's format?); " + where +
                             " keeps its factor" + opt.context);
       return ref;
     }
-    if (static_cast<std::size_t>(tex.source) >= model.images.size()) {
+    if (static_cast<std::size_t>(tex.source) >= image_of.size()) {
       rd.error(twhere, "source " + std::to_string(tex.source) + " does not exist (the file has " +
-                           std::to_string(model.images.size()) + " images)");
+                           std::to_string(image_of.size()) + " images)");
     }
     if (tex.sampler >= 0) {
       rd.check_index(twhere, "sampler", tex.sampler, model.samplers.size());
@@ -784,30 +702,29 @@ gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
         ref.wrap = wrap_mode::clamp;
     }
     if (info.texCoord != 0) {
-      detail::print_warning(file + ": " + where + ": texCoord " + std::to_string(info.texCoord) +
+      detail::print_warning(rd.file + ": " + where + ": texCoord " + std::to_string(info.texCoord) +
                             " is not read; TEXCOORD_0 is used" + opt.context);
     }
     const auto src = static_cast<std::size_t>(tex.source);
+    if (!read) return ref;
     if (image_of[src] < 0) {
-      tinygltf::Image& img = model.images[src];
-      gltf_mesh::image im;
-      const bool external = !img.uri.empty() && img.uri.compare(0, 5, "data:") != 0;
-      im.name = external ? ctx.base + img.uri : file + ": " + idx("images", src);
-      im.missing = external && img.image.empty();
-      im.bytes = std::move(img.image);
+      detail::gltf_source::image im = rd.src.read_image(src, views);
       image_of[src] = static_cast<std::int32_t>(out.images.size());
-      out.images.push_back(std::move(im));
+      out.images.push_back({std::move(im.name), std::move(im.bytes), im.missing});
     }
     ref.image = image_of[src];
     return ref;
   };
+  std::set<std::string> names;
+  out.materials.reserve(model.materials.size());
   for (std::size_t i = 0; i < model.materials.size(); ++i) {
     const std::string where = idx("materials", i);
-    out.base_color_texture.push_back(
-        texture(model.materials[i].pbrMetallicRoughness.baseColorTexture, where + ".pbrMetallicRoughness.baseColorTexture"));
-    out.emissive_texture.push_back(texture(model.materials[i].emissiveTexture, where + ".emissiveTexture"));
+    const bool read = !opt.used_materials_only || used[i];
+    out.base_color_texture.push_back(texture(model.materials[i].pbrMetallicRoughness.baseColorTexture,
+                                             where + ".pbrMetallicRoughness.baseColorTexture", read));
+    out.emissive_texture.push_back(texture(model.materials[i].emissiveTexture, where + ".emissiveTexture", read));
     out.metal_rough_texture.push_back(texture(model.materials[i].pbrMetallicRoughness.metallicRoughnessTexture,
-                                              where + ".pbrMetallicRoughness.metallicRoughnessTexture"));
+                                              where + ".pbrMetallicRoughness.metallicRoughnessTexture", read));
   }
   for (std::size_t i = 0; i < model.materials.size(); ++i) {
     material m = map_material(model.materials[i], rd, idx("materials", i));
@@ -818,7 +735,11 @@ gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
     }
     out.materials.push_back(std::move(m));
   }
+}
 
+// Phase 5: the triangles of every instance in world space, with their normals and uvs.
+void make_triangles(const std::vector<instance>& instances, const std::vector<std::vector<prim>>& prims,
+                    std::uint64_t total, const model_reader& rd, gltf_mesh& out) {
   bool any_normals = false, any_uvs = false;
   for (const instance& inst : instances) {
     for (const prim& q : prims[static_cast<std::size_t>(inst.mesh)]) {
@@ -868,6 +789,26 @@ gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
       }
     }
   }
+}
+
+}  // namespace
+
+gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
+  detail::gltf_source src(path, opt.context);
+  const tinygltf::Model model = parse_model(src, opt);
+  const model_reader rd{model, src, src.file(), opt.context};
+  gltf_mesh out;
+  const std::vector<instance> instances = walk_nodes(model, rd, opt, out);
+  std::vector<std::vector<prim>> prims;
+  const std::uint64_t total = check_primitives(model, instances, rd, opt, prims);
+  if (opt.admit) opt.admit(total);
+  std::vector<bool> used(model.materials.size(), false);  // the materials some drawn primitive uses
+  for (const instance& inst : instances)
+    for (const prim& q : prims[static_cast<std::size_t>(inst.mesh)])
+      if (q.p->material >= 0) used[static_cast<std::size_t>(q.p->material)] = true;
+  map_materials(model, rd, opt, used, out);
+  make_triangles(instances, prims, total, rd, out);
+  out.files = src.files();
   return out;
 }
 

@@ -1,7 +1,8 @@
-// glTF 2.0 meshes (.gltf and .glb, read by tinygltf and checked here): the triangles of the default
+// glTF 2.0 meshes (.gltf and .glb: the container, buffers and images read by sieve, the JSON parsed
+// by tinygltf, everything checked here): the triangles of the default
 // scene's node tree with their world transforms, the materials mapped onto sieve's kinds, and the
-// first perspective camera, normals, texture coordinates and the images of base colour and emissive
-// textures. Internal to the loader (renderer/scene/load.cpp); the keys and the
+// first perspective camera, normals, texture coordinates and the images of base colour,
+// metallic-roughness and emissive textures. Internal to the loader (renderer/scene/load.cpp); the keys and the
 // material mapping are documented in scenes/README.md.
 #pragma once
 
@@ -22,6 +23,7 @@ struct gltf_options {
   std::uint64_t max_triangles = std::numeric_limits<std::uint64_t>::max();  // room left in the scene
   std::string limit_text;                    // how to name that limit in the message
   std::function<void(std::uint64_t)> admit;  // given the file's triangle count before they are made
+  bool used_materials_only = false;          // read the images of only the materials some primitive uses
 };
 
 struct gltf_mesh {
@@ -52,10 +54,11 @@ struct gltf_mesh {
   std::vector<texture_ref> emissive_texture;    // per material
   std::vector<texture_ref> metal_rough_texture;  // per material: pbrMetallicRoughness.metallicRoughnessTexture
   std::optional<camera_desc> camera;        // the first perspective camera met in the node tree
-  std::vector<std::filesystem::path> files;  // the glTF file and the external buffers it read
+  std::vector<std::filesystem::path> files;  // the glTF file and the external buffers and images it read
 };
 
-// Reads `path` (.gltf: JSON, buffers as data URIs or files beside it; .glb: binary). Throws
+// Reads `path` (.gltf: JSON, buffers as data URIs or files beside it; .glb: binary), reading only
+// the buffers and images the scene uses (gltf_source.hpp: depth, chunk, URI and byte limits). Throws
 // sieve::error naming the file and the element at fault (`meshes[0].primitives[1]`, `accessors[3]`):
 // JSON or GLB syntax, indices of accessors, buffer views, buffers, nodes, meshes, materials or
 // cameras out of range, accessors reaching past their buffer view or a view past its buffer, a

@@ -1,6 +1,8 @@
 // Reading users' files safely (input_file.hpp).
 #include "input_file.hpp"
 
+#include <report.hpp>
+
 #include <sieve/compaction/error.hpp>
 
 #include <fcntl.h>
@@ -18,20 +20,7 @@ namespace sieve::render::detail {
 
 namespace fs = std::filesystem;
 
-std::string printable(std::string_view s) {
-  std::string out;
-  out.reserve(s.size());
-  for (const char ch : s) {
-    const auto c = static_cast<unsigned char>(ch);
-    if (c < 0x20 || c == 0x7f) {
-      constexpr char hex[] = "0123456789abcdef";
-      out += {'\\', 'x', hex[c >> 4], hex[c & 15]};
-    } else {
-      out += ch;
-    }
-  }
-  return out;
-}
+std::string printable(std::string_view s) { return report::printable(s); }
 
 void fail(const std::string& message) { throw sieve::error(printable(message)); }
 
@@ -81,11 +70,6 @@ input_file::~input_file() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-std::string input_file::text() {
-  std::istream& in = stream();
-  return {std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>()};
-}
-
 std::vector<unsigned char> input_file::bytes(std::uint64_t max_bytes) {
   if (size_ > max_bytes) {
     fail(path_ + ": the " + what_ + " is " + std::to_string(size_) + " bytes, more than the limit of " +
@@ -126,7 +110,7 @@ input_file::bounded_buf::int_type input_file::bounded_buf::underflow() {
   return traits_type::eof();
 }
 
-bool next_line(std::istream& in, std::string& line) {
+bool next_line(std::istream& in, std::string& line, const std::string& file, std::size_t line_no) {
   line.clear();
   std::streambuf* sb = in.rdbuf();
   for (int c; (c = sb->sbumpc()) != std::char_traits<char>::eof();) {
@@ -134,6 +118,10 @@ bool next_line(std::istream& in, std::string& line) {
     if (c == '\r') {
       if (sb->sgetc() == '\n') sb->sbumpc();
       return true;
+    }
+    if (line.size() == max_line_bytes) {
+      fail(file + ":" + std::to_string(line_no) + ": a line longer than " + std::to_string(max_line_bytes >> 20) +
+           " MiB (is it a text file?)");
     }
     line += static_cast<char>(c);
   }

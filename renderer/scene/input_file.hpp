@@ -41,7 +41,6 @@ class input_file {
   input_file& operator=(const input_file&) = delete;
 
   std::uint64_t size() const { return size_; }
-  std::string text();
   // The whole file, at most max_bytes of it (a larger file is an error naming both sizes).
   std::vector<unsigned char> bytes(std::uint64_t max_bytes);
   std::istream& stream();
@@ -63,7 +62,12 @@ class input_file {
 };
 
 // The next line of `in`, ended by LF, CR or CR LF (as tinyobjloader reads them); false at the end.
-bool next_line(std::istream& in, std::string& line);
+// A line longer than max_line_bytes is an error naming `file` and `line_no` (read no further).
+constexpr std::size_t max_line_bytes = std::size_t{16} << 20;
+bool next_line(std::istream& in, std::string& line, const std::string& file, std::size_t line_no);
+
+// The largest scene (TOML) file read.
+constexpr std::uint64_t max_scene_file_bytes = std::uint64_t{64} << 20;
 
 // Small text helpers for messages.
 std::string in_quotes(std::string_view s);

@@ -71,6 +71,7 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
 
   sc.name = std::move(default_name);
   if (const toml::node* n = doc.get("name")) sc.name = rd.string(*n, "name");
+  sc.name = printable(sc.name);  // printed on the terminal: no control character of the file's reaches it
 
   const camera_given given = read_camera(doc, rd, sc);
   read_film(doc, rd, sc);
@@ -105,6 +106,7 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
   if (!sc.normals.empty()) sc.normals.resize(sc.triangles.size(), triangle_normals{});
   if (!sc.uvs.empty()) sc.uvs.resize(sc.triangles.size(), triangle_uvs{});
   sc.textures = std::move(reg.textures);
+  sc.files.insert(sc.files.end(), reg.texture_files.begin(), reg.texture_files.end());
   if (obj_entry) dress_bare_model(rd, given, bare_camera, default_environment, sc, sc.triangles.size());
   if (!obj_entry && sc.emissive.empty() && sc.environment_map.texels.empty() && max_component(sc.environment) <= 0)
     print_warning(rd.file + ": the scene has no light (no emissive material, [[lights]] or [environment]): it renders black");
@@ -133,7 +135,8 @@ scene load_scene(const std::filesystem::path& path, const std::vector<std::strin
   bool obj_entry = false;
   if (ext == ".toml") {
     try {
-      const std::string text = input_file(path, "scene file").text();
+      const std::vector<unsigned char> bytes = input_file(path, "scene file").bytes(max_scene_file_bytes);
+      const std::string text(bytes.begin(), bytes.end());
       doc = toml::parse(std::string_view(text), rd.file);
     } catch (const toml::parse_error& e) {
       fail(rd.file + ":" + std::to_string(e.source().begin.line) + ":" +

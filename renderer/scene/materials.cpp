@@ -198,7 +198,7 @@ std::vector<material_entry> read_material_entries(const toml::table& doc, const 
         e.thin = v->as_boolean()->get();
       }
       if (const toml::node* v = t.get("texture")) {
-        e.texture = rd.string(*v, key + ".texture");
+        e.texture = rd.path(*v, key + ".texture");
         e.texture_node = v;
         if (e.texture->empty()) rd.fail_at(v, key + ".texture", "empty texture path");
       }

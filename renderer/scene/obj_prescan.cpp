@@ -3,6 +3,7 @@
 
 #include <cctype>
 #include <cerrno>
+#include <climits>
 #include <cmath>
 #include <cstdlib>
 
@@ -41,10 +42,13 @@ obj_scan prescan_obj(std::istream& in, const std::string& file, const obj_option
   obj_scan out;
   std::string line;
   std::size_t line_no = 0;
-  long long vertices = 0, max_index = 0;
-  std::size_t max_index_line = 0;
+  // Per list (vertices, texture coordinates, normals): how many so far, the largest index a face gives.
+  static constexpr const char* list_name[3] = {"vertex", "texture coordinate", "normal"};
+  long long count[3] = {0, 0, 0}, max_index[3] = {0, 0, 0};
+  std::size_t max_index_line[3] = {0, 0, 0};
+  long long& vertices = count[0];
   auto at = [&](std::size_t l) { return file + ":" + std::to_string(l) + ": "; };
-  while (next_line(in, line)) {
+  while (next_line(in, line, file, line_no + 1)) {
     ++line_no;
     const std::string_view kept = uncommented(line);
     out.text.append(kept).push_back('\n');
@@ -70,6 +74,7 @@ obj_scan prescan_obj(std::istream& in, const std::string& file, const obj_option
     } else if (tok[0] == "vn" || tok[0] == "vt") {
       // Vertex normals (3 numbers) and texture coordinates (1 to 3): finite numbers.
       const bool normal = tok[0] == "vn";
+      ++count[normal ? 2 : 1];
       const std::string what = normal ? "vertex normal" : "texture coordinate";
       if (tok.size() < (normal ? 4u : 2u)) {
         fail(at(line_no) + "a " + what + " needs " + (normal ? "3 numbers" : "a number") + opt.context);
@@ -91,30 +96,39 @@ obj_scan prescan_obj(std::istream& in, const std::string& file, const obj_option
              opt.context);
       }
       for (std::size_t i = 1; i < tok.size(); ++i) {
-        const std::string s(tok[i].substr(0, tok[i].find('/')));
-        char* end = nullptr;
-        errno = 0;
-        const long long idx = std::strtoll(s.c_str(), &end, 10);
-        if (end == s.c_str() || *end != '\0' || errno != 0) {
-          fail(at(line_no) + "face vertex " + in_quotes(tok[i]) + " is not a vertex index" + opt.context);
-        }
-        if (idx == 0) fail(at(line_no) + "face index 0 (OBJ indices start at 1)" + opt.context);
-        if (idx < 0 && vertices + idx < 0) {
-          fail(at(line_no) + "face index " + std::to_string(idx) + " reaches before the first vertex (" +
-               std::to_string(vertices) + " vertices so far)" + opt.context);
-        }
-        if (idx > max_index) {
-          max_index = idx;
-          max_index_line = line_no;
+        // v, v/vt, v//vn or v/vt/vn: each index given is checked against its own list.
+        std::string_view rest = tok[i];
+        for (int k = 0; k < 3 && !rest.empty(); ++k) {
+          const std::size_t slash = rest.find('/');
+          const std::string s(rest.substr(0, slash));
+          rest = slash == std::string_view::npos ? std::string_view{} : rest.substr(slash + 1);
+          if (k > 0 && s.empty()) continue;  // v//vn: no texture coordinate
+          char* end = nullptr;
+          errno = 0;
+          const long long idx = std::strtoll(s.c_str(), &end, 10);
+          if (end == s.c_str() || *end != '\0' || errno != 0 || idx > INT_MAX || idx < -INT_MAX) {
+            fail(at(line_no) + "face vertex " + in_quotes(tok[i]) + ": " + in_quotes(s) + " is not a " + list_name[k] +
+                 " index" + opt.context);
+          }
+          const std::string face_index = k ? "face " + std::string(list_name[k]) + " index " : "face index ";
+          if (idx == 0) fail(at(line_no) + face_index + "0 (OBJ indices start at 1)" + opt.context);
+          if (idx < 0 && count[k] + idx < 0) {
+            fail(at(line_no) + face_index + std::to_string(idx) + " reaches before the first " +
+                 list_name[k] + " (" + std::to_string(count[k]) + " so far)" + opt.context);
+          }
+          if (idx > max_index[k]) max_index[k] = idx, max_index_line[k] = line_no;
         }
       }
     } else if (tok[0] == "mtllib") {
       for (std::size_t i = 1; i < tok.size(); ++i) out.mtllibs.emplace_back(std::string(tok[i]), line_no);
     }
   }
-  if (max_index > vertices) {
-    fail(at(max_index_line) + "face index " + std::to_string(max_index) + " is past the " +
-         std::to_string(vertices) + " vertices of the file" + opt.context);
+  for (int k = 0; k < 3; ++k) {
+    if (max_index[k] > count[k]) {
+      fail(at(max_index_line[k]) + "face " + (k ? std::string(list_name[k]) + " " : std::string()) + "index " +
+           std::to_string(max_index[k]) + " is past the " + std::to_string(count[k]) + " " + (k == 0 ? "vertices" : k == 1 ? "texture coordinates" : "normals") +
+           " of the file" + opt.context);
+    }
   }
   if (out.triangles == 0) {
     fail(file + ": no triangles: no face in its " + std::to_string(line_no) + " lines (" +
@@ -127,7 +141,7 @@ std::string prescan_mtl(std::istream& in, const std::string& file, const std::st
   static const std::vector<std::string_view> numeric = {"Ka", "Kd", "Ks", "Ke", "Tf", "Ni", "Ns", "d", "Tr", "Pr", "Pm"};
   static const std::vector<std::string_view> unit = {"Kd", "Ks", "Tf", "d", "Tr", "Pr", "Pm"};  // each in 0 .. 1
   std::string text, line;
-  for (std::size_t line_no = 1; next_line(in, line); ++line_no) {
+  for (std::size_t line_no = 1; next_line(in, line, file, line_no); ++line_no) {
     const std::string_view kept = uncommented(line);
     text.append(kept).push_back('\n');
     const std::vector<std::string_view> tok = tokens(trim(kept));

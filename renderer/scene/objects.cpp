@@ -20,6 +20,7 @@ obj_mesh load_gltf_object(const fs::path& path, const obj_options& opt, registry
   g.max_triangles = opt.max_triangles;
   g.limit_text = opt.limit_text;
   g.admit = opt.admit;
+  g.used_materials_only = opt.use_materials;  // (`material =` may name any of them)
   gltf_mesh m = load_gltf(path, g);
   std::vector<std::uint32_t> index(m.materials.size());
   std::vector<std::optional<vec3>> mean_of(m.images.size());  // emissive textures' mean colours
@@ -100,7 +101,7 @@ std::vector<material_override> read_objects(const toml::table& doc, const reader
         rd.fail_at(obj ? obj : gltf, key, "give one of obj, gltf and ply");
       const toml::node* file_node = obj ? obj : gltf ? gltf : ply;
       const std::string file_key = key + (obj ? ".obj" : gltf ? ".gltf" : ".ply");
-      const std::string rel = rd.string(*file_node, file_key);
+      const std::string rel = rd.path(*file_node, file_key);
       const fs::path obj_path = base_dir / fs::path(rel);
       if (!file_exists(obj_path)) {
         rd.fail_at(file_node, file_key,

@@ -22,11 +22,13 @@ void read_procedural(const toml::table& doc, const reader& rd, scene& sc, regist
       rd.check_memory(sc.triangles.size() + count, sc.film);
     };
     if (type == "spheres") {
+      rd.known_keys(t, "procedural.", {"type", "n", "segments"}, "[procedural] of type spheres");
       const auto spheres = static_cast<std::uint32_t>(integer("n", 32, 1, 256));
       const auto segments = static_cast<std::uint32_t>(integer("segments", 32, 4, 512));
       check_count(sphere_room_triangles(spheres, segments));
       add_sphere_room(proc, spheres, segments);
     } else if (type == "heightfield") {
+      rd.known_keys(t, "procedural.", {"type", "grid", "height", "seed"}, "[procedural] of type heightfield");
       const auto grid = static_cast<std::uint32_t>(integer("grid", 2048, 2, 8192));
       check_count(heightfield_triangles(grid));
       const toml::node* h = t.get("height");

@@ -99,7 +99,7 @@ struct scene {
   vec3 environment{0, 0, 0};               // radiance of rays that leave the scene (no map)
   environment_data environment_map;        // [environment] map: an HDR image around the scene, or empty
   compaction_desc compaction;
-  std::vector<std::filesystem::path> files;  // every file it was read from: scene file, OBJ, MTL
+  std::vector<std::filesystem::path> files;  // the scene's inputs, the one list outputs are refused against: scene file, OBJ, MTL, textures, glTF files, buffers and images, environment map
 };
 
 }  // namespace sieve::render

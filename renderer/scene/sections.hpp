@@ -41,6 +41,7 @@ struct registry {
   image_limits texture_limits;         // each image's
   std::uint64_t texture_budget = 0;    // bytes of texels all textures may take (scene_limits::max_texture_bytes)
   std::uint64_t texture_bytes = 0;     // taken so far
+  std::vector<fs::path> texture_files;  // every texture file named (found or not): inputs of the scene
 
   std::optional<std::uint32_t> find(const std::string& name) const;
   // Appends `m` whatever its name (a light's or a procedural material); returns its index.

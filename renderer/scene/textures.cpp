@@ -10,6 +10,7 @@ std::int32_t registry::texture_index(const fs::path& path, wrap_mode wrap, const
   const std::string name = use == image_use::opacity ? path.string() + " (opacity)" : path.string();
   const auto key = std::make_pair(name, wrap);
   if (const auto it = texture_of.find(key); it != texture_of.end()) return it->second;
+  texture_files.push_back(path);
   if (!file_exists(path)) {
     print_warning(who + ": texture " + in_quotes(path.string()) + " not found; the material keeps its constant colour");
     texture_of.emplace(key, -1);

@@ -143,6 +143,13 @@ std::string reader::string(const toml::node& n, std::string_view key) const {
   return n.as_string()->get();
 }
 
+std::string reader::path(const toml::node& n, std::string_view key) const {
+  std::string s = string(n, key);
+  // A NUL would end the path early (another file opened) and cut the messages that quote it.
+  if (s.find('\0') != std::string::npos) fail_at(&n, key, "the path holds a NUL character (\\u0000)");
+  return s;
+}
+
 vec3 reader::vector(const toml::node& n, std::string_view key) const {
   if (!n.is_array()) fail_at(&n, key, std::string("expected an array of 3 numbers, got ") + type_name(n));
   const toml::array& a = *n.as_array();

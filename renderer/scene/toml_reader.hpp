@@ -56,6 +56,8 @@ struct reader {
   std::int64_t integer(const toml::node& n, std::string_view key) const;
   std::int64_t integer(const toml::node& n, std::string_view key, std::int64_t lo, std::int64_t hi) const;
   std::string string(const toml::node& n, std::string_view key) const;
+  // A string naming a file: no NUL in it.
+  std::string path(const toml::node& n, std::string_view key) const;
   vec3 vector(const toml::node& n, std::string_view key) const;     // 3 numbers
   vec3 color(const toml::node& n, std::string_view key, float hi) const;  // each in 0 .. hi
 };

@@ -1,5 +1,5 @@
-// std (CPU): the standard library's own algorithms, std::remove_if (in place) and std::copy_if
-// (out of place), with the parallel execution policy (libstdc++ runs it on oneTBB). Stable.
+// std (CPU): the standard library's own algorithm, std::copy_if (in place: into scratch memory,
+// then copied back), with the parallel execution policy (libstdc++ runs it on oneTBB). Stable.
 // A removal list or a predicate is first marked in a byte stencil (phase 1), as every O(n)
 // competitor must for a list; a record of several arrays runs the algorithm once per array with
 // the same decisions. Items of 1, 2, 4, 8, 12, 16, 24, 32, 48 or 64 bytes move as values; other
@@ -10,6 +10,8 @@
 #include <tbb/parallel_for.h>
 
 #include <algorithm>
+#include <array>
+#include <memory>
 #include <execution>
 #include <numeric>
 #include <vector>
@@ -24,9 +26,6 @@ std::size_t run_column(const cpu_call& call, std::size_t c, const Keep& keep) {
   auto* in = reinterpret_cast<T*>(call.in[c].data);
   auto* out = reinterpret_cast<T*>(call.out[c].data);
   auto index = [in](const T& x) { return static_cast<std::size_t>(&x - in); };
-  if (call.in_place)
-    return static_cast<std::size_t>(
-        std::remove_if(std::execution::par, in, in + n, [&](const T& x) { return !keep(index(x)); }) - in);
   return static_cast<std::size_t>(
       std::copy_if(std::execution::par, in, in + n, out, [&](const T& x) { return keep(index(x)); }) - out);
 }
@@ -93,9 +92,28 @@ std::size_t cpu_std(const cpu_call& call) {
     }
     if (call.times) call.times->phase1_ms = clock.lap();
   }
+  // In place, the items are first compacted into scratch memory taken here, then copied back: the
+  // parallel std::remove_if takes its temporary buffer itself and ends the process (std::terminate)
+  // when it cannot, where this allocation throws std::bad_alloc before any item has moved.
+  std::unique_ptr<std::byte[]> scratch;
+  cpu_call into = call;
+  std::array<column, record::max_columns> cols{};
+  if (call.in_place && n > 0) {
+    scratch = std::make_unique_for_overwrite<std::byte[]>(n * call.in.item_bytes());
+    std::size_t at = 0;
+    for (std::size_t c = 0; c < call.in.columns(); ++c) {
+      cols[c] = {scratch.get() + at, call.in[c].width};
+      at += n * call.in[c].width;
+    }
+    into.out = record(std::span<const column>(cols.data(), call.in.columns()), n);
+    into.in_place = false;
+  }
   // `mark`, not marked.empty(): with n = 0 the stencil is empty too.
-  const std::size_t kept = mark ? run(call, flag_source{marked.data()})
-                                : with_source(call.keep, [&](const auto& keep) { return run(call, keep); });
+  const std::size_t kept = mark ? run(into, flag_source{marked.data()})
+                                : with_source(call.keep, [&](const auto& keep) { return run(into, keep); });
+  if (scratch)
+    for (std::size_t c = 0; c < call.in.columns(); ++c)
+      std::copy_n(cols[c].data, kept * cols[c].width, call.in[c].data);
   if (call.times) call.times->phase2_ms = clock.lap();
   return kept;
 }
