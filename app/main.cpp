@@ -147,6 +147,7 @@ std::string unknown_subcommand(const CLI::App& app, int argc, char** argv) {
     path += " " + word;
   }
   return "";
+}
 
 // Runs `command` and then flushes stdout: output that could not be written (a full disk, a closed
 // pipe) is an error with the system's reason, not a silent success.
