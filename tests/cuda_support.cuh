@@ -29,8 +29,12 @@ struct device_array {
   device_array(const device_array&) = delete;
   device_array& operator=(const device_array&) = delete;
 
+  // Complete on return, for every stream: from pageable memory cudaMemcpy may return before its DMA
+  // has landed, and work then queued on a non-blocking stream does not wait for it (a late copy of
+  // the counts' sentinel overwrote a result now and then on a busy GPU).
   void upload(const std::vector<T>& h) {
     SIEVE_CUDA_CHECK(cudaMemcpy(data, h.data(), h.size() * sizeof(T), cudaMemcpyHostToDevice));
+    SIEVE_CUDA_CHECK(cudaDeviceSynchronize());
   }
   std::vector<T> host(std::size_t count) const {
     std::vector<T> h(count);
