@@ -2,6 +2,7 @@
 // strategy stays itself; `auto` on the GPU takes the renderer's measured pick where it fits the
 // queue's form, else the library's; on the CPU the library's; every reason says what and why.
 #include <frame/queue_strategy.hpp>
+#include <sieve/compaction/cuda.hpp>
 
 #include <gtest/gtest.h>
 
@@ -28,6 +29,7 @@ TEST(QueueStrategy, NamedStaysNamed) {
 TEST(QueueStrategy, AutoOnTheGpuTakesTheRenderersPick) {
   if (!sieve::compaction_strategy("atomic").takes(sieve::backend::cuda, sieve::form::bit_mask))
     GTEST_SKIP() << "this build has no CUDA backend: no strategy runs on cuda";
+  if (!sieve::cuda::available()) GTEST_SKIP() << "no CUDA device: the pick reads the device's properties";
   std::vector<path48> q(1 << 10);
   const sieve::record r = std::span(q);
   for (const sieve::form f : {sieve::form::bit_mask, sieve::form::byte_flags}) {
