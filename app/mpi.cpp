@@ -11,9 +11,11 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <limits>
 #include <chrono>
 #include <cstdlib>
 #include <exception>
+#include <mutex>
 #include <thread>
 #include <utility>
 
@@ -21,6 +23,9 @@ namespace sieve::app::mpi {
 namespace {
 
 world_info the_world;
+// The stop relay's thread and the render's thread both call MPI while a rank renders: one at a time
+// (MPI_THREAD_SERIALIZED).
+std::mutex serial;
 constexpr int stop_tag = 0x5173;  // the only point-to-point messages outside the collectives
 
 void check(int rc, const char* what) {
@@ -101,23 +106,56 @@ std::vector<std::string> gather(const std::string& text) {
   return out;
 }
 
-void gather_in_order(std::span<const float> mine, const std::function<void(int, std::span<const float>)>& add) {
-  // Large films go in pieces (MPI counts are int).
-  constexpr std::size_t piece = std::size_t{1} << 28;
-  if (the_world.rank != 0) {
-    for (std::size_t at = 0; at < mine.size(); at += piece)
-      check(MPI_Send(mine.data() + at, static_cast<int>(std::min(piece, mine.size() - at)), MPI_FLOAT, 0, 1, MPI_COMM_WORLD),
-            "MPI_Send");
-    return;
+std::vector<float> gatherv(std::span<const float> mine) {
+  // MPI counts are int: a rank's part and the total must fit one (2^31 floats: 700 Mpixels).
+  const int n = static_cast<int>(mine.size());
+  if (mine.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw sieve::error("MPI: a rank's " + std::to_string(mine.size()) + " floats are more than one gather moves");
+  std::vector<int> sizes(the_world.rank == 0 ? the_world.size : 0), offsets(sizes.size());
+  check(MPI_Gather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Gather");
+  std::vector<float> all;
+  if (the_world.rank == 0) {
+    long long at = 0;
+    for (std::size_t r = 0; r < sizes.size(); ++r) {
+      if (at + sizes[r] > std::numeric_limits<int>::max()) throw sieve::error("MPI: the ranks' films are more than one gather moves");
+      offsets[r] = static_cast<int>(at);
+      at += sizes[r];
+    }
+    all.resize(static_cast<std::size_t>(at));
   }
-  std::vector<float> theirs(mine.size());
-  for (int r = 1; r < the_world.size; ++r) {
-    for (std::size_t at = 0; at < theirs.size(); at += piece)
-      check(MPI_Recv(theirs.data() + at, static_cast<int>(std::min(piece, theirs.size() - at)), MPI_FLOAT, r, 1,
-                     MPI_COMM_WORLD, MPI_STATUS_IGNORE),
-            "MPI_Recv");
-    add(r, theirs);
-  }
+  check(MPI_Gatherv(mine.data(), n, MPI_FLOAT, all.data(), sizes.data(), offsets.data(), MPI_FLOAT, 0, MPI_COMM_WORLD),
+        "MPI_Gatherv");
+  return all;
+}
+
+void barrier() { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
+
+struct shared_counter::state {
+  MPI_Win win = MPI_WIN_NULL;
+  std::uint64_t* base = nullptr;
+};
+
+shared_counter::shared_counter() : state_(std::make_unique<state>()) {
+  const MPI_Aint bytes = the_world.rank == 0 ? sizeof(std::uint64_t) : 0;
+  check(MPI_Win_allocate(bytes, sizeof(std::uint64_t), MPI_INFO_NULL, MPI_COMM_WORLD, &state_->base, &state_->win),
+        "MPI_Win_allocate");
+  if (the_world.rank == 0) *state_->base = 0;
+  check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier");  // zeroed before anyone counts
+  check(MPI_Win_lock_all(MPI_MODE_NOCHECK, state_->win), "MPI_Win_lock_all");
+}
+
+shared_counter::~shared_counter() {
+  if (std::uncaught_exceptions() > 0) return;  // the rank ends the job (mpi::abort): no collective
+  MPI_Win_unlock_all(state_->win);
+  MPI_Win_free(&state_->win);
+}
+
+std::uint64_t shared_counter::fetch_add(std::uint64_t n) {
+  std::uint64_t old = 0;
+  const std::lock_guard lock(serial);
+  check(MPI_Fetch_and_op(&n, &old, MPI_UINT64_T, 0, 0, n ? MPI_SUM : MPI_NO_OP, state_->win), "MPI_Fetch_and_op");
+  check(MPI_Win_flush(0, state_->win), "MPI_Win_flush");
+  return old;
 }
 
 void abort(int code) {
@@ -156,6 +194,7 @@ struct stop_relay::state {
 
   // Sends the stop once, when interrupted here; takes in the stops of the others.
   void poll() {
+    const std::lock_guard lock(serial);
     if (interrupted.load() && !by_peer.load() && !sent) {
       for (int r = 0; r < the_world.size; ++r)
         if (r != the_world.rank) {

@@ -1,5 +1,6 @@
-// The ranks of an MPI job: `mpirun -np N sieve render SCENE ...` splits the film's samples over N
-// ranks (renderer/frame/split.hpp) and rank 0 writes the outputs. The only file that knows MPI
+// The ranks of an MPI job: `mpirun -np N sieve render SCENE ...` renders the film's tiles on N
+// ranks, each taking the next tile when it is free (renderer/frame/tiles.hpp), and rank 0 writes the
+// outputs. The only file that knows MPI
 // is mpi.cpp (built when CMake finds MPI, SIEVE_MPI); mpi_missing.cpp stands in without it: a job of
 // one, and a clear error when mpirun started several copies of a build that cannot split.
 #pragma once
@@ -50,15 +51,32 @@ int first_failure(bool failed);
 std::string broadcast(const std::string& text);
 // Collective: every rank's `text` at rank 0, in rank order (empty elsewhere).
 std::vector<std::string> gather(const std::string& text);
-// Collective: rank 0 gets every other rank's floats, one rank after the other in rank order
-// (add(rank, floats)); each rank's count must be `mine.size()`.
-void gather_in_order(std::span<const float> mine, const std::function<void(int, std::span<const float>)>& add);
+// Collective: every rank's floats at rank 0, one rank after the other in rank order (empty elsewhere).
+std::vector<float> gatherv(std::span<const float> mine);
+// Collective: returns when every rank has called it.
+void barrier();
 // Ends every rank of the job with `code` (MPI_Abort); the caller has printed why.
 [[noreturn]] void abort(int code);
 
 // Under mpirun on a machine with CUDA devices: makes GPU (local rank mod devices) current, before
 // anything else touches CUDA. Returns its index, or -1 (no MPI job, no CUDA device).
 int select_gpu();
+
+// A counter at rank 0 that every rank counts up without rank 0 taking part (MPI one-sided atomics):
+// the tiles handed out. Created and destroyed collectively; in between, any rank may call it.
+class shared_counter {
+ public:
+  shared_counter();
+  ~shared_counter();
+  shared_counter(const shared_counter&) = delete;
+  shared_counter& operator=(const shared_counter&) = delete;
+  // The counter's value, then adds `n` to it (0: only reads it).
+  std::uint64_t fetch_add(std::uint64_t n);
+
+ private:
+  struct state;
+  std::unique_ptr<state> state_;
+};
 
 // While a rank renders, a stop on any rank stops them all: a thread sends a stop to every other
 // rank when `interrupted` becomes true here (a signal), and sets `interrupted` when a stop comes

@@ -5,6 +5,7 @@
 #include <sieve/compaction/error.hpp>
 
 #include <cstdlib>
+#include <utility>
 
 namespace sieve::app::mpi {
 namespace {
@@ -33,9 +34,17 @@ const world_info& world() { return the_world; }
 int first_failure(bool failed) { return failed ? 0 : -1; }
 std::string broadcast(const std::string& text) { return text; }
 std::vector<std::string> gather(const std::string& text) { return {text}; }
-void gather_in_order(std::span<const float>, const std::function<void(int, std::span<const float>)>&) {}
+std::vector<float> gatherv(std::span<const float> mine) { return {mine.begin(), mine.end()}; }
+void barrier() {}
 void abort(int code) { std::_Exit(code); }
 int select_gpu() { return -1; }
+
+struct shared_counter::state {
+  std::uint64_t value = 0;
+};
+shared_counter::shared_counter() : state_(std::make_unique<state>()) {}
+shared_counter::~shared_counter() = default;
+std::uint64_t shared_counter::fetch_add(std::uint64_t n) { return std::exchange(state_->value, state_->value + n); }
 
 struct stop_relay::state {};
 stop_relay::stop_relay(std::atomic<bool>&) {}

@@ -190,24 +190,32 @@ class mpi_peers final : public job_peers {
   }
   std::string broadcast(const std::string& text) override { return mpi::broadcast(text); }
   std::vector<std::string> gather(const std::string& text) override { return mpi::gather(text); }
-  void gather_in_order(std::span<const float> mine, const std::function<void(int, std::span<const float>)>& add) override {
-    mpi::gather_in_order(mine, add);
-  }
+  std::vector<float> gatherv(std::span<const float> mine) override { return mpi::gatherv(mine); }
+  void barrier() override { mpi::barrier(); }
   void render(const std::function<void()>& render) override {
     try {
+      mpi::shared_counter tiles;           // the tiles handed out
+      counter_ = &tiles;
       mpi::stop_relay relay(interrupted);  // a stop on any rank stops every rank
       render();
+      counter_ = nullptr;
     } catch (const std::exception& e) {
+      counter_ = nullptr;
       if (size() < 2) throw;
       // The other ranks wait in a collective: end the whole job.
       std::cerr << "sieve: rank " << rank() << ": " << e.what() << "\n";
       mpi::abort(1);
     }
   }
+  std::uint64_t count_tiles(std::uint64_t n) override {
+    if (!counter_) throw sieve::error("the tile counter is used outside the render");
+    return counter_->fetch_add(n);
+  }
   nlohmann::json describe() const override { return {{"host", mpi::world().host}, {"gpu_index", gpu_index_}}; }
 
  private:
   int gpu_index_;
+  mpi::shared_counter* counter_ = nullptr;
 };
 
 // Before the work: what is rendered, how and where.
@@ -226,19 +234,24 @@ void print_header(const render_job& job) {
 }
 
 void print_ranks(const nlohmann::json& ranks, double seconds) {
-  report::table rt({"rank", "host", "device", "samples", "s", "Mrays/s"});
+  report::table rt({"rank", "host", "device", "tiles", "setup s", "render s", "wait s", "reduce s", "Mrays/s"});
   for (const auto& rk : ranks["per_rank"]) {
-    const double s = rk["seconds"].get<double>();
+    const double s = rk["render_seconds"].get<double>();
     rt.add({std::to_string(rk["rank"].get<int>()), rk["host"].get<std::string>(),
             rk["backend"].get<std::string>() + (rk["gpu"].get<int>() >= 0 ? " " + std::to_string(rk["gpu"].get<int>()) : ""),
-            std::to_string(rk["first_sample"].get<std::uint32_t>()) + "+" + std::to_string(rk["samples_completed"].get<std::uint32_t>()),
-            report::fixed(s, 3), report::fixed(s > 0 ? rk["rays"].get<double>() / s / 1e6 : 0, 2)});
+            std::to_string(rk["tiles"].get<std::uint32_t>()), report::fixed(rk["setup_seconds"].get<double>(), 3),
+            report::fixed(s, 3), report::fixed(rk["wait_seconds"].get<double>(), 3),
+            report::fixed(rk["reduction_seconds"].get<double>(), 3),
+            report::fixed(s > 0 ? rk["rays"].get<double>() / s / 1e6 : 0, 2)});
   }
   rt.print(std::cout);
-  std::cout << ranks["count"].get<int>() << " ranks: reduction " << report::fixed(ranks["reduction_seconds"].get<double>() * 1e3, 1)
-            << " ms (" << pct(ranks["reduction_seconds"].get<double>(), seconds) << "), waiting for the slowest "
-            << report::fixed(ranks["wait_seconds"].get<double>() * 1e3, 1) << " ms, efficiency "
-            << report::fixed(ranks["efficiency"].get<double>(), 3) << "\n\n";
+  const double red = ranks["reduction_seconds"].get<double>();
+  std::cout << ranks["count"].get<int>() << " ranks, " << ranks["tiles"].get<std::uint32_t>() << " tiles of "
+            << ranks["tile_pixels"].get<std::uint32_t>() << " pixels: setup " << report::fixed(ranks["setup_seconds"].get<double>(), 3)
+            << " s, rendering " << report::fixed(ranks["render_seconds"].get<double>(), 3) << " s, waiting for the slowest "
+            << report::fixed(ranks["wait_seconds"].get<double>() * 1e3, 1) << " ms, reduction " << report::fixed(red * 1e3, 1)
+            << " ms (" << pct(red, seconds) << "); efficiency " << report::fixed(ranks["efficiency"].get<double>(), 3)
+            << " (rendering alone " << report::fixed(ranks["efficiency_rendering"].get<double>(), 3) << ")\n\n";
 }
 
 // The stage, loop and bounce tables: measured figures only; the stages and "other" add up to the frame.
@@ -281,6 +294,11 @@ void print_outcome(const render_job& job, const render_outcome& out) {
   const render_stats& st = out.result.stats;
   const double rays = static_cast<double>(st.extension_rays + st.shadow_rays);
   const double mrays = out.seconds > 0 ? rays / out.seconds / 1e6 : 0;
+  std::cout << "time: setup " << report::fixed(out.setup_seconds, 3) << " s (load " << report::fixed(out.load_seconds, 3)
+            << ", BVH " << report::fixed(out.bvh_seconds, 3) << ", upload and capture "
+            << report::fixed(st.setup_seconds, 3) << "), rendering " << report::fixed(out.render_seconds, 3) << " s, waiting "
+            << report::fixed(out.wait_seconds, 3) << " s, reduction " << report::fixed(out.reduction_seconds, 3) << " s, all "
+            << report::fixed(out.total_seconds, 3) << " s\n";
   std::cout << out.samples << " spp done, BVH " << report::fixed(out.bvh_seconds, 3) << " s, strategy "
             << report::strategy_shown(settings.strategy, st.strategies_ran) << " (" << sieve::to_string(st.form) << ")\n"
             << (st.strategy_reason.empty() ? "" : "strategy: " + st.strategy_reason + "\n")
@@ -316,6 +334,8 @@ render::render_request render_args::request() const {
   rq.height = height;
   rq.set = set;
   rq.profile_stages = !no_profile;
+  rq.tile_pixels = tile_pixels;
+  rq.tile_delay_ms = tile_delay_ms;
   return rq;
 }
 
@@ -354,6 +374,11 @@ void add_render_options(CLI::App& cmd, render_args& a) {
       ->excludes("--profile-stages");
   cmd.add_option("--threads", a.threads, "CPU threads (oneTBB) of this process; 0: all (under mpirun: the host's, shared by its ranks)")
       ->check(CLI::Range(0U, 1U << 16));
+  cmd.add_option("--tile-pixels", a.tile_pixels, "under mpirun: pixels per tile the ranks take on demand")
+      ->check(CLI::Range(1U, 1U << 30))
+      ->default_str("about two waves of paths, at least 8 tiles per rank");
+  // Tests only: a rank slowed on purpose (each of its tiles lasts that much longer); not in --help.
+  cmd.add_option("--tile-delay-ms", a.tile_delay_ms)->check(CLI::Range(0U, 60000U))->group("");
 }
 
 int run_render(const render_args& a, const std::string& command_line) {

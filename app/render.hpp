@@ -5,9 +5,9 @@
 // without a terminal); Ctrl-C, SIGTERM or SIGHUP stops within
 // the bounce in progress and writes the samples completed, the report marked partial; a second
 // signal ends it at once (no temporary left, the outputs all old or all new). The outputs are
-// checked before the scene is loaded (report/output_files.hpp). Under mpirun every rank
-// renders a contiguous share of the samples and rank 0 adds the films in rank order and writes the
-// outputs (mpi.hpp, renderer/frame/split.hpp, docs/mpi.md).
+// checked before the scene is loaded (report/output_files.hpp). Under mpirun the ranks take
+// the film's tiles on demand and rank 0 puts them together and writes the outputs (mpi.hpp,
+// renderer/frame/tiles.hpp, docs/mpi.md).
 #pragma once
 
 #include <job/render_job.hpp>
@@ -34,6 +34,8 @@ struct render_args {
   std::string png, exr, json;
   bool quiet = false;
   unsigned threads = 0;   // oneTBB's threads; 0: all (under mpirun: the host's shared by its ranks)
+  std::uint32_t tile_pixels = 0;    // under mpirun: pixels per tile (0: chosen from the film)
+  std::uint32_t tile_delay_ms = 0;  // tests: each tile of this rank lasts that much longer
 
   render::render_request request() const;
 };

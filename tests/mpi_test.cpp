@@ -1,12 +1,10 @@
-// `mpirun -np N sieve render` end to end (CPU backend; built when CMake finds MPI): the image of 1,
-// 2 and 3 ranks (7 samples: uneven splits) is bit for bit the film split the same way in one process
-// (frame/split.hpp) and within split_bound of the one-process render, 1 rank is that render bit
-// for bit; a rank that fails (a missing scene, another film) is named and the job exits non-zero
-// with no output written; a stop on one rank stops all and the outputs hold what they completed;
-// more ranks than samples.
+// `mpirun -np N sieve render` end to end (CPU backend; built when CMake finds MPI): the ranks take
+// the film's tiles on demand and the image of 1, 2 and 3 ranks is the one-process image bit for
+// bit, also with a rank slowed on purpose (which then takes fewer tiles) and with more ranks than
+// tiles; a rank that fails (a missing scene, another film) is named and the job exits non-zero
+// with no output written; a stop on one rank stops all and the outputs hold what they completed.
 #include <scene/load.hpp>
 #include <run/render.hpp>
-#include <frame/split.hpp>
 
 #include <nlohmann/json.hpp>
 #include <tinyexr.h>
@@ -89,70 +87,77 @@ class Mpi : public Cli {
   }
 };
 
-// The one-process film split into `parts` as mpirun's ranks split it.
-std::vector<sr::vec3> split_in_process(const sr::scene& s, std::uint32_t parts) {
-  const sr::prepared_scene ps(s);
-  sr::split_film film(s.film.width, s.film.height);
-  for (std::uint32_t p = 0; p < parts; ++p) {
-    sr::render_settings r = sr::render_settings::from(s);
-    const sr::sample_range range = sr::share_of(s.film.spp, parts, p);
-    if (range.count == 0) continue;  // more parts than samples
-    r.first_sample = range.first;
-    r.sample_count = range.count;
-    const sr::render_result part = sr::render_cpu(ps, r);
-    film.add(part.sum, part.samples, part.ahead);
+// The image and the report of `name`, and whether the image is the plain render's bit for bit.
+void expect_plain_image(const fs::path& dir, const std::string& name) {
+  const std::vector<sr::vec3> one = read_exr(dir / "plain.exr"), got = read_exr(dir / (name + ".exr"));
+  ASSERT_EQ(one.size(), std::size_t{width} * height);
+  ASSERT_EQ(got.size(), one.size());
+  EXPECT_EQ(std::memcmp(got.data(), one.data(), got.size() * sizeof(sr::vec3)), 0) << name << ": not the plain render";
+}
+
+// Every rank's tiles, summed: every pixel once; the report's times present.
+std::vector<std::uint32_t> tiles_per_rank(const nlohmann::json& j) {
+  std::vector<std::uint32_t> tiles;
+  std::uint64_t pixels = 0;
+  for (const auto& r : j["ranks"]["per_rank"]) {
+    tiles.push_back(r["tiles"].get<std::uint32_t>());
+    pixels += r["pixels"].get<std::uint64_t>();
+    EXPECT_EQ(r["backend"], "cpu");
+    for (const char* t : {"setup_seconds", "render_seconds", "wait_seconds", "reduction_seconds"})
+      EXPECT_GE(r[t].get<double>(), 0.0) << t;
   }
-  return film.mean();
+  EXPECT_EQ(pixels, std::uint64_t{width} * height);
+  std::uint32_t all = 0;
+  for (const std::uint32_t t : tiles) all += t;
+  EXPECT_EQ(all, j["ranks"]["tiles"].get<std::uint32_t>());
+  return tiles;
 }
 
 TEST_F(Mpi, RanksRenderTheOneProcessImage) {
   const outcome plain = run(render_args(dir_, "plain"));
   ASSERT_EQ(plain.rc, 0) << plain.err;
-  const std::vector<sr::vec3> one = read_exr(dir_ / "plain.exr");
-  ASSERT_EQ(one.size(), std::size_t{width} * height);
-  const sr::scene s = sr::load_scene(scene_file, {"film.width=" + std::to_string(width), "film.height=" + std::to_string(height),
-                                                  "film.spp=" + std::to_string(spp), "film.seed=" + std::to_string(seed)});
-  // Each mean differs from the one-process mean by the sums' bound and its own rounding (2 u).
-  const double bound = sr::split_bound(spp) + 2.0 / (1 << 24);
+  const auto plain_json = nlohmann::json::parse(slurp(dir_ / "plain.json"));
   for (const int n : {1, 2, 3}) {
     SCOPED_TRACE(std::to_string(n) + " ranks");
     const std::string name = "ranks" + std::to_string(n);
     const outcome o = run_mpi(n, render_args(dir_, name));
     ASSERT_EQ(o.rc, 0) << o.err;
-    const std::vector<sr::vec3> got = read_exr(dir_ / (name + ".exr"));
-    ASSERT_EQ(got.size(), one.size());
-    const std::vector<sr::vec3> want = split_in_process(s, static_cast<std::uint32_t>(n));
-    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(sr::vec3)), 0) << "not the in-process split";
-    if (n == 1) {
-      EXPECT_EQ(std::memcmp(got.data(), one.data(), got.size() * sizeof(sr::vec3)), 0) << "not the plain render";
-    }
-    for (std::size_t i = 0; i < got.size(); ++i)
-      for (int c = 0; c < 3; ++c) {
-        const float a = (&one[i].x)[c], b = (&got[i].x)[c];
-        ASSERT_LE(std::abs(double{a} - b), bound * std::max(a, b)) << "pixel " << i << " channel " << c;
-      }
+    expect_plain_image(dir_, name);
     const auto j = nlohmann::json::parse(slurp(dir_ / (name + ".json")));
     EXPECT_EQ(j["ranks"]["count"], n);
     EXPECT_EQ(j["samples_completed"], spp);
     EXPECT_EQ(j["partial"], false);
-    std::uint32_t next = 0;
-    for (const auto& r : j["ranks"]["per_rank"]) {
-      EXPECT_EQ(r["first_sample"], next);
-      EXPECT_EQ(r["samples_completed"], r["samples"]);
-      EXPECT_GE(r["samples"].get<std::uint32_t>(), spp / n);
-      EXPECT_LE(r["samples"].get<std::uint32_t>(), spp / n + 1);
-      EXPECT_EQ(r["backend"], "cpu");
-      next += r["samples"].get<std::uint32_t>();
-    }
-    EXPECT_EQ(next, spp);
+    tiles_per_rank(j);
+    EXPECT_GE(j["ranks"]["tiles"].get<std::uint32_t>(), 8U * n);
     EXPECT_GT(j["ranks"]["efficiency"].get<double>(), 0.0);
+    EXPECT_GT(j["ranks"]["efficiency_rendering"].get<double>(), 0.0);
     EXPECT_GE(j["ranks"]["reduction_seconds"].get<double>(), 0.0);
-    const auto plain_json = nlohmann::json::parse(slurp(dir_ / "plain.json"));
+    EXPECT_GE(j["time"]["total_seconds"].get<double>(), j["time"]["render_seconds"].get<double>());
     EXPECT_EQ(j["rays"], plain_json["rays"]);  // every path traced once, by one rank
-    // The ranks' waves add up in the report (each rank renders at least one wave), as their rays do.
-    EXPECT_GE(j["waves"].get<std::uint64_t>(), static_cast<std::uint64_t>(n));
     EXPECT_EQ(j["wave_launch"], "cpu");
   }
+}
+
+// A rank slowed on purpose (each of its tiles lasts 300 ms longer) takes fewer tiles than the
+// others, and the image is still the plain render's bit for bit: which rank rendered a tile does
+// not change its bits.
+TEST_F(Mpi, ASlowRankTakesFewerTilesAndTheImageKeepsItsBits) {
+  const outcome plain = run(render_args(dir_, "plain"));
+  ASSERT_EQ(plain.rc, 0) << plain.err;
+  std::vector<std::string> slow = render_args(dir_, "slow");
+  slow.insert(slow.end(), {"--tile-pixels", "20", "--tile-delay-ms", "300"});
+  slow.insert(slow.begin(), {":", "-np", "1", SIEVE_BINARY});
+  std::vector<std::string> args = render_args(dir_, "slow");
+  args.insert(args.end(), {"--tile-pixels", "20"});
+  const outcome o = run_mpi(2, args, slow);
+  ASSERT_EQ(o.rc, 0) << o.err;
+  expect_plain_image(dir_, "slow");
+  const auto j = nlohmann::json::parse(slurp(dir_ / "slow.json"));
+  EXPECT_EQ(j["ranks"]["tiles"], width * height / 20);
+  const std::vector<std::uint32_t> tiles = tiles_per_rank(j);
+  ASSERT_EQ(tiles.size(), 3U);
+  EXPECT_LT(tiles[2], tiles[0]) << "the slow rank took as many tiles as rank 0";
+  EXPECT_LT(tiles[2], tiles[1]) << "the slow rank took as many tiles as rank 1";
 }
 
 // A profiled split render's loop times are the ranks' summed: every path generated and extended
@@ -175,21 +180,20 @@ TEST_F(Mpi, RanksLoopTimesAddUp) {
   EXPECT_GE(j["waves"].get<std::uint64_t>(), 2U);
 }
 
-// More ranks than samples: the last rank renders nothing and the image is still the whole film's.
-TEST_F(Mpi, MoreRanksThanSamples) {
+// More ranks than tiles: the last ranks render nothing and the image is still the whole film's.
+TEST_F(Mpi, MoreRanksThanTiles) {
+  const outcome plain = run(render_args(dir_, "plain"));
+  ASSERT_EQ(plain.rc, 0) << plain.err;
   std::vector<std::string> args = render_args(dir_, "few");
-  args[9] = "2";  // --spp
+  args.insert(args.end(), {"--tile-pixels", std::to_string(width * height / 2)});
   const outcome o = run_mpi(3, args);
   ASSERT_EQ(o.rc, 0) << o.err;
-  const sr::scene s = sr::load_scene(scene_file, {"film.width=" + std::to_string(width), "film.height=" + std::to_string(height),
-                                                  "film.spp=2", "film.seed=" + std::to_string(seed)});
-  const std::vector<sr::vec3> got = read_exr(dir_ / "few.exr"), want = split_in_process(s, 3);
-  ASSERT_EQ(got.size(), want.size());
-  EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(sr::vec3)), 0);
+  expect_plain_image(dir_, "few");
   const auto j = nlohmann::json::parse(slurp(dir_ / "few.json"));
-  EXPECT_EQ(j["samples_completed"], 2);
+  EXPECT_EQ(j["samples_completed"], spp);
   EXPECT_EQ(j["partial"], false);
-  EXPECT_EQ(j["ranks"]["per_rank"][2]["samples"], 0);
+  const std::vector<std::uint32_t> tiles = tiles_per_rank(j);
+  EXPECT_EQ(std::count(tiles.begin(), tiles.end(), 0U), 1);  // two tiles, three ranks
 }
 
 // A rank that fails before rendering is named, the job exits non-zero, rank 0 writes nothing.
@@ -255,14 +259,11 @@ TEST_F(Mpi, AStopOnOneRankStopsAllAndWritesTheirSamples) {
   ASSERT_TRUE(fs::exists(exr)) << o.err;
   const auto j = nlohmann::json::parse(slurp(json));
   EXPECT_EQ(j["partial"], true);
-  std::uint32_t least = 100000;
-  for (const auto& r : j["ranks"]["per_rank"]) {
-    EXPECT_LT(r["samples_completed"].get<std::uint32_t>(), r["samples"].get<std::uint32_t>()) << "rank " << r["rank"] << " was not stopped";
-    least = std::min(least, r["samples_completed"].get<std::uint32_t>());
-  }
-  std::uint32_t sum = 0;
-  for (const auto& r : j["ranks"]["per_rank"]) sum += r["samples_completed"].get<std::uint32_t>();
-  EXPECT_EQ(j["samples_completed"], sum);
+  EXPECT_LT(j["samples_completed"].get<std::uint32_t>(), 100000U);
+  // The ranks stopped with tiles left (the job ended: the stop reached both).
+  std::uint32_t taken = 0;
+  for (const auto& r : j["ranks"]["per_rank"]) taken += r["tiles"].get<std::uint32_t>();
+  EXPECT_LT(taken, j["ranks"]["tiles"].get<std::uint32_t>());
 }
 
 }  // namespace

@@ -7,7 +7,7 @@
 #include <exec/walk.hpp>
 #include <scene/load.hpp>
 #include <run/render.hpp>
-#include <frame/split.hpp>
+#include <frame/tiles.hpp>
 
 #include <gtest/gtest.h>
 
@@ -687,77 +687,79 @@ TEST(SampleRange, RendersThoseSamplesWhateverTheWaves) {
   EXPECT_THROW(render_cpu(ps, r), sieve::error);
 }
 
-TEST(SampleRange, SharesAreContiguousAndCoverTheFilm) {
-  for (const std::uint32_t spp : {1U, 2U, 7U, 64U, 1000U})
-    for (const std::uint32_t parts : {1U, 2U, 3U, 5U, 8U}) {
-      std::uint32_t next = 0, most = 0, least = spp;
-      for (std::uint32_t p = 0; p < parts; ++p) {
-        const sample_range r = share_of(spp, parts, p);
-        EXPECT_EQ(r.first, next) << spp << " spp, part " << p << " of " << parts;
-        next += r.count;
-        most = std::max(most, r.count);
-        least = std::min(least, r.count);
+TEST(Tiles, PlansCoverTheFilm) {
+  for (const std::uint32_t pixels : {1U, 7U, 1200U, 1U << 20})
+    for (const std::uint32_t renderers : {1U, 3U, 8U}) {
+      const tile_plan plan = plan_tiles(pixels, 64, 1U << 20, renderers);
+      EXPECT_GE(plan.tile_pixels, 1U);
+      EXPECT_GE(plan.count(), std::min(pixels, 8 * renderers)) << pixels << " pixels, " << renderers << " renderers";
+      std::uint32_t next = 0;
+      for (std::uint32_t i = 0; i < plan.count(); ++i) {
+        std::uint32_t first = 0, n = 0;
+        plan.tile(i, first, n);
+        EXPECT_EQ(first, next);
+        EXPECT_GE(n, 1U);
+        next += n;
       }
-      EXPECT_EQ(next, spp);
-      EXPECT_LE(most - least, 1U);
+      EXPECT_EQ(next, pixels);
     }
+  EXPECT_EQ(plan_tiles(1000, 4, 1U << 20, 2, 300).count(), 4U);  // asked: 300 pixels a tile
+  EXPECT_EQ(plan_tiles(1000, 4, 1U << 20, 2, 5000).tile_pixels, 1000U);
+  // A GPU's waves stay full: a tile holds about two waves of paths.
+  EXPECT_EQ(plan_tiles(1U << 20, 512, 1U << 20, 4).tile_pixels, 4096U);
 }
 
-// The film split into parts (what the ranks of `mpirun sieve render` render), added in part order:
-// one part is the one-process film bit for bit; several are within split_bound of it per pixel
-// and channel, and the same split always gives the same bits.
-TEST(SampleRange, SplitFilmEqualsTheWholeWithinTheBound) {
+// A slow renderer stops taking tiles when the others would finish those left before it finishes one.
+TEST(Tiles, ASlowRendererLeavesTheLastTilesToTheOthers) {
+  EXPECT_TRUE(take_another(100, 1, 31, 3));    // 30 tiles a second elsewhere: 100 left outlast its one second
+  EXPECT_FALSE(take_another(20, 1, 31, 3));    // 20 left: the others need 0.67 s, it needs 1 s for one
+  EXPECT_TRUE(take_another(1, 10, 21, 3));     // the fastest of three takes the last tile
+  EXPECT_TRUE(take_another(1, 10, 20, 2));     // two alike: both take it
+  EXPECT_TRUE(take_another(1, 5, 5, 1));       // alone: always
+  EXPECT_FALSE(take_another(0, 5, 10, 2));     // none left
+}
+
+// Tiles rendered in any order by any number of renderers, put together: the one-process film bit for
+// bit (each pixel's samples summed in sample order by one renderer), and a cut tile's pixels
+// counted with their own samples.
+TEST(Tiles, TiledFilmIsTheOneProcessFilmBitForBit) {
   const scene s = small_cornell("cornell-mirror-glass.toml", 40, 30, 11, 3);
   const prepared_scene ps(s);
   const render_result whole = render_cpu(ps, render_settings::from(s));
-  auto split = [&](std::uint32_t parts) {
-    split_film f(whole.width, whole.height);
-    for (std::uint32_t p = 0; p < parts; ++p) {
-      render_settings r = render_settings::from(s);
-      const sample_range range = share_of(s.film.spp, parts, p);
-      r.first_sample = range.first;
-      r.sample_count = range.count;
-      const render_result part = render_cpu(ps, r);
-      f.add(part.sum, part.samples, part.ahead);
+  const std::uint32_t pixels = s.film.width * s.film.height;
+  for (const std::uint32_t renderers : {1U, 2U, 3U}) {
+    const tile_plan plan = plan_tiles(pixels, s.film.spp, 1U << 20, renderers, 37);
+    tiled_film film(pixels);
+    for (std::uint32_t r = 0; r < renderers; ++r) {
+      // Renderer r takes tiles count-1-r, count-1-r-renderers, ...: from the end, interleaved.
+      std::int64_t next = static_cast<std::int64_t>(plan.count()) - 1 - r;
+      render_settings rs = render_settings::from(s);
+      rs.tile_pixels = plan.tile_pixels;
+      rs.max_queue = 200;  // several waves per tile, and tiles of more pixels than a wave
+      rs.next_tile = [&](std::uint32_t& first, std::uint32_t& n) {
+        if (next < 0) return false;
+        plan.tile(static_cast<std::uint32_t>(next), first, n);
+        next -= renderers;
+        return true;
+      };
+      const render_result part = render_cpu(ps, rs);
+      for (const tile_done& t : part.tiles) film.add(t, std::span<const vec3>(part.sum.data() + t.first_pixel, t.pixels));
     }
-    return f;
-  };
-  const split_film one = split(1);
-  EXPECT_EQ(std::memcmp(one.sum().data(), whole.sum.data(), whole.sum.size() * sizeof(vec3)), 0);
-  const std::vector<vec3> one_mean = one.mean(), whole_mean = whole.mean();
-  EXPECT_EQ(std::memcmp(one_mean.data(), whole_mean.data(), whole_mean.size() * sizeof(vec3)), 0);
-  const double bound = split_bound(s.film.spp);
-  for (const std::uint32_t parts : {2U, 3U, 4U}) {
-    const split_film f = split(parts);
-    EXPECT_EQ(f.samples(), s.film.spp);
-    std::size_t differ = 0;
-    for (std::size_t i = 0; i < whole.sum.size(); ++i)
-      for (int c = 0; c < 3; ++c) {
-        const float a = (&whole.sum[i].x)[c], b = (&f.sum()[i].x)[c];
-        ASSERT_GE(b, 0.0f);
-        ASSERT_LE(std::abs(double{a} - b), bound * std::max(a, b)) << "pixel " << i << " channel " << c << ", " << parts << " parts";
-        differ += a != b;
-      }
-    EXPECT_EQ(std::memcmp(split(parts).sum().data(), f.sum().data(), whole.sum.size() * sizeof(vec3)), 0);
-    std::cout << parts << " parts: " << differ << " of " << 3 * whole.sum.size() << " channel sums differ from one process's in the last bits\n";
+    EXPECT_EQ(film.samples(), s.film.spp);
+    EXPECT_EQ(std::memcmp(film.sum().data(), whole.sum.data(), whole.sum.size() * sizeof(vec3)), 0) << renderers << " renderers";
+    const std::vector<vec3> a = film.mean(), b = whole.mean();
+    EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(vec3)), 0);
   }
-  split_film bad(2, 2);
-  EXPECT_THROW(bad.add(whole.sum, 1, 0), sieve::error);
-}
-
-// A cut pass (Ctrl-C) leaves a part with one sample more in pixels [0, ahead): the mean counts them.
-TEST(SampleRange, SplitFilmCountsEachPartsCutPass) {
-  split_film f(2, 2);
-  const std::vector<vec3> part(4, vec3{1, 1, 1});
-  f.add(part, 2, 0);
-  f.add(part, 1, 3);
-  f.add(part, 0, 1);
-  EXPECT_EQ(f.samples(), 3U);
-  EXPECT_EQ(f.samples_of(0), 5U);
-  EXPECT_EQ(f.samples_of(2), 4U);
-  EXPECT_EQ(f.samples_of(3), 3U);
-  EXPECT_FLOAT_EQ(f.mean()[0].x, 3.0f / 5);
-  EXPECT_FLOAT_EQ(f.mean()[3].x, 1.0f);
+  tiled_film f(4);
+  const std::vector<vec3> ones(2, vec3{1, 1, 1});
+  f.add({0, 2, 3, 1}, ones);  // pixel 0 one sample ahead
+  EXPECT_EQ(f.samples_of(0), 4U);
+  EXPECT_EQ(f.samples_of(1), 3U);
+  EXPECT_EQ(f.samples(), 0U);  // pixels 2 and 3 never came
+  EXPECT_FLOAT_EQ(f.mean()[0].x, 0.25f);
+  EXPECT_FLOAT_EQ(f.mean()[3].x, 0.0f);
+  EXPECT_THROW(f.add({1, 2, 3, 0}, ones), sieve::error);  // pixel 1 twice
+  EXPECT_THROW(f.add({3, 2, 3, 0}, ones), sieve::error);  // past the film
 }
 
 // The memory model (core/memory.hpp) is checked before the BVH is built: a render too large for

@@ -28,6 +28,12 @@ struct render_settings {
   // all of them (from first_sample to spp). A rank of an MPI job renders its share of the samples
   // this way; the counter RNG gives sample s of pixel p the same numbers whoever renders it.
   std::uint32_t first_sample = 0, sample_count = 0;
+  // Tiles (the ranks of an MPI job take them on demand): when set, the render renders the pixel
+  // ranges next_tile hands out, one after the other, each over all the samples asked for, until it
+  // returns false; none holds more than tile_pixels pixels (what the queues are sized for). Every
+  // pixel's samples are still added in sample order, so the image is the one-process image.
+  std::function<bool(std::uint32_t& first_pixel, std::uint32_t& pixels)> next_tile;
+  std::uint32_t tile_pixels = 0;
   const std::atomic<bool>* cancel = nullptr;  // set: stop at the next bounce or chunk (the cut wave is dropped)
   std::function<void(std::uint32_t done, std::uint32_t total)> progress;  // samples done, after each wave
   // Per-stage, per-bounce and per-loop times (CPU clock; on the GPU CUDA events recorded inside the

@@ -34,6 +34,10 @@ struct render_stats {
   std::uint64_t extension_rays = 0, shadow_rays = 0;
   double bfs_compact_ms = 0;        // BFS traversal: compacting the frontier (inside `extend`)
   double seconds = 0;               // the render, without scene preparation
+  // Inside the render, work that does not grow with the samples: the scene and the buffers copied to
+  // the device, the wave's CUDA graph captured and instantiated (0 on the CPU). Part of it (the
+  // capture) lies inside `seconds`.
+  double setup_seconds = 0;
   std::uint64_t waves = 0;          // waves rendered (for_each_wave)
   // GPU: times the host waited for the device (stream synchronisations, counts read back); the goal
   // is one per wave (progress and Ctrl-C). 0 on the CPU.
@@ -63,12 +67,19 @@ struct render_stats {
   double other_ms() const;
 };
 
+// A tile a render rendered (render_settings::next_tile): pixels [first_pixel, first_pixel + pixels)
+// with `samples` samples each, and pixels [first_pixel, ahead) one more (a cut pass).
+struct tile_done {
+  std::uint32_t first_pixel = 0, pixels = 0, samples = 0, ahead = 0;
+};
+
 struct render_result {
   std::uint32_t width = 0, height = 0;
   std::uint32_t spp = 0;      // asked for (the film's spp, or the sample range's count)
   std::uint32_t samples = 0;  // completed for every pixel (< spp when cancelled)
   std::uint32_t ahead = 0;    // pixels [0, ahead) completed one sample more (a pass of several chunks, cancelled)
   std::vector<vec3> sum;      // per pixel, row 0 at the top: the sum of its samples
+  std::vector<tile_done> tiles;  // a render by tiles: the tiles it rendered, in order (their pixels alone in sum)
   render_stats stats;
 
   bool partial() const { return samples < spp; }

@@ -37,31 +37,59 @@ inline sample_range samples_asked(const render_settings& settings, std::uint32_t
   return {static_cast<std::uint32_t>(first), static_cast<std::uint32_t>(count)};
 }
 
-// The waves of a film of `pixels` at `spp` samples (of them the range settings.first_sample,
-// settings.sample_count names), in order: f(wave) for each, which returns false when it stopped on
-// cancelled(settings) between bounces (the wave then counts nowhere: a driver adds a wave to the
-// image only when it is complete). After each pass of whole samples it calls settings.progress; it
-// stops when cancelled, also between the chunks of a pass. Sets result.spp (the samples asked for),
-// result.samples (those completed, from the range's first) and result.ahead (a pass of several
-// chunks is one sample, so the chunks done when it is cut hold one more). Both drivers (CPU, CUDA)
-// render through it.
+// The waves of pixels [first_pixel, first_pixel + pixels) of a film of `spp` samples (of them the
+// range settings.first_sample, settings.sample_count names), in order: f(wave) for each, which
+// returns false when it stopped on cancelled(settings) between bounces (the wave then counts
+// nowhere: a driver adds a wave to the image only when it is complete). After each pass of whole
+// samples of a whole film it calls settings.progress; it stops when cancelled, also between the
+// chunks of a pass. Sets `done`: the samples completed (from the range's first) and ahead (a pass of
+// several chunks is one sample, so the chunks done when it is cut hold one more).
 template <class F>
-void for_each_wave(std::uint32_t pixels, std::uint32_t spp, const render_settings& settings, render_result& result, F&& f) {
+void for_each_wave(std::uint32_t first_pixel, std::uint32_t pixels, std::uint32_t spp, const render_settings& settings,
+                   tile_done& done, F&& f) {
   const sample_range range = samples_asked(settings, spp);
   const std::uint32_t chunk = std::min(pixels, settings.max_queue);
   const std::uint32_t per_wave = pixels <= settings.max_queue ? settings.max_queue / pixels : 1;
-  result.spp = range.count;
-  result.samples = result.ahead = 0;
-  while (result.samples < range.count) {
-    const std::uint32_t samples = std::min(per_wave, range.count - result.samples);
-    for (std::uint32_t first = 0; first < pixels; first += chunk) {
-      const wave w{first, std::min(chunk, pixels - first), range.first + result.samples, samples};
+  const std::uint32_t end = first_pixel + pixels;
+  done = {first_pixel, pixels, 0, 0};
+  while (done.samples < range.count) {
+    const std::uint32_t samples = std::min(per_wave, range.count - done.samples);
+    for (std::uint32_t first = first_pixel; first < end; first += chunk) {
+      const wave w{first, std::min(chunk, end - first), range.first + done.samples, samples};
       if (cancelled(settings) || !f(w)) return;
-      if (w.first_pixel + w.pixels < pixels) result.ahead = w.first_pixel + w.pixels;
+      if (w.first_pixel + w.pixels < end) done.ahead = w.first_pixel + w.pixels;
     }
-    result.samples += samples;
-    result.ahead = 0;
-    if (settings.progress) settings.progress(result.samples, range.count);
+    done.samples += samples;
+    done.ahead = 0;
+    if (settings.progress && !settings.next_tile) settings.progress(done.samples, range.count);
+  }
+}
+
+// The waves of a whole film of `pixels`, or of the tiles settings.next_tile hands out, one after the
+// other (stopping at a cut tile). Sets result.spp (the samples asked for), result.samples (those
+// completed for every pixel rendered: by tiles, the least over its tiles), result.ahead (pixels [0,
+// ahead) one more) and, by tiles, result.tiles. Both drivers (CPU, CUDA) render through it.
+template <class F>
+void for_each_wave(std::uint32_t pixels, std::uint32_t spp, const render_settings& settings, render_result& result, F&& f) {
+  tile_done done;
+  result.spp = samples_asked(settings, spp).count;
+  result.ahead = 0;
+  if (!settings.next_tile) {
+    for_each_wave(0, pixels, spp, settings, done, f);
+    result.samples = done.samples;
+    result.ahead = done.ahead;
+    return;
+  }
+  result.samples = result.spp;
+  std::uint32_t first = 0, n = 0;
+  while (!cancelled(settings) && settings.next_tile(first, n)) {
+    if (n == 0 || n > settings.tile_pixels || first >= pixels || n > pixels - first)
+      throw sieve::error("render: tile [" + std::to_string(first) + ", +" + std::to_string(n) + ") does not lie inside the film's " +
+                         std::to_string(pixels) + " pixels or holds more than " + std::to_string(settings.tile_pixels));
+    for_each_wave(first, n, spp, settings, done, f);
+    result.tiles.push_back(done);
+    result.samples = std::min(result.samples, done.samples);
+    if (done.samples < result.spp) return;  // cut
   }
 }
 
@@ -69,6 +97,11 @@ void for_each_wave(std::uint32_t pixels, std::uint32_t spp, const render_setting
 inline std::uint32_t wave_capacity(std::uint32_t pixels, std::uint32_t spp, std::uint32_t max_queue) {
   if (pixels > max_queue) return max_queue;
   return pixels * std::min(spp, max_queue / pixels);
+}
+// The same for a render with those settings: by tiles, for any tile of up to tile_pixels pixels.
+inline std::uint32_t wave_capacity(std::uint32_t pixels, std::uint32_t spp, const render_settings& settings) {
+  if (!settings.tile_pixels) return wave_capacity(pixels, spp, settings.max_queue);
+  return static_cast<std::uint32_t>(std::min<std::uint64_t>(settings.max_queue, std::uint64_t{settings.tile_pixels} * spp));
 }
 
 // Before the BVH is built: throws sieve::error when rendering `s` with `settings` needs more host

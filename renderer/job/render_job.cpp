@@ -3,7 +3,7 @@
 #include <core/image_io.hpp>
 #include <core/marks.hpp>
 #include <frame/prepared_scene.hpp>
-#include <frame/split.hpp>
+#include <frame/tiles.hpp>
 #include <run/render.hpp>
 #include <scene/load.hpp>
 
@@ -20,6 +20,7 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <thread>
 #include <utility>
 
 namespace sieve::render {
@@ -137,20 +138,40 @@ void add_stats(render_stats& into, const nlohmann::json& j) {
   }
 }
 
-// The ranks' rows added into rank 0's statistics, and the report's "ranks" object.
-nlohmann::json reduce_ranks(render_stats& stats, nlohmann::json rows, double wait_s, double reduce_s, std::uint32_t spp) {
+// The ranks' rows added into rank 0's statistics, and the report's "ranks" object: the per-rank
+// rows and the job's times (the slowest rank's setup, rendering and waiting; rank 0's reduction).
+nlohmann::json reduce_ranks(render_stats& stats, nlohmann::json rows, const render_outcome& lead, std::uint32_t tiles,
+                            std::uint32_t tile_pixels) {
   const sieve::form form = stats.form;
   stats = render_stats{};
   stats.form = form;
   stats.wave_launch.clear();
-  for (const auto& rk : rows) add_stats(stats, rk["stats"]);
-  for (auto& rk : rows) rk.erase("stats");
+  double setup = 0, rendering = 0, busy = 0, wait = 0;
+  for (auto& rk : rows) {
+    add_stats(stats, rk["stats"]);
+    rk.erase("stats");
+    setup = std::max(setup, rk["setup_seconds"].get<double>());
+    rendering = std::max(rendering, rk["render_seconds"].get<double>());
+    busy += rk["render_seconds"].get<double>();
+    wait = std::max(wait, rk["wait_seconds"].get<double>());
+  }
+  const double n = static_cast<double>(rows.size()), seconds = lead.seconds;
   return {{"count", rows.size()},
-          {"split", "contiguous sample ranges, films added in rank order"},
+          {"split", "tiles of the film taken on demand, each pixel rendered by one rank"},
+          {"tiles", tiles},
+          {"tile_pixels", tile_pixels},
           {"per_rank", rows},
-          {"wait_seconds", wait_s},
-          {"reduction_seconds", reduce_s},
-          {"reduction_bound_relative", split_bound(spp)}};
+          {"setup_seconds", setup},
+          {"render_seconds", rendering},
+          {"wait_seconds", wait},
+          {"reduction_seconds", lead.reduction_seconds},
+          {"reduction_share", seconds > 0 ? lead.reduction_seconds / seconds : 0},
+          {"job_seconds", lead.total_seconds},
+          // The ranks' render time over the time of the job (all ranks rendering until the
+          // reduction ends): 1 when every rank renders for the whole job; setup, imbalance and the
+          // reduction lower it.
+          {"efficiency", seconds > 0 ? busy / (n * seconds) : 0},
+          {"efficiency_rendering", rendering > 0 ? busy / (n * rendering) : 0}};
 }
 
 }  // namespace
@@ -217,6 +238,9 @@ nlohmann::json render_report(const render_request& rq, const scene& sc, const re
   j["bvh_build_seconds"] = out.bvh_seconds;
   j["threads"] = tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
   j["seconds"] = out.seconds;
+  j["time"] = {{"setup_seconds", out.setup_seconds},         {"render_seconds", out.render_seconds},
+               {"wait_seconds", out.wait_seconds},           {"reduction_seconds", out.reduction_seconds},
+               {"total_seconds", out.total_seconds},         {"render_setup_seconds", st.setup_seconds}};
   j["rays"] = {{"extension", st.extension_rays}, {"shadow", st.shadow_rays}};
   j["mrays_per_s"] = out.seconds > 0 ? rays / out.seconds / 1e6 : 0;
   // Times measured only with profile_stages: otherwise null (not measured), never zeros.
@@ -247,7 +271,8 @@ nlohmann::json render_report(const render_request& rq, const scene& sc, const re
 struct render_job::state {
   report::output_set files;            // checked before the scene is loaded
   std::optional<prepared_scene> prepared;
-  sample_range share;                  // this process's samples
+  tile_plan tiles;                     // a split render's tiles
+  clock_type::time_point t_job;        // the job's start (load)
   clock_type::time_point t0;           // the render's start
   double cpu0 = 0;
   nlohmann::json ranks;                // a split render's rows (rank 0)
@@ -273,6 +298,7 @@ const render_outcome& render_job::run() {
 }
 
 void render_job::load() {
+  state_->t_job = clock_type::now();
   const bool lead = !hooks_.peers || hooks_.peers->rank() == 0;
   out_.writes = lead;
   on_every_rank([&] {
@@ -313,15 +339,45 @@ void render_job::prepare() {
     state_->prepared.emplace(scene_);
     out_.bvh_seconds = since(t_bvh);
   });
-  // This process's samples: all of them, or its contiguous share.
-  state_->share = hooks_.peers ? share_of(scene_.film.spp, static_cast<std::uint32_t>(hooks_.peers->size()),
-                                          static_cast<std::uint32_t>(hooks_.peers->rank()))
-                               : sample_range{0, scene_.film.spp};
-  settings_.first_sample = state_->share.first;
-  settings_.sample_count = state_->share.count;
+  if (hooks_.peers) {  // a split render: the film's tiles, taken on demand, as rank 0 cuts them
+    const std::uint32_t pixels = scene_.film.width * scene_.film.height;
+    const tile_plan plan = plan_tiles(pixels, scene_.film.spp, settings_.max_queue,
+                                      static_cast<std::uint32_t>(hooks_.peers->size()), rq_.tile_pixels);
+    state_->tiles = {pixels, static_cast<std::uint32_t>(std::stoul(hooks_.peers->broadcast(std::to_string(plan.tile_pixels))))};
+  }
   settings_.cancel = hooks_.cancel;
   settings_.progress = hooks_.progress;
 }
+
+namespace {
+
+// A split render's tile source: the next tile of the shared counter while this process is worth
+// giving one (take_another; rank 0 takes tiles until none is left, so every tile is rendered), each
+// lasting tile_delay_ms longer.
+std::function<bool(std::uint32_t&, std::uint32_t&)> tile_source(job_peers& peers, const tile_plan& plan, std::uint32_t delay_ms) {
+  struct pace {
+    clock_type::time_point t0 = clock_type::now();
+    std::uint32_t mine = 0;
+  };
+  return [&peers, plan, delay_ms, p = std::make_shared<pace>()](std::uint32_t& first, std::uint32_t& n) {
+    const std::uint64_t count = plan.count();
+    const double s = since(p->t0);
+    if (p->mine > 0 && s > 0 && peers.rank() != 0) {
+      const std::uint64_t taken = peers.count_tiles(0);
+      if (taken >= count || !take_another(static_cast<std::uint32_t>(count - taken), p->mine / s,
+                                          static_cast<double>(taken) / s, static_cast<std::uint32_t>(peers.size())))
+        return false;
+    }
+    const std::uint64_t i = peers.count_tiles(1);
+    if (i >= count) return false;
+    if (delay_ms) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
+    plan.tile(static_cast<std::uint32_t>(i), first, n);
+    ++p->mine;
+    return true;
+  };
+}
+
+}  // namespace
 
 void render_job::render() {
   if (hooks_.step) hooks_.step(job_step::render, *this);
@@ -329,18 +385,57 @@ void render_job::render() {
   state_->t0 = clock_type::now();
   state_->cpu0 = cpu_seconds();
   auto run = [&] {
-    if (state_->share.count == 0) {  // more ranks than samples: nothing to render here
-      out_.result = begin_render(scene_, settings_, gpu ? sieve::backend::cuda : sieve::backend::cpu);
-      out_.result.spp = 0;
-    } else {
-      out_.result = gpu ? render_cuda(*state_->prepared, settings_) : render_cpu(*state_->prepared, settings_);
+    if (hooks_.peers) {
+      settings_.tile_pixels = state_->tiles.tile_pixels;
+      settings_.next_tile = tile_source(*hooks_.peers, state_->tiles, rq_.tile_delay_ms);
     }
+    out_.result = gpu ? render_cuda(*state_->prepared, settings_) : render_cpu(*state_->prepared, settings_);
   };
   if (hooks_.peers) hooks_.peers->render(run);
   else run();
+  const double step = since(state_->t0);
+  const double render_setup = out_.result.stats.setup_seconds;
+  out_.setup_seconds = out_.load_seconds + out_.bvh_seconds + render_setup;
+  out_.render_seconds = std::max(0.0, step - render_setup);
   out_.samples = out_.result.samples;
   out_.seconds = out_.result.stats.seconds;
+  out_.total_seconds = since(state_->t_job);
 }
+
+namespace {
+
+// The per-rank row of a split render's report (sent to rank 0 as JSON).
+nlohmann::json rank_row(job_peers& peers, const render_outcome& out, const std::string& backend, double cpu_s) {
+  const bool gpu = backend == "cuda";
+  const render_result& r = out.result;
+  nlohmann::json row = peers.describe();
+  row["gpu"] = gpu ? row.value("gpu_index", -1) : -1;
+  row.erase("gpu_index");
+  std::uint64_t pixels = 0;
+  nlohmann::json tiles = nlohmann::json::array();
+  for (const tile_done& t : r.tiles) {
+    pixels += t.pixels;
+    tiles.push_back({t.first_pixel, t.pixels, t.samples, t.ahead});
+  }
+  row.update({{"rank", peers.rank()},
+              {"backend", backend},
+              {"device", gpu ? report::machine_info(true)["gpu"] : report::machine_info(false)["cpu"]},
+              {"threads", tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)},
+              {"tiles", r.tiles.size()},
+              {"pixels", pixels},
+              {"tile_list", tiles},
+              {"setup_seconds", out.setup_seconds},
+              {"render_seconds", out.render_seconds},
+              {"wait_seconds", out.wait_seconds},
+              {"reduction_seconds", out.reduction_seconds},
+              {"seconds", r.stats.seconds},
+              {"cpu_seconds", cpu_s},
+              {"rays", r.stats.extension_rays + r.stats.shadow_rays},
+              {"stats", stats_json(r.stats)}});
+  return row;
+}
+
+}  // namespace
 
 void render_job::reduce() {
   render_result& r = out_.result;
@@ -349,53 +444,52 @@ void render_job::reduce() {
     return;
   }
   job_peers& peers = *hooks_.peers;
-  const bool gpu = backend_ == "cuda";
+  const double cpu_s = cpu_seconds() - state_->cpu0;
+  // Waiting: until every rank has rendered its tiles.
   const auto t_rendered = clock_type::now();
-  nlohmann::json mine = peers.describe();
-  mine["gpu"] = gpu ? mine.value("gpu_index", -1) : -1;
-  mine.erase("gpu_index");
-  mine.update({{"rank", peers.rank()},
-               {"backend", backend_},
-               {"device", gpu ? report::machine_info(true)["gpu"] : report::machine_info(false)["cpu"]},
-               {"threads", tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)},
-               {"first_sample", state_->share.first},
-               {"samples", state_->share.count},
-               {"samples_completed", r.samples},
-               {"ahead", r.ahead},
-               {"seconds", r.stats.seconds},
-               {"cpu_seconds", cpu_seconds() - state_->cpu0},
-               {"rays", r.stats.extension_rays + r.stats.shadow_rays},
-               {"stats", stats_json(r.stats)}});
-  const std::vector<std::string> texts = peers.gather(mine.dump());
-  const auto t_gathered = clock_type::now();
-  // The films, added in rank order (split.hpp): the same bits whatever the ranks' timing.
-  nlohmann::json rows = nlohmann::json::array();
-  split_film film(scene_.film.width, scene_.film.height);
-  if (out_.writes) {
-    for (const auto& t : texts) rows.push_back(nlohmann::json::parse(t));
-    film.add(r.sum, r.samples, r.ahead);
-  }
+  peers.barrier();
+  const auto t_all = clock_type::now();
+  out_.wait_seconds = std::chrono::duration<double>(t_all - t_rendered).count();
+  // The reduction: every rank's tiles (their pixels alone, in the order rendered) to rank 0, which
+  // puts them where they lie. Nothing is added: each pixel came from one rank.
   static_assert(sizeof(vec3) == 3 * sizeof(float));
-  peers.gather_in_order(std::span<const float>(&r.sum.data()->x, 3 * r.sum.size()), [&](int rank, std::span<const float> f) {
-    const nlohmann::json& from = rows[static_cast<std::size_t>(rank)];
-    film.add(std::span<const vec3>(reinterpret_cast<const vec3*>(f.data()), f.size() / 3),
-             from["samples_completed"].get<std::uint32_t>(), from["ahead"].get<std::uint32_t>());
-  });
-  const auto t_reduced = clock_type::now();
-  out_.seconds = std::chrono::duration<double>(t_reduced - state_->t0).count();
-  if (!out_.writes) return;
-  state_->ranks = reduce_ranks(r.stats, std::move(rows), std::chrono::duration<double>(t_gathered - t_rendered).count(),
-                               std::chrono::duration<double>(t_reduced - t_gathered).count(), scene_.film.spp);
+  std::vector<vec3> mine;
+  if (!out_.writes)
+    for (const tile_done& t : r.tiles) mine.insert(mine.end(), r.sum.begin() + t.first_pixel, r.sum.begin() + t.first_pixel + t.pixels);
+  const std::vector<float> theirs = peers.gatherv(std::span<const float>(&mine.data()->x, 3 * mine.size()));
+  out_.reduction_seconds = since(t_all);
+  const std::vector<std::string> texts = peers.gather(rank_row(peers, out_, backend_, cpu_s).dump());
+  if (!out_.writes) {
+    out_.seconds = since(state_->t0);
+    out_.total_seconds = since(state_->t_job);
+    return;
+  }
+  tiled_film film(scene_.film.width * scene_.film.height);
+  nlohmann::json rows = nlohmann::json::array();
+  std::size_t at = 0;
+  for (const auto& text : texts) {
+    rows.push_back(nlohmann::json::parse(text));
+    const bool own = rows.size() == 1;
+    for (const auto& tj : rows.back()["tile_list"]) {
+      const tile_done t{tj[0].get<std::uint32_t>(), tj[1].get<std::uint32_t>(), tj[2].get<std::uint32_t>(), tj[3].get<std::uint32_t>()};
+      if (own) {
+        film.add(t, std::span<const vec3>(r.sum.data() + t.first_pixel, t.pixels));
+        continue;
+      }
+      if (theirs.size() < 3 * (at + t.pixels)) throw sieve::error("split render: a rank sent fewer pixels than its tiles hold");
+      film.add(t, std::span<const vec3>(reinterpret_cast<const vec3*>(theirs.data()) + at, t.pixels));
+      at += t.pixels;
+    }
+    rows.back().erase("tile_list");
+  }
+  out_.reduction_seconds = since(t_all);
+  out_.seconds = since(state_->t0);
+  out_.total_seconds = since(state_->t_job);
+  rows[0]["reduction_seconds"] = out_.reduction_seconds;
+  state_->ranks = reduce_ranks(r.stats, std::move(rows), out_, state_->tiles.count(), state_->tiles.tile_pixels);
   out_.samples = film.samples();
+  r.sum = film.sum();
   out_.image = film.mean();
-  // The ranks' render time over the time of the job (all ranks rendering until the reduction ends):
-  // 1 when every rank renders for the whole job; load imbalance and the reduction lower it.
-  nlohmann::json& ranks = state_->ranks;
-  double busy = 0;
-  for (const auto& rk : ranks["per_rank"]) busy += rk["seconds"].get<double>();
-  const double seconds = out_.seconds;
-  ranks["efficiency"] = seconds > 0 ? busy / (peers.size() * seconds) : 0;
-  ranks["reduction_share"] = seconds > 0 ? ranks["reduction_seconds"].get<double>() / seconds : 0;
 }
 
 void render_job::write() {

@@ -1,7 +1,7 @@
 // A render job: the one owner of a render's steps. A scene file and typed settings in; in order:
 //
-//   check outputs -> load (once) -> settings checked -> prepare (BVH) -> split (this process's
-//   samples) -> render -> reduce (the processes' films, in rank order) -> report -> write
+//   check outputs -> load (once) -> settings checked -> prepare (BVH) -> render (split: the film's
+//   tiles, taken on demand) -> reduce (split: the tiles to rank 0) -> report -> write
 //
 // and the film, its mean image and the JSON report out. `sieve render` (app/render.cpp) runs it with
 // hooks for its progress lines, Ctrl-C, the MPI job's ranks and the console; `sieve bench all`
@@ -41,6 +41,8 @@ struct render_request {
   std::uint32_t width = 0, height = 0;    // 0: the scene's film size (one alone: the other keeps the aspect)
   std::vector<std::string> set;           // key=value overrides of the scene file
   bool profile_stages = false;            // per-stage, per-loop and per-bounce times
+  std::uint32_t tile_pixels = 0;          // a split render's tiles: pixels each (0: frame/tiles.hpp's plan_tiles)
+  std::uint32_t tile_delay_ms = 0;        // tests: every tile this process takes lasts that much longer (a slow rank)
 };
 
 // Where a job writes; an empty name writes nothing there.
@@ -64,11 +66,13 @@ class job_peers {
   virtual void on_every_rank(const std::function<void()>& step) = 0;
   virtual std::string broadcast(const std::string& text) = 0;              // rank 0's text everywhere
   virtual std::vector<std::string> gather(const std::string& text) = 0;    // every text at rank 0, in rank order
-  // Rank 0 receives every other rank's floats, rank after rank (add(rank, floats)).
-  virtual void gather_in_order(std::span<const float> mine,
-                               const std::function<void(int, std::span<const float>)>& add) = 0;
-  // Runs the render with stops relayed between processes; a failure inside ends the whole job.
+  virtual std::vector<float> gatherv(std::span<const float> mine) = 0;     // every process's floats at rank 0, in rank order
+  virtual void barrier() = 0;                                             // returns when every process reached it
+  // Runs the render with stops relayed between processes and a tile counter shared by them; a
+  // failure inside ends the whole job.
   virtual void render(const std::function<void()>& render) = 0;
+  // Inside render(): the shared tile counter's value, then adds n to it (0: only reads it).
+  virtual std::uint64_t count_tiles(std::uint64_t n) = 0;
   // What this process adds to its row of the report's ranks (host, GPU index).
   virtual nlohmann::json describe() const = 0;
 };
@@ -97,9 +101,12 @@ struct render_outcome {
   render_result result;         // the film and its statistics (on rank 0 of a split render: all ranks')
   std::uint32_t spp = 0;        // the film's samples per pixel
   std::uint32_t samples = 0;    // samples per pixel completed for every pixel (< spp when stopped)
-  double seconds = 0;           // the render's wall time (a split render: until the films are added)
+  double seconds = 0;           // the render's wall time (a split render: until the tiles are put together)
   double bvh_seconds = 0;       // building the BVH (prepared_scene)
   double load_seconds = 0;      // loading the scene file
+  // This process's time: setup (load, BVH, the render's setup: upload, graph capture), rendering,
+  // waiting for the other processes to finish rendering, the reduction (the tiles to rank 0), all.
+  double setup_seconds = 0, render_seconds = 0, wait_seconds = 0, reduction_seconds = 0, total_seconds = 0;
   std::vector<vec3> image;      // per pixel, the mean of its samples (where the job writes: rank 0)
   nlohmann::json report;        // the JSON report (render_report), on the process that writes
   bool writes = true;           // false on the ranks other than 0 of a split render

@@ -228,7 +228,7 @@ class cuda_run {
   cuda_run(const prepared_scene& ps, const render_settings& settings, render_result& result)
       : settings_(settings), stats_(result.stats), film_desc_(ps.source().film),
         pixels_(film_desc_.width * film_desc_.height),
-        capacity_(wave_capacity(pixels_, film_desc_.spp, settings.max_queue)), scene_(ps), view_(scene_.view(film_desc_.width, film_desc_.height)),
+        capacity_(wave_capacity(pixels_, film_desc_.spp, settings)), scene_(ps), view_(scene_.view(film_desc_.width, film_desc_.height)),
         backend_(result.stats, settings, stream_.s, capacity_),
         film_(pixels_), wave_(1), h_wave_(1) {
     SIEVE_CUDA_CHECK(cudaMemsetAsync(film_.get(), 0, pixels_ * sizeof(vec3), stream_.s));
@@ -239,8 +239,17 @@ class cuda_run {
   wave* wave_slot() const { return wave_.get(); }
   vec3* film() const { return film_.get(); }
   void wait() const { SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream_.s)); }
+  // The film's sums to the host: a render by tiles reads its tiles' pixels alone.
   void read_film(render_result& result) const {
-    SIEVE_CUDA_CHECK(cudaMemcpy(result.sum.data(), film_.get(), pixels_ * sizeof(vec3), cudaMemcpyDeviceToHost));
+    if (result.tiles.empty() && settings_.next_tile) return;
+    if (result.tiles.empty()) {
+      SIEVE_CUDA_CHECK(cudaMemcpy(result.sum.data(), film_.get(), pixels_ * sizeof(vec3), cudaMemcpyDeviceToHost));
+      return;
+    }
+    for (const tile_done& t : result.tiles)
+      SIEVE_CUDA_CHECK(cudaMemcpyAsync(result.sum.data() + t.first_pixel, film_.get() + t.first_pixel, t.pixels * sizeof(vec3),
+                                       cudaMemcpyDeviceToHost, stream_.s));
+    wait();
   }
 
   class megakernel_waves {
@@ -310,6 +319,7 @@ class cuda_run {
       }
       if (!g_.exec) {
         // The first wave: captured once; every later wave replays it (nothing in it depends on w).
+        const auto t_capture = std::chrono::steady_clock::now();
         SIEVE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
         try {
           enqueue(w, false);
@@ -322,6 +332,7 @@ class cuda_run {
         SIEVE_CUDA_CHECK(cudaStreamEndCapture(stream, &g_.graph));
         SIEVE_CUDA_CHECK(cudaGraphInstantiate(&g_.exec, g_.graph, 0));
         ++r_.stats_.graphs;
+        r_.stats_.setup_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_capture).count();
       }
       SIEVE_CUDA_CHECK(cudaGraphLaunch(g_.exec, stream));
       r_.backend_.synchronize();
@@ -368,7 +379,10 @@ class cuda_run {
 render_result render_cuda(const prepared_scene& ps, const render_settings& settings) {
   render_result result = begin_render(ps.source(), settings, sieve::backend::cuda);
   if (!sieve::cuda::available()) throw sieve::error("the cuda backend needs a GPU: " + sieve::cuda::device_description());
+  const auto t_setup = std::chrono::steady_clock::now();
   cuda_run run(ps, settings, result);
+  run.wait();  // the scene and the film on the device
+  result.stats.setup_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_setup).count();
   run_waves(run, ps.source().film, settings, result);
   run.read_film(result);
   return result;

@@ -32,7 +32,7 @@ template <class Run>
 void run_waves(Run& run, const film_desc& film, const render_settings& settings, render_result& result) {
   render_stats& stats = result.stats;
   const std::uint32_t pixels = film.width * film.height;
-  const std::uint32_t capacity = wave_capacity(pixels, film.spp, settings.max_queue);
+  const std::uint32_t capacity = wave_capacity(pixels, film.spp, settings);
   const std::uint32_t max_pixels = std::min(pixels, settings.max_queue);
   const auto start = std::chrono::steady_clock::now();
   if (settings.integrator == integrator_kind::megakernel) {
