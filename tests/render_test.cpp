@@ -760,6 +760,10 @@ TEST(Tiles, TiledFilmIsTheOneProcessFilmBitForBit) {
   EXPECT_FLOAT_EQ(f.mean()[3].x, 0.0f);
   EXPECT_THROW(f.add({1, 2, 3, 0}, ones), sieve::error);  // pixel 1 twice
   EXPECT_THROW(f.add({3, 2, 3, 0}, ones), sieve::error);  // past the film
+  EXPECT_THROW(f.add({2, 2, 3, 0}, std::span<const vec3>(ones.data(), 1)), sieve::error);  // too few sums
+  f.add({2, 2, 5, 0}, ones);
+  EXPECT_EQ(f.samples(), 3U);  // every pixel now: the least of its tiles
+  EXPECT_EQ(f.samples_of(3), 5U);
 }
 
 // The memory model (core/memory.hpp) is checked before the BVH is built: a render too large for

@@ -14,9 +14,11 @@
 #include <sieve/compaction/error.hpp>
 
 #include <algorithm>
+#include <iterator>
 #include <cstdint>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace sieve::render {
@@ -58,43 +60,64 @@ inline bool take_another(std::uint32_t left, double mine_per_s, double all_per_s
   return left / others >= 1 / mine_per_s;
 }
 
-// The tiles of a film put together: each tile's sums where its pixels lie, and how many samples
-// each pixel has.
+// The tiles of a film put together: each tile's sums where its pixels lie, and the tiles, by first
+// pixel, which say how many samples each pixel has.
 class tiled_film {
  public:
-  explicit tiled_film(std::uint32_t pixels) : sum_(pixels, vec3{0, 0, 0}), samples_(pixels, 0), placed_(pixels, 0) {}
+  explicit tiled_film(std::uint32_t pixels) : sum_(pixels, vec3{0, 0, 0}) {}
+  // Over a film that already holds some tiles' sums in place (a renderer's own: place() them).
+  explicit tiled_film(std::vector<vec3> sums) : sum_(std::move(sums)) {}
 
-  // Tile t's sums (t.pixels of them). A pixel must come in one tile only.
-  void add(const tile_done& t, std::span<const vec3> sums) {
-    if (sums.size() != t.pixels || t.first_pixel > sum_.size() || t.pixels > sum_.size() - t.first_pixel)
+  // Tile t, its sums already in place.
+  void place(const tile_done& t) {
+    if (t.first_pixel > sum_.size() || t.pixels > sum_.size() - t.first_pixel)
       throw sieve::error("tiles: a tile [" + std::to_string(t.first_pixel) + ", +" + std::to_string(t.pixels) +
-                         ") with " + std::to_string(sums.size()) + " sums does not fit a film of " +
-                         std::to_string(sum_.size()) + " pixels");
-    for (std::uint32_t j = 0; j < t.pixels; ++j) {
-      const std::uint32_t p = t.first_pixel + j;
-      if (placed_[p]) throw sieve::error("tiles: pixel " + std::to_string(p) + " came in two tiles");
-      placed_[p] = 1;
-      sum_[p] = sums[j];
-      samples_[p] = t.samples + (p < t.ahead ? 1U : 0U);
-    }
+                         ") does not fit a film of " + std::to_string(sum_.size()) + " pixels");
+    const auto at = std::lower_bound(tiles_.begin(), tiles_.end(), t.first_pixel,
+                                     [](const tile_done& a, std::uint32_t p) { return a.first_pixel < p; });
+    const bool overlaps = (at != tiles_.end() && at->first_pixel < t.first_pixel + t.pixels) ||
+                          (at != tiles_.begin() && std::prev(at)->first_pixel + std::prev(at)->pixels > t.first_pixel);
+    if (overlaps) throw sieve::error("tiles: pixels of [" + std::to_string(t.first_pixel) + ", +" + std::to_string(t.pixels) + ") came in two tiles");
+    tiles_.insert(at, t);
+  }
+  // Tile t's sums (t.pixels of them), copied where they lie.
+  void add(const tile_done& t, std::span<const vec3> sums) {
+    if (sums.size() != t.pixels)
+      throw sieve::error("tiles: a tile of " + std::to_string(t.pixels) + " pixels came with " + std::to_string(sums.size()) + " sums");
+    place(t);
+    std::copy(sums.begin(), sums.end(), sum_.begin() + t.first_pixel);
   }
 
   const std::vector<vec3>& sum() const { return sum_; }
-  std::uint32_t samples_of(std::size_t pixel) const { return samples_[pixel]; }
+  std::vector<vec3> take_sum() { return std::move(sum_); }
+  std::uint32_t samples_of(std::size_t pixel) const {
+    const auto at = std::upper_bound(tiles_.begin(), tiles_.end(), pixel,
+                                     [](std::size_t p, const tile_done& a) { return p < a.first_pixel; });
+    if (at == tiles_.begin() || pixel >= std::prev(at)->first_pixel + std::prev(at)->pixels) return 0;
+    return std::prev(at)->samples + (pixel < std::prev(at)->ahead ? 1U : 0U);
+  }
   // Samples every pixel has (0 when a pixel was never rendered).
-  std::uint32_t samples() const { return samples_.empty() ? 0 : *std::min_element(samples_.begin(), samples_.end()); }
+  std::uint32_t samples() const {
+    std::uint64_t covered = 0;
+    std::uint32_t least = ~0U;
+    for (const tile_done& t : tiles_) {
+      covered += t.pixels;
+      least = std::min(least, t.samples);
+    }
+    return covered == sum_.size() && !tiles_.empty() ? least : 0;
+  }
   // Per pixel: its sum over its samples (zero when it has none).
   std::vector<vec3> mean() const {
     std::vector<vec3> out(sum_.size(), vec3{0, 0, 0});
-    for (std::size_t i = 0; i < sum_.size(); ++i)
-      if (samples_[i]) out[i] = sum_[i] * (1.0f / static_cast<float>(samples_[i]));
+    for (const tile_done& t : tiles_)
+      for (std::uint32_t p = t.first_pixel; p < t.first_pixel + t.pixels; ++p)
+        if (const std::uint32_t n = t.samples + (p < t.ahead ? 1U : 0U)) out[p] = sum_[p] * (1.0f / static_cast<float>(n));
     return out;
   }
 
  private:
   std::vector<vec3> sum_;
-  std::vector<std::uint32_t> samples_;
-  std::vector<char> placed_;  // per pixel: a tile brought it
+  std::vector<tile_done> tiles_;  // by first pixel, none overlapping
 };
 
 }  // namespace sieve::render

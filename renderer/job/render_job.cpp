@@ -274,6 +274,7 @@ struct render_job::state {
   tile_plan tiles;                     // a split render's tiles
   clock_type::time_point t_job;        // the job's start (load)
   clock_type::time_point t0;           // the render's start
+  clock_type::time_point t_rendered;   // this process's last wave done (before the peers' closing collectives)
   double cpu0 = 0;
   nlohmann::json ranks;                // a split render's rows (rank 0)
 };
@@ -390,10 +391,13 @@ void render_job::render() {
       settings_.next_tile = tile_source(*hooks_.peers, state_->tiles, rq_.tile_delay_ms);
     }
     out_.result = gpu ? render_cuda(*state_->prepared, settings_) : render_cpu(*state_->prepared, settings_);
+    state_->t_rendered = clock_type::now();
   };
   if (hooks_.peers) hooks_.peers->render(run);
   else run();
-  const double step = since(state_->t0);
+  // Rendering ends with this process's last tile; the peers' closing collectives (the stop relay,
+  // the tile counter) wait for the others, and count as waiting (reduce).
+  const double step = std::chrono::duration<double>(state_->t_rendered - state_->t0).count();
   const double render_setup = out_.result.stats.setup_seconds;
   out_.setup_seconds = out_.load_seconds + out_.bvh_seconds + render_setup;
   out_.render_seconds = std::max(0.0, step - render_setup);
@@ -445,11 +449,10 @@ void render_job::reduce() {
   }
   job_peers& peers = *hooks_.peers;
   const double cpu_s = cpu_seconds() - state_->cpu0;
-  // Waiting: until every rank has rendered its tiles.
-  const auto t_rendered = clock_type::now();
+  // Waiting: from this rank's last tile until every rank has rendered its tiles.
   peers.barrier();
   const auto t_all = clock_type::now();
-  out_.wait_seconds = std::chrono::duration<double>(t_all - t_rendered).count();
+  out_.wait_seconds = std::chrono::duration<double>(t_all - state_->t_rendered).count();
   // The reduction: every rank's tiles (their pixels alone, in the order rendered) to rank 0, which
   // puts them where they lie. Nothing is added: each pixel came from one rank.
   static_assert(sizeof(vec3) == 3 * sizeof(float));
@@ -464,7 +467,7 @@ void render_job::reduce() {
     out_.total_seconds = since(state_->t_job);
     return;
   }
-  tiled_film film(scene_.film.width * scene_.film.height);
+  tiled_film film(std::move(r.sum));  // rank 0's own tiles are in place
   nlohmann::json rows = nlohmann::json::array();
   std::size_t at = 0;
   for (const auto& text : texts) {
@@ -473,7 +476,7 @@ void render_job::reduce() {
     for (const auto& tj : rows.back()["tile_list"]) {
       const tile_done t{tj[0].get<std::uint32_t>(), tj[1].get<std::uint32_t>(), tj[2].get<std::uint32_t>(), tj[3].get<std::uint32_t>()};
       if (own) {
-        film.add(t, std::span<const vec3>(r.sum.data() + t.first_pixel, t.pixels));
+        film.place(t);
         continue;
       }
       if (theirs.size() < 3 * (at + t.pixels)) throw sieve::error("split render: a rank sent fewer pixels than its tiles hold");
@@ -488,8 +491,8 @@ void render_job::reduce() {
   rows[0]["reduction_seconds"] = out_.reduction_seconds;
   state_->ranks = reduce_ranks(r.stats, std::move(rows), out_, state_->tiles.count(), state_->tiles.tile_pixels);
   out_.samples = film.samples();
-  r.sum = film.sum();
   out_.image = film.mean();
+  r.sum = film.take_sum();
 }
 
 void render_job::write() {
