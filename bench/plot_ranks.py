@@ -33,7 +33,7 @@ def main():
         rows = [r for r in d["rows"] if r["efficiency"] is not None]
         n = [r["ranks"] for r in rows]
         ranks_seen.update(n)
-        name = os.path.basename(os.path.dirname(os.path.abspath(path))) or d["scene"]
+        name = os.path.basename(os.path.dirname(os.path.abspath(path))).removeprefix("ranks-") or d["scene"]
         line, = ax.plot(n, [r["efficiency"] for r in rows], marker=markers[i % len(markers)], label=f"{name}: whole job")
         ax.plot(n, [r["efficiency_rendering"] for r in rows], marker=markers[i % len(markers)], linestyle="--",
                 color=line.get_color(), alpha=0.7, label=f"{name}: rendering")

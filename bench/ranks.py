@@ -149,10 +149,12 @@ def main():
         w = csv.DictWriter(f, fieldnames=list(rows[0].keys()))
         w.writeheader()
         w.writerows(rows)
+    command = " ".join(["bench/ranks.py"] + sys.argv[1:])
+    run = dict(sample_json["run"], command=command)  # the ranks' own command names a temporary folder
     with open(os.path.join(args.out, "ranks.json"), "w") as f:
-        json.dump({"command": " ".join(["bench/ranks.py"] + sys.argv[1:]), "device": device, "scene": args.scene,
+        json.dump({"command": command, "device": device, "scene": args.scene,
                    "backend": args.backend, "threads": args.threads, "cpu_ranks": args.cpu_ranks,
-                   "cpu_threads": args.cpu_threads, "extra": extra, "note": args.note, "run": sample_json["run"],
+                   "cpu_threads": args.cpu_threads, "extra": extra, "note": args.note, "run": run,
                    "rows": rows, "runs": runs}, f, indent=2)
 
 
