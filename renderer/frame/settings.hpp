@@ -25,8 +25,8 @@ struct render_settings {
   sort_kind sort = sort_kind::onesweep;  // the GPU radix sort for reordering (the CPU has one)
   std::uint32_t max_queue = 1U << 20;  // paths in flight at once (a wave): bounds the queues' memory
   // The film's samples to render: [first_sample, first_sample + sample_count), sample_count 0 for
-  // all of them (from first_sample to spp). A rank of an MPI job renders its share of the samples
-  // this way; the counter RNG gives sample s of pixel p the same numbers whoever renders it.
+  // all of them (from first_sample to spp); the counter RNG gives sample s of pixel p the same
+  // numbers whoever renders it.
   std::uint32_t first_sample = 0, sample_count = 0;
   // Tiles (the ranks of an MPI job take them on demand): when set, the render renders the pixel
   // ranges next_tile hands out, one after the other, each over all the samples asked for, until it
