@@ -459,7 +459,7 @@ void render_job::reduce() {
   std::vector<vec3> mine;
   if (!out_.writes)
     for (const tile_done& t : r.tiles) mine.insert(mine.end(), r.sum.begin() + t.first_pixel, r.sum.begin() + t.first_pixel + t.pixels);
-  const std::vector<float> theirs = peers.gatherv(std::span<const float>(&mine.data()->x, 3 * mine.size()));
+  const std::vector<float> theirs = peers.gatherv(std::span<const float>(reinterpret_cast<const float*>(mine.data()), 3 * mine.size()));
   out_.reduction_seconds = since(t_all);
   const std::vector<std::string> texts = peers.gather(rank_row(peers, out_, backend_, cpu_s).dump());
   if (!out_.writes) {
