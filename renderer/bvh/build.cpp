@@ -318,6 +318,15 @@ std::vector<pair_node> pair_layout(const std::vector<bvh_node>& nodes) {
 
 }  // namespace
 
+double sah_cost(const bvh& b, float traversal_cost) {
+  if (b.nodes.empty()) return 0;
+  const double root = b.nodes[0].bounds.half_area();
+  if (root <= 0) return 0;
+  double sum = 0;
+  for (const bvh_node& n : b.nodes) sum += n.bounds.half_area() * (n.leaf() ? static_cast<double>(n.count) : traversal_cost);
+  return sum / root;
+}
+
 bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& options) {
   if (options.bins < 2 || options.bins > max_bins)
     throw error("BVH: bins = " + std::to_string(options.bins) + " is out of range (2 .. " + std::to_string(max_bins) + ")");
@@ -335,6 +344,7 @@ bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& opti
       out.leaf_triangles[i] = {{{t.v0.x, t.v0.y, t.v0.z, 0}, {t.v1.x, t.v1.y, t.v1.z, 0}, {t.v2.x, t.v2.y, t.v2.z, 0}}};
     }
   });
+  out.stats.sah = sah_cost(out, options.traversal_cost);
   if (options.wide) out.wide = collapse_wide(out);
   out.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;

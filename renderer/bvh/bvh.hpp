@@ -100,6 +100,7 @@ struct bvh_build_options {
 struct bvh_stats {
   std::size_t nodes = 0, leaves = 0, max_depth = 0, max_leaf_size = 0;
   double seconds = 0;
+  double sah = 0;  // the binary tree's SAH cost (sah_cost below)
 };
 
 struct bvh {
@@ -129,6 +130,13 @@ bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& opti
 // would be deeper than the traversal stack (not seen in practice: it is never deeper than the binary
 // tree plus the levels that split leaves of more than 31 triangles).
 wide_bvh collapse_wide(const bvh& b);
+
+// The surface-area cost of a tree: the expected work of a ray through it, relative to the root's
+// box: sum over inner nodes of area(node) / area(root) * traversal_cost, plus sum over leaves of
+// area(leaf) / area(root) * its triangles (one triangle test costs 1). The wide tree's is counted
+// on its quantised child boxes, each wide node costing one traversal_cost. 0 for an empty tree.
+double sah_cost(const bvh& b, float traversal_cost = 1.0f);
+double sah_cost(const wide_bvh& w, float traversal_cost = 1.0f);
 
 inline wide_view view_of(const wide_bvh& w) {
   return {w.nodes.data(), w.prims.data(), w.triangles.data(), static_cast<std::uint32_t>(w.nodes.size())};

@@ -245,6 +245,30 @@ std::size_t stitch(piece& p, std::uint32_t root_at, wide_bvh& out) {
 
 }  // namespace
 
+double sah_cost(const wide_bvh& w, float traversal_cost) {
+  if (w.nodes.empty()) return 0;
+  // Slot s's box, dequantised.
+  auto slot_box = [](const wide_node& n, int s) {
+    float lo[3], hi[3];
+    for (int k = 0; k < 3; ++k) {
+      const float step = std::ldexp(1.0f, n.exponent[k]);
+      lo[k] = n.origin[k] + static_cast<float>(n.lo[k][s]) * step;
+      hi[k] = n.origin[k] + static_cast<float>(n.hi[k][s]) * step;
+    }
+    return aabb{{lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}};
+  };
+  double sum = 0;
+  for (const wide_node& n : w.nodes)
+    for (int s = 0; s < wide_arity; ++s)
+      if (n.meta[s] != 0)
+        sum += slot_box(n, s).half_area() * (n.meta[s] == wide_meta_inner ? traversal_cost : static_cast<double>(n.meta[s]));
+  aabb root;  // the union of the root's slots
+  for (int s = 0; s < wide_arity; ++s)
+    if (w.nodes[0].meta[s] != 0) root.grow(slot_box(w.nodes[0], s));
+  const double root_area = root.half_area();
+  return root_area > 0 ? traversal_cost + sum / root_area : 0;
+}
+
 wide_bvh collapse_wide(const bvh& b) {
   const auto t0 = std::chrono::steady_clock::now();
   wide_bvh out;
