@@ -298,7 +298,7 @@ void print_bvh_summary(const scene& sc, const bvh& b, double build_s, double bui
             << fixed(static_cast<double>(sc.triangles.size()) / build_s / 1e6, 2) << " Mtris/s; "
             << fixed(static_cast<double>(sc.triangles.size()) / build_cpu_s / 1e6, 2) << " Mtris per CPU-second, "
             << tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism) << " threads); SAH cost "
-            << fixed(b.stats.sah, 2) << "; memory: binary nodes "
+            << fixed(sah_cost(b), 2) << "; memory: binary nodes "
             << fixed(node_mb, 1) << " MiB (BFS), pair nodes " << fixed(pair_mb, 1) << " MiB (DFS), leaf triangles "
             << fixed(leaf_mb, 1) << " MiB\n";
   const double wide_mb = static_cast<double>(b.wide.nodes.size() * sizeof(wide_node)) * mb;
@@ -525,7 +525,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
                     {"wide_bytes", b.wide.nodes.size() * sizeof(wide_node)},
                     {"wide_depth", b.wide.depth},
                     {"collapse_ms", b.wide.seconds * 1e3},
-                    {"sah_cost", b.stats.sah},
+                    {"sah_cost", sah_cost(b)},
                     {"wide_sah_cost", sah_cost(b.wide)},
                     {"threads", tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)}}},
            {"backend", backend},

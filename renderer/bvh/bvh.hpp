@@ -100,7 +100,6 @@ struct bvh_build_options {
 struct bvh_stats {
   std::size_t nodes = 0, leaves = 0, max_depth = 0, max_leaf_size = 0;
   double seconds = 0;
-  double sah = 0;  // the binary tree's SAH cost (sah_cost below)
 };
 
 struct bvh {
