@@ -125,10 +125,10 @@ struct bvh_view {
 // Throws sieve::error for out-of-range options or more than 2^31 triangles.
 bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& options = {});
 
-// The wide tree of a built binary BVH (greedy collapse: wide_build.cpp). Throws sieve::error if it
-// would be deeper than the traversal stack (not seen in practice: it is never deeper than the binary
-// tree plus the levels that split leaves of more than 31 triangles).
-wide_bvh collapse_wide(const bvh& b);
+// The wide tree of a built binary BVH (the collapse of least SAH cost: wide_build.cpp). Throws
+// sieve::error if it would be deeper than the traversal stack (not seen in practice: it is never
+// deeper than the binary tree plus the levels that split leaves of more than 31 triangles).
+wide_bvh collapse_wide(const bvh& b, float traversal_cost = 1.0f);
 
 // The surface-area cost of a tree: the expected work of a ray through it, relative to the root's
 // box: sum over inner nodes of area(node) / area(root) * traversal_cost, plus sum over leaves of
