@@ -42,16 +42,6 @@ SIEVE_FORCE_INLINE void prefetch_children(const wide_view& v, const wide_node& n
     __builtin_prefetch(p);
     __builtin_prefetch(p + 64);
   }
-  std::uint32_t leaves = hits & ~std::uint32_t{n.inner_mask};
-  if (!leaves) return;
-  const std::uint64_t counts = leaf_counts(n);
-  while (leaves) {
-    const int s = lowest_bit(leaves);
-    leaves &= leaves - 1;
-    const char* p = reinterpret_cast<const char*>(v.triangles + n.tri_base + leaf_offset(counts, s));
-    const char* end = p + n.meta[s] * sizeof(leaf_triangle);
-    for (; p < end; p += 64) __builtin_prefetch(p);
-  }
 }
 
 // The portable leaf test: triangle by triangle (hit_triangle). Tests the triangles of n's leaf slots
