@@ -27,7 +27,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
+#include <new>
 #include <memory>
 #include <string>
 
@@ -199,17 +201,35 @@ struct split {
 template <class Ops>
 SIEVE_FORCE_INLINE split bin_kernel(const prim_ref* refs, std::uint32_t begin, std::uint32_t end, std::uint32_t stride,
                                     const binner& bn, std::uint32_t n) {
-  bins b;
+  // Two sets of bins, for alternate references, when there are many: consecutive references often
+  // fall in the same bin, and one set makes each update wait for the previous one's store.
+  const bool two = (end - begin) / stride >= 64;
+  bins b, b2;
   for (int a = 0; a < 3; ++a)
-    for (std::uint32_t k = 0; k < n; ++k) Ops::store(b.box[a][k].lane, Ops::empty()), b.count[a][k] = 0;
+    for (std::uint32_t k = 0; k < n; ++k) {
+      Ops::store(b.box[a][k].lane, Ops::empty()), b.count[a][k] = 0;
+      if (two) Ops::store(b2.box[a][k].lane, Ops::empty()), b2.count[a][k] = 0;
+    }
   alignas(16) std::int32_t k[4];
-  for (std::uint32_t i = begin; i < end; i += stride) {
+  auto add = [&](bins& to, std::uint32_t i) {
     const auto r = Ops::load(refs[i].lane);
     Ops::bin_of(r, bn, k);
-    for (int a = 0; a < 3; ++a) {
-      Ops::store(b.box[a][k[a]].lane, Ops::max(Ops::load(b.box[a][k[a]].lane), r));
-      ++b.count[a][k[a]];
-    }
+    Ops::store(to.box[0][k[0]].lane, Ops::max(Ops::load(to.box[0][k[0]].lane), r));
+    Ops::store(to.box[1][k[1]].lane, Ops::max(Ops::load(to.box[1][k[1]].lane), r));
+    Ops::store(to.box[2][k[2]].lane, Ops::max(Ops::load(to.box[2][k[2]].lane), r));
+    ++to.count[0][k[0]], ++to.count[1][k[1]], ++to.count[2][k[2]];
+  };
+  std::uint32_t i = begin;
+  if (two) {
+    for (; i + stride < end; i += 2 * stride) add(b, i), add(b2, i + stride);
+    if (i < end) add(b, i);
+    for (int a = 0; a < 3; ++a)
+      for (std::uint32_t j = 0; j < n; ++j) {
+        Ops::store(b.box[a][j].lane, Ops::max(Ops::load(b.box[a][j].lane), Ops::load(b2.box[a][j].lane)));
+        b.count[a][j] += b2.count[a][j];
+      }
+  } else {
+    for (; i < end; i += stride) add(b, i);
   }
   split best;
   for (int axis = 0; axis < 3; ++axis) {
@@ -310,7 +330,7 @@ kernels pick_kernels() {
 class builder {
  public:
   builder(std::span<const triangle> tris, const bvh_build_options& opt, bvh& out)
-      : opt_(opt), out_(out), k_(pick_kernels()), refs_(new prim_ref[std::max<std::size_t>(tris.size(), 1)]),
+      : opt_(opt), out_(out), k_(opt.simd ? pick_kernels() : kernels_of<portable_ops>()), refs_(new prim_ref[std::max<std::size_t>(tris.size(), 1)]),
         count_(static_cast<std::uint32_t>(tris.size())) {
     prim_ref* refs = refs_.get();
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tris.size(), 1 << 14), [&](const auto& r) {
@@ -324,7 +344,10 @@ class builder {
         p.lane[4] = hi.x, p.lane[5] = hi.y, p.lane[6] = hi.z, p.lane[7] = empty_lane;
       }
     });
-    out_.nodes.resize(std::max<std::size_t>(2 * tris.size(), 1));
+    // Room for the most nodes a tree can have (2n - 1), left untouched (uninitialised, so the pages
+    // never written are never faulted in); the nodes built are copied out at the end.
+    nodes_.reset(static_cast<bvh_node*>(std::malloc(std::max<std::size_t>(2 * tris.size(), 1) * sizeof(bvh_node))));
+    if (!nodes_) throw std::bad_alloc();
   }
 
   void run() {
@@ -340,7 +363,7 @@ class builder {
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count_, 1 << 14), [&](const auto& r) {
       for (std::size_t i = r.begin(); i != r.end(); ++i) out_.prims[i] = refs[i].index();
     });
-    out_.nodes.resize(next_.load());
+    out_.nodes.assign(nodes_.get(), nodes_.get() + next_.load());
     out_.stats.nodes = out_.nodes.size();
     out_.stats.leaves = leaves_.load();
     out_.stats.max_depth = depth_.load();
@@ -349,8 +372,8 @@ class builder {
 
  private:
   void make_leaf(std::uint32_t node, std::uint32_t begin, std::uint32_t end, int depth) {
-    out_.nodes[node].first = begin;
-    out_.nodes[node].count = end - begin;
+    nodes_[node].first = begin;
+    nodes_[node].count = end - begin;
     ++leaves_;
     std::size_t seen = largest_leaf_.load();
     while (end - begin > seen && !largest_leaf_.compare_exchange_weak(seen, end - begin)) {
@@ -362,7 +385,7 @@ class builder {
 
   // rb: the bounds of the node's references and of their centroids.
   void build(std::uint32_t node, std::uint32_t begin, std::uint32_t end, int depth, const range_bounds& rb) {
-    out_.nodes[node].bounds = rb.bounds.box();
+    nodes_[node].bounds = rb.bounds.box();
     const std::uint32_t count = end - begin;
     const box8& c2 = rb.centroids;
     // Depth is bounded so the fixed traversal stacks cannot overflow; coincident centroids cannot split.
@@ -390,8 +413,8 @@ class builder {
     }
 
     const std::uint32_t children = next_.fetch_add(2);
-    out_.nodes[node].first = children;
-    out_.nodes[node].count = 0;
+    nodes_[node].first = children;
+    nodes_[node].count = 0;
     if (count >= parallel_above)
       tbb::parallel_invoke([&] { build(children, begin, mid, depth + 1, left); },
                            [&] { build(children + 1, mid, end, depth + 1, right); });
@@ -405,6 +428,10 @@ class builder {
   bvh& out_;
   const kernels k_;
   std::unique_ptr<prim_ref[]> refs_;
+  struct free_deleter {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::unique_ptr<bvh_node[], free_deleter> nodes_;  // bvh_node is an implicit-lifetime aggregate
   std::uint32_t count_;
   std::atomic<std::uint32_t> next_{1};
   std::atomic<std::size_t> leaves_{0}, depth_{0}, largest_leaf_{0};

@@ -95,6 +95,7 @@ struct bvh_build_options {
   std::uint32_t max_leaf = 4;   // split any node with more primitives (unless their centroids coincide)
   float traversal_cost = 1.0f;  // SAH cost of visiting a node, relative to one triangle test
   bool wide = true;             // also collapse the tree into the 8-wide layout (bvh::wide)
+  bool simd = true;             // the AVX2 binning and partition where the processor has AVX2 (same tree)
 };
 
 struct bvh_stats {
