@@ -302,7 +302,7 @@ class cuda_run {
       stats.wave_launch = in_graph_ ? "graph" : "stream";
       r.backend_.set_graph(in_graph_);
       // A graph's event nodes cost the wave a few microseconds each: one wave in profile_every is
-      // replayed from a timed graph, the others from a bare one (settings.hpp).
+      // enqueued on the stream with its events, the others replay a bare graph (settings.hpp).
       stats.sampled_waves = in_graph_ && settings.profile_stages && settings.profile_every > 1;
       const film_desc& film = r.film_desc_;
       total_waves_ = waves_in(film.width * film.height, film.spp, settings);
@@ -317,13 +317,22 @@ class cuda_run {
         return h_counts_.get();
       }
       render_stats& stats = r_.stats_;
-      const bool timed = r_.settings_.profile_stages &&
-                         (!stats.sampled_waves || timed_wave(index_++, total_waves_, r_.settings_.profile_every));
-      graph_exec& g = timed ? timed_ : bare_;
-      if (!g.exec) {
-        // Captured once (the timed and the bare wave each); later waves replay it (nothing in it
-        // depends on w).
-        r_.backend_.set_timing(timed);
+      if (stats.sampled_waves && timed_wave(index_++, total_waves_, r_.settings_.profile_every)) {
+        // A timed wave: enqueued on the stream with its events (no second graph to instantiate).
+        r_.backend_.set_graph(false);
+        r_.backend_.set_timing(true);
+        const bool done = enqueue(w, false);
+        r_.backend_.synchronize();  // and the events read
+        r_.backend_.set_timing(false);
+        r_.backend_.set_graph(true);
+        if (!done) return nullptr;
+        ++stats.measured_waves;
+        return h_counts_.get();
+      }
+      if (!g_.exec) {
+        // Captured once; later waves replay it (nothing in it depends on w). Sampled stage times:
+        // the bare wave, without events.
+        r_.backend_.set_timing(!stats.sampled_waves);
         SIEVE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
         try {
           enqueue(w, false);
@@ -333,16 +342,13 @@ class cuda_run {
           if (partial) cudaGraphDestroy(partial);
           throw;
         }
-        SIEVE_CUDA_CHECK(cudaStreamEndCapture(stream, &g.graph));
-        SIEVE_CUDA_CHECK(cudaGraphInstantiate(&g.exec, g.graph, 0));
+        SIEVE_CUDA_CHECK(cudaStreamEndCapture(stream, &g_.graph));
+        SIEVE_CUDA_CHECK(cudaGraphInstantiate(&g_.exec, g_.graph, 0));
         ++stats.graphs;
       }
-      SIEVE_CUDA_CHECK(cudaGraphLaunch(g.exec, stream));
+      SIEVE_CUDA_CHECK(cudaGraphLaunch(g_.exec, stream));
       r_.backend_.synchronize();
-      if (timed) {
-        r_.backend_.replayed();  // the timed graph's events, read
-        ++stats.measured_waves;
-      }
+      r_.backend_.replayed();  // the events of a graph timed throughout (profile_every 1), if any
       return h_counts_.get();
     }
 
@@ -363,7 +369,7 @@ class cuda_run {
     pinned<std::uint64_t> h_counts_;
     bool in_graph_ = false;
     std::uint64_t total_waves_ = 0, index_ = 0;
-    graph_exec timed_, bare_;  // the wave with its stage and loop events, and without
+    graph_exec g_;
   };
 
  private:
