@@ -48,13 +48,14 @@ SIEVE_FORCE_INLINE void prefetch_children(const wide_view& v, const wide_node& n
 // `leaves` against r: closest hit (Any false) into best, or (Any) true at the first that blocks r.
 struct scalar_triangles {
   template <bool Any>
-  SIEVE_FORCE_INLINE bool test(const wide_view& v, const wide_node& n, std::uint32_t leaves, const ray& r, hit& best) const {
+  SIEVE_FORCE_INLINE bool test(const wide_view& v, const wide_node& n, std::uint32_t leaves, const ray& r, hit& best,
+                               const alpha_view& alpha) const {
     return for_leaf_triangles(n, leaves, 0, [&](std::uint32_t i) {
       tri_hit h;
       if (!hit_triangle(v.triangles[i].get(), r, best.t, h)) return false;
-      if (Any) return true;
       const std::uint32_t prim = v.prims[i];
-      if (closer(h.t, prim, best)) best = {h.t, prim, h.u, h.v};
+      if (Any) return accept_hit(alpha, r, prim, h.u, h.v);
+      if (closer(h.t, prim, best) && accept_hit(alpha, r, prim, h.u, h.v)) best = {h.t, prim, h.u, h.v};
       return false;
     });
   }
@@ -63,7 +64,7 @@ struct scalar_triangles {
 // Closest hit (Any = false) or any hit (Any = true: found() says blocked), children nearest first
 // (any hit: in slot order, unsorted: any blocker ends the walk, so order buys nothing).
 template <bool Any, class Boxes, class Triangles>
-SIEVE_FORCE_INLINE hit nearest_first(const wide_view& v, const ray& r, Boxes boxes, Triangles tris) {
+SIEVE_FORCE_INLINE hit nearest_first(const wide_view& v, const ray& r, Boxes boxes, Triangles tris, const alpha_view& alpha) {
   hit best;
   if (v.node_count == 0) return best;
   best.t = r.tmax;
@@ -76,7 +77,7 @@ SIEVE_FORCE_INLINE hit nearest_first(const wide_view& v, const ray& r, Boxes box
     alignas(32) float enter[wide_arity];
     const std::uint32_t hits = boxes(n, w, Any ? r.tmax : cull_limit(best.t), enter);
     prefetch_children(v, n, hits);
-    const bool blocked = tris.template test<Any>(v, n, hits & ~std::uint32_t{n.inner_mask}, r, best);
+    const bool blocked = tris.template test<Any>(v, n, hits & ~std::uint32_t{n.inner_mask}, r, best, alpha);
     if (Any && blocked) return {0, 0, 0, 0};
     // Inner children onto the stack, farthest first (insertion into the top of the stack).
     std::uint32_t inner = hits & n.inner_mask;
@@ -183,7 +184,7 @@ struct avx2_triangles {
 
   template <bool Any>
   __attribute__((target("avx2"))) bool test(const wide_view& v, const wide_node& n, std::uint32_t leaves, const ray& r,
-                                            hit& best) const {
+                                            hit& best, const alpha_view& alpha) const {
     if (!leaves) return false;
     std::uint32_t idx[wide_arity * wide_leaf_max + 8];
     int m = 0;
@@ -198,23 +199,26 @@ struct avx2_triangles {
     alignas(32) float t[8], u[8], w[8];
     for (int g = 0; g < m; g += 8) {
       std::uint32_t mask = test8(v, idx + g, r, best.t, t, u, w);
-      if (Any && mask) return true;
       while (mask) {
         const int lane = lowest_bit(mask);
         mask &= mask - 1;
         const std::uint32_t prim = v.prims[idx[g + lane]];
-        if (t[lane] <= best.t && closer(t[lane], prim, best)) best = {t[lane], prim, u[lane], w[lane]};
+        if (Any) {
+          if (accept_hit(alpha, r, prim, u[lane], w[lane])) return true;
+        } else if (t[lane] <= best.t && closer(t[lane], prim, best) && accept_hit(alpha, r, prim, u[lane], w[lane])) {
+          best = {t[lane], prim, u[lane], w[lane]};
+        }
       }
     }
     return false;
   }
 };
 
-__attribute__((target("avx2"))) hit closest_avx2(const wide_view& v, const ray& r) {
-  return nearest_first<false>(v, r, avx2_boxes{}, avx2_triangles{});
+__attribute__((target("avx2"))) hit closest_avx2(const wide_view& v, const ray& r, const alpha_view& alpha) {
+  return nearest_first<false>(v, r, avx2_boxes{}, avx2_triangles{}, alpha);
 }
-__attribute__((target("avx2"))) bool any_avx2(const wide_view& v, const ray& r) {
-  return nearest_first<true>(v, r, avx2_boxes{}, avx2_triangles{}).found();
+__attribute__((target("avx2"))) bool any_avx2(const wide_view& v, const ray& r, const alpha_view& alpha) {
+  return nearest_first<true>(v, r, avx2_boxes{}, avx2_triangles{}, alpha).found();
 }
 
 bool use_avx2(wide_path path) {
@@ -234,20 +238,20 @@ bool cpu_has_avx2() {
 #endif
 }
 
-hit wide_closest_hit_cpu(const wide_view& v, const ray& r, wide_path path) {
+hit wide_closest_hit_cpu(const wide_view& v, const ray& r, wide_path path, const alpha_view& alpha) {
 #if SIEVE_WIDE_AVX2
-  if (use_avx2(path)) return closest_avx2(v, r);
+  if (use_avx2(path)) return closest_avx2(v, r, alpha);
 #endif
   (void)path;
-  return nearest_first<false>(v, r, scalar_boxes{}, scalar_triangles{});
+  return nearest_first<false>(v, r, scalar_boxes{}, scalar_triangles{}, alpha);
 }
 
-bool wide_any_hit_cpu(const wide_view& v, const ray& r, wide_path path) {
+bool wide_any_hit_cpu(const wide_view& v, const ray& r, wide_path path, const alpha_view& alpha) {
 #if SIEVE_WIDE_AVX2
-  if (use_avx2(path)) return any_avx2(v, r);
+  if (use_avx2(path)) return any_avx2(v, r, alpha);
 #endif
   (void)path;
-  return nearest_first<true>(v, r, scalar_boxes{}, scalar_triangles{}).found();
+  return nearest_first<true>(v, r, scalar_boxes{}, scalar_triangles{}, alpha).found();
 }
 
 }  // namespace sieve::render
