@@ -36,9 +36,6 @@
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
 #define SIEVE_BUILD_AVX2 1
-#if defined(__GNUC__) && !defined(__clang__)
-#pragma GCC diagnostic ignored "-Wpsabi"  // __m256 passed between functions that are all AVX2 when run
-#endif
 #endif
 
 namespace sieve::render {
@@ -114,76 +111,65 @@ binner binner_of(const box8& c2, std::uint32_t n) {
 }
 
 // The kernels, written once over an operations type: the portable one (scalar lanes) and AVX2.
+// Operations read and write 8-lane boxes in memory (32-byte aligned), never pass a vector by value:
+// the kernels are compiled for any processor and inlined into the AVX2 entry points, and a 256-bit
+// vector crossing a call between the two would change the ABI.
 struct portable_ops {
-  struct v8 {
-    float lane[8];
-  };
-  static v8 load(const float* p) {
-    v8 v;
-    std::memcpy(v.lane, p, sizeof v.lane);
-    return v;
+  static void set_empty(float* acc) {
+    for (int k = 0; k < 8; ++k) acc[k] = empty_lane;
   }
-  static void store(float* p, const v8& v) { std::memcpy(p, v.lane, sizeof v.lane); }
-  static v8 max(const v8& a, const v8& b) {
-    v8 r;
-    for (int k = 0; k < 8; ++k) r.lane[k] = std::max(a.lane[k], b.lane[k]);
-    return r;
+  static void copy(float* to, const float* from) { std::memcpy(to, from, 8 * sizeof(float)); }
+  static void grow(float* acc, const float* x) {  // acc = max(acc, x), lane by lane
+    for (int k = 0; k < 8; ++k) acc[k] = std::max(acc[k], x[k]);
   }
-  // The three bins of the reference r (lanes 0..2 of out), and its centroid as a box8 (-c2, c2).
-  static void bin_of(const v8& r, const binner& b, std::int32_t* out) {
+  // The three bins of the reference r (lanes 0..2 of out).
+  static void bin_of(const float* r, const binner& b, std::int32_t* out) {
     for (int a = 0; a < 3; ++a) {
-      const float t = (r.lane[4 + a] - r.lane[a] - b.lo2[a]) * b.scale[a];
+      const float t = (r[4 + a] - r[a] - b.lo2[a]) * b.scale[a];
       out[a] = std::clamp(static_cast<std::int32_t>(t), 0, b.last);
     }
   }
-  // Half the surface area of a box8 (negative extents, an empty box's, count as 0).
-  static float half_area(const v8& b) {
-    float e[3];
-    for (int a = 0; a < 3; ++a) e[a] = std::max(b.lane[4 + a] + b.lane[a], 0.0f);
-    return e[0] * e[1] + e[1] * e[2] + e[2] * e[0];
-  }
-  static v8 empty() {
-    v8 v;
-    for (float& x : v.lane) x = empty_lane;
-    return v;
-  }
-  static v8 centroid_box(const v8& r) {
-    v8 c;
+  // acc grown by r's doubled centroid as a box8 (-c2, c2).
+  static void grow_centroid(float* acc, const float* r) {
     for (int a = 0; a < 3; ++a) {
-      const float c2 = r.lane[4 + a] - r.lane[a];
-      c.lane[a] = -c2, c.lane[4 + a] = c2;
+      const float c2 = r[4 + a] - r[a];
+      acc[a] = std::max(acc[a], -c2), acc[4 + a] = std::max(acc[4 + a], c2);
     }
-    c.lane[3] = c.lane[7] = empty_lane;
-    return c;
+  }
+  // Half the surface area of a box8 (negative extents, an empty box's, count as 0).
+  static float half_area(const float* b) {
+    float e[3];
+    for (int a = 0; a < 3; ++a) e[a] = std::max(b[4 + a] + b[a], 0.0f);
+    return e[0] * e[1] + e[1] * e[2] + e[2] * e[0];
   }
 };
 
 #if SIEVE_BUILD_AVX2
 #define SIEVE_AVX2 __attribute__((target("avx2"))) inline
 struct avx2_ops {
-  using v8 = __m256;
-  SIEVE_AVX2 static v8 load(const float* p) { return _mm256_load_ps(p); }
-  SIEVE_AVX2 static void store(float* p, v8 v) { _mm256_store_ps(p, v); }
-  SIEVE_AVX2 static v8 max(v8 a, v8 b) { return _mm256_max_ps(a, b); }
-  SIEVE_AVX2 static void bin_of(v8 r, const binner& b, std::int32_t* out) {
-    const __m128 c2 = _mm_sub_ps(_mm256_extractf128_ps(r, 1), _mm256_castps256_ps128(r));
+  SIEVE_AVX2 static void set_empty(float* acc) { _mm256_store_ps(acc, _mm256_set1_ps(empty_lane)); }
+  SIEVE_AVX2 static void copy(float* to, const float* from) { _mm256_store_ps(to, _mm256_load_ps(from)); }
+  SIEVE_AVX2 static void grow(float* acc, const float* x) {
+    _mm256_store_ps(acc, _mm256_max_ps(_mm256_load_ps(acc), _mm256_load_ps(x)));
+  }
+  SIEVE_AVX2 static void bin_of(const float* r, const binner& b, std::int32_t* out) {
+    const __m128 c2 = _mm_sub_ps(_mm_load_ps(r + 4), _mm_load_ps(r));
     const __m128 t = _mm_mul_ps(_mm_sub_ps(c2, _mm_load_ps(b.lo2)), _mm_load_ps(b.scale));
     const __m128i k = _mm_min_epi32(_mm_max_epi32(_mm_cvttps_epi32(t), _mm_setzero_si128()), _mm_set1_epi32(b.last));
     _mm_storeu_si128(reinterpret_cast<__m128i*>(out), k);
   }
-  SIEVE_AVX2 static float half_area(v8 b) {
-    const __m128 e = _mm_max_ps(_mm_add_ps(_mm256_extractf128_ps(b, 1), _mm256_castps256_ps128(b)), _mm_setzero_ps());
-    const __m128 p = _mm_mul_ps(e, _mm_shuffle_ps(e, e, _MM_SHUFFLE(3, 0, 2, 1)));  // xy, yz, zx
-    return _mm_cvtss_f32(_mm_add_ss(_mm_add_ss(p, _mm_shuffle_ps(p, p, 1)), _mm_movehl_ps(p, p)));
-  }
-  SIEVE_AVX2 static v8 empty() { return _mm256_set1_ps(empty_lane); }
-  SIEVE_AVX2 static v8 centroid_box(v8 r) {
-    const __m128 c2 = _mm_sub_ps(_mm256_extractf128_ps(r, 1), _mm256_castps256_ps128(r));
+  SIEVE_AVX2 static void grow_centroid(float* acc, const float* r) {
+    const __m128 c2 = _mm_sub_ps(_mm_load_ps(r + 4), _mm_load_ps(r));
     const __m128 keep = _mm_castsi128_ps(_mm_set_epi32(0, -1, -1, -1));
     const __m128 empty = _mm_andnot_ps(keep, _mm_set1_ps(empty_lane));
     const __m128 hi = _mm_or_ps(_mm_and_ps(c2, keep), empty);
     const __m128 lo = _mm_or_ps(_mm_and_ps(_mm_sub_ps(_mm_setzero_ps(), c2), keep), empty);
-    return _mm256_set_m128(hi, lo);
+    _mm256_store_ps(acc, _mm256_max_ps(_mm256_load_ps(acc), _mm256_set_m128(hi, lo)));
+  }
+  SIEVE_AVX2 static float half_area(const float* b) {
+    const __m128 e = _mm_max_ps(_mm_add_ps(_mm_load_ps(b + 4), _mm_load_ps(b)), _mm_setzero_ps());
+    const __m128 p = _mm_mul_ps(e, _mm_shuffle_ps(e, e, _MM_SHUFFLE(3, 0, 2, 1)));  // xy, yz, zx
+    return _mm_cvtss_f32(_mm_add_ss(_mm_add_ss(p, _mm_shuffle_ps(p, p, 1)), _mm_movehl_ps(p, p)));
   }
 };
 #endif
@@ -207,16 +193,16 @@ SIEVE_FORCE_INLINE split bin_kernel(const prim_ref* refs, std::uint32_t begin, s
   bins b, b2;
   for (int a = 0; a < 3; ++a)
     for (std::uint32_t k = 0; k < n; ++k) {
-      Ops::store(b.box[a][k].lane, Ops::empty()), b.count[a][k] = 0;
-      if (two) Ops::store(b2.box[a][k].lane, Ops::empty()), b2.count[a][k] = 0;
+      Ops::set_empty(b.box[a][k].lane), b.count[a][k] = 0;
+      if (two) Ops::set_empty(b2.box[a][k].lane), b2.count[a][k] = 0;
     }
   alignas(16) std::int32_t k[4];
   auto add = [&](bins& to, std::uint32_t i) {
-    const auto r = Ops::load(refs[i].lane);
+    const float* r = refs[i].lane;
     Ops::bin_of(r, bn, k);
-    Ops::store(to.box[0][k[0]].lane, Ops::max(Ops::load(to.box[0][k[0]].lane), r));
-    Ops::store(to.box[1][k[1]].lane, Ops::max(Ops::load(to.box[1][k[1]].lane), r));
-    Ops::store(to.box[2][k[2]].lane, Ops::max(Ops::load(to.box[2][k[2]].lane), r));
+    Ops::grow(to.box[0][k[0]].lane, r);
+    Ops::grow(to.box[1][k[1]].lane, r);
+    Ops::grow(to.box[2][k[2]].lane, r);
     ++to.count[0][k[0]], ++to.count[1][k[1]], ++to.count[2][k[2]];
   };
   std::uint32_t i = begin;
@@ -225,28 +211,29 @@ SIEVE_FORCE_INLINE split bin_kernel(const prim_ref* refs, std::uint32_t begin, s
     if (i < end) add(b, i);
     for (int a = 0; a < 3; ++a)
       for (std::uint32_t j = 0; j < n; ++j) {
-        Ops::store(b.box[a][j].lane, Ops::max(Ops::load(b.box[a][j].lane), Ops::load(b2.box[a][j].lane)));
+        Ops::grow(b.box[a][j].lane, b2.box[a][j].lane);
         b.count[a][j] += b2.count[a][j];
       }
   } else {
     for (; i < end; i += stride) add(b, i);
   }
   split best;
+  alignas(32) float acc[8];
   for (int axis = 0; axis < 3; ++axis) {
     if (bn.scale[axis] <= 0) continue;
     float right_cost[max_bins];
-    auto acc = Ops::empty();
+    Ops::set_empty(acc);
     std::uint32_t right = 0;
     for (std::uint32_t j = n - 1; j > 0; --j) {
-      acc = Ops::max(acc, Ops::load(b.box[axis][j].lane));
+      Ops::grow(acc, b.box[axis][j].lane);
       right += b.count[axis][j];
       right_cost[j] = Ops::half_area(acc) * static_cast<float>(right);
     }
     const std::uint32_t total = right + b.count[axis][0];
-    acc = Ops::empty();
+    Ops::set_empty(acc);
     std::uint32_t left = 0;
     for (std::uint32_t j = 0; j + 1 < n; ++j) {
-      acc = Ops::max(acc, Ops::load(b.box[axis][j].lane));
+      Ops::grow(acc, b.box[axis][j].lane);
       left += b.count[axis][j];
       const float cost = Ops::half_area(acc) * static_cast<float>(left) + right_cost[j + 1];
       if (left > 0 && left < total && cost < best.cost) best = {axis, static_cast<std::int32_t>(j + 1), cost};
@@ -261,36 +248,29 @@ template <class Ops>
 SIEVE_FORCE_INLINE std::uint32_t partition_kernel(prim_ref* refs, std::uint32_t begin, std::uint32_t end, int axis,
                                                   std::int32_t split, const binner& bn, range_bounds& left,
                                                   range_bounds& right) {
-  auto lb = Ops::load(left.bounds.lane), lc = Ops::load(left.centroids.lane);
-  auto rb = Ops::load(right.bounds.lane), rc = Ops::load(right.centroids.lane);
   alignas(16) std::int32_t k[4];
+  alignas(32) float held[8];
   std::uint32_t i = begin, j = end;
   while (i < j) {
-    const auto r = Ops::load(refs[i].lane);
+    const float* r = refs[i].lane;
     Ops::bin_of(r, bn, k);
     if (k[axis] < split) {
-      lb = Ops::max(lb, r), lc = Ops::max(lc, Ops::centroid_box(r));
+      Ops::grow(left.bounds.lane, r), Ops::grow_centroid(left.centroids.lane, r);
       ++i;
     } else {
-      rb = Ops::max(rb, r), rc = Ops::max(rc, Ops::centroid_box(r));
+      Ops::grow(right.bounds.lane, r), Ops::grow_centroid(right.centroids.lane, r);
       --j;
-      Ops::store(refs[i].lane, Ops::load(refs[j].lane));
-      Ops::store(refs[j].lane, r);
+      Ops::copy(held, r);
+      Ops::copy(refs[i].lane, refs[j].lane);
+      Ops::copy(refs[j].lane, held);
     }
   }
-  Ops::store(left.bounds.lane, lb), Ops::store(left.centroids.lane, lc);
-  Ops::store(right.bounds.lane, rb), Ops::store(right.centroids.lane, rc);
   return i;
 }
 
 template <class Ops>
 SIEVE_FORCE_INLINE void measure_kernel(const prim_ref* refs, std::uint32_t begin, std::uint32_t end, range_bounds& out) {
-  auto b = Ops::load(out.bounds.lane), c = Ops::load(out.centroids.lane);
-  for (std::uint32_t i = begin; i < end; ++i) {
-    const auto r = Ops::load(refs[i].lane);
-    b = Ops::max(b, r), c = Ops::max(c, Ops::centroid_box(r));
-  }
-  Ops::store(out.bounds.lane, b), Ops::store(out.centroids.lane, c);
+  for (std::uint32_t i = begin; i < end; ++i) Ops::grow(out.bounds.lane, refs[i].lane), Ops::grow_centroid(out.centroids.lane, refs[i].lane);
 }
 
 struct kernels {
