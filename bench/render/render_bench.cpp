@@ -12,6 +12,7 @@
 #include <sieve/compaction/backend.hpp>
 
 #include <algorithm>
+#include <tuple>
 #include <cstring>
 #include <iostream>
 
@@ -56,6 +57,7 @@ row_schema<render_bench_row> render_bench_rows() {
   return row_schema<row>(std::vector<col>{
       {"integrator", "integrator", "integrator", [](const row& r) { return text_cell(r.integrator); }},
       {"queue", "queue", "queue", [](const row& r) { return text_cell(r.queue); }},
+      {"routing", "routing", "routing", [](const row& r) { return text_cell(r.routing); }},
       {"strategy", "strategy", "strategy", [](const row& r) { return text_cell(r.strategy); }},
       {"", "", "strategies_ran", [=](const row& r) { return json_only(r.stats.strategies_ran); }},
       {"form", "form", "form", [](const row& r) { return text_cell(r.form); }},
@@ -82,6 +84,13 @@ row_schema<render_bench_row> render_bench_rows() {
       {"compact_ms", "compact_ms", "compaction_ms",
        [=](const row& r) { return profiled(r, fixed(r.stats.compaction_ms(), 1), r.stats.compaction_ms()); }},
       {"", "", "bfs_frontier_compaction_ms", [=](const row& r) { return json_only(r.stats.bfs_compact_ms); }},
+      {"route_ms", "route_ms", "route_ms",
+       [=](const row& r) { return profiled(r, fixed(r.stats.stage_ms("route"), 1), r.stats.stage_ms("route")); }},
+      {"queue_share", "queue_share", "queue_share",
+       [=](const row& r) {
+         const double share = (r.stats.compaction_ms() + r.stats.stage_ms("route")) / (r.stats.seconds * 1e3);
+         return profiled(r, fixed(100 * share, 2) + " %", share);
+       }},
       {"compact_share", "compact_share", "compaction_share",
        [=](const row& r) {
          const double share = r.stats.compaction_ms() / (r.stats.seconds * 1e3);
@@ -136,6 +145,11 @@ const option_schema<render_bench_args>& render_bench_options() {
     o.option(&A::traversals, "--traversal", "dfs, bfs (comma-separated)",
              [](CLI::Option* x) { x->check(CLI::IsMember(mode_name_list<traversal_kind>())); });
     o.option(&A::reorders, "--reorder", "none, morton, octant, termination (comma-separated)");
+    o.option(&A::routings, "--routing",
+             "how shade reaches the material families: branch (one kernel), multisplit (the queue's entries split "
+             "by family, a kernel each), queues (per-family queues appended by extend), sort (radix sort by "
+             "material), megakernel (its row); comma-separated",
+             [](CLI::Option* x) { x->check(CLI::IsMember(mode_name_list<routing_kind>())); });
     o.option(&A::repeats, "--repeats", "timed renders per configuration (median reported)",
              [](CLI::Option* x) { x->check(CLI::Range(1, 100)); });
     o.option(&A::profile_stages, "--profile-stages",
@@ -178,11 +192,20 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
   int failed = 0;
   // The spectrum of compaction, one row each: a strategy's pass over the path state, over 4-byte
   // indices, producer-side append (no pass, no strategy), the megakernel (no queue).
-  std::vector<std::pair<std::string, std::string>> kinds;  // (integrator, queue)
+  // Each routing per queue; the routing `megakernel` is the megakernel's row, once.
+  std::vector<std::tuple<std::string, std::string, std::string>> kinds;  // (integrator, queue, routing)
+  const auto add_kind = [&](std::string integrator, std::string queue, std::string routing) {
+    const auto k = std::tuple{std::move(integrator), std::move(queue), std::move(routing)};
+    if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
+  };
   for (const auto& integrator : a.integrators)
     for (const auto& queue : integrator == "megakernel" ? std::vector<std::string>{"-"} : a.queues)
-      kinds.emplace_back(integrator, queue);
-  for (const auto& [integrator, queue] : kinds)
+      for (const auto& routing : integrator == "megakernel" ? std::vector<std::string>{"-"} : a.routings)
+        if (routing == "megakernel")
+          add_kind("megakernel", "-", "-");
+        else
+          add_kind(integrator, queue, routing);
+  for (const auto& [integrator, queue, routing] : kinds)
   for (const auto& launch : gpu && integrator == "wavefront" ? a.launches : std::vector<std::string>{"graph"})
   for (const auto& traversal : a.traversals)
     for (const auto& reorder : a.reorders)
@@ -191,6 +214,7 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
         render_settings rs = render_settings::from(sc);
         rs.integrator = parse_mode<integrator_kind>(integrator);
         if (queue != "-") rs.queue = parse_mode<queue_mode>(queue);
+        if (routing != "-") rs.routing = parse_mode<routing_kind>(routing);
         rs.wave_graph = launch == "graph";
         rs.strategy = strategy;
         rs.traversal = parse_mode<traversal_kind>(traversal);
@@ -203,7 +227,8 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
                           std::memcmp(img.data(), reference.data(), img.size() * sizeof(vec3)) == 0;
         if (!same) {
           ++failed;
-          std::cerr << "sieve bench render: " << strategy << " / " << traversal << " / " << reorder
+          std::cerr << "sieve bench render: " << integrator << " / " << queue << " / " << routing << " / " << strategy
+                    << " / " << traversal << " / " << reorder
                     << ": the image differs from the first configuration's\n";
         }
         // The median of `repeats` renders with stage times on or off (the warm-up when the image differs).
@@ -220,12 +245,13 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
         const double seconds_fast = fast && profiled ? median(false).stats.seconds : m.stats.seconds;
         const bool passless = integrator == "megakernel" || queue == "append";
         rows.add({integrator, queue, passless ? "-" : strategy_shown(strategy, m.stats.strategies_ran),
-                  passless ? "-" : std::string(sieve::to_string(m.stats.form)), traversal, reorder, m.stats, seconds_fast,
+                  passless ? "-" : std::string(sieve::to_string(m.stats.form)), routing, traversal, reorder, m.stats, seconds_fast,
                   profiled, same});
       }
   rows.printed().print(std::cout);
   std::cout << "\nMrays/s counts extension and shadow rays (over s_median); compact_ms is the path queue's compaction "
-               "(plus the BFS frontier's with bfs); compact_share = compact_ms / s_profiled; medians of "
+               "(plus the BFS frontier's with bfs); compact_share = compact_ms / s_profiled; route_ms: routing paths to the material families' kernels; "
+               "queue_share = (compact_ms + route_ms) / s_profiled; medians of "
             << a.repeats << " renders after one checked warm-up, wall time of the render: s_median without stage times, "
                "s_profiled with them ("
             << (gpu ? "CUDA events inside the wave's graph" : "CPU clock")
