@@ -75,6 +75,9 @@ class cpu_backend {
     return {keys, values};
   }
 
+  // Host counts: the driver launches over the counts it reads, never over this.
+  std::uint32_t resident_threads() const { return ~0U; }
+
   // Host counts: n is the live count. The renderer's own keys (each < buckets): unchecked.
   void multisplit(const std::uint8_t* keys, const std::uint32_t* in, std::uint32_t* out, std::uint32_t n,
                   const std::uint64_t*, unsigned buckets, std::uint64_t* bounds) const {

@@ -181,6 +181,9 @@ class cuda_backend {
     return {keys + capacity_, values + capacity_};
   }
 
+  // 2048 threads a multiprocessor (Hopper's most).
+  std::uint32_t resident_threads() const { return static_cast<std::uint32_t>(sieve::cuda::sm_count()) * 2048U; }
+
   // The library's onesweep multisplit with device counts (*live items of n), the bounds on the device.
   void multisplit(const std::uint8_t* keys, const std::uint32_t* in, std::uint32_t* out, std::uint32_t n,
                   const std::uint64_t* live, unsigned buckets, std::uint64_t* bounds) const {

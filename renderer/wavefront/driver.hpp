@@ -11,6 +11,8 @@
 //                                 and indices
 //   multisplit(keys, in, out, n, live, buckets, bounds)   the library's stable multisplit of n u32
 //                                 items (*live of them live) by byte keys, bounds on the backend
+//   resident_threads()            the threads the device runs at once (a family's kernel launches
+//                                 over them when its count stays on the device)
 //   extend_bfs(..., n, live)      the BFS traversal (bvh/bfs*) of *live rays, n of them launched for
 //   time(name, bounce, f)         run (enqueue) f as stage `name`, timed when profiling
 //
@@ -40,6 +42,7 @@
 
 #include "../core/marks.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
@@ -181,10 +184,7 @@ class wavefront_driver {
                                                                   : 0),
         route_bounds_(material_families + 1), route_counts_(material_families) {
     b_.zero(wave_film_.get(), std::size_t{capacity} * sizeof(vec3));
-    if (settings.routing == routing_kind::multisplit) {
-      std::uint32_t* const iota = route_iota_.get();
-      exec::parallel_for(b_.exec(), "route.iota", capacity, [=] SIEVE_HD(std::uint32_t i) { iota[i] = i; });
-    }
+    if (settings.routing == routing_kind::multisplit) route_iota(b_.exec(), capacity, route_iota_.get());
   }
 
   // Whether the driver radix-sorts (key, index) pairs: to reorder rays, or to route by material.
@@ -248,7 +248,9 @@ class wavefront_driver {
       b_.time("shade", -1, [&] {
         if (lists.entries) {  // one kernel per family, over its entries
           const path_columns next = queue_.spare();
-          const auto width = [&](std::uint32_t f) { return host_counts ? family_size(lists, f) : capacity_; };
+          const auto width = [&](std::uint32_t f) {
+            return host_counts ? family_size(lists, f) : std::min(capacity_, b_.resident_threads());
+          };
           return shade_families(e, width, lists, args, wave_, append ? &next : nullptr, low_word(c.live(vertex + 1)));
         }
         if (append) return shade_append(e, n, live, args, wave_, queue_.spare(), low_word(c.live(vertex + 1)));

@@ -68,6 +68,12 @@ constexpr int material_bits(std::uint32_t materials) { return std::bit_width(mat
 constexpr int route_sort_bits(std::uint32_t materials) { return material_bits(materials) + 3; }
 static_assert(material_families <= 7, "the sort routing's key keeps 3 bits for the family, 7 for padding");
 
+// multisplit's input, made once: the entry numbers 0, 1, 2, ...
+template <class Exec>
+void route_iota(Exec e, std::uint32_t capacity, std::uint32_t* entries) {
+  exec::parallel_for(e, "route.iota", capacity, [=] SIEVE_HD(std::uint32_t i) { entries[i] = i; });
+}
+
 // multisplit: keys[i] = the family of entry i's hit, for the live entries.
 template <class Exec>
 void route_family_keys(Exec e, std::uint32_t capacity, const std::uint32_t* live, const scene_view& s, const hit* hits,
@@ -119,26 +125,31 @@ void route_append(Exec e, std::uint32_t capacity, const std::uint32_t* live, con
 inline constexpr const char* shade_family_names[material_families] = {"shade.miss", "shade.diffuse", "shade.conductor",
                                                                       "shade.dielectric", "shade.pbr"};
 
-// Family F's kernel over `width` threads (its entry count, or the capacity when the counts stay on
-// the device): thread t shades entry lists.entries[begin + t]. With `next`, the survivors are
-// appended there (shade_append's producer-side append).
+// Family F's kernel over `width` threads (its entry count on the host; when the counts stay on the
+// device, as many threads as the GPU holds at once, so that a family with few or no paths costs one
+// short launch, not one over the queue's capacity): thread t shades entries begin + t, begin + t +
+// width, ... With `next`, the survivors are appended there (shade_append's producer-side append);
+// the rounds are the same for every lane, as the append wants.
 template <material_family F, class Exec>
 void shade_family(Exec e, std::uint32_t width, const family_lists& lists, const shade_args& a, const wave* w,
                   const path_columns* next, std::uint32_t* next_count) {
   constexpr auto f = static_cast<std::uint32_t>(F);
   if (!next)
     return exec::parallel_for(e, shade_family_names[f], width, [=] SIEVE_HD(std::uint32_t t) {
-      const std::uint64_t first = lists.begin(f);
-      if (first + t < lists.end(f)) shade_path<F>(lists.entries[first + t], a, *w);
+      const std::uint64_t first = lists.begin(f), last = lists.end(f);
+      for (std::uint64_t k = first + t; k < last; k += width) shade_path<F>(lists.entries[k], a, *w);
     });
   const path_columns to = *next;
   exec::parallel_for(e, shade_family_names[f], width, [=] SIEVE_HD(std::uint32_t t) {
-    const std::uint64_t first = lists.begin(f);
-    const bool in = first + t < lists.end(f);
-    const std::uint32_t i = in ? lists.entries[first + t] : 0;
-    const bool keep = in && shade_path<F>(i, a, *w);
-    const std::uint32_t k = append_slot(next_count, keep);  // every lane of the warp calls it
-    if (keep) to.copy_from(k, a.paths, a.scratch.path(i));
+    const std::uint64_t first = lists.begin(f), last = lists.end(f);
+    for (std::uint64_t round = first; round < last; round += width) {
+      const std::uint64_t k = round + t;
+      const bool in = k < last;
+      const std::uint32_t i = in ? lists.entries[k] : 0;
+      const bool keep = in && shade_path<F>(i, a, *w);
+      const std::uint32_t slot = append_slot(next_count, keep);  // every lane of the warp calls it
+      if (keep) to.copy_from(slot, a.paths, a.scratch.path(i));
+    }
   });
 }
 
