@@ -2,6 +2,7 @@
 // traversals (dfs.hpp on CPU and GPU; the BFS traversal) read through a bvh_view.
 #pragma once
 
+#include "../core/alpha.hpp"
 #include "../core/math.hpp"
 #include "../core/triangle.hpp"
 
@@ -120,6 +121,7 @@ struct bvh_view {
   const pair_node* pairs = nullptr;     // the 64-byte layout (DFS)
   const leaf_triangle* leaf_triangles = nullptr;  // what the traversals intersect; `triangles` is for shading
   wide_view wide{};                     // the 8-wide layout (wide DFS)
+  alpha_view alpha{};                   // cut-outs: every traversal asks accept_hit (core/alpha.hpp) before it keeps a hit
 };
 
 // Throws sieve::error for out-of-range options or more than 2^31 triangles.

@@ -14,14 +14,14 @@ namespace sieve::render {
 
 SIEVE_HD inline hit trace_closest(const bvh_view& v, const ray& r) {
 #if !defined(__CUDA_ARCH__)
-  if (v.wide.node_count != 0) return wide_closest_hit_cpu(v.wide, r);
+  if (v.wide.node_count != 0) return wide_closest_hit_cpu(v.wide, r, wide_path::automatic, v.alpha);
 #endif
   return closest_hit(v, r);
 }
 
 SIEVE_HD inline bool trace_any(const bvh_view& v, const ray& r) {
 #if !defined(__CUDA_ARCH__)
-  if (v.wide.node_count != 0) return wide_any_hit_cpu(v.wide, r);
+  if (v.wide.node_count != 0) return wide_any_hit_cpu(v.wide, r, wide_path::automatic, v.alpha);
 #endif
   return any_hit(v, r);
 }

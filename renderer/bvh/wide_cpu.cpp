@@ -56,7 +56,7 @@ SIEVE_FORCE_INLINE void prefetch_children(const wide_view& v, const wide_node& n
 
 // Closest hit (Any = false) or any hit (Any = true: found() says blocked), children nearest first.
 template <bool Any, class Boxes>
-SIEVE_FORCE_INLINE hit nearest_first(const wide_view& v, const ray& r, Boxes boxes) {
+SIEVE_FORCE_INLINE hit nearest_first(const wide_view& v, const ray& r, Boxes boxes, const alpha_view& alpha) {
   hit best;
   if (v.node_count == 0) return best;
   best.t = r.tmax;
@@ -72,9 +72,9 @@ SIEVE_FORCE_INLINE hit nearest_first(const wide_view& v, const ray& r, Boxes box
     const bool blocked = for_leaf_triangles(n, hits & ~std::uint32_t{n.inner_mask}, 0, [&](std::uint32_t i) {
       tri_hit h;
       if (!hit_triangle(v.triangles[i].get(), r, best.t, h)) return false;
-      if (Any) return true;
       const std::uint32_t prim = v.prims[i];
-      if (closer(h.t, prim, best)) best = {h.t, prim, h.u, h.v};
+      if (Any) return accept_hit(alpha, r, prim, h.u, h.v);
+      if (closer(h.t, prim, best) && accept_hit(alpha, r, prim, h.u, h.v)) best = {h.t, prim, h.u, h.v};
       return false;
     });
     if (Any && blocked) return {0, 0, 0, 0};
@@ -126,11 +126,11 @@ struct avx2_boxes {
   }
 };
 
-__attribute__((target("avx2"))) hit closest_avx2(const wide_view& v, const ray& r) {
-  return nearest_first<false>(v, r, avx2_boxes{});
+__attribute__((target("avx2"))) hit closest_avx2(const wide_view& v, const ray& r, const alpha_view& alpha) {
+  return nearest_first<false>(v, r, avx2_boxes{}, alpha);
 }
-__attribute__((target("avx2"))) bool any_avx2(const wide_view& v, const ray& r) {
-  return nearest_first<true>(v, r, avx2_boxes{}).found();
+__attribute__((target("avx2"))) bool any_avx2(const wide_view& v, const ray& r, const alpha_view& alpha) {
+  return nearest_first<true>(v, r, avx2_boxes{}, alpha).found();
 }
 
 bool use_avx2(wide_path path) {
@@ -150,20 +150,20 @@ bool cpu_has_avx2() {
 #endif
 }
 
-hit wide_closest_hit_cpu(const wide_view& v, const ray& r, wide_path path) {
+hit wide_closest_hit_cpu(const wide_view& v, const ray& r, wide_path path, const alpha_view& alpha) {
 #if SIEVE_WIDE_AVX2
-  if (use_avx2(path)) return closest_avx2(v, r);
+  if (use_avx2(path)) return closest_avx2(v, r, alpha);
 #endif
   (void)path;
-  return nearest_first<false>(v, r, scalar_boxes{});
+  return nearest_first<false>(v, r, scalar_boxes{}, alpha);
 }
 
-bool wide_any_hit_cpu(const wide_view& v, const ray& r, wide_path path) {
+bool wide_any_hit_cpu(const wide_view& v, const ray& r, wide_path path, const alpha_view& alpha) {
 #if SIEVE_WIDE_AVX2
-  if (use_avx2(path)) return any_avx2(v, r);
+  if (use_avx2(path)) return any_avx2(v, r, alpha);
 #endif
   (void)path;
-  return nearest_first<true>(v, r, scalar_boxes{}).found();
+  return nearest_first<true>(v, r, scalar_boxes{}, alpha).found();
 }
 
 }  // namespace sieve::render
