@@ -218,7 +218,7 @@ class wavefront_driver {
       const bounce_columns scratch{hits_.get(), shadow_rays_.get(), shadow_light_.get(), low_word(c.shadow()),
                                    queue_.index()};
       b_.time("extend", -1, [&] {
-        if (settings_.traversal != traversal_kind::bfs) return extend_dfs(e, n, live, view_, paths, scratch, cursor_.get());
+        if (settings_.traversal != traversal_kind::bfs) return extend_dfs(e, n, live, view_, paths, scratch, cursor_.get(), vertex == 0);
         const ray* rays = paths.rays;
         if (scratch.index) {  // shade writes the shadow rays later: their column is free until then
           gather_rays(e, n, live, scratch.index, paths.rays, shadow_rays_.get());
