@@ -176,8 +176,8 @@ TEST(CwBvh, WalkEqualsWholeTrace) {
 
 // The box test's decoding: a ray through the middle of a slot's box hits it, one beside it does not.
 TEST(CwBvh, QuantisedBoxesDecode) {
-  const aabb boxes[2] = {{{0, 0, 0}, {1, 1, 1}}, {{3, 0, 0}, {4, 1, 1}}};
-  const bool used[2] = {true, true};
+  const aabb boxes[wide_arity] = {{{0, 0, 0}, {1, 1, 1}}, {{3, 0, 0}, {4, 1, 1}}};
+  const bool used[wide_arity] = {true, true};
   aabb all = boxes[0];
   all.grow(boxes[1]);
   wide_node q{};

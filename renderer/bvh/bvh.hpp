@@ -171,7 +171,8 @@ bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& opti
 wide_bvh collapse_wide(const bvh& b);
 
 // Quantises the boxes of the used slots of a wide node against their union `box` (wide_node's
-// encoding: origin, exponent, lo, hi); the collapse and the encoder of cw_bvh call it.
+// encoding: origin, exponent, lo, hi); slots and used hold wide_arity entries. The collapse and the
+// encoder of cw_bvh call it.
 void quantise_slots(const aabb& box, const aabb* slots, const bool* used, wide_node& node);
 
 // The 8-wide tree in the GPU traversal's layout (cwbvh_build.cpp): the slots and boxes of `w` kept,

@@ -3,6 +3,8 @@
 // the view carries one, else over the binary pair nodes.
 // GPU: the binary pair nodes (dfs.hpp) or the compressed 8-wide layout (cwbvh.hpp), per ray kind,
 // whichever measured faster (gpu_dfs_trees below), where the view carries the compressed tree.
+// trace_closest and trace_any are the one-ray-a-thread forms (the megakernel, connect); the extend
+// stage (wavefront/extend.hpp) also walks by persistent warps.
 // All of them give the same hits bit for bit (the least (t, primitive), the same triangle test:
 // tests/bvh_test.cpp WideBvh.*, tests/cwbvh_test.cpp), so images do not change with the choice.
 #pragma once
@@ -13,15 +15,26 @@
 
 namespace sieve::render {
 
-// Which tree the GPU's depth-first stages walk, per ray kind: camera rays (extend, first vertex),
-// bounce rays (extend, later vertices; the megakernel) and shadow rays (connect, any hit). Chosen
-// by `sieve bench trace --backend cuda --traversal dfs,cwbvh` on primary, diffuse and shadow rays
-// (bench/results/h100-80gb-hbm3/cwbvh-sphere-room-4.7m.txt).
+// How the GPU's depth-first stages trace, per ray kind: camera rays (extend, first vertex), bounce
+// rays (extend, later vertices; the megakernel) and shadow rays (connect, any hit, one ray a
+// thread); over which tree, and (extend) by persistent warps with dynamic ray fetch or one ray a
+// thread. Chosen by measurement: `sieve bench trace scenes/procedural/sphere-room.toml --backend cuda
+// --traversal dfs,wide,cwbvh,cwbvh-thread --rays primary,diffuse,shadow --repeats 10 --spp 6`, 4.7M
+// rays each, H200 (bench/results/h200/cwbvh-sphere-room-4.7m.txt), Mrays/s:
+//             binary DFS (walk; shadow: a thread)  compressed walk  compressed, a thread
+//   primary   3630                                 3865             4081
+//   diffuse   1706                                 2356             1578
+//   shadow    6489                                 6066             6242
 enum class gpu_tree : std::uint8_t { binary, compressed_wide };
-struct gpu_trees {
-  gpu_tree camera, bounce, shadow;
+struct gpu_choice {
+  gpu_tree tree;
+  bool dynamic_fetch;  // exec::parallel_walk; else one ray a thread
 };
-inline constexpr gpu_trees gpu_dfs_trees{gpu_tree::compressed_wide, gpu_tree::compressed_wide, gpu_tree::compressed_wide};
+struct gpu_trees {
+  gpu_choice camera, bounce;
+  gpu_tree shadow;
+};
+inline constexpr gpu_trees gpu_dfs_trees{{gpu_tree::compressed_wide, false}, {gpu_tree::compressed_wide, true}, gpu_tree::binary};
 
 // Whether the GPU walks the compressed tree for rays of this choice (a view without it: never).
 SIEVE_HD inline bool walks_compressed(const bvh_view& v, gpu_tree choice) {
@@ -32,7 +45,7 @@ SIEVE_HD inline hit trace_closest(const bvh_view& v, const ray& r) {
 #if !defined(__CUDA_ARCH__)
   if (v.wide.node_count != 0) return wide_closest_hit_cpu(v.wide, r);
 #else
-  if (walks_compressed(v, gpu_dfs_trees.bounce)) return cw_closest_hit(v.cw, r);
+  if (walks_compressed(v, gpu_dfs_trees.bounce.tree)) return cw_closest_hit(v.cw, r);
 #endif
   return closest_hit(v, r);
 }
