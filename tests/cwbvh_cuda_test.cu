@@ -19,14 +19,6 @@ namespace {
 
 using sieve::test::device_array;
 
-struct ray_at {
-  const ray* rays;
-  SIEVE_HD ray operator()(std::uint32_t i) const { return rays[i]; }
-};
-struct count_at {
-  const std::uint32_t* count;
-  SIEVE_HD std::uint32_t operator()() const { return *count; }
-};
 
 void expect_same(const std::vector<hit>& got, const std::vector<hit>& want, std::size_t n, const std::string& what) {
   for (std::size_t i = 0; i < n; ++i) {

@@ -123,30 +123,30 @@ std::vector<hit> trace_dfs(const bvh_view& v, const std::vector<ray>& rays) {
   return hits;
 }
 
-// The 8-wide tree (AVX2 box tests where the processor has them).
-std::vector<hit> trace_wide(const bvh_view& v, const std::vector<ray>& rays, bool any) {
+// Each ray traced by closest(ray) or, for any hit, blocked(ray), on oneTBB.
+template <class Closest, class Blocked>
+std::vector<hit> trace_each(const std::vector<ray>& rays, bool any, Closest closest, Blocked blocked) {
   std::vector<hit> hits(rays.size());
   const ray* r = rays.data();
   hit* h = hits.data();
-  const wide_view w = v.wide;
   if (any)
-    exec::parallel_for(exec::cpu{}, "connect", rays.size(), [=](std::uint32_t i) { h[i] = occlusion(wide_any_hit_cpu(w, r[i])); });
+    exec::parallel_for(exec::cpu{}, "connect", rays.size(), [=](std::uint32_t i) { h[i] = occlusion(blocked(r[i])); });
   else
-    exec::parallel_for(exec::cpu{}, "extend", rays.size(), [=](std::uint32_t i) { h[i] = wide_closest_hit_cpu(w, r[i]); });
+    exec::parallel_for(exec::cpu{}, "extend", rays.size(), [=](std::uint32_t i) { h[i] = closest(r[i]); });
   return hits;
+}
+
+// The 8-wide tree (AVX2 box tests where the processor has them).
+std::vector<hit> trace_wide(const bvh_view& v, const std::vector<ray>& rays, bool any) {
+  const wide_view w = v.wide;
+  return trace_each(rays, any, [=](const ray& r) { return wide_closest_hit_cpu(w, r); },
+                    [=](const ray& r) { return wide_any_hit_cpu(w, r); });
 }
 
 // The compressed wide traversal (cwbvh.hpp: the GPU's code) run on the CPU, a ray to its end.
 std::vector<hit> trace_cw(const bvh_view& v, const std::vector<ray>& rays, bool any) {
-  std::vector<hit> hits(rays.size());
-  const ray* r = rays.data();
-  hit* h = hits.data();
   const cw_view c = v.cw;
-  if (any)
-    exec::parallel_for(exec::cpu{}, "connect", rays.size(), [=](std::uint32_t i) { h[i] = occlusion(cw_any_hit(c, r[i])); });
-  else
-    exec::parallel_for(exec::cpu{}, "extend", rays.size(), [=](std::uint32_t i) { h[i] = cw_closest_hit(c, r[i]); });
-  return hits;
+  return trace_each(rays, any, [=](const ray& r) { return cw_closest_hit(c, r); }, [=](const ray& r) { return cw_any_hit(c, r); });
 }
 
 std::string first_difference(const std::vector<hit>& got, const std::vector<hit>& want) {

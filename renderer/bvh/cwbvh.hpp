@@ -16,7 +16,7 @@
 
 #include "bvh.hpp"
 #include "dfs.hpp"
-#include "wide.hpp"  // octant_order, inner_child, wide_entry, lowest_bit
+#include "wide.hpp"  // octant_order, inner_child, wide_entry, lowest_bit, load_quads
 
 #include <cstdint>
 #include <cstring>
@@ -40,29 +40,6 @@ SIEVE_HD SIEVE_FORCE_INLINE float cw_fma(float a, float b, float c) {
   return __fmaf_rn(a, b, c);
 #else
   return a * b + c;
-#endif
-}
-
-SIEVE_HD SIEVE_FORCE_INLINE cw_node load_cw(const cw_node* p) {
-#if defined(__CUDA_ARCH__)
-  cw_node n;
-  const float4* src = reinterpret_cast<const float4*>(p);
-  float4* dst = reinterpret_cast<float4*>(&n);
-#pragma unroll
-  for (int i = 0; i < 5; ++i) dst[i] = __ldg(src + i);
-  return n;
-#else
-  return *p;
-#endif
-}
-
-SIEVE_HD SIEVE_FORCE_INLINE cw_triangle load_cw(const cw_triangle* p) {
-#if defined(__CUDA_ARCH__)
-  const float4* src = reinterpret_cast<const float4*>(p);
-  const float4 a = __ldg(src), b = __ldg(src + 1), c = __ldg(src + 2);
-  return {{a.x, a.y, a.z, a.w}, {b.x, b.y, b.z, b.w}, {c.x, c.y, c.z, c.w}};
-#else
-  return *p;
 #endif
 }
 
@@ -154,12 +131,12 @@ class cw_walk {
     const int k = lowest_bit(left);
     left &= left - 1;
     if (left) stack.put(top_++, wide_entry(base, imask, left));
-    const cw_node n = load_cw(v.nodes + inner_child(base, imask, k ^ static_cast<int>(w_.oct)));
+    const cw_node n = load_quads(v.nodes + inner_child(base, imask, k ^ static_cast<int>(w_.oct)));
     const cw_hits h = cw_intersect(n, w_, Any ? r_.tmax : cull_limit(best_.t));
     group_ = wide_entry(n.child_base, n.inner_mask, h.inner);
     for (std::uint32_t tris = h.triangles; tris; tris &= tris - 1) {
       const std::uint32_t i = n.tri_base + static_cast<std::uint32_t>(lowest_bit(tris));
-      const cw_triangle t = load_cw(v.triangles + i);
+      const cw_triangle t = load_quads(v.triangles + i);
       tri_hit th;
       if (!hit_triangle_edges({t.v0.x, t.v0.y, t.v0.z}, {t.e1.x, t.e1.y, t.e1.z}, {t.e2.x, t.e2.y, t.e2.z}, r_, best_.t, th))
         continue;
@@ -177,7 +154,9 @@ class cw_walk {
     return true;
   }
 
+  // Closest: the hit (t 1e30 when none); any: prim 0 at t 0 when blocked, else no hit.
   SIEVE_HD hit result() const {
+    if (Any) return best_.found() ? hit{0, 0, 0, 0} : hit{};
     hit out = best_;
     if (out.prim == ~0U) out.t = 1e30f;
     return out;
@@ -207,28 +186,10 @@ SIEVE_HD inline hit cw_trace(const cw_view& v, const ray& r) {
 SIEVE_HD inline hit cw_closest_hit(const cw_view& v, const ray& r) { return cw_trace<false>(v, r); }
 SIEVE_HD inline bool cw_any_hit(const cw_view& v, const ray& r) { return cw_trace<true>(v, r).found(); }
 
-// The hits of a batch of rays as a walk for exec::parallel_walk (exec/walk.hpp), as closest_hits_walk
-// (dfs.hpp): item i's ray is ray(i), its hit goes to hits[i] (any hit: prim 0 at t 0 when blocked).
+// The hits of a batch of rays as a walk for exec::parallel_walk (ray_walk, dfs.hpp): item i's ray is
+// ray(i), its hit goes to hits[i] (any hit: prim 0 at t 0 when blocked).
 template <bool Any, class Ray, class Count>
-struct cw_hits_walk {
-  using state = cw_walk<Any>;
-  using scratch = cw_stack;
-  cw_view bvh;
-  Ray ray;
-  Count items;
-  hit* hits;
-
-  SIEVE_HD std::uint32_t count() const { return items(); }
-  SIEVE_HD bool start(std::uint32_t i, state& s) const {
-    s.start(bvh, ray(i));
-    return s.live();
-  }
-  SIEVE_HD bool step(state& s, scratch& stack) const { return s.step(bvh, stack); }
-  SIEVE_HD void finish(std::uint32_t i, const state& s) const {
-    const hit h = s.result();
-    hits[i] = Any ? (h.found() ? hit{0, 0, 0, 0} : hit{}) : h;
-  }
-};
+using cw_hits_walk = ray_walk<cw_walk<Any>, cw_stack, cw_view, Ray, Count>;
 
 template <bool Any, class Ray, class Count>
 cw_hits_walk<Any, Ray, Count> make_cw_walk(const cw_view& v, Ray ray, Count count, hit* hits) {
