@@ -22,9 +22,9 @@ namespace sieve::render {
 // --traversal dfs,wide,cwbvh,cwbvh-thread --rays primary,diffuse,shadow --repeats 10 --spp 6`, 4.7M
 // rays each, H200 (bench/results/h200/cwbvh-sphere-room-4.7m.txt), Mrays/s:
 //             binary DFS (walk; shadow: a thread)  compressed walk  compressed, a thread
-//   primary   3630                                 3865             4081
-//   diffuse   1706                                 2356             1578
-//   shadow    6489                                 6066             6242
+//   primary   3683                                 3759             4087
+//   diffuse   1724                                 2464             1583
+//   shadow    6531                                 5978             6277
 enum class gpu_tree : std::uint8_t { binary, compressed_wide };
 struct gpu_choice {
   gpu_tree tree;
