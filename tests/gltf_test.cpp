@@ -383,6 +383,36 @@ TEST(Gltf, MetallicRoughnessMapping) {
   }
 }
 
+// alphaMode: MASK (a cut-out at alphaCutoff) and BLEND (a stochastic opacity) take baseColorFactor's
+// alpha as the material's opacity; OPAQUE ignores it; another word is an error.
+TEST(Gltf, AlphaModes) {
+  json doc = quad_gltf();
+  auto& m = doc["materials"][0];
+  m["pbrMetallicRoughness"]["baseColorFactor"] = {0.5, 0.25, 0.125, 0.6};
+  const scene opaque = load_scene(write_gltf(temp_dir(), doc), sky);
+  EXPECT_EQ(opaque.materials[0].alpha, alpha_mode::opaque);
+  EXPECT_EQ(opaque.materials[0].opacity, 1.0f);
+  m["alphaMode"] = "MASK";
+  m["alphaCutoff"] = 0.3;
+  const scene mask = load_scene(write_gltf(temp_dir(), doc), sky);
+  EXPECT_EQ(mask.materials[0].alpha, alpha_mode::mask);
+  EXPECT_EQ(mask.materials[0].opacity, 0.6f);
+  EXPECT_EQ(mask.materials[0].alpha_cutoff, 0.3f);
+  const std::vector<alpha_material> table = alpha_table(mask);
+  ASSERT_EQ(table.size(), 1u);
+  EXPECT_EQ(table[0].mode, alpha_mode::mask);
+  EXPECT_EQ(table[0].factor, 0.6f);
+  m["alphaMode"] = "BLEND";
+  const scene blend = load_scene(write_gltf(temp_dir(), doc), sky);
+  EXPECT_EQ(blend.materials[0].alpha, alpha_mode::blend);
+  EXPECT_TRUE(alpha_table(opaque).empty());  // no alpha anywhere: no table, the traversals skip the predicate
+  m["alphaMode"] = "CUTOUT";
+  expect_error([&] { load_scene(write_gltf(temp_dir(), doc)); }, {"materials[0]", "alphaMode", "CUTOUT"});
+  m["alphaMode"] = "MASK";
+  m["alphaCutoff"] = -1;
+  expect_error([&] { load_scene(write_gltf(temp_dir(), doc)); }, {"materials[0]", "alphaCutoff"});
+}
+
 TEST(Gltf, NormalsAndTextureCoordinates) {
   json doc = quad_gltf();
   // Normals along +z; texture coordinates in glTF's convention (v down) as normalized bytes.
@@ -503,6 +533,17 @@ TEST(Gltf, TexturedQuadMatchesItsObjTwin) {
   EXPECT_EQ(b.z, a.z * 0.25f);
   EXPECT_TRUE(same_bytes(f.textures[fm.emission_texture].texels, obj.textures[0].texels));
   EXPECT_TRUE(same_bits(fm.emission, vec3{1, 1, 1}));
+  EXPECT_EQ(fm.opacity_texture, -1);  // OPAQUE: the base colour's alpha is not read
+  // MASK: the base colour texture's alpha channel becomes the opacity texture; an image without
+  // one (this RGB PNG) is opaque throughout, one texel of 1.
+  doc["materials"][0]["alphaMode"] = "MASK";
+  write_gltf(dir, doc, "quad.gltf");
+  const scene masked = load_scene(gltf_toml);
+  ASSERT_GE(masked.materials[0].opacity_texture, 0);
+  const texture& alpha = masked.textures[static_cast<std::size_t>(masked.materials[0].opacity_texture)];
+  EXPECT_EQ(alpha.width * alpha.height, 1u);
+  EXPECT_TRUE(same_bits(alpha.texels[0], vec3{1, 1, 1}));
+  doc["materials"][0].erase("alphaMode");
   // KHR_texture_transform (offset, rotation, scale) becomes the material's map of sieve's (u, v):
   // glTF's u' = -v + 0.5, v' = 2 u, with v = 1 - v_sieve.
   const json transform = {{"offset", {0.5, 0}}, {"rotation", 1.5707963267948966}, {"scale", {2, 1}}};

@@ -48,7 +48,7 @@ gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::spa
   auto run = [&] {
     if (bfs) return bfs->closest(view, r, h, n, nullptr);
     if (cw) {  // the compressed 8-wide layout (cwbvh.hpp)
-      const cw_view c = view.cw;
+      const cw_view c = cw_of(view);
       if (traversal == "cwbvh-thread") {
         if (any)
           exec::parallel_for(exec::cuda{}, "trace", n, [=] SIEVE_HD(std::uint32_t i) {

@@ -101,7 +101,7 @@ SIEVE_HD inline bfs_children<2> visit_pair(const bvh_view& b, const ray* rays, s
     if (s.count[c] == 0 || !(s.t[c] <= cull_limit(t))) continue;
     for (std::uint32_t k = s.child[c]; k < s.child[c] + s.count[c]; ++k) {
       tri_hit h;
-      if (!hit_triangle(b.leaf_triangles[k].get(), ry, t, h)) continue;
+      if (!hit_triangle(b.leaf_triangles[k].get(), ry, t, h) || !accept_hit(b.alpha, ry, b.prims[k], h.u, h.v)) continue;
       atomic_min_u64(&best[r], pack_hit(h.t, b.prims[k]));
       t = h.t;  // hit_triangle took only t <= the old one
     }
@@ -117,8 +117,8 @@ SIEVE_HD inline bfs_children<2> visit_pair(const bvh_view& b, const ray* rays, s
 
 // Visits pair p of the wide tree, the same way: the node's boxes in one pass, its leaf children
 // intersected, its inner children that the ray enters before its closest hit so far kept.
-SIEVE_HD inline bfs_children<wide_arity> visit_wide_pair(const wide_view& v, const ray* rays, std::uint64_t* best,
-                                                         bfs_pair p) {
+SIEVE_HD inline bfs_children<wide_arity> visit_wide_pair(const wide_view& v, const alpha_view& alpha, const ray* rays,
+                                                         std::uint64_t* best, bfs_pair p) {
   const std::uint32_t r = bfs_ray_of(p);
   const wide_ray w = prepare_wide(rays[r]);
   float t = unpack_t(atomic_load_u64(&best[r]));
@@ -127,7 +127,7 @@ SIEVE_HD inline bfs_children<wide_arity> visit_wide_pair(const wide_view& v, con
   const std::uint32_t hits = scalar_boxes{}(n, w, cull_limit(t), enter);
   for_leaf_triangles(n, hits & ~std::uint32_t{n.inner_mask}, 0, [&](std::uint32_t k) {  // leaf_walk: wide.hpp
     tri_hit h;
-    if (!hit_triangle(v.triangles[k].get(), w.r, t, h)) return false;
+    if (!hit_triangle(v.triangles[k].get(), w.r, t, h) || !accept_hit(alpha, w.r, v.prims[k], h.u, h.v)) return false;
     atomic_min_u64(&best[r], pack_hit(h.t, v.prims[k]));
     t = h.t;
     return false;
@@ -153,7 +153,7 @@ struct bfs_binary_tree {
 struct bfs_wide_tree {
   static constexpr unsigned arity = wide_arity;
   SIEVE_HD static bfs_children<wide_arity> visit(const bvh_view& b, const ray* rays, std::uint64_t* best, bfs_pair p) {
-    return visit_wide_pair(b.wide, rays, best, p);
+    return visit_wide_pair(b.wide, b.alpha, rays, best, p);
   }
   static bool empty(const bvh_view& b) { return b.wide.node_count == 0; }
 };

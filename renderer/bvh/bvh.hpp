@@ -2,6 +2,7 @@
 // traversals (dfs.hpp on CPU and GPU; the BFS traversal) read through a bvh_view.
 #pragma once
 
+#include "../core/alpha.hpp"
 #include "../core/math.hpp"
 #include "../core/triangle.hpp"
 
@@ -126,6 +127,7 @@ struct cw_view {
   const cw_node* nodes = nullptr;
   const cw_triangle* triangles = nullptr;
   std::uint32_t node_count = 0;
+  alpha_view alpha{};  // cut-outs (accept_hit); a bvh_view's own: cw_of(bvh_view), cwbvh.hpp
 };
 
 struct bvh_build_options {
@@ -133,6 +135,7 @@ struct bvh_build_options {
   std::uint32_t max_leaf = 4;   // split any node with more primitives (unless their centroids coincide)
   float traversal_cost = 1.0f;  // SAH cost of visiting a node, relative to one triangle test
   bool wide = true;             // also collapse the tree into the 8-wide layout (bvh::wide)
+  bool simd = true;             // the AVX2 binning and partition where the processor has AVX2 (same tree)
 };
 
 struct bvh_stats {
@@ -160,15 +163,23 @@ struct bvh_view {
   const leaf_triangle* leaf_triangles = nullptr;  // what the traversals intersect; `triangles` is for shading
   wide_view wide{};                     // the 8-wide layout (wide DFS)
   cw_view cw{};                         // the 8-wide tree's GPU layout (cwbvh.hpp)
+  alpha_view alpha{};                   // cut-outs: every traversal asks accept_hit (core/alpha.hpp) before it keeps a hit
 };
 
 // Throws sieve::error for out-of-range options or more than 2^31 triangles.
 bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& options = {});
 
-// The wide tree of a built binary BVH (greedy collapse: wide_build.cpp). Throws sieve::error if it
-// would be deeper than the traversal stack (not seen in practice: it is never deeper than the binary
-// tree plus the levels that split leaves of more than 31 triangles).
-wide_bvh collapse_wide(const bvh& b);
+// The wide tree of a built binary BVH (the collapse of least SAH cost: wide_build.cpp). Throws
+// sieve::error if it would be deeper than the traversal stack (not seen in practice: it is never
+// deeper than the binary tree plus the levels that split leaves of more than 31 triangles).
+wide_bvh collapse_wide(const bvh& b, float traversal_cost = 1.0f);
+
+// The surface-area cost of a tree: the expected work of a ray through it, relative to the root's
+// box: sum over inner nodes of area(node) / area(root) * traversal_cost, plus sum over leaves of
+// area(leaf) / area(root) * its triangles (one triangle test costs 1). The wide tree's is counted
+// on its quantised child boxes, each wide node costing one traversal_cost. 0 for an empty tree.
+double sah_cost(const bvh& b, float traversal_cost = 1.0f);
+double sah_cost(const wide_bvh& w, float traversal_cost = 1.0f);
 
 // Quantises the boxes of the used slots of a wide node against their union `box` (wide_node's
 // encoding: origin, exponent, lo, hi); slots and used hold wide_arity entries. The collapse and the

@@ -153,12 +153,12 @@ class cw_walk {
       if (!hit_triangle_edges({t.v0.x, t.v0.y, t.v0.z}, {t.e1.x, t.e1.y, t.e1.z}, {t.e2.x, t.e2.y, t.e2.z}, r_, best_.t, th))
         continue;
       const std::uint32_t prim = float_bits(t.v0.w);
-      // An "accept this hit" predicate (alpha cut-outs) goes here, the one call site of this traversal.
       if (Any) {
+        if (!accept_hit(v.alpha, r_, prim, th.u, th.v)) continue;  // a cut-out lets the ray through
         best_ = {th.t, prim, th.u, th.v};
         return live_ = false;
       }
-      if (closer(th.t, prim, best_)) best_ = {th.t, prim, th.u, th.v};
+      if (closer(th.t, prim, best_) && accept_hit(v.alpha, r_, prim, th.u, th.v)) best_ = {th.t, prim, th.u, th.v};
     }
     if (group_ >> 40) return true;
     if (top_ == 0) return live_ = false;
@@ -182,6 +182,13 @@ class cw_walk {
   int top_ = 0;
   bool live_ = false;
 };
+
+// The compressed tree of a view, with the view's cut-outs.
+SIEVE_HD inline cw_view cw_of(const bvh_view& v) {
+  cw_view c = v.cw;
+  c.alpha = v.alpha;
+  return c;
+}
 
 // The whole walk of one ray (a GPU thread's loop, or the CPU's).
 template <bool Any>

@@ -94,7 +94,7 @@ class closest_walk {
         tri_hit h;
         if (!hit_triangle(b.leaf_triangles[i].get(), r_, best_.t, h)) continue;
         const std::uint32_t prim = b.prims[i];  // read for hits only
-        if (closer(h.t, prim, best_)) best_ = {h.t, prim, h.u, h.v};
+        if (closer(h.t, prim, best_) && accept_hit(b.alpha, r_, prim, h.u, h.v)) best_ = {h.t, prim, h.u, h.v};
       }
     }
     const float limit = cull_limit(best_.t);
@@ -190,7 +190,7 @@ SIEVE_HD inline bool any_hit(const bvh_view& b, const ray& r) {
       }
       for (std::uint32_t i = s.child[c]; i < s.child[c] + s.count[c]; ++i) {
         tri_hit h;
-        if (hit_triangle(b.leaf_triangles[i].get(), r, r.tmax, h)) return true;
+        if (hit_triangle(b.leaf_triangles[i].get(), r, r.tmax, h) && accept_hit(b.alpha, r, b.prims[i], h.u, h.v)) return true;
       }
     }
   }

@@ -43,18 +43,18 @@ SIEVE_HD inline bool walks_compressed(const bvh_view& v, gpu_tree choice) {
 
 SIEVE_HD inline hit trace_closest(const bvh_view& v, const ray& r) {
 #if !defined(__CUDA_ARCH__)
-  if (v.wide.node_count != 0) return wide_closest_hit_cpu(v.wide, r);
+  if (v.wide.node_count != 0) return wide_closest_hit_cpu(v.wide, r, wide_path::automatic, v.alpha);
 #else
-  if (walks_compressed(v, gpu_dfs_trees.bounce.tree)) return cw_closest_hit(v.cw, r);
+  if (walks_compressed(v, gpu_dfs_trees.bounce.tree)) return cw_closest_hit(cw_of(v), r);
 #endif
   return closest_hit(v, r);
 }
 
 SIEVE_HD inline bool trace_any(const bvh_view& v, const ray& r) {
 #if !defined(__CUDA_ARCH__)
-  if (v.wide.node_count != 0) return wide_any_hit_cpu(v.wide, r);
+  if (v.wide.node_count != 0) return wide_any_hit_cpu(v.wide, r, wide_path::automatic, v.alpha);
 #else
-  if (walks_compressed(v, gpu_dfs_trees.shadow)) return cw_any_hit(v.cw, r);
+  if (walks_compressed(v, gpu_dfs_trees.shadow)) return cw_any_hit(cw_of(v), r);
 #endif
   return any_hit(v, r);
 }

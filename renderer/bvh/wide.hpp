@@ -186,7 +186,7 @@ SIEVE_HD SIEVE_FORCE_INLINE bool wide_next(const wide_node& n, std::uint32_t hit
 }
 
 template <class Boxes>
-SIEVE_HD SIEVE_FORCE_INLINE hit wide_closest_hit(const wide_view& v, const ray& r, Boxes boxes) {
+SIEVE_HD SIEVE_FORCE_INLINE hit wide_closest_hit(const wide_view& v, const ray& r, Boxes boxes, const alpha_view& alpha = {}) {
   hit best;
   if (v.node_count == 0) return best;
   best.t = r.tmax;
@@ -203,7 +203,7 @@ SIEVE_HD SIEVE_FORCE_INLINE hit wide_closest_hit(const wide_view& v, const ray& 
       tri_hit h;
       if (!hit_triangle(v.triangles[i].get(), r, best.t, h)) return false;
       const std::uint32_t prim = v.prims[i];
-      if (closer(h.t, prim, best)) best = {h.t, prim, h.u, h.v};
+      if (closer(h.t, prim, best) && accept_hit(alpha, r, prim, h.u, h.v)) best = {h.t, prim, h.u, h.v};
       return false;
     });
     if (!wide_next(n, hits, w.oct, stack, top, node)) break;
@@ -214,7 +214,7 @@ SIEVE_HD SIEVE_FORCE_INLINE hit wide_closest_hit(const wide_view& v, const ray& 
 
 // True when anything blocks r within (0, r.tmax).
 template <class Boxes>
-SIEVE_HD SIEVE_FORCE_INLINE bool wide_any_hit(const wide_view& v, const ray& r, Boxes boxes) {
+SIEVE_HD SIEVE_FORCE_INLINE bool wide_any_hit(const wide_view& v, const ray& r, Boxes boxes, const alpha_view& alpha = {}) {
   if (v.node_count == 0) return false;
   const wide_ray w = prepare_wide(r);
   std::uint64_t stack[dfs_stack_size];
@@ -225,7 +225,7 @@ SIEVE_HD SIEVE_FORCE_INLINE bool wide_any_hit(const wide_view& v, const ray& r, 
     const std::uint32_t hits = boxes(n, w, r.tmax);
     const bool blocked = for_leaf_triangles<leaf_walk::unrolled>(n, hits & ~std::uint32_t{n.inner_mask}, 0, [&](std::uint32_t i) {
       tri_hit h;
-      return hit_triangle(v.triangles[i].get(), r, r.tmax, h);
+      return hit_triangle(v.triangles[i].get(), r, r.tmax, h) && accept_hit(alpha, r, v.prims[i], h.u, h.v);
     });
     if (blocked) return true;
     if (!wide_next(n, hits, w.oct, stack, top, node)) break;
@@ -236,7 +236,8 @@ SIEVE_HD SIEVE_FORCE_INLINE bool wide_any_hit(const wide_view& v, const ray& r, 
 // The CPU entry points (wide_cpu.cpp): AVX2 when the processor has it, else the portable path.
 enum class wide_path { automatic, avx2, portable };
 bool cpu_has_avx2();
-hit wide_closest_hit_cpu(const wide_view& v, const ray& r, wide_path path = wide_path::automatic);
-bool wide_any_hit_cpu(const wide_view& v, const ray& r, wide_path path = wide_path::automatic);
+// alpha: the scene's cut-outs (accept_hit), none by default.
+hit wide_closest_hit_cpu(const wide_view& v, const ray& r, wide_path path = wide_path::automatic, const alpha_view& alpha = {});
+bool wide_any_hit_cpu(const wide_view& v, const ray& r, wide_path path = wide_path::automatic, const alpha_view& alpha = {});
 
 }  // namespace sieve::render

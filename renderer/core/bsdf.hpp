@@ -31,8 +31,6 @@ struct surface {
   float transmission = 0;  // pbr
   bool thin = false;       // rough_dielectric, pbr: a thin-walled sheet
   std::int32_t albedo_texture = -1;  // index into scene_view::textures: the albedo at the hit; -1: `albedo`
-  float opacity = 1;                  // the chance a ray stops here (stochastic cut-out); 1: opaque
-  std::int32_t opacity_texture = -1;  // index into scene_view::textures: opacity at the hit (x), times `opacity`
   std::int32_t emission_texture = -1;  // likewise: the emission is `emission` times its texel at the hit
   std::int32_t metal_rough_texture = -1;  // likewise (pbr): roughness x green, metallic x blue (raw values)
   uv_transform uv;  // applied to the hit's texture coordinates before the textures are read

@@ -46,6 +46,7 @@ device_bvh::~device_bvh() = default;
 
 struct device_scene::arrays {
   device_array<surface> surfaces;
+  device_array<alpha_material> alpha;
   device_array<std::uint32_t> material_of;
   device_array<triangle_normals> normals;
   device_array<triangle_uvs> uvs;
@@ -64,6 +65,7 @@ device_scene::device_scene(const prepared_scene& ps)
   arrays& a = *arrays_;
   a.surfaces = device_array<surface>(std::vector<surface>(host.surfaces, host.surfaces + sc.materials.size()));
   a.material_of = device_array<std::uint32_t>(sc.material_of);
+  a.alpha = device_array<alpha_material>(alpha_table(sc));
   a.normals = device_array<triangle_normals>(sc.normals);
   a.uvs = device_array<triangle_uvs>(sc.uvs);
   std::size_t texels = 0;
@@ -107,6 +109,7 @@ scene_view device_scene::view(std::uint32_t width, std::uint32_t height) const {
   v.normals = sc.normals.empty() ? nullptr : a.normals.get();
   v.uvs = sc.uvs.empty() ? nullptr : a.uvs.get();
   v.textures = sc.textures.empty() ? nullptr : a.textures.get();
+  if (v.bvh.alpha.present()) v.bvh.alpha = {v.material_of, a.alpha.get(), v.uvs, v.textures};
   v.lights.triangles = a.light_triangles.get();
   v.lights.cdf = a.light_cdf.get();
   return v;

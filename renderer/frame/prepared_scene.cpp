@@ -27,16 +27,35 @@ double mean_emission(const scene& s, std::uint32_t t) {
 
 }  // namespace
 
+std::vector<alpha_material> alpha_table(const scene& s) {
+  std::vector<alpha_material> out;
+  bool any = false;
+  for (const material& m : s.materials) {
+    alpha_material a;
+    a.factor = m.opacity;
+    a.texture = m.opacity_texture;
+    a.cutoff = m.alpha_cutoff;
+    a.uv = m.uv;
+    a.mode = m.alpha;
+    if (a.mode == alpha_mode::opaque && (m.opacity < 1 || m.opacity_texture >= 0)) a.mode = alpha_mode::blend;
+    any = any || a.mode != alpha_mode::opaque;
+    out.push_back(a);
+  }
+  if (!any) out.clear();
+  return out;
+}
+
 prepared_scene::prepared_scene(const scene& s) : scene_(&s), bvh_(build_bvh(s.triangles)) {
   surfaces_.reserve(s.materials.size());
   for (const material& m : s.materials) {
     constexpr surface_kind kinds[] = {surface_kind::diffuse,   surface_kind::mirror,           surface_kind::dielectric,
                                       surface_kind::conductor, surface_kind::rough_dielectric, surface_kind::pbr};
     surfaces_.push_back({kinds[static_cast<int>(m.kind)], m.albedo, m.emission, m.ior, m.roughness, m.metallic,
-                         m.transmission, m.thin, m.albedo_texture, m.opacity, m.opacity_texture, m.emission_texture,
+                         m.transmission, m.thin, m.albedo_texture, m.emission_texture,
                          m.metal_rough_texture, m.uv});
   }
   for (const texture& t : s.textures) textures_.push_back(t.view());
+  alpha_ = alpha_table(s);
   // Next-event estimation picks a light triangle by its power (core/lights.hpp).
   double area = 0, power = 0;
   for (const std::uint32_t t : s.emissive) {
@@ -67,6 +86,7 @@ scene_view prepared_scene::view(std::uint32_t width, std::uint32_t height) const
   v.normals = s.normals.empty() ? nullptr : s.normals.data();
   v.uvs = s.uvs.empty() ? nullptr : s.uvs.data();
   v.textures = textures_.empty() ? nullptr : textures_.data();
+  if (!alpha_.empty()) v.bvh.alpha = {v.material_of, alpha_.data(), v.uvs, v.textures};
   v.lights = {light_triangles_.data(), light_cdf_.data(), static_cast<std::uint32_t>(light_triangles_.size()),
               light_area_};
   v.environment = s.environment;

@@ -11,6 +11,10 @@
 
 namespace sieve::render {
 
+// The materials' alpha as the traversals read it (core/alpha.hpp), one entry per material; empty
+// where every material is opaque (the traversals then skip the predicate).
+std::vector<alpha_material> alpha_table(const scene& s);
+
 // A scene made ready to render: its BVH, its materials as surfaces, its light table. Keeps a
 // reference to `s`, which must outlive it.
 class prepared_scene {
@@ -27,6 +31,7 @@ class prepared_scene {
   bvh bvh_;
   std::vector<surface> surfaces_;
   std::vector<texture_view> textures_;  // of the scene's textures (host memory)
+  std::vector<alpha_material> alpha_;   // alpha_table(scene)
   std::vector<std::uint32_t> light_triangles_;
   std::vector<float> light_cdf_;
   float light_area_ = 0;

@@ -23,7 +23,6 @@ namespace dim {
 inline constexpr std::uint32_t light_pick = 0, light_u = 1, light_v = 2;  // next-event estimation
 inline constexpr std::uint32_t bsdf_u = 3, bsdf_v = 4, bsdf_lobe = 5;    // the next direction
 inline constexpr std::uint32_t roulette = 6;
-inline constexpr std::uint32_t opacity = 7;  // whether a ray passes a cut-out surface
 }  // namespace dim
 
 // Russian roulette starts at this vertex; a path survives with probability min(0.95, max beta).
@@ -58,18 +57,6 @@ SIEVE_HD inline surface surface_at(const scene_view& s, std::uint32_t prim, floa
   return m;
 }
 SIEVE_HD inline surface surface_at(const scene_view& s, const hit& h) { return surface_at(s, h.prim, h.u, h.v); }
-
-// Whether a ray stops at the hit: always on an opaque surface; on one with opacity a < 1 (d, map_d)
-// with probability a, so that on average a fraction 1 - a of the light passes (a stochastic cut-out).
-SIEVE_HD inline bool stops_at(const scene_view& s, const hit& h, const surface& m, rng_key key) {
-  if (m.opacity >= 1 && m.opacity_texture < 0) return true;
-  float a = m.opacity;
-  if (m.opacity_texture >= 0) {
-    const tex_coord t = s.uvs ? interpolate(s.uvs[h.prim], h.u, h.v) : tex_coord{};
-    a *= bilinear(s.textures[m.opacity_texture], t.u, t.v).x;
-  }
-  return uniform(key, dim::opacity) < a;
-}
 
 // Next-event estimation at a point x of a surface with a non-delta lobe (geometric normal ng, shading normal n; `smooth`:
 // they differ): a direction towards the environment map (with probability environment_pick) or a
@@ -145,13 +132,7 @@ SIEVE_HD inline bool shade_path(std::uint32_t i, const shade_args& a, const wave
     const surface m = surface_at(s, h);
     const vec3 ng = geometric_normal(tri), wo = -r.direction, x = r.origin + r.direction * h.t;
     const rng_key key{w.pixel_of(slot), w.sample_of(slot), a.vertex + 1, s.seed};
-    if (!stops_at(s, h, m, key)) {
-      // Through a cut-out: the same ray goes on from the far side, its throughput and the pdf of
-      // the last scattering unchanged (the pass takes one of the path's bounces).
-      p.rays[j] = spawn_ray(x, ng, r.direction);
-      a.marks.mark(i, a.vertex < s.max_bounces);
-      return a.vertex < s.max_bounces;
-    }
+    // (A cut-out's passes never reach here: the traversal refused them, core/alpha.hpp.)
     // The shading normal n: ng on flat triangles; interpolated where the mesh has vertex normals.
     vec3 n = ng;
     if (s.normals) n = shading_normal_towards(shading_normal(s.normals[h.prim], h.u, h.v, ng), ng, wo);

@@ -354,6 +354,15 @@ material map_material(const tinygltf::Material& g, const model_reader& rd, const
   out.metallic = static_cast<float>(metallic);
   out.roughness = static_cast<float>(roughness);
   out.transmission = static_cast<float>(transmission);
+  // alphaMode: OPAQUE ignores alpha; MASK and BLEND read baseColorFactor's alpha times the base
+  // colour texture's (objects.cpp) as a hard cut-out at alphaCutoff or a stochastic opacity.
+  if (g.alphaMode == "MASK" || g.alphaMode == "BLEND") {
+    out.opacity = static_cast<float>(pbr.baseColorFactor[3]);
+    out.alpha = g.alphaMode == "MASK" ? alpha_mode::mask : alpha_mode::blend;
+    out.alpha_cutoff = static_cast<float>(in_range(g.alphaCutoff, 0, HUGE_VAL, "alphaCutoff"));
+  } else if (g.alphaMode != "OPAQUE") {
+    rd.error(where, "alphaMode \"" + g.alphaMode + "\" is not OPAQUE, MASK or BLEND");
+  }
   if (g.normalTexture.index >= 0) out.bump_map = "normalTexture";  // not read yet: named in the scene's warning
   // Without KHR_materials_volume (or with thickness 0) a transmissive surface is thin-walled.
   const tinygltf::Value* volume = extension(g, "KHR_materials_volume");

@@ -134,7 +134,10 @@ image_rgb decode_image(const unsigned char* data, std::size_t size, const std::s
 
   int first = 0, count = std::min(spec.nchannels, 3);
   if (spec.nchannels == 2) count = 1;  // grey and alpha
-  if (use == image_use::opacity) {
+  const bool has_alpha = (spec.alpha_channel >= 0 && spec.alpha_channel < spec.nchannels) || spec.nchannels == 2 ||
+                         spec.nchannels == 4;
+  if (use == image_use::alpha && !has_alpha) return image_rgb{1, 1, {vec3{1, 1, 1}}};  // opaque throughout: one texel
+  if (use != image_use::color) {
     first = spec.alpha_channel >= 0 && spec.alpha_channel < spec.nchannels ? spec.alpha_channel
             : spec.nchannels == 2 || spec.nchannels == 4                   ? spec.nchannels - 1
                                                                           : 0;

@@ -59,13 +59,14 @@ image_rgb decode_image(const unsigned char* data, std::size_t size, const std::s
   out.height = static_cast<std::uint32_t>(h);
   out.pixels.resize(w * h);
   const bool has_alpha = channels == 2 || channels == 4;
+  if (use == image_use::alpha && !has_alpha) return image_rgb{1, 1, {vec3{1, 1, 1}}};  // opaque throughout: one texel
   const float scale = wide ? 1.0f / 65535.0f : 1.0f / 255.0f;
   for (std::size_t i = 0; i < out.pixels.size(); ++i) {
     float c[4];
     for (int k = 0; k < 4; ++k)
       c[k] = scale * (wide ? static_cast<const stbi_us*>(p.get())[4 * i + k] : static_cast<const stbi_uc*>(p.get())[4 * i + k]);
-    if (use == image_use::opacity) {
-      const float a = has_alpha ? c[3] : c[0];
+    if (use != image_use::color) {
+      const float a = has_alpha ? c[3] : use == image_use::alpha ? 1.0f : c[0];
       out.pixels[i] = {a, a, a};
     } else {
       out.pixels[i] = {srgb_to_linear(c[0]), srgb_to_linear(c[1]), srgb_to_linear(c[2])};

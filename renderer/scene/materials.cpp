@@ -30,7 +30,7 @@ bool registry::same(const material& a, const material& b) {
   return a.kind == b.kind && eq(a.albedo, b.albedo) && eq(a.emission, b.emission) && a.ior == b.ior &&
          a.roughness == b.roughness && a.metallic == b.metallic && a.transmission == b.transmission &&
          a.thin == b.thin && a.albedo_texture == b.albedo_texture && a.opacity == b.opacity &&
-         a.opacity_texture == b.opacity_texture &&
+         a.opacity_texture == b.opacity_texture && a.alpha == b.alpha && a.alpha_cutoff == b.alpha_cutoff &&
          a.emission_texture == b.emission_texture && a.metal_rough_texture == b.metal_rough_texture &&
          std::equal(a.uv.m, a.uv.m + 6, b.uv.m);
 }
@@ -132,7 +132,7 @@ std::string approximations(const std::vector<material>& materials) {
   note(glossy, "with a glossy layer (Ks/Ns, Pr) drawn as Lambert");
   note(rough_mirror, "rough metal (Ns/Pr roughness > 0.1) drawn as a sharp mirror");
   note(metal, "metallic but rough (Pm, metallicFactor) drawn as Lambert");
-  note(cutout, "with opacity (d, map_d) drawn as a stochastic cut-out that casts full shadows");
+  note(cutout, "with opacity (d, map_d) drawn as a stochastic cut-out");
   note(dissolve, "with d 0 and no map_d drawn opaque");
   note(maps, "with specular, roughness, metallic or bump/normal maps not read");
   return out;

@@ -56,6 +56,11 @@ obj_mesh load_gltf_object(const fs::path& path, const obj_options& opt, registry
     if (const auto* im = image(m.base_color_texture[i]); im && coloured) {
       mat.albedo_texture = reg.texture_index(im->name, im->bytes, m.base_color_texture[i].wrap, mat.albedo, who);
     }
+    // alphaMode MASK or BLEND: the base colour texture's alpha channel times the factor's (core/alpha.hpp).
+    if (const auto* im = image(m.base_color_texture[i]); im && mat.alpha != alpha_mode::opaque) {
+      mat.opacity_texture = reg.texture_index(im->name, im->bytes, m.base_color_texture[i].wrap, vec3{1, 1, 1}, who,
+                                              false, image_use::alpha);
+    }
     // The emission: factor x strength (the material's) times the texel at each hit (shade.hpp).
     if (const auto* im = image(m.emissive_texture[i]); im && max_component(mat.emission) > 0) {
       mat.emission_texture = reg.texture_index(im->name, im->bytes, m.emissive_texture[i].wrap, vec3{1, 1, 1}, who);

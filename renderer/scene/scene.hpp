@@ -2,6 +2,7 @@
 // environment and the compaction settings. Loaded from TOML (scene/load.hpp) or from an OBJ file.
 #pragma once
 
+#include "../core/alpha.hpp"
 #include "../core/environment_data.hpp"
 #include "../core/math.hpp"
 #include "../core/texture.hpp"
@@ -21,7 +22,7 @@ namespace sieve::render {
 //   diffuse     Kd -> albedo      (otherwise)
 //   any kind    Ke -> emission (a triangle with emission > 0 is a light)
 //   diffuse     map_Kd -> albedo_texture (replaces Kd where the file is found; `-clamp on`: clamp)
-//   any kind    d (1 - Tr) and map_d -> opacity, opacity_texture (a cut-out, never glass)
+//   any kind    d (1 - Tr) and map_d -> opacity, opacity_texture (a stochastic cut-out, never glass)
 // The rest is kept by name for a BSDF that can show it (roughness, metallic, specular and their
 // maps, the bump map) and named in one warning per scene where the present BSDFs approximate it.
 // The microfacet kinds (core/bsdf.hpp): conductor (rough metal, f0 = albedo), rough_dielectric
@@ -39,10 +40,14 @@ struct material {
   float transmission = 0;  // gltf, 0 .. 1
   bool thin = false;       // rough_dielectric, gltf: a thin-walled sheet (no refraction)
   std::int32_t albedo_texture = -1;  // index into scene::textures: the albedo (a diffuse material's); -1: none
-  // Opacity: a ray passes the surface with probability 1 - opacity (stochastic cut-out); shadow rays
-  // see it opaque.
-  float opacity = 1;                  // d, or 1 - Tr (d wins where both are given)
-  std::int32_t opacity_texture = -1;  // map_d: index into scene::textures (its alpha, else first channel)
+  // Opacity, times its texture's texel: a ray passes the surface with probability 1 - opacity (a
+  // stochastic cut-out: MTL d and map_d, glTF alphaMode BLEND), or, with alpha = mask, where opacity
+  // is below alpha_cutoff (glTF alphaMode MASK). Every traversal applies it, shadow rays included
+  // (core/alpha.hpp). `alpha` opaque with opacity < 1 or an opacity texture (MTL) reads as blend.
+  float opacity = 1;                  // d, or 1 - Tr (d wins where both are given); glTF: baseColorFactor's alpha
+  std::int32_t opacity_texture = -1;  // map_d: index into scene::textures (its alpha, else first channel); glTF: the base colour's alpha
+  alpha_mode alpha = alpha_mode::opaque;  // glTF's alphaMode
+  float alpha_cutoff = 0.5f;
   // Kept for the BSDFs to come; today's draw a diffuse material from an MTL file as Lambert (scenes/README.md).
   vec3 specular{0, 0, 0};   // Ks of a diffuse material: a glossy layer
   std::string specular_map{}, roughness_map{}, metallic_map{}, bump_map{};  // map_Ks, map_Pr, map_Pm, map_Bump/bump/norm: named, not read

@@ -59,9 +59,10 @@ struct registry {
   // The same for an image already in memory (a glTF's), named `name`, its texels multiplied by
   // `scale` (a glTF base colour factor); each (name, wrap, scale, data) decoded once. `data`: the
   // image holds numbers, not colours (a metallic-roughness map): its texels are the stored values
-  // in 0 .. 1, not decoded from sRGB.
+  // in 0 .. 1, not decoded from sRGB. `use`: image_use::alpha reads its alpha channel (a glTF
+  // base colour's alpha; one texel of 1 where the image has none).
   std::int32_t texture_index(const std::string& name, const std::vector<unsigned char>& bytes, wrap_mode wrap,
-                             vec3 scale, const std::string& who, bool data = false);
+                             vec3 scale, const std::string& who, bool data = false, image_use use = image_use::color);
   // An image made by the loader (a PLY's vertex colours), within the limits and the budget.
   std::int32_t texture_index(const std::string& name, image_rgb image, wrap_mode wrap, const std::string& who);
 

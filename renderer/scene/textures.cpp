@@ -31,12 +31,13 @@ float linear_to_srgb(float c) {
 }  // namespace
 
 std::int32_t registry::texture_index(const std::string& name, const std::vector<unsigned char>& bytes, wrap_mode wrap,
-                                     vec3 scale, const std::string& who, bool data) {
+                                     vec3 scale, const std::string& who, bool data, image_use use) {
   const bool scaled = !(scale.x == 1 && scale.y == 1 && scale.z == 1);
-  const std::string key = (scaled ? name + " x " + str(scale) : name) + (data ? " (data)" : "");
+  const std::string key =
+      (scaled ? name + " x " + str(scale) : name) + (data ? " (data)" : "") + (use == image_use::alpha ? " (alpha)" : "");
   if (const auto it = texture_of.find(std::make_pair(key, wrap)); it != texture_of.end()) return it->second;
   return add_texture(key, name, wrap, who, [&](const image_limits& limits) {
-    image_rgb image = decode_image(bytes.data(), bytes.size(), name, "texture", limits);
+    image_rgb image = decode_image(bytes.data(), bytes.size(), name, "texture", limits, use);
     if (data)
       for (vec3& p : image.pixels) p = {linear_to_srgb(p.x), linear_to_srgb(p.y), linear_to_srgb(p.z)};
     if (scaled)

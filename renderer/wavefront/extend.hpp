@@ -30,19 +30,20 @@ void extend_dfs(Exec e, std::uint32_t capacity, const std::uint32_t* live, const
     });
   } else {
     const gpu_choice choice = camera ? gpu_dfs_trees.camera : gpu_dfs_trees.bounce;
-    const bool cw = walks_compressed(s.bvh, choice.tree);
+    const bool compressed = walks_compressed(s.bvh, choice.tree);
+    const cw_view cw = cw_of(s.bvh);
     const auto ray_of = [=] SIEVE_HD(std::uint32_t i) { return p.rays[b.path(i)]; };
     const auto count = [=] SIEVE_HD { return *live; };
-    if (!choice.dynamic_fetch && cw)  // separate kernels: each keeps only its traversal's registers
+    if (!choice.dynamic_fetch && compressed)  // separate kernels: each keeps only its traversal's registers
       exec::parallel_for(e, "extend", capacity, [=] SIEVE_HD(std::uint32_t i) {
-        if (i < *live) b.hits[i] = cw_closest_hit(s.bvh.cw, ray_of(i));
+        if (i < *live) b.hits[i] = cw_closest_hit(cw, ray_of(i));
       });
     else if (!choice.dynamic_fetch)
       exec::parallel_for(e, "extend", capacity, [=] SIEVE_HD(std::uint32_t i) {
         if (i < *live) b.hits[i] = closest_hit(s.bvh, ray_of(i));
       });
-    else if (cw)
-      exec::parallel_walk(e, "extend", make_cw_walk<false>(s.bvh.cw, ray_of, count, b.hits), cursor, capacity);
+    else if (compressed)
+      exec::parallel_walk(e, "extend", make_cw_walk<false>(cw, ray_of, count, b.hits), cursor, capacity);
     else
       exec::parallel_walk(e, "extend", closest_hits_walk{s.bvh, ray_of, count, b.hits}, cursor, capacity);
   }
