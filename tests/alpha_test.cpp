@@ -1,7 +1,7 @@
 // Alpha (core/alpha.hpp) in every traversal on the CPU: a cut-out quad (glTF MASK through a texture,
 // and BLEND's stochastic opacity) in front of an opaque one. Each traversal (pair DFS closest and
 // any hit, the resumable walk, the 8-wide tree by octant order, the CPU's nearest-first wide
-// traversal on both box tests, the BFS over both trees) must keep exactly the hits the predicate
+// traversal on both box tests, the compressed wide tree (the GPU's code), the BFS over both trees) must keep exactly the hits the predicate
 // accepts: the same hits as brute force with the predicate, and, for the mask, the analytic answer.
 #include <bvh/bfs.hpp>
 #include <bvh/traverse.hpp>
@@ -49,6 +49,7 @@ std::vector<std::pair<std::string, std::vector<hit>>> every_traversal(const alph
   each("wide portable", [&](const ray& r) { return wide_closest_hit_cpu(v.wide, r, wide_path::portable, v.alpha); });
   if (cpu_has_avx2())
     each("wide avx2", [&](const ray& r) { return wide_closest_hit_cpu(v.wide, r, wide_path::avx2, v.alpha); });
+  each("compressed wide", [&](const ray& r) { return cw_closest_hit(cw_of(v), r); });
   for (const bfs_tree tree : {bfs_tree::binary, bfs_tree::wide}) {
     bfs_tracer tracer("auto", tree);
     std::vector<hit> hits(s.rays.size());
@@ -76,6 +77,7 @@ std::vector<std::pair<std::string, std::vector<bool>>> every_any_hit(const alpha
   each("wide octant", [&](const ray& r) { return wide_any_hit(v.wide, r, scalar_boxes{}, v.alpha); });
   each("wide portable", [&](const ray& r) { return wide_any_hit_cpu(v.wide, r, wide_path::portable, v.alpha); });
   if (cpu_has_avx2()) each("wide avx2", [&](const ray& r) { return wide_any_hit_cpu(v.wide, r, wide_path::avx2, v.alpha); });
+  each("compressed wide", [&](const ray& r) { return cw_any_hit(cw_of(v), r); });
   return out;
 }
 

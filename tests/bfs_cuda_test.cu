@@ -161,15 +161,6 @@ TEST(GpuBfs, ClosestAsyncCapturedIntoACallersGraph) {
 // stage): the one-ray-a-thread DFS hit for hit, its count read from device memory (rays past it keep
 // their old hits), counts that leave warps part full, in a graph the caller captures (the cursor's
 // reset is part of the call) and replayed.
-struct ray_at {
-  const ray* rays;
-  SIEVE_HD ray operator()(std::uint32_t i) const { return rays[i]; }
-};
-struct count_at {
-  const std::uint32_t* count;
-  SIEVE_HD std::uint32_t operator()() const { return *count; }
-};
-
 TEST(GpuDfs, DynamicFetchWalkEqualsOneRayAThread) {
   REQUIRE_DEVICE();
   const auto [htris, hrays] = hairball();

@@ -7,6 +7,7 @@
 #include <core/triangle.hpp>
 
 #include <cstddef>
+#include <cstdint>
 #include <random>
 #include <utility>
 #include <vector>
@@ -38,6 +39,17 @@ inline scene_data random_scene(std::size_t triangles, std::size_t rays, unsigned
   }
   return s;
 }
+
+// A walk's rays and count for exec::parallel_walk (the GPU tests): ray i from an array, the count
+// from device memory.
+struct ray_at {
+  const ray* rays;
+  SIEVE_HD ray operator()(std::uint32_t i) const { return rays[i]; }
+};
+struct count_at {
+  const std::uint32_t* count;
+  SIEVE_HD std::uint32_t operator()() const { return *count; }
+};
 
 inline std::pair<std::vector<triangle>, std::vector<ray>> hairball() {
   std::mt19937 rng(5);

@@ -7,6 +7,7 @@
 #include <bvh/dfs.hpp>
 #include "trace_cuda.hpp"
 #include <bvh/wide.hpp>
+#include <bvh/cwbvh.hpp>
 #include <core/camera.hpp>
 #include <core/lights.hpp>
 #include <output_files.hpp>
@@ -124,17 +125,30 @@ std::vector<hit> trace_dfs(const bvh_view& v, const std::vector<ray>& rays) {
   return hits;
 }
 
-// The 8-wide tree (AVX2 box tests where the processor has them).
-std::vector<hit> trace_wide(const bvh_view& v, const std::vector<ray>& rays, bool any) {
+// Each ray traced by closest(ray) or, for any hit, blocked(ray), on oneTBB.
+template <class Closest, class Blocked>
+std::vector<hit> trace_each(const std::vector<ray>& rays, bool any, Closest closest, Blocked blocked) {
   std::vector<hit> hits(rays.size());
   const ray* r = rays.data();
   hit* h = hits.data();
-  const wide_view w = v.wide;
   if (any)
-    exec::parallel_for(exec::cpu{}, "connect", rays.size(), [=](std::uint32_t i) { h[i] = occlusion(wide_any_hit_cpu(w, r[i])); });
+    exec::parallel_for(exec::cpu{}, "connect", rays.size(), [=](std::uint32_t i) { h[i] = occlusion(blocked(r[i])); });
   else
-    exec::parallel_for(exec::cpu{}, "extend", rays.size(), [=](std::uint32_t i) { h[i] = wide_closest_hit_cpu(w, r[i]); });
+    exec::parallel_for(exec::cpu{}, "extend", rays.size(), [=](std::uint32_t i) { h[i] = closest(r[i]); });
   return hits;
+}
+
+// The 8-wide tree (AVX2 box tests where the processor has them).
+std::vector<hit> trace_wide(const bvh_view& v, const std::vector<ray>& rays, bool any) {
+  const wide_view w = v.wide;
+  return trace_each(rays, any, [=](const ray& r) { return wide_closest_hit_cpu(w, r); },
+                    [=](const ray& r) { return wide_any_hit_cpu(w, r); });
+}
+
+// The compressed wide traversal (cwbvh.hpp: the GPU's code) run on the CPU, a ray to its end.
+std::vector<hit> trace_cw(const bvh_view& v, const std::vector<ray>& rays, bool any) {
+  const cw_view c = cw_of(v);
+  return trace_each(rays, any, [=](const ray& r) { return cw_closest_hit(c, r); }, [=](const ray& r) { return cw_any_hit(c, r); });
 }
 
 std::string first_difference(const std::vector<hit>& got, const std::vector<hit>& want) {
@@ -262,9 +276,12 @@ const option_schema<trace_args>& trace_options() {
     o.option(&A::rays, "--rays", "primary, diffuse, shadow (comma-separated; shadow: any hit)",
              [](CLI::Option* x) { x->check(CLI::IsMember({"primary", "diffuse", "shadow"})); });
     o.option(&A::traversals, "--traversal",
-             "dfs, wide, bfs, wide-bfs, embree (comma-separated; wide: DFS over the 8-wide tree; wide-bfs: BFS over "
-             "it; embree: CPU only, when built with it)",
-             [](CLI::Option* x) { x->check(CLI::IsMember({"dfs", "wide", "bfs", "wide-bfs", "embree"})); });
+             "dfs, wide, cwbvh, cwbvh-thread, bfs, wide-bfs, embree (comma-separated; wide: DFS over the 8-wide tree; "
+             "cwbvh: over its compressed GPU layout by persistent warps with dynamic ray fetch, cwbvh-thread: one ray "
+             "a thread (the same on the CPU); wide-bfs: BFS over the 8-wide tree; embree: CPU only, when built with it)",
+             [](CLI::Option* x) {
+               x->check(CLI::IsMember({"dfs", "wide", "cwbvh", "cwbvh-thread", "bfs", "wide-bfs", "embree"}));
+             });
     o.option(&A::strategies, "--strategy",
              "compaction strategies for the BFS frontier, or append (producer-side, no pass) (comma-separated)");
     o.option(&A::bfs_loops, "--bfs-loop", "GPU BFS level loop: graph (on the device), host (one sync a step) (comma-separated)",
@@ -307,6 +324,11 @@ void print_bvh_summary(const scene& sc, const bvh& b, double build_s, double bui
             << " MiB), depth " << b.wide.depth << ", collapsed in " << fixed(b.wide.seconds * 1e3, 1)
             << " ms (part of the build above), SAH cost " << fixed(sah_cost(b.wide), 2) << "; its leaf triangles " << fixed(wide_leaf_mb, 1) << " MiB; CPU box tests: "
             << (cpu_has_avx2() ? "AVX2" : "portable") << "\n";
+  const double cw_mb = static_cast<double>(b.cw.nodes.size() * sizeof(cw_node)) * mb;
+  const double cw_tri_mb = static_cast<double>(b.cw.triangles.size() * sizeof(cw_triangle)) * mb;
+  std::cout << "compressed wide BVH (cwbvh): " << b.cw.nodes.size() << " nodes (" << fixed(cw_mb, 1) << " MiB), depth "
+            << b.cw.depth << ", encoded in " << fixed(b.cw.seconds * 1e3, 1) << " ms (part of the build above); its triangles "
+            << fixed(cw_tri_mb, 1) << " MiB (vertex and edges)\n";
 }
 
 // One GPU trace of `rays`, validated against the CPU's DFS hits and timed; dfs_mrays is the DFS
@@ -380,6 +402,8 @@ trace_row cpu_row(const bvh_view& v, const embree_scene* embree, const scene& sc
       got = trace_embree(*embree, rays, any);
     else if (traversal == "wide")
       got = trace_wide(v, rays, any);
+    else if (traversal == "cwbvh" || traversal == "cwbvh-thread")  // one code on the CPU: a ray to its end
+      got = trace_cw(v, rays, any);
     else
       got = any ? trace_dfs_any(v, rays) : trace_dfs(v, rays);
   };

@@ -4,6 +4,7 @@
 #include "trace_cuda.hpp"
 
 #include <bvh/bfs.hpp>
+#include <bvh/cwbvh.hpp>
 #include <bvh/wide.hpp>
 #include <frame/device_scene.hpp>
 
@@ -21,12 +22,14 @@ gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::spa
                      const std::string& bfs_loop, bool any) {
   if (!sieve::cuda::available()) throw sieve::error("the cuda backend needs a GPU: " + sieve::cuda::device_description());
   const bool breadth = traversal == "bfs" || traversal == "wide-bfs";
-  if (traversal != "dfs" && traversal != "wide" && !breadth)
-    throw sieve::error("unknown traversal '" + traversal + "'; traversals: dfs, wide, bfs, wide-bfs");
+  const bool cw = traversal == "cwbvh" || traversal == "cwbvh-thread";
+  if (traversal != "dfs" && traversal != "wide" && !cw && !breadth)
+    throw sieve::error("unknown traversal '" + traversal + "'; traversals: dfs, wide, cwbvh, cwbvh-thread, bfs, wide-bfs");
   if (bfs_loop != "graph" && bfs_loop != "host")
     throw sieve::error("unknown BFS loop '" + bfs_loop + "'; loops: graph, host");
   const bool wide = traversal == "wide" || traversal == "wide-bfs";
-  if (wide && b.wide.nodes.empty() && !b.nodes.empty()) throw sieve::error("the wide traversal needs a BVH built with the wide layout");
+  if ((wide || cw) && b.wide.nodes.empty() && !b.nodes.empty())
+    throw sieve::error("the wide traversal needs a BVH built with the wide layout");
   if (any && breadth) throw sieve::error("the BFS traversal finds closest hits only");
   using exec::device_array;
   const device_bvh tree(b, triangles);
@@ -44,6 +47,24 @@ gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::spa
   const device_array<std::uint32_t> cursor(1);
   auto run = [&] {
     if (bfs) return bfs->closest(view, r, h, n, nullptr);
+    if (cw) {  // the compressed 8-wide layout (cwbvh.hpp)
+      const cw_view c = cw_of(view);
+      if (traversal == "cwbvh-thread") {
+        if (any)
+          exec::parallel_for(exec::cuda{}, "trace", n, [=] SIEVE_HD(std::uint32_t i) {
+            h[i] = cw_any_hit(c, r[i]) ? hit{0, 0, 0, 0} : hit{};
+          });
+        else
+          exec::parallel_for(exec::cuda{}, "trace", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = cw_closest_hit(c, r[i]); });
+        return;
+      }
+      const auto count = static_cast<std::uint32_t>(n);
+      const auto ray_at = [=] SIEVE_HD(std::uint32_t i) { return r[i]; };
+      const auto items = [=] SIEVE_HD { return count; };
+      if (any) exec::parallel_walk(exec::cuda{}, "trace", make_cw_walk<true>(c, ray_at, items, h), cursor.get());
+      else exec::parallel_walk(exec::cuda{}, "trace", make_cw_walk<false>(c, ray_at, items, h), cursor.get());
+      return;
+    }
     if (wide) {  // the 8-wide compressed tree, children in octant order, boxes tested one by one
       const wide_view w = view.wide;
       if (any)

@@ -22,7 +22,8 @@ struct gpu_trace {
   bfs_stats profile;           // BFS: one more run, driven by the host, each step timed by events
 };
 
-// traversal: dfs | wide (DFS over the 8-wide tree) | bfs. BFS: `strategy` ("append" or a library
+// traversal: dfs | wide (DFS over the 8-wide tree) | cwbvh (its compressed layout, cwbvh.hpp, by
+// exec::parallel_walk) | cwbvh-thread (the same, one ray a thread) | bfs. BFS: `strategy` ("append" or a library
 // strategy) compacts the frontier; bfs_loop: "graph" (the level loop on the device, no host
 // synchronisation inside a run) or "host" (driven by the host, one synchronisation per step).
 // any: any hit (dfs, wide), reported as prim 0, t 0 when blocked. Throws sieve::error without a

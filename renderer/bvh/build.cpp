@@ -490,7 +490,10 @@ bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& opti
       out.leaf_triangles[i] = {{{t.v0.x, t.v0.y, t.v0.z, 0}, {t.v1.x, t.v1.y, t.v1.z, 0}, {t.v2.x, t.v2.y, t.v2.z, 0}}};
     }
   });
-  if (options.wide) out.wide = collapse_wide(out, options.traversal_cost);
+  if (options.wide) {
+    out.wide = collapse_wide(out, options.traversal_cost);
+    out.cw = encode_cw(out.wide);
+  }
   out.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }

@@ -89,7 +89,46 @@ struct wide_view {
   std::uint32_t node_count = 0;
 };
 
+// The traversal layout of the 8-wide tree on the GPU (cwbvh.hpp traverses it, cwbvh_build.cpp
+// encodes it from wide_bvh): the same 80-byte node, its boxes as wide_node's (slots in octant order),
+// with what a traversal needs to keep the node's hits as two bit masks in registers (Ylitie et al.):
+//   inner slot s: meta[s] == cw_meta_inner, node child_base + (inner slots before s);
+//   leaf slot s: meta[s] = count << 5 | offset: triangles tri_base + offset .. + count - 1, count 1..7,
+//                offset + count <= 32 (a node's leaf triangles are bits 0..31 of one mask);
+//   empty slot: meta[s] == 0.
+inline constexpr std::uint8_t cw_meta_inner = 1;
+inline constexpr std::uint32_t cw_leaf_max = 7, cw_node_triangles = 32;
 
+struct alignas(16) cw_node {
+  float origin[3];
+  std::int8_t exponent[3];
+  std::uint8_t inner_mask;
+  std::uint32_t child_base;
+  std::uint32_t tri_base;
+  std::uint8_t meta[wide_arity];
+  std::uint8_t lo[3][wide_arity], hi[3][wide_arity];
+};
+static_assert(sizeof(cw_node) == 80, "the compressed node is five 16-byte quads");
+
+// A triangle as the first vertex and its two edges (v1 - v0, v2 - v0), three 16-byte loads; v0's w
+// holds the primitive's index (its bits), so a hit reads no index array.
+struct alignas(16) cw_triangle {
+  quad v0, e1, e2;
+};
+
+struct cw_bvh {
+  std::vector<cw_node> nodes;            // nodes[0] is the root (absent for an empty scene)
+  std::vector<cw_triangle> triangles;    // in leaf order
+  std::size_t depth = 0;                 // levels of nodes
+  double seconds = 0;                    // the encoding alone
+};
+
+struct cw_view {
+  const cw_node* nodes = nullptr;
+  const cw_triangle* triangles = nullptr;
+  std::uint32_t node_count = 0;
+  alpha_view alpha{};  // cut-outs (accept_hit); a bvh_view's own: cw_of(bvh_view), cwbvh.hpp
+};
 
 struct bvh_build_options {
   std::uint32_t bins = 16;      // SAH bins per axis
@@ -110,6 +149,7 @@ struct bvh {
   std::vector<pair_node> pairs;       // the DFS layout of the same tree (pairs[0]: the root's children)
   std::vector<leaf_triangle> leaf_triangles;  // leaf_triangles[i] = triangles[prims[i]]
   wide_bvh wide;                      // the same tree, 8-wide (empty when the options said no)
+  cw_bvh cw;                          // the 8-wide tree in the GPU traversal's layout (empty likewise)
   bvh_stats stats;                    // seconds: the whole build, the collapse included
 };
 
@@ -122,6 +162,7 @@ struct bvh_view {
   const pair_node* pairs = nullptr;     // the 64-byte layout (DFS)
   const leaf_triangle* leaf_triangles = nullptr;  // what the traversals intersect; `triangles` is for shading
   wide_view wide{};                     // the 8-wide layout (wide DFS)
+  cw_view cw{};                         // the 8-wide tree's GPU layout (cwbvh.hpp)
   alpha_view alpha{};                   // cut-outs: every traversal asks accept_hit (core/alpha.hpp) before it keeps a hit
 };
 
@@ -140,13 +181,27 @@ wide_bvh collapse_wide(const bvh& b, float traversal_cost = 1.0f);
 double sah_cost(const bvh& b, float traversal_cost = 1.0f);
 double sah_cost(const wide_bvh& w, float traversal_cost = 1.0f);
 
+// Quantises the boxes of the used slots of a wide node against their union `box` (wide_node's
+// encoding: origin, exponent, lo, hi); slots and used hold wide_arity entries. The collapse and the
+// encoder of cw_bvh call it.
+void quantise_slots(const aabb& box, const aabb* slots, const bool* used, wide_node& node);
+
+// The 8-wide tree in the GPU traversal's layout (cwbvh_build.cpp): the slots and boxes of `w` kept,
+// leaves of more than cw_leaf_max triangles, or nodes of more than cw_node_triangles, split into
+// nodes of their own. Throws sieve::error if that would be deeper than the traversal stack.
+cw_bvh encode_cw(const wide_bvh& w);
+
+inline cw_view view_of(const cw_bvh& c) {
+  return {c.nodes.data(), c.triangles.data(), static_cast<std::uint32_t>(c.nodes.size())};
+}
+
 inline wide_view view_of(const wide_bvh& w) {
   return {w.nodes.data(), w.prims.data(), w.triangles.data(), static_cast<std::uint32_t>(w.nodes.size())};
 }
 
 inline bvh_view view_of(const bvh& b, std::span<const triangle> triangles) {
   return {b.nodes.data(),           b.prims.data(), triangles.data(), static_cast<std::uint32_t>(b.nodes.size()),
-          b.pairs.data(),           b.leaf_triangles.data(), view_of(b.wide)};
+          b.pairs.data(),           b.leaf_triangles.data(), view_of(b.wide), view_of(b.cw)};
 }
 
 }  // namespace sieve::render

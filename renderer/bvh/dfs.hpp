@@ -135,13 +135,14 @@ class closest_walk {
   bool live_ = false;
 };
 
-// The closest hits of a batch of rays as a walk for exec::parallel_walk (exec/walk.hpp): item i's
-// ray is ray(i), its hit goes to hits[i]; items() is how many (both callables, SIEVE_HD).
-template <class Ray, class Count>
-struct closest_hits_walk {
-  using state = closest_walk;
-  using scratch = dfs_local_stack;
-  bvh_view bvh;
+// The hits of a batch of rays as a walk for exec::parallel_walk (exec/walk.hpp), for any resumable
+// traversal `Walk` (start(view, ray), live(), step(view, scratch), result()): item i's ray is ray(i),
+// its result goes to hits[i]; items() is how many (both callables, SIEVE_HD).
+template <class Walk, class Scratch, class View, class Ray, class Count>
+struct ray_walk {
+  using state = Walk;
+  using scratch = Scratch;
+  View bvh;
   Ray ray;
   Count items;
   hit* hits;
@@ -154,9 +155,13 @@ struct closest_hits_walk {
   SIEVE_HD bool step(state& s, scratch& stack) const { return s.step(bvh, stack); }
   SIEVE_HD void finish(std::uint32_t i, const state& s) const { hits[i] = s.result(); }
 };
-// Spelled out for clang 14, which deduces no aggregate's template arguments (C++20's P1816).
+
+// The binary DFS's closest hits as such a walk.
 template <class Ray, class Count>
-closest_hits_walk(bvh_view, Ray, Count, hit*) -> closest_hits_walk<Ray, Count>;
+struct closest_hits_walk : ray_walk<closest_walk, dfs_local_stack, bvh_view, Ray, Count> {
+  SIEVE_HD closest_hits_walk(const bvh_view& v, Ray r, Count c, hit* h)
+      : ray_walk<closest_walk, dfs_local_stack, bvh_view, Ray, Count>{v, r, c, h} {}
+};
 
 SIEVE_HD inline hit closest_hit(const bvh_view& b, const ray& r) {
   closest_walk w;

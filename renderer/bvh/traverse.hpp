@@ -1,20 +1,51 @@
 // The depth-first traversal the renderer's stages call (extend, connect, the megakernel).
 // CPU: DFS over the 8-wide tree (wide_cpu.cpp: AVX2 box tests where the processor has them) when
-// the view carries one, else over the binary pair nodes. The two give the same hits bit for bit
-// (the least (t, primitive), the same triangle test: tests/bvh_test.cpp WideBvh.*), so images do not change.
-// GPU: the binary pair nodes. The wide GPU traversal (wide.hpp, `sieve bench trace --backend cuda
-// --traversal wide`) takes over here once the device measurements show it faster and the CUDA
-// driver's device view carries the wide tree.
+// the view carries one, else over the binary pair nodes.
+// GPU: the binary pair nodes (dfs.hpp) or the compressed 8-wide layout (cwbvh.hpp), per ray kind,
+// whichever measured faster (gpu_dfs_trees below), where the view carries the compressed tree.
+// trace_closest and trace_any are the one-ray-a-thread forms (the megakernel, connect); the extend
+// stage (wavefront/extend.hpp) also walks by persistent warps.
+// All of them give the same hits bit for bit (the least (t, primitive), the same triangle test:
+// tests/bvh_test.cpp WideBvh.*, tests/cwbvh_test.cpp), so images do not change with the choice.
 #pragma once
 
+#include "cwbvh.hpp"
 #include "dfs.hpp"
 #include "wide.hpp"
 
 namespace sieve::render {
 
+// How the GPU's depth-first stages trace, per ray kind: camera rays (extend, first vertex), bounce
+// rays (extend, later vertices; the megakernel) and shadow rays (connect, any hit, one ray a
+// thread); over which tree, and (extend) by persistent warps with dynamic ray fetch or one ray a
+// thread. Chosen by measurement: `sieve bench trace scenes/procedural/sphere-room.toml --backend cuda
+// --traversal dfs,wide,cwbvh,cwbvh-thread --rays primary,diffuse,shadow --repeats 10 --spp 6`, 4.7M
+// rays each, H200 (bench/results/h200/cwbvh-sphere-room-4.7m.txt), Mrays/s:
+//             binary DFS (walk; shadow: a thread)  compressed walk  compressed, a thread
+//   primary   3683                                 3759             4087
+//   diffuse   1724                                 2464             1583
+//   shadow    6531                                 5978             6277
+enum class gpu_tree : std::uint8_t { binary, compressed_wide };
+struct gpu_choice {
+  gpu_tree tree;
+  bool dynamic_fetch;  // exec::parallel_walk; else one ray a thread
+};
+struct gpu_trees {
+  gpu_choice camera, bounce;
+  gpu_tree shadow;
+};
+inline constexpr gpu_trees gpu_dfs_trees{{gpu_tree::compressed_wide, false}, {gpu_tree::compressed_wide, true}, gpu_tree::binary};
+
+// Whether the GPU walks the compressed tree for rays of this choice (a view without it: never).
+SIEVE_HD inline bool walks_compressed(const bvh_view& v, gpu_tree choice) {
+  return choice == gpu_tree::compressed_wide && v.cw.node_count != 0;
+}
+
 SIEVE_HD inline hit trace_closest(const bvh_view& v, const ray& r) {
 #if !defined(__CUDA_ARCH__)
   if (v.wide.node_count != 0) return wide_closest_hit_cpu(v.wide, r, wide_path::automatic, v.alpha);
+#else
+  if (walks_compressed(v, gpu_dfs_trees.bounce.tree)) return cw_closest_hit(cw_of(v), r);
 #endif
   return closest_hit(v, r);
 }
@@ -22,6 +53,8 @@ SIEVE_HD inline hit trace_closest(const bvh_view& v, const ray& r) {
 SIEVE_HD inline bool trace_any(const bvh_view& v, const ray& r) {
 #if !defined(__CUDA_ARCH__)
   if (v.wide.node_count != 0) return wide_any_hit_cpu(v.wide, r, wide_path::automatic, v.alpha);
+#else
+  if (walks_compressed(v, gpu_dfs_trees.shadow)) return cw_any_hit(cw_of(v), r);
 #endif
   return any_hit(v, r);
 }

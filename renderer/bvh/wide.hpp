@@ -63,18 +63,23 @@ SIEVE_HD inline std::uint32_t octant_order(std::uint32_t m, std::uint32_t oct) {
   return m;
 }
 
-SIEVE_HD inline wide_node load_wide(const wide_node* p) {
+// A node (or any 16-byte aligned record of whole quads) as 16-byte read-only loads on the GPU.
+template <class T>
+SIEVE_HD SIEVE_FORCE_INLINE T load_quads(const T* p) {
+  static_assert(sizeof(T) % 16 == 0 && alignof(T) >= 16, "a record of whole 16-byte quads");
 #if defined(__CUDA_ARCH__)
-  wide_node n;
+  T n;
   const float4* src = reinterpret_cast<const float4*>(p);
   float4* dst = reinterpret_cast<float4*>(&n);
 #pragma unroll
-  for (int i = 0; i < 5; ++i) dst[i] = __ldg(src + i);
+  for (int i = 0; i < static_cast<int>(sizeof(T) / 16); ++i) dst[i] = __ldg(src + i);
   return n;
 #else
   return *p;
 #endif
 }
+
+SIEVE_HD inline wide_node load_wide(const wide_node* p) { return load_quads(p); }
 
 // The node's leaf triangle counts, one per byte (inner and empty slots 0); the first triangle of
 // leaf slot s is tri_base + leaf_offset(counts, s).

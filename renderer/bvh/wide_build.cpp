@@ -186,7 +186,9 @@ class collapser {
     aabb box;
     for (int i = 0; i < n; ++i) box.grow(kids[i].box);
     wide_node node{};
-    quantise(box, slots, used, node);
+    aabb slot_boxes[wide_arity];
+    for (int s = 0; s < wide_arity; ++s) slot_boxes[s] = slots[s].box;
+    quantise_slots(box, slot_boxes, used, node);
     node.child_base = static_cast<std::uint32_t>(out.nodes.size());
     node.tri_base = static_cast<std::uint32_t>(out.prims.size());
     std::uint32_t inner_slots[wide_arity];
@@ -251,31 +253,6 @@ class collapser {
     }
   }
 
-  // Per axis: a power-of-two step s with the box's extent within 250 steps and no finer than
-  // 2^-20 of its magnitude; the origin two steps below the box, so every child box widens by one
-  // step on each side without leaving 0..255, and rounding in the traversal cannot cut into it.
-  static void quantise(const aabb& box, const vnode* slots, const bool* used, wide_node& node) {
-    for (int k = 0; k < 3; ++k) {
-      const double lo = box.lo[k], hi = box.hi[k];
-      const double magnitude = std::max(std::fabs(lo), std::fabs(hi));
-      const double want = std::max({(hi - lo) / 250.0, magnitude * 0x1p-20, 0x1p-100});
-      int e = 0;
-      std::frexp(want, &e);  // want < 2^e
-      e = std::clamp(e, -100, 127);
-      const double step = std::ldexp(1.0, e);
-      const float origin = static_cast<float>(lo - 2 * step);
-      node.origin[k] = origin;
-      node.exponent[k] = static_cast<std::int8_t>(e);
-      for (int s = 0; s < wide_arity; ++s) {
-        if (!used[s]) continue;
-        const double qlo = std::floor((static_cast<double>(slots[s].box.lo[k]) - origin) / step) - 1;
-        const double qhi = std::ceil((static_cast<double>(slots[s].box.hi[k]) - origin) / step) + 1;
-        node.lo[k][s] = static_cast<std::uint8_t>(std::clamp(qlo, 0.0, 255.0));
-        node.hi[k][s] = static_cast<std::uint8_t>(std::clamp(qhi, 0.0, 255.0));
-      }
-    }
-  }
-
   void wait() { group_.wait(); }
 
  private:
@@ -307,6 +284,31 @@ std::size_t stitch(piece& p, std::uint32_t root_at, wide_bvh& out) {
 }
 
 }  // namespace
+
+// Per axis: a power-of-two step s with the box's extent within 250 steps and no finer than
+// 2^-20 of its magnitude; the origin two steps below the box, so every child box widens by one
+// step on each side without leaving 0..255, and rounding in the traversal cannot cut into it.
+void quantise_slots(const aabb& box, const aabb* slots, const bool* used, wide_node& node) {
+  for (int k = 0; k < 3; ++k) {
+    const double lo = box.lo[k], hi = box.hi[k];
+    const double magnitude = std::max(std::fabs(lo), std::fabs(hi));
+    const double want = std::max({(hi - lo) / 250.0, magnitude * 0x1p-20, 0x1p-100});
+    int e = 0;
+    std::frexp(want, &e);  // want < 2^e
+    e = std::clamp(e, -100, 127);
+    const double step = std::ldexp(1.0, e);
+    const float origin = static_cast<float>(lo - 2 * step);
+    node.origin[k] = origin;
+    node.exponent[k] = static_cast<std::int8_t>(e);
+    for (int s = 0; s < wide_arity; ++s) {
+      if (!used[s]) continue;
+      const double qlo = std::floor((static_cast<double>(slots[s].lo[k]) - origin) / step) - 1;
+      const double qhi = std::ceil((static_cast<double>(slots[s].hi[k]) - origin) / step) + 1;
+      node.lo[k][s] = static_cast<std::uint8_t>(std::clamp(qlo, 0.0, 255.0));
+      node.hi[k][s] = static_cast<std::uint8_t>(std::clamp(qhi, 0.0, 255.0));
+    }
+  }
+}
 
 double sah_cost(const wide_bvh& w, float traversal_cost) {
   if (w.nodes.empty()) return 0;

@@ -60,13 +60,14 @@ SIEVE_HD SIEVE_FORCE_INLINE vec3 fixed_cross(vec3 a, vec3 b) {
 
 // True when the ray hits the triangle at 0 < t <= tmax (both faces). tmax itself counts, so a
 // traversal can break ties between triangles at the same distance by primitive index.
-SIEVE_HD SIEVE_FORCE_INLINE bool hit_triangle(const triangle& tri, const ray& r, float tmax, tri_hit& hit) {
-  const vec3 e1 = tri.v1 - tri.v0, e2 = tri.v2 - tri.v0;
+// hit_triangle_edges: the same test from the first vertex and the two edges (v1 - v0, v2 - v0): a layout that stores the
+// edges (bvh/cwbvh.hpp) skips their subtraction and rounds exactly as hit_triangle does.
+SIEVE_HD SIEVE_FORCE_INLINE bool hit_triangle_edges(vec3 v0, vec3 e1, vec3 e2, const ray& r, float tmax, tri_hit& hit) {
   const vec3 p = fixed_cross(r.direction, e2);
   const float det = fixed_dot(e1, p);
   if (fabsf(det) < 1e-12f) return false;
   const float inv = 1.0f / det;
-  const vec3 s = r.origin - tri.v0;
+  const vec3 s = r.origin - v0;
   const float u = fixed_dot(s, p) * inv;
   if (u < 0.0f || u > 1.0f) return false;
   const vec3 q = fixed_cross(s, e1);
@@ -77,6 +78,10 @@ SIEVE_HD SIEVE_FORCE_INLINE bool hit_triangle(const triangle& tri, const ray& r,
   if (!(t > 1e-6f * magnitude && t <= tmax)) return false;
   hit = {t, u, v};
   return true;
+}
+
+SIEVE_HD SIEVE_FORCE_INLINE bool hit_triangle(const triangle& tri, const ray& r, float tmax, tri_hit& hit) {
+  return hit_triangle_edges(tri.v0, tri.v1 - tri.v0, tri.v2 - tri.v0, r, tmax, hit);
 }
 
 }  // namespace sieve::render

@@ -5,6 +5,8 @@
 #include "cuda.cuh"
 #include "walk.hpp"
 
+#include <type_traits>
+
 namespace sieve::exec {
 
 namespace detail {
@@ -15,8 +17,20 @@ inline constexpr unsigned walk_threads = 256;
 // rays (bench/results/h100-80gb-hbm3/dfs-designs.txt): 4: 1639, 8: 1732, 16: 1762 Mrays/s.
 inline constexpr int walk_refill = 16;
 
+// A walk may set its own refill (static constexpr int refill) and blocks per multiprocessor for
+// ptxas to fit its registers to (min_blocks); else walk_refill and no bound.
+template <class W, class = void>
+struct walk_tuning {
+  static constexpr int refill = walk_refill, min_blocks = 1;
+};
 template <class W>
-__global__ void __launch_bounds__(walk_threads) parallel_walk_kernel(W w, std::uint32_t* cursor) {
+struct walk_tuning<W, std::void_t<decltype(W::refill), decltype(W::min_blocks)>> {
+  static constexpr int refill = W::refill, min_blocks = W::min_blocks;
+};
+
+template <class W>
+__global__ void __launch_bounds__(walk_threads, walk_tuning<W>::min_blocks) parallel_walk_kernel(W w, std::uint32_t* cursor) {
+  constexpr int refill = walk_tuning<W>::refill;
   const std::uint32_t n = w.count();
   const unsigned lane = threadIdx.x % 32, below = (1U << lane) - 1;
   typename W::state s;
@@ -25,7 +39,7 @@ __global__ void __launch_bounds__(walk_threads) parallel_walk_kernel(W w, std::u
   bool busy = false, more = true;  // more: the cursor may still have items (the same in all lanes)
   while (true) {
     const unsigned idle = __ballot_sync(~0U, !busy);
-    if (more && __popc(idle) >= walk_refill) {  // the idle lanes take the next items, one atomic a warp
+    if (more && __popc(idle) >= refill) {  // the idle lanes take the next items, one atomic a warp
       const int leader = __ffs(idle) - 1;
       std::uint32_t first = 0;
       if (static_cast<int>(lane) == leader) first = atomicAdd(cursor, static_cast<unsigned>(__popc(idle)));

@@ -22,6 +22,8 @@ struct device_bvh::arrays {
   device_array<wide_node> wide_nodes;
   device_array<std::uint32_t> wide_prims;
   device_array<leaf_triangle> wide_triangles;
+  device_array<cw_node> cw_nodes;
+  device_array<cw_triangle> cw_triangles;
   device_array<triangle> triangles;
 };
 
@@ -29,13 +31,15 @@ device_bvh::device_bvh(const bvh& b, std::span<const triangle> triangles)
     : arrays_(new arrays{device_array<bvh_node>(b.nodes), device_array<std::uint32_t>(b.prims),
                          device_array<pair_node>(b.pairs), device_array<leaf_triangle>(b.leaf_triangles),
                          device_array<wide_node>(b.wide.nodes), device_array<std::uint32_t>(b.wide.prims),
-                         device_array<leaf_triangle>(b.wide.triangles),
+                         device_array<leaf_triangle>(b.wide.triangles), device_array<cw_node>(b.cw.nodes),
+                         device_array<cw_triangle>(b.cw.triangles),
                          device_array<triangle>(std::vector<triangle>(triangles.begin(), triangles.end()))}) {
   const arrays& a = *arrays_;
   view_ = {a.nodes.get(), a.prims.get(), a.triangles.get(), static_cast<std::uint32_t>(b.nodes.size()),
            a.pairs.get(), a.leaf_triangles.get(),
            wide_view{a.wide_nodes.get(), a.wide_prims.get(), a.wide_triangles.get(),
-                     static_cast<std::uint32_t>(b.wide.nodes.size())}};
+                     static_cast<std::uint32_t>(b.wide.nodes.size())},
+           cw_view{a.cw_nodes.get(), a.cw_triangles.get(), static_cast<std::uint32_t>(b.cw.nodes.size())}};
 }
 
 device_bvh::~device_bvh() = default;

@@ -231,7 +231,7 @@ class wavefront_driver {
       if (queues) b_.time("route", -1, [&] { b_.zero(route_counts_.get(), material_families * sizeof(std::uint64_t)); });
       b_.time("extend", -1, [&] {
         if (settings_.traversal != traversal_kind::bfs)
-          return extend_dfs(e, n, live, view_, paths, scratch, cursor_.get(), queues);
+          return extend_dfs(e, n, live, view_, paths, scratch, cursor_.get(), queues, vertex == 0);
         const ray* rays = paths.rays;
         if (scratch.index) {  // shade writes the shadow rays later: their column is free until then
           gather_rays(e, n, live, scratch.index, paths.rays, shadow_rays_.get());

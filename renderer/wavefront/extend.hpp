@@ -17,9 +17,11 @@ namespace sieve::render {
 // GPU launch can cover the queue's capacity without reading the count back. With `route` (the queues
 // routing, route.hpp), each entry is appended to its family's queue as its hit is found.
 //   CPU: each ray traced to its end (trace_closest: the 8-wide tree, SIMD box tests).
-//   GPU: the pair-node DFS a node a step, by persistent warps that give an idle lane the next ray
-//        (exec::parallel_walk; `cursor`: one word of device memory), 1.5x the one-ray-a-thread
-//        kernel on diffuse rays (bench/results/h100-80gb-hbm3/dfs-designs.txt).
+//   GPU: as gpu_dfs_trees (bvh/traverse.hpp) says for camera rays (`camera`: the first vertex) or
+//        bounce rays: the binary or the compressed wide tree, a node a step by persistent warps that
+//        give an idle lane the next ray (exec::parallel_walk; `cursor`: one word of device memory;
+//        1.5x the one-ray-a-thread kernel on diffuse rays: bench/results/h100-80gb-hbm3/dfs-designs.txt),
+//        or one ray a thread (the compressed tree's best on coherent camera rays).
 template <class Walk>
 struct routed_walk : Walk {
   family_queues route;
@@ -29,20 +31,45 @@ struct routed_walk : Walk {
   }
 };
 
+// One ray a thread: hits[i] = trace(ray), routed when `route` is set.
+template <class Exec, class Trace>
+void extend_each(Exec e, std::uint32_t capacity, const std::uint32_t* live, const path_columns& p, const bounce_columns& b,
+                 const family_queues& route, Trace trace) {
+  exec::parallel_for(e, "extend", capacity, [=] SIEVE_HD(std::uint32_t i) {
+    if (i >= *live) return;
+    b.hits[i] = trace(p.rays[b.path(i)]);
+    if (route) route.append(i, b.hits[i]);
+  });
+}
+
+// By persistent warps (exec::parallel_walk), routed when `route` is set.
+template <class Exec, class Walk>
+void extend_walk(Exec e, std::uint32_t capacity, const Walk& walk, const family_queues& route, std::uint32_t* cursor) {
+  if (route) return exec::parallel_walk(e, "extend", routed_walk<Walk>{walk, route}, cursor, capacity);
+  exec::parallel_walk(e, "extend", walk, cursor, capacity);
+}
+
 template <class Exec>
 void extend_dfs(Exec e, std::uint32_t capacity, const std::uint32_t* live, const scene_view& s, const path_columns& p,
-                const bounce_columns& b, std::uint32_t* cursor, const family_queues& route = {}) {
+                const bounce_columns& b, std::uint32_t* cursor, const family_queues& route = {}, bool camera = false) {
   if constexpr (std::is_same_v<Exec, exec::cpu>) {
-    exec::parallel_for(e, "extend", capacity, [=](std::uint32_t i) {
-      if (i >= *live) return;
-      b.hits[i] = trace_closest(s.bvh, p.rays[b.path(i)]);
-      if (route) route.append(i, b.hits[i]);
-    });
+    (void)camera;
+    extend_each(e, capacity, live, p, b, route, [=](const ray& r) { return trace_closest(s.bvh, r); });
   } else {
-    const closest_hits_walk walk{s.bvh, [=] SIEVE_HD(std::uint32_t i) { return p.rays[b.path(i)]; },
-                                 [=] SIEVE_HD { return *live; }, b.hits};
-    if (route) return exec::parallel_walk(e, "extend", routed_walk<decltype(walk)>{walk, route}, cursor, capacity);
-    exec::parallel_walk(e, "extend", walk, cursor, capacity);
+    const gpu_choice choice = camera ? gpu_dfs_trees.camera : gpu_dfs_trees.bounce;
+    const bool compressed = walks_compressed(s.bvh, choice.tree);
+    const cw_view cw = cw_of(s.bvh);
+    const auto ray_of = [=] SIEVE_HD(std::uint32_t i) { return p.rays[b.path(i)]; };
+    const auto count = [=] SIEVE_HD { return *live; };
+    // Separate kernels: each keeps only its traversal's registers.
+    if (!choice.dynamic_fetch && compressed)
+      extend_each(e, capacity, live, p, b, route, [=] SIEVE_HD(const ray& r) { return cw_closest_hit(cw, r); });
+    else if (!choice.dynamic_fetch)
+      extend_each(e, capacity, live, p, b, route, [=] SIEVE_HD(const ray& r) { return closest_hit(s.bvh, r); });
+    else if (compressed)
+      extend_walk(e, capacity, make_cw_walk<false>(cw, ray_of, count, b.hits), route, cursor);
+    else
+      extend_walk(e, capacity, closest_hits_walk{s.bvh, ray_of, count, b.hits}, route, cursor);
   }
 }
 

@@ -1,0 +1,223 @@
+// The compressed 8-wide BVH's traversal (after Ylitie, Karras and Laine, "Efficient incoherent ray
+// traversal on GPUs through compressed wide BVHs", HPG 2017), one SIEVE_HD copy for the GPU and the
+// CPU (where the tests check it against the binary DFS). The layout (cw_node, cw_triangle: bvh.hpp)
+// is encoded from the 8-wide tree by cwbvh_build.cpp.
+//
+// A step visits one node: its eight child boxes, quantised to 8 bits per bound against the node's
+// origin and power-of-two scale, are tested against the ray (the near and far bound of each axis
+// picked once from the ray's direction signs, each bound one multiply-add), and the hits become two
+// masks kept in registers: the inner children hit, in the ray's octant order (the nearest-looking
+// first), and the node's leaf triangles hit, one bit each. The triangles hit are tested at once; the
+// next node is the first inner child left, and the rest of the mask goes onto the stack as one
+// 8-byte word (base, inner mask, children left), as the binary DFS's (dfs.hpp) entries are one word.
+// The walk is resumable, so exec::parallel_walk runs it by persistent warps that give an idle lane a
+// new ray between steps (dynamic fetch), as the binary DFS runs; closest hit and any hit.
+#pragma once
+
+#include "bvh.hpp"
+#include "dfs.hpp"
+#include "wide.hpp"  // octant_order, inner_child, wide_entry, lowest_bit, load_quads
+
+#include <cstdint>
+#include <cstring>
+
+namespace sieve::render {
+
+// The quantised bound q (0..255) as a float. On the GPU one byte permute builds 2^23 + q and one
+// subtraction leaves q exactly (cheaper than an integer-to-float conversion).
+SIEVE_HD SIEVE_FORCE_INLINE float cw_byte(std::uint32_t word, int byte) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(__byte_perm(word, 0x4B000000U, 0x7440U | static_cast<unsigned>(byte))) - 8388608.0f;
+#else
+  return static_cast<float>((word >> (8 * byte)) & 0xFFU);
+#endif
+}
+
+// a * b + c, fused on the GPU (the renderer's device code is built without contraction); the box
+// bounds carry a margin of a quantisation step, so the rounding of either form is covered.
+SIEVE_HD SIEVE_FORCE_INLINE float cw_fma(float a, float b, float c) {
+#if defined(__CUDA_ARCH__)
+  return __fmaf_rn(a, b, c);
+#else
+  return a * b + c;
+#endif
+}
+
+// Three 16-byte loads straight into the triangle (through load_quads' copy the walk took 68
+// registers instead of 61, and lost 14 % on diffuse rays).
+SIEVE_HD SIEVE_FORCE_INLINE cw_triangle load_triangle(const cw_triangle* p) {
+#if defined(__CUDA_ARCH__)
+  const float4* src = reinterpret_cast<const float4*>(p);
+  const float4 a = __ldg(src), b = __ldg(src + 1), c = __ldg(src + 2);
+  return {{a.x, a.y, a.z, a.w}, {b.x, b.y, b.z, b.w}, {c.x, c.y, c.z, c.w}};
+#else
+  return *p;
+#endif
+}
+
+// The node's hits: inner children in octant order (bit k: slot k ^ oct), leaf triangles (bit i:
+// triangle tri_base + i).
+struct cw_hits {
+  std::uint32_t inner = 0, triangles = 0;
+};
+
+// The ray as every node's box test needs it.
+struct cw_ray {
+  vec3 origin, inv;
+  std::uint32_t oct;  // direction sign bits (bit a: negative along axis a)
+};
+
+SIEVE_HD SIEVE_FORCE_INLINE cw_ray prepare_cw(const ray& r) {
+  return {r.origin, reciprocal(r.direction),
+          (r.direction.x < 0 ? 1U : 0U) | (r.direction.y < 0 ? 2U : 0U) | (r.direction.z < 0 ? 4U : 0U)};
+}
+
+// Slots whose box the ray enters within [0, limit]. Along an axis with a negative direction the
+// upper bound is the near one, so each bound takes one multiply-add and no min/max.
+SIEVE_HD SIEVE_FORCE_INLINE cw_hits cw_intersect(const cw_node& n, const cw_ray& w, float limit) {
+  float scale[3], offset[3];
+  std::uint32_t near[3][2], far[3][2];
+  SIEVE_UNROLL for (int k = 0; k < 3; ++k) {
+    const float o = k == 0 ? w.origin.x : k == 1 ? w.origin.y : w.origin.z;
+    const float inv = k == 0 ? w.inv.x : k == 1 ? w.inv.y : w.inv.z;
+    scale[k] = exp2_of(n.exponent[k]) * inv;
+    offset[k] = (n.origin[k] - o) * inv;
+    std::uint32_t lo[2], hi[2];
+    std::memcpy(lo, n.lo[k], sizeof lo);
+    std::memcpy(hi, n.hi[k], sizeof hi);
+    const bool negative = (w.oct >> k) & 1U;
+    SIEVE_UNROLL for (int h = 0; h < 2; ++h) {
+      near[k][h] = negative ? hi[h] : lo[h];
+      far[k][h] = negative ? lo[h] : hi[h];
+    }
+  }
+  std::uint32_t meta[2];
+  std::memcpy(meta, n.meta, sizeof meta);
+  cw_hits out;
+  SIEVE_UNROLL for (int s = 0; s < wide_arity; ++s) {
+    const std::uint32_t m = (meta[s / 4] >> (8 * (s % 4))) & 0xFFU;
+    if (m == 0) continue;
+    float enter = 0, leave = limit;
+    SIEVE_UNROLL for (int k = 0; k < 3; ++k) {
+      enter = fmaxf(enter, cw_fma(cw_byte(near[k][s / 4], s % 4), scale[k], offset[k]));
+      leave = fminf(leave, cw_fma(cw_byte(far[k][s / 4], s % 4), scale[k], offset[k]));
+    }
+    if (!(enter <= leave)) continue;
+    out.inner |= ((n.inner_mask >> s) & 1U) << (s ^ static_cast<int>(w.oct));
+    out.triangles |= ((1U << (m >> 5)) - 1) << (m & 31U);  // 0 for an inner slot (count 0)
+  }
+  return out;
+}
+
+// The traversal's stack: one 8-byte word (wide_entry: base, inner mask, children left) a level.
+class cw_stack {
+ public:
+  SIEVE_HD void put(int i, std::uint64_t e) { entry_[i] = e; }
+  SIEVE_HD std::uint64_t get(int i) const { return entry_[i]; }
+
+ private:
+  std::uint64_t entry_[dfs_stack_size];
+};
+
+// Closest hit (Any = false: the least (t, primitive) within (0, r.tmax], as closest_hit finds it) or
+// any hit (Any = true: found() says whether anything blocks r), a node a step.
+template <bool Any>
+class cw_walk {
+ public:
+  SIEVE_HD void start(const cw_view& v, const ray& r) {
+    r_ = r;
+    w_ = prepare_cw(r);
+    best_ = hit{};
+    best_.t = r.tmax;
+    top_ = 0;
+    group_ = wide_entry(0, 1, 1U << w_.oct);  // the root: slot 0 of a node whose children start at 0
+    live_ = v.node_count != 0;
+  }
+
+  SIEVE_HD bool live() const { return live_; }
+
+  SIEVE_HD bool step(const cw_view& v, cw_stack& stack) {
+    std::uint32_t left = static_cast<std::uint32_t>(group_ >> 40);
+    const std::uint32_t base = static_cast<std::uint32_t>(group_);
+    const std::uint32_t imask = static_cast<std::uint32_t>(group_ >> 32) & 0xFFU;
+    const int k = lowest_bit(left);
+    left &= left - 1;
+    if (left) stack.put(top_++, wide_entry(base, imask, left));
+    const cw_node n = load_quads(v.nodes + inner_child(base, imask, k ^ static_cast<int>(w_.oct)));
+    const cw_hits h = cw_intersect(n, w_, Any ? r_.tmax : cull_limit(best_.t));
+    group_ = wide_entry(n.child_base, n.inner_mask, h.inner);
+    for (std::uint32_t tris = h.triangles; tris; tris &= tris - 1) {
+      const std::uint32_t i = n.tri_base + static_cast<std::uint32_t>(lowest_bit(tris));
+      const cw_triangle t = load_triangle(v.triangles + i);
+      tri_hit th;
+      if (!hit_triangle_edges({t.v0.x, t.v0.y, t.v0.z}, {t.e1.x, t.e1.y, t.e1.z}, {t.e2.x, t.e2.y, t.e2.z}, r_, best_.t, th))
+        continue;
+      const std::uint32_t prim = float_bits(t.v0.w);
+      if (Any) {
+        if (!accept_hit(v.alpha, r_, prim, th.u, th.v)) continue;  // a cut-out lets the ray through
+        best_ = {th.t, prim, th.u, th.v};
+        return live_ = false;
+      }
+      if (closer(th.t, prim, best_) && accept_hit(v.alpha, r_, prim, th.u, th.v)) best_ = {th.t, prim, th.u, th.v};
+    }
+    if (group_ >> 40) return true;
+    if (top_ == 0) return live_ = false;
+    group_ = stack.get(--top_);
+    return true;
+  }
+
+  // Closest: the hit (t 1e30 when none); any: prim 0 at t 0 when blocked, else no hit.
+  SIEVE_HD hit result() const {
+    if (Any) return best_.found() ? hit{0, 0, 0, 0} : hit{};
+    hit out = best_;
+    if (out.prim == ~0U) out.t = 1e30f;
+    return out;
+  }
+
+ private:
+  ray r_;
+  cw_ray w_;
+  hit best_;
+  std::uint64_t group_ = 0;  // the node group to visit next: wide_entry(base, inner mask, children left)
+  int top_ = 0;
+  bool live_ = false;
+};
+
+// The compressed tree of a view, with the view's cut-outs.
+SIEVE_HD inline cw_view cw_of(const bvh_view& v) {
+  cw_view c = v.cw;
+  c.alpha = v.alpha;
+  return c;
+}
+
+// The whole walk of one ray (a GPU thread's loop, or the CPU's).
+template <bool Any>
+SIEVE_HD inline hit cw_trace(const cw_view& v, const ray& r) {
+  cw_walk<Any> w;
+  cw_stack stack;
+  w.start(v, r);
+  if (w.live())
+    while (w.step(v, stack)) {
+    }
+  return w.result();
+}
+
+SIEVE_HD inline hit cw_closest_hit(const cw_view& v, const ray& r) { return cw_trace<false>(v, r); }
+SIEVE_HD inline bool cw_any_hit(const cw_view& v, const ray& r) { return cw_trace<true>(v, r).found(); }
+
+// The hits of a batch of rays as a walk for exec::parallel_walk (ray_walk, dfs.hpp): item i's ray is
+// ray(i), its hit goes to hits[i] (any hit: prim 0 at t 0 when blocked). Its persistent warps fetch
+// rays once 8 lanes are idle (the binary DFS: 16), and ptxas fits it to 5 blocks of 256 threads per
+// multiprocessor (48 registers): diffuse rays 2356 -> 2465 Mrays/s against refill 16 and 4 blocks
+// (H200, 4.7M rays: bench/results/h200/cwbvh-designs.txt).
+template <bool Any, class Ray, class Count>
+struct cw_hits_walk : ray_walk<cw_walk<Any>, cw_stack, cw_view, Ray, Count> {
+  static constexpr int refill = 8, min_blocks = 5;
+};
+
+template <bool Any, class Ray, class Count>
+cw_hits_walk<Any, Ray, Count> make_cw_walk(const cw_view& v, Ray ray, Count count, hit* hits) {
+  return {{v, ray, count, hits}};
+}
+
+}  // namespace sieve::render

@@ -1,0 +1,87 @@
+// The compressed 8-wide traversal on the GPU (label `gpu`; skipped without a device): by persistent
+// warps with dynamic ray fetch (exec::parallel_walk, as the renderer's extend stage runs it) and one
+// ray a thread, closest and any hit, hit for hit the GPU's binary DFS on a random scene, a hairball
+// and a tree of big leaves (split into nodes by the encoder); the walk's count read from device memory.
+#include <bvh/cwbvh.hpp>
+#include <bvh/dfs.hpp>
+#include <exec/cuda.cuh>
+#include <exec/walk_cuda.cuh>
+#include <frame/device_scene.hpp>
+
+#include "cuda_support.cuh"
+#include "hairball.hpp"
+
+#include <string>
+#include <vector>
+
+namespace sieve::render {
+namespace {
+
+using sieve::test::device_array;
+
+
+void expect_same(const std::vector<hit>& got, const std::vector<hit>& want, std::size_t n, const std::string& what) {
+  for (std::size_t i = 0; i < n; ++i) {
+    ASSERT_EQ(got[i].prim, want[i].prim) << what << " ray " << i;
+    ASSERT_EQ(got[i].t, want[i].t) << what << " ray " << i;
+    ASSERT_EQ(got[i].u, want[i].u) << what << " ray " << i;
+    ASSERT_EQ(got[i].v, want[i].v) << what << " ray " << i;
+  }
+}
+
+void expect_matches_dfs(const scene_data& s, const bvh_build_options& opt, const std::string& name) {
+  SCOPED_TRACE(name);
+  const bvh tree = build_bvh(s.tris, opt);
+  ASSERT_FALSE(tree.cw.nodes.empty());
+  const device_bvh on_device(tree, s.tris);
+  const bvh_view v = on_device.view();
+  const cw_view c = v.cw;
+  const device_array<ray> rays(s.rays);
+  const device_array<hit> hits(s.rays.size());
+  device_array<std::uint32_t> count(1), cursor(1);
+  const std::size_t n = s.rays.size();
+  const ray* r = rays.data;
+  hit* h = hits.data;
+  auto run = [&](auto kernel) {
+    SIEVE_CUDA_CHECK(cudaMemset(h, 0xff, n * sizeof(hit)));
+    kernel();
+    SIEVE_CUDA_CHECK(cudaDeviceSynchronize());
+    return hits.host();
+  };
+  const std::vector<hit> dfs = run([&] { exec::parallel_for(exec::cuda{}, "dfs", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = closest_hit(v, r[i]); }); });
+  const std::vector<hit> dfs_any = run([&] {
+    exec::parallel_for(exec::cuda{}, "dfs", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = any_hit(v, r[i]) ? hit{0, 0, 0, 0} : hit{}; });
+  });
+  std::size_t found = 0;
+  for (const hit& x : dfs) found += x.found();
+  EXPECT_GT(found, n / 10) << "the rays should hit something";
+
+  expect_same(run([&] { exec::parallel_for(exec::cuda{}, "cw", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = cw_closest_hit(c, r[i]); }); }),
+              dfs, n, "one ray a thread");
+  expect_same(run([&] {
+                exec::parallel_for(exec::cuda{}, "cw", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = cw_any_hit(c, r[i]) ? hit{0, 0, 0, 0} : hit{}; });
+              }),
+              dfs_any, n, "any hit, one ray a thread");
+  for (const std::size_t live : {n, std::size_t{0}, std::size_t{33}, n - 17}) {
+    SCOPED_TRACE("live " + std::to_string(live));
+    count.upload({static_cast<std::uint32_t>(live)});
+    const std::vector<hit> closest =
+        run([&] { exec::parallel_walk(exec::cuda{}, "cw", make_cw_walk<false>(c, ray_at{r}, count_at{count.data}, h), cursor.data); });
+    expect_same(closest, dfs, live, "walk");
+    for (std::size_t i = live; i < n; ++i) ASSERT_EQ(closest[i].prim, 0xffffffffU) << "ray " << i << " past the count";
+    const std::vector<hit> any =
+        run([&] { exec::parallel_walk(exec::cuda{}, "cw", make_cw_walk<true>(c, ray_at{r}, count_at{count.data}, h), cursor.data); });
+    expect_same(any, dfs_any, live, "any-hit walk");
+  }
+}
+
+TEST(GpuCwBvh, MatchesTheBinaryDfs) {
+  REQUIRE_DEVICE();
+  expect_matches_dfs(random_scene(3000, 8000, 11), {}, "random scene");
+  const auto [tris, rays] = hairball();
+  expect_matches_dfs({tris, rays}, {}, "hairball");
+  expect_matches_dfs(random_scene(5000, 8000, 3), {8, 16, 1.0f}, "leaves of up to 16 triangles");
+}
+
+}  // namespace
+}  // namespace sieve::render
