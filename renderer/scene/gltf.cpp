@@ -539,6 +539,7 @@ struct prim {
   std::optional<elements> indices;
   std::optional<elements> normals, uvs;
   std::uint64_t triangles;
+  std::optional<elements> tangents;  // TANGENT (VEC4 float: xyz, handedness w)
 };
 
 // What phase 3 remembers across primitives: each accessor's data is scanned once, however many
@@ -548,8 +549,21 @@ struct scan_memo {
   std::vector<std::optional<std::pair<std::size_t, std::uint32_t>>> largest_index;  // (where, value)
 };
 
-// NORMAL and TEXCOORD_0 of a primitive: one per position, finite.
+// NORMAL, TEXCOORD_0 and TANGENT of a primitive: one per position, finite.
 void check_attributes(const tinygltf::Primitive& p, const model_reader& rd, prim& q, scan_memo& memo) {
+  if (const auto it = p.attributes.find("TANGENT"); it != p.attributes.end()) {
+    const std::string w = q.where + ".attributes.TANGENT";
+    q.tangents = rd.view(it->second, w, TINYGLTF_TYPE_VEC4, {TINYGLTF_COMPONENT_TYPE_FLOAT});
+    if (q.tangents->count != q.positions.count) {
+      rd.error(w, std::to_string(q.tangents->count) + " tangents for " + std::to_string(q.positions.count) + " positions");
+    }
+    for (std::size_t v = 0; v < q.tangents->count; ++v) {
+      float t[4];
+      std::memcpy(t, q.tangents->data + v * q.tangents->stride, sizeof t);
+      for (const float x : t)
+        if (!std::isfinite(x)) rd.error(w, "tangent " + std::to_string(v) + " is not finite");
+    }
+  }
   if (const auto it = p.attributes.find("NORMAL"); it != p.attributes.end()) {
     const std::string w = q.where + ".attributes.NORMAL";
     q.normals = rd.view(it->second, w, TINYGLTF_TYPE_VEC3, {TINYGLTF_COMPONENT_TYPE_FLOAT});
@@ -596,7 +610,7 @@ prim check_primitive(const tinygltf::Primitive& p, const std::string& where, con
   const auto pos = p.attributes.find("POSITION");
   if (pos == p.attributes.end()) rd.error(where, "no POSITION attribute");
   prim q{&p, where, rd.view(pos->second, where + ".attributes.POSITION", TINYGLTF_TYPE_VEC3, {TINYGLTF_COMPONENT_TYPE_FLOAT}),
-         std::nullopt, std::nullopt, std::nullopt, 0};
+         std::nullopt, std::nullopt, std::nullopt, 0, std::nullopt};
   if (!memo.scanned[static_cast<std::size_t>(pos->second)]) {
     memo.scanned[static_cast<std::size_t>(pos->second)] = true;
     for (std::size_t v = 0; v < q.positions.count; ++v) {
@@ -792,7 +806,17 @@ void make_triangles(const std::vector<instance>& instances, const std::vector<st
       // Tangents where the material reads a normal map and the primitive has normals and uvs.
       std::vector<vertex_tangent> tangent;
       const bool mapped = mat != gltf_mesh::no_material && out.normal_texture[mat].image >= 0;
-      if (mapped && q.normals && q.uvs) {
+      if (mapped && q.normals && q.tangents) {  // the file's: directions, turned like the vertices
+        const vec3 origin = apply_point(inst.world, vec3{0, 0, 0});
+        tangent.resize(q.positions.count);
+        for (std::size_t v = 0; v < q.positions.count; ++v) {
+          float t[4];
+          std::memcpy(t, q.tangents->data + v * q.tangents->stride, sizeof t);
+          const vec3 d = apply_point(inst.world, vec3{t[0], t[1], t[2]}) - origin;
+          const float l = length(d);
+          tangent[v] = {l > 0 && std::isfinite(l) ? d / l : vec3{0, 0, 0}, (t[3] < 0 ? -1.0f : 1.0f) * (nt.det < 0 ? -1.0f : 1.0f)};
+        }
+      } else if (mapped && q.normals && q.uvs) {
         const std::size_t nv = q.positions.count;
         std::vector<vec3> pw(nv), nw(nv);
         std::vector<tex_coord> tw(nv);
