@@ -219,9 +219,11 @@ void print_header(const render_job& job) {
             << sc.triangles.size() << " triangles, strategy " << s.strategy << ", " << to_string(s.integrator) << ", "
             << to_string(s.traversal) << ", queue " << to_string(s.queue) << ", reorder " << to_string(s.reorder) << "\n"
             << "device: " << report::machine_info(gpu)[gpu ? "gpu" : "cpu"].get<std::string>() << " (" << job.backend() << ")\n"
-            << (s.profile_stages ? "stage times: measured (a clock read or a pair of CUDA events around each stage and "
-                                   "loop; --no-profile for the bare frame time)\n"
-                                 : "stage times: not measured (--no-profile)\n")
+            << (!s.profile_stages ? std::string("stage times: not measured (--no-profile)\n")
+                : gpu ? "stage times: measured (CUDA events around each stage and loop in one wave of every " +
+                            std::to_string(s.profile_every) + ", scaled to all; --no-profile for the bare frame time)\n"
+                      : std::string("stage times: measured (a clock read around each stage and loop; --no-profile for "
+                                    "the bare frame time)\n"))
             << std::flush;
 }
 
@@ -258,6 +260,9 @@ void print_times(const render_settings& settings, const render_stats& st) {
     stages.add({"(bfs frontier compaction, in extend)", report::fixed(st.bfs_compact_ms, 1), pct(st.bfs_compact_ms, total_ms)});
   stages.add({"compaction, all", report::fixed(st.compaction_ms(), 1), pct(st.compaction_ms(), total_ms)});
   stages.print(std::cout);
+  if (st.measured_waves < st.waves)
+    std::cout << "stage and loop times measured on " << st.measured_waves << " of " << st.waves
+              << " waves, scaled to all of them\n";
   std::cout << "\n";
   if (!st.loops.empty()) {  // the parallel_for loops the stages are made of (the library's calls are not loops)
     report::table loops({"loop", "launches", "items", "ms", "share"});

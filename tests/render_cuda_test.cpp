@@ -419,6 +419,11 @@ TEST(GpuRender, LoopClockNamesTheSameLoopsAsTheCpu) {
   const render_result graph = render_cuda(ps, rs);
   EXPECT_EQ(graph.stats.wave_launch, "graph");
   EXPECT_EQ(graph.stats.host_syncs, graph.stats.waves);  // the clock waits for nothing
+  // Waves 1 and 9 of 15 enqueued on the stream with their events, the rest replayed from the bare
+  // graph; the timed waves' figures scaled to all 15 waves.
+  EXPECT_TRUE(graph.stats.sampled_waves);
+  EXPECT_EQ(graph.stats.measured_waves, 2U);
+  EXPECT_EQ(graph.stats.graphs, 1U);
   EXPECT_TRUE(compare(graph, fast).identical);
   EXPECT_EQ(names(graph.stats), names(cpu.stats));
   for (const auto& l : graph.stats.loops) EXPECT_GT(l.ms, 0.0) << l.name;
@@ -426,6 +431,13 @@ TEST(GpuRender, LoopClockNamesTheSameLoopsAsTheCpu) {
   EXPECT_EQ(graph.stats.loop("extend")->launches, waves * vertices);  // every bounce, over the capacity
   EXPECT_EQ(graph.stats.loop("extend")->items, waves * vertices * capacity);
   EXPECT_LE(graph.stats.loop("shade")->ms, graph.stats.stage_ms("shade"));
+  render_settings every = rs;  // every wave timed: one graph, the same counts unscaled
+  every.profile_every = 1;
+  const render_result all = render_cuda(ps, every);
+  EXPECT_TRUE(compare(all, fast).identical);
+  EXPECT_EQ(all.stats.measured_waves, waves);
+  EXPECT_EQ(all.stats.graphs, 1U);
+  EXPECT_EQ(all.stats.loop("extend")->launches, waves * vertices);
 
   rs.wave_graph = false;  // on the stream: over the live counts
   const render_result stream = render_cuda(ps, rs);

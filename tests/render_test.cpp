@@ -8,6 +8,7 @@
 #include <scene/load.hpp>
 #include <run/render.hpp>
 #include <frame/split.hpp>
+#include <frame/waves.hpp>
 
 #include <gtest/gtest.h>
 
@@ -455,6 +456,54 @@ TEST(Wavefront, StageTimesOnlyWhenProfiling) {
   EXPECT_EQ(plain.stats.bounces[0].live, 2U * 32 * 24);
   EXPECT_EQ(plain.stats.shadow_rays, timed.stats.shadow_rays);
   EXPECT_GT(plain.stats.shadow_rays, 0U);
+}
+
+// Sampled stage times (render_settings::profile_every): which waves are timed, how many waves a
+// film has, and the figures of the timed waves scaled to all of them.
+TEST(Wavefront, SampledStageTimesScaleToAllWaves) {
+  render_settings r;
+  r.max_queue = 1000;
+  EXPECT_EQ(waves_in(80 * 60, 3, r), 15U);  // 5 chunks a pass, 3 passes
+  r.max_queue = 1U << 20;
+  EXPECT_EQ(waves_in(512 * 512, 64, r), 16U);  // 4 samples a wave
+  r.first_sample = 60;
+  EXPECT_EQ(waves_in(512 * 512, 64, r), 1U);
+  std::vector<std::uint64_t> timed;
+  for (std::uint64_t i = 0; i < 20; ++i)
+    if (timed_wave(i, 20, 8)) timed.push_back(i);
+  EXPECT_EQ(timed, (std::vector<std::uint64_t>{1, 9, 17}));  // not the first, cold wave
+  EXPECT_TRUE(timed_wave(0, 1, 8));                          // a render of one wave times it
+  EXPECT_FALSE(timed_wave(1, 1, 8));
+  for (std::uint64_t i = 0; i < 5; ++i) EXPECT_TRUE(timed_wave(i, 5, 1));
+
+  render_stats st;
+  st.bounces.resize(2);
+  st.add_stage("compact", 1, 2.0);
+  st.add_stage("shade", -1, 3.0);
+  st.loops.push_back({"shade", 2, 2000, 1.5});
+  st.waves = 16;
+  st.measured_waves = 2;
+  st.scale_measured();
+  EXPECT_DOUBLE_EQ(st.stage_ms("compact"), 16.0);
+  EXPECT_DOUBLE_EQ(st.stage_ms("shade"), 24.0);
+  EXPECT_DOUBLE_EQ(st.bounces[1].compact_ms, 16.0);
+  EXPECT_EQ(st.loops[0].launches, 16U);
+  EXPECT_EQ(st.loops[0].items, 16000U);
+  EXPECT_DOUBLE_EQ(st.loops[0].ms, 12.0);
+  st.measured_waves = 16;  // every wave timed: nothing to scale
+  st.scale_measured();
+  EXPECT_DOUBLE_EQ(st.stage_ms("compact"), 16.0);
+
+  // The CPU times every wave.
+  const scene s = small_cornell("cornell-box.toml", 32, 24, 3, 3);
+  const prepared_scene ps(s);
+  render_settings cpu = render_settings::from(s);
+  cpu.max_queue = 32 * 24;
+  cpu.profile_stages = true;
+  const render_result got = render_cpu(ps, cpu);
+  EXPECT_EQ(got.stats.waves, 3U);
+  EXPECT_EQ(got.stats.measured_waves, 3U);
+  EXPECT_FALSE(got.stats.sampled_waves);
 }
 
 // The loop clock (exec/loop_clock.hpp): an exec tag with a clock times each launch of more than

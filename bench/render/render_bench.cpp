@@ -31,10 +31,49 @@ std::vector<std::string> queue_strategies(sieve::backend b) {
   return out;
 }
 
-struct timed {
-  render_result result;  // of the median run
-  std::vector<double> seconds;
+// One configuration of the bench: its labels, its settings, the checked warm-up's result and the
+// timed renders (without and with stage times), gathered over the rounds.
+struct config {
+  std::string integrator, queue, traversal, reorder, strategy;
+  render_settings settings;
+  bool same = false;  // the warm-up's image equals the first configuration's
+  render_result checked;  // its image kept for the first configuration only
+  std::vector<render_stats> fast, profiled;
 };
+
+// The run of median time (the warm-up when none was timed).
+const render_stats& median_run(std::vector<render_stats>& runs, const render_stats& fallback) {
+  if (runs.empty()) return fallback;
+  std::sort(runs.begin(), runs.end(), [](const render_stats& x, const render_stats& y) { return x.seconds < y.seconds; });
+  return runs[runs.size() / 2];
+}
+
+// The spectrum of compaction, one configuration each: a strategy's pass over the path state, over
+// 4-byte indices, producer-side append (no pass, no strategy), the megakernel (no queue).
+std::vector<config> render_configs(const render_bench_args& a, const scene& sc, const std::vector<std::string>& strategies,
+                                   bool gpu) {
+  std::vector<std::pair<std::string, std::string>> kinds;  // (integrator, queue)
+  for (const auto& integrator : a.integrators)
+    for (const auto& queue : integrator == "megakernel" ? std::vector<std::string>{"-"} : a.queues)
+      kinds.emplace_back(integrator, queue);
+  std::vector<config> configs;
+  for (const auto& [integrator, queue] : kinds)
+  for (const auto& launch : gpu && integrator == "wavefront" ? a.launches : std::vector<std::string>{"graph"})
+  for (const auto& traversal : a.traversals)
+    for (const auto& reorder : a.reorders)
+      for (const auto& strategy :
+           integrator == "megakernel" || queue == "append" ? std::vector<std::string>{"auto"} : strategies) {
+        render_settings rs = render_settings::from(sc);
+        rs.integrator = parse_mode<integrator_kind>(integrator);
+        if (queue != "-") rs.queue = parse_mode<queue_mode>(queue);
+        rs.wave_graph = launch == "graph";
+        rs.strategy = strategy;
+        rs.traversal = parse_mode<traversal_kind>(traversal);
+        rs.reorder = parse_mode<reorder_key>(reorder);
+        configs.push_back({integrator, queue, traversal, reorder, strategy, rs, false, {}, {}, {}});
+      }
+  return configs;
+}
 
 }  // namespace
 
@@ -174,61 +213,48 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
 
   const bool fast = a.profile_stages != "on", profiled = a.profile_stages != "off";
   row_schema<render_bench_row> rows = render_bench_rows();
-  std::vector<vec3> reference;
+  std::vector<config> configs = render_configs(a, sc, strategies, gpu);
+  // Each configuration once, checked against the first one's image (the warm-up).
   int failed = 0;
-  // The spectrum of compaction, one row each: a strategy's pass over the path state, over 4-byte
-  // indices, producer-side append (no pass, no strategy), the megakernel (no queue).
-  std::vector<std::pair<std::string, std::string>> kinds;  // (integrator, queue)
-  for (const auto& integrator : a.integrators)
-    for (const auto& queue : integrator == "megakernel" ? std::vector<std::string>{"-"} : a.queues)
-      kinds.emplace_back(integrator, queue);
-  for (const auto& [integrator, queue] : kinds)
-  for (const auto& launch : gpu && integrator == "wavefront" ? a.launches : std::vector<std::string>{"graph"})
-  for (const auto& traversal : a.traversals)
-    for (const auto& reorder : a.reorders)
-      for (const auto& strategy :
-           integrator == "megakernel" || queue == "append" ? std::vector<std::string>{"auto"} : strategies) {
-        render_settings rs = render_settings::from(sc);
-        rs.integrator = parse_mode<integrator_kind>(integrator);
-        if (queue != "-") rs.queue = parse_mode<queue_mode>(queue);
-        rs.wave_graph = launch == "graph";
-        rs.strategy = strategy;
-        rs.traversal = parse_mode<traversal_kind>(traversal);
-        rs.reorder = parse_mode<reorder_key>(reorder);
-        rs.profile_stages = profiled && !fast;
-        const render_result checked = render(ps, rs);  // the warm-up, also the one checked
-        const auto& img = checked.sum;
-        if (reference.empty()) reference = img;
-        const bool same = img.size() == reference.size() &&
-                          std::memcmp(img.data(), reference.data(), img.size() * sizeof(vec3)) == 0;
-        if (!same) {
-          ++failed;
-          std::cerr << "sieve bench render: " << strategy << " / " << traversal << " / " << reorder
-                    << ": the image differs from the first configuration's\n";
-        }
-        // The median of `repeats` renders with stage times on or off (the warm-up when the image differs).
-        auto median = [&](bool profile) {
-          rs.profile_stages = profile;
-          std::vector<render_result> runs;
-          for (int r = 0; same && r < a.repeats; ++r) runs.push_back(render(ps, rs));
-          if (runs.empty()) return checked;
-          std::sort(runs.begin(), runs.end(),
-                    [](const render_result& x, const render_result& y) { return x.stats.seconds < y.stats.seconds; });
-          return runs[runs.size() / 2];
-        };
-        const render_result m = profiled ? median(true) : median(false);
-        const double seconds_fast = fast && profiled ? median(false).stats.seconds : m.stats.seconds;
-        const bool passless = integrator == "megakernel" || queue == "append";
-        rows.add({integrator, queue, passless ? "-" : strategy_shown(strategy, m.stats.strategies_ran),
-                  passless ? "-" : std::string(sieve::to_string(m.stats.form)), traversal, reorder, m.stats, seconds_fast,
-                  profiled, same});
+  for (config& c : configs) {
+    c.settings.profile_stages = profiled && !fast;
+    c.checked = render(ps, c.settings);
+    const auto& img = c.checked.sum, &reference = configs.front().checked.sum;
+    c.same = img.size() == reference.size() && std::memcmp(img.data(), reference.data(), img.size() * sizeof(vec3)) == 0;
+    if (!c.same) {
+      ++failed;
+      std::cerr << "sieve bench render: " << c.strategy << " / " << c.traversal << " / " << c.reorder
+                << ": the image differs from the first configuration's\n";
+    }
+    if (&c != &configs.front()) c.checked.sum = {};
+  }
+  // The timed renders in rounds, each round every configuration once, so that a drift of the
+  // machine (clocks, another process) falls on every configuration alike, not on the first ones.
+  for (int r = 0; r < a.repeats; ++r)
+    for (config& c : configs) {
+      if (!c.same) continue;
+      for (const bool profile : {false, true}) {
+        if (profile ? !profiled : !fast) continue;
+        c.settings.profile_stages = profile;
+        (profile ? c.profiled : c.fast).push_back(render(ps, c.settings).stats);
       }
+    }
+  for (config& c : configs) {
+    const render_stats& m = median_run(profiled ? c.profiled : c.fast, c.checked.stats);
+    const double seconds_fast = fast && profiled ? median_run(c.fast, c.checked.stats).seconds : m.seconds;
+    const bool passless = c.integrator == "megakernel" || c.queue == "append";
+    rows.add({c.integrator, c.queue, passless ? "-" : strategy_shown(c.strategy, m.strategies_ran),
+              passless ? "-" : std::string(sieve::to_string(m.form)), c.traversal, c.reorder, m,
+              seconds_fast, profiled, c.same});
+  }
   rows.printed().print(std::cout);
   std::cout << "\nMrays/s counts extension and shadow rays (over s_median); compact_ms is the path queue's compaction "
                "(plus the BFS frontier's with bfs); compact_share = compact_ms / s_profiled; medians of "
-            << a.repeats << " renders after one checked warm-up, wall time of the render: s_median without stage times, "
+            << a.repeats << " renders after one checked warm-up, in rounds of every configuration, wall time of the render: s_median without stage times, "
                "s_profiled with them ("
-            << (gpu ? "CUDA events inside the wave's graph" : "CPU clock")
+            << (gpu ? "CUDA events inside one wave's graph in every " + std::to_string(render_settings{}.profile_every) +
+                          ", scaled to all"
+                    : std::string("CPU clock"))
             << "); launch: graph (a wave captured once, replayed), stream (per-bounce syncs: thrust, a profiled bfs) or cpu; "
                "syncs/wave: host synchronisations per wave.\n";
   // The table is also the CSV.

@@ -8,6 +8,7 @@
 #include "../core/memory.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace sieve::render {
 
@@ -53,6 +54,20 @@ double render_stats::other_ms() const {
   double named = 0;
   for (const auto& s : stages) named += s.ms;
   return std::max(0.0, seconds * 1e3 - named);
+}
+
+void render_stats::scale_measured() {
+  if (measured_waves == 0 || measured_waves >= waves) return;
+  const double f = static_cast<double>(waves) / static_cast<double>(measured_waves);
+  const auto scaled = [f](std::uint64_t v) { return static_cast<std::uint64_t>(std::llround(static_cast<double>(v) * f)); };
+  for (auto& s : stages) s.ms *= f;
+  for (auto& b : bounces) b.compact_ms *= f;
+  for (auto& l : loops) {
+    l.ms *= f;
+    l.launches = scaled(l.launches);
+    l.items = scaled(l.items);
+  }
+  bfs_compact_ms *= f;
 }
 
 void render_stats::add_stage(std::string_view name, int bounce, double ms) {

@@ -33,6 +33,12 @@ struct render_settings {
   // Per-stage, per-bounce and per-loop times (CPU clock; on the GPU CUDA events recorded inside the
   // wave's graph). Off (the default): the frame time only, nothing added between the stages.
   bool profile_stages = false;
+  // GPU, waves replayed as CUDA graphs: one wave in every `profile_every` is replayed from a second
+  // graph that holds the events (the second wave, then every profile_every-th: the first is cold);
+  // the others from the bare graph, so measuring costs about 1/profile_every of what timing every
+  // wave would. The times are scaled from the waves measured to all of them
+  // (render_stats::scale_measured). 1: every wave timed. A render of one wave times that wave.
+  std::uint32_t profile_every = 8;
   // GPU: capture each wave once as a CUDA graph (where the strategy and traversal allow); false: the
   // same loop on the stream, reading the live count back each bounce (for comparison).
   bool wave_graph = true;

@@ -35,6 +35,10 @@ struct render_stats {
   double bfs_compact_ms = 0;        // BFS traversal: compacting the frontier (inside `extend`)
   double seconds = 0;               // the render, without scene preparation
   std::uint64_t waves = 0;          // waves rendered (for_each_wave)
+  // Waves whose stages and loops were timed (profile_stages): all of them, or on the GPU's graph path
+  // one in settings.profile_every, whose times scale_measured() then scales to all the waves.
+  std::uint64_t measured_waves = 0;
+  bool sampled_waves = false;       // one wave in profile_every timed (the GPU's graph path)
   // GPU: times the host waited for the device (stream synchronisations, counts read back); the goal
   // is one per wave (progress and Ctrl-C). 0 on the CPU.
   std::uint64_t host_syncs = 0;
@@ -56,6 +60,9 @@ struct render_stats {
   // recorded in strategies_ran.
   sieve::strategy note_strategy(const sieve::strategy& asked, sieve::backend b, bool in_place, const sieve::record& queue,
                                 std::size_t removed);
+  // Stage, bounce-compaction and loop figures measured on measured_waves of the waves, scaled to all
+  // of them (times waves / measured_waves; nothing when none or all were measured).
+  void scale_measured();
   // Queue compaction plus the BFS frontier's.
   double compaction_ms() const { return stage_ms("compact") + bfs_compact_ms; }
   // The render's time outside the named stages (0 when the stages cover it); the stages and it add

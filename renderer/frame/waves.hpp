@@ -65,6 +65,24 @@ void for_each_wave(std::uint32_t pixels, std::uint32_t spp, const render_setting
   }
 }
 
+// How many waves for_each_wave hands out for the film (none cancelled).
+inline std::uint64_t waves_in(std::uint32_t pixels, std::uint32_t spp, const render_settings& settings) {
+  const sample_range range = samples_asked(settings, spp);
+  const std::uint64_t chunk = std::min(pixels, settings.max_queue);
+  const std::uint64_t per_wave = pixels <= settings.max_queue ? settings.max_queue / pixels : 1;
+  if (chunk == 0 || range.count == 0) return 0;
+  return (range.count + per_wave - 1) / per_wave * ((pixels + chunk - 1) / chunk);
+}
+
+// Whether wave `index` (from 0) of `total` has its stages timed when one in `every` is
+// (render_settings::profile_every): the second wave, then every every-th after it; the only wave of
+// a render of one.
+inline bool timed_wave(std::uint64_t index, std::uint64_t total, std::uint32_t every) {
+  if (every <= 1) return true;
+  if (total <= 1) return index == 0;
+  return index % every == 1;
+}
+
 // The most paths one wave of for_each_wave holds: what the queues are sized for.
 inline std::uint32_t wave_capacity(std::uint32_t pixels, std::uint32_t spp, std::uint32_t max_queue) {
   if (pixels > max_queue) return max_queue;

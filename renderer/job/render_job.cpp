@@ -100,7 +100,7 @@ std::string film_fingerprint(const scene& sc) {
 nlohmann::json stats_json(const render_stats& st) {
   nlohmann::json j = {{"extension_rays", st.extension_rays}, {"shadow_rays", st.shadow_rays},
                       {"bfs_compact_ms", st.bfs_compact_ms}, {"seconds", st.seconds},
-                      {"waves", st.waves}, {"host_syncs", st.host_syncs}, {"graphs", st.graphs},
+                      {"waves", st.waves}, {"measured_waves", st.measured_waves}, {"host_syncs", st.host_syncs}, {"graphs", st.graphs},
                       {"wave_launch", st.wave_launch}, {"strategies_ran", st.strategies_ran},
                       {"stages", nlohmann::json::array()}, {"loops", nlohmann::json::array()},
                       {"bounces", nlohmann::json::array()}};
@@ -116,6 +116,7 @@ void add_stats(render_stats& into, const nlohmann::json& j) {
   into.bfs_compact_ms += j["bfs_compact_ms"].get<double>();
   into.seconds += j["seconds"].get<double>();
   into.waves += j["waves"].get<std::uint64_t>();
+  into.measured_waves += j["measured_waves"].get<std::uint64_t>();
   into.host_syncs += j["host_syncs"].get<std::uint64_t>();
   into.graphs += j["graphs"].get<std::uint64_t>();
   // Ranks may launch their waves differently (their own backends): "graph+cpu" names each once.
@@ -232,6 +233,7 @@ nlohmann::json render_report(const render_request& rq, const scene& sc, const re
   j["stages_other_ms"] = ms_or_null(st.other_ms());
   j["loops"] = loops_json(st);
   j["waves"] = st.waves;
+  j["measured_waves"] = measured ? nlohmann::json(st.measured_waves) : nlohmann::json(nullptr);
   j["wave_launch"] = st.wave_launch;
   j["host_syncs"] = st.host_syncs;
   j["host_syncs_per_wave"] = st.waves ? static_cast<double>(st.host_syncs) / static_cast<double>(st.waves) : 0.0;

@@ -115,8 +115,10 @@ class cuda_backend {
     }
   }
 
-  // Profiling: every loop timed by the loop clock (events; in a graph, event record nodes).
-  exec::cuda exec() { return {stream_, settings_.profile_stages ? &loop_clock_ : nullptr}; }
+  // Profiling: every loop timed by the loop clock (events; in a graph, event record nodes) while
+  // timing is on (set_timing: the graph path captures a timed and a bare wave).
+  exec::cuda exec() { return {stream_, timing_ ? &loop_clock_ : nullptr}; }
+  void set_timing(bool on) { timing_ = on && settings_.profile_stages; }
   void zero(void* p, std::size_t bytes) const { SIEVE_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, stream_)); }
   // The synchronous path only: waits for the stream.
   std::uint64_t read(const std::uint64_t* count) {
@@ -183,7 +185,7 @@ class cuda_backend {
 
   template <class F>
   void time(std::string_view name, int bounce, F&& f) {
-    if (!settings_.profile_stages) return f();
+    if (!timing_) return f();
     clock_.time(name, bounce, f);
   }
 
@@ -196,6 +198,7 @@ class cuda_backend {
   exec::loop_clock loops_;  // into stats.loops
   exec::cuda_loop_clock loop_clock_;
   bool graph_ = false;
+  bool timing_ = settings_.profile_stages;
   std::unique_ptr<bfs_tracer_cuda> bfs_;
   device_array<std::byte> ws_, sort_ws_;
 };
@@ -298,6 +301,11 @@ class cuda_run {
       in_graph_ = settings.wave_graph && !host_counts && (!bfs || (bfs_in_graph && !settings.profile_stages));
       stats.wave_launch = in_graph_ ? "graph" : "stream";
       r.backend_.set_graph(in_graph_);
+      // A graph's event nodes cost the wave a few microseconds each: one wave in profile_every is
+      // enqueued on the stream with its events, the others replay a bare graph (settings.hpp).
+      stats.sampled_waves = in_graph_ && settings.profile_stages && settings.profile_every > 1;
+      const film_desc& film = r.film_desc_;
+      total_waves_ = waves_in(film.width * film.height, film.spp, settings);
     }
 
     const std::uint64_t* run(const wave& w) {
@@ -308,8 +316,23 @@ class cuda_run {
         r_.backend_.synchronize();
         return h_counts_.get();
       }
+      render_stats& stats = r_.stats_;
+      if (stats.sampled_waves && timed_wave(index_++, total_waves_, r_.settings_.profile_every)) {
+        // A timed wave: enqueued on the stream with its events (no second graph to instantiate).
+        r_.backend_.set_graph(false);
+        r_.backend_.set_timing(true);
+        const bool done = enqueue(w, false);
+        r_.backend_.synchronize();  // and the events read
+        r_.backend_.set_timing(false);
+        r_.backend_.set_graph(true);
+        if (!done) return nullptr;
+        ++stats.measured_waves;
+        return h_counts_.get();
+      }
       if (!g_.exec) {
-        // The first wave: captured once; every later wave replays it (nothing in it depends on w).
+        // Captured once; later waves replay it (nothing in it depends on w). Sampled stage times:
+        // the bare wave, without events.
+        r_.backend_.set_timing(!stats.sampled_waves);
         SIEVE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal));
         try {
           enqueue(w, false);
@@ -321,11 +344,11 @@ class cuda_run {
         }
         SIEVE_CUDA_CHECK(cudaStreamEndCapture(stream, &g_.graph));
         SIEVE_CUDA_CHECK(cudaGraphInstantiate(&g_.exec, g_.graph, 0));
-        ++r_.stats_.graphs;
+        ++stats.graphs;
       }
       SIEVE_CUDA_CHECK(cudaGraphLaunch(g_.exec, stream));
       r_.backend_.synchronize();
-      r_.backend_.replayed();
+      r_.backend_.replayed();  // the events of a graph timed throughout (profile_every 1), if any
       return h_counts_.get();
     }
 
@@ -345,6 +368,7 @@ class cuda_run {
     std::size_t count_bytes_;
     pinned<std::uint64_t> h_counts_;
     bool in_graph_ = false;
+    std::uint64_t total_waves_ = 0, index_ = 0;
     graph_exec g_;
   };
 

@@ -59,6 +59,8 @@ void run_waves(Run& run, const film_desc& film, const render_settings& settings,
     });
   }
   run.wait();
+  if (settings.profile_stages && !stats.sampled_waves) stats.measured_waves = stats.waves;
+  stats.scale_measured();
   stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
