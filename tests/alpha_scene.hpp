@@ -61,7 +61,7 @@ inline scene cutout_scene(std::uint32_t size, std::uint32_t spp) {
   front.name = "front", back.name = "back", light.name = "light";
   front.alpha = alpha_mode::mask;
   front.opacity_texture = 0;
-  back.albedo = {0.3f, 0.5f, 0.7f};
+  back.albedo = {0.05f, 0.1f, 0.2f};
   back.opacity = 0.5f;
   light.emission = {4, 4, 4};
   s.materials = {front, back, light};
@@ -79,6 +79,7 @@ inline scene cutout_scene(std::uint32_t size, std::uint32_t spp) {
   }
   s.camera.position = {0.2f, 0.3f, -3};
   s.camera.look_at = {0, 0, 1.5f};
+  s.camera.vfov_degrees = 25;  // the quads fill the view
   s.film.width = s.film.height = size;
   s.film.spp = spp;
   s.film.max_bounces = 4;
