@@ -101,6 +101,7 @@ scene_view device_scene::view(std::uint32_t width, std::uint32_t height) const {
   v.env_map.weight = a.env_weight.get();
   v.env_map.conditional_cdf = a.env_conditional.get();
   v.env_map.marginal_cdf = a.env_marginal.get();
+  const bool cutouts = v.bvh.alpha.present();  // the host view's: the device BVH's view carries none
   v.bvh = bvh_.view();
   v.surfaces = a.surfaces.get();
   v.material_of = a.material_of.get();
@@ -108,7 +109,7 @@ scene_view device_scene::view(std::uint32_t width, std::uint32_t height) const {
   v.uvs = sc.uvs.empty() ? nullptr : a.uvs.get();
   v.tangents = sc.tangents.empty() ? nullptr : a.tangents.get();
   v.textures = sc.textures.empty() ? nullptr : a.textures.get();
-  if (v.bvh.alpha.present()) v.bvh.alpha = {v.material_of, a.alpha.get(), v.uvs, v.textures};
+  if (cutouts) v.bvh.alpha = {v.material_of, a.alpha.get(), v.uvs, v.textures};
   v.lights.triangles = a.light_triangles.get();
   v.lights.cdf = a.light_cdf.get();
   return v;
