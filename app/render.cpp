@@ -217,7 +217,8 @@ void print_header(const render_job& job) {
   const bool gpu = job.backend() == "cuda";
   std::cout << sc.name << ": " << sc.film.width << " x " << sc.film.height << ", " << sc.film.spp << " spp, "
             << sc.triangles.size() << " triangles, strategy " << s.strategy << ", " << to_string(s.integrator) << ", "
-            << to_string(s.traversal) << ", queue " << to_string(s.queue) << ", reorder " << to_string(s.reorder) << "\n"
+            << to_string(s.traversal) << ", queue " << to_string(s.queue) << ", reorder " << to_string(s.reorder)
+            << ", routing " << to_string(s.routing) << "\n"
             << "device: " << report::machine_info(gpu)[gpu ? "gpu" : "cpu"].get<std::string>() << " (" << job.backend() << ")\n"
             << (!s.profile_stages ? std::string("stage times: not measured (--no-profile)\n")
                 : gpu ? "stage times: measured (CUDA events around each stage and loop in one wave of every " +
@@ -316,6 +317,7 @@ render::render_request render_args::request() const {
   rq.queue = parse_mode<queue_mode>(queue);
   if (!reorder.empty()) rq.reorder = parse_mode<reorder_key>(reorder);
   if (!sort.empty()) rq.sort = parse_mode<sort_kind>(sort);
+  if (!routing.empty()) rq.routing = parse_mode<routing_kind>(routing);
   rq.spp = spp;
   rq.width = width;
   rq.height = height;
@@ -338,6 +340,10 @@ void add_render_options(CLI::App& cmd, render_args& a) {
       ->check(CLI::IsMember(mode_name_list<queue_mode>()));
   cmd.add_option("--reorder", a.reorder, "ray reordering: none, morton, octant, termination (default: the scene's)");
   cmd.add_option("--sort", a.sort, "GPU radix sort for --reorder: onesweep or cub (default: the scene's)");
+  cmd.add_option("--routing", a.routing,
+                 "how shade reaches the material families: branch (one kernel), multisplit, queues (appended by "
+                 "extend), sort (by material) or megakernel (default: the scene's, else branch)")
+      ->check(CLI::IsMember(mode_name_list<routing_kind>()));
   cmd.add_option("--spp", a.spp, "samples per pixel")->check(CLI::Range(1U, 1U << 20))->default_str("the scene's film.spp");
   cmd.add_option("--out", a.png,
                  "image, its format from the extension: .png (8-bit sRGB) or .exr (32-bit float, linear); "

@@ -934,9 +934,9 @@ def plot_render(ds, rows, keys, out):
     plt.close(fig)
 
 
-STAGE_ORDER = ["generate", "extend", "shade", "connect", "compact", "reorder", "accumulate", "megakernel"]
+STAGE_ORDER = ["generate", "extend", "route", "shade", "connect", "compact", "reorder", "accumulate", "megakernel"]
 STAGE_COLORS = {"generate": "#9ecae1", "extend": "#3182bd", "shade": "#31a354", "connect": "#a1d99b",
-                "compact": "tab:red", "reorder": "#fdae6b", "accumulate": "#bdbdbd", "megakernel": "#756bb1"}
+                "compact": "tab:red", "route": "#e6550d", "reorder": "#fdae6b", "accumulate": "#bdbdbd", "megakernel": "#756bb1"}
 
 
 def plot_frame_split(ds, rows, keys, out):
@@ -987,7 +987,7 @@ def render_section(folder):
     for ds in sets:
         rows = ds.rows
         film = ds.doc.get("film", {})
-        keys = varying(rows, ["strategy", "queue", "traversal", "reorder", "wave_launch", "integrator"]) or ["strategy"]
+        keys = varying(rows, ["strategy", "queue", "routing", "traversal", "reorder", "wave_launch", "integrator"]) or ["strategy"]
         text += (f"### {render_title(ds)}: {film.get('width')} x {film.get('height')}, {film.get('spp')} spp, "
                  f"{film.get('max_bounces')} bounces, {ds.doc.get('triangles', 0):,} triangles\n\n"
                  f"*Per configuration: the median frame's time, rays per second, and its compaction. "

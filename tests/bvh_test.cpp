@@ -361,6 +361,66 @@ TEST(WideBvh, OctantOrderPermutesSlots) {
   }
 }
 
+// The subtrees at a and b, node for node (children numbers differ from build to build: subtrees
+// built in parallel reserve their nodes in whatever order they run).
+void expect_same_tree(const bvh& x, std::uint32_t a, const bvh& y, std::uint32_t b) {
+  const bvh_node &n = x.nodes[a], &m = y.nodes[b];
+  ASSERT_EQ(n.leaf(), m.leaf()) << "node " << a;
+  ASSERT_TRUE(n.bounds.lo.x == m.bounds.lo.x && n.bounds.lo.y == m.bounds.lo.y && n.bounds.lo.z == m.bounds.lo.z &&
+              n.bounds.hi.x == m.bounds.hi.x && n.bounds.hi.y == m.bounds.hi.y && n.bounds.hi.z == m.bounds.hi.z)
+      << "node " << a;
+  if (n.leaf()) {
+    ASSERT_EQ(n.first, m.first);
+    ASSERT_EQ(n.count, m.count);
+    return;
+  }
+  expect_same_tree(x, n.first, y, m.first);
+  expect_same_tree(x, n.first + 1, y, m.first + 1);
+}
+
+// Over 64K triangles the top levels bin a sample: the tree still answers as brute force does, and
+// the AVX2 kernels build exactly the tree the portable ones do.
+TEST(Bvh, SampledTopLevelsAndSimdKernels) {
+  const auto tris = soup(70000, 11, 1.0f);
+  bvh_build_options portable;
+  portable.simd = false;
+  const bvh a = build_bvh(tris), b = build_bvh(tris, portable);
+  EXPECT_EQ(a.prims, b.prims);
+  expect_same_tree(a, 0, b, 0);
+  const bvh_view v = view_of(a, tris);
+  int hits = 0;
+  for (const ray& r : rays(tris, 300, 5)) {
+    const hit want = brute_force(tris, r);
+    ASSERT_NO_FATAL_FAILURE(expect_hit_matches(tris, r, closest_hit(v, r), want));
+    ASSERT_NO_FATAL_FAILURE(expect_hit_matches(tris, r, wide_closest_hit_cpu(v.wide, r), want));
+    hits += want.found();
+  }
+  EXPECT_GT(hits, 0);
+}
+
+// The collapse of least SAH cost: never above the binary tree's cost but for the quantised boxes'
+// margin (a binary tree is itself a collapse, of two slots a node); eight small triangles far apart
+// become one wide node of eight one-triangle leaves.
+TEST(WideBvh, CollapseCostIsAtMostTheBinaryTrees) {
+  for (const float size : {0.01f, 1.0f}) {
+    const auto tris = soup(20000, 5, size);
+    const bvh b = build_bvh(tris);
+    EXPECT_GT(sah_cost(b.wide), 1.0);
+    EXPECT_LE(sah_cost(b.wide), sah_cost(b) * 1.05) << "size " << size;
+  }
+  std::vector<triangle> eight;
+  for (int i = 0; i < 8; ++i) {
+    const vec3 c{static_cast<float>(i & 1) * 100, static_cast<float>(i >> 1 & 1) * 100, static_cast<float>(i >> 2) * 100};
+    eight.push_back({c, c + vec3{0.1f, 0, 0}, c + vec3{0, 0.1f, 0}});
+  }
+  bvh_build_options one;
+  one.max_leaf = 1;
+  const bvh b = build_bvh(eight, one);
+  ASSERT_EQ(b.wide.nodes.size(), 1U);
+  for (int s = 0; s < wide_arity; ++s) EXPECT_EQ(b.wide.nodes[0].meta[s], 1) << "slot " << s;
+  EXPECT_LT(sah_cost(b.wide), sah_cost(b));
+}
+
 TEST(WideBvh, Avx2PathIsRefusedWithoutAvx2) {
   if (cpu_has_avx2()) GTEST_SKIP() << "this processor has AVX2";
   const auto tris = soup(10, 1, 1.0f);

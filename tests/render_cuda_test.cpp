@@ -11,6 +11,7 @@
 #include <gtest/gtest.h>
 
 #include "environment_scenes.hpp"
+#include "materials_scene.hpp"
 #include "microfacet_scenes.hpp"
 #include "hairball.hpp"
 #include "textured_quad.hpp"
@@ -585,6 +586,48 @@ TEST(GpuRender, MegakernelMatchesTheWavefront) {
     EXPECT_TRUE(c.identical);
     EXPECT_EQ(mega.stats.extension_rays, wavefront.stats.extension_rays);
     EXPECT_EQ(mega.stats.shadow_rays, wavefront.stats.shadow_rays);
+  }
+}
+
+// Shading by material family on the GPU (wavefront/route.hpp): on the heavy-material scene every
+// routing gives the branching kernel's bits, inside the wave's graph and on the stream, for every
+// queue and both traversals, and the megakernel's too; with stage times the family kernels and the
+// route stage are in the tables.
+TEST(GpuRender, EveryRoutingIsIdentical) {
+  SKIP_WITHOUT_GPU();
+  const scene s = load_scene(std::string(SIEVE_SCENES_DIR) + "/materials/materials.toml",
+                             test_scenes::small_materials(96, 54, 4));
+  const prepared_scene ps(s);
+  render_settings base = render_settings::from(s);
+  base.max_queue = 96 * 54 * 3;  // waves of three samples, then one
+  const render_result want = render_cuda(ps, base);
+  EXPECT_GT(want.stats.shadow_rays, 0U);
+  for (const auto queue : {queue_mode::pass, queue_mode::index, queue_mode::append})
+    for (const auto traversal : {traversal_kind::dfs, traversal_kind::bfs})
+      for (const bool graph : {true, false})
+        for (const auto routing : {routing_kind::multisplit, routing_kind::queues, routing_kind::sort,
+                                   routing_kind::megakernel}) {
+          render_settings r = base;
+          r.queue = queue;
+          r.traversal = traversal;
+          r.wave_graph = graph;
+          r.routing = routing;
+          SCOPED_TRACE(std::string(to_string(routing)) + ", " + std::string(to_string(queue)) + ", " +
+                       std::string(to_string(traversal)) + (graph ? ", graph" : ", stream"));
+          const render_result got = render_cuda(ps, r);
+          EXPECT_TRUE(compare(got, want).identical);
+          EXPECT_EQ(got.stats.shadow_rays, want.stats.shadow_rays);
+        }
+  for (const auto routing : {routing_kind::multisplit, routing_kind::queues, routing_kind::sort}) {
+    render_settings r = base;
+    r.routing = routing;
+    r.profile_stages = true;
+    const render_result got = render_cuda(ps, r);
+    EXPECT_TRUE(compare(got, want).identical) << to_string(routing);
+    EXPECT_GT(got.stats.stage_ms("route"), 0.0) << to_string(routing);
+    for (const char* name : {"shade.miss", "shade.diffuse", "shade.conductor", "shade.dielectric", "shade.pbr"})
+      EXPECT_NE(got.stats.loop(name), nullptr) << to_string(routing) << " " << name;
+    EXPECT_EQ(got.stats.loop("shade"), nullptr);
   }
 }
 

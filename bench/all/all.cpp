@@ -270,6 +270,22 @@ std::vector<step> plan(const context& c) {
     steps.push_back(render_bench_step(c, "render-sphere-room", "renderer, sphere room (~1M triangles): every strategy",
                                       c.expect(1, 10, 600, 3, 20, 60), room));
 
+    // Shading by material family: every routing on the heavy-material scene.
+    render_bench_args mats = box;
+    mats.scene = c.scene("materials/materials.toml");
+    mats.set = c.by_mode(std::vector<std::string>{"film.width=32", "film.height=18", "film.spp=1"},
+                         gpu ? std::vector<std::string>{"film.spp=16"}
+                             : std::vector<std::string>{"film.width=160", "film.height=90", "film.spp=2"},
+                         gpu ? std::vector<std::string>{"film.spp=64"}
+                             : std::vector<std::string>{"film.width=320", "film.height=180", "film.spp=4"});
+    mats.integrators = {"wavefront"};
+    mats.strategies = {"auto"};
+    mats.queues = {"pass", "append"};
+    mats.routings = {"branch", "multisplit", "queues", "sort", "megakernel"};
+    steps.push_back(render_bench_step(c, "render-materials-routing",
+                                      "renderer, heavy-material scene: shading routed by material family",
+                                      c.expect(1, 10, 120, 3, 10, 30), mats));
+
     if (c.m == mode::full) {
       render_bench_args bfs = box;
       bfs.set = {gpu ? "film.spp=16" : "film.spp=4"};

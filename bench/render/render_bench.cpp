@@ -12,6 +12,7 @@
 #include <sieve/compaction/backend.hpp>
 
 #include <algorithm>
+#include <tuple>
 #include <cstring>
 #include <iostream>
 
@@ -34,7 +35,7 @@ std::vector<std::string> queue_strategies(sieve::backend b) {
 // One configuration of the bench: its labels, its settings, the checked warm-up's result and the
 // timed renders (without and with stage times), gathered over the rounds.
 struct config {
-  std::string integrator, queue, traversal, reorder, strategy;
+  std::string integrator, queue, routing, traversal, reorder, strategy;
   render_settings settings;
   bool same = false;  // the warm-up's image equals the first configuration's
   render_result checked;  // its image kept for the first configuration only
@@ -49,15 +50,24 @@ const render_stats& median_run(std::vector<render_stats>& runs, const render_sta
 }
 
 // The spectrum of compaction, one configuration each: a strategy's pass over the path state, over
-// 4-byte indices, producer-side append (no pass, no strategy), the megakernel (no queue).
+// 4-byte indices, producer-side append (no pass, no strategy), the megakernel (no queue); each
+// routing per queue (the routing `megakernel` is the megakernel's row, once).
 std::vector<config> render_configs(const render_bench_args& a, const scene& sc, const std::vector<std::string>& strategies,
                                    bool gpu) {
-  std::vector<std::pair<std::string, std::string>> kinds;  // (integrator, queue)
+  std::vector<std::tuple<std::string, std::string, std::string>> kinds;  // (integrator, queue, routing)
+  const auto add_kind = [&](std::string integrator, std::string queue, std::string routing) {
+    const auto k = std::tuple{std::move(integrator), std::move(queue), std::move(routing)};
+    if (std::find(kinds.begin(), kinds.end(), k) == kinds.end()) kinds.push_back(k);
+  };
   for (const auto& integrator : a.integrators)
     for (const auto& queue : integrator == "megakernel" ? std::vector<std::string>{"-"} : a.queues)
-      kinds.emplace_back(integrator, queue);
+      for (const auto& routing : integrator == "megakernel" ? std::vector<std::string>{"-"} : a.routings)
+        if (routing == "megakernel")
+          add_kind("megakernel", "-", "-");
+        else
+          add_kind(integrator, queue, routing);
   std::vector<config> configs;
-  for (const auto& [integrator, queue] : kinds)
+  for (const auto& [integrator, queue, routing] : kinds)
   for (const auto& launch : gpu && integrator == "wavefront" ? a.launches : std::vector<std::string>{"graph"})
   for (const auto& traversal : a.traversals)
     for (const auto& reorder : a.reorders)
@@ -66,11 +76,12 @@ std::vector<config> render_configs(const render_bench_args& a, const scene& sc, 
         render_settings rs = render_settings::from(sc);
         rs.integrator = parse_mode<integrator_kind>(integrator);
         if (queue != "-") rs.queue = parse_mode<queue_mode>(queue);
+        if (routing != "-") rs.routing = parse_mode<routing_kind>(routing);
         rs.wave_graph = launch == "graph";
         rs.strategy = strategy;
         rs.traversal = parse_mode<traversal_kind>(traversal);
         rs.reorder = parse_mode<reorder_key>(reorder);
-        configs.push_back({integrator, queue, traversal, reorder, strategy, rs, false, {}, {}, {}});
+        configs.push_back({integrator, queue, routing, traversal, reorder, strategy, rs, false, {}, {}, {}});
       }
   return configs;
 }
@@ -95,6 +106,7 @@ row_schema<render_bench_row> render_bench_rows() {
   return row_schema<row>(std::vector<col>{
       {"integrator", "integrator", "integrator", [](const row& r) { return text_cell(r.integrator); }},
       {"queue", "queue", "queue", [](const row& r) { return text_cell(r.queue); }},
+      {"routing", "routing", "routing", [](const row& r) { return text_cell(r.routing); }},
       {"strategy", "strategy", "strategy", [](const row& r) { return text_cell(r.strategy); }},
       {"", "", "strategies_ran", [=](const row& r) { return json_only(r.stats.strategies_ran); }},
       {"form", "form", "form", [](const row& r) { return text_cell(r.form); }},
@@ -121,6 +133,13 @@ row_schema<render_bench_row> render_bench_rows() {
       {"compact_ms", "compact_ms", "compaction_ms",
        [=](const row& r) { return profiled(r, fixed(r.stats.compaction_ms(), 1), r.stats.compaction_ms()); }},
       {"", "", "bfs_frontier_compaction_ms", [=](const row& r) { return json_only(r.stats.bfs_compact_ms); }},
+      {"route_ms", "route_ms", "route_ms",
+       [=](const row& r) { return profiled(r, fixed(r.stats.stage_ms("route"), 1), r.stats.stage_ms("route")); }},
+      {"queue_share", "queue_share", "queue_share",
+       [=](const row& r) {
+         const double share = (r.stats.compaction_ms() + r.stats.stage_ms("route")) / (r.stats.seconds * 1e3);
+         return profiled(r, fixed(100 * share, 2) + " %", share);
+       }},
       {"compact_share", "compact_share", "compaction_share",
        [=](const row& r) {
          const double share = r.stats.compaction_ms() / (r.stats.seconds * 1e3);
@@ -175,6 +194,11 @@ const option_schema<render_bench_args>& render_bench_options() {
     o.option(&A::traversals, "--traversal", "dfs, bfs (comma-separated)",
              [](CLI::Option* x) { x->check(CLI::IsMember(mode_name_list<traversal_kind>())); });
     o.option(&A::reorders, "--reorder", "none, morton, octant, termination (comma-separated)");
+    o.option(&A::routings, "--routing",
+             "how shade reaches the material families: branch (one kernel), multisplit (the queue's entries split "
+             "by family, a kernel each), queues (per-family queues appended by extend), sort (radix sort by "
+             "material), megakernel (its row); comma-separated",
+             [](CLI::Option* x) { x->check(CLI::IsMember(mode_name_list<routing_kind>())); });
     o.option(&A::repeats, "--repeats", "timed renders per configuration (median reported)",
              [](CLI::Option* x) { x->check(CLI::Range(1, 100)); });
     o.option(&A::profile_stages, "--profile-stages",
@@ -223,7 +247,8 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
     c.same = img.size() == reference.size() && std::memcmp(img.data(), reference.data(), img.size() * sizeof(vec3)) == 0;
     if (!c.same) {
       ++failed;
-      std::cerr << "sieve bench render: " << c.strategy << " / " << c.traversal << " / " << c.reorder
+      std::cerr << "sieve bench render: " << c.integrator << " / " << c.queue << " / " << c.routing << " / "
+                << c.strategy << " / " << c.traversal << " / " << c.reorder
                 << ": the image differs from the first configuration's\n";
     }
     if (&c != &configs.front()) c.checked.sum = {};
@@ -244,12 +269,13 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
     const double seconds_fast = fast && profiled ? median_run(c.fast, c.checked.stats).seconds : m.seconds;
     const bool passless = c.integrator == "megakernel" || c.queue == "append";
     rows.add({c.integrator, c.queue, passless ? "-" : strategy_shown(c.strategy, m.strategies_ran),
-              passless ? "-" : std::string(sieve::to_string(m.form)), c.traversal, c.reorder, m,
+              passless ? "-" : std::string(sieve::to_string(m.form)), c.routing, c.traversal, c.reorder, m,
               seconds_fast, profiled, c.same});
   }
   rows.printed().print(std::cout);
   std::cout << "\nMrays/s counts extension and shadow rays (over s_median); compact_ms is the path queue's compaction "
-               "(plus the BFS frontier's with bfs); compact_share = compact_ms / s_profiled; medians of "
+               "(plus the BFS frontier's with bfs); compact_share = compact_ms / s_profiled; route_ms: routing paths to "
+               "the material families' kernels; queue_share = (compact_ms + route_ms) / s_profiled; medians of "
             << a.repeats << " renders after one checked warm-up, in rounds of every configuration, wall time of the render: s_median without stage times, "
                "s_profiled with them ("
             << (gpu ? "CUDA events inside one wave's graph in every " + std::to_string(render_settings{}.profile_every) +

@@ -22,6 +22,8 @@ struct render_bench_args : scene_suite_args {
   std::vector<std::string> queues = {"pass"};  // pass, index, append (render_settings::queue)
   std::vector<std::string> launches = {"graph"};  // GPU: graph, stream (render_settings::wave_graph)
   std::vector<std::string> reorders = {"none"};
+  // How shade reaches the material families (render_settings::routing); megakernel: the megakernel's row.
+  std::vector<std::string> routings = {"branch"};
   int repeats = 3;
   std::uint32_t width = 0, height = 0, spp = 0;  // 0: the scene's (one of width, height: the aspect kept)
   // Stage times (render_settings::profile_stages): both = the timed renders without them (the frame
@@ -36,6 +38,7 @@ int run_render_bench(const render_bench_args& args, const std::string& command_l
 // One configuration as the results show it.
 struct render_bench_row {
   std::string integrator, queue, strategy, form;  // strategy and form "-" where no pass compacts
+  std::string routing;                            // "-" for the megakernel
   std::string traversal, reorder;
   render::render_stats stats;       // of the median render (with stage times when profiled)
   double seconds_unprofiled = 0;    // the median render without stage times

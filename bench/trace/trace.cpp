@@ -17,6 +17,8 @@
 
 #include <sieve/compaction/backend.hpp>
 
+#include <oneapi/tbb/global_control.h>
+
 #include <algorithm>
 #include <optional>
 #include <array>
@@ -273,6 +275,8 @@ const option_schema<trace_args>& trace_options() {
              [](CLI::Option* x) { x->check(CLI::Range(1U, 256U)); });
     o.option(&A::repeats, "--repeats", "timed runs per configuration (median reported)",
              [](CLI::Option* x) { x->check(CLI::Range(1, 1000)); });
+    o.option(&A::threads, "--threads", "CPU threads (oneTBB) for the build and the CPU traces; 0: all (1: the per-core rates)",
+             [](CLI::Option* x) { x->check(CLI::Range(0U, 4096U)); });
     o.outputs();
     return o;
   }();
@@ -292,14 +296,16 @@ void print_bvh_summary(const scene& sc, const bvh& b, double build_s, double bui
   std::cout << "scene " << sc.name << ": " << sc.triangles.size() << " triangles; BVH " << b.nodes.size()
             << " nodes, depth " << b.stats.max_depth << ", built in " << fixed(build_s * 1e3, 1) << " ms ("
             << fixed(static_cast<double>(sc.triangles.size()) / build_s / 1e6, 2) << " Mtris/s; "
-            << fixed(static_cast<double>(sc.triangles.size()) / build_cpu_s / 1e6, 2) << " Mtris per CPU-second); memory: binary nodes "
+            << fixed(static_cast<double>(sc.triangles.size()) / build_cpu_s / 1e6, 2) << " Mtris per CPU-second, "
+            << tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism) << " threads); SAH cost "
+            << fixed(sah_cost(b), 2) << "; memory: binary nodes "
             << fixed(node_mb, 1) << " MiB (BFS), pair nodes " << fixed(pair_mb, 1) << " MiB (DFS), leaf triangles "
             << fixed(leaf_mb, 1) << " MiB\n";
   const double wide_mb = static_cast<double>(b.wide.nodes.size() * sizeof(wide_node)) * mb;
   const double wide_leaf_mb = static_cast<double>(b.wide.triangles.size() * sizeof(leaf_triangle) + b.wide.prims.size() * 4) * mb;
   std::cout << "wide BVH: " << b.wide.nodes.size() << " nodes of " << sizeof(wide_node) << " bytes (" << fixed(wide_mb, 1)
             << " MiB), depth " << b.wide.depth << ", collapsed in " << fixed(b.wide.seconds * 1e3, 1)
-            << " ms (part of the build above); its leaf triangles " << fixed(wide_leaf_mb, 1) << " MiB; CPU box tests: "
+            << " ms (part of the build above), SAH cost " << fixed(sah_cost(b.wide), 2) << "; its leaf triangles " << fixed(wide_leaf_mb, 1) << " MiB; CPU box tests: "
             << (cpu_has_avx2() ? "AVX2" : "portable") << "\n";
 }
 
@@ -435,6 +441,8 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
     if (gpu && s != bfs_append) marks_form_for(s, sieve::backend::cuda, "BFS traversal (cuda)");
     if (!gpu) bfs_tracer probe(s);
   }
+  std::optional<tbb::global_control> thread_limit;
+  if (a.threads) thread_limit.emplace(tbb::global_control::max_allowed_parallelism, a.threads);
   const scene sc = load_scene(a.scene, a.set);
   for (const auto& f : sc.files) outputs.add_input(f);
   // The rays and their hits (primary and secondary rays, a set of hits per traversal, the BFS
@@ -516,7 +524,10 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
                     {"wide_nodes", b.wide.nodes.size()},
                     {"wide_bytes", b.wide.nodes.size() * sizeof(wide_node)},
                     {"wide_depth", b.wide.depth},
-                    {"collapse_ms", b.wide.seconds * 1e3}}},
+                    {"collapse_ms", b.wide.seconds * 1e3},
+                    {"sah_cost", sah_cost(b)},
+                    {"wide_sah_cost", sah_cost(b.wide)},
+                    {"threads", tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)}}},
            {"backend", backend},
            {"device", device},
            {"machine", machine},

@@ -26,6 +26,7 @@ struct trace_args : scene_suite_args {
   unsigned width = 1024, height = 768;
   unsigned spp = 1;  // primary rays per pixel
   int repeats = 5;
+  unsigned threads = 0;  // CPU threads (oneTBB) for the build and the CPU traces; 0: all
 };
 
 // The options, declared once (bench/options.hpp): the parser and the command that repeats an args.

@@ -1,9 +1,21 @@
-// Binned SAH BVH build on oneTBB. Each node bins its primitives' centroids into `bins` slots per
-// axis, sweeps the bins for the split of least surface-area cost, and partitions its primitive
-// references (box, centroid, index) in place; the children's bounds come from the bins; nodes with many
-// primitives bin in parallel (tbb::parallel_reduce) and build their children in parallel
-// (tbb::parallel_invoke). Children of a node are adjacent (first, first + 1), reserved from an
-// atomic counter, so the flat node array needs no relinking.
+// Binned SAH BVH build on oneTBB.
+//
+// Primitive references are 32-byte records (the box with its lower corner negated, so one 8-lane
+// max grows both corners of a bin or a bound; the triangle's index in the spare lane), partitioned
+// in place. Each node bins its references' centroids into `bins` slots per axis, sweeps the bins
+// for the split of least surface-area cost and partitions its range on that split, measuring both
+// sides' bounds and centroid bounds on the way (the children's, exact). The binning and the
+// partition are the builder's two hot loops: each is one kernel (kernels below), compiled for AVX2
+// (chosen at run time when the processor has it) and for any processor (portable); both round alike,
+// so both build the same tree.
+//
+// Nodes of many primitives (the top levels) bin an evenly strided sample of their references, not
+// all of them: the split they choose is that of the sample, the bounds still exact (the partition
+// measures them), and the top levels cost a partition each instead of a binning and a partition.
+// Small nodes bin into fewer slots (no more than they have primitives, at least four), so the sweep
+// does not outweigh their binning. Children of a node are adjacent (first, first + 1), reserved
+// from an atomic counter; nodes of many primitives build their children in parallel
+// (tbb::parallel_invoke).
 #include "bvh.hpp"
 
 #include <sieve/compaction/error.hpp>
@@ -11,102 +23,327 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_invoke.h>
-#include <tbb/parallel_reduce.h>
 
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdlib>
 #include <cstring>
-#include <numeric>
+#include <new>
+#include <memory>
 #include <string>
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+#define SIEVE_BUILD_AVX2 1
+#endif
 
 namespace sieve::render {
 namespace {
 
 constexpr std::uint32_t max_bins = 32;
-constexpr std::uint32_t parallel_above = 1 << 12;  // primitives: parallel binning and recursion
+constexpr std::uint32_t parallel_above = 1 << 12;  // primitives: the children build in parallel
+constexpr std::uint32_t sample_above = 1 << 16;    // primitives: the node bins a sample of them
+constexpr std::uint32_t sample_size = 1 << 14;     // at least this many references in a sample
 constexpr int max_depth = dfs_depth_limit();
+constexpr float empty_lane = -1e30f;  // an empty box: -lo and hi both -1e30
 
-// A primitive as the builder moves it: its box, centroid and index together, partitioned in place
-// (nodes read their primitives contiguously, not through an index array into scattered boxes).
-struct prim_ref {
-  aabb box;
-  vec3 centroid;
-  std::uint32_t index;
+// A primitive reference: lanes 0..2 are -lo, lane 3 the triangle's index (its bits), 4..6 hi.
+struct alignas(32) prim_ref {
+  float lane[8];
+  std::uint32_t index() const {
+    std::uint32_t i;
+    std::memcpy(&i, &lane[3], sizeof i);
+    return i;
+  }
+  float centroid2(int axis) const { return lane[4 + axis] - lane[axis]; }  // twice the centroid
 };
 
+// A box in the references' form (-lo, hi), grown by lane-wise max.
+struct alignas(32) box8 {
+  float lane[8] = {empty_lane, empty_lane, empty_lane, empty_lane, empty_lane, empty_lane, empty_lane, empty_lane};
+  void grow(const float* o) {
+    for (int k = 0; k < 8; ++k) lane[k] = std::max(lane[k], o[k]);
+  }
+  float extent(int axis) const { return lane[4 + axis] + lane[axis]; }
+  float half_area() const {
+    const float x = extent(0), y = extent(1), z = extent(2);
+    return x < 0 ? 0 : x * y + y * z + z * x;
+  }
+  aabb box() const { return {{-lane[0], -lane[1], -lane[2]}, {lane[4], lane[5], lane[6]}}; }
+};
+
+// A range's bounds and the bounds of its centroids (doubled), both as box8.
 struct range_bounds {
-  aabb bounds, centroids;
+  box8 bounds, centroids;
   void add(const range_bounds& o) {
-    bounds.grow(o.bounds);
-    centroids.grow(o.centroids);
-  }
-  void add(const prim_ref& r) {
-    bounds.grow(r.box);
-    centroids.grow(r.centroid);
+    bounds.grow(o.bounds.lane);
+    centroids.grow(o.centroids.lane);
   }
 };
 
-// Per axis and bin: the count and the bounds of the primitives binned there. Only the first n of the
-// max_bins slots are cleared and used: most nodes are small, and clearing and copying all 96 boxes
-// took more of the build than binning their primitives.
+// Per axis and bin: the bounds (as box8 lanes) and the count of the references binned there. No
+// initialisers: only the first n slots of each axis are cleared and used.
 struct bins {
-  struct slot {  // no member initialisers: reset() clears what is used
-    vec3 lo, hi;
-    std::uint32_t count;
+  struct alignas(32) lanes {
+    float lane[8];
   };
-  slot at[3][max_bins];
-
-  explicit bins(std::uint32_t n) {
-    for (auto& axis : at)
-      for (std::uint32_t k = 0; k < n; ++k) axis[k] = {{1e30f, 1e30f, 1e30f}, {-1e30f, -1e30f, -1e30f}, 0};
-  }
-  void add(int axis, std::uint32_t k, const aabb& box) {
-    slot& s = at[axis][k];
-    s.lo = min(s.lo, box.lo);
-    s.hi = max(s.hi, box.hi);
-    ++s.count;
-  }
-  void add(const bins& o, std::uint32_t n) {
-    for (int axis = 0; axis < 3; ++axis)
-      for (std::uint32_t k = 0; k < n; ++k) {
-        slot& s = at[axis][k];
-        s.lo = min(s.lo, o.at[axis][k].lo);
-        s.hi = max(s.hi, o.at[axis][k].hi);
-        s.count += o.at[axis][k].count;
-      }
-  }
-  aabb box(int axis, std::uint32_t k) const { return {at[axis][k].lo, at[axis][k].hi}; }
-  std::uint32_t count(int axis, std::uint32_t k) const { return at[axis][k].count; }
+  lanes box[3][max_bins];
+  std::uint32_t count[3][max_bins];
 };
+
+// A centroid's bin on each axis of a node's centroid bounds (a multiply, not a divide, per
+// reference and axis); flat axes map everything to bin 0.
+struct alignas(16) binner {
+  float lo2[4], scale[4];
+  std::int32_t last;
+};
+
+binner binner_of(const box8& c2, std::uint32_t n) {
+  binner b{};
+  for (int a = 0; a < 3; ++a) {
+    b.lo2[a] = -c2.lane[a];
+    const float e = c2.extent(a);
+    b.scale[a] = e > 0 ? static_cast<float>(n) / e * 0.99999f : 0.0f;
+  }
+  b.last = static_cast<std::int32_t>(n) - 1;
+  return b;
+}
+
+// The kernels, written once over an operations type: the portable one (scalar lanes) and AVX2.
+// Operations read and write 8-lane boxes in memory (32-byte aligned), never pass a vector by value:
+// the kernels are compiled for any processor and inlined into the AVX2 entry points, and a 256-bit
+// vector crossing a call between the two would change the ABI.
+struct portable_ops {
+  static void set_empty(float* acc) {
+    for (int k = 0; k < 8; ++k) acc[k] = empty_lane;
+  }
+  static void copy(float* to, const float* from) { std::memcpy(to, from, 8 * sizeof(float)); }
+  static void grow(float* acc, const float* x) {  // acc = max(acc, x), lane by lane
+    for (int k = 0; k < 8; ++k) acc[k] = std::max(acc[k], x[k]);
+  }
+  // The three bins of the reference r (lanes 0..2 of out).
+  static void bin_of(const float* r, const binner& b, std::int32_t* out) {
+    for (int a = 0; a < 3; ++a) {
+      const float t = (r[4 + a] - r[a] - b.lo2[a]) * b.scale[a];
+      out[a] = std::clamp(static_cast<std::int32_t>(t), 0, b.last);
+    }
+  }
+  // acc grown by r's doubled centroid as a box8 (-c2, c2).
+  static void grow_centroid(float* acc, const float* r) {
+    for (int a = 0; a < 3; ++a) {
+      const float c2 = r[4 + a] - r[a];
+      acc[a] = std::max(acc[a], -c2), acc[4 + a] = std::max(acc[4 + a], c2);
+    }
+  }
+  // Half the surface area of a box8 (negative extents, an empty box's, count as 0).
+  static float half_area(const float* b) {
+    float e[3];
+    for (int a = 0; a < 3; ++a) e[a] = std::max(b[4 + a] + b[a], 0.0f);
+    return e[0] * e[1] + e[1] * e[2] + e[2] * e[0];
+  }
+};
+
+#if SIEVE_BUILD_AVX2
+#define SIEVE_AVX2 __attribute__((target("avx2"))) inline
+struct avx2_ops {
+  SIEVE_AVX2 static void set_empty(float* acc) { _mm256_store_ps(acc, _mm256_set1_ps(empty_lane)); }
+  SIEVE_AVX2 static void copy(float* to, const float* from) { _mm256_store_ps(to, _mm256_load_ps(from)); }
+  SIEVE_AVX2 static void grow(float* acc, const float* x) {
+    _mm256_store_ps(acc, _mm256_max_ps(_mm256_load_ps(acc), _mm256_load_ps(x)));
+  }
+  SIEVE_AVX2 static void bin_of(const float* r, const binner& b, std::int32_t* out) {
+    const __m128 c2 = _mm_sub_ps(_mm_load_ps(r + 4), _mm_load_ps(r));
+    const __m128 t = _mm_mul_ps(_mm_sub_ps(c2, _mm_load_ps(b.lo2)), _mm_load_ps(b.scale));
+    const __m128i k = _mm_min_epi32(_mm_max_epi32(_mm_cvttps_epi32(t), _mm_setzero_si128()), _mm_set1_epi32(b.last));
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(out), k);
+  }
+  SIEVE_AVX2 static void grow_centroid(float* acc, const float* r) {
+    const __m128 c2 = _mm_sub_ps(_mm_load_ps(r + 4), _mm_load_ps(r));
+    const __m128 keep = _mm_castsi128_ps(_mm_set_epi32(0, -1, -1, -1));
+    const __m128 empty = _mm_andnot_ps(keep, _mm_set1_ps(empty_lane));
+    const __m128 hi = _mm_or_ps(_mm_and_ps(c2, keep), empty);
+    const __m128 lo = _mm_or_ps(_mm_and_ps(_mm_sub_ps(_mm_setzero_ps(), c2), keep), empty);
+    _mm256_store_ps(acc, _mm256_max_ps(_mm256_load_ps(acc), _mm256_set_m128(hi, lo)));
+  }
+  SIEVE_AVX2 static float half_area(const float* b) {
+    const __m128 e = _mm_max_ps(_mm_add_ps(_mm_load_ps(b + 4), _mm_load_ps(b)), _mm_setzero_ps());
+    const __m128 p = _mm_mul_ps(e, _mm_shuffle_ps(e, e, _MM_SHUFFLE(3, 0, 2, 1)));  // xy, yz, zx
+    return _mm_cvtss_f32(_mm_add_ss(_mm_add_ss(p, _mm_shuffle_ps(p, p, 1)), _mm_movehl_ps(p, p)));
+  }
+};
+#endif
+
+// A split: the bins below `bin` on `axis` go left; cost: the sum over both sides of area x count
+// (axis -1: no split leaves both sides non-empty).
+struct split {
+  int axis = -1;
+  std::int32_t bin = 0;
+  float cost = 1e30f;
+};
+
+// Bins the references begin, begin + stride, ... (< end) into n bins per axis and sweeps them for
+// the split of least cost.
+template <class Ops>
+SIEVE_FORCE_INLINE split bin_kernel(const prim_ref* refs, std::uint32_t begin, std::uint32_t end, std::uint32_t stride,
+                                    const binner& bn, std::uint32_t n) {
+  // Two sets of bins, for alternate references, when there are many: consecutive references often
+  // fall in the same bin, and one set makes each update wait for the previous one's store.
+  const bool two = (end - begin) / stride >= 64;
+  bins b, b2;
+  for (int a = 0; a < 3; ++a)
+    for (std::uint32_t k = 0; k < n; ++k) {
+      Ops::set_empty(b.box[a][k].lane), b.count[a][k] = 0;
+      if (two) Ops::set_empty(b2.box[a][k].lane), b2.count[a][k] = 0;
+    }
+  alignas(16) std::int32_t k[4];
+  auto add = [&](bins& to, std::uint32_t i) {
+    const float* r = refs[i].lane;
+    Ops::bin_of(r, bn, k);
+    Ops::grow(to.box[0][k[0]].lane, r);
+    Ops::grow(to.box[1][k[1]].lane, r);
+    Ops::grow(to.box[2][k[2]].lane, r);
+    ++to.count[0][k[0]], ++to.count[1][k[1]], ++to.count[2][k[2]];
+  };
+  std::uint32_t i = begin;
+  if (two) {
+    for (; i + stride < end; i += 2 * stride) add(b, i), add(b2, i + stride);
+    if (i < end) add(b, i);
+    for (int a = 0; a < 3; ++a)
+      for (std::uint32_t j = 0; j < n; ++j) {
+        Ops::grow(b.box[a][j].lane, b2.box[a][j].lane);
+        b.count[a][j] += b2.count[a][j];
+      }
+  } else {
+    for (; i < end; i += stride) add(b, i);
+  }
+  split best;
+  alignas(32) float acc[8];
+  for (int axis = 0; axis < 3; ++axis) {
+    if (bn.scale[axis] <= 0) continue;
+    float right_cost[max_bins];
+    Ops::set_empty(acc);
+    std::uint32_t right = 0;
+    for (std::uint32_t j = n - 1; j > 0; --j) {
+      Ops::grow(acc, b.box[axis][j].lane);
+      right += b.count[axis][j];
+      right_cost[j] = Ops::half_area(acc) * static_cast<float>(right);
+    }
+    const std::uint32_t total = right + b.count[axis][0];
+    Ops::set_empty(acc);
+    std::uint32_t left = 0;
+    for (std::uint32_t j = 0; j + 1 < n; ++j) {
+      Ops::grow(acc, b.box[axis][j].lane);
+      left += b.count[axis][j];
+      const float cost = Ops::half_area(acc) * static_cast<float>(left) + right_cost[j + 1];
+      if (left > 0 && left < total && cost < best.cost) best = {axis, static_cast<std::int32_t>(j + 1), cost};
+    }
+  }
+  return best;
+}
+
+// Puts the references of [begin, end) whose bin on `axis` is below `split` first and returns where
+// the others begin; measures both sides' bounds and centroid bounds on the way.
+template <class Ops>
+SIEVE_FORCE_INLINE std::uint32_t partition_kernel(prim_ref* refs, std::uint32_t begin, std::uint32_t end, int axis,
+                                                  std::int32_t split, const binner& bn, range_bounds& left,
+                                                  range_bounds& right) {
+  alignas(16) std::int32_t k[4];
+  alignas(32) float held[8];
+  std::uint32_t i = begin, j = end;
+  while (i < j) {
+    const float* r = refs[i].lane;
+    Ops::bin_of(r, bn, k);
+    if (k[axis] < split) {
+      Ops::grow(left.bounds.lane, r), Ops::grow_centroid(left.centroids.lane, r);
+      ++i;
+    } else {
+      Ops::grow(right.bounds.lane, r), Ops::grow_centroid(right.centroids.lane, r);
+      --j;
+      Ops::copy(held, r);
+      Ops::copy(refs[i].lane, refs[j].lane);
+      Ops::copy(refs[j].lane, held);
+    }
+  }
+  return i;
+}
+
+template <class Ops>
+SIEVE_FORCE_INLINE void measure_kernel(const prim_ref* refs, std::uint32_t begin, std::uint32_t end, range_bounds& out) {
+  for (std::uint32_t i = begin; i < end; ++i) Ops::grow(out.bounds.lane, refs[i].lane), Ops::grow_centroid(out.centroids.lane, refs[i].lane);
+}
+
+struct kernels {
+  split (*bin)(const prim_ref*, std::uint32_t, std::uint32_t, std::uint32_t, const binner&, std::uint32_t);
+  std::uint32_t (*partition)(prim_ref*, std::uint32_t, std::uint32_t, int, std::int32_t, const binner&, range_bounds&,
+                             range_bounds&);
+  void (*measure)(const prim_ref*, std::uint32_t, std::uint32_t, range_bounds&);
+};
+
+template <class Ops>
+kernels kernels_of() {
+  return {bin_kernel<Ops>, partition_kernel<Ops>, measure_kernel<Ops>};
+}
+
+#if SIEVE_BUILD_AVX2
+__attribute__((target("avx2"))) split bin_avx2(const prim_ref* r, std::uint32_t b, std::uint32_t e, std::uint32_t s,
+                                               const binner& bn, std::uint32_t n) {
+  return bin_kernel<avx2_ops>(r, b, e, s, bn, n);
+}
+__attribute__((target("avx2"))) std::uint32_t partition_avx2(prim_ref* r, std::uint32_t b, std::uint32_t e, int axis,
+                                                             std::int32_t split, const binner& bn, range_bounds& l,
+                                                             range_bounds& rr) {
+  return partition_kernel<avx2_ops>(r, b, e, axis, split, bn, l, rr);
+}
+__attribute__((target("avx2"))) void measure_avx2(const prim_ref* r, std::uint32_t b, std::uint32_t e, range_bounds& out) {
+  measure_kernel<avx2_ops>(r, b, e, out);
+}
+#endif
+
+kernels pick_kernels() {
+#if SIEVE_BUILD_AVX2
+  if (__builtin_cpu_supports("avx2")) return {bin_avx2, partition_avx2, measure_avx2};
+#endif
+  return kernels_of<portable_ops>();
+}
 
 class builder {
  public:
   builder(std::span<const triangle> tris, const bvh_build_options& opt, bvh& out)
-      : opt_(opt), out_(out), refs_(tris.size()) {
+      : opt_(opt), out_(out), k_(opt.simd ? pick_kernels() : kernels_of<portable_ops>()), refs_(new prim_ref[std::max<std::size_t>(tris.size(), 1)]),
+        count_(static_cast<std::uint32_t>(tris.size())) {
+    prim_ref* refs = refs_.get();
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tris.size(), 1 << 14), [&](const auto& r) {
       for (std::size_t i = r.begin(); i != r.end(); ++i) {
-        aabb b;
-        b.grow(tris[i].v0);
-        b.grow(tris[i].v1);
-        b.grow(tris[i].v2);
-        refs_[i] = {b, b.center(), static_cast<std::uint32_t>(i)};
+        const triangle& t = tris[i];
+        const vec3 lo = min(min(t.v0, t.v1), t.v2), hi = max(max(t.v0, t.v1), t.v2);
+        prim_ref& p = refs[i];
+        p.lane[0] = -lo.x, p.lane[1] = -lo.y, p.lane[2] = -lo.z;
+        const auto index = static_cast<std::uint32_t>(i);
+        std::memcpy(&p.lane[3], &index, sizeof index);
+        p.lane[4] = hi.x, p.lane[5] = hi.y, p.lane[6] = hi.z, p.lane[7] = empty_lane;
       }
     });
-    out_.nodes.resize(std::max<std::size_t>(2 * tris.size(), 1));
+    // Room for the most nodes a tree can have (2n - 1), left untouched (uninitialised, so the pages
+    // never written are never faulted in); the nodes built are copied out at the end.
+    nodes_.reset(static_cast<bvh_node*>(std::malloc(std::max<std::size_t>(2 * tris.size(), 1) * sizeof(bvh_node))));
+    if (!nodes_) throw std::bad_alloc();
   }
 
   void run() {
-    out_.prims.resize(refs_.size());
-    if (refs_.empty()) {
+    out_.prims.resize(count_);
+    if (count_ == 0) {
       out_.nodes.clear();
       return;
     }
-    build(0, 0, static_cast<std::uint32_t>(refs_.size()), 1, measure(0, static_cast<std::uint32_t>(refs_.size())));
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, refs_.size(), 1 << 14), [&](const auto& r) {
-      for (std::size_t i = r.begin(); i != r.end(); ++i) out_.prims[i] = refs_[i].index;
+    range_bounds all;
+    k_.measure(refs_.get(), 0, count_, all);
+    build(0, 0, count_, 1, all);
+    const prim_ref* refs = refs_.get();
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count_, 1 << 14), [&](const auto& r) {
+      for (std::size_t i = r.begin(); i != r.end(); ++i) out_.prims[i] = refs[i].index();
     });
-    out_.nodes.resize(next_.load());
+    out_.nodes.assign(nodes_.get(), nodes_.get() + next_.load());
     out_.stats.nodes = out_.nodes.size();
     out_.stats.leaves = leaves_.load();
     out_.stats.max_depth = depth_.load();
@@ -114,147 +351,50 @@ class builder {
   }
 
  private:
-  range_bounds measure(std::uint32_t begin, std::uint32_t end) const {
-    auto body = [&](std::uint32_t b, std::uint32_t e, range_bounds acc) {
-      for (std::uint32_t i = b; i < e; ++i) acc.add(refs_[i]);
-      return acc;
-    };
-    if (end - begin < parallel_above) return body(begin, end, {});
-    return tbb::parallel_reduce(
-        tbb::blocked_range<std::uint32_t>(begin, end, parallel_above / 4), range_bounds{},
-        [&](const auto& r, range_bounds acc) { return body(r.begin(), r.end(), acc); },
-        [](range_bounds a, const range_bounds& b) {
-          a.add(b);
-          return a;
-        });
-  }
-
-  // A node's binning: a centroid's bin on each axis of its centroid bounds (a multiply, not a
-  // divide, per primitive and axis: the builder's innermost operation).
-  struct binner {
-    vec3 lo, scale;
-    std::uint32_t last;
-    std::uint32_t operator()(vec3 c, int axis) const {
-      return std::min(static_cast<std::uint32_t>((c[axis] - lo[axis]) * scale[axis]), last);
-    }
-  };
-  binner binner_of(const aabb& cb) const {
-    const float n = static_cast<float>(opt_.bins);
-    const vec3 e = cb.extent();
-    auto scale = [&](float extent) { return extent > 0 ? n / extent : 0.0f; };
-    return {cb.lo, {scale(e.x), scale(e.y), scale(e.z)}, opt_.bins - 1};
-  }
-
-  bins bin(std::uint32_t begin, std::uint32_t end, const aabb& cb) const {
-    const binner bin_of = binner_of(cb);
-    auto fill = [&](std::uint32_t b, std::uint32_t e, bins& acc) {
-      for (std::uint32_t i = b; i < e; ++i) {
-        const prim_ref& r = refs_[i];
-        for (int axis = 0; axis < 3; ++axis)
-          if (cb.hi[axis] > cb.lo[axis]) acc.add(axis, bin_of(r.centroid, axis), r.box);
-      }
-    };
-    if (end - begin < parallel_above) {
-      bins acc(opt_.bins);
-      fill(begin, end, acc);
-      return acc;
-    }
-    return tbb::parallel_reduce(
-        tbb::blocked_range<std::uint32_t>(begin, end, parallel_above / 4), bins(opt_.bins),
-        [&](const auto& r, bins acc) {
-          fill(r.begin(), r.end(), acc);
-          return acc;
-        },
-        [&](bins a, const bins& b) {
-          a.add(b, opt_.bins);
-          return a;
-        });
-  }
-
-  // Puts the references of [begin, end) that go left first and returns where the right ones begin;
-  // both sides' bounds are measured on the way (the children need them).
-  template <class GoesLeft>
-  std::uint32_t partition(std::uint32_t begin, std::uint32_t end, GoesLeft goes_left, range_bounds& left, range_bounds& right) {
-    std::uint32_t i = begin, j = end;
-    while (true) {
-      while (i < j && goes_left(refs_[i])) left.add(refs_[i++]);
-      while (i < j && !goes_left(refs_[j - 1])) right.add(refs_[--j]);
-      if (i == j) return i;
-      std::swap(refs_[i], refs_[j - 1]);
-      left.add(refs_[i++]);
-      right.add(refs_[--j]);
-    }
-  }
-
-  void make_leaf(std::uint32_t node, std::uint32_t begin, std::uint32_t end) {
-    out_.nodes[node].first = begin;
-    out_.nodes[node].count = end - begin;
+  void make_leaf(std::uint32_t node, std::uint32_t begin, std::uint32_t end, int depth) {
+    nodes_[node].first = begin;
+    nodes_[node].count = end - begin;
     ++leaves_;
     std::size_t seen = largest_leaf_.load();
     while (end - begin > seen && !largest_leaf_.compare_exchange_weak(seen, end - begin)) {
     }
-  }
-
-  // rb: the bounds of the node's primitives and of their centroids (from the parent's bins).
-  void build(std::uint32_t node, std::uint32_t begin, std::uint32_t end, int depth, const range_bounds& rb) {
     std::size_t deepest = depth_.load();
     while (static_cast<std::size_t>(depth) > deepest && !depth_.compare_exchange_weak(deepest, depth)) {
     }
-    out_.nodes[node].bounds = rb.bounds;
-    const std::uint32_t count = end - begin;
-    const vec3 ce = rb.centroids.extent();
-    // Depth is bounded so the fixed traversal stacks cannot overflow; coincident centroids cannot split.
-    if (count <= opt_.max_leaf || depth >= max_depth || (ce.x <= 0 && ce.y <= 0 && ce.z <= 0))
-      return make_leaf(node, begin, end);
+  }
 
-    // The cheapest binned split over the three axes.
-    const bins b = bin(begin, end, rb.centroids);
-    float best_cost = 1e30f;
-    int best_axis = -1;
-    std::uint32_t best_split = 0;
-    for (int axis = 0; axis < 3; ++axis) {
-      if (rb.centroids.hi[axis] <= rb.centroids.lo[axis]) continue;
-      float right_cost[max_bins];
-      aabb acc;
-      std::uint32_t n = 0;
-      for (std::uint32_t k = opt_.bins - 1; k > 0; --k) {
-        acc.grow(b.box(axis, k));
-        n += b.count(axis, k);
-        right_cost[k] = acc.half_area() * static_cast<float>(n);
-      }
-      acc = aabb{};
-      n = 0;
-      for (std::uint32_t k = 0; k + 1 < opt_.bins; ++k) {
-        acc.grow(b.box(axis, k));
-        n += b.count(axis, k);
-        const float cost = acc.half_area() * static_cast<float>(n) + right_cost[k + 1];
-        if (n > 0 && n < count && cost < best_cost) {
-          best_cost = cost;
-          best_axis = axis;
-          best_split = k + 1;
-        }
-      }
-    }
-    const float parent = rb.bounds.half_area();
-    const float split_cost = opt_.traversal_cost + (parent > 0 ? best_cost / parent : 0);
+  // rb: the bounds of the node's references and of their centroids.
+  void build(std::uint32_t node, std::uint32_t begin, std::uint32_t end, int depth, const range_bounds& rb) {
+    nodes_[node].bounds = rb.bounds.box();
+    const std::uint32_t count = end - begin;
+    const box8& c2 = rb.centroids;
+    // Depth is bounded so the fixed traversal stacks cannot overflow; coincident centroids cannot split.
+    if (count <= opt_.max_leaf || depth >= max_depth || (c2.extent(0) <= 0 && c2.extent(1) <= 0 && c2.extent(2) <= 0))
+      return make_leaf(node, begin, end, depth);
+
+    const std::uint32_t n = std::clamp(count, 4U, opt_.bins);
+    const binner bn = binner_of(c2, n);
+    const std::uint32_t stride = count > sample_above ? count / sample_size : 1;
+    const split s = k_.bin(refs_.get(), begin, end, stride, bn, n);
     std::uint32_t mid;
     range_bounds left, right;
-    if (best_axis >= 0) {
-      if (split_cost >= static_cast<float>(count) && count <= 4 * opt_.max_leaf) return make_leaf(node, begin, end);
-      const binner bin_of = binner_of(rb.centroids);
-      mid = partition(begin, end, [&](const prim_ref& r) { return bin_of(r.centroid, best_axis) < best_split; }, left, right);
+    if (s.axis >= 0) {
+      const float parent = rb.bounds.half_area();
+      const float cost = opt_.traversal_cost + (parent > 0 ? s.cost / parent : 0);  // in triangle tests
+      if (cost >= static_cast<float>(count) && count <= 4 * opt_.max_leaf) return make_leaf(node, begin, end, depth);
+      mid = k_.partition(refs_.get(), begin, end, s.axis, s.bin, bn, left, right);
     } else {  // every bin split leaves one side empty: median on the widest centroid axis
-      const int axis = ce.x >= ce.y && ce.x >= ce.z ? 0 : (ce.y >= ce.z ? 1 : 2);
+      const int axis = c2.extent(0) >= c2.extent(1) && c2.extent(0) >= c2.extent(2) ? 0 : (c2.extent(1) >= c2.extent(2) ? 1 : 2);
       mid = begin + count / 2;
-      std::nth_element(refs_.begin() + begin, refs_.begin() + mid, refs_.begin() + end,
-                       [&](const prim_ref& a, const prim_ref& c) { return a.centroid[axis] < c.centroid[axis]; });
-      left = measure(begin, mid);
-      right = measure(mid, end);
+      std::nth_element(refs_.get() + begin, refs_.get() + mid, refs_.get() + end,
+                       [&](const prim_ref& a, const prim_ref& c) { return a.centroid2(axis) < c.centroid2(axis); });
+      k_.measure(refs_.get(), begin, mid, left);
+      k_.measure(refs_.get(), mid, end, right);
     }
 
     const std::uint32_t children = next_.fetch_add(2);
-    out_.nodes[node].first = children;
-    out_.nodes[node].count = 0;
+    nodes_[node].first = children;
+    nodes_[node].count = 0;
     if (count >= parallel_above)
       tbb::parallel_invoke([&] { build(children, begin, mid, depth + 1, left); },
                            [&] { build(children + 1, mid, end, depth + 1, right); });
@@ -266,7 +406,13 @@ class builder {
 
   const bvh_build_options& opt_;
   bvh& out_;
-  std::vector<prim_ref> refs_;
+  const kernels k_;
+  std::unique_ptr<prim_ref[]> refs_;
+  struct free_deleter {
+    void operator()(void* p) const { std::free(p); }
+  };
+  std::unique_ptr<bvh_node[], free_deleter> nodes_;  // bvh_node is an implicit-lifetime aggregate
+  std::uint32_t count_;
   std::atomic<std::uint32_t> next_{1};
   std::atomic<std::size_t> leaves_{0}, depth_{0}, largest_leaf_{0};
 };
@@ -318,6 +464,15 @@ std::vector<pair_node> pair_layout(const std::vector<bvh_node>& nodes) {
 
 }  // namespace
 
+double sah_cost(const bvh& b, float traversal_cost) {
+  if (b.nodes.empty()) return 0;
+  const double root = b.nodes[0].bounds.half_area();
+  if (root <= 0) return 0;
+  double sum = 0;
+  for (const bvh_node& n : b.nodes) sum += n.bounds.half_area() * (n.leaf() ? static_cast<double>(n.count) : traversal_cost);
+  return sum / root;
+}
+
 bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& options) {
   if (options.bins < 2 || options.bins > max_bins)
     throw error("BVH: bins = " + std::to_string(options.bins) + " is out of range (2 .. " + std::to_string(max_bins) + ")");
@@ -335,7 +490,7 @@ bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& opti
       out.leaf_triangles[i] = {{{t.v0.x, t.v0.y, t.v0.z, 0}, {t.v1.x, t.v1.y, t.v1.z, 0}, {t.v2.x, t.v2.y, t.v2.z, 0}}};
     }
   });
-  if (options.wide) out.wide = collapse_wide(out);
+  if (options.wide) out.wide = collapse_wide(out, options.traversal_cost);
   out.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }

@@ -96,6 +96,7 @@ struct bvh_build_options {
   std::uint32_t max_leaf = 4;   // split any node with more primitives (unless their centroids coincide)
   float traversal_cost = 1.0f;  // SAH cost of visiting a node, relative to one triangle test
   bool wide = true;             // also collapse the tree into the 8-wide layout (bvh::wide)
+  bool simd = true;             // the AVX2 binning and partition where the processor has AVX2 (same tree)
 };
 
 struct bvh_stats {
@@ -127,10 +128,17 @@ struct bvh_view {
 // Throws sieve::error for out-of-range options or more than 2^31 triangles.
 bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& options = {});
 
-// The wide tree of a built binary BVH (greedy collapse: wide_build.cpp). Throws sieve::error if it
-// would be deeper than the traversal stack (not seen in practice: it is never deeper than the binary
-// tree plus the levels that split leaves of more than 31 triangles).
-wide_bvh collapse_wide(const bvh& b);
+// The wide tree of a built binary BVH (the collapse of least SAH cost: wide_build.cpp). Throws
+// sieve::error if it would be deeper than the traversal stack (not seen in practice: it is never
+// deeper than the binary tree plus the levels that split leaves of more than 31 triangles).
+wide_bvh collapse_wide(const bvh& b, float traversal_cost = 1.0f);
+
+// The surface-area cost of a tree: the expected work of a ray through it, relative to the root's
+// box: sum over inner nodes of area(node) / area(root) * traversal_cost, plus sum over leaves of
+// area(leaf) / area(root) * its triangles (one triangle test costs 1). The wide tree's is counted
+// on its quantised child boxes, each wide node costing one traversal_cost. 0 for an empty tree.
+double sah_cost(const bvh& b, float traversal_cost = 1.0f);
+double sah_cost(const wide_bvh& w, float traversal_cost = 1.0f);
 
 inline wide_view view_of(const wide_bvh& w) {
   return {w.nodes.data(), w.prims.data(), w.triangles.data(), static_cast<std::uint32_t>(w.nodes.size())};

@@ -1,12 +1,13 @@
 // Collapsing the binary SAH tree into the 8-wide compressed layout (wide.hpp).
 //
-// Greedy surface-area collapse: a wide node starts from a binary inner node's two children and,
-// while it has fewer than eight, opens the child of largest surface area that can be opened (an
-// inner binary node, or a leaf of more than 31 triangles, which is split in two by position in its
-// range), the rule of the wide-BVH literature's simple collapses. The binary tree's SAH decisions (what is a leaf)
-// stay; the collapse only chooses which levels merge, always the larger boxes first, because those
-// are the ones a ray is most likely to enter (the SAH probability). Ylitie et al.'s optimal
-// collapse by dynamic programming would also merge small subtrees into leaves; this one does not.
+// The collapse that minimises the tree's SAH cost (Ylitie, Karras and Laine, HPG 2017), by dynamic
+// programming over the binary tree, bottom-up: cost(n, j) is the least cost of the subtree of n
+// given as at most j slots of a wide node: as one slot (a leaf of all its triangles when they are
+// few enough, or a wide node of its own), or as slots shared between its two children (the best
+// k and j - k). A wide node then takes the eight slots its binary node's best distribution names.
+// Costs: area x traversal cost per wide node, area x triangles per leaf slot (sah_cost's model).
+// Binary leaves of more than 31 triangles (rare: coincident centroids, the depth limit) are split
+// by halves of their range, the larger boxes first, as the slots allow.
 //
 // Children go to slots by a greedy assignment: slot s is for rays of octant s, so it prefers the
 // child lying furthest back along the octant's diagonal (least centroid . diagonal).
@@ -31,6 +32,8 @@ namespace sieve::render {
 namespace {
 
 constexpr std::uint32_t none = ~0U;
+constexpr std::uint32_t collapse_leaf_max = 8;  // triangles: a subtree this small may become one leaf slot
+constexpr std::uint8_t as_one_slot = 0;          // pick: the subtree is one slot (no distribution)
 
 // A node of the tree being collapsed: a binary node, or a range of a leaf too big for one slot.
 struct vnode {
@@ -55,7 +58,69 @@ struct piece {
 
 class collapser {
  public:
-  explicit collapser(const bvh& b) : b_(b) {}
+  collapser(const bvh& b, float traversal_cost) : b_(b), traversal_cost_(traversal_cost) {}
+
+  // The dynamic programme, bottom-up (children have higher indices than their parent: a reverse
+  // sweep). cost_[8n + j - 1]: cost(n, j); pick_[8n + j - 1]: k, the left child's share of the j
+  // slots, or as_one_slot; leaf_[n]: as one slot, n is a leaf slot (not a wide node).
+  void plan() {
+    const std::size_t count = b_.nodes.size();
+    range_of_.resize(count);
+    start_.resize(count);
+    cost_.resize(count * wide_arity);
+    pick_.resize(count * wide_arity);
+    leaf_.resize(count);
+    split8_.resize(count);
+    for (std::size_t i = count; i-- > 0;) {
+      const bvh_node& n = b_.nodes[i];
+      const float area = n.bounds.half_area();
+      float* c = &cost_[i * wide_arity];
+      std::uint8_t* p = &pick_[i * wide_arity];
+      if (n.leaf()) {
+        range_of_[i] = n.count, start_[i] = n.first;
+        // A leaf too big for one slot will be split: charge it a node.
+        const float own = area * static_cast<float>(n.count) + (n.count > wide_leaf_max ? area * traversal_cost_ : 0);
+        for (int j = 0; j < wide_arity; ++j) c[j] = own, p[j] = as_one_slot;
+        leaf_[i] = 1;
+        continue;
+      }
+      const std::uint32_t l = n.first, r = n.first + 1;
+      range_of_[i] = range_of_[l] + range_of_[r], start_[i] = start_[l];
+      const float* cl = &cost_[l * wide_arity];
+      const float* cr = &cost_[r * wide_arity];
+      float dist[wide_arity + 1];
+      std::uint8_t best_k[wide_arity + 1] = {};
+      for (int j = 2; j <= wide_arity; ++j) {
+        dist[j] = 1e38f;
+        for (int k = 1; k < j; ++k) {
+          const float v = cl[k - 1] + cr[j - k - 1];
+          if (v < dist[j]) dist[j] = v, best_k[j] = static_cast<std::uint8_t>(k);
+        }
+      }
+      const float inner = area * traversal_cost_ + dist[wide_arity];
+      const float as_leaf = range_of_[i] <= collapse_leaf_max ? area * static_cast<float>(range_of_[i]) : 1e38f;
+      leaf_[i] = as_leaf <= inner;
+      split8_[i] = best_k[wide_arity];
+      c[0] = std::min(as_leaf, inner), p[0] = as_one_slot;
+      for (int j = 2; j <= wide_arity; ++j) {
+        if (dist[j] < c[j - 2]) c[j - 1] = dist[j], p[j - 1] = best_k[j];
+        else c[j - 1] = c[j - 2], p[j - 1] = p[j - 2];
+      }
+    }
+  }
+
+  // The slots the subtree of binary node i fills when given at most j of them.
+  void expand(std::uint32_t i, int j, vnode* kids, int& n) const {
+    const std::uint8_t k = pick_[i * wide_arity + static_cast<std::size_t>(j) - 1];
+    if (k == as_one_slot) {
+      const bvh_node& b = b_.nodes[i];
+      kids[n++] = leaf_[i] && !b.leaf() ? vnode{b.bounds, none, start_[i], range_of_[i]} : from_binary(i);
+      return;
+    }
+    const std::uint32_t l = b_.nodes[i].first;
+    expand(l, k, kids, n);
+    expand(l + 1, j - k, kids, n);
+  }
 
   bool is_inner(const vnode& v) const {
     return (v.node != none && !b_.nodes[v.node].leaf()) || v.count > wide_leaf_max;
@@ -92,18 +157,23 @@ class collapser {
   std::size_t build(const vnode& v, std::uint32_t at, piece& out, std::size_t level) {
     vnode kids[wide_arity];
     int n = 0;
-    if (is_inner(v)) {
+    if (v.node != none && !b_.nodes[v.node].leaf()) {  // the slots of the best distribution
+      const std::uint32_t k = split8_[v.node];
+      expand(b_.nodes[v.node].first, static_cast<int>(k), kids, n);
+      expand(b_.nodes[v.node].first + 1, wide_arity - static_cast<int>(k), kids, n);
+    } else if (is_inner(v)) {  // a leaf too big for one slot
       const auto two = open(v);
       kids[n++] = two[0];
       kids[n++] = two[1];
     } else {
       kids[n++] = v;  // a tree that is one small leaf
     }
+    // Leaves too big for one slot are opened, the largest first, while slots are free.
     while (n < wide_arity) {
       int pick = -1;
       float area = -1;
       for (int i = 0; i < n; ++i)
-        if (is_inner(kids[i]) && kids[i].box.half_area() > area) area = kids[i].box.half_area(), pick = i;
+        if (kids[i].count > wide_leaf_max && kids[i].box.half_area() > area) area = kids[i].box.half_area(), pick = i;
       if (pick < 0) break;
       const auto two = open(kids[pick]);
       kids[pick] = two[0];
@@ -155,16 +225,6 @@ class collapser {
   std::uint32_t subtree_triangles(const vnode& v) const {
     if (v.node == none) return v.count;
     return range_of_[v.node];
-  }
-
-  // Triangles under each binary node (a bottom-up pass, so a task can tell big subtrees).
-  void count_triangles() {
-    range_of_.assign(b_.nodes.size(), 0);
-    // Children have higher indices than their parent (the builder reserves them later), so a reverse sweep works.
-    for (std::size_t i = b_.nodes.size(); i-- > 0;) {
-      const bvh_node& n = b_.nodes[i];
-      range_of_[i] = n.leaf() ? n.count : range_of_[n.first] + range_of_[n.first + 1];
-    }
   }
 
   static void assign_slots(const vnode* kids, int n, vnode* slots, bool* used) {
@@ -220,7 +280,10 @@ class collapser {
 
  private:
   const bvh& b_;
-  std::vector<std::uint32_t> range_of_;
+  float traversal_cost_;
+  std::vector<std::uint32_t> range_of_, start_;  // per binary node: its triangles, the first of them
+  std::vector<float> cost_;
+  std::vector<std::uint8_t> pick_, leaf_, split8_;
   tbb::task_group group_;
   static constexpr std::uint32_t parallel_above_ = 1 << 15;
 };
@@ -245,12 +308,36 @@ std::size_t stitch(piece& p, std::uint32_t root_at, wide_bvh& out) {
 
 }  // namespace
 
-wide_bvh collapse_wide(const bvh& b) {
+double sah_cost(const wide_bvh& w, float traversal_cost) {
+  if (w.nodes.empty()) return 0;
+  // Slot s's box, dequantised.
+  auto slot_box = [](const wide_node& n, int s) {
+    float lo[3], hi[3];
+    for (int k = 0; k < 3; ++k) {
+      const float step = std::ldexp(1.0f, n.exponent[k]);
+      lo[k] = n.origin[k] + static_cast<float>(n.lo[k][s]) * step;
+      hi[k] = n.origin[k] + static_cast<float>(n.hi[k][s]) * step;
+    }
+    return aabb{{lo[0], lo[1], lo[2]}, {hi[0], hi[1], hi[2]}};
+  };
+  double sum = 0;
+  for (const wide_node& n : w.nodes)
+    for (int s = 0; s < wide_arity; ++s)
+      if (n.meta[s] != 0)
+        sum += slot_box(n, s).half_area() * (n.meta[s] == wide_meta_inner ? traversal_cost : static_cast<double>(n.meta[s]));
+  aabb root;  // the union of the root's slots
+  for (int s = 0; s < wide_arity; ++s)
+    if (w.nodes[0].meta[s] != 0) root.grow(slot_box(w.nodes[0], s));
+  const double root_area = root.half_area();
+  return root_area > 0 ? traversal_cost + sum / root_area : 0;
+}
+
+wide_bvh collapse_wide(const bvh& b, float traversal_cost) {
   const auto t0 = std::chrono::steady_clock::now();
   wide_bvh out;
   if (b.nodes.empty()) return out;
-  collapser c(b);
-  c.count_triangles();
+  collapser c(b, traversal_cost);
+  c.plan();
   piece root;
   root.nodes.resize(1);
   root.depth = c.build(c.from_binary(0), 0, root, 1);

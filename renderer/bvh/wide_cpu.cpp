@@ -42,21 +42,29 @@ SIEVE_FORCE_INLINE void prefetch_children(const wide_view& v, const wide_node& n
     __builtin_prefetch(p);
     __builtin_prefetch(p + 64);
   }
-  std::uint32_t leaves = hits & ~std::uint32_t{n.inner_mask};
-  if (!leaves) return;
-  const std::uint64_t counts = leaf_counts(n);
-  while (leaves) {
-    const int s = lowest_bit(leaves);
-    leaves &= leaves - 1;
-    const char* p = reinterpret_cast<const char*>(v.triangles + n.tri_base + leaf_offset(counts, s));
-    const char* end = p + n.meta[s] * sizeof(leaf_triangle);
-    for (; p < end; p += 64) __builtin_prefetch(p);
-  }
 }
 
-// Closest hit (Any = false) or any hit (Any = true: found() says blocked), children nearest first.
-template <bool Any, class Boxes>
-SIEVE_FORCE_INLINE hit nearest_first(const wide_view& v, const ray& r, Boxes boxes, const alpha_view& alpha) {
+// The portable leaf test: triangle by triangle (hit_triangle). Tests the triangles of n's leaf slots
+// `leaves` against r: closest hit (Any false) into best, or (Any) true at the first that blocks r.
+struct scalar_triangles {
+  template <bool Any>
+  SIEVE_FORCE_INLINE bool test(const wide_view& v, const wide_node& n, std::uint32_t leaves, const ray& r, hit& best,
+                               const alpha_view& alpha) const {
+    return for_leaf_triangles(n, leaves, 0, [&](std::uint32_t i) {
+      tri_hit h;
+      if (!hit_triangle(v.triangles[i].get(), r, best.t, h)) return false;
+      const std::uint32_t prim = v.prims[i];
+      if (Any) return accept_hit(alpha, r, prim, h.u, h.v);
+      if (closer(h.t, prim, best) && accept_hit(alpha, r, prim, h.u, h.v)) best = {h.t, prim, h.u, h.v};
+      return false;
+    });
+  }
+};
+
+// Closest hit (Any = false) or any hit (Any = true: found() says blocked), children nearest first
+// (any hit: in slot order, unsorted: any blocker ends the walk, so order buys nothing).
+template <bool Any, class Boxes, class Triangles>
+SIEVE_FORCE_INLINE hit nearest_first(const wide_view& v, const ray& r, Boxes boxes, Triangles tris, const alpha_view& alpha) {
   hit best;
   if (v.node_count == 0) return best;
   best.t = r.tmax;
@@ -69,14 +77,7 @@ SIEVE_FORCE_INLINE hit nearest_first(const wide_view& v, const ray& r, Boxes box
     alignas(32) float enter[wide_arity];
     const std::uint32_t hits = boxes(n, w, Any ? r.tmax : cull_limit(best.t), enter);
     prefetch_children(v, n, hits);
-    const bool blocked = for_leaf_triangles(n, hits & ~std::uint32_t{n.inner_mask}, 0, [&](std::uint32_t i) {
-      tri_hit h;
-      if (!hit_triangle(v.triangles[i].get(), r, best.t, h)) return false;
-      const std::uint32_t prim = v.prims[i];
-      if (Any) return accept_hit(alpha, r, prim, h.u, h.v);
-      if (closer(h.t, prim, best) && accept_hit(alpha, r, prim, h.u, h.v)) best = {h.t, prim, h.u, h.v};
-      return false;
-    });
+    const bool blocked = tris.template test<Any>(v, n, hits & ~std::uint32_t{n.inner_mask}, r, best, alpha);
     if (Any && blocked) return {0, 0, 0, 0};
     // Inner children onto the stack, farthest first (insertion into the top of the stack).
     std::uint32_t inner = hits & n.inner_mask;
@@ -86,7 +87,7 @@ SIEVE_FORCE_INLINE hit nearest_first(const wide_view& v, const ray& r, Boxes box
       inner &= inner - 1;
       const near_entry e{inner_child(n.child_base, n.inner_mask, s), enter[s]};
       int j = top++;
-      while (j > bottom && stack[j - 1].t < e.t) {
+      while (!Any && j > bottom && stack[j - 1].t < e.t) {
         stack[j] = stack[j - 1];
         --j;
       }
@@ -126,11 +127,98 @@ struct avx2_boxes {
   }
 };
 
+// The leaf test eight triangles at once: every lane does hit_triangle's operations in its order (no
+// fused multiply-adds, the same comparisons, NaNs rejected alike), so the hits are bit-identical.
+// A node's leaf triangles are gathered into groups of eight (the last padded by repeating its last
+// triangle) and transposed from their 16-byte quads into x, y, z lanes.
+struct avx2_triangles {
+  struct vec8 {
+    __m256 x, y, z;
+  };
+  __attribute__((target("avx2"))) static vec8 gather(const leaf_triangle* t, const std::uint32_t* idx, int k) {
+    __m256 a[4];
+    for (int j = 0; j < 4; ++j)
+      a[j] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_load_ps(&t[idx[j]].v[k].x)), _mm_load_ps(&t[idx[j + 4]].v[k].x), 1);
+    const __m256 t0 = _mm256_unpacklo_ps(a[0], a[1]), t1 = _mm256_unpacklo_ps(a[2], a[3]);
+    const __m256 t2 = _mm256_unpackhi_ps(a[0], a[1]), t3 = _mm256_unpackhi_ps(a[2], a[3]);
+    return {_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xEE), _mm256_shuffle_ps(t2, t3, 0x44)};
+  }
+  __attribute__((target("avx2"))) static __m256 mul_sub(__m256 a, __m256 b, __m256 c, __m256 d) {  // a * b - c * d
+    return _mm256_sub_ps(_mm256_mul_ps(a, b), _mm256_mul_ps(c, d));
+  }
+  __attribute__((target("avx2"))) static __m256 dot(const vec8& a, const vec8& b) {
+    return _mm256_add_ps(_mm256_add_ps(_mm256_mul_ps(a.x, b.x), _mm256_mul_ps(a.y, b.y)), _mm256_mul_ps(a.z, b.z));
+  }
+  __attribute__((target("avx2"))) static vec8 cross(const vec8& a, const vec8& b) {
+    return {mul_sub(a.y, b.z, a.z, b.y), mul_sub(a.z, b.x, a.x, b.z), mul_sub(a.x, b.y, a.y, b.x)};
+  }
+
+  // Hit lanes of the eight triangles idx[0..7] within tmax; t, u, v of each lane stored.
+  __attribute__((target("avx2"))) static std::uint32_t test8(const wide_view& v, const std::uint32_t* idx, const ray& r,
+                                                             float tmax, float* t_out, float* u_out, float* v_out) {
+    const vec8 v0 = gather(v.triangles, idx, 0), v1 = gather(v.triangles, idx, 1), v2 = gather(v.triangles, idx, 2);
+    const vec8 d{_mm256_set1_ps(r.direction.x), _mm256_set1_ps(r.direction.y), _mm256_set1_ps(r.direction.z)};
+    const vec8 e1{_mm256_sub_ps(v1.x, v0.x), _mm256_sub_ps(v1.y, v0.y), _mm256_sub_ps(v1.z, v0.z)};
+    const vec8 e2{_mm256_sub_ps(v2.x, v0.x), _mm256_sub_ps(v2.y, v0.y), _mm256_sub_ps(v2.z, v0.z)};
+    const vec8 p = cross(d, e2);
+    const __m256 det = dot(e1, p);
+    const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
+    __m256 reject = _mm256_cmp_ps(_mm256_andnot_ps(sign, det), _mm256_set1_ps(1e-12f), _CMP_LT_OQ);
+    const __m256 inv = _mm256_div_ps(one, det);
+    const vec8 s{_mm256_sub_ps(_mm256_set1_ps(r.origin.x), v0.x), _mm256_sub_ps(_mm256_set1_ps(r.origin.y), v0.y),
+                 _mm256_sub_ps(_mm256_set1_ps(r.origin.z), v0.z)};
+    const __m256 u = _mm256_mul_ps(dot(s, p), inv);
+    reject = _mm256_or_ps(reject, _mm256_or_ps(_mm256_cmp_ps(u, zero, _CMP_LT_OQ), _mm256_cmp_ps(u, one, _CMP_GT_OQ)));
+    const vec8 q = cross(s, e1);
+    const __m256 w = _mm256_mul_ps(dot(d, q), inv);
+    reject = _mm256_or_ps(reject, _mm256_or_ps(_mm256_cmp_ps(w, zero, _CMP_LT_OQ),
+                                               _mm256_cmp_ps(_mm256_add_ps(u, w), one, _CMP_GT_OQ)));
+    const __m256 t = _mm256_mul_ps(dot(e2, q), inv);
+    const __m256 magnitude = _mm256_max_ps(_mm256_andnot_ps(sign, t), one);  // |t| > 1 ? |t| : 1 (NaN: 1)
+    const __m256 accept = _mm256_and_ps(_mm256_cmp_ps(t, _mm256_mul_ps(_mm256_set1_ps(1e-6f), magnitude), _CMP_GT_OQ),
+                                        _mm256_cmp_ps(t, _mm256_set1_ps(tmax), _CMP_LE_OQ));
+    const auto mask = static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_andnot_ps(reject, accept)));
+    if (mask) _mm256_storeu_ps(t_out, t), _mm256_storeu_ps(u_out, u), _mm256_storeu_ps(v_out, w);
+    return mask;
+  }
+
+  template <bool Any>
+  __attribute__((target("avx2"))) bool test(const wide_view& v, const wide_node& n, std::uint32_t leaves, const ray& r,
+                                            hit& best, const alpha_view& alpha) const {
+    if (!leaves) return false;
+    std::uint32_t idx[wide_arity * wide_leaf_max + 8];
+    int m = 0;
+    const std::uint64_t counts = leaf_counts(n);
+    while (leaves) {
+      const int s = lowest_bit(leaves);
+      leaves &= leaves - 1;
+      const std::uint32_t first = n.tri_base + leaf_offset(counts, s);
+      for (std::uint32_t i = 0; i < n.meta[s]; ++i) idx[m++] = first + i;
+    }
+    for (int pad = m; pad % 8; ++pad) idx[pad] = idx[m - 1];
+    alignas(32) float t[8], u[8], w[8];
+    for (int g = 0; g < m; g += 8) {
+      std::uint32_t mask = test8(v, idx + g, r, best.t, t, u, w);
+      while (mask) {
+        const int lane = lowest_bit(mask);
+        mask &= mask - 1;
+        const std::uint32_t prim = v.prims[idx[g + lane]];
+        if (Any) {
+          if (accept_hit(alpha, r, prim, u[lane], w[lane])) return true;
+        } else if (t[lane] <= best.t && closer(t[lane], prim, best) && accept_hit(alpha, r, prim, u[lane], w[lane])) {
+          best = {t[lane], prim, u[lane], w[lane]};
+        }
+      }
+    }
+    return false;
+  }
+};
+
 __attribute__((target("avx2"))) hit closest_avx2(const wide_view& v, const ray& r, const alpha_view& alpha) {
-  return nearest_first<false>(v, r, avx2_boxes{}, alpha);
+  return nearest_first<false>(v, r, avx2_boxes{}, avx2_triangles{}, alpha);
 }
 __attribute__((target("avx2"))) bool any_avx2(const wide_view& v, const ray& r, const alpha_view& alpha) {
-  return nearest_first<true>(v, r, avx2_boxes{}, alpha).found();
+  return nearest_first<true>(v, r, avx2_boxes{}, avx2_triangles{}, alpha).found();
 }
 
 bool use_avx2(wide_path path) {
@@ -155,7 +243,7 @@ hit wide_closest_hit_cpu(const wide_view& v, const ray& r, wide_path path, const
   if (use_avx2(path)) return closest_avx2(v, r, alpha);
 #endif
   (void)path;
-  return nearest_first<false>(v, r, scalar_boxes{}, alpha);
+  return nearest_first<false>(v, r, scalar_boxes{}, scalar_triangles{}, alpha);
 }
 
 bool wide_any_hit_cpu(const wide_view& v, const ray& r, wide_path path, const alpha_view& alpha) {
@@ -163,7 +251,7 @@ bool wide_any_hit_cpu(const wide_view& v, const ray& r, wide_path path, const al
   if (use_avx2(path)) return any_avx2(v, r, alpha);
 #endif
   (void)path;
-  return nearest_first<true>(v, r, scalar_boxes{}, alpha).found();
+  return nearest_first<true>(v, r, scalar_boxes{}, scalar_triangles{}, alpha).found();
 }
 
 }  // namespace sieve::render

@@ -10,6 +10,7 @@
 #endif
 
 #include <atomic>
+#include <bit>
 #include <cstdint>
 
 namespace sieve::render {
@@ -74,6 +75,14 @@ SIEVE_HD inline void append_aggregated(std::uint32_t* list, std::uint32_t* count
   list[atomic_add_u32(count, 1U)] = value;
 #endif
 }
+
+// The low 32-bit word of a 64-bit count: the stages' and the marks' counters are 32-bit, the
+// library's device counts 64-bit; a count below 2^32 (every queue here) reads the same through both.
+SIEVE_HD inline std::uint32_t* low_word(std::uint64_t* p) {
+  static_assert(std::endian::native == std::endian::little, "the counts' low words come first");
+  return reinterpret_cast<std::uint32_t*>(p);
+}
+SIEVE_HD inline const std::uint32_t* low_word(const std::uint64_t* p) { return low_word(const_cast<std::uint64_t*>(p)); }
 
 // (t, primitive) packed so that the smaller word is the closer hit (t >= 0: its bits order as
 // integers), ties going to the lower primitive index.

@@ -20,6 +20,25 @@ namespace sieve::render {
 
 enum class surface_kind : std::uint8_t { diffuse, mirror, dielectric, conductor, rough_dielectric, pbr };
 
+// The shading families a wavefront bounce can route its paths by (wavefront/route.hpp), each shaded
+// by its own instance of the one per-path function (path/shade.hpp): rays that found nothing (miss),
+// Lambert (diffuse, emitters included), metals (mirror, conductor), glass (dielectric,
+// rough_dielectric) and the glTF model (pbr). `any`: every kind, the single kernel that branches.
+enum class material_family : std::uint8_t { miss, diffuse, conductor, dielectric, pbr, any };
+inline constexpr std::uint32_t material_families = 5;  // the routed ones: miss .. pbr
+
+SIEVE_HD constexpr material_family family_of(surface_kind k) {
+  switch (k) {
+    case surface_kind::diffuse: return material_family::diffuse;
+    case surface_kind::mirror:
+    case surface_kind::conductor: return material_family::conductor;
+    case surface_kind::dielectric:
+    case surface_kind::rough_dielectric: return material_family::dielectric;
+    case surface_kind::pbr: return material_family::pbr;
+  }
+  return material_family::diffuse;
+}
+
 // A material as the stages see it (no strings: it lives in device memory too).
 struct surface {
   surface_kind kind = surface_kind::diffuse;
@@ -37,6 +56,21 @@ struct surface {
   float normal_scale = 1;
   uv_transform uv;  // applied to the hit's texture coordinates before the textures are read
 };
+
+// s.kind as family F's shading sees it: a constant where F holds one kind, one of its two kinds
+// otherwise, so that the dispatch below keeps only F's cases (`any`: s.kind). The routing put only
+// F's surfaces there: the same kind, the same arithmetic, the same bits.
+template <material_family F>
+SIEVE_HD constexpr surface_kind kind_in(const surface& s) {
+  if constexpr (F == material_family::diffuse || F == material_family::miss) return surface_kind::diffuse;
+  else if constexpr (F == material_family::pbr) return surface_kind::pbr;
+  else if constexpr (F == material_family::conductor)
+    return s.kind == surface_kind::mirror ? surface_kind::mirror : surface_kind::conductor;
+  else if constexpr (F == material_family::dielectric)
+    return s.kind == surface_kind::dielectric ? surface_kind::dielectric : surface_kind::rough_dielectric;
+  else
+    return s.kind;
+}
 
 struct bsdf_sample {
   vec3 wi{0, 0, 1};    // the new direction (unit length)
@@ -81,8 +115,9 @@ SIEVE_HD inline pbr_params pbr_of(const surface& s) {
 }
 
 // Whether the surface has a lobe that next-event estimation can reach (one that is not a delta).
+template <material_family F = material_family::any>
 SIEVE_HD inline bool has_smooth_lobe(const surface& s) {
-  switch (s.kind) {
+  switch (kind_in<F>(s)) {
     case surface_kind::diffuse: return true;
     case surface_kind::mirror:
     case surface_kind::dielectric: return false;
@@ -93,15 +128,17 @@ SIEVE_HD inline bool has_smooth_lobe(const surface& s) {
 
 // f cos of the non-delta lobes for light arriving from wi, and the density with which
 // sample_bsdf draws wi (pdf). n: the shading normal, on the geometric normal's side.
+template <material_family F = material_family::any>
 SIEVE_HD inline vec3 eval_bsdf(const surface& s, vec3 wo, vec3 wi, vec3 n, float& pdf) {
   pdf = 0;
-  if (s.kind == surface_kind::diffuse) {
+  const surface_kind kind = kind_in<F>(s);
+  if (kind == surface_kind::diffuse) {
     pdf = pdf_diffuse(wo, wi, n);
     return eval_diffuse(s, wo, wi, n);
   }
   const frame f = frame::around(n);
   const vec3 o = f.to_local(wo), i = f.to_local(wi);
-  switch (s.kind) {
+  switch (kind) {
     case surface_kind::conductor: {
       const float sign = o.z >= 0 ? 1.0f : -1.0f;  // two-sided
       pdf = conductor_pdf(conductor_of(s), o * sign, i * sign);
@@ -119,6 +156,7 @@ namespace detail {
 
 // A microfacet family's draw as a bsdf_sample: a delta lobe keeps its weight, the others take
 // eval / pdf at the drawn direction.
+template <material_family F>
 SIEVE_HD inline bsdf_sample from_lobe(const surface& s, const frame& f, vec3 wo, vec3 n, lobe_sample ls) {
   bsdf_sample out;
   if (!ls.valid) return out;  // weight 0: the path ends
@@ -128,7 +166,7 @@ SIEVE_HD inline bsdf_sample from_lobe(const surface& s, const frame& f, vec3 wo,
     out.weight = ls.weight;
     return out;
   }
-  const vec3 fc = eval_bsdf(s, wo, out.wi, n, out.pdf);
+  const vec3 fc = eval_bsdf<F>(s, wo, out.wi, n, out.pdf);
   if (out.pdf > 0) out.weight = fc / out.pdf;
   return out;
 }
@@ -137,22 +175,23 @@ SIEVE_HD inline bsdf_sample from_lobe(const surface& s, const frame& f, vec3 wo,
 
 // Samples the surface's lobe with three uniform numbers. n is the shading normal, on the
 // geometric normal's side (the geometric normal itself on flat triangles).
+template <material_family F = material_family::any>
 SIEVE_HD inline bsdf_sample sample_bsdf(const surface& s, vec3 wo, vec3 n, float u1, float u2, float u3) {
   const float cos_o = dot(wo, n);
   const vec3 facing = cos_o >= 0 ? n : -n;  // the normal on the viewer's side
   bsdf_sample out;
-  switch (s.kind) {
+  switch (kind_in<F>(s)) {
     case surface_kind::conductor: {
       const frame f = frame::around(facing);
-      return detail::from_lobe(s, f, wo, n, conductor_sample(conductor_of(s), f.to_local(wo), u1, u2));
+      return detail::from_lobe<F>(s, f, wo, n, conductor_sample(conductor_of(s), f.to_local(wo), u1, u2));
     }
     case surface_kind::rough_dielectric: {
       const frame f = frame::around(n);
-      return detail::from_lobe(s, f, wo, n, dielectric_sample(dielectric_of(s), f.to_local(wo), u1, u2, u3));
+      return detail::from_lobe<F>(s, f, wo, n, dielectric_sample(dielectric_of(s), f.to_local(wo), u1, u2, u3));
     }
     case surface_kind::pbr: {
       const frame f = frame::around(n);
-      return detail::from_lobe(s, f, wo, n, pbr_sample(pbr_of(s), f.to_local(wo), u1, u2, u3));
+      return detail::from_lobe<F>(s, f, wo, n, pbr_sample(pbr_of(s), f.to_local(wo), u1, u2, u3));
     }
     case surface_kind::diffuse: {
       const vec3 local = cosine_hemisphere(u1, u2);

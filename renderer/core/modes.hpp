@@ -28,6 +28,12 @@ enum class sort_kind : std::uint8_t { onesweep, cub };
 // The key rays are sorted by between bounces (wavefront/reorder.hpp); none: no reordering.
 enum class reorder_key : std::uint8_t { none, morton, octant, termination };
 
+// How a bounce's shading reaches the material families (wavefront/route.hpp): one kernel that
+// branches per path (branch); a multisplit of the queue's entries by family, then one kernel per
+// family (multisplit); per-family queues appended by the extend stage (queues); a radix sort of the
+// entries by (family, material) (sort); or the megakernel, one thread per path and no queue.
+enum class routing_kind : std::uint8_t { branch, multisplit, queues, sort, megakernel };
+
 // Per mode: what it is called in messages, and its names.
 template <class E>
 struct mode_names;
@@ -63,6 +69,17 @@ struct mode_names<reorder_key> {
        {reorder_key::morton, "morton"},
        {reorder_key::octant, "octant"},
        {reorder_key::termination, "termination"}}};
+};
+
+template <>
+struct mode_names<routing_kind> {
+  static constexpr std::string_view what = "routing", plural = "routings";
+  static constexpr std::array<std::pair<routing_kind, std::string_view>, 5> table{
+      {{routing_kind::branch, "branch"},
+       {routing_kind::multisplit, "multisplit"},
+       {routing_kind::queues, "queues"},
+       {routing_kind::sort, "sort"},
+       {routing_kind::megakernel, "megakernel"}}};
 };
 
 template <class E>

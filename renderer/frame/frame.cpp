@@ -17,6 +17,7 @@ render_settings render_settings::from(const scene& s) {
   r.strategy = s.compaction.strategy;
   r.reorder = s.compaction.reorder;
   r.sort = s.compaction.sort;
+  r.routing = s.compaction.routing;
   return r;
 }
 

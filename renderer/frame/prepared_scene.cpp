@@ -82,6 +82,7 @@ scene_view prepared_scene::view(std::uint32_t width, std::uint32_t height) const
   scene_view v;
   v.bvh = view_of(bvh_, s.triangles);
   v.surfaces = surfaces_.data();
+  v.material_count = static_cast<std::uint32_t>(surfaces_.size());
   v.material_of = s.material_of.data();
   v.normals = s.normals.empty() ? nullptr : s.normals.data();
   v.uvs = s.uvs.empty() ? nullptr : s.uvs.data();

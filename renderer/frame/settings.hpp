@@ -22,6 +22,9 @@ struct render_settings {
   // to the next queue: no pass, no strategy).
   queue_mode queue = queue_mode::pass;
   reorder_key reorder = reorder_key::none;
+  // How shade reaches the material families (wavefront/route.hpp); megakernel runs the megakernel
+  // whatever `integrator` says (uses_megakernel()).
+  routing_kind routing = routing_kind::branch;
   sort_kind sort = sort_kind::onesweep;  // the GPU radix sort for reordering (the CPU has one)
   std::uint32_t max_queue = 1U << 20;  // paths in flight at once (a wave): bounds the queues' memory
   // The film's samples to render: [first_sample, first_sample + sample_count), sample_count 0 for
@@ -42,6 +45,8 @@ struct render_settings {
   // GPU: capture each wave once as a CUDA graph (where the strategy and traversal allow); false: the
   // same loop on the stream, reading the live count back each bounce (for comparison).
   bool wave_graph = true;
+
+  bool uses_megakernel() const { return integrator == integrator_kind::megakernel || routing == routing_kind::megakernel; }
 
   // The scene's [compaction] settings.
   static render_settings from(const scene& s);

@@ -45,6 +45,7 @@ render_settings requested_settings(const render_request& rq, const scene& sc, bo
   if (rq.strategy) settings.strategy = *rq.strategy;
   if (rq.reorder) settings.reorder = *rq.reorder;
   if (rq.sort) settings.sort = *rq.sort;
+  if (rq.routing) settings.routing = *rq.routing;
   settings.traversal = rq.traversal;
   settings.integrator = rq.integrator;
   settings.queue = rq.queue;
@@ -205,6 +206,7 @@ nlohmann::json render_report(const render_request& rq, const scene& sc, const re
   j["queue"] = std::string(to_string(settings.queue));
   j["reorder"] = std::string(to_string(settings.reorder));
   j["sort"] = std::string(to_string(settings.sort));
+  j["routing"] = std::string(to_string(settings.routing));
   j["width"] = r.width;
   j["height"] = r.height;
   j["vfov_degrees"] = sc.camera.vfov_degrees;

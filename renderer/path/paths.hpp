@@ -105,6 +105,7 @@ struct bounce_columns {
 struct scene_view {
   bvh_view bvh;
   const surface* surfaces = nullptr;         // per material
+  std::uint32_t material_count = 0;          // surfaces' length
   const std::uint32_t* material_of = nullptr;  // per triangle
   const triangle_normals* normals = nullptr;   // per triangle, or null: every triangle flat
   const triangle_uvs* uvs = nullptr;           // per triangle, or null: (0, 0) everywhere

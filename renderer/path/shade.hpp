@@ -77,6 +77,7 @@ SIEVE_HD inline vec3 shading_normal_at(const scene_view& s, const hit& h, const 
 // they differ): a direction towards the environment map (with probability environment_pick) or a
 // light point by area, the MIS-weighted light it would add, and the shadow ray that decides whether
 // it does. Without a sampled map the pick costs nothing: u is the light's number as it was.
+template <material_family F>
 SIEVE_HD inline void next_event(const shade_args& a, std::uint32_t i, rng_key key, const surface& m, vec3 x, vec3 ng,
                                 vec3 n, bool smooth, vec3 wo, vec3 beta) {
   const scene_view& s = a.scene;
@@ -87,7 +88,7 @@ SIEVE_HD inline void next_event(const shade_args& a, std::uint32_t i, rng_key ke
     if (smooth && !sides_agree(wo, es.wi, ng, n)) return;
     const float pdf_env = es.pdf * pick_env;
     float pdf_bsdf = 0;
-    const vec3 f_cos = eval_bsdf(m, wo, es.wi, n, pdf_bsdf);
+    const vec3 f_cos = eval_bsdf<F>(m, wo, es.wi, n, pdf_bsdf);
     if (!(pdf_env > 0) || max_component(f_cos) <= 0) return;
     const vec3 light = beta * f_cos * es.radiance * (power_heuristic(pdf_env, pdf_bsdf) / pdf_env);
     if (!finite(light) || max_component(light) <= 0) return;
@@ -106,7 +107,7 @@ SIEVE_HD inline void next_event(const shade_args& a, std::uint32_t i, rng_key ke
   if (smooth && !sides_agree(wo, wi, ng, n)) return;
   const float pdf_light = light_pdf_solid_angle(s.lights, s.bvh.triangles, ls.prim, wi, dist, ls.normal) * pick_light;
   float pdf_bsdf = 0;
-  const vec3 f_cos = eval_bsdf(m, wo, wi, n, pdf_bsdf);
+  const vec3 f_cos = eval_bsdf<F>(m, wo, wi, n, pdf_bsdf);
   if (pdf_light <= 0 || max_component(f_cos) <= 0) return;
   const vec3 le = emitted(surface_at(s, ls.prim, ls.b1, ls.b2), ls.normal, -wi);
   const vec3 light = beta * f_cos * le * (power_heuristic(pdf_light, pdf_bsdf) / pdf_light);
@@ -128,6 +129,9 @@ SIEVE_HD inline vec3 escaped(const scene_view& s, vec3 w, float bsdf_pdf) {
 }
 
 // Path a.scratch.path(i) at queue entry i; returns whether it goes on (also marked in a.marks).
+// F: the family the path's hit belongs to (wavefront/route.hpp routed it there), or `any`, the one
+// kernel that branches on the surface: one copy of the shading, F only prunes the dispatch.
+template <material_family F = material_family::any>
 SIEVE_HD inline bool shade_path(std::uint32_t i, const shade_args& a, const wave& w) {
   const scene_view& s = a.scene;
   const path_columns& p = a.paths;
@@ -140,7 +144,8 @@ SIEVE_HD inline bool shade_path(std::uint32_t i, const shade_args& a, const wave
 
   vec3 seen{0, 0, 0};
   bool keep = false;
-  if (!h.found()) {
+  const bool found = F == material_family::any ? h.found() : F != material_family::miss;
+  if (!found) {
     seen = beta * escaped(s, r.direction, p.bsdf_pdf[j]);
   } else {
     const triangle& tri = s.bvh.triangles[h.prim];
@@ -165,10 +170,10 @@ SIEVE_HD inline bool shade_path(std::uint32_t i, const shade_args& a, const wave
     const float survive = a.vertex >= roulette_from_vertex ? fminf(0.95f, max_component(beta)) : 1.0f;
     if (a.vertex < s.max_bounces && uniform(key, dim::roulette) < survive) {
       beta = beta / survive;
-      if (has_smooth_lobe(m) && (s.lights.count > 0 || s.env_map.sampled))
-        next_event(a, i, key, m, x, ng, n, smooth, wo, beta);
+      if (has_smooth_lobe<F>(m) && (s.lights.count > 0 || s.env_map.sampled))
+        next_event<F>(a, i, key, m, x, ng, n, smooth, wo, beta);
       const bsdf_sample bs =
-          sample_bsdf(m, wo, n, uniform(key, dim::bsdf_u), uniform(key, dim::bsdf_v), uniform(key, dim::bsdf_lobe));
+          sample_bsdf<F>(m, wo, n, uniform(key, dim::bsdf_u), uniform(key, dim::bsdf_v), uniform(key, dim::bsdf_lobe));
       beta = beta * bs.weight;
       if (smooth && !sides_agree(wo, bs.wi, ng, n)) beta = {0, 0, 0};  // through the geometric surface: ends here
       if (max_component(beta) > 0 && finite(beta)) {

@@ -8,6 +8,7 @@
 #include "../wavefront/driver.hpp"
 #include "wave_loop.hpp"
 
+#include <sieve/compaction/multisplit.hpp>
 #include <sieve/compaction/radix_sort.hpp>
 
 #include <algorithm>
@@ -67,9 +68,21 @@ class cpu_backend {
     *kept = out ? sieve::compact_copy(ran, items, *out, keep, unchecked) : sieve::compact(ran, items, keep, unchecked);
   }
 
-  const std::uint32_t* sort(std::uint32_t* keys, std::uint32_t* values, std::uint32_t n, int bits) const {
+  // In place: the sorted keys and values.
+  std::pair<const std::uint32_t*, const std::uint32_t*> sort(std::uint32_t* keys, std::uint32_t* values, std::uint32_t n,
+                                                             int bits) const {
     sieve::radix_sort_pairs(std::span(keys, n), std::span(values, n), 0, bits);
-    return values;
+    return {keys, values};
+  }
+
+  // Host counts: the driver launches over the counts it reads, never over this.
+  std::uint32_t resident_threads() const { return ~0U; }
+
+  // Host counts: n is the live count. The renderer's own keys (each < buckets): unchecked.
+  void multisplit(const std::uint8_t* keys, const std::uint32_t* in, std::uint32_t* out, std::uint32_t n,
+                  const std::uint64_t*, unsigned buckets, std::uint64_t* bounds) const {
+    sieve::multisplit(sieve::const_record(std::span(in, n)), sieve::record(std::span(out, n)),
+                      sieve::bucket_ids{std::span(keys, n)}, buckets, std::span(bounds, buckets + 1), {.checked = false});
   }
 
   // Host counts: n is the live count.

@@ -27,6 +27,7 @@
 #include <sieve/compaction/cuda.hpp>
 #include <sieve/compaction/cuda_check.hpp>
 #include <sieve/compaction/cuda_device.hpp>
+#include <sieve/compaction/multisplit.hpp>
 #include <sieve/compaction/radix_sort.hpp>
 
 #include <cuda_runtime.h>
@@ -46,6 +47,9 @@ using exec::device_array;
 // event record nodes, so a profiled BFS render takes the synchronous path, where the tracer's
 // host-driven loop times each step's compaction (stats.bfs_compact_ms).
 constexpr bool bfs_in_graph = true;
+
+// The multisplit routing's design: the library's stable one-pass split (bench multisplit's fastest).
+constexpr std::string_view multisplit_algorithm = "onesweep";
 
 // Pinned host memory of T (cudaMallocHost): what a graph's copy nodes read and write.
 template <class T>
@@ -100,7 +104,9 @@ class cuda_backend {
   template <class T>
   using array = device_array<T>;
 
-  cuda_backend(render_stats& stats, const render_settings& settings, cudaStream_t stream, std::uint32_t capacity)
+  // materials: the scene's count (the sort routing's key bits).
+  cuda_backend(render_stats& stats, const render_settings& settings, cudaStream_t stream, std::uint32_t capacity,
+               std::uint32_t materials)
       : stats_(stats), settings_(settings), stream_(stream), capacity_(capacity), clock_(stats, stream),
         loops_(stats.loops), loop_clock_(loops_) {
     if (settings.traversal == traversal_kind::bfs) {
@@ -108,10 +114,9 @@ class cuda_backend {
       bfs_->reserve(capacity);  // before any capture: closest_async never allocates
       if (settings.profile_stages) bfs_->time_loops(&loop_clock_);  // its host-driven loop (no graph when profiling)
     }
-    if (settings.reorder != reorder_key::none) {
-      const std::size_t bytes =
-          sieve::cuda::radix_sort_workspace_bytes(to_string(settings.sort), capacity, 0, reorder_key_bits(settings.reorder));
-      sort_ws_ = device_array<std::byte>(bytes);
+    if (settings.reorder != reorder_key::none || settings.routing == routing_kind::sort) {
+      const int bits = std::max(reorder_key_bits(settings.reorder), route_sort_bits(materials));
+      sort_ws_ = device_array<std::byte>(sieve::cuda::radix_sort_workspace_bytes(to_string(settings.sort), capacity, 0, bits));
     }
   }
 
@@ -146,6 +151,11 @@ class cuda_backend {
     ws_ = device_array<std::byte>(sieve::cuda::workspace_bytes(settings_.strategy, queue, form, in_place));
   }
 
+  // The multisplit routing's, for the entries' shape (route_record), before any capture.
+  void reserve_multisplit(const sieve::record& entries) {
+    split_ws_ = device_array<std::byte>(sieve::cuda::multisplit_workspace_bytes(multisplit_algorithm, entries, material_families));
+  }
+
   // In place when out is null.
   void compact(const sieve::strategy& strategy, const sieve::record& items, const sieve::record* out,
                const sieve::selection& keep, const sieve::cuda::device_counts& live, std::uint64_t* kept) {
@@ -164,12 +174,24 @@ class cuda_backend {
 
   // Over n slots (the capacity in a graph: reorder_keys gave the slots past the live count the
   // largest key, so they sort last), out of place into the second halves of keys and values.
-  const std::uint32_t* sort(std::uint32_t* keys, std::uint32_t* values, std::uint32_t n, int bits) const {
+  std::pair<const std::uint32_t*, const std::uint32_t*> sort(std::uint32_t* keys, std::uint32_t* values, std::uint32_t n,
+                                                             int bits) const {
     sieve::cuda::radix_sort_pairs_async(to_string(settings_.sort), std::span<const std::uint32_t>(keys, n),
                                         std::span<const std::uint32_t>(values, n), std::span(keys + capacity_, n),
                                         std::span(values + capacity_, n), 0, bits, {sort_ws_.get(), sort_ws_.size()},
                                         stream_);
-    return values + capacity_;
+    return {keys + capacity_, values + capacity_};
+  }
+
+  // 2048 threads a multiprocessor (Hopper's most).
+  std::uint32_t resident_threads() const { return static_cast<std::uint32_t>(sieve::cuda::sm_count()) * 2048U; }
+
+  // The library's onesweep multisplit with device counts (*live items of n), the bounds on the device.
+  void multisplit(const std::uint8_t* keys, const std::uint32_t* in, std::uint32_t* out, std::uint32_t n,
+                  const std::uint64_t* live, unsigned buckets, std::uint64_t* bounds) const {
+    sieve::cuda::multisplit_async(multisplit_algorithm, sieve::const_record(std::span(in, n)),
+                                  sieve::record(std::span(out, n)), sieve::bucket_ids{std::span(keys, n)}, buckets, bounds,
+                                  {split_ws_.get(), split_ws_.size()}, stream_, live, {.checked = false});
   }
 
   // In a graph: *live rays (device count), n the capacity, nothing read back. On the stream: n is
@@ -200,7 +222,7 @@ class cuda_backend {
   bool graph_ = false;
   bool timing_ = settings_.profile_stages;
   std::unique_ptr<bfs_tracer_cuda> bfs_;
-  device_array<std::byte> ws_, sort_ws_;
+  device_array<std::byte> ws_, sort_ws_, split_ws_;
 };
 
 // A CUDA graph, instantiated, owned.
@@ -232,7 +254,7 @@ class cuda_run {
       : settings_(settings), stats_(result.stats), film_desc_(ps.source().film),
         pixels_(film_desc_.width * film_desc_.height),
         capacity_(wave_capacity(pixels_, film_desc_.spp, settings.max_queue)), scene_(ps), view_(scene_.view(film_desc_.width, film_desc_.height)),
-        backend_(result.stats, settings, stream_.s, capacity_),
+        backend_(result.stats, settings, stream_.s, capacity_, view_.material_count),
         film_(pixels_), wave_(1), h_wave_(1) {
     SIEVE_CUDA_CHECK(cudaMemsetAsync(film_.get(), 0, pixels_ * sizeof(vec3), stream_.s));
   }
@@ -288,6 +310,7 @@ class cuda_run {
       render_stats& stats = r.stats_;
       const bool append = driver.mode() == queue_mode::append;
       if (!append) r.backend_.reserve_workspace(driver.compaction_record(), stats.form, driver.in_place());
+      if (settings.routing == routing_kind::multisplit) r.backend_.reserve_multisplit(driver.route_record());
       const std::uint32_t capacity = r.capacity_;
       // A strategy that reads its counts back (the registry's host_counts) runs on the stream.
       const bool host_counts =

@@ -35,7 +35,7 @@ void run_waves(Run& run, const film_desc& film, const render_settings& settings,
   const std::uint32_t capacity = wave_capacity(pixels, film.spp, settings.max_queue);
   const std::uint32_t max_pixels = std::min(pixels, settings.max_queue);
   const auto start = std::chrono::steady_clock::now();
-  if (settings.integrator == integrator_kind::megakernel) {
+  if (settings.uses_megakernel()) {
     // The sibling loop: no queues, one task per path, through the same waves and film.
     typename Run::megakernel_waves integrator(run, capacity, max_pixels);
     for_each_wave(pixels, film.spp, settings, result, [&](const wave& w) {

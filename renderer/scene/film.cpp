@@ -36,6 +36,22 @@ void fit_film(toml::table& doc, const reader& rd, const film_fit& fit) {
   t.insert_or_assign("height", static_cast<std::int64_t>(height));
 }
 
+namespace {
+
+// [compaction] key `key`, a mode's name, into `out` when given; else an error naming its valid names.
+template <mode E>
+void read_mode(const toml::table& t, const reader& rd, const char* key, E& out) {
+  const toml::node* v = t.get(key);
+  if (!v) return;
+  const std::string where = std::string("compaction.") + key;
+  const std::string name = rd.string(*v, where);
+  const auto e = find_mode<E>(name);
+  if (!e) rd.fail_at(v, where, in_quotes(name) + " is not one of " + mode_names_joined<E>());
+  out = *e;
+}
+
+}  // namespace
+
 void read_compaction(const toml::table& doc, const reader& rd, scene& sc) {
   if (const toml::node* n = doc.get("compaction")) {
     const toml::table& t = rd.table(*n, "compaction");
@@ -44,18 +60,9 @@ void read_compaction(const toml::table& doc, const reader& rd, scene& sc) {
       sc.compaction.strategy = rd.string(*v, "compaction.strategy");
       if (sc.compaction.strategy.empty()) rd.fail_at(v, "compaction.strategy", "empty strategy name");
     }
-    if (const toml::node* v = t.get("reorder")) {
-      const std::string name = rd.string(*v, "compaction.reorder");
-      const auto key = find_mode<reorder_key>(name);
-      if (!key) rd.fail_at(v, "compaction.reorder", in_quotes(name) + " is not one of " + mode_names_joined<reorder_key>());
-      sc.compaction.reorder = *key;
-    }
-    if (const toml::node* v = t.get("sort")) {
-      const std::string name = rd.string(*v, "compaction.sort");
-      const auto sort = find_mode<sort_kind>(name);
-      if (!sort) rd.fail_at(v, "compaction.sort", in_quotes(name) + " is not one of " + mode_names_joined<sort_kind>());
-      sc.compaction.sort = *sort;
-    }
+    read_mode(t, rd, "reorder", sc.compaction.reorder);
+    read_mode(t, rd, "sort", sc.compaction.sort);
+    read_mode(t, rd, "routing", sc.compaction.routing);
   }
 }
 

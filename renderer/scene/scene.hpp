@@ -88,6 +88,7 @@ struct compaction_desc {
   std::string strategy = "auto";  // a name from sieve::compaction_strategies()
   reorder_key reorder = reorder_key::none;  // ray reordering by radix sort (core/modes.hpp)
   sort_kind sort = sort_kind::onesweep;     // the GPU radix sort that reorders
+  routing_kind routing = routing_kind::branch;  // how shade reaches the material families
 };
 
 struct scene {

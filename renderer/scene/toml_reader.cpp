@@ -43,7 +43,7 @@ const std::map<std::string_view, std::vector<std::string_view>> table_keys = {
     {"camera", {"position", "look_at", "up", "vfov", "focal_length_mm", "film_height_mm"}},
     {"film", {"width", "height", "spp", "max_bounces", "seed"}},
     {"environment", {"color", "map", "rotation", "scale", "sample"}},
-    {"compaction", {"strategy", "reorder", "sort"}},
+    {"compaction", {"strategy", "reorder", "sort", "routing"}},
     {"objects", {"obj", "gltf", "ply", "translate", "scale", "rotate_y", "material"}},
     {"materials", {"name", "type", "albedo", "emission", "ior", "roughness", "metallic", "transmission", "thin", "texture", "wrap"}},
     {"lights", {"type", "corner", "edge1", "edge2", "emission"}},

@@ -7,7 +7,12 @@
 //   zero(p, bytes)                clear memory, in stream order on the GPU
 //   read(count)                   a count's value on the host (a synchronisation on the GPU)
 //   compact(...)                  the library's compaction of the path queue, counts by pointer
-//   sort(keys, values, n, bits)   the radix sort of (key, path index) pairs; returns the sorted indices
+//   sort(keys, values, n, bits)   the radix sort of (key, path index) pairs; returns the sorted keys
+//                                 and indices
+//   multisplit(keys, in, out, n, live, buckets, bounds)   the library's stable multisplit of n u32
+//                                 items (*live of them live) by byte keys, bounds on the backend
+//   resident_threads()            the threads the device runs at once (a family's kernel launches
+//                                 over them when its count stays on the device)
 //   extend_bfs(..., n, live)      the BFS traversal (bvh/bfs*) of *live rays, n of them launched for
 //   time(name, bounce, f)         run (enqueue) f as stage `name`, timed when profiling
 //
@@ -29,6 +34,7 @@
 #include "../frame/stats.hpp"
 #include "../frame/waves.hpp"
 #include "reorder.hpp"
+#include "route.hpp"
 
 #include "../path/connect.hpp"
 #include "../path/generate.hpp"
@@ -36,18 +42,11 @@
 
 #include "../core/marks.hpp"
 
+#include <algorithm>
 #include <bit>
 #include <cstring>
 
 namespace sieve::render {
-
-// The low 32-bit word of a 64-bit count: the stages' and the marks' counters are 32-bit, the
-// library's device counts 64-bit; a count below 2^32 (every queue here) reads the same through both.
-inline std::uint32_t* low_word(std::uint64_t* p) {
-  static_assert(std::endian::native == std::endian::little, "the counts' low words come first");
-  return reinterpret_cast<std::uint32_t*>(p);
-}
-inline const std::uint32_t* low_word(const std::uint64_t* p) { return low_word(const_cast<std::uint64_t*>(p)); }
 
 // A wave's counters, laid out in one array of 64-bit words of the backend's memory:
 // live(v) for v in [0, max_bounces] are the paths entering bounce v (live(0) the wave's size,
@@ -177,16 +176,27 @@ class wavefront_driver {
         queue_(b, capacity, settings.strategy, form, settings.queue), hits_(capacity),
         shadow_rays_(capacity), shadow_light_(capacity), wave_film_(capacity),
         counts_(wave_counts::size(view.max_bounces)), cursor_(1),
-        keys_(settings.reorder != reorder_key::none ? 2 * std::size_t{capacity} : 0),
-        order_(settings.reorder != reorder_key::none ? 2 * std::size_t{capacity} : 0) {
+        keys_(sorts(settings) ? 2 * std::size_t{capacity} : 0), order_(sorts(settings) ? 2 * std::size_t{capacity} : 0),
+        route_keys_(settings.routing == routing_kind::multisplit ? capacity : 0),
+        route_iota_(settings.routing == routing_kind::multisplit ? capacity : 0),
+        route_entries_(settings.routing == routing_kind::multisplit ? capacity
+                       : settings.routing == routing_kind::queues ? std::size_t{material_families} * capacity
+                                                                  : 0),
+        route_bounds_(material_families + 1), route_counts_(material_families) {
     b_.zero(wave_film_.get(), std::size_t{capacity} * sizeof(vec3));
+    if (settings.routing == routing_kind::multisplit) route_iota(b_.exec(), capacity, route_iota_.get());
   }
+
+  // Whether the driver radix-sorts (key, index) pairs: to reorder rays, or to route by material.
+  static bool sorts(const render_settings& s) { return s.reorder != reorder_key::none || s.routing == routing_kind::sort; }
 
   bool in_place() const { return queue_.in_place(); }
   queue_mode mode() const { return queue_.mode(); }
   wave_counts counts() const { return {counts_.get(), view_.max_bounces}; }
   // What the compaction moves for `capacity` entries (its workspace's shape).
   sieve::record compaction_record() const { return queue_.record(capacity_); }
+  // What the multisplit routing splits (its workspace's shape): the queue's entry numbers.
+  sieve::record route_record() const { return sieve::record(std::span(route_entries_.get(), capacity_)); }
   vec3* wave_film() const { return wave_film_.get(); }
 
   // Enqueues wave w (whose copy the backend put in *wave): generate, every bounce, accumulate.
@@ -217,8 +227,11 @@ class wavefront_driver {
       const path_columns paths = queue_.paths();
       const bounce_columns scratch{hits_.get(), shadow_rays_.get(), shadow_light_.get(), low_word(c.shadow()),
                                    queue_.index()};
+      const family_queues queues = family_queues_();
+      if (queues) b_.time("route", -1, [&] { b_.zero(route_counts_.get(), material_families * sizeof(std::uint64_t)); });
       b_.time("extend", -1, [&] {
-        if (settings_.traversal != traversal_kind::bfs) return extend_dfs(e, n, live, view_, paths, scratch, cursor_.get());
+        if (settings_.traversal != traversal_kind::bfs)
+          return extend_dfs(e, n, live, view_, paths, scratch, cursor_.get(), queues);
         const ray* rays = paths.rays;
         if (scratch.index) {  // shade writes the shadow rays later: their column is free until then
           gather_rays(e, n, live, scratch.index, paths.rays, shadow_rays_.get());
@@ -227,11 +240,19 @@ class wavefront_driver {
         b_.extend_bfs(view_, rays, hits_.get(), n, live);
       });
       if (host_counts && cancelled(settings_)) return false;  // extend is the longest stage: look again after it
+      const family_lists lists = route(n, vertex, queues);
 
       const keep_marks marks = queue_.marks(n, c.removals());
       const shade_args args{view_, paths, scratch, wfilm, marks, vertex};
       const bool append = mode == queue_mode::append && vertex < max_bounces;  // none survives the last vertex
       b_.time("shade", -1, [&] {
+        if (lists.entries) {  // one kernel per family, over its entries
+          const path_columns next = queue_.spare();
+          const auto width = [&](std::uint32_t f) {
+            return host_counts ? family_size(lists, f) : std::min(capacity_, b_.resident_threads());
+          };
+          return shade_families(e, width, lists, args, wave_, append ? &next : nullptr, low_word(c.live(vertex + 1)));
+        }
         if (append) return shade_append(e, n, live, args, wave_, queue_.spare(), low_word(c.live(vertex + 1)));
         shade(e, n, live, args, wave_);
       });
@@ -252,7 +273,7 @@ class wavefront_driver {
           const path_columns from = queue_.paths();
           std::uint32_t* const index = queue_.index();
           reorder_keys(e, m, kept, settings_.reorder, view_, from, keys_.get(), order_.get(), index);
-          const std::uint32_t* order = b_.sort(keys_.get(), order_.get(), m, reorder_key_bits(settings_.reorder));
+          const std::uint32_t* order = b_.sort(keys_.get(), order_.get(), m, reorder_key_bits(settings_.reorder)).second;
           if (index)
             copy_indices(e, m, kept, order, queue_.spare_index());  // the sorted path indices are the queue
           else
@@ -275,6 +296,52 @@ class wavefront_driver {
   }
 
  private:
+  // The queues routing's per-family queues (empty otherwise), counted in route_counts_' low words.
+  family_queues family_queues_() const {
+    if (settings_.routing != routing_kind::queues) return {};
+    return {route_entries_.get(), route_counts_.get(), capacity_, view_.surfaces, view_.material_of};
+  }
+
+  // Stage `route` after extend (n: what the stages launch over): where each family's entries lie,
+  // or no entries (branch routing: one kernel).
+  family_lists route(std::uint32_t n, std::uint32_t vertex, const family_queues& queues) {
+    const auto e = b_.exec();
+    const wave_counts c = counts();
+    const std::uint32_t* live = low_word(c.live(vertex));
+    std::uint64_t* const bounds = route_bounds_.get();
+    switch (settings_.routing) {
+      case routing_kind::multisplit:
+        b_.time("route", -1, [&] {
+          route_family_keys(e, n, live, view_, hits_.get(), route_keys_.get());
+          b_.multisplit(route_keys_.get(), route_iota_.get(), route_entries_.get(), n, c.live(vertex), material_families,
+                        bounds);
+        });
+        return {route_entries_.get(), bounds, nullptr, 0};
+      case routing_kind::sort: {
+        const int mbits = material_bits(view_.material_count);
+        const std::uint32_t* entries = nullptr;
+        b_.time("route", -1, [&] {
+          route_sort_keys(e, n, live, view_, hits_.get(), mbits, keys_.get(), order_.get());
+          const auto [keys, sorted] = b_.sort(keys_.get(), order_.get(), n, route_sort_bits(view_.material_count));
+          route_bounds(e, n, live, keys, mbits, bounds);
+          entries = sorted;
+        });
+        return {entries, bounds, nullptr, 0};
+      }
+      case routing_kind::queues:
+        if (settings_.traversal == traversal_kind::bfs)  // the BFS tracer has no per-ray epilogue
+          b_.time("route", -1, [&] { route_append(e, n, live, hits_.get(), queues); });
+        return queues.lists();
+      default: return {};
+    }
+  }
+
+  // Family f's entry count (host counts: read from the backend's memory).
+  std::uint32_t family_size(const family_lists& lists, std::uint32_t f) {
+    if (!lists.bounds) return static_cast<std::uint32_t>(b_.read(route_counts_.get() + f));
+    return static_cast<std::uint32_t>(b_.read(lists.bounds + f + 1) - b_.read(lists.bounds + f));
+  }
+
   Backend& b_;
   scene_view view_;
   const render_settings& settings_;
@@ -287,7 +354,10 @@ class wavefront_driver {
   typename Backend::template array<vec3> shadow_light_, wave_film_;
   typename Backend::template array<std::uint64_t> counts_;
   typename Backend::template array<std::uint32_t> cursor_;  // extend's (exec/walk.hpp)
-  typename Backend::template array<std::uint32_t> keys_, order_;
+  typename Backend::template array<std::uint32_t> keys_, order_;  // reorder's and the sort routing's pairs
+  typename Backend::template array<std::uint8_t> route_keys_;       // multisplit: a family per entry
+  typename Backend::template array<std::uint32_t> route_iota_, route_entries_;
+  typename Backend::template array<std::uint64_t> route_bounds_, route_counts_;
 };
 
 }  // namespace sieve::render
