@@ -5,7 +5,7 @@ of --block pixels, the standard error of each renderer's block mean taken from -
 renders), optionally the time of each renderer at the same size, spp and depth.
 
     python3 bench/mitsuba_compare.py --sieve build/app/sieve --out /tmp/mts [--variant cuda_ad_rgb]
-        [--spp 256] [--size 256] [--seeds 4] [--only conductor_r0.3,...] [--timing]
+        [--spp 256] [--size 256] [--seeds 4] [--only conductor_r0.3,...] [--timing] [--env-map scenes/sky/sky.exr]
 
 Each scene: a sphere (a UV sphere with vertex normals, scenes written here as OBJ) of one material
 on a grey diffuse floor, lit by a quad light above and a constant environment. The scenes are
@@ -111,13 +111,13 @@ def toml_value(v):
     return repr(float(v)) if isinstance(v, float) else str(v)
 
 
-def sieve_scene(path, keys, size, spp, depth):
+def sieve_scene(path, keys, size, spp, depth, env_map=""):
     c, l = CAMERA, LIGHT
     lines = [f'name = "{os.path.basename(path)[:-5]}"',
              "[camera]", f"position = {toml_value(c['position'])}", f"look_at = {toml_value(c['look_at'])}",
              f"up = {toml_value(c['up'])}", f"vfov = {c['vfov']}",
              "[film]", f"width = {size}", f"height = {size}", f"spp = {spp}", f"max_bounces = {depth}",
-             "[environment]", f"color = [{ENV}, {ENV}, {ENV}]",
+             "[environment]", f'map = {json.dumps(env_map)}' if env_map else f"color = [{ENV}, {ENV}, {ENV}]",
              "[[objects]]", 'obj = "sphere.obj"', 'material = "probe"',
              "[[objects]]", 'obj = "floor.obj"', 'material = "floor"',
              "[[materials]]", 'name = "probe"'] + [f"{k} = {toml_value(v)}" for k, v in keys.items()] + [
@@ -128,7 +128,7 @@ def sieve_scene(path, keys, size, spp, depth):
         out.write("\n".join(lines) + "\n")
 
 
-def mitsuba_scene(mi, folder, bsdf, size, spp, depth, seed):
+def mitsuba_scene(mi, folder, bsdf, size, spp, depth, seed, env_map=""):
     c, l = CAMERA, LIGHT
     e1, e2 = np.array(l["edge1"]), np.array(l["edge2"])
     nrm = np.cross(e1, e2)
@@ -143,7 +143,9 @@ def mitsuba_scene(mi, folder, bsdf, size, spp, depth, seed):
                    "sampler": {"type": "independent", "sample_count": spp, "seed": seed},
                    "film": {"type": "hdrfilm", "width": size, "height": size, "rfilter": {"type": "box"},
                             "pixel_format": "rgb"}},
-        "env": {"type": "constant", "radiance": {"type": "rgb", "value": [ENV, ENV, ENV]}},
+        # The map's longitude atan2(x, -z) and colatitude acos(y), as sieve's (core/environment.hpp).
+        "env": ({"type": "envmap", "filename": env_map} if env_map else
+                {"type": "constant", "radiance": {"type": "rgb", "value": [ENV, ENV, ENV]}}),
         "probe": {"type": "obj", "filename": os.path.join(folder, "sphere.obj"), "bsdf": bsdf},
         "floor": {"type": "obj", "filename": os.path.join(folder, "floor.obj"),
                   "bsdf": {"type": "diffuse", "reflectance": {"type": "rgb", "value": [0.5, 0.5, 0.5]}}},
@@ -182,6 +184,7 @@ def main():
     ap.add_argument("--only", default="", help="comma-separated material names")
     ap.add_argument("--timing", action="store_true", help="also time one render of each at the given spp")
     ap.add_argument("--megakernel", action="store_true", help="pass --integrator megakernel to sieve")
+    ap.add_argument("--env-map", default="", help="an HDR map (.exr) around the scene instead of the constant environment")
     args = ap.parse_args()
 
     import mitsuba as mi
@@ -197,7 +200,8 @@ def main():
     for name in names:
         keys, bsdf = mats[name]
         scene_path = os.path.join(args.out, f"{name}.toml")
-        sieve_scene(scene_path, keys, args.size, args.spp, args.depth)
+        env_map = os.path.abspath(args.env_map) if args.env_map else ""
+        sieve_scene(scene_path, keys, args.size, args.spp, args.depth, env_map)
         s_runs, m_runs, s_time, m_time = [], [], None, None
         for k in range(args.seeds):
             exr = os.path.join(args.out, f"{name}-sieve-{k}.exr")
@@ -210,7 +214,7 @@ def main():
             if k == 0:
                 s_time = time.perf_counter() - t0
             s_runs.append(np.array(mi.Bitmap(exr), dtype=np.float64))
-            scene = mitsuba_scene(mi, args.out, bsdf, args.size, args.spp, args.depth, seed=k + 1)
+            scene = mitsuba_scene(mi, args.out, bsdf, args.size, args.spp, args.depth, seed=k + 1, env_map=env_map)
             t0 = time.perf_counter()
             img = mi.render(scene, spp=args.spp, seed=k + 1)
             arr = np.array(img, dtype=np.float64)  # forces evaluation
@@ -234,7 +238,7 @@ def main():
         if not ok:
             failed.append(name)
     with open(os.path.join(args.out, "report.json"), "w") as out:
-        json.dump({"variant": args.variant, "size": args.size, "spp": args.spp, "depth": args.depth,
+        json.dump({"variant": args.variant, "env_map": args.env_map or f"constant {ENV}", "size": args.size, "spp": args.spp, "depth": args.depth,
                    "seeds": args.seeds, "block": args.block, "results": report}, out, indent=1)
     if failed:
         print("failed: " + ", ".join(failed))

@@ -4,6 +4,7 @@
 #pragma once
 
 #include <bvh/bvh.hpp>
+#include <scene/scene.hpp>
 
 #include <cstdint>
 #include <vector>
@@ -43,6 +44,47 @@ inline void make_alpha_scene(alpha_scene& s, const alpha_material& front, int n 
       const float x = -0.95f + 1.9f * (i + 0.5f) / n, y = -0.95f + 1.9f * (j + 0.5f) / n;
       s.rays.push_back({{x, y, 0}, {0, 0, 1}});
     }
+}
+
+// The same quads as a scene to render: the front one a diffuse cut-out (MASK through the texture),
+// the back one diffuse and blended (opacity 0.5), under a white sky and a light above them (shadow
+// rays cross both), the camera on -z looking along +z.
+inline scene cutout_scene(std::uint32_t size, std::uint32_t spp) {
+  alpha_scene a;
+  make_alpha_scene(a, alpha_material{}, 1);
+  scene s;
+  s.name = "cut-out";
+  s.triangles = a.triangles;
+  s.material_of = a.material_of;
+  s.uvs = a.uvs;
+  material front, back, light;
+  front.name = "front", back.name = "back", light.name = "light";
+  front.alpha = alpha_mode::mask;
+  front.opacity_texture = 0;
+  back.albedo = {0.05f, 0.1f, 0.2f};
+  back.opacity = 0.5f;
+  light.emission = {4, 4, 4};
+  s.materials = {front, back, light};
+  texture t;
+  t.name = "mask";
+  t.width = 4, t.height = 1, t.wrap = wrap_mode::clamp;
+  t.texels = a.texels;
+  s.textures = {t};
+  const vec3 p0{-1, 2, 0}, p1{1, 2, 0}, p2{1, 2, 3}, p3{-1, 2, 3};  // facing -y
+  for (const triangle& tri : {triangle{p0, p1, p2}, triangle{p0, p2, p3}}) {
+    s.emissive.push_back(static_cast<std::uint32_t>(s.triangles.size()));
+    s.triangles.push_back(tri);
+    s.material_of.push_back(2);
+    s.uvs.push_back({});
+  }
+  s.camera.position = {0.2f, 0.3f, -3};
+  s.camera.look_at = {0, 0, 1.5f};
+  s.camera.vfov_degrees = 25;  // the quads fill the view
+  s.film.width = s.film.height = size;
+  s.film.spp = spp;
+  s.film.max_bounces = 4;
+  s.environment = {1, 1, 1};
+  return s;
 }
 
 }  // namespace sieve::render::testing

@@ -439,6 +439,35 @@ TEST(Gltf, NormalsAndTextureCoordinates) {
   EXPECT_EQ(s.uvs[0].t1.v, 0.0f);
   EXPECT_EQ(s.uvs[0].t2.v, 1.0f);
 
+  // A normal map: tangents computed along +u (here +x; the bitangent along +v, +y: handedness +1),
+  // or the file's TANGENT where the primitive has one (its w the handedness).
+  {
+    const fs::path dir = temp_dir();
+    write_png(dir / "flat.png", 1, 1, std::vector<vec3>{vec3{0.5f, 0.5f, 1}});
+    json mapped = doc;
+    mapped["images"] = json::array({{{"uri", "flat.png"}}});
+    mapped["textures"] = json::array({{{"source", 0}}});
+    mapped["materials"][0]["normalTexture"] = {{"index", 0}, {"scale", 0.5}};
+    const scene c = load_scene(write_gltf(dir, mapped), sky);
+    ASSERT_EQ(c.tangents.size(), 2u);
+    EXPECT_EQ(c.materials[0].normal_scale, 0.5f);
+    EXPECT_GE(c.materials[0].normal_texture, 0);
+    EXPECT_NEAR(c.tangents[0].t0.x, 1, 1e-6);
+    EXPECT_NEAR(c.tangents[1].t2.x, 1, 1e-6);
+    EXPECT_EQ(c.tangents[0].sign, 1.0f);
+    const std::vector<float> tangents = {0, 1, 0, -1, 0, 1, 0, -1, 0, 1, 0, -1, 0, 1, 0, -1};
+    mapped["buffers"][0] = buffer_of(pos + idx + nrm + tex + bytes_of(tangents));
+    mapped["bufferViews"].push_back({{"buffer", 0}, {"byteOffset", 116}, {"byteLength", 64}});
+    mapped["accessors"].push_back({{"bufferView", 4}, {"componentType", 5126}, {"count", 4}, {"type", "VEC4"}});
+    mapped["meshes"][0]["primitives"][0]["attributes"]["TANGENT"] = 4;
+    const scene f = load_scene(write_gltf(dir, mapped), sky);
+    ASSERT_EQ(f.tangents.size(), 2u);
+    EXPECT_NEAR(f.tangents[0].t1.y, 1, 1e-6);
+    EXPECT_EQ(f.tangents[0].sign, -1.0f);
+    mapped["accessors"][4]["count"] = 3;
+    expect_error([&] { load_scene(write_gltf(dir, mapped)); }, {"TANGENT", "3 tangents for 4 positions"});
+  }
+
   // A mirroring node (scale -1 in x): the winding turns (glTF's rule), so the geometric normal and
   // the shading normal still agree (+z).
   doc["nodes"][0]["scale"] = {-1, 1, 1};

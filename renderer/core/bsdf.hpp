@@ -52,6 +52,8 @@ struct surface {
   std::int32_t albedo_texture = -1;  // index into scene_view::textures: the albedo at the hit; -1: `albedo`
   std::int32_t emission_texture = -1;  // likewise: the emission is `emission` times its texel at the hit
   std::int32_t metal_rough_texture = -1;  // likewise (pbr): roughness x green, metallic x blue (raw values)
+  std::int32_t normal_texture = -1;       // likewise: a tangent-space normal map (shading.hpp's normal_mapped)
+  float normal_scale = 1;
   uv_transform uv;  // applied to the hit's texture coordinates before the textures are read
 };
 

@@ -19,6 +19,31 @@ SIEVE_HD inline vec3 shading_normal(const triangle_normals& tn, float b1, float 
   return dot(u, ng) < 0 ? -u : u;
 }
 
+// A normal map's normal at barycentrics (b1, b2): the texel c (stored values in 0 .. 1) read as a
+// tangent-space normal (2c - 1, its x and y times `scale`: glTF's normalTexture.scale) in the frame
+// of the interpolated vertex normal N, the tangent T made orthogonal to it and the bitangent
+// B = sign x cross(N, T); turned with N where N faces away from ng (as shading_normal turns N). The plain shading normal
+// where the frame degenerates.
+SIEVE_HD inline vec3 normal_mapped(const triangle_normals& tn, const triangle_tangents& tt, float b1, float b2, vec3 ng,
+                                   vec3 c, float scale) {
+  const vec3 plain = shading_normal(tn, b1, b2, ng);
+  const vec3 raw = interpolate(tn, b1, b2);
+  const float l = length(raw);
+  if (tt.sign == 0 || !(l > 1e-12f) || !(l < 1e30f)) return plain;
+  const vec3 n = raw / l;
+  vec3 t = interpolate(tt, b1, b2);
+  t = t - n * dot(n, t);
+  const float lt = length(t);
+  if (!(lt > 1e-12f) || !(lt < 1e30f)) return plain;
+  t = t / lt;
+  const vec3 b = cross(n, t) * tt.sign;
+  const vec3 m = t * ((2 * c.x - 1) * scale) + b * ((2 * c.y - 1) * scale) + n * (2 * c.z - 1);
+  const float lm = length(m);
+  if (!(lm > 1e-12f) || !(lm < 1e30f)) return plain;
+  const vec3 u = m / lm;
+  return dot(n, ng) < 0 ? -u : u;  // the whole frame turned where the vertex normals face away from ng
+}
+
 // The shading normal to use for a viewer in direction wo: ns where wo lies on the same side of
 // the shading surface as of the geometric one; ng where it does not (near silhouettes of coarse
 // meshes the shading surface can face away from a viewer that sees the geometric one).

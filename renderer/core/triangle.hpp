@@ -24,7 +24,18 @@ struct triangle_uvs {
   tex_coord t0, t1, t2;
 };
 
+// Per-vertex tangents for normal maps: t0, t1, t2 along increasing u, and the bitangent's
+// handedness: the bitangent (along increasing v, the image's up) is sign x cross(normal, tangent).
+// sign 0: no tangents (the triangle's material reads no normal map).
+struct triangle_tangents {
+  vec3 t0, t1, t2;
+  float sign = 0;
+};
+
 // The attribute at barycentrics (b1, b2) of v1 and v2 (tri_hit's u and v).
+SIEVE_HD inline vec3 interpolate(const triangle_tangents& t, float b1, float b2) {
+  return t.t0 * (1.0f - b1 - b2) + t.t1 * b1 + t.t2 * b2;
+}
 SIEVE_HD inline vec3 interpolate(const triangle_normals& n, float b1, float b2) {
   return n.n0 * (1.0f - b1 - b2) + n.n1 * b1 + n.n2 * b2;
 }

@@ -50,6 +50,7 @@ struct device_scene::arrays {
   device_array<std::uint32_t> material_of;
   device_array<triangle_normals> normals;
   device_array<triangle_uvs> uvs;
+  device_array<triangle_tangents> tangents;
   device_array<vec3> texels;  // every texture's texels in one allocation, the views pointing into it
   device_array<texture_view> textures;
   device_array<std::uint32_t> light_triangles;
@@ -68,6 +69,7 @@ device_scene::device_scene(const prepared_scene& ps)
   a.alpha = device_array<alpha_material>(alpha_table(sc));
   a.normals = device_array<triangle_normals>(sc.normals);
   a.uvs = device_array<triangle_uvs>(sc.uvs);
+  a.tangents = device_array<triangle_tangents>(sc.tangents);
   std::size_t texels = 0;
   for (const texture& t : sc.textures) texels += t.texels.size();
   a.texels = device_array<vec3>(texels);
@@ -103,13 +105,15 @@ scene_view device_scene::view(std::uint32_t width, std::uint32_t height) const {
   v.env_map.weight = a.env_weight.get();
   v.env_map.conditional_cdf = a.env_conditional.get();
   v.env_map.marginal_cdf = a.env_marginal.get();
+  const bool cutouts = v.bvh.alpha.present();  // the host view's: the device BVH's view carries none
   v.bvh = bvh_.view();
   v.surfaces = a.surfaces.get();
   v.material_of = a.material_of.get();
   v.normals = sc.normals.empty() ? nullptr : a.normals.get();
   v.uvs = sc.uvs.empty() ? nullptr : a.uvs.get();
+  v.tangents = sc.tangents.empty() ? nullptr : a.tangents.get();
   v.textures = sc.textures.empty() ? nullptr : a.textures.get();
-  if (v.bvh.alpha.present()) v.bvh.alpha = {v.material_of, a.alpha.get(), v.uvs, v.textures};
+  if (cutouts) v.bvh.alpha = {v.material_of, a.alpha.get(), v.uvs, v.textures};
   v.lights.triangles = a.light_triangles.get();
   v.lights.cdf = a.light_cdf.get();
   return v;

@@ -52,7 +52,7 @@ prepared_scene::prepared_scene(const scene& s) : scene_(&s), bvh_(build_bvh(s.tr
                                       surface_kind::conductor, surface_kind::rough_dielectric, surface_kind::pbr};
     surfaces_.push_back({kinds[static_cast<int>(m.kind)], m.albedo, m.emission, m.ior, m.roughness, m.metallic,
                          m.transmission, m.thin, m.albedo_texture, m.emission_texture,
-                         m.metal_rough_texture, m.uv});
+                         m.metal_rough_texture, m.normal_texture, m.normal_scale, m.uv});
   }
   for (const texture& t : s.textures) textures_.push_back(t.view());
   alpha_ = alpha_table(s);
@@ -86,6 +86,7 @@ scene_view prepared_scene::view(std::uint32_t width, std::uint32_t height) const
   v.material_of = s.material_of.data();
   v.normals = s.normals.empty() ? nullptr : s.normals.data();
   v.uvs = s.uvs.empty() ? nullptr : s.uvs.data();
+  v.tangents = s.tangents.empty() ? nullptr : s.tangents.data();
   v.textures = textures_.empty() ? nullptr : textures_.data();
   if (!alpha_.empty()) v.bvh.alpha = {v.material_of, alpha_.data(), v.uvs, v.textures};
   v.lights = {light_triangles_.data(), light_cdf_.data(), static_cast<std::uint32_t>(light_triangles_.size()),

@@ -109,6 +109,7 @@ struct scene_view {
   const std::uint32_t* material_of = nullptr;  // per triangle
   const triangle_normals* normals = nullptr;   // per triangle, or null: every triangle flat
   const triangle_uvs* uvs = nullptr;           // per triangle, or null: (0, 0) everywhere
+  const triangle_tangents* tangents = nullptr;  // per triangle, or null: no normal maps
   const texture_view* textures = nullptr;      // surfaces' albedo_texture index this
   light_table lights;
   vec3 environment;                          // radiance of escaping rays, where there is no map

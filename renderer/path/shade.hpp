@@ -58,6 +58,21 @@ SIEVE_HD inline surface surface_at(const scene_view& s, std::uint32_t prim, floa
 }
 SIEVE_HD inline surface surface_at(const scene_view& s, const hit& h) { return surface_at(s, h.prim, h.u, h.v); }
 
+// The shading normal at hit h for a viewer in direction wo: ng on flat triangles; interpolated
+// where the mesh has vertex normals; bent by the material's normal map where it has one and the
+// triangle has tangents (core/shading.hpp).
+SIEVE_HD inline vec3 shading_normal_at(const scene_view& s, const hit& h, const surface& m, vec3 ng, vec3 wo) {
+  if (!s.normals) return ng;
+  const triangle_normals& tn = s.normals[h.prim];
+  if (m.normal_texture >= 0 && s.tangents && s.tangents[h.prim].sign != 0) {
+    tex_coord t = s.uvs ? interpolate(s.uvs[h.prim], h.u, h.v) : tex_coord{};
+    if (!m.uv.identity()) m.uv.apply(t.u, t.v);
+    const vec3 c = bilinear(s.textures[m.normal_texture], t.u, t.v);
+    return shading_normal_towards(normal_mapped(tn, s.tangents[h.prim], h.u, h.v, ng, c, m.normal_scale), ng, wo);
+  }
+  return shading_normal_towards(shading_normal(tn, h.u, h.v, ng), ng, wo);
+}
+
 // Next-event estimation at a point x of a surface with a non-delta lobe (geometric normal ng, shading normal n; `smooth`:
 // they differ): a direction towards the environment map (with probability environment_pick) or a
 // light point by area, the MIS-weighted light it would add, and the shadow ray that decides whether
@@ -138,9 +153,7 @@ SIEVE_HD inline bool shade_path(std::uint32_t i, const shade_args& a, const wave
     const vec3 ng = geometric_normal(tri), wo = -r.direction, x = r.origin + r.direction * h.t;
     const rng_key key{w.pixel_of(slot), w.sample_of(slot), a.vertex + 1, s.seed};
     // (A cut-out's passes never reach here: the traversal refused them, core/alpha.hpp.)
-    // The shading normal n: ng on flat triangles; interpolated where the mesh has vertex normals.
-    vec3 n = ng;
-    if (s.normals) n = shading_normal_towards(shading_normal(s.normals[h.prim], h.u, h.v, ng), ng, wo);
+    const vec3 n = shading_normal_at(s, h, m, ng, wo);
     const bool smooth = n.x != ng.x || n.y != ng.y || n.z != ng.z;
     const vec3 le = emitted(m, ng, wo);
     if (max_component(le) > 0) {

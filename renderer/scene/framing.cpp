@@ -108,6 +108,7 @@ void add_key_light(scene& sc, std::size_t count) {
   }
   if (!sc.normals.empty()) sc.normals.resize(sc.triangles.size(), triangle_normals{});
   if (!sc.uvs.empty()) sc.uvs.resize(sc.triangles.size(), triangle_uvs{});
+  if (!sc.tangents.empty()) sc.tangents.resize(sc.triangles.size(), triangle_tangents{});
 }
 
 }  // namespace sieve::render::detail

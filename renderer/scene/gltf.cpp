@@ -6,6 +6,7 @@
 // materials and their images, make the triangles.
 // Mapping and keys: scenes/README.md.
 #include "gltf.hpp"
+#include "tangents.hpp"
 
 #include "gltf_source.hpp"
 #include "input_file.hpp"
@@ -363,7 +364,8 @@ material map_material(const tinygltf::Material& g, const model_reader& rd, const
   } else if (g.alphaMode != "OPAQUE") {
     rd.error(where, "alphaMode \"" + g.alphaMode + "\" is not OPAQUE, MASK or BLEND");
   }
-  if (g.normalTexture.index >= 0) out.bump_map = "normalTexture";  // not read yet: named in the scene's warning
+  out.normal_scale = static_cast<float>(g.normalTexture.scale);
+  if (!std::isfinite(out.normal_scale) || std::fabs(out.normal_scale) > 1e6f) rd.error(where, "normalTexture.scale is not finite or past 1e6");
   // Without KHR_materials_volume (or with thickness 0) a transmissive surface is thin-walled.
   const tinygltf::Value* volume = extension(g, "KHR_materials_volume");
   out.thin = !volume || !(number_in(*volume, "thicknessFactor", 0, rd, where + ".extensions.KHR_materials_volume") > 0);
@@ -537,6 +539,7 @@ struct prim {
   std::optional<elements> indices;
   std::optional<elements> normals, uvs;
   std::uint64_t triangles;
+  std::optional<elements> tangents;  // TANGENT (VEC4 float: xyz, handedness w)
 };
 
 // What phase 3 remembers across primitives: each accessor's data is scanned once, however many
@@ -546,8 +549,21 @@ struct scan_memo {
   std::vector<std::optional<std::pair<std::size_t, std::uint32_t>>> largest_index;  // (where, value)
 };
 
-// NORMAL and TEXCOORD_0 of a primitive: one per position, finite.
+// NORMAL, TEXCOORD_0 and TANGENT of a primitive: one per position, finite.
 void check_attributes(const tinygltf::Primitive& p, const model_reader& rd, prim& q, scan_memo& memo) {
+  if (const auto it = p.attributes.find("TANGENT"); it != p.attributes.end()) {
+    const std::string w = q.where + ".attributes.TANGENT";
+    q.tangents = rd.view(it->second, w, TINYGLTF_TYPE_VEC4, {TINYGLTF_COMPONENT_TYPE_FLOAT});
+    if (q.tangents->count != q.positions.count) {
+      rd.error(w, std::to_string(q.tangents->count) + " tangents for " + std::to_string(q.positions.count) + " positions");
+    }
+    for (std::size_t v = 0; v < q.tangents->count; ++v) {
+      float t[4];
+      std::memcpy(t, q.tangents->data + v * q.tangents->stride, sizeof t);
+      for (const float x : t)
+        if (!std::isfinite(x)) rd.error(w, "tangent " + std::to_string(v) + " is not finite");
+    }
+  }
   if (const auto it = p.attributes.find("NORMAL"); it != p.attributes.end()) {
     const std::string w = q.where + ".attributes.NORMAL";
     q.normals = rd.view(it->second, w, TINYGLTF_TYPE_VEC3, {TINYGLTF_COMPONENT_TYPE_FLOAT});
@@ -594,7 +610,7 @@ prim check_primitive(const tinygltf::Primitive& p, const std::string& where, con
   const auto pos = p.attributes.find("POSITION");
   if (pos == p.attributes.end()) rd.error(where, "no POSITION attribute");
   prim q{&p, where, rd.view(pos->second, where + ".attributes.POSITION", TINYGLTF_TYPE_VEC3, {TINYGLTF_COMPONENT_TYPE_FLOAT}),
-         std::nullopt, std::nullopt, std::nullopt, 0};
+         std::nullopt, std::nullopt, std::nullopt, 0, std::nullopt};
   if (!memo.scanned[static_cast<std::size_t>(pos->second)]) {
     memo.scanned[static_cast<std::size_t>(pos->second)] = true;
     for (std::size_t v = 0; v < q.positions.count; ++v) {
@@ -734,6 +750,12 @@ void map_materials(const tinygltf::Model& model, const model_reader& rd, const g
     out.emissive_texture.push_back(texture(model.materials[i].emissiveTexture, where + ".emissiveTexture", read));
     out.metal_rough_texture.push_back(texture(model.materials[i].pbrMetallicRoughness.metallicRoughnessTexture,
                                               where + ".pbrMetallicRoughness.metallicRoughnessTexture", read));
+    const tinygltf::NormalTextureInfo& nti = model.materials[i].normalTexture;
+    tinygltf::TextureInfo info;
+    info.index = nti.index;
+    info.texCoord = nti.texCoord;
+    info.extensions = nti.extensions;
+    out.normal_texture.push_back(texture(info, where + ".normalTexture", read));
   }
   for (std::size_t i = 0; i < model.materials.size(); ++i) {
     material m = map_material(model.materials[i], rd, idx("materials", i));
@@ -771,8 +793,7 @@ void make_triangles(const std::vector<instance>& instances, const std::vector<st
         const tex_coord t = uv_at(*q.uvs, vertex_index(k));
         return tex_coord{t.u, 1.0f - t.v};  // glTF's v runs down the image, sieve's up
       };
-      for (std::uint64_t t = 0; t < q.triangles; ++t) {
-        std::size_t a, b, c;
+      auto corners = [&](std::uint64_t t, std::size_t& a, std::size_t& b, std::size_t& c) {
         if (q.p->mode == TINYGLTF_MODE_TRIANGLES) {
           a = 3 * t, b = 3 * t + 1, c = 3 * t + 2;
         } else if (q.p->mode == TINYGLTF_MODE_TRIANGLE_STRIP) {  // keeps the winding of the first
@@ -781,6 +802,42 @@ void make_triangles(const std::vector<instance>& instances, const std::vector<st
           a = t + 1, b = t + 2, c = 0;
         }
         if (nt.det < 0) std::swap(b, c);  // a mirroring transform: glTF's front faces run clockwise
+      };
+      // Tangents where the material reads a normal map and the primitive has normals and uvs.
+      std::vector<vertex_tangent> tangent;
+      const bool mapped = mat != gltf_mesh::no_material && out.normal_texture[mat].image >= 0;
+      if (mapped && q.normals && q.tangents) {  // the file's: directions, turned like the vertices
+        const vec3 origin = apply_point(inst.world, vec3{0, 0, 0});
+        tangent.resize(q.positions.count);
+        for (std::size_t v = 0; v < q.positions.count; ++v) {
+          float t[4];
+          std::memcpy(t, q.tangents->data + v * q.tangents->stride, sizeof t);
+          const vec3 d = apply_point(inst.world, vec3{t[0], t[1], t[2]}) - origin;
+          const float l = length(d);
+          tangent[v] = {l > 0 && std::isfinite(l) ? d / l : vec3{0, 0, 0}, (t[3] < 0 ? -1.0f : 1.0f) * (nt.det < 0 ? -1.0f : 1.0f)};
+        }
+      } else if (mapped && q.normals && q.uvs) {
+        const std::size_t nv = q.positions.count;
+        std::vector<vec3> pw(nv), nw(nv);
+        std::vector<tex_coord> tw(nv);
+        for (std::size_t v = 0; v < nv; ++v) {
+          pw[v] = apply_point(inst.world, vec3_at(q.positions, v));
+          nw[v] = normalize(apply_normal(nt, vec3_at(*q.normals, v)));
+          const tex_coord g = uv_at(*q.uvs, v);
+          tw[v] = {g.u, 1.0f - g.v};
+        }
+        std::vector<std::uint32_t> idx;
+        idx.reserve(3 * q.triangles);
+        for (std::uint64_t t = 0; t < q.triangles; ++t) {
+          std::size_t a, b, c;
+          corners(t, a, b, c);
+          for (const std::size_t k : {a, b, c}) idx.push_back(static_cast<std::uint32_t>(vertex_index(k)));
+        }
+        tangent = vertex_tangents(pw, nw, tw, idx);
+      }
+      for (std::uint64_t t = 0; t < q.triangles; ++t) {
+        std::size_t a, b, c;
+        corners(t, a, b, c);
         const triangle tri{vertex(a), vertex(b), vertex(c)};
         if (!finite(tri.v0) || !finite(tri.v1) || !finite(tri.v2)) {
           rd.error(inst.node, "the transformed vertices of " + q.where + " overflow a float");
@@ -795,6 +852,13 @@ void make_triangles(const std::vector<instance>& instances, const std::vector<st
           out.normals.push_back(n);
         }
         if (any_uvs) out.uvs.push_back(q.uvs ? triangle_uvs{uv(a), uv(b), uv(c)} : triangle_uvs{});
+        if (!tangent.empty()) {
+          if (out.tangents.empty()) out.tangents.resize(out.triangles.size() - 1);
+          const vertex_tangent &ta = tangent[vertex_index(a)], &tb = tangent[vertex_index(b)], &tc = tangent[vertex_index(c)];
+          out.tangents.push_back({ta.t, tb.t, tc.t, ta.sign});
+        } else if (!out.tangents.empty()) {
+          out.tangents.push_back({});
+        }
       }
     }
   }
@@ -817,6 +881,7 @@ gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
       if (q.p->material >= 0) used[static_cast<std::size_t>(q.p->material)] = true;
   map_materials(model, rd, opt, used, out);
   make_triangles(instances, prims, total, rd, out);
+  if (!out.tangents.empty()) out.tangents.resize(out.triangles.size());
   out.files = src.files();
   return out;
 }

@@ -36,6 +36,9 @@ struct gltf_mesh {
   // TEXCOORD_0 in sieve's convention, (u, 1 - v) of glTF's (all zero where a primitive has none).
   std::vector<triangle_normals> normals;
   std::vector<triangle_uvs> uvs;
+  // Per-vertex tangents (tangents.hpp) of the primitives whose material has a normal map and that
+  // have normals and uvs (sign 0 on the others); empty when no primitive needs them.
+  std::vector<triangle_tangents> tangents;
   std::vector<material> materials;          // the file's materials, mapped; names unique in the file
 
   // The images materials use, still encoded (the loader decodes them as textures).
@@ -53,6 +56,7 @@ struct gltf_mesh {
   std::vector<texture_ref> base_color_texture;  // per material
   std::vector<texture_ref> emissive_texture;    // per material
   std::vector<texture_ref> metal_rough_texture;  // per material: pbrMetallicRoughness.metallicRoughnessTexture
+  std::vector<texture_ref> normal_texture;       // per material: normalTexture
   std::optional<camera_desc> camera;        // the first perspective camera met in the node tree
   std::vector<std::filesystem::path> files;  // the glTF file and the external buffers and images it read
 };

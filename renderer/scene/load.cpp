@@ -105,6 +105,7 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
   // Attributes cover every triangle once any has them (lights and procedural geometry: flat, no uvs).
   if (!sc.normals.empty()) sc.normals.resize(sc.triangles.size(), triangle_normals{});
   if (!sc.uvs.empty()) sc.uvs.resize(sc.triangles.size(), triangle_uvs{});
+  if (!sc.tangents.empty()) sc.tangents.resize(sc.triangles.size(), triangle_tangents{});
   sc.textures = std::move(reg.textures);
   sc.files.insert(sc.files.end(), reg.texture_files.begin(), reg.texture_files.end());
   if (obj_entry) dress_bare_model(rd, given, bare_camera, default_environment, sc, sc.triangles.size());

@@ -32,6 +32,7 @@ bool registry::same(const material& a, const material& b) {
          a.thin == b.thin && a.albedo_texture == b.albedo_texture && a.opacity == b.opacity &&
          a.opacity_texture == b.opacity_texture && a.alpha == b.alpha && a.alpha_cutoff == b.alpha_cutoff &&
          a.emission_texture == b.emission_texture && a.metal_rough_texture == b.metal_rough_texture &&
+         a.normal_texture == b.normal_texture && a.normal_scale == b.normal_scale &&
          std::equal(a.uv.m, a.uv.m + 6, b.uv.m);
 }
 

@@ -43,7 +43,7 @@ obj_mesh load_gltf_object(const fs::path& path, const obj_options& opt, registry
     // One transform a material (sieve reads every texture of a material at the same coordinates):
     // the first of its textures that has one; a different one on another texture is a warning.
     bool have_uv = false;
-    for (const auto* ref : {&m.base_color_texture[i], &m.metal_rough_texture[i], &m.emissive_texture[i]}) {
+    for (const auto* ref : {&m.base_color_texture[i], &m.metal_rough_texture[i], &m.emissive_texture[i], &m.normal_texture[i]}) {
       if (ref->image < 0) continue;
       if (!have_uv) {
         mat.uv = ref->transform;
@@ -65,6 +65,10 @@ obj_mesh load_gltf_object(const fs::path& path, const obj_options& opt, registry
     if (const auto* im = image(m.emissive_texture[i]); im && max_component(mat.emission) > 0) {
       mat.emission_texture = reg.texture_index(im->name, im->bytes, m.emissive_texture[i].wrap, vec3{1, 1, 1}, who);
     }
+    // A normal map: stored values (not sRGB), read in the tangent frame of the primitive (gltf.cpp).
+    if (const auto* im = image(m.normal_texture[i])) {
+      mat.normal_texture = reg.texture_index(im->name, im->bytes, m.normal_texture[i].wrap, vec3{1, 1, 1}, who, true);
+    }
     if (const auto* im = image(m.metal_rough_texture[i]); im && mat.kind == material_kind::gltf) {
       mat.metal_rough_texture = reg.texture_index(im->name, im->bytes, m.metal_rough_texture[i].wrap, vec3{1, 1, 1}, who, true);
     }
@@ -75,6 +79,7 @@ obj_mesh load_gltf_object(const fs::path& path, const obj_options& opt, registry
   out.triangles = std::move(m.triangles);
   out.normals = std::move(m.normals);
   out.uvs = std::move(m.uvs);
+  out.tangents = std::move(m.tangents);
   out.material_of.reserve(m.material_of.size());
   for (const std::uint32_t i : m.material_of) {
     out.material_of.push_back(!opt.use_materials            ? 0
@@ -176,6 +181,18 @@ std::vector<material_override> read_objects(const toml::table& doc, const reader
       if (!mesh.uvs.empty()) {
         sc.uvs.resize(begin);
         sc.uvs.insert(sc.uvs.end(), mesh.uvs.begin(), mesh.uvs.end());
+      }
+      if (!mesh.tangents.empty()) {  // directions, like the vertices; a mirroring scale turns the handedness
+        const float mirror = scale.x * scale.y * scale.z < 0 ? -1.0f : 1.0f;
+        auto xf_dir = [&](vec3 d) {
+          d = d * scale;
+          d = {static_cast<float>(c * d.x + s * d.z), d.y, static_cast<float>(-s * d.x + c * d.z)};
+          const float l = length(d);
+          return l > 0 && std::isfinite(l) ? d / l : vec3{0, 0, 0};
+        };
+        sc.tangents.resize(begin);
+        for (const triangle_tangents& tt : mesh.tangents)
+          sc.tangents.push_back({xf_dir(tt.t0), xf_dir(tt.t1), xf_dir(tt.t2), tt.sign * mirror});
       }
       for (std::size_t k = 0; k < mesh.triangles.size(); ++k) {
         const triangle& tri = mesh.triangles[k];

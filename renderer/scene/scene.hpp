@@ -54,6 +54,8 @@ struct material {
   bool dissolve_ignored = false;  // `d 0` without map_d, read as opaque (exporters write it for opaque)
   std::int32_t emission_texture = -1;  // likewise: `emission` is multiplied by its texel at each point
   std::int32_t metal_rough_texture = -1;  // likewise (gltf): roughness x green, metallic x blue (not sRGB)
+  std::int32_t normal_texture = -1;  // likewise: a tangent-space normal map (glTF normalTexture; stored values)
+  float normal_scale = 1;            // its x and y scaled (normalTexture.scale)
   uv_transform uv;  // applied to the texture coordinates before every texture of the material is read
 };
 
@@ -99,6 +101,7 @@ struct scene {
   // one per triangle: normals all zero for a flat triangle, uvs all zero where the mesh gave none.
   std::vector<triangle_normals> normals;
   std::vector<triangle_uvs> uvs;
+  std::vector<triangle_tangents> tangents;  // empty, or one per triangle (sign 0: none): normal maps' frames
   std::vector<texture> textures;           // materials' albedo_texture index this
   camera_desc camera;
   film_desc film;

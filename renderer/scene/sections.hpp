@@ -141,6 +141,7 @@ struct obj_mesh {
   std::vector<std::uint32_t> material_of;  // into the registry; unset when !use_materials
   std::vector<triangle_normals> normals;   // empty (no face has vertex normals) or one per triangle
   std::vector<triangle_uvs> uvs;           // empty (no face has texture coordinates) or one per triangle
+  std::vector<triangle_tangents> tangents;  // empty or one per triangle (glTF with normal maps)
   std::vector<fs::path> files;             // the OBJ and the MTL files found
 };
 
