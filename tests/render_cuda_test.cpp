@@ -543,11 +543,18 @@ TEST(GpuRender, MicrofacetMaterialsMatchTheCpuAndTheMegakernel) {
 // metallic-roughness, normal and emissive textures) likewise.
 TEST(GpuRender, CutOutsAndThePbrHelmetMatchTheCpuAndEveryTraversal) {
   SKIP_WITHOUT_GPU();
-  const scene cut = testing::cutout_scene(64, 8);
-  const scene helmet = load_scene(std::string(SIEVE_SCENES_DIR) + "/helmet/helmet.toml",
-                                  {"film.width=64", "film.height=64", "film.spp=4", "film.seed=3"});
-  ASSERT_FALSE(helmet.tangents.empty());
-  for (const scene* s : {&cut, &helmet}) {
+  std::vector<scene> scenes{testing::cutout_scene(64, 8)};
+  try {
+    scenes.push_back(load_scene(std::string(SIEVE_SCENES_DIR) + "/helmet/helmet.toml",
+                                {"film.width=64", "film.height=64", "film.spp=4", "film.seed=3"}));
+    ASSERT_FALSE(scenes.back().tangents.empty());
+  } catch (const sieve::error& e) {
+    // A build without OpenImageIO reads PNG alone: the helmet's JPEG textures leave it out.
+    if (std::string(e.what()).find("built without OpenImageIO") == std::string::npos) throw;
+    std::cout << "the helmet is left out (its textures are JPEG): " << e.what() << "\n";
+  }
+  for (const scene& each : scenes) {
+    const scene* s = &each;
     SCOPED_TRACE(s->name);
     const prepared_scene ps(*s);
     const render_settings rs = render_settings::from(*s);
@@ -559,7 +566,7 @@ TEST(GpuRender, CutOutsAndThePbrHelmetMatchTheCpuAndEveryTraversal) {
     EXPECT_LE(std::fabs(c.mean_diff), 4 * c.stderr_diff + 1e-6 * c.mean_b);
     // A blended cut-out's decision hashes the ray's bits: a ray a rounding apart on the GPU decides
     // anew (noise of mean zero, which the mean's test bounds): 97 % of the pixels agree on the H200.
-    EXPECT_GE(c.close_fraction, s == &cut ? 0.95 : 0.98);
+    EXPECT_GE(c.close_fraction, s == &scenes.front() ? 0.95 : 0.98);
     render_settings r = rs;
     r.traversal = traversal_kind::bfs;
     EXPECT_TRUE(compare(render_cuda(ps, r), want).identical) << "bfs";
