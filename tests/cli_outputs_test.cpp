@@ -247,7 +247,9 @@ TEST_F(Outputs, CtrlCStopsALargeFrameWithinABounce) {
     const outcome o = finish(pid);
     const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
     EXPECT_EQ(o.rc, 128 + SIGINT) << integrator << ": " << o.err;
-    EXPECT_LT(seconds, 2.5) << integrator << ": from the signal to the exit";
+    // A bounce, not the pass (45 s before): 1.5 s seen alone, 2.9 s in the sanitizer build with the
+    // two cores shared by another build.
+    EXPECT_LT(seconds, 6.0) << integrator << ": from the signal to the exit";
     std::cout << integrator << ": exited " << seconds << " s after the signal\n";
     const auto j = nlohmann::json::parse(slurp(json));
     EXPECT_EQ(j["partial"], true) << integrator;
