@@ -121,7 +121,8 @@ class cuda_backend {
   }
 
   // Profiling: every loop timed by the loop clock (events; in a graph, event record nodes) while
-  // timing is on (set_timing: the graph path captures a timed and a bare wave).
+  // timing is on (set_timing: with sampled stage times the graph is captured bare and a timed wave
+  // runs on the stream).
   exec::cuda exec() { return {stream_, timing_ ? &loop_clock_ : nullptr}; }
   void set_timing(bool on) { timing_ = on && settings_.profile_stages; }
   void zero(void* p, std::size_t bytes) const { SIEVE_CUDA_CHECK(cudaMemsetAsync(p, 0, bytes, stream_)); }
