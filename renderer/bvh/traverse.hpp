@@ -35,7 +35,7 @@ struct gpu_trees {
   gpu_choice camera, bounce;
   gpu_tree shadow;
 };
-inline constexpr gpu_trees gpu_dfs_trees{{gpu_tree::binary, true}, {gpu_tree::binary, true}, gpu_tree::binary};
+inline constexpr gpu_trees gpu_dfs_trees{{gpu_tree::compressed_wide, false}, {gpu_tree::compressed_wide, true}, gpu_tree::binary};
 
 // The choice for a layout asked for (render_settings::bvh, `--bvh`): automatic is gpu_dfs_trees;
 // the others name the tree of the extension rays (camera and bounce); shadow rays keep theirs.

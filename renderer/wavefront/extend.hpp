@@ -17,8 +17,8 @@ namespace sieve::render {
 // GPU launch can cover the queue's capacity without reading the count back. With `route` (the queues
 // routing, route.hpp), each entry is appended to its family's queue as its hit is found.
 //   CPU: each ray traced to its end (trace_closest: the 8-wide tree, SIMD box tests).
-//   GPU: as `choice` says (bvh/traverse.hpp: gpu_trees_for, per ray kind): the binary or the compressed wide tree, a node a step by persistent warps that
-//        give an idle lane the next ray (exec::parallel_walk; `cursor`: one word of device memory;
+//   GPU: as `choice` says (bvh/traverse.hpp: gpu_trees_for, per ray kind): the binary or the
+//        compressed wide tree, a node a step by persistent warps that give an idle lane the next ray (exec::parallel_walk; `cursor`: one word of device memory;
 //        1.5x the one-ray-a-thread kernel on diffuse rays: bench/results/h100-80gb-hbm3/dfs-designs.txt),
 //        or one ray a thread (the compressed tree's best on coherent camera rays).
 template <class Walk>
