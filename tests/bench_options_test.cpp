@@ -339,13 +339,13 @@ TEST(BenchRows, TraceTableIsTheCsvAndTheJsonKeysFollowTheBackend) {
 TEST(BenchRows, RenderBenchTableIsTheCsvAndTheJsonHoldsTheBounces) {
   sieve::report::row_schema<render_bench_row> rows = render_bench_rows();
   const std::vector<std::string> columns = {
-      "integrator", "queue",      "routing",  "strategy",    "form",          "traversal",
+      "integrator", "queue",      "routing",  "strategy",    "form",          "traversal",   "bvh",
       "reorder",    "launch",     "syncs/wave", "s_median",  "s_profiled",    "Mrays/s",
       "compact_ms", "route_ms",   "queue_share", "compact_share", "compact_ms_per_bounce", "identical"};
   EXPECT_EQ(rows.csv().header(), columns);
   EXPECT_EQ(rows.printed().header(), columns);
 
-  render_bench_row r{"wavefront", "pass", "auto -> billeter", "bit mask", "multisplit", "dfs", "none", {}, 0.4, true, true};
+  render_bench_row r{"wavefront", "pass", "auto -> billeter", "bit mask", "multisplit", "dfs", "auto", "none", {}, 0.4, true, true};
   r.stats.stages = {{"extend", 5.0}, {"route", 0.5}, {"compact", 2.0}};
   r.stats.loops = {{"extend", 4, 4000, 4.5}};
   r.stats.bounces = {{100, 1.25}, {0, 0.0}, {40, 0.75}};
