@@ -366,7 +366,7 @@ TEST(BenchRows, RenderBenchTableIsTheCsvAndTheJsonHoldsTheBounces) {
   rows.add(plain);
   ASSERT_EQ(rows.json().size(), 2U);
   const std::vector<std::string> keys = sorted({
-      "bfs_frontier_compaction_ms", "bounces", "compaction_ms", "compaction_share", "extension_rays", "form",
+      "bfs_frontier_compaction_ms", "bounces", "bvh", "compaction_ms", "compaction_share", "extension_rays", "form",
       "host_syncs", "host_syncs_per_wave", "identical", "integrator", "loops", "mrays_per_s", "profile_stages", "queue",
       "queue_share", "reorder", "route_ms", "routing", "seconds", "seconds_unprofiled", "shadow_rays", "stages", "strategies_ran", "strategy", "traversal",
       "wave_launch", "waves"});
@@ -383,7 +383,7 @@ TEST(BenchRows, RenderBenchTableIsTheCsvAndTheJsonHoldsTheBounces) {
                               {"s_median", "seconds_unprofiled"},
                               {"identical", "identical"}});
   EXPECT_EQ(rows.csv().rows()[0],
-            (std::vector<std::string>{"wavefront", "pass", "multisplit", "auto -> billeter", "bit mask", "dfs", "none",
+            (std::vector<std::string>{"wavefront", "pass", "multisplit", "auto -> billeter", "bit mask", "dfs", "auto", "none",
                                       "graph", "1.5", "0.400", "0.500", "10.00", "2.0", "0.5", "0.50 %", "0.40 %",
                                       "1.25 0.75", "yes"}));
   // Mrays/s is over s_median; the JSON's mrays_per_s over seconds (the profiled median).
@@ -398,7 +398,7 @@ TEST(BenchRows, RenderBenchTableIsTheCsvAndTheJsonHoldsTheBounces) {
                                       {"bounce": 2, "live": 40, "compaction_ms": 0.75}])"));
   // Without stage times the table says "-" for what was not measured; the JSON keeps its keys.
   EXPECT_EQ(rows.csv().rows()[1],
-            (std::vector<std::string>{"wavefront", "pass", "multisplit", "auto -> billeter", "bit mask", "dfs", "none",
+            (std::vector<std::string>{"wavefront", "pass", "multisplit", "auto -> billeter", "bit mask", "dfs", "auto", "none",
                                       "graph", "1.5", "0.400", "-", "10.00", "-", "-", "-", "-", "-", "NO"}));
   EXPECT_EQ(rows.json()[1]["profile_stages"], false);
   EXPECT_TRUE(rows.json()[1]["stages"].is_null());
