@@ -74,10 +74,13 @@ void every_strategy_equals_dfs(bfs_tracer_cuda::loop loop, bfs_tree tree) {
   const auto [htris, hrays] = hairball();
   const gpu_scene scenes[] = {gpu_scene(random_scene(3000, 8000, 11)), gpu_scene({htris, hrays})};
   const bool graph = loop == bfs_tracer_cuda::loop::graph;
+  std::vector<std::string> strategies = cuda_bfs_strategies();
+  if (tree == bfs_tree::compressed) strategies.emplace_back(bfs_tile);
   for (const gpu_scene& sc : scenes) {
-    for (const std::string& strategy : cuda_bfs_strategies()) {
+    for (const std::string& strategy : strategies) {
       bfs_tracer_cuda tracer(strategy, tree);
-      const std::string what = strategy + (graph ? " (graph" : " (host loop") + (tree == bfs_tree::wide ? ", wide)" : ")");
+      const std::string what = strategy + (graph ? " (graph" : " (host loop") +
+                               (tree == bfs_tree::wide ? ", wide)" : tree == bfs_tree::compressed ? ", compressed)" : ")");
       SCOPED_TRACE(what);
       tracer.set_loop(loop);
       for (int round = 0; round < 2; ++round) {  // the second reuses the buffers (and the graph)
@@ -86,7 +89,7 @@ void every_strategy_equals_dfs(bfs_tracer_cuda::loop loop, bfs_tree tree) {
         expect_equal(sc.hits.host(), sc.dfs, sc.rays.n, what);
         // thrust cannot run in a graph (host loop always), nor auto where a tuning table picks thrust.
         if (strategy == "thrust" || strategy == "auto") continue;
-        if (graph) {
+        if (graph || strategy == bfs_tile) {  // the tile frontier: one kernel, whatever the loop
           EXPECT_EQ(tracer.host_syncs(), 1U);
         } else {
           EXPECT_GT(tracer.host_syncs(), 3U);
@@ -97,6 +100,16 @@ void every_strategy_equals_dfs(bfs_tracer_cuda::loop loop, bfs_tree tree) {
       tracer.set_loop(bfs_tracer_cuda::loop::graph);
       tracer.closest(sc.view, sc.rays.data, sc.hits.data, sc.rays.n, nullptr, &stats);
       expect_equal(sc.hits.host(), sc.dfs, sc.rays.n, strategy + " (stats)");
+      if (strategy == bfs_tile) {  // its counters: every ray's root visited, blocks of 512 rays
+        EXPECT_EQ(stats.tile.tiles, (sc.rays.n + 511) / 512);
+        EXPECT_GE(stats.tile.pairs, sc.rays.n);
+        EXPECT_EQ(stats.pairs, stats.tile.pairs);
+        EXPECT_GE(stats.tile.steps * 256, stats.tile.pairs);  // at most a pair a thread a step
+        EXPECT_EQ(stats.host_syncs, 1U);
+        // The hairball's pairs overflow a block's stack: the depth-first hand-off is exercised.
+        if (&sc == &scenes[1]) EXPECT_GT(stats.tile.handed, 0U);
+        continue;
+      }
       ASSERT_FALSE(stats.levels.empty());
       EXPECT_EQ(stats.levels.front().frontier, sc.rays.n);
       EXPECT_LE(stats.peak_pairs, bfs_stack_bound(sc.rays.n, bfs_arity(tree)));
@@ -110,12 +123,14 @@ TEST(GpuBfs, GraphLoopEveryStrategyEqualsDfs) {
   REQUIRE_DEVICE();
   every_strategy_equals_dfs(bfs_tracer_cuda::loop::graph, bfs_tree::binary);
   every_strategy_equals_dfs(bfs_tracer_cuda::loop::graph, bfs_tree::wide);
+  every_strategy_equals_dfs(bfs_tracer_cuda::loop::graph, bfs_tree::compressed);
 }
 
 TEST(GpuBfs, HostLoopEveryStrategyEqualsDfs) {
   REQUIRE_DEVICE();
   every_strategy_equals_dfs(bfs_tracer_cuda::loop::host, bfs_tree::binary);
   every_strategy_equals_dfs(bfs_tracer_cuda::loop::host, bfs_tree::wide);
+  every_strategy_equals_dfs(bfs_tracer_cuda::loop::host, bfs_tree::compressed);
 }
 
 __global__ void set_count(std::uint32_t* count, const std::uint32_t* from) { *count = *from; }
@@ -130,10 +145,11 @@ TEST(GpuBfs, ClosestAsyncCapturedIntoACallersGraph) {
   device_array<std::uint32_t> count(1), source(1);
   cudaStream_t stream;
   SIEVE_CUDA_CHECK(cudaStreamCreate(&stream));
-  for (const std::string strategy : {"append", "cub", "space", "redzone", "billeter"}) {
-    if (strategy != bfs_append && !sieve::compaction_strategy(strategy).runs_on(sieve::backend::cuda)) continue;
+  for (const std::string strategy : {"append", "tile", "cub", "space", "redzone", "billeter"}) {
+    const bool own = strategy == bfs_append || strategy == bfs_tile;
+    if (!own && !sieve::compaction_strategy(strategy).runs_on(sieve::backend::cuda)) continue;
     SCOPED_TRACE(strategy);
-    bfs_tracer_cuda tracer(strategy);
+    bfs_tracer_cuda tracer(strategy, strategy == bfs_tile ? bfs_tree::compressed : bfs_tree::binary);
     tracer.reserve(n);
     cudaGraph_t graph;
     SIEVE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
@@ -200,6 +216,7 @@ TEST(GpuBfs, ClosestAsyncNeedsReserveAndACapturableStrategy) {
   REQUIRE_DEVICE();
   const gpu_scene sc(random_scene(100, 1000, 3));
   device_array<std::uint32_t> count(1);
+  EXPECT_THROW(bfs_tracer_cuda("tile", bfs_tree::wide), sieve::error);  // the tile frontier: the compressed tree only
   bfs_tracer_cuda tracer("cub");
   EXPECT_THROW(tracer.closest_async(sc.view, sc.rays.data, sc.hits.data, sc.rays.n, count.data, nullptr), sieve::error);
   tracer.reserve(sc.rays.n / 2);
