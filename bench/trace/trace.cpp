@@ -284,8 +284,8 @@ const option_schema<trace_args>& trace_options() {
                x->check(CLI::IsMember({"dfs", "wide", "cwbvh", "cwbvh-thread", "bfs", "wide-bfs", "cw-bfs", "embree"}));
              });
     o.option(&A::strategies, "--strategy",
-             "compaction strategies for the BFS frontier, or append (producer-side, no pass), or tile (GPU, cw-bfs: a "
-             "block's rays and pairs in shared memory) (comma-separated)");
+             "compaction strategies for the BFS frontier, or append (producer-side, no pass), or tile / warp-tile (GPU, "
+             "cw-bfs: a block's or a warp's rays and pairs in shared memory) (comma-separated)");
     o.option(&A::bfs_loops, "--bfs-loop", "GPU BFS level loop: graph (on the device), host (one sync a step) (comma-separated)",
              [](CLI::Option* x) { x->check(CLI::IsMember({"graph", "host"})); });
     o.option(&A::width, "--width", "camera width in pixels", [](CLI::Option* x) { x->check(CLI::Range(1U, 16384U)); });
@@ -358,11 +358,11 @@ trace_row gpu_row(const bvh& b, const scene& sc, const std::vector<ray>& rays, c
   if (breadth) {
     const bfs_stats& p = g.profile;
     const double per_ray = rays.empty() ? 0 : static_cast<double>(p.pairs) / static_cast<double>(rays.size());
-    const bool tile = strategy == bfs_tile;
+    const bool tile = strategy == bfs_tile || strategy == bfs_warp_tile;
     if (loop == a.bfs_loops.front()) {  // the profile runs the same whatever the loop: once a strategy
       if (tile)
-        profiles.push_back(kind + " " + traversal + " tile: one launch, " + std::to_string(p.tile.tiles) + " blocks, " +
-                           std::to_string(p.tile.steps) + " block steps (" +
+        profiles.push_back(kind + " " + traversal + " " + strategy + ": one launch, " + std::to_string(p.tile.tiles) +
+                           " tiles, " + std::to_string(p.tile.steps) + " steps (" +
                            fixed(static_cast<double>(p.tile.pairs) / static_cast<double>(std::max(p.tile.steps, 1ULL)), 1) +
                            " pairs a step), " + fixed(per_ray, 2) + " pairs per ray, " + std::to_string(p.tile.handed) +
                            " pairs handed to a thread's depth-first walk");
@@ -477,7 +477,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
     else traversals.insert(traversals.begin(), t);  // first, so the others can be given as ratios to it
   }
   for (const auto& s : a.strategies) {  // an unknown or unfit strategy fails here, before any work
-    if (gpu && s != bfs_append && s != bfs_tile) marks_form_for(s, sieve::backend::cuda, "BFS traversal (cuda)");
+    if (gpu && s != bfs_append && s != bfs_tile && s != bfs_warp_tile) marks_form_for(s, sieve::backend::cuda, "BFS traversal (cuda)");
     if (!gpu) bfs_tracer probe(s);
   }
   std::optional<tbb::global_control> thread_limit;

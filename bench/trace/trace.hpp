@@ -34,7 +34,7 @@ struct trace_args : scene_suite_args {
 inline bool is_bfs_traversal(const std::string& t) { return t == "bfs" || t == "wide-bfs" || t == "cw-bfs"; }
 // Whether a BFS traversal runs with frontier `strategy`: the tile frontier walks the compressed tree only.
 inline bool bfs_runs_with(const std::string& traversal, const std::string& strategy) {
-  return strategy != "tile" || traversal == "cw-bfs";
+  return (strategy != "tile" && strategy != "warp-tile") || traversal == "cw-bfs";
 }
 
 // The options, declared once (bench/options.hpp): the parser and the command that repeats an args.

@@ -52,9 +52,11 @@ SIEVE_HD constexpr std::uint32_t bfs_node_of(bfs_pair p) { return static_cast<st
 
 // The name that asks for producer-side append instead of a library strategy.
 inline constexpr std::string_view bfs_append = "append";
-// The name that asks for the tile frontier (GPU, the compressed tree): a block holds a tile of rays
-// and their pairs in shared memory for the whole trace (bfs_tile_cuda.cu); no frontier in global memory.
+// The names that ask for a tile frontier (GPU, the compressed tree): a block (`tile`) or each warp
+// (`warp-tile`) holds a tile of rays and their pairs in shared memory while it traces them
+// (bfs_tile_cuda.cu); no frontier in global memory.
 inline constexpr std::string_view bfs_tile = "tile";
+inline constexpr std::string_view bfs_warp_tile = "warp-tile";
 
 // How the frontier shrinks, checked once (when a tracer is made): producer-side append, or a library
 // strategy (looked up once) with the form the expansion marks and whether it compacts in place.
@@ -64,13 +66,16 @@ struct bfs_compaction {
   sieve::strategy strategy;  // the library's (auto when appending: unused)
   sieve::form form = sieve::form::byte_flags;
   bool in_place = false;     // copy where the strategy offers it: no extra pass
-  bool tile = false;         // the tile frontier (no compaction either)
+  bool tile = false;         // a tile frontier (no compaction either)
+  bool warp_tile = false;    // of which a warp's
 
   // Throws sieve::error naming the strategies that fit on backend b.
   bfs_compaction(std::string asked, sieve::backend b)
-      : name(std::move(asked)), append(name == bfs_append), tile(name == bfs_tile) {
+      : name(std::move(asked)), append(name == bfs_append), tile(name == bfs_tile || name == bfs_warp_tile),
+        warp_tile(name == bfs_warp_tile) {
     if (tile && b != sieve::backend::cuda)
-      throw sieve::error("BFS traversal: the 'tile' frontier runs on the GPU only (a block's shared memory); on the CPU use append or a strategy");
+      throw sieve::error("BFS traversal: the '" + name +
+                         "' frontier runs on the GPU only (shared memory); on the CPU use append or a strategy");
     if (append || tile) return;
     strategy = sieve::strategy(name);
     form = marks_form_for(strategy, b, b == sieve::backend::cuda ? "BFS traversal (cuda)" : "BFS traversal");
@@ -80,7 +85,7 @@ struct bfs_compaction {
   // resolved), or "append".
   std::string_view resolved(sieve::backend b, std::size_t n, std::size_t k) const {
     if (append) return bfs_append;
-    if (tile) return bfs_tile;
+    if (tile) return warp_tile ? bfs_warp_tile : bfs_tile;
     return strategy.resolve(b, form, in_place, n, k, sizeof(bfs_pair)).name();
   }
 };
@@ -286,11 +291,21 @@ struct bfs_tile_counts {
   unsigned long long tiles = 0;   // blocks that traced rays
 };
 
+// How a tile-frontier trace runs: a block's tile or a warp's (then `cursor`: a device word the
+// warps take tiles from, reset by the call), counters to add to (device memory; null: none), and a
+// stack limit below the tile's own (tests: hand-offs to the depth-first walk; 0: the tile's stack).
+struct bfs_tile_launch {
+  bool warp = false;
+  std::uint32_t* cursor = nullptr;
+  bfs_tile_counts* counts = nullptr;
+  unsigned stack_limit = 0;
+};
+
 // Enqueues the tile-frontier trace of rays[0, min(*d_count, capacity)) on `stream` (device pointers;
-// one kernel, capturable): closest hits, as bfs.finish writes them. counts: null, or device memory
-// the trace adds its counters to. Throws sieve::error for a tree too large for its pairs.
+// capturable: a kernel, and for a warp's tile the cursor's reset): closest hits, as bfs.finish
+// writes them. Throws sieve::error for a tree too large for its pairs or a stack limit out of range.
 void bfs_tile_closest(const bvh_view& b, const ray* rays, hit* hits, std::size_t capacity, const std::uint32_t* d_count,
-                      bfs_tile_counts* counts, sieve::cuda::stream_t stream);
+                      const bfs_tile_launch& how, sieve::cuda::stream_t stream);
 
 struct bfs_stats {
   std::vector<bfs_level> levels;  // one per step: per level while the frontier fits a step

@@ -205,6 +205,7 @@ struct bfs_tracer_cuda::buffers {
   device_array<bfs_state> state{1};
   device_array<std::uint32_t> count{1};  // closest()'s n, on the device
   device_array<bfs_tile_counts> tile_counts{1};  // the tile frontier's counters (closest() with stats)
+  device_array<std::uint32_t> tile_cursor{1};    // the next tile of a warp's tile frontier
   device_array<std::byte> workspace;
   cudaStream_t own = nullptr;   // captures the tracer's own graph
   cudaStream_t body = nullptr;  // captures the WHILE node's body
@@ -250,7 +251,7 @@ bool same_view(const bvh_view& a, const bvh_view& b) {
 bfs_tracer_cuda::bfs_tracer_cuda(std::string strategy, bfs_tree tree)
     : c_(std::move(strategy), sieve::backend::cuda), tree_(tree) {
   if (c_.tile && tree != bfs_tree::compressed)
-    throw sieve::error("BFS traversal (cuda): the 'tile' frontier walks the compressed tree only");
+    throw sieve::error("BFS traversal (cuda): the '" + c_.name + "' frontier walks the compressed tree only");
 }
 
 bfs_tracer_cuda::~bfs_tracer_cuda() = default;
@@ -285,7 +286,7 @@ void bfs_tracer_cuda::closest_async(const bvh_view& b, const ray* rays, hit* hit
   if (!buf_ || capacity > buf_->sizes.rays)
     throw sieve::error("BFS traversal (cuda): closest_async for " + std::to_string(capacity) + " rays, reserved " +
                        std::to_string(this->capacity()) + ": call reserve(capacity) first (it allocates)");
-  if (c_.tile) return bfs_tile_closest(b, rays, hits, capacity, d_count, nullptr, stream);  // one kernel
+  if (c_.tile) return bfs_tile_closest(b, rays, hits, capacity, d_count, {c_.warp_tile, buf_->tile_cursor.get()}, stream);
   if (!capturable(c_, bfs_sizes::for_rays(capacity, bfs_arity(tree_)).frontier))
     throw sieve::error("BFS traversal (cuda): strategy '" + c_.name +
                        "' reads its counts back to the host and cannot run inside a graph; use closest()");
@@ -344,7 +345,8 @@ void bfs_tracer_cuda::closest(const bvh_view& b, const ray* rays, hit* hits, std
   SIEVE_CUDA_CHECK(cudaMemcpyAsync(B.count.get(), &count, sizeof count, cudaMemcpyHostToDevice, stream));
   if (c_.tile) {  // one kernel whatever the loop; with stats, its counters
     if (stats) SIEVE_CUDA_CHECK(cudaMemsetAsync(B.tile_counts.get(), 0, sizeof(bfs_tile_counts), stream));
-    bfs_tile_closest(b, rays, hits, n, B.count.get(), stats ? B.tile_counts.get() : nullptr, stream);
+    bfs_tile_closest(b, rays, hits, n, B.count.get(), {c_.warp_tile, B.tile_cursor.get(), stats ? B.tile_counts.get() : nullptr},
+                     stream);
     if (stats) {
       SIEVE_CUDA_CHECK(cudaMemcpyAsync(&stats->tile, B.tile_counts.get(), sizeof(bfs_tile_counts), cudaMemcpyDeviceToHost, stream));
       SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
