@@ -56,6 +56,27 @@ __device__ SIEVE_FORCE_INLINE unsigned warp_inclusive(unsigned count) {
   return upto;
 }
 
+// The warp's sum and maximum (one instruction from sm_80 on; shuffles before).
+__device__ SIEVE_FORCE_INLINE unsigned warp_sum(unsigned x) {
+#if __CUDA_ARCH__ >= 800
+  return __reduce_add_sync(~0U, x);
+#else
+  for (unsigned d = 16; d; d >>= 1) x += __shfl_xor_sync(~0U, x, d);
+  return x;
+#endif
+}
+__device__ SIEVE_FORCE_INLINE unsigned warp_max(unsigned x) {
+#if __CUDA_ARCH__ >= 800
+  return __reduce_max_sync(~0U, x);
+#else
+  for (unsigned d = 16; d; d >>= 1) {
+    const unsigned y = __shfl_xor_sync(~0U, x, d);
+    x = x > y ? x : y;
+  }
+  return x;
+#endif
+}
+
 // Tile rays [0, here) from rays[first, first + here), each with its root pair, by `lanes` threads.
 template <unsigned RayBits>
 __device__ void load_tile(const ray* rays, std::uint32_t first, std::uint32_t here, unsigned lane, unsigned lanes,
@@ -113,8 +134,8 @@ struct tile_step {
 };
 
 __device__ void add_counts(bfs_tile_counts* counts, unsigned pairs, unsigned handed, unsigned steps, unsigned tiles) {
-  const unsigned all_pairs = __reduce_add_sync(~0U, pairs), all_handed = __reduce_add_sync(~0U, handed);
-  const unsigned all_steps = __reduce_add_sync(~0U, steps), all_tiles = __reduce_add_sync(~0U, tiles);
+  const unsigned all_pairs = warp_sum(pairs), all_handed = warp_sum(handed);
+  const unsigned all_steps = warp_sum(steps), all_tiles = warp_sum(tiles);
   if (threadIdx.x % 32 != 0) return;
   atomicAdd(&counts->pairs, static_cast<unsigned long long>(all_pairs));
   if (all_handed) atomicAdd(&counts->handed, static_cast<unsigned long long>(all_handed));
@@ -199,7 +220,7 @@ __global__ void __launch_bounds__(tile_threads, 4)
       const unsigned upto = warp_inclusive(count);
       const unsigned at = base + upto - count;
       const bool pushed = s.place(v, best, stack, at, count, limit, handed);
-      top = __reduce_max_sync(~0U, pushed ? at + count : base);  // the pushes: a prefix of the lanes
+      top = warp_max(pushed ? at + count : base);  // the pushes: a prefix of the lanes
       __syncwarp();
     }
     for (std::uint32_t i = lane; i < here; i += 32) hits[first + i] = bfs_final_hit(b, rays[first + i], best[i]);
