@@ -403,10 +403,11 @@ def write_ply(path, p, n, uv, tris):
         out.write(face.tobytes())
 
 
-def asset_textures(mi, g, folder, out, metal):
+def asset_textures(mi, g, folder, out, metal, normal_maps=True):
     """Every image of the glTF decoded once (Mitsuba's reader) and written as PNG into out (sieve
     reads those: the same 8-bit texels, and no JPEG reader needed); the glTF's copy points at them.
-    metal: the metallic channel (B) of every metallic-roughness texture set to 1. Returns
+    metal: the metallic channel (B) of every metallic-roughness texture set to 1; normal_maps
+    False: the materials' normal maps dropped (for both renderers). Returns
     image index -> float array in 0 .. 1."""
     mr = {g["textures"][m["pbrMetallicRoughness"]["metallicRoughnessTexture"]["index"]]["source"]
           for m in g.get("materials", []) if "metallicRoughnessTexture" in m.get("pbrMetallicRoughness", {})}
@@ -429,6 +430,8 @@ def asset_textures(mi, g, folder, out, metal):
         pixels[i] = a.astype(np.float64) / 255.0
     for m in g.get("materials", []):
         m.pop("occlusionTexture", None)  # never read by sieve; its image may be absent
+        if not normal_maps:
+            m.pop("normalTexture", None)
         if m.get("alphaMode", "OPAQUE") != "OPAQUE" or "extensions" in m or "KHR_texture_transform" in json.dumps(m):
             sys.exit("mitsuba_compare: the asset comparison supports opaque glTF materials without extensions")
     return pixels
@@ -511,7 +514,7 @@ def asset_scenes(mi, args, metal):
     os.makedirs(out, exist_ok=True)
     with open(gltf_path) as f:
         g = json.load(f)
-    pixels = asset_textures(mi, g, folder, out, metal)
+    pixels = asset_textures(mi, g, folder, out, metal, not args.no_normal_maps)
     for b in g["buffers"]:
         dst = os.path.join(out, b["uri"])
         if not os.path.exists(dst):
@@ -619,6 +622,7 @@ def main():
                     "--z-bound and its means differ by more than this fraction")
     ap.add_argument("--asset", default="", help="a TOML scene placing one glTF model: compare it (as it is, and "
                     "all metal) instead of the probes")
+    ap.add_argument("--no-normal-maps", action="store_true", help="with --asset: drop the normal maps (both renderers)")
     ap.add_argument("--timing", action="store_true", help="with --asset: time both renderers instead of comparing")
     ap.add_argument("--repeats", type=int, default=5, help="timed renders with --timing")
     ap.add_argument("--report", default="report", help="the report's name in --out (.json and .txt)")
