@@ -160,6 +160,53 @@ TEST_F(Mpi, ASlowRankTakesFewerTilesAndTheImageKeepsItsBits) {
   EXPECT_LT(tiles[2], tiles[1]) << "the slow rank took as many tiles as rank 1";
 }
 
+// Takes of several tiles (--tile-units), sized to each rank's speed, with one rank slowed on purpose:
+// the image is still the plain render's bit for bit (the tiles came to rank 0 as each ended), every
+// pixel once, and the slow rank renders fewer pixels.
+TEST_F(Mpi, TakesSizedToEachRanksSpeedKeepTheBits) {
+  const outcome plain = run(render_args(dir_, "plain"));
+  ASSERT_EQ(plain.rc, 0) << plain.err;
+  std::vector<std::string> slow = render_args(dir_, "takes");
+  slow.insert(slow.end(), {"--tile-pixels", "40", "--tile-units", "4", "--tile-delay-ms", "200"});
+  slow.insert(slow.begin(), {":", "-np", "1", SIEVE_BINARY});
+  std::vector<std::string> args = render_args(dir_, "takes");
+  args.insert(args.end(), {"--tile-pixels", "40", "--tile-units", "4"});
+  const outcome o = run_mpi(2, args, slow);
+  ASSERT_EQ(o.rc, 0) << o.err;
+  expect_plain_image(dir_, "takes");
+  const auto j = nlohmann::json::parse(slurp(dir_ / "takes.json"));
+  EXPECT_EQ(j["ranks"]["tile_units"], 4);
+  EXPECT_EQ(j["ranks"]["tile_pixels"], 10);
+  EXPECT_EQ(j["ranks"]["tiles"], width * height / 10);
+  std::vector<std::uint64_t> pixels;
+  std::uint64_t all = 0;
+  for (const auto& r : j["ranks"]["per_rank"]) {
+    pixels.push_back(r["pixels"].get<std::uint64_t>());
+    all += pixels.back();
+  }
+  EXPECT_EQ(all, std::uint64_t{width} * height);
+  ASSERT_EQ(pixels.size(), 3U);
+  EXPECT_LT(pixels[2], pixels[0]) << "the slow rank rendered as many pixels as rank 0";
+  EXPECT_LT(pixels[2], pixels[1]) << "the slow rank rendered as many pixels as rank 1";
+}
+
+// The BVH built by rank 0 and sent to the others, or built by every rank: the same image, the
+// plain render's bit for bit.
+TEST_F(Mpi, TheTreeSharedOrBuiltByEveryRankGivesThePlainImage) {
+  const outcome plain = run(render_args(dir_, "plain"));
+  ASSERT_EQ(plain.rc, 0) << plain.err;
+  for (const char* tree : {"shared", "each"}) {
+    SCOPED_TRACE(tree);
+    std::vector<std::string> args = render_args(dir_, std::string("tree-") + tree);
+    args.insert(args.end(), {"--tree", tree});
+    const outcome o = run_mpi(3, args);
+    ASSERT_EQ(o.rc, 0) << o.err;
+    expect_plain_image(dir_, std::string("tree-") + tree);
+    const auto j = nlohmann::json::parse(slurp(dir_ / (std::string("tree-") + tree + ".json")));
+    EXPECT_EQ(j["rays"], nlohmann::json::parse(slurp(dir_ / "plain.json"))["rays"]);
+  }
+}
+
 // A profiled split render's loop times are the ranks' summed: every path generated and extended
 // once, by one rank, each wave's loops counted once.
 TEST_F(Mpi, RanksLoopTimesAddUp) {
