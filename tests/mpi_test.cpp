@@ -85,6 +85,20 @@ class Mpi : public Cli {
   outcome run_mpi(int n, const std::vector<std::string>& args, const std::vector<std::string>& more = {}) const {
     return finish(start_mpi(n, args, more));
   }
+  // The plain render, then the job `name` of two ranks plus one whose takes last `delay_ms` longer,
+  // all with the options `extra`; the job's report.
+  nlohmann::json run_with_slow_rank(const std::string& name, const std::vector<std::string>& extra, int delay_ms) const {
+    const outcome plain = run(render_args(dir_, "plain"));
+    EXPECT_EQ(plain.rc, 0) << plain.err;
+    std::vector<std::string> args = render_args(dir_, name), slow = render_args(dir_, name);
+    args.insert(args.end(), extra.begin(), extra.end());
+    slow.insert(slow.end(), extra.begin(), extra.end());
+    slow.insert(slow.end(), {"--tile-delay-ms", std::to_string(delay_ms)});
+    slow.insert(slow.begin(), {":", "-np", "1", SIEVE_BINARY});
+    const outcome o = run_mpi(2, args, slow);
+    EXPECT_EQ(o.rc, 0) << o.err;
+    return o.rc == 0 ? nlohmann::json::parse(slurp(dir_ / (name + ".json"))) : nlohmann::json{};
+  }
 };
 
 // The image and the report of `name`, and whether the image is the plain render's bit for bit.
@@ -142,17 +156,9 @@ TEST_F(Mpi, RanksRenderTheOneProcessImage) {
 // others, and the image is still the plain render's bit for bit: which rank rendered a tile does
 // not change its bits.
 TEST_F(Mpi, ASlowRankTakesFewerTilesAndTheImageKeepsItsBits) {
-  const outcome plain = run(render_args(dir_, "plain"));
-  ASSERT_EQ(plain.rc, 0) << plain.err;
-  std::vector<std::string> slow = render_args(dir_, "slow");
-  slow.insert(slow.end(), {"--tile-pixels", "20", "--tile-delay-ms", "300"});
-  slow.insert(slow.begin(), {":", "-np", "1", SIEVE_BINARY});
-  std::vector<std::string> args = render_args(dir_, "slow");
-  args.insert(args.end(), {"--tile-pixels", "20"});
-  const outcome o = run_mpi(2, args, slow);
-  ASSERT_EQ(o.rc, 0) << o.err;
+  const auto j = run_with_slow_rank("slow", {"--tile-pixels", "20"}, 300);
+  ASSERT_FALSE(j.is_null());
   expect_plain_image(dir_, "slow");
-  const auto j = nlohmann::json::parse(slurp(dir_ / "slow.json"));
   EXPECT_EQ(j["ranks"]["tiles"], width * height / 20);
   const std::vector<std::uint32_t> tiles = tiles_per_rank(j);
   ASSERT_EQ(tiles.size(), 3U);
@@ -164,17 +170,9 @@ TEST_F(Mpi, ASlowRankTakesFewerTilesAndTheImageKeepsItsBits) {
 // the image is still the plain render's bit for bit (the tiles came to rank 0 as each ended), every
 // pixel once, and the slow rank renders fewer pixels.
 TEST_F(Mpi, TakesSizedToEachRanksSpeedKeepTheBits) {
-  const outcome plain = run(render_args(dir_, "plain"));
-  ASSERT_EQ(plain.rc, 0) << plain.err;
-  std::vector<std::string> slow = render_args(dir_, "takes");
-  slow.insert(slow.end(), {"--tile-pixels", "40", "--tile-units", "4", "--tile-delay-ms", "200"});
-  slow.insert(slow.begin(), {":", "-np", "1", SIEVE_BINARY});
-  std::vector<std::string> args = render_args(dir_, "takes");
-  args.insert(args.end(), {"--tile-pixels", "40", "--tile-units", "4"});
-  const outcome o = run_mpi(2, args, slow);
-  ASSERT_EQ(o.rc, 0) << o.err;
+  const auto j = run_with_slow_rank("takes", {"--tile-pixels", "40", "--tile-units", "4"}, 200);
+  ASSERT_FALSE(j.is_null());
   expect_plain_image(dir_, "takes");
-  const auto j = nlohmann::json::parse(slurp(dir_ / "takes.json"));
   EXPECT_EQ(j["ranks"]["tile_units"], 4);
   EXPECT_EQ(j["ranks"]["tile_pixels"], 10);
   EXPECT_EQ(j["ranks"]["tiles"], width * height / 10);

@@ -486,6 +486,11 @@ nlohmann::json rank_row(job_peers& peers, const render_outcome& out, const std::
               {"pixels", pixels},
               {"tile_list", tiles},
               {"setup_seconds", out.setup_seconds},
+              // setup's parts: the scene's loading, the BVH (built here, or built by rank 0 and
+              // received), the render's own setup (upload, graph capture)
+              {"load_seconds", out.load_seconds},
+              {"bvh_seconds", out.bvh_seconds},
+              {"render_setup_seconds", r.stats.setup_seconds},
               {"render_seconds", out.render_seconds},
               {"wait_seconds", out.wait_seconds},
               {"reduction_seconds", out.reduction_seconds},
