@@ -254,27 +254,67 @@ struct tile_post::state {
   std::string error;                      // rank 0: the first bad message
   std::deque<std::vector<std::byte>> out; // the others: the messages in flight
   std::vector<MPI_Request> sends;
-  std::vector<std::byte> in;
+  // Rank 0: the messages being received (a matched probe, then a receive that does not wait: a
+  // large message moves only as its sender's MPI makes progress, a few ms apart while it renders,
+  // and rank 0 must not wait for that holding the lock its own tile counter needs).
+  struct incoming {
+    std::vector<std::byte> bytes;
+    int source = 0;
+  };
+  std::vector<incoming> arriving;
+  std::vector<MPI_Request> receives;
 
-  // Receives the message `st` names: a tile's first pixel, then its sums.
-  void take(const MPI_Status& st) {
+  void start(MPI_Message& message, const MPI_Status& st) {
     int bytes = 0;
     MPI_Get_count(&st, MPI_BYTE, &bytes);
-    in.resize(static_cast<std::size_t>(bytes));
-    check(MPI_Recv(in.data(), bytes, MPI_BYTE, st.MPI_SOURCE, tile_tag, comm, MPI_STATUS_IGNORE), "MPI_Recv");
+    arriving.push_back({std::vector<std::byte>(static_cast<std::size_t>(bytes)), st.MPI_SOURCE});
+    check(MPI_Imrecv(arriving.back().bytes.data(), bytes, MPI_BYTE, &message, &receives.emplace_back()), "MPI_Imrecv");
+  }
+  // Starts receiving every tile that came.
+  void start_arrived() {
+    for (;;) {
+      int flag = 0;
+      MPI_Message message;
+      MPI_Status st;
+      check(MPI_Improbe(MPI_ANY_SOURCE, tile_tag, comm, &flag, &message, &st), "MPI_Improbe");
+      if (!flag) return;
+      start(message, st);
+    }
+  }
+  // Puts the tiles received into the film; `wait`: after waiting for at least one.
+  void complete(bool wait) {
+    if (receives.empty()) return;
+    std::vector<int> done(receives.size());
+    int n = 0;
+    const int count = static_cast<int>(receives.size());
+    if (wait) check(MPI_Waitsome(count, receives.data(), &n, done.data(), MPI_STATUSES_IGNORE), "MPI_Waitsome");
+    else check(MPI_Testsome(count, receives.data(), &n, done.data(), MPI_STATUSES_IGNORE), "MPI_Testsome");
+    if (n == MPI_UNDEFINED || n == 0) return;
+    for (int k = 0; k < n; ++k) place(arriving[static_cast<std::size_t>(done[static_cast<std::size_t>(k)])]);
+    std::size_t keep = 0;  // the receives still under way, in order
+    for (std::size_t i = 0; i < receives.size(); ++i)
+      if (receives[i] != MPI_REQUEST_NULL) {
+        receives[keep] = receives[i];
+        arriving[keep++] = std::move(arriving[i]);
+      }
+    receives.resize(keep);
+    arriving.resize(keep);
+  }
+  // A tile's message: its first pixel, then its sums.
+  void place(const incoming& m) {
     std::uint32_t first = 0;
-    const std::size_t n = in.size() < sizeof first ? 0 : (in.size() - sizeof first) / (3 * sizeof(float));
-    if (n == 0 || in.size() != sizeof first + n * 3 * sizeof(float)) {
-      error = "a tile message of " + std::to_string(bytes) + " bytes from rank " + std::to_string(st.MPI_SOURCE);
+    const std::size_t n = m.bytes.size() < sizeof first ? 0 : (m.bytes.size() - sizeof first) / (3 * sizeof(float));
+    if (n == 0 || m.bytes.size() != sizeof first + n * 3 * sizeof(float)) {
+      error = "a tile message of " + std::to_string(m.bytes.size()) + " bytes from rank " + std::to_string(m.source);
       return;
     }
-    std::memcpy(&first, in.data(), sizeof first);
+    std::memcpy(&first, m.bytes.data(), sizeof first);
     if (std::uint64_t{first} + n > film.size() / 3) {
-      error = "rank " + std::to_string(st.MPI_SOURCE) + " sent a tile [" + std::to_string(first) + ", +" + std::to_string(n) +
+      error = "rank " + std::to_string(m.source) + " sent a tile [" + std::to_string(first) + ", +" + std::to_string(n) +
               ") outside the film's " + std::to_string(film.size() / 3) + " pixels";
       return;
     }
-    std::memcpy(film.data() + 3 * std::size_t{first}, in.data() + sizeof first, n * 3 * sizeof(float));
+    std::memcpy(film.data() + 3 * std::size_t{first}, m.bytes.data() + sizeof first, n * 3 * sizeof(float));
     received += n;
   }
 };
@@ -303,31 +343,35 @@ void tile_post::send(std::uint32_t first_pixel, std::span<const float> sums) {
 
 void tile_post::poll() {
   const std::lock_guard lock(serial);
-  for (;;) {
-    int flag = 0;
-    MPI_Status st;
-    MPI_Iprobe(MPI_ANY_SOURCE, tile_tag, state_->comm, &flag, &st);
-    if (!flag) return;
-    state_->take(st);
-  }
+  state_->start_arrived();
+  state_->complete(false);
 }
 
 void tile_post::finish(std::uint64_t pixels) {
   const std::lock_guard lock(serial);
+  state& s = *state_;
   if (the_world.rank != 0) {
-    check(MPI_Waitall(static_cast<int>(state_->sends.size()), state_->sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
-    state_->sends.clear();
-    state_->out.clear();
+    check(MPI_Waitall(static_cast<int>(s.sends.size()), s.sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+    s.sends.clear();
+    s.out.clear();
     return;
   }
-  while (state_->received < pixels && state_->error.empty()) {
-    MPI_Status st;
-    check(MPI_Probe(MPI_ANY_SOURCE, tile_tag, state_->comm, &st), "MPI_Probe");
-    state_->take(st);
+  for (;;) {
+    s.start_arrived();
+    s.complete(false);
+    if (s.received >= pixels || !s.error.empty()) break;
+    if (!s.receives.empty()) {
+      s.complete(true);
+    } else {
+      MPI_Message message;
+      MPI_Status st;
+      check(MPI_Mprobe(MPI_ANY_SOURCE, tile_tag, s.comm, &message, &st), "MPI_Mprobe");
+      s.start(message, st);
+    }
   }
-  if (!state_->error.empty()) throw sieve::error("split render: " + state_->error);
-  if (state_->received != pixels)
-    throw sieve::error("split render: " + std::to_string(state_->received) + " pixels came in tiles, the ranks rendered " +
+  if (!s.error.empty()) throw sieve::error("split render: " + s.error);
+  if (s.received != pixels)
+    throw sieve::error("split render: " + std::to_string(s.received) + " pixels came in tiles, the ranks rendered " +
                        std::to_string(pixels));
 }
 

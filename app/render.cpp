@@ -410,7 +410,7 @@ void add_render_options(CLI::App& cmd, render_args& a) {
   cmd.add_option("--tile-units", a.tile_units, "under mpirun: the most tiles a rank takes at once, fewer towards the film's end")
       ->check(CLI::Range(1U, 1024U))
       ->default_str("8 when the ranks' backends differ, else 1");
-  cmd.add_option("--tree", a.tree, "under mpirun: the BVH built by rank 0 and sent to the others (shared) or built by every rank (each)")
+  cmd.add_option("--tree", a.tree, "under mpirun: the BVH built by every rank (each) or by rank 0 alone and sent to the others (shared)")
       ->check(CLI::IsMember({"shared", "each"}))
       ->capture_default_str();
   // Tests only: a rank slowed on purpose (each of its tiles lasts that much longer); not in --help.

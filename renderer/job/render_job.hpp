@@ -48,7 +48,10 @@ struct render_request {
   // A split render's tiles as units of which a process takes up to this many at once, fewer as the
   // film runs out (frame/tiles.hpp's take_size); 0: 8 when the processes' backends differ, else 1.
   std::uint32_t tile_units = 0;
-  bool share_tree = true;                 // a split render: the BVH built by process 0 and sent to the others
+  // A split render: the BVH built by process 0 alone and sent to the others (MPI_Bcast of its
+  // arrays), instead of each process building its own. Off by default: on a 64-core host a 2 GB tree
+  // took longer to send than 4 concurrent builds took (docs/mpi.md).
+  bool share_tree = false;
 };
 
 // Where a job writes; an empty name writes nothing there.
