@@ -1,7 +1,8 @@
 // A render job: the one owner of a render's steps. A scene file and typed settings in; in order:
 //
 //   check outputs -> load (once) -> settings checked -> prepare (BVH) -> render (split: the film's
-//   tiles, taken on demand) -> reduce (split: the tiles to rank 0) -> report -> write
+//   tiles, taken on demand, each sent to rank 0 as it ends) -> reduce (split: the last tiles, the
+//   film put together) -> report -> write
 //
 // and the film, its mean image and the JSON report out. `sieve render` (app/render.cpp) runs it with
 // hooks for its progress lines, Ctrl-C, the MPI job's ranks and the console; `sieve bench all`
