@@ -375,10 +375,13 @@ void render_job::prepare() {
     });
     share_tree(tree, *hooks_.peers);
     state_->prepared.emplace(scene_, std::move(tree));
-  } else {
+    out_.bvh_seconds = since(t_bvh);
+  } else if (!hooks_.peers || hooks_.peers->size() < 2) {
     on_every_rank([&] { state_->prepared.emplace(scene_); });
+    out_.bvh_seconds = since(t_bvh);
   }
-  out_.bvh_seconds = since(t_bvh);
+  // Else each rank builds its own inside the split render (render()): a rank whose build ends first
+  // takes tiles at once instead of waiting for the slowest build at a collective.
   if (hooks_.peers) {  // a split render: the film's tiles, taken on demand, as rank 0 cuts them
     job_peers& peers = *hooks_.peers;
     const std::uint32_t pixels = scene_.film.width * scene_.film.height;
@@ -432,9 +435,14 @@ std::function<bool(std::uint32_t&, std::uint32_t&)> tile_source(job_peers& peers
 void render_job::render() {
   if (hooks_.step) hooks_.step(job_step::render, *this);
   const bool gpu = backend_ == "cuda";
-  state_->t0 = clock_type::now();
-  state_->cpu0 = cpu_seconds();
   auto run = [&] {
+    if (!state_->prepared) {  // a split render's own BVH (prepare)
+      const auto t_bvh = clock_type::now();
+      state_->prepared.emplace(scene_);
+      out_.bvh_seconds = since(t_bvh);
+    }
+    state_->t0 = clock_type::now();
+    state_->cpu0 = cpu_seconds();
     if (hooks_.peers) {
       job_peers& peers = *hooks_.peers;
       settings_.tile_pixels = state_->tiles.largest();
