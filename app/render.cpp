@@ -239,7 +239,8 @@ void print_header(const render_job& job) {
   const bool gpu = job.backend() == "cuda";
   std::cout << sc.name << ": " << sc.film.width << " x " << sc.film.height << ", " << sc.film.spp << " spp, "
             << sc.triangles.size() << " triangles, strategy " << s.strategy << ", " << to_string(s.integrator) << ", "
-            << to_string(s.traversal) << ", queue " << to_string(s.queue) << ", reorder " << to_string(s.reorder)
+            << to_string(s.traversal) << (gpu && s.traversal == traversal_kind::dfs ? ", bvh " + std::string(to_string(s.bvh)) : "")
+            << ", queue " << to_string(s.queue) << ", reorder " << to_string(s.reorder)
             << ", routing " << to_string(s.routing) << "\n"
             << "device: " << report::machine_info(gpu)[gpu ? "gpu" : "cpu"].get<std::string>() << " (" << job.backend() << ")\n"
             << (!s.profile_stages ? std::string("stage times: not measured (--no-profile)\n")
@@ -349,6 +350,7 @@ render::render_request render_args::request() const {
   if (!strategy.empty()) rq.strategy = strategy;
   rq.integrator = parse_mode<integrator_kind>(integrator);  // the names were checked by the command line
   rq.traversal = parse_mode<traversal_kind>(traversal);
+  rq.bvh = parse_mode<bvh_layout>(bvh);
   rq.queue = parse_mode<queue_mode>(queue);
   if (!reorder.empty()) rq.reorder = parse_mode<reorder_key>(reorder);
   if (!sort.empty()) rq.sort = parse_mode<sort_kind>(sort);
@@ -373,6 +375,10 @@ void add_render_options(CLI::App& cmd, render_args& a) {
   cmd.add_option("--integrator", a.integrator, "wavefront (queues compacted between bounces) or megakernel (one thread per path)")
       ->check(CLI::IsMember(mode_name_list<integrator_kind>()));
   cmd.add_option("--traversal", a.traversal, "dfs or bfs")->check(CLI::IsMember(mode_name_list<traversal_kind>()));
+  cmd.add_option("--bvh", a.bvh,
+                 "the tree the GPU's depth-first rays walk: auto (per ray kind, whichever measured faster), binary, "
+                 "cwbvh (the compressed 8-wide tree by persistent warps) or cwbvh-thread (one ray a thread)")
+      ->check(CLI::IsMember(mode_name_list<bvh_layout>()));
   cmd.add_option("--queue", a.queue,
                  "pass (the strategy compacts the path state), index (it compacts 4-byte path indices) or append "
                  "(shade appends the survivors: no compaction pass)")

@@ -41,7 +41,10 @@ if(NOT CMAKE_CUDA20_STANDARD_COMPILE_OPTION)
   set(CMAKE_CUDA20_EXTENSION_COMPILE_OPTION "-std=c++20")
 endif()
 # Stages are SIEVE_HD lambdas handed to exec::parallel_for (renderer/exec): nvcc needs extended lambdas.
-string(APPEND CMAKE_CUDA_FLAGS " --extended-lambda --expt-relaxed-constexpr")
+# A host-only function called from device code is an error, not a warning: such a call compiles to
+# nothing that works on the GPU (a host-only `operator bool` asked inside a kernel once made the
+# one-ray-a-thread extend stage trace wrong paths).
+string(APPEND CMAKE_CUDA_FLAGS " --extended-lambda --expt-relaxed-constexpr --Werror cross-execution-space-call")
 set(CMAKE_CUDA_STANDARD 20)
 set(CMAKE_CUDA_STANDARD_REQUIRED ON)
 find_package(CUDAToolkit REQUIRED)

@@ -50,11 +50,12 @@ std::vector<std::pair<std::string, std::vector<hit>>> every_traversal(const alph
   if (cpu_has_avx2())
     each("wide avx2", [&](const ray& r) { return wide_closest_hit_cpu(v.wide, r, wide_path::avx2, v.alpha); });
   each("compressed wide", [&](const ray& r) { return cw_closest_hit(cw_of(v), r); });
-  for (const bfs_tree tree : {bfs_tree::binary, bfs_tree::wide}) {
+  for (const bfs_tree tree : {bfs_tree::binary, bfs_tree::wide, bfs_tree::compressed}) {
     bfs_tracer tracer("auto", tree);
     std::vector<hit> hits(s.rays.size());
     tracer.closest(v, s.rays, hits);
-    out.emplace_back(tree == bfs_tree::wide ? "bfs wide" : "bfs binary", std::move(hits));
+    out.emplace_back(tree == bfs_tree::wide ? "bfs wide" : tree == bfs_tree::compressed ? "bfs compressed" : "bfs binary",
+                     std::move(hits));
   }
   return out;
 }

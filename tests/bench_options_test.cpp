@@ -339,13 +339,13 @@ TEST(BenchRows, TraceTableIsTheCsvAndTheJsonKeysFollowTheBackend) {
 TEST(BenchRows, RenderBenchTableIsTheCsvAndTheJsonHoldsTheBounces) {
   sieve::report::row_schema<render_bench_row> rows = render_bench_rows();
   const std::vector<std::string> columns = {
-      "integrator", "queue",      "routing",  "strategy",    "form",          "traversal",
+      "integrator", "queue",      "routing",  "strategy",    "form",          "traversal",   "bvh",
       "reorder",    "launch",     "syncs/wave", "s_median",  "s_profiled",    "Mrays/s",
       "compact_ms", "route_ms",   "queue_share", "compact_share", "compact_ms_per_bounce", "identical"};
   EXPECT_EQ(rows.csv().header(), columns);
   EXPECT_EQ(rows.printed().header(), columns);
 
-  render_bench_row r{"wavefront", "pass", "auto -> billeter", "bit mask", "multisplit", "dfs", "none", {}, 0.4, true, true};
+  render_bench_row r{"wavefront", "pass", "auto -> billeter", "bit mask", "multisplit", "dfs", "auto", "none", {}, 0.4, true, true};
   r.stats.stages = {{"extend", 5.0}, {"route", 0.5}, {"compact", 2.0}};
   r.stats.loops = {{"extend", 4, 4000, 4.5}};
   r.stats.bounces = {{100, 1.25}, {0, 0.0}, {40, 0.75}};
@@ -366,7 +366,7 @@ TEST(BenchRows, RenderBenchTableIsTheCsvAndTheJsonHoldsTheBounces) {
   rows.add(plain);
   ASSERT_EQ(rows.json().size(), 2U);
   const std::vector<std::string> keys = sorted({
-      "bfs_frontier_compaction_ms", "bounces", "compaction_ms", "compaction_share", "extension_rays", "form",
+      "bfs_frontier_compaction_ms", "bounces", "bvh", "compaction_ms", "compaction_share", "extension_rays", "form",
       "host_syncs", "host_syncs_per_wave", "identical", "integrator", "loops", "mrays_per_s", "profile_stages", "queue",
       "queue_share", "reorder", "route_ms", "routing", "seconds", "seconds_unprofiled", "shadow_rays", "stages", "strategies_ran", "strategy", "traversal",
       "wave_launch", "waves"});
@@ -383,7 +383,7 @@ TEST(BenchRows, RenderBenchTableIsTheCsvAndTheJsonHoldsTheBounces) {
                               {"s_median", "seconds_unprofiled"},
                               {"identical", "identical"}});
   EXPECT_EQ(rows.csv().rows()[0],
-            (std::vector<std::string>{"wavefront", "pass", "multisplit", "auto -> billeter", "bit mask", "dfs", "none",
+            (std::vector<std::string>{"wavefront", "pass", "multisplit", "auto -> billeter", "bit mask", "dfs", "auto", "none",
                                       "graph", "1.5", "0.400", "0.500", "10.00", "2.0", "0.5", "0.50 %", "0.40 %",
                                       "1.25 0.75", "yes"}));
   // Mrays/s is over s_median; the JSON's mrays_per_s over seconds (the profiled median).
@@ -398,7 +398,7 @@ TEST(BenchRows, RenderBenchTableIsTheCsvAndTheJsonHoldsTheBounces) {
                                       {"bounce": 2, "live": 40, "compaction_ms": 0.75}])"));
   // Without stage times the table says "-" for what was not measured; the JSON keeps its keys.
   EXPECT_EQ(rows.csv().rows()[1],
-            (std::vector<std::string>{"wavefront", "pass", "multisplit", "auto -> billeter", "bit mask", "dfs", "none",
+            (std::vector<std::string>{"wavefront", "pass", "multisplit", "auto -> billeter", "bit mask", "dfs", "auto", "none",
                                       "graph", "1.5", "0.400", "-", "10.00", "-", "-", "-", "-", "-", "NO"}));
   EXPECT_EQ(rows.json()[1]["profile_stages"], false);
   EXPECT_TRUE(rows.json()[1]["stages"].is_null());

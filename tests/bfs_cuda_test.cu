@@ -74,10 +74,13 @@ void every_strategy_equals_dfs(bfs_tracer_cuda::loop loop, bfs_tree tree) {
   const auto [htris, hrays] = hairball();
   const gpu_scene scenes[] = {gpu_scene(random_scene(3000, 8000, 11)), gpu_scene({htris, hrays})};
   const bool graph = loop == bfs_tracer_cuda::loop::graph;
+  std::vector<std::string> strategies = cuda_bfs_strategies();
+  if (tree == bfs_tree::compressed) strategies.insert(strategies.end(), {std::string(bfs_tile), std::string(bfs_warp_tile)});
   for (const gpu_scene& sc : scenes) {
-    for (const std::string& strategy : cuda_bfs_strategies()) {
+    for (const std::string& strategy : strategies) {
       bfs_tracer_cuda tracer(strategy, tree);
-      const std::string what = strategy + (graph ? " (graph" : " (host loop") + (tree == bfs_tree::wide ? ", wide)" : ")");
+      const std::string what = strategy + (graph ? " (graph" : " (host loop") +
+                               (tree == bfs_tree::wide ? ", wide)" : tree == bfs_tree::compressed ? ", compressed)" : ")");
       SCOPED_TRACE(what);
       tracer.set_loop(loop);
       for (int round = 0; round < 2; ++round) {  // the second reuses the buffers (and the graph)
@@ -86,7 +89,7 @@ void every_strategy_equals_dfs(bfs_tracer_cuda::loop loop, bfs_tree tree) {
         expect_equal(sc.hits.host(), sc.dfs, sc.rays.n, what);
         // thrust cannot run in a graph (host loop always), nor auto where a tuning table picks thrust.
         if (strategy == "thrust" || strategy == "auto") continue;
-        if (graph) {
+        if (graph || strategy == bfs_tile || strategy == bfs_warp_tile) {  // a tile frontier: one kernel, whatever the loop
           EXPECT_EQ(tracer.host_syncs(), 1U);
         } else {
           EXPECT_GT(tracer.host_syncs(), 3U);
@@ -97,6 +100,15 @@ void every_strategy_equals_dfs(bfs_tracer_cuda::loop loop, bfs_tree tree) {
       tracer.set_loop(bfs_tracer_cuda::loop::graph);
       tracer.closest(sc.view, sc.rays.data, sc.hits.data, sc.rays.n, nullptr, &stats);
       expect_equal(sc.hits.host(), sc.dfs, sc.rays.n, strategy + " (stats)");
+      if (strategy == bfs_tile || strategy == bfs_warp_tile) {  // counters: every ray's root visited
+        const std::size_t rays = strategy == bfs_tile ? 512 : 64, threads = strategy == bfs_tile ? 256 : 32;
+        EXPECT_EQ(stats.tile.tiles, (sc.rays.n + rays - 1) / rays);
+        EXPECT_GE(stats.tile.pairs, sc.rays.n);
+        EXPECT_EQ(stats.pairs, stats.tile.pairs);
+        EXPECT_GE(stats.tile.steps * threads, stats.tile.pairs);  // at most a pair a thread a step
+        EXPECT_EQ(stats.host_syncs, 1U);
+        continue;
+      }
       ASSERT_FALSE(stats.levels.empty());
       EXPECT_EQ(stats.levels.front().frontier, sc.rays.n);
       EXPECT_LE(stats.peak_pairs, bfs_stack_bound(sc.rays.n, bfs_arity(tree)));
@@ -110,12 +122,44 @@ TEST(GpuBfs, GraphLoopEveryStrategyEqualsDfs) {
   REQUIRE_DEVICE();
   every_strategy_equals_dfs(bfs_tracer_cuda::loop::graph, bfs_tree::binary);
   every_strategy_equals_dfs(bfs_tracer_cuda::loop::graph, bfs_tree::wide);
+  every_strategy_equals_dfs(bfs_tracer_cuda::loop::graph, bfs_tree::compressed);
 }
 
 TEST(GpuBfs, HostLoopEveryStrategyEqualsDfs) {
   REQUIRE_DEVICE();
   every_strategy_equals_dfs(bfs_tracer_cuda::loop::host, bfs_tree::binary);
   every_strategy_equals_dfs(bfs_tracer_cuda::loop::host, bfs_tree::wide);
+  every_strategy_equals_dfs(bfs_tracer_cuda::loop::host, bfs_tree::compressed);
+}
+
+// A tile frontier whose stack is held just above its rays' root pairs: most pairs' children do not
+// fit, and their threads walk them depth-first (cw_walk::start_at). Still the DFS hit for hit; a
+// limit below the tile's rays or above its stack is an error.
+TEST(GpuBfs, TileHandOffToDepthFirstEqualsDfs) {
+  REQUIRE_DEVICE();
+  const auto [htris, hrays] = hairball();
+  const gpu_scene scenes[] = {gpu_scene(random_scene(3000, 8000, 11)), gpu_scene({htris, hrays})};
+  device_array<std::uint32_t> count(1), cursor(1);
+  device_array<bfs_tile_counts> counts(1);
+  for (const gpu_scene& sc : scenes) {
+    count.upload({static_cast<std::uint32_t>(sc.rays.n)});
+    for (const bool warp : {false, true}) {
+      SCOPED_TRACE(warp ? "warp-tile" : "tile");
+      sc.clear_hits();
+      SIEVE_CUDA_CHECK(cudaMemset(counts.data, 0, sizeof(bfs_tile_counts)));
+      bfs_tile_closest(sc.view, sc.rays.data, sc.hits.data, sc.rays.n, count.data, {warp, cursor.data, counts.data, warp ? 80U : 540U},
+                       nullptr);
+      SIEVE_CUDA_CHECK(cudaDeviceSynchronize());
+      expect_equal(sc.hits.host(), sc.dfs, sc.rays.n, warp ? "warp-tile, stack limit 80" : "tile, stack limit 540");
+      const bfs_tile_counts c = counts.host()[0];
+      EXPECT_GT(c.handed, 0U);
+      EXPECT_GE(c.pairs, sc.rays.n);
+      EXPECT_THROW(bfs_tile_closest(sc.view, sc.rays.data, sc.hits.data, sc.rays.n, count.data, {warp, cursor.data, nullptr, 10U}, nullptr),
+                   sieve::error);
+      EXPECT_THROW(bfs_tile_closest(sc.view, sc.rays.data, sc.hits.data, sc.rays.n, count.data, {warp, cursor.data, nullptr, 5000U}, nullptr),
+                   sieve::error);
+    }
+  }
 }
 
 __global__ void set_count(std::uint32_t* count, const std::uint32_t* from) { *count = *from; }
@@ -130,10 +174,11 @@ TEST(GpuBfs, ClosestAsyncCapturedIntoACallersGraph) {
   device_array<std::uint32_t> count(1), source(1);
   cudaStream_t stream;
   SIEVE_CUDA_CHECK(cudaStreamCreate(&stream));
-  for (const std::string strategy : {"append", "cub", "space", "redzone", "billeter"}) {
-    if (strategy != bfs_append && !sieve::compaction_strategy(strategy).runs_on(sieve::backend::cuda)) continue;
+  for (const std::string strategy : {"append", "tile", "warp-tile", "cub", "space", "redzone", "billeter"}) {
+    const bool tile = strategy == bfs_tile || strategy == bfs_warp_tile;
+    if (strategy != bfs_append && !tile && !sieve::compaction_strategy(strategy).runs_on(sieve::backend::cuda)) continue;
     SCOPED_TRACE(strategy);
-    bfs_tracer_cuda tracer(strategy);
+    bfs_tracer_cuda tracer(strategy, tile ? bfs_tree::compressed : bfs_tree::binary);
     tracer.reserve(n);
     cudaGraph_t graph;
     SIEVE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
@@ -200,6 +245,8 @@ TEST(GpuBfs, ClosestAsyncNeedsReserveAndACapturableStrategy) {
   REQUIRE_DEVICE();
   const gpu_scene sc(random_scene(100, 1000, 3));
   device_array<std::uint32_t> count(1);
+  EXPECT_THROW(bfs_tracer_cuda("tile", bfs_tree::wide), sieve::error);  // the tile frontiers: the compressed tree only
+  EXPECT_THROW(bfs_tracer_cuda("warp-tile", bfs_tree::binary), sieve::error);
   bfs_tracer_cuda tracer("cub");
   EXPECT_THROW(tracer.closest_async(sc.view, sc.rays.data, sc.hits.data, sc.rays.n, count.data, nullptr), sieve::error);
   tracer.reserve(sc.rays.n / 2);

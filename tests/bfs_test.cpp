@@ -55,9 +55,16 @@ TEST_P(BfsEqualsDfs, EveryHit) {
   ASSERT_FALSE(stats.levels.empty());
   EXPECT_EQ(stats.levels.front().frontier, s.rays.size());
   // A level, or chunks of one, per step: the wide tree has as many levels as its depth.
-  const std::size_t depth = tree == bfs_tree::wide ? b.wide.depth : b.stats.max_depth;
+  const std::size_t depth = tree == bfs_tree::wide         ? b.wide.depth
+                            : tree == bfs_tree::compressed ? b.cw.depth
+                                                           : b.stats.max_depth;
   EXPECT_GE(stats.levels.size(), depth);
-  if (tree == bfs_tree::wide) EXPECT_LT(b.wide.depth, b.stats.max_depth / 2);  // the wide tree's levels: fewer
+  if (tree != bfs_tree::binary) {
+    EXPECT_LT(depth, b.stats.max_depth / 2);  // the wide trees' levels: fewer
+  }
+  std::size_t expanded = 0;
+  for (const auto& l : stats.levels) expanded += l.frontier;
+  EXPECT_EQ(stats.pairs, expanded);
   EXPECT_LE(stats.peak_pairs, bfs_stack_bound(s.rays.size(), bfs_arity(tree)));
   EXPECT_EQ(stats.form, tracer.form());
   EXPECT_GT(stats.expand_ms, 0.0);
@@ -65,11 +72,12 @@ TEST_P(BfsEqualsDfs, EveryHit) {
 
 INSTANTIATE_TEST_SUITE_P(Cpu, BfsEqualsDfs,
                          ::testing::Combine(::testing::ValuesIn(bfs_strategies()),
-                                            ::testing::Values(bfs_tree::binary, bfs_tree::wide)),
+                                            ::testing::Values(bfs_tree::binary, bfs_tree::wide, bfs_tree::compressed)),
                          [](const auto& info) {
                            std::string name = std::get<0>(info.param);
                            std::replace(name.begin(), name.end(), '-', '_');
-                           return name + (std::get<1>(info.param) == bfs_tree::wide ? "_wide" : "");
+                           const bfs_tree tree = std::get<1>(info.param);
+                           return name + (tree == bfs_tree::wide ? "_wide" : tree == bfs_tree::compressed ? "_compressed" : "");
                          });
 
 // A hairball (hairball.hpp): a ray's frontier holds a large part of the tree. Unbounded, a level of
@@ -79,9 +87,9 @@ TEST(Bfs, HairballFrontierIsBounded) {
   const auto [tris, rays] = hairball();
   const bvh b = build_bvh(tris);
   const bvh_view v = view_of(b, tris);
-  for (const bfs_tree tree : {bfs_tree::binary, bfs_tree::wide})
+  for (const bfs_tree tree : {bfs_tree::binary, bfs_tree::wide, bfs_tree::compressed})
   for (const std::string strategy : {"billeter", "redzone", "append"}) {  // out of place, in place, append
-    SCOPED_TRACE(tree == bfs_tree::wide ? "wide" : "binary");
+    SCOPED_TRACE(tree == bfs_tree::wide ? "wide" : tree == bfs_tree::compressed ? "compressed" : "binary");
     const unsigned arity = bfs_arity(tree);
     bfs_tracer tracer(strategy, tree);
     std::vector<hit> got(rays.size());
@@ -96,10 +104,12 @@ TEST(Bfs, HairballFrontierIsBounded) {
     for (const auto& l : stats.levels) expanded += l.frontier;
     // Level by level, some level would have held at least this many pairs (pairs sit at inner
     // nodes: at most max_depth levels).
-    const std::size_t depth = tree == bfs_tree::wide ? b.wide.depth : b.stats.max_depth;
+    const std::size_t depth = tree == bfs_tree::wide         ? b.wide.depth
+                              : tree == bfs_tree::compressed ? b.cw.depth
+                                                             : b.stats.max_depth;
     EXPECT_LE(stats.peak_pairs, bfs_stack_bound(rays.size(), arity)) << strategy;
     EXPECT_GT(stats.levels.size(), depth + 1) << strategy << ": expected chunked steps";
-    if (tree == bfs_tree::wide) continue;
+    if (tree != bfs_tree::binary) continue;
     EXPECT_GT(expanded / depth, bfs_stack_bound(rays.size(), arity)) << "not a hairball";
   }
 }
@@ -186,6 +196,7 @@ TEST(Bfs, EmptySceneAndNoRays) {
 
 TEST(Bfs, BadArgumentsAreErrors) {
   EXPECT_THROW(bfs_tracer("no-such-strategy"), sieve::error);
+  EXPECT_THROW(bfs_tracer("tile", bfs_tree::compressed), sieve::error);  // the tile frontier: GPU only
   if (sieve::compaction_strategy("atomic").runs_on(sieve::backend::cuda)) {
     EXPECT_THROW(bfs_tracer("atomic"), sieve::error);  // CUDA only
   }
@@ -194,6 +205,10 @@ TEST(Bfs, BadArgumentsAreErrors) {
   bfs_tracer tracer("std");
   std::vector<hit> too_few(2);
   EXPECT_THROW(tracer.closest(view_of(b, s.tris), s.rays, too_few), sieve::error);
+  const bvh binary_only = build_bvh(s.tris, {.wide = false});  // no compressed layout to walk
+  std::vector<hit> hits(s.rays.size());
+  bfs_tracer compressed("append", bfs_tree::compressed);
+  EXPECT_THROW(compressed.closest(view_of(binary_only, s.tris), s.rays, hits), sieve::error);
 }
 
 }  // namespace

@@ -7,10 +7,13 @@
 #include <exec/cuda.cuh>
 #include <exec/walk_cuda.cuh>
 #include <frame/device_scene.hpp>
+#include <scene/load.hpp>
 
 #include "cuda_support.cuh"
 #include "hairball.hpp"
 
+#include <cstdio>
+#include <filesystem>
 #include <string>
 #include <vector>
 
@@ -20,9 +23,20 @@ namespace {
 using sieve::test::device_array;
 
 
+std::vector<ray> rays_checked;  // the rays of the check under way, for the message of a difference
+
+std::string ray_text(std::size_t i) {
+  if (i >= rays_checked.size()) return "";
+  const ray& r = rays_checked[i];
+  char text[200];
+  std::snprintf(text, sizeof text, " (origin %.9g %.9g %.9g, direction %.9g %.9g %.9g, tmax %.9g)", r.origin.x, r.origin.y,
+                r.origin.z, r.direction.x, r.direction.y, r.direction.z, r.tmax);
+  return text;
+}
+
 void expect_same(const std::vector<hit>& got, const std::vector<hit>& want, std::size_t n, const std::string& what) {
   for (std::size_t i = 0; i < n; ++i) {
-    ASSERT_EQ(got[i].prim, want[i].prim) << what << " ray " << i;
+    ASSERT_EQ(got[i].prim, want[i].prim) << what << " ray " << i << ray_text(i) << ": t " << got[i].t << " against " << want[i].t;
     ASSERT_EQ(got[i].t, want[i].t) << what << " ray " << i;
     ASSERT_EQ(got[i].u, want[i].u) << what << " ray " << i;
     ASSERT_EQ(got[i].v, want[i].v) << what << " ray " << i;
@@ -36,6 +50,7 @@ void expect_matches_dfs(const scene_data& s, const bvh_build_options& opt, const
   const device_bvh on_device(tree, s.tris);
   const bvh_view v = on_device.view();
   const cw_view c = v.cw;
+  rays_checked = s.rays;
   const device_array<ray> rays(s.rays);
   const device_array<hit> hits(s.rays.size());
   device_array<std::uint32_t> count(1), cursor(1);
@@ -81,6 +96,15 @@ TEST(GpuCwBvh, MatchesTheBinaryDfs) {
   const auto [tris, rays] = hairball();
   expect_matches_dfs({tris, rays}, {}, "hairball");
   expect_matches_dfs(random_scene(5000, 8000, 3), {8, 16, 1.0f}, "leaves of up to 16 triangles");
+}
+
+// The shipped scenes' trees as the renderer builds them, on rays such as a path tracer casts.
+TEST(GpuCwBvh, MatchesTheBinaryDfsOnTheShippedScenes) {
+  REQUIRE_DEVICE();
+  for (const char* file : {"cornell-box/cornell-box.toml", "procedural/sphere-room.toml"}) {
+    const scene sc = load_scene(std::filesystem::path(SIEVE_SCENES_DIR) / file);
+    expect_matches_dfs({sc.triangles, rays_around(sc.triangles, 4000000, 7)}, {}, file);
+  }
 }
 
 }  // namespace

@@ -67,4 +67,34 @@ inline std::pair<std::vector<triangle>, std::vector<ray>> hairball() {
   return {std::move(tris), std::move(rays)};
 }
 
+// Rays such as a path tracer casts in a scene of these triangles: even ones from a point on a
+// triangle, a hair off its surface (either side), odd ones from anywhere in the scene's box; all in
+// random directions, one in eight parallel to one or two of the axes (zero components: the slab
+// tests' edge case).
+inline std::vector<ray> rays_around(const std::vector<triangle>& tris, std::size_t count, unsigned seed) {
+  std::mt19937 rng(seed);
+  std::uniform_real_distribution<float> unit(0, 1), dir(-1, 1);
+  aabb box;
+  for (const triangle& t : tris) box.grow(t.v0), box.grow(t.v1), box.grow(t.v2);
+  std::vector<ray> out;
+  for (std::size_t i = 0; i < count && !tris.empty(); ++i) {
+    ray r;
+    r.direction = {dir(rng), dir(rng), dir(rng)};
+    if (i % 8 == 1) r.direction.x = 0;
+    if (i % 16 == 3) r.direction.y = r.direction.z = 0;
+    if (i % 2 == 0) {
+      const triangle& t = tris[std::uniform_int_distribution<std::size_t>(0, tris.size() - 1)(rng)];
+      float a = unit(rng), b = unit(rng);
+      if (a + b > 1) a = 1 - a, b = 1 - b;
+      const vec3 n = cross(t.v1 - t.v0, t.v2 - t.v0);
+      r.origin = t.v0 + (t.v1 - t.v0) * a + (t.v2 - t.v0) * b + n * ((i % 4 == 0 ? 1e-4f : -1e-4f) / std::max(length(n), 1e-20f));
+    } else {
+      r.origin = {box.lo.x + (box.hi.x - box.lo.x) * unit(rng), box.lo.y + (box.hi.y - box.lo.y) * unit(rng),
+                  box.lo.z + (box.hi.z - box.lo.z) * unit(rng)};
+    }
+    out.push_back(r);
+  }
+  return out;
+}
+
 }  // namespace sieve::render

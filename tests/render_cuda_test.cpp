@@ -159,6 +159,35 @@ TEST(GpuRender, MatchesTheCpuImage) {
   }
 }
 
+// Every tree the GPU's extension rays can walk (`--bvh`: the binary pair nodes, the compressed 8-wide
+// tree by persistent warps or one ray a thread, and the measured choice) gives the binary tree's image
+// bit for bit with as many rays traced, in the wavefront (routed by a branch or by the extend stage's
+// family queues) and in the megakernel.
+TEST(GpuRender, EveryBvhLayoutGivesTheSameImage) {
+  SKIP_WITHOUT_GPU();
+  for (const char* file : {"cornell-box.toml", "cornell-mirror-glass.toml"}) {
+    const scene s = cornell(file, 96, 96, 4, 3);
+    const prepared_scene ps(s);
+    render_settings rs = render_settings::from(s);
+    rs.bvh = bvh_layout::binary;
+    const render_result want = render_cuda(ps, rs);
+    for (const routing_kind routing : {routing_kind::branch, routing_kind::queues, routing_kind::megakernel})
+      for (const bvh_layout layout : {bvh_layout::binary, bvh_layout::cwbvh, bvh_layout::cwbvh_thread, bvh_layout::automatic}) {
+        render_settings r = rs;
+        r.routing = routing;
+        r.bvh = layout;
+        const render_result got = render_cuda(ps, r);
+        const bool same = compare(got, want).identical;
+        std::printf("%s, routing %s, bvh %s: %llu extension rays (binary %llu), %s\n", file,
+                    std::string(to_string(routing)).c_str(), std::string(to_string(layout)).c_str(),
+                    static_cast<unsigned long long>(got.stats.extension_rays),
+                    static_cast<unsigned long long>(want.stats.extension_rays), same ? "identical" : "DIFFERENT");
+        EXPECT_TRUE(same) << file << " " << to_string(routing) << " " << to_string(layout);
+        EXPECT_EQ(got.stats.extension_rays, want.stats.extension_rays) << file << " " << to_string(routing) << " " << to_string(layout);
+      }
+  }
+}
+
 // The HDR environment map on the GPU (the map and its CDFs copied to the device): the white furnace
 // (a convex diffuse sphere under a constant map L reflects albedo x L; the background is L), the
 // CPU's image matched as above (sphere and a terrain under the shipped sky), and the terrain's image

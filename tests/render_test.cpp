@@ -9,11 +9,14 @@
 #include <run/render.hpp>
 #include <frame/tiles.hpp>
 #include <frame/waves.hpp>
+#include <bvh/traverse.hpp>
+#include <frame/prepared_scene.hpp>
 
 #include <gtest/gtest.h>
 
 #include "microfacet_scenes.hpp"
 #include "alpha_scene.hpp"
+#include "hairball.hpp"
 
 #define STB_IMAGE_IMPLEMENTATION
 #include <stb/stb_image.h>
@@ -960,6 +963,31 @@ TEST(ImageIo, PngAndExrReadBack) {
   EXPECT_THROW(write_png(dir / "b.png", 4, 4, img), sieve::error);  // 15 pixels for 16
   EXPECT_THROW(write_png(dir / "no-such-dir-file" / "x" / "\0bad", w, h, img), sieve::error);
   fs::remove_all(dir);
+}
+
+// The compressed 8-wide tree the renderer builds for the shipped scenes (prepared_scene: the
+// renderer's build options) traces what the binary DFS traces, hit for hit, closest and any hit, on
+// rays such as a path tracer casts (rays_around).
+TEST(CwBvh, TracesTheShippedScenesAsTheBinaryDfs) {
+  for (const char* file : {"cornell-box/cornell-box.toml", "cornell-box/cornell-mirror-glass.toml", "sky/sky-terrain.toml",
+                           "materials/materials.toml", "procedural/sphere-room.toml"}) {
+    SCOPED_TRACE(file);
+    const scene s = load_scene(scenes_dir / file);
+    const prepared_scene ps(s);
+    const bvh_view v = ps.view(8, 8).bvh;
+    ASSERT_NE(v.cw.node_count, 0u);
+    const cw_view c = cw_of(v);
+    std::size_t found = 0, i = 0;
+    const std::vector<ray> rays = rays_around(s.triangles, 20000, 12345);
+    for (const ray& r : rays) {
+      const hit want = closest_hit(v, r), got = cw_closest_hit(c, r);
+      found += want.found();
+      ASSERT_EQ(got.prim, want.prim) << "ray " << i;
+      ASSERT_EQ(got.t, want.t) << "ray " << i;
+      ASSERT_EQ(cw_any_hit(c, r), any_hit(v, r)) << "ray " << i++;
+    }
+    EXPECT_GT(found, rays.size() / 4) << "the rays should hit the scene";
+  }
 }
 
 }  // namespace

@@ -35,7 +35,7 @@ std::vector<std::string> queue_strategies(sieve::backend b) {
 // One configuration of the bench: its labels, its settings, the checked warm-up's result and the
 // timed renders (without and with stage times), gathered over the rounds.
 struct config {
-  std::string integrator, queue, routing, traversal, reorder, strategy;
+  std::string integrator, queue, routing, traversal, bvh, reorder, strategy;
   render_settings settings;
   bool same = false;  // the warm-up's image equals the first configuration's
   render_result checked;  // its image kept for the first configuration only
@@ -70,6 +70,7 @@ std::vector<config> render_configs(const render_bench_args& a, const scene& sc, 
   for (const auto& [integrator, queue, routing] : kinds)
   for (const auto& launch : gpu && integrator == "wavefront" ? a.launches : std::vector<std::string>{"graph"})
   for (const auto& traversal : a.traversals)
+  for (const auto& bvh : traversal == "dfs" ? a.bvhs : std::vector<std::string>{"-"})
     for (const auto& reorder : a.reorders)
       for (const auto& strategy :
            integrator == "megakernel" || queue == "append" ? std::vector<std::string>{"auto"} : strategies) {
@@ -80,8 +81,9 @@ std::vector<config> render_configs(const render_bench_args& a, const scene& sc, 
         rs.wave_graph = launch == "graph";
         rs.strategy = strategy;
         rs.traversal = parse_mode<traversal_kind>(traversal);
+        if (bvh != "-") rs.bvh = parse_mode<bvh_layout>(bvh);
         rs.reorder = parse_mode<reorder_key>(reorder);
-        configs.push_back({integrator, queue, routing, traversal, reorder, strategy, rs, false, {}, {}, {}});
+        configs.push_back({integrator, queue, routing, traversal, bvh, reorder, strategy, rs, false, {}, {}, {}});
       }
   return configs;
 }
@@ -111,6 +113,7 @@ row_schema<render_bench_row> render_bench_rows() {
       {"", "", "strategies_ran", [=](const row& r) { return json_only(r.stats.strategies_ran); }},
       {"form", "form", "form", [](const row& r) { return text_cell(r.form); }},
       {"traversal", "traversal", "traversal", [](const row& r) { return text_cell(r.traversal); }},
+      {"bvh", "bvh", "bvh", [](const row& r) { return text_cell(r.bvh); }},
       {"reorder", "reorder", "reorder", [](const row& r) { return text_cell(r.reorder); }},
       {"launch", "launch", "wave_launch", [](const row& r) { return text_cell(r.stats.wave_launch); }},
       {"", "", "waves", [=](const row& r) { return json_only(r.stats.waves); }},
@@ -193,6 +196,10 @@ const option_schema<render_bench_args>& render_bench_options() {
              [](CLI::Option* x) { x->check(CLI::IsMember({"graph", "stream"})); });
     o.option(&A::traversals, "--traversal", "dfs, bfs (comma-separated)",
              [](CLI::Option* x) { x->check(CLI::IsMember(mode_name_list<traversal_kind>())); });
+    o.option(&A::bvhs, "--bvh",
+             "the trees the GPU's depth-first rays walk: auto, binary, cwbvh, cwbvh-thread (comma-separated; "
+             "the CPU walks its 8-wide tree whatever this says)",
+             [](CLI::Option* x) { x->check(CLI::IsMember(mode_name_list<bvh_layout>())); });
     o.option(&A::reorders, "--reorder", "none, morton, octant, termination (comma-separated)");
     o.option(&A::routings, "--routing",
              "how shade reaches the material families: branch (one kernel), multisplit (the queue's entries split "
@@ -248,7 +255,7 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
     if (!c.same) {
       ++failed;
       std::cerr << "sieve bench render: " << c.integrator << " / " << c.queue << " / " << c.routing << " / "
-                << c.strategy << " / " << c.traversal << " / " << c.reorder
+                << c.strategy << " / " << c.traversal << " / " << c.bvh << " / " << c.reorder
                 << ": the image differs from the first configuration's\n";
     }
     if (&c != &configs.front()) c.checked.sum = {};
@@ -269,7 +276,7 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
     const double seconds_fast = fast && profiled ? median_run(c.fast, c.checked.stats).seconds : m.seconds;
     const bool passless = c.integrator == "megakernel" || c.queue == "append";
     rows.add({c.integrator, c.queue, passless ? "-" : strategy_shown(c.strategy, m.strategies_ran),
-              passless ? "-" : std::string(sieve::to_string(m.form)), c.routing, c.traversal, c.reorder, m,
+              passless ? "-" : std::string(sieve::to_string(m.form)), c.routing, c.traversal, c.bvh, c.reorder, m,
               seconds_fast, profiled, c.same});
   }
   rows.printed().print(std::cout);

@@ -19,6 +19,7 @@ struct render_bench_args : scene_suite_args {
   std::vector<std::string> strategies;   // default: every strategy of the backend that takes a mask, flags or a removal list
   std::vector<std::string> integrators = {"wavefront"};
   std::vector<std::string> traversals = {"dfs"};
+  std::vector<std::string> bvhs = {"auto"};  // the GPU's depth-first trees (render_settings::bvh)
   std::vector<std::string> queues = {"pass"};  // pass, index, append (render_settings::queue)
   std::vector<std::string> launches = {"graph"};  // GPU: graph, stream (render_settings::wave_graph)
   std::vector<std::string> reorders = {"none"};
@@ -39,7 +40,7 @@ int run_render_bench(const render_bench_args& args, const std::string& command_l
 struct render_bench_row {
   std::string integrator, queue, strategy, form;  // strategy and form "-" where no pass compacts
   std::string routing;                            // "-" for the megakernel
-  std::string traversal, reorder;
+  std::string traversal, bvh, reorder;
   render::render_stats stats;       // of the median render (with stage times when profiled)
   double seconds_unprofiled = 0;    // the median render without stage times
   bool profiled = false;            // stage times (and compaction's) measured

@@ -276,14 +276,16 @@ const option_schema<trace_args>& trace_options() {
     o.option(&A::rays, "--rays", "primary, diffuse, shadow (comma-separated; shadow: any hit)",
              [](CLI::Option* x) { x->check(CLI::IsMember({"primary", "diffuse", "shadow"})); });
     o.option(&A::traversals, "--traversal",
-             "dfs, wide, cwbvh, cwbvh-thread, bfs, wide-bfs, embree (comma-separated; wide: DFS over the 8-wide tree; "
-             "cwbvh: over its compressed GPU layout by persistent warps with dynamic ray fetch, cwbvh-thread: one ray "
-             "a thread (the same on the CPU); wide-bfs: BFS over the 8-wide tree; embree: CPU only, when built with it)",
+             "dfs, wide, cwbvh, cwbvh-thread, bfs, wide-bfs, cw-bfs, embree (comma-separated; wide: DFS over the 8-wide "
+             "tree; cwbvh: over its compressed GPU layout by persistent warps with dynamic ray fetch, cwbvh-thread: one ray "
+             "a thread (the same on the CPU); wide-bfs: BFS over the 8-wide tree; cw-bfs: BFS over the compressed one; "
+             "embree: CPU only, when built with it)",
              [](CLI::Option* x) {
-               x->check(CLI::IsMember({"dfs", "wide", "cwbvh", "cwbvh-thread", "bfs", "wide-bfs", "embree"}));
+               x->check(CLI::IsMember({"dfs", "wide", "cwbvh", "cwbvh-thread", "bfs", "wide-bfs", "cw-bfs", "embree"}));
              });
     o.option(&A::strategies, "--strategy",
-             "compaction strategies for the BFS frontier, or append (producer-side, no pass) (comma-separated)");
+             "compaction strategies for the BFS frontier, or append (producer-side, no pass), or tile / warp-tile (GPU, "
+             "cw-bfs: a block's or a warp's rays and pairs in shared memory) (comma-separated)");
     o.option(&A::bfs_loops, "--bfs-loop", "GPU BFS level loop: graph (on the device), host (one sync a step) (comma-separated)",
              [](CLI::Option* x) { x->check(CLI::IsMember({"graph", "host"})); });
     o.option(&A::width, "--width", "camera width in pixels", [](CLI::Option* x) { x->check(CLI::Range(1U, 16384U)); });
@@ -337,7 +339,7 @@ trace_row gpu_row(const bvh& b, const scene& sc, const std::vector<ray>& rays, c
                   const std::string& kind, const std::string& traversal, const std::string& strategy,
                   const std::string& loop, const trace_args& a, double& dfs_mrays, std::vector<std::string>& profiles) {
   const bool any = kind == "shadow";
-  const bool breadth = traversal == "bfs" || traversal == "wide-bfs";
+  const bool breadth = is_bfs_traversal(traversal);
   const gpu_trace g = trace_cuda(b, sc.triangles, rays, traversal, strategy, a.repeats, loop == "-" ? "graph" : loop, any);
   const std::size_t bad = gpu_mismatches(g.hits, reference, rays, sc);
   const bool ok = bad * 10000 <= rays.size();  // at most 1 in 10^4 rays may part at an edge
@@ -355,13 +357,24 @@ trace_row gpu_row(const bvh& b, const scene& sc, const std::vector<ray>& rays, c
   row.differing = bad;
   if (breadth) {
     const bfs_stats& p = g.profile;
-    if (loop == a.bfs_loops.front())  // the profile runs the same whatever the loop: once a strategy
-      profiles.push_back(kind + " " + traversal + " " + strategy + ": " + std::to_string(p.levels.size()) + " steps, expand " +
-                         fixed(p.expand_ms, 3) + " ms, compaction " + fixed(p.compact_ms, 3) +
-                         " ms, host-driven total " + fixed(p.total_ms, 3) + " ms, peak " +
-                         std::to_string(p.peak_pairs) + " pairs");
-    row.profile = {{"steps", p.levels.size()}, {"expand_ms", p.expand_ms}, {"compact_ms", p.compact_ms},
-                   {"host_loop_total_ms", p.total_ms}, {"peak_pairs", p.peak_pairs}};
+    const double per_ray = rays.empty() ? 0 : static_cast<double>(p.pairs) / static_cast<double>(rays.size());
+    const bool tile = strategy == bfs_tile || strategy == bfs_warp_tile;
+    if (loop == a.bfs_loops.front()) {  // the profile runs the same whatever the loop: once a strategy
+      if (tile)
+        profiles.push_back(kind + " " + traversal + " " + strategy + ": one launch, " + std::to_string(p.tile.tiles) +
+                           " tiles, " + std::to_string(p.tile.steps) + " steps (" +
+                           fixed(static_cast<double>(p.tile.pairs) / static_cast<double>(std::max(p.tile.steps, 1ULL)), 1) +
+                           " pairs a step), " + fixed(per_ray, 2) + " pairs per ray, " + std::to_string(p.tile.handed) +
+                           " pairs handed to a thread's depth-first walk");
+      else
+        profiles.push_back(kind + " " + traversal + " " + strategy + ": " + std::to_string(p.levels.size()) +
+                           " steps, expand " + fixed(p.expand_ms, 3) + " ms, compaction " + fixed(p.compact_ms, 3) +
+                           " ms, host-driven total " + fixed(p.total_ms, 3) + " ms, peak " + std::to_string(p.peak_pairs) +
+                           " pairs, " + fixed(per_ray, 2) + " pairs per ray");
+    }
+    row.profile = {{"steps", tile ? p.tile.steps : p.levels.size()}, {"expand_ms", p.expand_ms}, {"compact_ms", p.compact_ms},
+                   {"host_loop_total_ms", p.total_ms}, {"peak_pairs", p.peak_pairs}, {"pairs_per_ray", per_ray}};
+    if (tile) row.profile["handed"] = p.tile.handed;
   }
   return row;
 }
@@ -390,11 +403,13 @@ trace_row cpu_row(const bvh_view& v, const embree_scene* embree, const scene& sc
                   const std::string& strategy, const trace_args& a, double& dfs_mrays, double& embree_mrays,
                   double& embree_cpu) {
   const bool any = kind == "shadow";
-  const bool breadth = traversal == "bfs" || traversal == "wide-bfs";
+  const bool breadth = is_bfs_traversal(traversal);
   std::vector<hit> got(rays.size());
   std::unique_ptr<bfs_tracer> bfs;
   if (breadth)
-    bfs = std::make_unique<bfs_tracer>(strategy, traversal == "wide-bfs" ? bfs_tree::wide : bfs_tree::binary);
+    bfs = std::make_unique<bfs_tracer>(strategy, traversal == "wide-bfs" ? bfs_tree::wide
+                                                 : traversal == "cw-bfs"  ? bfs_tree::compressed
+                                                                          : bfs_tree::binary);
   auto run = [&] {
     if (bfs)
       bfs->closest(v, rays, got);
@@ -462,7 +477,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
     else traversals.insert(traversals.begin(), t);  // first, so the others can be given as ratios to it
   }
   for (const auto& s : a.strategies) {  // an unknown or unfit strategy fails here, before any work
-    if (gpu && s != bfs_append) marks_form_for(s, sieve::backend::cuda, "BFS traversal (cuda)");
+    if (gpu && s != bfs_append && s != bfs_tile && s != bfs_warp_tile) marks_form_for(s, sieve::backend::cuda, "BFS traversal (cuda)");
     if (!gpu) bfs_tracer probe(s);
   }
   std::optional<tbb::global_control> thread_limit;
@@ -507,11 +522,12 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
     dfs_mrays = 0;
     double embree_mrays = 0, embree_cpu = 0;  // of this ray kind, when Embree ran
     for (const auto& traversal : traversals) {
-      const bool breadth = traversal == "bfs" || traversal == "wide-bfs";
+      const bool breadth = is_bfs_traversal(traversal);
       if (any && breadth) continue;  // the BFS traversal finds closest hits only
       std::vector<std::pair<std::string, std::string>> runs;  // (strategy, GPU BFS loop)
       for (const auto& s : breadth ? a.strategies : std::vector<std::string>{"-"})
-        for (const auto& l : gpu && breadth ? a.bfs_loops : std::vector<std::string>{"-"}) runs.emplace_back(s, l);
+        if (s == "-" || bfs_runs_with(traversal, s))
+          for (const auto& l : gpu && breadth ? a.bfs_loops : std::vector<std::string>{"-"}) runs.emplace_back(s, l);
       for (const auto& [strategy, loop] : runs) {
         if (gpu) {
           const trace_row row = gpu_row(b, sc, rays, reference, kind, traversal, strategy, loop, a, dfs_mrays, profiles);

@@ -29,6 +29,14 @@ struct trace_args : scene_suite_args {
   unsigned threads = 0;  // CPU threads (oneTBB) for the build and the CPU traces; 0: all
 };
 
+// The BFS traversals by name (bfs: the binary tree, wide-bfs: the 8-wide one, cw-bfs: its compressed
+// layout); false for the others.
+inline bool is_bfs_traversal(const std::string& t) { return t == "bfs" || t == "wide-bfs" || t == "cw-bfs"; }
+// Whether a BFS traversal runs with frontier `strategy`: the tile frontier walks the compressed tree only.
+inline bool bfs_runs_with(const std::string& traversal, const std::string& strategy) {
+  return (strategy != "tile" && strategy != "warp-tile") || traversal == "cw-bfs";
+}
+
 // The options, declared once (bench/options.hpp): the parser and the command that repeats an args.
 const option_schema<trace_args>& trace_options();
 int run_trace_bench(const trace_args& args, const std::string& command_line);
@@ -36,7 +44,7 @@ int run_trace_bench(const trace_args& args, const std::string& command_line);
 // One timed configuration as the results show it.
 struct trace_row {
   std::string rays;       // primary, diffuse, shadow
-  std::string traversal;  // dfs, wide, bfs, wide-bfs, embree
+  std::string traversal;  // dfs, wide, cwbvh, cwbvh-thread, bfs, wide-bfs, cw-bfs, embree
   std::string strategy;   // BFS: the frontier's strategy (CPU: as shown, "auto -> x"); "-" otherwise
   bool gpu = false;
   std::string bfs_loop = "-";  // GPU BFS: graph or host

@@ -21,13 +21,13 @@ gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::spa
                      const std::string& traversal, const std::string& strategy, int repeats,
                      const std::string& bfs_loop, bool any) {
   if (!sieve::cuda::available()) throw sieve::error("the cuda backend needs a GPU: " + sieve::cuda::device_description());
-  const bool breadth = traversal == "bfs" || traversal == "wide-bfs";
+  const bool breadth = traversal == "bfs" || traversal == "wide-bfs" || traversal == "cw-bfs";
   const bool cw = traversal == "cwbvh" || traversal == "cwbvh-thread";
   if (traversal != "dfs" && traversal != "wide" && !cw && !breadth)
-    throw sieve::error("unknown traversal '" + traversal + "'; traversals: dfs, wide, cwbvh, cwbvh-thread, bfs, wide-bfs");
+    throw sieve::error("unknown traversal '" + traversal + "'; traversals: dfs, wide, cwbvh, cwbvh-thread, bfs, wide-bfs, cw-bfs");
   if (bfs_loop != "graph" && bfs_loop != "host")
     throw sieve::error("unknown BFS loop '" + bfs_loop + "'; loops: graph, host");
-  const bool wide = traversal == "wide" || traversal == "wide-bfs";
+  const bool wide = traversal == "wide" || traversal == "wide-bfs" || traversal == "cw-bfs";
   if ((wide || cw) && b.wide.nodes.empty() && !b.nodes.empty())
     throw sieve::error("the wide traversal needs a BVH built with the wide layout");
   if (any && breadth) throw sieve::error("the BFS traversal finds closest hits only");
@@ -38,7 +38,9 @@ gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::spa
   const bvh_view& view = tree.view();
   std::unique_ptr<bfs_tracer_cuda> bfs;
   if (breadth) {
-    bfs = std::make_unique<bfs_tracer_cuda>(strategy, wide ? bfs_tree::wide : bfs_tree::binary);
+    bfs = std::make_unique<bfs_tracer_cuda>(strategy, traversal == "cw-bfs" ? bfs_tree::compressed
+                                                      : wide                  ? bfs_tree::wide
+                                                                              : bfs_tree::binary);
     bfs->set_loop(bfs_loop == "host" ? bfs_tracer_cuda::loop::host : bfs_tracer_cuda::loop::graph);
   }
   const ray* r = d_rays.get();

@@ -77,6 +77,7 @@ struct bfs_cpu_backend {
     const double expand_ms = std::chrono::duration<double, std::milli>(compact_start - step_start).count();
     if (stats && st->m > 0) {
       stats->levels.push_back({st->m, compact_ms, expand_ms});
+      stats->pairs += st->m;
       stats->compact_ms += compact_ms;
       stats->expand_ms += expand_ms;
     }

@@ -20,6 +20,7 @@
 
 #include "../core/marks.hpp"
 #include "../exec/loop_clock.hpp"
+#include "cwbvh.hpp"
 #include "dfs.hpp"
 #include "wide.hpp"
 
@@ -51,6 +52,11 @@ SIEVE_HD constexpr std::uint32_t bfs_node_of(bfs_pair p) { return static_cast<st
 
 // The name that asks for producer-side append instead of a library strategy.
 inline constexpr std::string_view bfs_append = "append";
+// The names that ask for a tile frontier (GPU, the compressed tree): a block (`tile`) or each warp
+// (`warp-tile`) holds a tile of rays and their pairs in shared memory while it traces them
+// (bfs_tile_cuda.cu); no frontier in global memory.
+inline constexpr std::string_view bfs_tile = "tile";
+inline constexpr std::string_view bfs_warp_tile = "warp-tile";
 
 // How the frontier shrinks, checked once (when a tracer is made): producer-side append, or a library
 // strategy (looked up once) with the form the expansion marks and whether it compacts in place.
@@ -60,10 +66,17 @@ struct bfs_compaction {
   sieve::strategy strategy;  // the library's (auto when appending: unused)
   sieve::form form = sieve::form::byte_flags;
   bool in_place = false;     // copy where the strategy offers it: no extra pass
+  bool tile = false;         // a tile frontier (no compaction either)
+  bool warp_tile = false;    // of which a warp's
 
   // Throws sieve::error naming the strategies that fit on backend b.
-  bfs_compaction(std::string asked, sieve::backend b) : name(std::move(asked)), append(name == bfs_append) {
-    if (append) return;
+  bfs_compaction(std::string asked, sieve::backend b)
+      : name(std::move(asked)), append(name == bfs_append), tile(name == bfs_tile || name == bfs_warp_tile),
+        warp_tile(name == bfs_warp_tile) {
+    if (tile && b != sieve::backend::cuda)
+      throw sieve::error("BFS traversal: the '" + name +
+                         "' frontier runs on the GPU only (shared memory); on the CPU use append or a strategy");
+    if (append || tile) return;
     strategy = sieve::strategy(name);
     form = marks_form_for(strategy, b, b == sieve::backend::cuda ? "BFS traversal (cuda)" : "BFS traversal");
     in_place = !strategy.info().out_of_place;
@@ -72,6 +85,7 @@ struct bfs_compaction {
   // resolved), or "append".
   std::string_view resolved(sieve::backend b, std::size_t n, std::size_t k) const {
     if (append) return bfs_append;
+    if (tile) return warp_tile ? bfs_warp_tile : bfs_tile;
     return strategy.resolve(b, form, in_place, n, k, sizeof(bfs_pair)).name();
   }
 };
@@ -158,12 +172,41 @@ struct bfs_wide_tree {
   static bool empty(const bvh_view& b) { return b.wide.node_count == 0; }
 };
 
+// The compressed 8-wide tree (cwbvh.hpp): a pair's node is a compressed node, its child boxes
+// quantised to 8 bits, its triangles stored as vertex and edges (cw_visit: one copy for this and
+// for the tile frontier, bfs_tile_cuda.cu); child slots in the ray's octant order.
+struct bfs_cw_tree {
+  static constexpr unsigned arity = wide_arity;
+  SIEVE_HD static bfs_children<wide_arity> visit(const bvh_view& b, const ray* rays, std::uint64_t* best, bfs_pair p) {
+    const std::uint32_t r = bfs_ray_of(p);
+    const ray ry = rays[r];
+    const cw_ray w = prepare_cw(ry);
+    const std::uint64_t g = cw_visit(cw_of(b), ry, w, &best[r], bfs_node_of(p));
+    const auto base = static_cast<std::uint32_t>(g), imask = static_cast<std::uint32_t>(g >> 32) & 0xFFU;
+    bfs_children<wide_arity> out;
+    out.keep = static_cast<std::uint32_t>(g >> 40);
+    SIEVE_UNROLL for (int k = 0; k < wide_arity; ++k) out.node[k] = inner_child(base, imask, k ^ static_cast<int>(w.oct));
+    return out;
+  }
+  static bool empty(const bvh_view& b) { return b.cw.node_count == 0; }
+};
+
+// A ray's hit from its packed closest (t, primitive) word: the barycentrics recomputed from the
+// triangle (bfs.finish, and the tile frontier's end).
+SIEVE_HD inline hit bfs_final_hit(const bvh_view& b, const ray& r, std::uint64_t best) {
+  const std::uint32_t prim = unpack_prim(best);
+  if (prim == ~0U) return hit{};
+  tri_hit th{};
+  hit_triangle(b.triangles[prim], r, 1e30f, th);
+  return {unpack_t(best), prim, th.u, th.v};
+}
+
 // Which tree a BFS tracer walks.
-enum class bfs_tree : std::uint8_t { binary, wide };
+enum class bfs_tree : std::uint8_t { binary, wide, compressed };
 
 // A step's child slots per pair for the tree.
 constexpr unsigned bfs_arity(bfs_tree tree) {
-  return tree == bfs_tree::wide ? bfs_wide_tree::arity : bfs_binary_tree::arity;
+  return tree == bfs_tree::binary ? bfs_binary_tree::arity : bfs_wide_tree::arity;
 }
 
 // A library strategy's step: the A child slots of pair i to slots [A i, A i + A), the survivors marked.
@@ -240,6 +283,30 @@ struct bfs_level {
   double expand_ms = 0;      // planning the step and expanding its pairs (marking, or appending)
 };
 
+// What a tile-frontier trace did (bfs_tile_cuda.cu), summed over its blocks.
+struct bfs_tile_counts {
+  unsigned long long pairs = 0;   // pairs visited (node visits)
+  unsigned long long steps = 0;   // block steps (a step: up to a block's threads of pairs, three barriers)
+  unsigned long long handed = 0;  // pairs whose children found the block's stack full: walked depth-first by their thread
+  unsigned long long tiles = 0;   // blocks that traced rays
+};
+
+// How a tile-frontier trace runs: a block's tile or a warp's (then `cursor`: a device word the
+// warps take tiles from, reset by the call), counters to add to (device memory; null: none), and a
+// stack limit below the tile's own (tests: hand-offs to the depth-first walk; 0: the tile's stack).
+struct bfs_tile_launch {
+  bool warp = false;
+  std::uint32_t* cursor = nullptr;
+  bfs_tile_counts* counts = nullptr;
+  unsigned stack_limit = 0;
+};
+
+// Enqueues the tile-frontier trace of rays[0, min(*d_count, capacity)) on `stream` (device pointers;
+// capturable: a kernel, and for a warp's tile the cursor's reset): closest hits, as bfs.finish
+// writes them. Throws sieve::error for a tree too large for its pairs or a stack limit out of range.
+void bfs_tile_closest(const bvh_view& b, const ray* rays, hit* hits, std::size_t capacity, const std::uint32_t* d_count,
+                      const bfs_tile_launch& how, sieve::cuda::stream_t stream);
+
 struct bfs_stats {
   std::vector<bfs_level> levels;  // one per step: per level while the frontier fits a step
   std::size_t peak_pairs = 0;     // the most pairs waiting at once (<= bfs_stack_bound(n))
@@ -248,6 +315,8 @@ struct bfs_stats {
   sieve::form form = sieve::form::byte_flags;
   std::size_t host_syncs = 0;  // host synchronisations inside the trace (GPU; 0 on the CPU)
   bool timed = false;          // compact_ms measured (per step; the GPU's host-driven loop)
+  std::size_t pairs = 0;       // pairs visited in all (node visits): the levels' sum, or the tile's count
+  bfs_tile_counts tile;        // the tile frontier's counters (tile only)
 };
 
 // The BFS traversal on the CPU, with its frontier buffers kept between calls.

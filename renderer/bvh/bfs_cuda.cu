@@ -190,6 +190,7 @@ struct bfs_cuda_backend {
     timed = false;
     if (seen.m == 0) return;
     stats->levels.push_back({seen.m, compact_ms, expand_ms});
+    stats->pairs += seen.m;
     stats->compact_ms += compact_ms;
     stats->expand_ms += expand_ms;
   }
@@ -203,6 +204,8 @@ struct bfs_tracer_cuda::buffers {
   device_array<std::uint64_t> best;
   device_array<bfs_state> state{1};
   device_array<std::uint32_t> count{1};  // closest()'s n, on the device
+  device_array<bfs_tile_counts> tile_counts{1};  // the tile frontier's counters (closest() with stats)
+  device_array<std::uint32_t> tile_cursor{1};    // the next tile of a warp's tile frontier
   device_array<std::byte> workspace;
   cudaStream_t own = nullptr;   // captures the tracer's own graph
   cudaStream_t body = nullptr;  // captures the WHILE node's body
@@ -246,7 +249,10 @@ bool same_view(const bvh_view& a, const bvh_view& b) {
 }  // namespace
 
 bfs_tracer_cuda::bfs_tracer_cuda(std::string strategy, bfs_tree tree)
-    : c_(std::move(strategy), sieve::backend::cuda), tree_(tree) {}
+    : c_(std::move(strategy), sieve::backend::cuda), tree_(tree) {
+  if (c_.tile && tree != bfs_tree::compressed)
+    throw sieve::error("BFS traversal (cuda): the '" + c_.name + "' frontier walks the compressed tree only");
+}
 
 bfs_tracer_cuda::~bfs_tracer_cuda() = default;
 
@@ -255,6 +261,10 @@ std::size_t bfs_tracer_cuda::capacity() const { return buf_ ? buf_->sizes.rays :
 void bfs_tracer_cuda::reserve(std::size_t capacity) {
   if (!buf_) buf_ = std::make_unique<buffers>();
   buffers& B = *buf_;
+  if (c_.tile) {  // the frontier lives in shared memory: nothing but the counters
+    B.sizes.rays = std::max(B.sizes.rays, capacity);
+    return;
+  }
   if (capacity <= B.sizes.rays && B.best.size() > 0) return;
   const bfs_sizes z = bfs_sizes::for_rays(std::max<std::size_t>(capacity, 1), bfs_arity(tree_));
   B.drop_graphs();  // their pointers are about to change
@@ -276,6 +286,7 @@ void bfs_tracer_cuda::closest_async(const bvh_view& b, const ray* rays, hit* hit
   if (!buf_ || capacity > buf_->sizes.rays)
     throw sieve::error("BFS traversal (cuda): closest_async for " + std::to_string(capacity) + " rays, reserved " +
                        std::to_string(this->capacity()) + ": call reserve(capacity) first (it allocates)");
+  if (c_.tile) return bfs_tile_closest(b, rays, hits, capacity, d_count, {c_.warp_tile, buf_->tile_cursor.get()}, stream);
   if (!capturable(c_, bfs_sizes::for_rays(capacity, bfs_arity(tree_)).frontier))
     throw sieve::error("BFS traversal (cuda): strategy '" + c_.name +
                        "' reads its counts back to the host and cannot run inside a graph; use closest()");
@@ -332,6 +343,22 @@ void bfs_tracer_cuda::closest(const bvh_view& b, const ray* rays, hit* hits, std
   buffers& B = *buf_;
   const std::uint32_t count = static_cast<std::uint32_t>(n);
   SIEVE_CUDA_CHECK(cudaMemcpyAsync(B.count.get(), &count, sizeof count, cudaMemcpyHostToDevice, stream));
+  if (c_.tile) {  // one kernel whatever the loop; with stats, its counters
+    if (stats) SIEVE_CUDA_CHECK(cudaMemsetAsync(B.tile_counts.get(), 0, sizeof(bfs_tile_counts), stream));
+    bfs_tile_closest(b, rays, hits, n, B.count.get(), {c_.warp_tile, B.tile_cursor.get(), stats ? B.tile_counts.get() : nullptr},
+                     stream);
+    if (stats) {
+      SIEVE_CUDA_CHECK(cudaMemcpyAsync(&stats->tile, B.tile_counts.get(), sizeof(bfs_tile_counts), cudaMemcpyDeviceToHost, stream));
+      SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
+      stats->pairs = stats->tile.pairs;
+      stats->host_syncs = host_syncs_ = 1;
+      stats->total_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+    } else {
+      SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
+      host_syncs_ = 1;
+    }
+    return;
+  }
   const bool host_loop = stats || loop_ == loop::host || !capturable(c_, B.sizes.frontier);
   if (host_loop) {
     const bfs_queue q(c_);

@@ -148,15 +148,7 @@ template <class Exec>
 void bfs_finish(Exec e, std::size_t capacity, const bfs_state* st, const bvh_view& b, const ray* rays,
                 const std::uint64_t* best, hit* hits) {
   exec::parallel_for(e, "bfs.finish", capacity, [=] SIEVE_HD(std::uint32_t i) {
-    if (i >= st->rays) return;
-    hit h;
-    const std::uint32_t prim = unpack_prim(best[i]);
-    if (prim != ~0U) {
-      tri_hit th{};
-      hit_triangle(b.triangles[prim], rays[i], 1e30f, th);
-      h = {unpack_t(best[i]), prim, th.u, th.v};
-    }
-    hits[i] = h;
+    if (i < st->rays) hits[i] = bfs_final_hit(b, rays[i], best[i]);
   });
 }
 
@@ -232,10 +224,13 @@ void bfs_run(Backend& be, const bfs_queue& q, const bfs_memory& m, const bfs_siz
 template <class Backend>
 void bfs_run(bfs_tree tree, Backend& be, const bfs_queue& q, const bfs_memory& m, const bfs_sizes& z,
              const bvh_view& b, const ray* rays, hit* hits, const std::uint32_t* d_count) {
+  const std::uint32_t wide_nodes = tree == bfs_tree::compressed ? b.cw.node_count : b.wide.node_count;
+  if (tree != bfs_tree::binary && wide_nodes == 0 && b.node_count != 0)
+    throw sieve::error("BFS traversal over the wide tree: the BVH was built without the wide layout");
   if (tree == bfs_tree::wide) {
-    if (b.wide.node_count == 0 && b.node_count != 0)
-      throw sieve::error("BFS traversal over the wide tree: the BVH was built without the wide layout");
     bfs_run<bfs_wide_tree>(be, q, m, z, b, rays, hits, d_count);
+  } else if (tree == bfs_tree::compressed) {
+    bfs_run<bfs_cw_tree>(be, q, m, z, b, rays, hits, d_count);
   } else {
     bfs_run<bfs_binary_tree>(be, q, m, z, b, rays, hits, d_count);
   }

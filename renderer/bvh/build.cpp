@@ -27,8 +27,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <limits>
 #include <new>
 #include <memory>
 #include <string>
@@ -418,6 +420,20 @@ class builder {
 };
 
 // The 64-byte layout: one pair node per inner binary node, numbered in depth-first order.
+// Every node's box one float step wider on each side. A ray lying in the plane of a box's face (a
+// direction component 0 and the origin on that plane: a camera's central column along a mesh's grid
+// line) then still enters the box, where the slab test would give it no length and skip it: a
+// triangle whose edge lies in that plane would be found by one traversal and missed by another (the
+// compressed tree's quantised boxes are wider anyway), and hits tied on the edge chosen apart.
+void widen_boxes(std::vector<bvh_node>& nodes) {
+  const float down = -std::numeric_limits<float>::infinity(), up = std::numeric_limits<float>::infinity();
+  for (bvh_node& n : nodes) {
+    aabb& b = n.bounds;
+    b.lo = {std::nextafter(b.lo.x, down), std::nextafter(b.lo.y, down), std::nextafter(b.lo.z, down)};
+    b.hi = {std::nextafter(b.hi.x, up), std::nextafter(b.hi.y, up), std::nextafter(b.hi.z, up)};
+  }
+}
+
 std::vector<pair_node> pair_layout(const std::vector<bvh_node>& nodes) {
   std::vector<pair_node> pairs;
   if (nodes.empty()) return pairs;
@@ -482,6 +498,7 @@ bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& opti
   bvh out;
   builder b(triangles, options, out);
   b.run();
+  widen_boxes(out.nodes);
   out.pairs = pair_layout(out.nodes);
   out.leaf_triangles.resize(out.prims.size());
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, out.prims.size(), 1 << 14), [&](const auto& r) {

@@ -14,6 +14,7 @@
 // new ray between steps (dynamic fetch), as the binary DFS runs; closest hit and any hit.
 #pragma once
 
+#include "../core/atomic.hpp"  // cw_visit: the packed closest hit
 #include "bvh.hpp"
 #include "dfs.hpp"
 #include "wide.hpp"  // octant_order, inner_child, wide_entry, lowest_bit, load_quads
@@ -67,10 +68,12 @@ struct cw_ray {
   std::uint32_t oct;  // direction sign bits (bit a: negative along axis a)
 };
 
-SIEVE_HD SIEVE_FORCE_INLINE cw_ray prepare_cw(const ray& r) {
-  return {r.origin, reciprocal(r.direction),
-          (r.direction.x < 0 ? 1U : 0U) | (r.direction.y < 0 ? 2U : 0U) | (r.direction.z < 0 ? 4U : 0U)};
+// The direction's octant: bit a set when it is negative along axis a.
+SIEVE_HD SIEVE_FORCE_INLINE std::uint32_t cw_octant(vec3 d) {
+  return (d.x < 0 ? 1U : 0U) | (d.y < 0 ? 2U : 0U) | (d.z < 0 ? 4U : 0U);
 }
+
+SIEVE_HD SIEVE_FORCE_INLINE cw_ray prepare_cw(const ray& r) { return {r.origin, reciprocal(r.direction), cw_octant(r.direction)}; }
 
 // Slots whose box the ray enters within [0, limit]. Along an axis with a negative direction the
 // upper bound is the near one, so each bound takes one multiply-add and no min/max.
@@ -125,14 +128,23 @@ template <bool Any>
 class cw_walk {
  public:
   SIEVE_HD void start(const cw_view& v, const ray& r) {
+    hit none;
+    none.t = r.tmax;
+    start_at(v, r, wide_entry(0, 1, 1U << cw_octant(r.direction)), none);  // the root: slot 0 of a node whose children start at 0
+  }
+  // The walk of a node group alone (wide_entry(base, inner mask, children left in the ray's octant
+  // order), as cw_visit returns it), with `best` the closest hit so far: a breadth-first traversal
+  // hands the rest of a subtree to one thread this way (bfs_tile_cuda.cu).
+  SIEVE_HD void start_at(const cw_view& v, const ray& r, std::uint64_t group, const hit& best) {
     r_ = r;
     w_ = prepare_cw(r);
-    best_ = hit{};
-    best_.t = r.tmax;
+    best_ = best;
     top_ = 0;
-    group_ = wide_entry(0, 1, 1U << w_.oct);  // the root: slot 0 of a node whose children start at 0
-    live_ = v.node_count != 0;
+    group_ = group;
+    live_ = v.node_count != 0 && (group >> 40) != 0;
   }
+  // The closest hit so far (prim ~0U: none; t the ray's tmax).
+  SIEVE_HD const hit& best() const { return best_; }
 
   SIEVE_HD bool live() const { return live_; }
 
@@ -182,6 +194,29 @@ class cw_walk {
   int top_ = 0;
   bool live_ = false;
 };
+
+// One node of a breadth-first traversal (bfs.hpp, bfs_tile_cuda.cu): node `node`'s boxes tested
+// against ray r (w: prepare_cw(r)) up to its closest hit so far, the packed (t, primitive) word
+// *best (global or shared memory, updated by atomic minimum: pairs of one ray may run at once), its
+// leaf triangles hit intersected. Returns the inner children entered as one group,
+// wide_entry(child base, inner mask, hit mask in the ray's octant order): child k of the mask is
+// node inner_child(base, inner mask, k ^ w.oct).
+SIEVE_HD inline std::uint64_t cw_visit(const cw_view& v, const ray& r, const cw_ray& w, std::uint64_t* best,
+                                       std::uint32_t node) {
+  float t = unpack_t(atomic_load_u64(best));
+  const cw_node n = load_quads(v.nodes + node);
+  const cw_hits h = cw_intersect(n, w, cull_limit(t));
+  for (std::uint32_t tris = h.triangles; tris; tris &= tris - 1) {
+    const cw_triangle c = load_triangle(v.triangles + n.tri_base + static_cast<std::uint32_t>(lowest_bit(tris)));
+    tri_hit th;
+    if (!hit_triangle_edges({c.v0.x, c.v0.y, c.v0.z}, {c.e1.x, c.e1.y, c.e1.z}, {c.e2.x, c.e2.y, c.e2.z}, r, t, th)) continue;
+    const std::uint32_t prim = float_bits(c.v0.w);
+    if (!accept_hit(v.alpha, r, prim, th.u, th.v)) continue;
+    atomic_min_u64(best, pack_hit(th.t, prim));
+    t = th.t;  // hit_triangle_edges took only t <= the old one (a tie goes to the lower primitive by the minimum)
+  }
+  return wide_entry(n.child_base, n.inner_mask, h.inner);
+}
 
 // The compressed tree of a view, with the view's cut-outs.
 SIEVE_HD inline cw_view cw_of(const bvh_view& v) {

@@ -9,6 +9,7 @@
 // tests/bvh_test.cpp WideBvh.*, tests/cwbvh_test.cpp), so images do not change with the choice.
 #pragma once
 
+#include "../core/modes.hpp"
 #include "cwbvh.hpp"
 #include "dfs.hpp"
 #include "wide.hpp"
@@ -34,12 +35,33 @@ struct gpu_trees {
   gpu_choice camera, bounce;
   gpu_tree shadow;
 };
-// The renderer keeps the binary tree for every kind for now: with the compressed tree chosen for
-// camera and bounce rays, the wavefront's GPU images came out wrong (nearly every path ended at its
-// second vertex on the Cornell box) although the same traversals give validated hits in `sieve bench
-// trace` and a correct image in the megakernel; the compressed tree returns to the renderer once the
-// wavefront's use of it is found and tested (GpuRender.MatchesTheCpuImage).
-inline constexpr gpu_trees gpu_dfs_trees{{gpu_tree::binary, true}, {gpu_tree::binary, true}, gpu_tree::binary};
+inline constexpr gpu_trees gpu_dfs_trees{{gpu_tree::compressed_wide, false}, {gpu_tree::compressed_wide, true}, gpu_tree::binary};
+
+// The choice for a layout asked for (render_settings::bvh, `--bvh`): automatic is gpu_dfs_trees;
+// the others name the tree of the extension rays (camera and bounce); shadow rays keep theirs.
+constexpr gpu_trees gpu_trees_for(bvh_layout layout) {
+  switch (layout) {
+    case bvh_layout::binary: return {{gpu_tree::binary, true}, {gpu_tree::binary, true}, gpu_dfs_trees.shadow};
+    case bvh_layout::cwbvh:
+      return {{gpu_tree::compressed_wide, true}, {gpu_tree::compressed_wide, true}, gpu_dfs_trees.shadow};
+    case bvh_layout::cwbvh_thread:
+      return {{gpu_tree::compressed_wide, false}, {gpu_tree::compressed_wide, false}, gpu_dfs_trees.shadow};
+    case bvh_layout::automatic: break;
+  }
+  return gpu_dfs_trees;
+}
+
+// Whether any extension ray of that choice walks the compressed tree.
+constexpr bool extends_compressed(const gpu_trees& t) {
+  return t.camera.tree == gpu_tree::compressed_wide || t.bounce.tree == gpu_tree::compressed_wide;
+}
+
+// The view the GPU's stages get for that choice: without the compressed tree where no extension ray
+// walks it, so that the one-ray-a-thread closest hits (the megakernel) follow the choice too.
+inline bvh_view gpu_view_for(bvh_view v, const gpu_trees& t) {
+  if (!extends_compressed(t)) v.cw = {};
+  return v;
+}
 
 // Whether the GPU walks the compressed tree for rays of this choice (a view without it: never).
 SIEVE_HD inline bool walks_compressed(const bvh_view& v, gpu_tree choice) {
@@ -50,7 +72,7 @@ SIEVE_HD inline hit trace_closest(const bvh_view& v, const ray& r) {
 #if !defined(__CUDA_ARCH__)
   if (v.wide.node_count != 0) return wide_closest_hit_cpu(v.wide, r, wide_path::automatic, v.alpha);
 #else
-  if (walks_compressed(v, gpu_dfs_trees.bounce.tree)) return cw_closest_hit(cw_of(v), r);
+  if (walks_compressed(v, gpu_tree::compressed_wide)) return cw_closest_hit(cw_of(v), r);  // gpu_view_for
 #endif
   return closest_hit(v, r);
 }

@@ -20,6 +20,10 @@ namespace sieve::render {
 enum class integrator_kind : std::uint8_t { wavefront, megakernel };
 // How extension rays find their hits: depth-first per ray, or breadth-first over a compacted frontier.
 enum class traversal_kind : std::uint8_t { dfs, bfs };
+// Which tree the GPU's depth-first traversals walk (bvh/traverse.hpp): per ray kind, whichever
+// measured faster (automatic); the binary pair nodes; or the compressed 8-wide tree, by persistent
+// warps (cwbvh) or one ray a thread (cwbvh_thread). The CPU walks its 8-wide tree whatever this says.
+enum class bvh_layout : std::uint8_t { automatic, binary, cwbvh, cwbvh_thread };
 // How the path queue shrinks (wavefront/driver.hpp): the strategy compacts the path state (pass) or
 // 4-byte path indices with the state in place (index), or shade appends the survivors (append).
 enum class queue_mode : std::uint8_t { pass, index, append };
@@ -48,6 +52,14 @@ struct mode_names<traversal_kind> {
   static constexpr std::string_view what = "traversal", plural = "traversals";
   static constexpr std::array<std::pair<traversal_kind, std::string_view>, 2> table{
       {{traversal_kind::dfs, "dfs"}, {traversal_kind::bfs, "bfs"}}};
+};
+template <>
+struct mode_names<bvh_layout> {
+  static constexpr std::string_view what = "BVH layout", plural = "layouts";
+  static constexpr std::array<std::pair<bvh_layout, std::string_view>, 4> table{{{bvh_layout::automatic, "auto"},
+                                                                                 {bvh_layout::binary, "binary"},
+                                                                                 {bvh_layout::cwbvh, "cwbvh"},
+                                                                                 {bvh_layout::cwbvh_thread, "cwbvh-thread"}}};
 };
 template <>
 struct mode_names<queue_mode> {

@@ -50,6 +50,7 @@ render_settings requested_settings(const render_request& rq, const scene& sc, bo
   if (rq.sort) settings.sort = *rq.sort;
   if (rq.routing) settings.routing = *rq.routing;
   settings.traversal = rq.traversal;
+  settings.bvh = rq.bvh;
   settings.integrator = rq.integrator;
   settings.queue = rq.queue;
   settings.profile_stages = rq.profile_stages;
@@ -226,6 +227,7 @@ nlohmann::json render_report(const render_request& rq, const scene& sc, const re
   j["form"] = std::string(sieve::to_string(st.form));
   j["integrator"] = std::string(to_string(settings.integrator));
   j["traversal"] = std::string(to_string(settings.traversal));
+  j["bvh"] = std::string(to_string(settings.bvh));
   j["queue"] = std::string(to_string(settings.queue));
   j["reorder"] = std::string(to_string(settings.reorder));
   j["sort"] = std::string(to_string(settings.sort));

@@ -36,6 +36,7 @@ struct render_request {
   std::optional<std::string> strategy;    // compaction strategy; unset: the scene's [compaction] strategy
   integrator_kind integrator = integrator_kind::wavefront;
   traversal_kind traversal = traversal_kind::dfs;
+  bvh_layout bvh = bvh_layout::automatic;  // render_settings::bvh
   queue_mode queue = queue_mode::pass;    // pass | index | append (render_settings::queue)
   std::optional<reorder_key> reorder;     // unset: the scene's [compaction] reorder
   std::optional<sort_kind> sort;          // unset: the scene's [compaction] sort

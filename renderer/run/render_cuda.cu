@@ -42,6 +42,12 @@ namespace {
 
 using exec::device_array;
 
+// The scene as the GPU's stages read it: the BVH view of the trees `--bvh` asks for (gpu_view_for).
+scene_view gpu_scene_view(scene_view v, const render_settings& settings) {
+  v.bvh = gpu_view_for(v.bvh, gpu_trees_for(settings.bvh));
+  return v;
+}
+
 // The BFS traversal inside the wave's graph (bfs_tracer_cuda::closest_async: a device count, its level
 // loop a WHILE node of the wave's graph). Not with stage times: a conditional node's body holds no
 // event record nodes, so a profiled BFS render takes the synchronous path, where the tracer's
@@ -254,7 +260,8 @@ class cuda_run {
   cuda_run(const prepared_scene& ps, const render_settings& settings, render_result& result)
       : settings_(settings), stats_(result.stats), film_desc_(ps.source().film),
         pixels_(film_desc_.width * film_desc_.height),
-        capacity_(wave_capacity(pixels_, film_desc_.spp, settings)), scene_(ps), view_(scene_.view(film_desc_.width, film_desc_.height)),
+        capacity_(wave_capacity(pixels_, film_desc_.spp, settings)), scene_(ps),
+        view_(gpu_scene_view(scene_.view(film_desc_.width, film_desc_.height), settings)),
         backend_(result.stats, settings, stream_.s, capacity_, view_.material_count),
         film_(pixels_), wave_(1), h_wave_(1) {
     SIEVE_CUDA_CHECK(cudaMemsetAsync(film_.get(), 0, pixels_ * sizeof(vec3), stream_.s));

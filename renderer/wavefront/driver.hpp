@@ -231,7 +231,7 @@ class wavefront_driver {
       if (queues) b_.time("route", -1, [&] { b_.zero(route_counts_.get(), material_families * sizeof(std::uint64_t)); });
       b_.time("extend", -1, [&] {
         if (settings_.traversal != traversal_kind::bfs)
-          return extend_dfs(e, n, live, view_, paths, scratch, cursor_.get(), queues, vertex == 0);
+          return extend_dfs(e, n, live, view_, paths, scratch, cursor_.get(), queues, vertex == 0 ? trees_.camera : trees_.bounce);
         const ray* rays = paths.rays;
         if (scratch.index) {  // shade writes the shadow rays later: their column is free until then
           gather_rays(e, n, live, scratch.index, paths.rays, shadow_rays_.get());
@@ -345,6 +345,7 @@ class wavefront_driver {
   Backend& b_;
   scene_view view_;
   const render_settings& settings_;
+  const gpu_trees trees_ = gpu_trees_for(settings_.bvh);  // the GPU's trees per ray kind (bvh/traverse.hpp)
   std::uint32_t capacity_, max_pixels_;
   const wave* wave_;
   vec3* film_;

@@ -17,9 +17,8 @@ namespace sieve::render {
 // GPU launch can cover the queue's capacity without reading the count back. With `route` (the queues
 // routing, route.hpp), each entry is appended to its family's queue as its hit is found.
 //   CPU: each ray traced to its end (trace_closest: the 8-wide tree, SIMD box tests).
-//   GPU: as gpu_dfs_trees (bvh/traverse.hpp) says for camera rays (`camera`: the first vertex) or
-//        bounce rays: the binary or the compressed wide tree, a node a step by persistent warps that
-//        give an idle lane the next ray (exec::parallel_walk; `cursor`: one word of device memory;
+//   GPU: as `choice` says (bvh/traverse.hpp: gpu_trees_for, per ray kind): the binary or the
+//        compressed wide tree, a node a step by persistent warps that give an idle lane the next ray (exec::parallel_walk; `cursor`: one word of device memory;
 //        1.5x the one-ray-a-thread kernel on diffuse rays: bench/results/h100-80gb-hbm3/dfs-designs.txt),
 //        or one ray a thread (the compressed tree's best on coherent camera rays).
 template <class Walk>
@@ -51,12 +50,11 @@ void extend_walk(Exec e, std::uint32_t capacity, const Walk& walk, const family_
 
 template <class Exec>
 void extend_dfs(Exec e, std::uint32_t capacity, const std::uint32_t* live, const scene_view& s, const path_columns& p,
-                const bounce_columns& b, std::uint32_t* cursor, const family_queues& route = {}, bool camera = false) {
+                const bounce_columns& b, std::uint32_t* cursor, const family_queues& route, gpu_choice choice) {
   if constexpr (std::is_same_v<Exec, exec::cpu>) {
-    (void)camera;
+    (void)choice;
     extend_each(e, capacity, live, p, b, route, [=](const ray& r) { return trace_closest(s.bvh, r); });
   } else {
-    const gpu_choice choice = camera ? gpu_dfs_trees.camera : gpu_dfs_trees.bounce;
     const bool compressed = walks_compressed(s.bvh, choice.tree);
     const cw_view cw = cw_of(s.bvh);
     const auto ray_of = [=] SIEVE_HD(std::uint32_t i) { return p.rays[b.path(i)]; };

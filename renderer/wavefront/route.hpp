@@ -51,7 +51,7 @@ struct family_queues {
   const surface* surfaces = nullptr;
   const std::uint32_t* material_of = nullptr;
 
-  explicit operator bool() const { return entries != nullptr; }
+  SIEVE_HD explicit operator bool() const { return entries != nullptr; }  // also asked in kernels (extend)
   // Appends queue entry i, whose hit is h, to its family's queue. Lanes of a warp that arrive together
   // with the same family take their slots with one atomic.
   SIEVE_HD void append(std::uint32_t i, const hit& h) const {
