@@ -13,6 +13,8 @@
 #include <algorithm>
 #include <limits>
 #include <chrono>
+#include <cstring>
+#include <deque>
 #include <cstdlib>
 #include <exception>
 #include <mutex>
@@ -26,7 +28,8 @@ world_info the_world;
 // The stop relay's thread and the render's thread both call MPI while a rank renders: one at a time
 // (MPI_THREAD_SERIALIZED).
 std::mutex serial;
-constexpr int stop_tag = 0x5173;  // the only point-to-point messages outside the collectives
+constexpr int stop_tag = 0x5173;  // the stop relay's messages (MPI_COMM_WORLD)
+constexpr int tile_tag = 1;       // the tiles' (tile_post's own communicator)
 
 void check(int rc, const char* what) {
   if (rc == MPI_SUCCESS) return;
@@ -106,26 +109,11 @@ std::vector<std::string> gather(const std::string& text) {
   return out;
 }
 
-std::vector<float> gatherv(std::span<const float> mine) {
-  // MPI counts are int: a rank's part and the total must fit one (2^31 floats: 700 Mpixels).
-  const int n = static_cast<int>(mine.size());
-  if (mine.size() > static_cast<std::size_t>(std::numeric_limits<int>::max()))
-    throw sieve::error("MPI: a rank's " + std::to_string(mine.size()) + " floats are more than one gather moves");
-  std::vector<int> sizes(the_world.rank == 0 ? the_world.size : 0), offsets(sizes.size());
-  check(MPI_Gather(&n, 1, MPI_INT, sizes.data(), 1, MPI_INT, 0, MPI_COMM_WORLD), "MPI_Gather");
-  std::vector<float> all;
-  if (the_world.rank == 0) {
-    long long at = 0;
-    for (std::size_t r = 0; r < sizes.size(); ++r) {
-      if (at + sizes[r] > std::numeric_limits<int>::max()) throw sieve::error("MPI: the ranks' films are more than one gather moves");
-      offsets[r] = static_cast<int>(at);
-      at += sizes[r];
-    }
-    all.resize(static_cast<std::size_t>(at));
-  }
-  check(MPI_Gatherv(mine.data(), n, MPI_FLOAT, all.data(), sizes.data(), offsets.data(), MPI_FLOAT, 0, MPI_COMM_WORLD),
-        "MPI_Gatherv");
-  return all;
+void broadcast_bytes(std::span<std::byte> data) {
+  constexpr std::size_t chunk = std::size_t{1} << 30;  // MPI counts are int
+  for (std::size_t at = 0; at < data.size(); at += chunk)
+    check(MPI_Bcast(data.data() + at, static_cast<int>(std::min(chunk, data.size() - at)), MPI_BYTE, 0, MPI_COMM_WORLD),
+          "MPI_Bcast");
 }
 
 void barrier() { check(MPI_Barrier(MPI_COMM_WORLD), "MPI_Barrier"); }
@@ -183,6 +171,7 @@ int select_gpu() {
 
 struct stop_relay::state {
   std::atomic<bool>& interrupted;
+  std::function<void()> also;
   std::atomic<bool> done{false}, by_peer{false};
   bool sent = false;
   std::vector<char> received;  // per rank: its stop came in
@@ -190,7 +179,8 @@ struct stop_relay::state {
   char token = 0;
   std::thread thread;
 
-  explicit state(std::atomic<bool>& i) : interrupted(i), received(static_cast<std::size_t>(the_world.size), 0) {}
+  state(std::atomic<bool>& i, std::function<void()> a)
+      : interrupted(i), also(std::move(a)), received(static_cast<std::size_t>(the_world.size), 0) {}
 
   // Sends the stop once, when interrupted here; takes in the stops of the others.
   void poll() {
@@ -214,19 +204,24 @@ struct stop_relay::state {
       interrupted.store(true);
     }
   }
+  void poll_all() {
+    poll();
+    if (also) also();
+  }
 };
 
-stop_relay::stop_relay(std::atomic<bool>& interrupted) : state_(std::make_unique<state>(interrupted)) {
+stop_relay::stop_relay(std::atomic<bool>& interrupted, std::function<void()> also)
+    : state_(std::make_unique<state>(interrupted, std::move(also))) {
   if (!the_world.launched || the_world.size < 2) return;
   state_->thread = std::thread([s = state_.get()] {
     while (!s->done.load()) {
-      s->poll();
+      s->poll_all();
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     // Once more after the render returned: a stop raised here within the last sleep (a GPU ends a
     // wave in under a millisecond) still goes out, or the others would render on and this rank would
     // wait for them at the closing collective.
-    s->poll();
+    s->poll_all();
   });
 }
 
@@ -251,5 +246,133 @@ stop_relay::~stop_relay() {
 }
 
 bool stop_relay::stopped_by_peer() const { return state_->by_peer.load(); }
+
+struct tile_post::state {
+  MPI_Comm comm = MPI_COMM_NULL;          // the tiles' own: no tag of theirs meets another message
+  std::span<float> film;                  // rank 0
+  std::uint64_t received = 0;             // rank 0: pixels
+  std::string error;                      // rank 0: the first bad message
+  std::deque<std::vector<std::byte>> out; // the others: the messages in flight
+  std::vector<MPI_Request> sends;
+  // Rank 0: the messages being received (a matched probe, then a receive that does not wait: a
+  // large message moves only as its sender's MPI makes progress, a few ms apart while it renders,
+  // and rank 0 must not wait for that holding the lock its own tile counter needs).
+  struct incoming {
+    std::vector<std::byte> bytes;
+    int source = 0;
+  };
+  std::vector<incoming> arriving;
+  std::vector<MPI_Request> receives;
+
+  void start(MPI_Message& message, const MPI_Status& st) {
+    int bytes = 0;
+    MPI_Get_count(&st, MPI_BYTE, &bytes);
+    arriving.push_back({std::vector<std::byte>(static_cast<std::size_t>(bytes)), st.MPI_SOURCE});
+    check(MPI_Imrecv(arriving.back().bytes.data(), bytes, MPI_BYTE, &message, &receives.emplace_back()), "MPI_Imrecv");
+  }
+  // Starts receiving every tile that came.
+  void start_arrived() {
+    for (;;) {
+      int flag = 0;
+      MPI_Message message;
+      MPI_Status st;
+      check(MPI_Improbe(MPI_ANY_SOURCE, tile_tag, comm, &flag, &message, &st), "MPI_Improbe");
+      if (!flag) return;
+      start(message, st);
+    }
+  }
+  // Puts the tiles received into the film; `wait`: after waiting for at least one.
+  void complete(bool wait) {
+    if (receives.empty()) return;
+    std::vector<int> done(receives.size());
+    int n = 0;
+    const int count = static_cast<int>(receives.size());
+    if (wait) check(MPI_Waitsome(count, receives.data(), &n, done.data(), MPI_STATUSES_IGNORE), "MPI_Waitsome");
+    else check(MPI_Testsome(count, receives.data(), &n, done.data(), MPI_STATUSES_IGNORE), "MPI_Testsome");
+    if (n == MPI_UNDEFINED || n == 0) return;
+    for (int k = 0; k < n; ++k) place(arriving[static_cast<std::size_t>(done[static_cast<std::size_t>(k)])]);
+    std::size_t keep = 0;  // the receives still under way, in order
+    for (std::size_t i = 0; i < receives.size(); ++i)
+      if (receives[i] != MPI_REQUEST_NULL) {
+        receives[keep] = receives[i];
+        arriving[keep++] = std::move(arriving[i]);
+      }
+    receives.resize(keep);
+    arriving.resize(keep);
+  }
+  // A tile's message: its first pixel, then its sums.
+  void place(const incoming& m) {
+    std::uint32_t first = 0;
+    const std::size_t n = m.bytes.size() < sizeof first ? 0 : (m.bytes.size() - sizeof first) / (3 * sizeof(float));
+    if (n == 0 || m.bytes.size() != sizeof first + n * 3 * sizeof(float)) {
+      error = "a tile message of " + std::to_string(m.bytes.size()) + " bytes from rank " + std::to_string(m.source);
+      return;
+    }
+    std::memcpy(&first, m.bytes.data(), sizeof first);
+    if (std::uint64_t{first} + n > film.size() / 3) {
+      error = "rank " + std::to_string(m.source) + " sent a tile [" + std::to_string(first) + ", +" + std::to_string(n) +
+              ") outside the film's " + std::to_string(film.size() / 3) + " pixels";
+      return;
+    }
+    std::memcpy(film.data() + 3 * std::size_t{first}, m.bytes.data() + sizeof first, n * 3 * sizeof(float));
+    received += n;
+  }
+};
+
+tile_post::tile_post(std::span<float> film) : state_(std::make_unique<state>()) {
+  state_->film = film;
+  check(MPI_Comm_dup(MPI_COMM_WORLD, &state_->comm), "MPI_Comm_dup");
+}
+
+tile_post::~tile_post() {
+  if (std::uncaught_exceptions() > 0) return;  // the rank ends the job (mpi::abort): no collective
+  MPI_Comm_free(&state_->comm);
+}
+
+void tile_post::send(std::uint32_t first_pixel, std::span<const float> sums) {
+  const std::size_t bytes = sizeof first_pixel + sums.size_bytes();
+  if (bytes > static_cast<std::size_t>(std::numeric_limits<int>::max()))
+    throw sieve::error("MPI: a tile of " + std::to_string(sums.size() / 3) + " pixels is more than one message moves");
+  std::vector<std::byte>& m = state_->out.emplace_back(bytes);
+  std::memcpy(m.data(), &first_pixel, sizeof first_pixel);
+  std::memcpy(m.data() + sizeof first_pixel, sums.data(), sums.size_bytes());
+  const std::lock_guard lock(serial);
+  check(MPI_Isend(m.data(), static_cast<int>(bytes), MPI_BYTE, 0, tile_tag, state_->comm, &state_->sends.emplace_back()),
+        "MPI_Isend");
+}
+
+void tile_post::poll() {
+  const std::lock_guard lock(serial);
+  state_->start_arrived();
+  state_->complete(false);
+}
+
+void tile_post::finish(std::uint64_t pixels) {
+  const std::lock_guard lock(serial);
+  state& s = *state_;
+  if (the_world.rank != 0) {
+    check(MPI_Waitall(static_cast<int>(s.sends.size()), s.sends.data(), MPI_STATUSES_IGNORE), "MPI_Waitall");
+    s.sends.clear();
+    s.out.clear();
+    return;
+  }
+  for (;;) {
+    s.start_arrived();
+    s.complete(false);
+    if (s.received >= pixels || !s.error.empty()) break;
+    if (!s.receives.empty()) {
+      s.complete(true);
+    } else {
+      MPI_Message message;
+      MPI_Status st;
+      check(MPI_Mprobe(MPI_ANY_SOURCE, tile_tag, s.comm, &message, &st), "MPI_Mprobe");
+      s.start(message, st);
+    }
+  }
+  if (!s.error.empty()) throw sieve::error("split render: " + s.error);
+  if (s.received != pixels)
+    throw sieve::error("split render: " + std::to_string(s.received) + " pixels came in tiles, the ranks rendered " +
+                       std::to_string(pixels));
+}
 
 }  // namespace sieve::app::mpi

@@ -6,6 +6,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -51,8 +52,8 @@ int first_failure(bool failed);
 std::string broadcast(const std::string& text);
 // Collective: every rank's `text` at rank 0, in rank order (empty elsewhere).
 std::vector<std::string> gather(const std::string& text);
-// Collective: every rank's floats at rank 0, one rank after the other in rank order (empty elsewhere).
-std::vector<float> gatherv(std::span<const float> mine);
+// Collective: rank 0's bytes in `data` on every rank (each gives a buffer of the same size).
+void broadcast_bytes(std::span<std::byte> data);
 // Collective: returns when every rank has called it.
 void barrier();
 // Ends every rank of the job with `code` (MPI_Abort); the caller has printed why.
@@ -85,12 +86,38 @@ class shared_counter {
 // then ends the job).
 class stop_relay {
  public:
-  explicit stop_relay(std::atomic<bool>& interrupted);
+  // `also`, when given, is called on the relay's thread at each of its polls (every few ms).
+  explicit stop_relay(std::atomic<bool>& interrupted, std::function<void()> also = {});
   ~stop_relay();
   stop_relay(const stop_relay&) = delete;
   stop_relay& operator=(const stop_relay&) = delete;
   // Whether a stop came from another rank.
   bool stopped_by_peer() const;
+
+ private:
+  struct state;
+  std::unique_ptr<state> state_;
+};
+
+// The tiles the ranks render, sent to rank 0 as each ends while the next renders (the reduction off
+// the critical path): a rank other than 0 sends each tile without waiting (send); rank 0 takes in
+// those that came whenever poll is called (the stop relay's thread calls it while rank 0 renders)
+// and, in finish, the rest. Created and finished collectively; each message is the tile's first
+// pixel and its sums, so no tile needs a tag of its own.
+class tile_post {
+ public:
+  // `film` (rank 0): where the tiles land, 3 floats a pixel, at their first pixel.
+  explicit tile_post(std::span<float> film);
+  ~tile_post();
+  tile_post(const tile_post&) = delete;
+  tile_post& operator=(const tile_post&) = delete;
+  // A rank other than 0: sends a tile's sums (copied: the caller's buffer is free again at once).
+  void send(std::uint32_t first_pixel, std::span<const float> sums);
+  // Rank 0: takes in the tiles that came. A bad message is kept as an error that finish throws.
+  void poll();
+  // Collective after the render: rank 0 returns once `pixels` pixels came in all (throws
+  // sieve::error for a tile that does not fit the film); the others once their tiles are sent.
+  void finish(std::uint64_t pixels);
 
  private:
   struct state;

@@ -34,7 +34,7 @@ const world_info& world() { return the_world; }
 int first_failure(bool failed) { return failed ? 0 : -1; }
 std::string broadcast(const std::string& text) { return text; }
 std::vector<std::string> gather(const std::string& text) { return {text}; }
-std::vector<float> gatherv(std::span<const float> mine) { return {mine.begin(), mine.end()}; }
+void broadcast_bytes(std::span<std::byte>) {}
 void barrier() {}
 void abort(int code) { std::_Exit(code); }
 int select_gpu() { return -1; }
@@ -47,8 +47,17 @@ shared_counter::~shared_counter() = default;
 std::uint64_t shared_counter::fetch_add(std::uint64_t n) { return std::exchange(state_->value, state_->value + n); }
 
 struct stop_relay::state {};
-stop_relay::stop_relay(std::atomic<bool>&) {}
+stop_relay::stop_relay(std::atomic<bool>&, std::function<void()>) {}
 stop_relay::~stop_relay() = default;
 bool stop_relay::stopped_by_peer() const { return false; }
+
+struct tile_post::state {};
+tile_post::tile_post(std::span<float>) : state_(std::make_unique<state>()) {}
+tile_post::~tile_post() = default;
+void tile_post::send(std::uint32_t, std::span<const float>) { throw sieve::error("MPI: a tile sent in a job of one"); }
+void tile_post::poll() {}
+void tile_post::finish(std::uint64_t pixels) {
+  if (pixels) throw sieve::error("MPI: tiles expected from other ranks in a job of one");
+}
 
 }  // namespace sieve::app::mpi

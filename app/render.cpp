@@ -190,13 +190,17 @@ class mpi_peers final : public job_peers {
   }
   std::string broadcast(const std::string& text) override { return mpi::broadcast(text); }
   std::vector<std::string> gather(const std::string& text) override { return mpi::gather(text); }
-  std::vector<float> gatherv(std::span<const float> mine) override { return mpi::gatherv(mine); }
+  void broadcast_bytes(std::span<std::byte> data) override { mpi::broadcast_bytes(data); }
   void barrier() override { mpi::barrier(); }
-  void render(const std::function<void()>& render) override {
+  void render(const std::function<void()>& render, std::span<float> film) override {
     try {
+      post_.emplace(film);                 // the tiles to rank 0 as they end
       mpi::shared_counter tiles;           // the tiles handed out
       counter_ = &tiles;
-      mpi::stop_relay relay(interrupted);  // a stop on any rank stops every rank
+      // A stop on any rank stops every rank; on rank 0 the relay's thread also takes in the tiles.
+      mpi::stop_relay relay(interrupted, [this] {
+        if (rank() == 0) post_->poll();
+      });
       render();
       counter_ = nullptr;
     } catch (const std::exception& e) {
@@ -211,11 +215,21 @@ class mpi_peers final : public job_peers {
     if (!counter_) throw sieve::error("the tile counter is used outside the render");
     return counter_->fetch_add(n);
   }
+  void send_tile(std::uint32_t first_pixel, std::span<const float> sums) override {
+    if (!post_) throw sieve::error("a tile is sent outside the render");
+    post_->send(first_pixel, sums);
+  }
+  void finish_tiles(std::uint64_t pixels) override {
+    if (!post_) throw sieve::error("the tiles are finished outside the render");
+    post_->finish(pixels);
+    post_.reset();
+  }
   nlohmann::json describe() const override { return {{"host", mpi::world().host}, {"gpu_index", gpu_index_}}; }
 
  private:
   int gpu_index_;
   mpi::shared_counter* counter_ = nullptr;
+  std::optional<mpi::tile_post> post_;
 };
 
 // Before the work: what is rendered, how and where.
@@ -250,8 +264,11 @@ void print_ranks(const nlohmann::json& ranks, double seconds) {
   }
   rt.print(std::cout);
   const double red = ranks["reduction_seconds"].get<double>();
+  const auto units = ranks["tile_units"].get<std::uint32_t>();
   std::cout << ranks["count"].get<int>() << " ranks, " << ranks["tiles"].get<std::uint32_t>() << " tiles of "
-            << ranks["tile_pixels"].get<std::uint32_t>() << " pixels: setup " << report::fixed(ranks["setup_seconds"].get<double>(), 3)
+            << ranks["tile_pixels"].get<std::uint32_t>() << " pixels"
+            << (units > 1 ? " (up to " + std::to_string(units) + " a take)" : std::string()) << ": setup "
+            << report::fixed(ranks["setup_seconds"].get<double>(), 3)
             << " s, rendering " << report::fixed(ranks["render_seconds"].get<double>(), 3) << " s, waiting for the slowest "
             << report::fixed(ranks["wait_seconds"].get<double>() * 1e3, 1) << " ms, reduction " << report::fixed(red * 1e3, 1)
             << " ms (" << pct(red, seconds) << "); efficiency " << report::fixed(ranks["efficiency"].get<double>(), 3)
@@ -345,6 +362,8 @@ render::render_request render_args::request() const {
   rq.profile_stages = !no_profile;
   rq.tile_pixels = tile_pixels;
   rq.tile_delay_ms = tile_delay_ms;
+  rq.tile_units = tile_units;
+  rq.share_tree = tree == "shared";
   return rq;
 }
 
@@ -394,6 +413,12 @@ void add_render_options(CLI::App& cmd, render_args& a) {
   cmd.add_option("--tile-pixels", a.tile_pixels, "under mpirun: pixels per tile the ranks take on demand")
       ->check(CLI::Range(1U, 1U << 30))
       ->default_str("about two waves of paths, at least 8 tiles per rank");
+  cmd.add_option("--tile-units", a.tile_units, "under mpirun: the most tiles a rank takes at once, fewer towards the film's end")
+      ->check(CLI::Range(1U, 1024U))
+      ->default_str("8 when the ranks' backends differ, else 1");
+  cmd.add_option("--tree", a.tree, "under mpirun: the BVH built by every rank (each) or by rank 0 alone and sent to the others (shared)")
+      ->check(CLI::IsMember({"shared", "each"}))
+      ->capture_default_str();
   // Tests only: a rank slowed on purpose (each of its tiles lasts that much longer); not in --help.
   cmd.add_option("--tile-delay-ms", a.tile_delay_ms)->check(CLI::Range(0U, 60000U))->group("");
 }

@@ -36,6 +36,8 @@ struct render_args {
   unsigned threads = 0;   // oneTBB's threads; 0: all (under mpirun: the host's shared by its ranks)
   std::uint32_t tile_pixels = 0;    // under mpirun: pixels per tile (0: chosen from the film)
   std::uint32_t tile_delay_ms = 0;  // tests: each tile of this rank lasts that much longer
+  std::uint32_t tile_units = 0;     // under mpirun: the most tiles one take holds (0: 8 when the backends differ, else 1)
+  std::string tree = "each";        // under mpirun: the BVH built by every rank (each) or by rank 0 and sent (shared)
 
   render::render_request request() const;
 };

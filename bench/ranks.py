@@ -67,14 +67,17 @@ def row_of(j, load):
     return {"whole": r["job_seconds"], "seconds": j["seconds"], "setup": r["setup_seconds"], "render": r["render_seconds"],
             "wait": r["wait_seconds"], "reduce": r["reduction_seconds"], "rays": j["rays"]["extension"] + j["rays"]["shadow"],
             "load": load, "tiles": [x["tiles"] for x in per], "backends": [x["backend"] for x in per],
-            "rank_render": [x["render_seconds"] for x in per], "cpu_seconds": sum(x["cpu_seconds"] for x in per)}
+            "rank_render": [x["render_seconds"] for x in per], "cpu_seconds": sum(x["cpu_seconds"] for x in per),
+            "load_s": max(x.get("load_seconds", 0) for x in per), "bvh_s": max(x.get("bvh_seconds", 0) for x in per),
+            "upload_s": max(x.get("render_setup_seconds", 0) for x in per)}
 
 
 def summary(label, n, runs, base):
     med = lambda key: statistics.median(r[key] for r in runs)  # noqa: E731
     whole, rendering = med("whole"), med("render")
     return {"config": label, "ranks": n, "whole_seconds": whole, "min_whole": min(r["whole"] for r in runs),
-            "max_whole": max(r["whole"] for r in runs), "setup_seconds": med("setup"), "render_seconds": rendering,
+            "max_whole": max(r["whole"] for r in runs), "setup_seconds": med("setup"), "load_seconds": med("load_s"),
+            "bvh_seconds": med("bvh_s"), "render_setup_seconds": med("upload_s"), "render_seconds": rendering,
             "wait_ms": med("wait") * 1e3, "reduction_ms": med("reduce") * 1e3, "reduction_share": med("reduce") / med("seconds"),
             "mrays_per_s": runs[0]["rays"] / med("seconds") / 1e6,
             "speedup": base["whole"] / whole, "efficiency": base["whole"] / whole / n,
@@ -130,16 +133,18 @@ def main():
              *([f"CPU ranks: --backend cpu --threads {args.cpu_threads or 'default'}"] if args.cpu_ranks else []),
              *([f"note: {args.note}"] if args.note else []),
              "",
-             f"{'ranks':>7} {'whole s':>8} {'setup s':>7} {'render s':>8} {'wait ms':>7} {'reduce ms':>9} {'share':>6} "
+             f"{'ranks':>7} {'whole s':>8} {'setup s':>7} {'load':>5} {'BVH':>5} {'upl.':>5} {'render s':>8} {'wait ms':>7} {'reduce ms':>9} {'share':>6} "
              f"{'speedup':>7} {'effic.':>6} {'render x':>8} {'effic.':>6} {'Mrays/s':>8} {'tiles per rank':<20} {'load':>5}"]
     eff = lambda v: f"{v:>6.2f}" if v is not None else f"{'-':>6}"  # noqa: E731
     for r in rows:
-        lines.append(f"{r['config']:>7} {r['whole_seconds']:>8.3f} {r['setup_seconds']:>7.3f} {r['render_seconds']:>8.3f} "
+        lines.append(f"{r['config']:>7} {r['whole_seconds']:>8.3f} {r['setup_seconds']:>7.3f} {r['load_seconds']:>5.2f} "
+                     f"{r['bvh_seconds']:>5.2f} {r['render_setup_seconds']:>5.2f} {r['render_seconds']:>8.3f} "
                      f"{r['wait_ms']:>7.1f} {r['reduction_ms']:>9.2f} {100 * r['reduction_share']:>5.2f}% "
                      f"{r['speedup']:>7.2f} {eff(r['efficiency'])} {r['speedup_rendering']:>8.2f} {eff(r['efficiency_rendering'])} "
                      f"{r['mrays_per_s']:>8.1f} {','.join(map(str, r['tiles_per_rank'])):<20} {r['median_load']:>5.1f}")
     lines += ["", "whole: loading to the end of the reduction; setup: loading, BVH, upload, graph capture (the slowest "
-                  "rank); render: the slowest rank's rendering; speedup and efficiency against 1 rank, on the whole job "
+                  "rank; load, BVH, upl.: its parts, each the slowest rank's: BVH is the build, or on a rank that "
+                  "receives rank 0's tree the wait for it); render: the slowest rank's rendering; speedup and efficiency against 1 rank, on the whole job "
                   "and on rendering alone"]
     text = "\n".join(lines) + "\n"
     print(text, end="")

@@ -85,6 +85,20 @@ class Mpi : public Cli {
   outcome run_mpi(int n, const std::vector<std::string>& args, const std::vector<std::string>& more = {}) const {
     return finish(start_mpi(n, args, more));
   }
+  // The plain render, then the job `name` of two ranks plus one whose takes last `delay_ms` longer,
+  // all with the options `extra`; the job's report.
+  nlohmann::json run_with_slow_rank(const std::string& name, const std::vector<std::string>& extra, int delay_ms) const {
+    const outcome plain = run(render_args(dir_, "plain"));
+    EXPECT_EQ(plain.rc, 0) << plain.err;
+    std::vector<std::string> args = render_args(dir_, name), slow = render_args(dir_, name);
+    args.insert(args.end(), extra.begin(), extra.end());
+    slow.insert(slow.end(), extra.begin(), extra.end());
+    slow.insert(slow.end(), {"--tile-delay-ms", std::to_string(delay_ms)});
+    slow.insert(slow.begin(), {":", "-np", "1", SIEVE_BINARY});
+    const outcome o = run_mpi(2, args, slow);
+    EXPECT_EQ(o.rc, 0) << o.err;
+    return o.rc == 0 ? nlohmann::json::parse(slurp(dir_ / (name + ".json"))) : nlohmann::json{};
+  }
 };
 
 // The image and the report of `name`, and whether the image is the plain render's bit for bit.
@@ -142,22 +156,53 @@ TEST_F(Mpi, RanksRenderTheOneProcessImage) {
 // others, and the image is still the plain render's bit for bit: which rank rendered a tile does
 // not change its bits.
 TEST_F(Mpi, ASlowRankTakesFewerTilesAndTheImageKeepsItsBits) {
-  const outcome plain = run(render_args(dir_, "plain"));
-  ASSERT_EQ(plain.rc, 0) << plain.err;
-  std::vector<std::string> slow = render_args(dir_, "slow");
-  slow.insert(slow.end(), {"--tile-pixels", "20", "--tile-delay-ms", "300"});
-  slow.insert(slow.begin(), {":", "-np", "1", SIEVE_BINARY});
-  std::vector<std::string> args = render_args(dir_, "slow");
-  args.insert(args.end(), {"--tile-pixels", "20"});
-  const outcome o = run_mpi(2, args, slow);
-  ASSERT_EQ(o.rc, 0) << o.err;
+  const auto j = run_with_slow_rank("slow", {"--tile-pixels", "20"}, 300);
+  ASSERT_FALSE(j.is_null());
   expect_plain_image(dir_, "slow");
-  const auto j = nlohmann::json::parse(slurp(dir_ / "slow.json"));
   EXPECT_EQ(j["ranks"]["tiles"], width * height / 20);
   const std::vector<std::uint32_t> tiles = tiles_per_rank(j);
   ASSERT_EQ(tiles.size(), 3U);
   EXPECT_LT(tiles[2], tiles[0]) << "the slow rank took as many tiles as rank 0";
   EXPECT_LT(tiles[2], tiles[1]) << "the slow rank took as many tiles as rank 1";
+}
+
+// Takes of several tiles (--tile-units), sized to each rank's speed, with one rank slowed on purpose:
+// the image is still the plain render's bit for bit (the tiles came to rank 0 as each ended), every
+// pixel once, and the slow rank renders fewer pixels.
+TEST_F(Mpi, TakesSizedToEachRanksSpeedKeepTheBits) {
+  const auto j = run_with_slow_rank("takes", {"--tile-pixels", "40", "--tile-units", "4"}, 200);
+  ASSERT_FALSE(j.is_null());
+  expect_plain_image(dir_, "takes");
+  EXPECT_EQ(j["ranks"]["tile_units"], 4);
+  EXPECT_EQ(j["ranks"]["tile_pixels"], 10);
+  EXPECT_EQ(j["ranks"]["tiles"], width * height / 10);
+  std::vector<std::uint64_t> pixels;
+  std::uint64_t all = 0;
+  for (const auto& r : j["ranks"]["per_rank"]) {
+    pixels.push_back(r["pixels"].get<std::uint64_t>());
+    all += pixels.back();
+  }
+  EXPECT_EQ(all, std::uint64_t{width} * height);
+  ASSERT_EQ(pixels.size(), 3U);
+  EXPECT_LT(pixels[2], pixels[0]) << "the slow rank rendered as many pixels as rank 0";
+  EXPECT_LT(pixels[2], pixels[1]) << "the slow rank rendered as many pixels as rank 1";
+}
+
+// The BVH built by rank 0 and sent to the others, or built by every rank: the same image, the
+// plain render's bit for bit.
+TEST_F(Mpi, TheTreeSharedOrBuiltByEveryRankGivesThePlainImage) {
+  const outcome plain = run(render_args(dir_, "plain"));
+  ASSERT_EQ(plain.rc, 0) << plain.err;
+  for (const char* tree : {"shared", "each"}) {
+    SCOPED_TRACE(tree);
+    std::vector<std::string> args = render_args(dir_, std::string("tree-") + tree);
+    args.insert(args.end(), {"--tree", tree});
+    const outcome o = run_mpi(3, args);
+    ASSERT_EQ(o.rc, 0) << o.err;
+    expect_plain_image(dir_, std::string("tree-") + tree);
+    const auto j = nlohmann::json::parse(slurp(dir_ / (std::string("tree-") + tree + ".json")));
+    EXPECT_EQ(j["rays"], nlohmann::json::parse(slurp(dir_ / "plain.json"))["rays"]);
+  }
 }
 
 // A profiled split render's loop times are the ranks' summed: every path generated and extended

@@ -796,6 +796,56 @@ TEST(Tiles, ASlowRendererLeavesTheLastTilesToTheOthers) {
   EXPECT_FALSE(take_another(0, 5, 10, 2));     // none left
 }
 
+// Takes of several tiles: one range each, up to the film's end; their sizes follow the renderer's
+// speed (guided self-scheduling) and shrink as the film runs out.
+TEST(Tiles, TakesOfSeveralTilesCoverTheFilm) {
+  const tile_plan plan = plan_tiles(1000, 4, 1U << 20, 2, 300, 4);
+  EXPECT_EQ(plan.tile_pixels, 75U);
+  EXPECT_EQ(plan.largest(), 300U);
+  EXPECT_EQ(plan.count(), 14U);
+  std::uint32_t first = 0, n = 0;
+  plan.tile(12, 4, first, n);  // the last two tiles: the film ends
+  EXPECT_EQ(first, 900U);
+  EXPECT_EQ(n, 100U);
+  EXPECT_EQ(plan_tiles(10, 4, 1U << 20, 2, 3, 8).units, 3U);  // never more units than pixels a take
+  EXPECT_EQ(take_size(100, 10, 11, 8), 8U);   // fast, much left: whole takes
+  EXPECT_EQ(take_size(100, 1, 11, 8), 4U);    // slow: what it renders in half the time left (4.5 tiles)
+  EXPECT_EQ(take_size(10, 10, 11, 8), 4U);    // fast, little left: smaller takes
+  EXPECT_EQ(take_size(3, 1, 11, 8), 1U);      // at least one
+  EXPECT_EQ(take_size(100, 0, 11, 8), 1U);    // its speed not known yet: one
+  EXPECT_EQ(take_size(100, 10, 11, 1), 1U);   // takes of one tile
+}
+
+// A render by tiles hands each tile's sums on as it ends (tile_rendered), every pixel once, with
+// the bits the render keeps in its result: what a rank sends rank 0 while it renders the next.
+TEST(Tiles, EachTileIsHandedOnAsItEnds) {
+  const scene s = small_cornell("cornell-mirror-glass.toml", 40, 30, 5, 3);
+  const prepared_scene ps(s);
+  const std::uint32_t pixels = s.film.width * s.film.height;
+  const tile_plan plan = plan_tiles(pixels, s.film.spp, 1U << 20, 1, 100);
+  std::uint32_t next = 0;
+  render_settings rs = render_settings::from(s);
+  rs.tile_pixels = plan.tile_pixels;
+  rs.max_queue = 200;
+  rs.next_tile = [&](std::uint32_t& first, std::uint32_t& n) {
+    if (next >= plan.count()) return false;
+    plan.tile(next++, first, n);
+    return true;
+  };
+  std::vector<vec3> handed(pixels, vec3{-1, -1, -1});
+  std::vector<std::uint32_t> order;
+  rs.tile_rendered = [&](std::uint32_t first, std::span<const vec3> sums) {
+    order.push_back(first);
+    std::copy(sums.begin(), sums.end(), handed.begin() + first);
+  };
+  const render_result r = render_cpu(ps, rs);
+  ASSERT_EQ(order.size(), plan.count());
+  for (std::uint32_t i = 0; i < order.size(); ++i) EXPECT_EQ(order[i], i * plan.tile_pixels);
+  EXPECT_EQ(std::memcmp(handed.data(), r.sum.data(), pixels * sizeof(vec3)), 0);
+  const render_result whole = render_cpu(ps, render_settings::from(s));
+  EXPECT_EQ(std::memcmp(handed.data(), whole.sum.data(), pixels * sizeof(vec3)), 0);
+}
+
 // Tiles rendered in any order by any number of renderers, put together: the one-process film bit for
 // bit (each pixel's samples summed in sample order by one renderer), and a cut tile's pixels
 // counted with their own samples.

@@ -153,6 +153,17 @@ struct bvh {
   bvh_stats stats;                    // seconds: the whole build, the collapse included
 };
 
+// Every part of a built tree, for code that copies one as bytes (the processes of a split render
+// share one build): f(part) for each array (a std::vector of trivially copyable elements) and each
+// trivially copyable value.
+template <class F>
+void for_each_part(bvh& b, F&& f) {
+  f(b.nodes), f(b.prims), f(b.pairs), f(b.leaf_triangles);
+  f(b.wide.nodes), f(b.wide.prims), f(b.wide.triangles), f(b.wide.depth), f(b.wide.seconds);
+  f(b.cw.nodes), f(b.cw.triangles), f(b.cw.depth), f(b.cw.seconds);
+  f(b.stats);
+}
+
 // What the traversals read: raw pointers, so the same view works over device copies.
 struct bvh_view {
   const bvh_node* nodes = nullptr;      // the binary layout (BFS)

@@ -1,5 +1,7 @@
 #include "prepared_scene.hpp"
 
+#include <utility>
+
 namespace sieve::render {
 
 namespace {
@@ -45,7 +47,9 @@ std::vector<alpha_material> alpha_table(const scene& s) {
   return out;
 }
 
-prepared_scene::prepared_scene(const scene& s) : scene_(&s), bvh_(build_bvh(s.triangles)) {
+prepared_scene::prepared_scene(const scene& s) : prepared_scene(s, build_bvh(s.triangles)) {}
+
+prepared_scene::prepared_scene(const scene& s, bvh tree) : scene_(&s), bvh_(std::move(tree)) {
   surfaces_.reserve(s.materials.size());
   for (const material& m : s.materials) {
     constexpr surface_kind kinds[] = {surface_kind::diffuse,   surface_kind::mirror,           surface_kind::dielectric,

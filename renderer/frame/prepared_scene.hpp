@@ -20,6 +20,8 @@ std::vector<alpha_material> alpha_table(const scene& s);
 class prepared_scene {
  public:
   explicit prepared_scene(const scene& s);
+  // Over a tree already built for s's triangles (build_bvh(s.triangles), built elsewhere and sent).
+  prepared_scene(const scene& s, bvh tree);
 
   const scene& source() const { return *scene_; }
   const bvh& tree() const { return bvh_; }

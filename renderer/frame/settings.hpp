@@ -8,6 +8,7 @@
 #include <atomic>
 #include <cstdint>
 #include <functional>
+#include <span>
 #include <string>
 
 namespace sieve::render {
@@ -38,6 +39,10 @@ struct render_settings {
   // pixel's samples are still added in sample order, so the image is the one-process image.
   std::function<bool(std::uint32_t& first_pixel, std::uint32_t& pixels)> next_tile;
   std::uint32_t tile_pixels = 0;
+  // Tiles: when set, called as each tile ends (a cut one too) with its pixels' sums, already in host
+  // memory where the render's result keeps them (they stay there unchanged): the ranks of an MPI job
+  // send each tile on while they render the next.
+  std::function<void(std::uint32_t first_pixel, std::span<const vec3> sums)> tile_rendered;
   const std::atomic<bool>* cancel = nullptr;  // set: stop at the next bounce or chunk (the cut wave is dropped)
   std::function<void(std::uint32_t done, std::uint32_t total)> progress;  // samples done, after each wave
   // Per-stage, per-bounce and per-loop times (CPU clock; on the GPU CUDA events recorded inside the

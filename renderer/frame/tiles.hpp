@@ -23,28 +23,48 @@
 
 namespace sieve::render {
 
-// The film's `pixels` cut into tiles of tile_pixels (the last one smaller).
+// The film's `pixels` cut into tiles of tile_pixels (the last one smaller), which a renderer takes
+// up to `units` at once: a take of k tiles is one range of k * tile_pixels pixels.
 struct tile_plan {
-  std::uint32_t pixels = 0, tile_pixels = 1;
+  std::uint32_t pixels = 0, tile_pixels = 1, units = 1;
   std::uint32_t count() const { return pixels / tile_pixels + (pixels % tile_pixels ? 1U : 0U); }
-  // Tile i's first pixel and pixel count.
-  void tile(std::uint32_t i, std::uint32_t& first, std::uint32_t& n) const {
+  // Tiles [i, i + k)'s first pixel and pixel count (up to the film's end).
+  void tile(std::uint32_t i, std::uint32_t k, std::uint32_t& first, std::uint32_t& n) const {
     first = i * tile_pixels;
-    n = std::min(tile_pixels, pixels - first);
+    n = static_cast<std::uint32_t>(std::min<std::uint64_t>(std::uint64_t{k} * tile_pixels, pixels - first));
+  }
+  void tile(std::uint32_t i, std::uint32_t& first, std::uint32_t& n) const { tile(i, 1, first, n); }
+  // The most pixels one take holds (what a renderer's queues are sized for).
+  std::uint32_t largest() const {
+    return static_cast<std::uint32_t>(std::min<std::uint64_t>(std::uint64_t{tile_pixels} * units, std::max(pixels, 1U)));
   }
 };
 
-// The tiles of a film of `pixels` at `spp` samples for `renderers` taking them: `asked` pixels each
-// when non-zero, else about two full waves of `max_queue` paths per tile (tile_pixels * spp = 2
-// max_queue: a GPU's waves stay full) and at least 8 tiles per renderer (some to balance with).
+// The tiles of a film of `pixels` at `spp` samples for `renderers` taking them, up to `units` at a
+// time: a take of `asked` pixels when non-zero, else about two full waves of `max_queue` paths
+// (take * spp = 2 max_queue: a GPU's waves stay full) and at least 8 takes per renderer (some to
+// balance with); a tile is 1 / units of that.
 inline tile_plan plan_tiles(std::uint32_t pixels, std::uint32_t spp, std::uint32_t max_queue, std::uint32_t renderers,
-                            std::uint32_t asked = 0) {
+                            std::uint32_t asked = 0, std::uint32_t units = 1) {
   const auto ceil_div = [](std::uint64_t a, std::uint64_t b) { return static_cast<std::uint32_t>((a + b - 1) / b); };
   std::uint32_t n = asked ? asked
                           : std::min(ceil_div(2 * std::uint64_t{max_queue}, std::max(spp, 1U)),
                                      ceil_div(pixels, 8 * std::uint64_t{std::max(renderers, 1U)}));
   n = std::clamp(n, 1U, std::max(pixels, 1U));
-  return {pixels, n};
+  units = std::clamp(units, 1U, n);
+  return {pixels, ceil_div(n, units), units};
+}
+
+// How many of the `left` tiles a renderer takes next, rendering `mine_per_s` tiles a second while
+// all renderers together take `all_per_s` (guided self-scheduling): about what it renders in half
+// the time the others and it need for the tiles left, at most `units`, at least one (one too while
+// its speed is not known yet). A fast renderer takes whole takes while the film lasts, a slow one
+// single tiles, and the takes shrink towards the film's end, so no renderer's last take keeps the
+// others waiting long.
+inline std::uint32_t take_size(std::uint32_t left, double mine_per_s, double all_per_s, std::uint32_t units) {
+  if (units <= 1 || !(mine_per_s > 0) || !(all_per_s > 0)) return 1;
+  const double k = mine_per_s * (left / all_per_s) / 2;
+  return k >= units ? units : std::max(1U, static_cast<std::uint32_t>(k));
 }
 
 // Whether a renderer should take another of the `left` tiles, rendering `mine_per_s` tiles a second

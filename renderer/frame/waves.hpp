@@ -68,9 +68,11 @@ void for_each_wave(std::uint32_t first_pixel, std::uint32_t pixels, std::uint32_
 // The waves of a whole film of `pixels`, or of the tiles settings.next_tile hands out, one after the
 // other (stopping at a cut tile). Sets result.spp (the samples asked for), result.samples (those
 // completed for every pixel rendered: by tiles, the least over its tiles), result.ahead (pixels [0,
-// ahead) one more) and, by tiles, result.tiles. Both drivers (CPU, CUDA) render through it.
-template <class F>
-void for_each_wave(std::uint32_t pixels, std::uint32_t spp, const render_settings& settings, render_result& result, F&& f) {
+// ahead) one more) and, by tiles, result.tiles; tile_end(tile) as each tile ends. Both drivers
+// (CPU, CUDA) render through it.
+template <class F, class T>
+void for_each_wave(std::uint32_t pixels, std::uint32_t spp, const render_settings& settings, render_result& result, F&& f,
+                   T&& tile_end) {
   tile_done done;
   result.spp = samples_asked(settings, spp).count;
   result.ahead = 0;
@@ -88,6 +90,7 @@ void for_each_wave(std::uint32_t pixels, std::uint32_t spp, const render_setting
                          std::to_string(pixels) + " pixels or holds more than " + std::to_string(settings.tile_pixels));
     for_each_wave(first, n, spp, settings, done, f);
     result.tiles.push_back(done);
+    tile_end(done);
     result.samples = std::min(result.samples, done.samples);
     if (done.samples < result.spp) return;  // cut
   }

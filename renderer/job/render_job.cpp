@@ -20,6 +20,8 @@
 #include <cmath>
 #include <filesystem>
 #include <memory>
+#include <sstream>
+#include <type_traits>
 #include <thread>
 #include <utility>
 
@@ -143,8 +145,7 @@ void add_stats(render_stats& into, const nlohmann::json& j) {
 
 // The ranks' rows added into rank 0's statistics, and the report's "ranks" object: the per-rank
 // rows and the job's times (the slowest rank's setup, rendering and waiting; rank 0's reduction).
-nlohmann::json reduce_ranks(render_stats& stats, nlohmann::json rows, const render_outcome& lead, std::uint32_t tiles,
-                            std::uint32_t tile_pixels) {
+nlohmann::json reduce_ranks(render_stats& stats, nlohmann::json rows, const render_outcome& lead, const tile_plan& plan) {
   const sieve::form form = stats.form;
   stats = render_stats{};
   stats.form = form;
@@ -161,8 +162,9 @@ nlohmann::json reduce_ranks(render_stats& stats, nlohmann::json rows, const rend
   const double n = static_cast<double>(rows.size()), seconds = lead.seconds;
   return {{"count", rows.size()},
           {"split", "tiles of the film taken on demand, each pixel rendered by one rank"},
-          {"tiles", tiles},
-          {"tile_pixels", tile_pixels},
+          {"tiles", plan.count()},
+          {"tile_pixels", plan.tile_pixels},
+          {"tile_units", plan.units},  // the most tiles one take holds
           {"per_rank", rows},
           {"setup_seconds", setup},
           {"render_seconds", rendering},
@@ -278,6 +280,7 @@ struct render_job::state {
   report::output_set files;            // checked before the scene is loaded
   std::optional<prepared_scene> prepared;
   tile_plan tiles;                     // a split render's tiles
+  std::vector<vec3> inbox;             // a split render, process 0: the others' tiles as they come
   clock_type::time_point t_job;        // the job's start (load)
   clock_type::time_point t0;           // the render's start
   clock_type::time_point t_rendered;   // this process's last wave done (before the peers' closing collectives)
@@ -339,18 +342,60 @@ void render_job::load() {
   if (hooks_.ready) hooks_.ready(*this);
 }
 
+namespace {
+
+// Rank 0's tree on every process: the arrays' sizes as text, then each part's bytes in place.
+void share_tree(bvh& tree, job_peers& peers) {
+  std::string sizes;
+  for_each_part(tree, [&](auto& part) {
+    if constexpr (requires { part.resize(0); }) sizes += std::to_string(part.size()) + " ";
+  });
+  std::istringstream in(peers.broadcast(sizes));
+  for_each_part(tree, [&](auto& part) {
+    if constexpr (requires { part.resize(0); }) {
+      std::size_t n = 0;
+      in >> n;
+      part.resize(n);
+      peers.broadcast_bytes(std::as_writable_bytes(std::span(part)));
+    } else {
+      static_assert(std::is_trivially_copyable_v<std::remove_reference_t<decltype(part)>>);
+      peers.broadcast_bytes(std::as_writable_bytes(std::span(&part, 1)));
+    }
+  });
+}
+
+}  // namespace
+
 void render_job::prepare() {
   if (hooks_.step) hooks_.step(job_step::prepare, *this);
-  on_every_rank([&] {
-    const auto t_bvh = clock_type::now();
-    state_->prepared.emplace(scene_);
+  const auto t_bvh = clock_type::now();
+  if (hooks_.peers && rq_.share_tree && hooks_.peers->size() > 1) {
+    // Built once, by rank 0 with every core the others would have shared, and sent to them.
+    bvh tree;
+    on_every_rank([&] {
+      if (hooks_.peers->rank() == 0) tree = build_bvh(scene_.triangles);
+    });
+    share_tree(tree, *hooks_.peers);
+    state_->prepared.emplace(scene_, std::move(tree));
     out_.bvh_seconds = since(t_bvh);
-  });
+  } else if (!hooks_.peers || hooks_.peers->size() < 2) {
+    on_every_rank([&] { state_->prepared.emplace(scene_); });
+    out_.bvh_seconds = since(t_bvh);
+  }
+  // Else each rank builds its own inside the split render (render()): a rank whose build ends first
+  // takes tiles at once instead of waiting for the slowest build at a collective.
   if (hooks_.peers) {  // a split render: the film's tiles, taken on demand, as rank 0 cuts them
+    job_peers& peers = *hooks_.peers;
     const std::uint32_t pixels = scene_.film.width * scene_.film.height;
-    const tile_plan plan = plan_tiles(pixels, scene_.film.spp, settings_.max_queue,
-                                      static_cast<std::uint32_t>(hooks_.peers->size()), rq_.tile_pixels);
-    state_->tiles = {pixels, static_cast<std::uint32_t>(std::stoul(hooks_.peers->broadcast(std::to_string(plan.tile_pixels))))};
+    // Units of a take: as asked, else 8 when the backends differ (ranks of unequal speed).
+    const std::vector<std::string> backends = peers.gather(backend_);
+    const bool mixed = std::any_of(backends.begin(), backends.end(), [&](const std::string& b) { return b != backend_; });
+    const tile_plan plan = plan_tiles(pixels, scene_.film.spp, settings_.max_queue, static_cast<std::uint32_t>(peers.size()),
+                                      rq_.tile_pixels, rq_.tile_units ? rq_.tile_units : mixed ? 8 : 1);
+    std::istringstream in(peers.broadcast(std::to_string(plan.tile_pixels) + " " + std::to_string(plan.units)));
+    state_->tiles.pixels = pixels;
+    in >> state_->tiles.tile_pixels >> state_->tiles.units;
+    if (peers.rank() == 0) state_->inbox.assign(pixels, vec3{0, 0, 0});
   }
   settings_.cancel = hooks_.cancel;
   settings_.progress = hooks_.progress;
@@ -358,28 +403,31 @@ void render_job::prepare() {
 
 namespace {
 
-// A split render's tile source: the next tile of the shared counter while this process is worth
-// giving one (take_another; rank 0 takes tiles until none is left, so every tile is rendered), each
-// lasting tile_delay_ms longer.
+// A split render's tile source: the next tiles of the shared counter while this process is worth
+// giving some (take_another; rank 0 takes tiles until none is left, so every tile is rendered), as
+// many as take_size says, each take lasting delay_ms longer.
 std::function<bool(std::uint32_t&, std::uint32_t&)> tile_source(job_peers& peers, const tile_plan& plan, std::uint32_t delay_ms) {
   struct pace {
     clock_type::time_point t0 = clock_type::now();
-    std::uint32_t mine = 0;
+    std::uint32_t mine = 0;  // tiles
   };
   return [&peers, plan, delay_ms, p = std::make_shared<pace>()](std::uint32_t& first, std::uint32_t& n) {
     const std::uint64_t count = plan.count();
     const double s = since(p->t0);
-    if (p->mine > 0 && s > 0 && peers.rank() != 0) {
+    std::uint32_t k = 1;
+    if (p->mine > 0 && s > 0 && (plan.units > 1 || peers.rank() != 0)) {
       const std::uint64_t taken = peers.count_tiles(0);
-      if (taken >= count || !take_another(static_cast<std::uint32_t>(count - taken), p->mine / s,
-                                          static_cast<double>(taken) / s, static_cast<std::uint32_t>(peers.size())))
-        return false;
+      if (taken >= count) return false;
+      const auto left = static_cast<std::uint32_t>(count - taken);
+      const double mine_per_s = p->mine / s, all_per_s = static_cast<double>(taken) / s;
+      if (peers.rank() != 0 && !take_another(left, mine_per_s, all_per_s, static_cast<std::uint32_t>(peers.size()))) return false;
+      k = take_size(left, mine_per_s, all_per_s, plan.units);
     }
-    const std::uint64_t i = peers.count_tiles(1);
+    const std::uint64_t i = peers.count_tiles(k);
     if (i >= count) return false;
     if (delay_ms) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
-    plan.tile(static_cast<std::uint32_t>(i), first, n);
-    ++p->mine;
+    plan.tile(static_cast<std::uint32_t>(i), k, first, n);
+    p->mine += static_cast<std::uint32_t>(std::min<std::uint64_t>(k, count - i));
     return true;
   };
 }
@@ -389,17 +437,30 @@ std::function<bool(std::uint32_t&, std::uint32_t&)> tile_source(job_peers& peers
 void render_job::render() {
   if (hooks_.step) hooks_.step(job_step::render, *this);
   const bool gpu = backend_ == "cuda";
-  state_->t0 = clock_type::now();
-  state_->cpu0 = cpu_seconds();
   auto run = [&] {
+    if (!state_->prepared) {  // a split render's own BVH (prepare)
+      const auto t_bvh = clock_type::now();
+      state_->prepared.emplace(scene_);
+      out_.bvh_seconds = since(t_bvh);
+    }
+    state_->t0 = clock_type::now();
+    state_->cpu0 = cpu_seconds();
     if (hooks_.peers) {
-      settings_.tile_pixels = state_->tiles.tile_pixels;
-      settings_.next_tile = tile_source(*hooks_.peers, state_->tiles, rq_.tile_delay_ms);
+      job_peers& peers = *hooks_.peers;
+      settings_.tile_pixels = state_->tiles.largest();
+      settings_.next_tile = tile_source(peers, state_->tiles, rq_.tile_delay_ms);
+      // Each tile goes to rank 0 as it ends, while the next renders: the reduction off the critical path.
+      if (peers.rank() != 0)
+        settings_.tile_rendered = [&peers](std::uint32_t first, std::span<const vec3> sums) {
+          peers.send_tile(first, std::span<const float>(reinterpret_cast<const float*>(sums.data()), 3 * sums.size()));
+        };
     }
     out_.result = gpu ? render_cuda(*state_->prepared, settings_) : render_cpu(*state_->prepared, settings_);
     state_->t_rendered = clock_type::now();
   };
-  if (hooks_.peers) hooks_.peers->render(run);
+  static_assert(sizeof(vec3) == 3 * sizeof(float));
+  if (hooks_.peers)
+    hooks_.peers->render(run, std::span<float>(reinterpret_cast<float*>(state_->inbox.data()), 3 * state_->inbox.size()));
   else run();
   // Rendering ends with this process's last tile; the peers' closing collectives (the stop relay,
   // the tile counter) wait for the others, and count as waiting (reduce).
@@ -435,6 +496,11 @@ nlohmann::json rank_row(job_peers& peers, const render_outcome& out, const std::
               {"pixels", pixels},
               {"tile_list", tiles},
               {"setup_seconds", out.setup_seconds},
+              // setup's parts: the scene's loading, the BVH (built here, or built by rank 0 and
+              // received), the render's own setup (upload, graph capture)
+              {"load_seconds", out.load_seconds},
+              {"bvh_seconds", out.bvh_seconds},
+              {"render_setup_seconds", r.stats.setup_seconds},
               {"render_seconds", out.render_seconds},
               {"wait_seconds", out.wait_seconds},
               {"reduction_seconds", out.reduction_seconds},
@@ -455,47 +521,48 @@ void render_job::reduce() {
   }
   job_peers& peers = *hooks_.peers;
   const double cpu_s = cpu_seconds() - state_->cpu0;
+  nlohmann::json row = rank_row(peers, out_, backend_, cpu_s);  // before the wait: nothing of it waits
   // Waiting: from this rank's last tile until every rank has rendered its tiles.
   peers.barrier();
   const auto t_all = clock_type::now();
   out_.wait_seconds = std::chrono::duration<double>(t_all - state_->t_rendered).count();
-  // The reduction: every rank's tiles (their pixels alone, in the order rendered) to rank 0, which
-  // puts them where they lie. Nothing is added: each pixel came from one rank.
-  static_assert(sizeof(vec3) == 3 * sizeof(float));
-  std::vector<vec3> mine;
-  if (!out_.writes)
-    for (const tile_done& t : r.tiles) mine.insert(mine.end(), r.sum.begin() + t.first_pixel, r.sum.begin() + t.first_pixel + t.pixels);
-  const std::vector<float> theirs = peers.gatherv(std::span<const float>(reinterpret_cast<const float*>(mine.data()), 3 * mine.size()));
-  out_.reduction_seconds = since(t_all);
-  const std::vector<std::string> texts = peers.gather(rank_row(peers, out_, backend_, cpu_s).dump());
+  row["wait_seconds"] = out_.wait_seconds;
+  // The reduction: the tiles went to rank 0 as they ended (render_settings::tile_rendered); here
+  // the rows, the last tiles still on their way, and the film put together. Nothing is added: each
+  // pixel came from one rank.
+  const std::vector<std::string> texts = peers.gather(row.dump());
   if (!out_.writes) {
+    peers.finish_tiles(0);
+    out_.reduction_seconds = since(t_all);
     out_.seconds = since(state_->t0);
     out_.total_seconds = since(state_->t_job);
     return;
   }
-  tiled_film film(std::move(r.sum));  // rank 0's own tiles are in place
   nlohmann::json rows = nlohmann::json::array();
-  std::size_t at = 0;
+  std::uint64_t theirs = 0;
   for (const auto& text : texts) {
     rows.push_back(nlohmann::json::parse(text));
-    const bool own = rows.size() == 1;
-    for (const auto& tj : rows.back()["tile_list"]) {
-      const tile_done t{tj[0].get<std::uint32_t>(), tj[1].get<std::uint32_t>(), tj[2].get<std::uint32_t>(), tj[3].get<std::uint32_t>()};
-      if (own) {
-        film.place(t);
-        continue;
-      }
-      if (theirs.size() < 3 * (at + t.pixels)) throw sieve::error("split render: a rank sent fewer pixels than its tiles hold");
-      film.add(t, std::span<const vec3>(reinterpret_cast<const vec3*>(theirs.data()) + at, t.pixels));
-      at += t.pixels;
-    }
-    rows.back().erase("tile_list");
+    if (rows.size() > 1) theirs += rows.back()["pixels"].get<std::uint64_t>();
   }
+  peers.finish_tiles(theirs);
+  tiled_film film(std::move(r.sum));  // rank 0's own tiles are in place
+  for (auto& row_j : rows) {
+    const bool own = &row_j == &rows[0];
+    for (const auto& tj : row_j["tile_list"]) {
+      const tile_done t{tj[0].get<std::uint32_t>(), tj[1].get<std::uint32_t>(), tj[2].get<std::uint32_t>(), tj[3].get<std::uint32_t>()};
+      if (own) film.place(t);
+      else if (t.first_pixel < state_->inbox.size() && t.pixels <= state_->inbox.size() - t.first_pixel)
+        film.add(t, std::span<const vec3>(state_->inbox).subspan(t.first_pixel, t.pixels));
+      else film.place(t);  // throws: the tile does not fit the film
+    }
+    row_j.erase("tile_list");
+  }
+  state_->inbox = {};
   out_.reduction_seconds = since(t_all);
   out_.seconds = since(state_->t0);
   out_.total_seconds = since(state_->t_job);
   rows[0]["reduction_seconds"] = out_.reduction_seconds;
-  state_->ranks = reduce_ranks(r.stats, std::move(rows), out_, state_->tiles.count(), state_->tiles.tile_pixels);
+  state_->ranks = reduce_ranks(r.stats, std::move(rows), out_, state_->tiles);
   out_.samples = film.samples();
   out_.image = film.mean();
   r.sum = film.take_sum();

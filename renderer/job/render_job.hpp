@@ -1,7 +1,8 @@
 // A render job: the one owner of a render's steps. A scene file and typed settings in; in order:
 //
 //   check outputs -> load (once) -> settings checked -> prepare (BVH) -> render (split: the film's
-//   tiles, taken on demand) -> reduce (split: the tiles to rank 0) -> report -> write
+//   tiles, taken on demand, each sent to rank 0 as it ends) -> reduce (split: the last tiles, the
+//   film put together) -> report -> write
 //
 // and the film, its mean image and the JSON report out. `sieve render` (app/render.cpp) runs it with
 // hooks for its progress lines, Ctrl-C, the MPI job's ranks and the console; `sieve bench all`
@@ -17,6 +18,7 @@
 #include <nlohmann/json.hpp>
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
@@ -45,6 +47,13 @@ struct render_request {
   bool profile_stages = false;            // per-stage, per-loop and per-bounce times
   std::uint32_t tile_pixels = 0;          // a split render's tiles: pixels each (0: frame/tiles.hpp's plan_tiles)
   std::uint32_t tile_delay_ms = 0;        // tests: every tile this process takes lasts that much longer (a slow rank)
+  // A split render's tiles as units of which a process takes up to this many at once, fewer as the
+  // film runs out (frame/tiles.hpp's take_size); 0: 8 when the processes' backends differ, else 1.
+  std::uint32_t tile_units = 0;
+  // A split render: the BVH built by process 0 alone and sent to the others (MPI_Bcast of its
+  // arrays), instead of each process building its own. Off by default: on a 64-core host a 2 GB tree
+  // took longer to send than 4 concurrent builds took (docs/mpi.md).
+  bool share_tree = false;
 };
 
 // Where a job writes; an empty name writes nothing there.
@@ -68,13 +77,19 @@ class job_peers {
   virtual void on_every_rank(const std::function<void()>& step) = 0;
   virtual std::string broadcast(const std::string& text) = 0;              // rank 0's text everywhere
   virtual std::vector<std::string> gather(const std::string& text) = 0;    // every text at rank 0, in rank order
-  virtual std::vector<float> gatherv(std::span<const float> mine) = 0;     // every process's floats at rank 0, in rank order
+  virtual void broadcast_bytes(std::span<std::byte> data) = 0;            // rank 0's bytes everywhere (same size)
   virtual void barrier() = 0;                                             // returns when every process reached it
-  // Runs the render with stops relayed between processes and a tile counter shared by them; a
-  // failure inside ends the whole job.
-  virtual void render(const std::function<void()>& render) = 0;
+  // Runs the render with stops relayed between processes, a tile counter shared by them and the
+  // tiles sent to process 0 as they end (`film`, on process 0: where they land, 3 floats a
+  // pixel); a failure inside ends the whole job.
+  virtual void render(const std::function<void()>& render, std::span<float> film) = 0;
   // Inside render(): the shared tile counter's value, then adds n to it (0: only reads it).
   virtual std::uint64_t count_tiles(std::uint64_t n) = 0;
+  // Inside render(), on a process other than 0: a tile's sums sent on (without waiting).
+  virtual void send_tile(std::uint32_t first_pixel, std::span<const float> sums) = 0;
+  // After render(): process 0 returns once `pixels` pixels of the others' tiles are in its film;
+  // the others once their tiles are sent.
+  virtual void finish_tiles(std::uint64_t pixels) = 0;
   // What this process adds to its row of the report's ranks (host, GPU index).
   virtual nlohmann::json describe() const = 0;
 };

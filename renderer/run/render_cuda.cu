@@ -272,9 +272,16 @@ class cuda_run {
   wave* wave_slot() const { return wave_.get(); }
   vec3* film() const { return film_.get(); }
   void wait() const { SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream_.s)); }
-  // The film's sums to the host: a render by tiles reads its tiles' pixels alone.
+  // A tile's sums to the host (its waves are done: each ends with the host waiting for its counts).
+  void read_tile(render_result& result, const tile_done& t) const {
+    SIEVE_CUDA_CHECK(cudaMemcpyAsync(result.sum.data() + t.first_pixel, film_.get() + t.first_pixel, t.pixels * sizeof(vec3),
+                                     cudaMemcpyDeviceToHost, stream_.s));
+    wait();
+  }
+  // The film's sums to the host: a render by tiles reads its tiles' pixels alone (none when each
+  // was read as it ended: settings.tile_rendered).
   void read_film(render_result& result) const {
-    if (result.tiles.empty() && settings_.next_tile) return;
+    if (settings_.next_tile && (result.tiles.empty() || settings_.tile_rendered)) return;
     if (result.tiles.empty()) {
       SIEVE_CUDA_CHECK(cudaMemcpy(result.sum.data(), film_.get(), pixels_ * sizeof(vec3), cudaMemcpyDeviceToHost));
       return;

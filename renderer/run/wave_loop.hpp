@@ -14,6 +14,7 @@
 //   R::wavefront_waves(R&, wavefront_driver<driver_backend>&)   with const std::uint64_t* run(const
 //                                 wave&): one wave through the driver, its counts in host memory
 //   void wait()                   returns when the backend's work is done
+//   void read_tile(result, tile)  the tile's sums in result.sum (host memory), its waves done
 #pragma once
 
 #include "../frame/settings.hpp"
@@ -24,6 +25,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <span>
 #include <cstdint>
 
 namespace sieve::render {
@@ -35,6 +37,12 @@ void run_waves(Run& run, const film_desc& film, const render_settings& settings,
   const std::uint32_t capacity = wave_capacity(pixels, film.spp, settings);
   const std::uint32_t max_pixels = std::min(pixels, settings.max_queue);
   const auto start = std::chrono::steady_clock::now();
+  // A tile's sums handed on as it ends (render_settings::tile_rendered).
+  const auto tile_end = [&](const tile_done& t) {
+    if (!settings.tile_rendered) return;
+    run.read_tile(result, t);
+    settings.tile_rendered(t.first_pixel, std::span<const vec3>(result.sum).subspan(t.first_pixel, t.pixels));
+  };
   if (settings.uses_megakernel()) {
     // The sibling loop: no queues, one task per path, through the same waves and film.
     typename Run::megakernel_waves integrator(run, capacity, max_pixels);
@@ -45,7 +53,7 @@ void run_waves(Run& run, const film_desc& film, const render_settings& settings,
       stats.shadow_rays += rays[1];
       ++stats.waves;
       return true;
-    });
+    }, tile_end);
   } else {
     using driver_type = wavefront_driver<typename Run::driver_backend>;
     driver_type driver(run.backend(), run.view(), settings, stats.form, capacity, max_pixels, run.wave_slot(), run.film());
@@ -56,7 +64,7 @@ void run_waves(Run& run, const film_desc& film, const render_settings& settings,
       driver_type::tally(counts, film.max_bounces, stats);
       ++stats.waves;
       return true;
-    });
+    }, tile_end);
   }
   run.wait();
   if (settings.profile_stages && !stats.sampled_waves) stats.measured_waves = stats.waves;
