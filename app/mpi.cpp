@@ -1,5 +1,6 @@
 // The MPI side of a split render (mpi.hpp), over MPI_COMM_WORLD.
 #include "mpi.hpp"
+#include "pending.hpp"
 
 #include <sieve/compaction/error.hpp>
 
@@ -291,14 +292,7 @@ struct tile_post::state {
     else check(MPI_Testsome(count, receives.data(), &n, done.data(), MPI_STATUSES_IGNORE), "MPI_Testsome");
     if (n == MPI_UNDEFINED || n == 0) return;
     for (int k = 0; k < n; ++k) place(arriving[static_cast<std::size_t>(done[static_cast<std::size_t>(k)])]);
-    std::size_t keep = 0;  // the receives still under way, in order
-    for (std::size_t i = 0; i < receives.size(); ++i)
-      if (receives[i] != MPI_REQUEST_NULL) {
-        receives[keep] = receives[i];
-        arriving[keep++] = std::move(arriving[i]);
-      }
-    receives.resize(keep);
-    arriving.resize(keep);
+    keep_pending(receives, arriving, MPI_REQUEST_NULL);  // the receives still under way, in order
   }
   // A tile's message: its first pixel, then its sums.
   void place(const incoming& m) {

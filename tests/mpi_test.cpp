@@ -5,6 +5,7 @@
 // with no output written; a stop on one rank stops all and the outputs hold what they completed.
 #include <scene/load.hpp>
 #include <run/render.hpp>
+#include <app/pending.hpp>
 
 #include <nlohmann/json.hpp>
 #include <tinyexr.h>
@@ -125,6 +126,38 @@ std::vector<std::uint32_t> tiles_per_rank(const nlohmann::json& j) {
   for (const std::uint32_t t : tiles) all += t;
   EXPECT_EQ(all, j["ranks"]["tiles"].get<std::uint32_t>());
   return tiles;
+}
+
+// Rank 0's tile receives: dropping the finished ones keeps every receive still under way with its
+// buffer where MPI writes it (the same bytes at the same address), in order, also where the first
+// entries are the ones still under way (an entry moved onto itself once freed its buffer).
+TEST(MpiTilePost, KeepsThePendingReceivesBuffers) {
+  struct incoming {
+    std::vector<std::byte> bytes;
+    int source = 0;
+  };
+  constexpr int done = -1;
+  std::vector<int> requests = {10, 11, done, 13, done, done, 16};
+  std::vector<incoming> items;
+  std::vector<const std::byte*> where;
+  for (int i = 0; i < 7; ++i) {
+    items.push_back({std::vector<std::byte>(64, std::byte(i)), i});
+    where.push_back(items.back().bytes.data());
+  }
+  sieve::app::keep_pending(requests, items, done);
+  ASSERT_EQ(requests, (std::vector<int>{10, 11, 13, 16}));
+  ASSERT_EQ(items.size(), 4u);
+  const int kept[] = {0, 1, 3, 6};
+  for (std::size_t k = 0; k < 4; ++k) {
+    EXPECT_EQ(items[k].source, kept[k]);
+    ASSERT_EQ(items[k].bytes.size(), 64u) << "entry " << k;
+    EXPECT_EQ(items[k].bytes.data(), where[static_cast<std::size_t>(kept[k])]) << "entry " << k << " lost its buffer";
+    EXPECT_EQ(items[k].bytes[0], std::byte(kept[k]));
+  }
+  std::vector<int> none = {done, done};
+  std::vector<incoming> two(2);
+  sieve::app::keep_pending(none, two, done);
+  EXPECT_TRUE(none.empty() && two.empty());
 }
 
 TEST_F(Mpi, RanksRenderTheOneProcessImage) {
