@@ -14,9 +14,11 @@
 
 #include <dirent.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <numeric>
 #include <thread>
 
 #include "cli_support.hpp"
@@ -217,8 +219,10 @@ TEST_F(Mpi, TakesSizedToEachRanksSpeedKeepTheBits) {
   }
   EXPECT_EQ(all, std::uint64_t{width} * height);
   ASSERT_EQ(pixels.size(), 3U);
-  EXPECT_LT(pixels[2], pixels[0]) << "the slow rank rendered as many pixels as rank 0";
-  EXPECT_LT(pixels[2], pixels[1]) << "the slow rank rendered as many pixels as rank 1";
+  // Whichever fast rank takes more (a loaded machine may let one of them take nearly all), the slow
+  // rank takes the fewest, and fewer than the fast ones' mean.
+  EXPECT_LE(pixels[2], std::min(pixels[0], pixels[1])) << "the slow rank rendered more than a fast one";
+  EXPECT_LT(2 * pixels[2], pixels[0] + pixels[1]) << "the slow rank rendered as many pixels as the fast ones";
 }
 
 // The BVH built by rank 0 and sent to the others, or built by every rank: the same image, the
@@ -258,7 +262,8 @@ TEST_F(Mpi, RanksLoopTimesAddUp) {
   EXPECT_GE(j["waves"].get<std::uint64_t>(), 2U);
 }
 
-// More ranks than tiles: the last ranks render nothing and the image is still the whole film's.
+// More ranks than tiles: a rank that gets no tile renders nothing and the image is still the whole
+// film's (which ranks get the two tiles depends on when each is ready: one may take both).
 TEST_F(Mpi, MoreRanksThanTiles) {
   const outcome plain = run(render_args(dir_, "plain"));
   ASSERT_EQ(plain.rc, 0) << plain.err;
@@ -271,7 +276,8 @@ TEST_F(Mpi, MoreRanksThanTiles) {
   EXPECT_EQ(j["samples_completed"], spp);
   EXPECT_EQ(j["partial"], false);
   const std::vector<std::uint32_t> tiles = tiles_per_rank(j);
-  EXPECT_EQ(std::count(tiles.begin(), tiles.end(), 0U), 1);  // two tiles, three ranks
+  EXPECT_GE(std::count(tiles.begin(), tiles.end(), 0U), 1);  // two tiles, three ranks
+  EXPECT_EQ(std::accumulate(tiles.begin(), tiles.end(), 0U), 2U);
 }
 
 // A rank that fails before rendering is named, the job exits non-zero, rank 0 writes nothing.
