@@ -967,13 +967,23 @@ TEST(CompressedGltf, MeshoptPirateMatchesItsObj) {
             0.01);
 }
 
+// Each change to the GLB (rewritten as a .gltf) ends in one error holding all of its parts.
+using glb_change = std::function<void(json&, std::string&)>;
+void expect_each_error(const fs::path& glb, const std::vector<std::pair<glb_change, std::vector<std::string>>>& cases) {
+  for (const auto& [change, parts] : cases) {
+    const fs::path file = as_gltf(glb, temp_dir(), change);
+    const std::string msg = expect_error([&] { load_scene(file, sky); }, {"model.gltf"});
+    for (const std::string& part : parts) EXPECT_NE(msg.find(part), std::string::npos) << msg << " lacks " << part;
+  }
+}
+
 TEST(CompressedGltfBadInput, Meshopt) {
 #ifndef SIEVE_HAVE_MESHOPT
   GTEST_SKIP() << "built without libmeshoptimizer";
 #endif
   const fs::path pirate = compressed_dir / "pirate.glb";
   const char* ext = "EXT_meshopt_compression";
-  const std::vector<std::pair<std::function<void(json&, std::string&)>, std::vector<std::string>>> cases = {
+  const std::vector<std::pair<glb_change, std::vector<std::string>>> cases = {
       {[&](json& d, std::string&) { d["bufferViews"][0]["extensions"][ext]["byteLength"] = 100; }, {"bufferViews[0]", "does not decode"}},
       {[&](json&, std::string& bin) { bin[0] = 0; }, {"bufferViews[0]", "does not decode"}},  // the codec's header byte
       {[&](json& d, std::string&) { d["bufferViews"][2]["extensions"][ext]["byteOffset"] = 17000; }, {"bufferViews[2]", "does not decode"}},
@@ -996,11 +1006,7 @@ TEST(CompressedGltfBadInput, Meshopt) {
       // A view that is not compressed reading the fallback buffer, which holds nothing.
       {[&](json& d, std::string&) { d["bufferViews"][0].erase("extensions"); }, {"buffers[1]", "meshopt fallback buffer"}},
   };
-  for (const auto& [change, parts] : cases) {
-    const fs::path file = as_gltf(pirate, temp_dir(), change);
-    const std::string msg = expect_error([&] { load_scene(file, sky); }, {"model.gltf"});
-    for (const std::string& part : parts) EXPECT_NE(msg.find(part), std::string::npos) << msg << " lacks " << part;
-  }
+  expect_each_error(pirate, cases);
   // The untouched file, rewritten the same way, loads: the cases fail for what they change.
   EXPECT_EQ(load_scene(as_gltf(pirate, temp_dir(), [](json&, std::string&) {}), sky).triangles.size(), 5010u);
 }
@@ -1012,7 +1018,7 @@ TEST(CompressedGltfBadInput, Draco) {
   const fs::path box = compressed_dir / "Box_Draco.glb";
   const char* ext = "KHR_draco_mesh_compression";
   auto prim = [&](json& d) -> json& { return d["meshes"][0]["primitives"][0]["extensions"][ext]; };
-  const std::vector<std::pair<std::function<void(json&, std::string&)>, std::vector<std::string>>> cases = {
+  const std::vector<std::pair<glb_change, std::vector<std::string>>> cases = {
       {[&](json& d, std::string&) { d["bufferViews"][0]["byteLength"] = 40; }, {"Draco data does not decode"}},
       {[&](json&, std::string& bin) { bin.replace(0, 5, "XXXXX"); }, {"Draco data does not decode"}},
       {[&](json&, std::string& bin) { std::fill(bin.begin() + 20, bin.end(), '\xff'); }, {"KHR_draco_mesh_compression"}},
@@ -1024,11 +1030,7 @@ TEST(CompressedGltfBadInput, Draco) {
       {[&](json& d, std::string&) { d["meshes"][0]["primitives"][0]["mode"] = 5; }, {"Draco meshes are TRIANGLES"}},
       {[&](json& d, std::string&) { prim(d)["attributes"] = 3; }, {"attributes is not an object"}},
   };
-  for (const auto& [change, parts] : cases) {
-    const fs::path file = as_gltf(box, temp_dir(), change);
-    const std::string msg = expect_error([&] { load_scene(file, sky); }, {"model.gltf"});
-    for (const std::string& part : parts) EXPECT_NE(msg.find(part), std::string::npos) << msg << " lacks " << part;
-  }
+  expect_each_error(box, cases);
   EXPECT_EQ(load_scene(as_gltf(box, temp_dir(), [](json&, std::string&) {}), sky).triangles.size(), 12u);
   // More triangles than the scene has room for: refused before they are made.
   scene_limits limits;
