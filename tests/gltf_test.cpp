@@ -941,6 +941,25 @@ TEST(CompressedGltf, DracoBoxMatchesItsUncompressedTwin) {
             0.01);
 }
 
+// The Crytek Sponza as shipped (scenes/third-party/sponza): KHR_mesh_quantization's BYTE normals on a
+// real scene, every triangle of the model, inside its known extent.
+TEST(CompressedGltf, SponzaLoads) {
+  const scene s = load_scene(scenes_dir / "third-party" / "sponza" / "sponza.toml");
+  ASSERT_EQ(s.triangles.size(), 262267u);
+  ASSERT_EQ(s.normals.size(), s.triangles.size());
+  const box3 b = bounds(s.triangles);
+  EXPECT_NEAR(b.lo.x, -12.0, 0.01);
+  EXPECT_NEAR(b.hi.y, 8.93, 0.01);  // the floor at -0.79, y up
+  EXPECT_NEAR(b.lo.y, -0.79, 0.01);
+  // Smooth normals agree with the counter-clockwise winding (the script turned Godot's).
+  std::size_t along = 0;
+  for (std::size_t i = 0; i < s.triangles.size(); ++i) {
+    const triangle& t = s.triangles[i];
+    along += dot(cross(t.v1 - t.v0, t.v2 - t.v0), s.normals[i].n0 + s.normals[i].n1 + s.normals[i].n2) > 0;
+  }
+  EXPECT_GT(static_cast<double>(along), 0.99 * static_cast<double>(s.triangles.size()));
+}
+
 TEST(CompressedGltf, MeshoptPirateMatchesItsObj) {
 #ifndef SIEVE_HAVE_MESHOPT
   expect_error([&] { load_scene(compressed_dir / "pirate.glb", sky); }, {"EXT_meshopt_compression", "libmeshoptimizer"});
