@@ -498,6 +498,12 @@ bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& opti
   bvh out;
   builder b(triangles, options, out);
   b.run();
+  finish_bvh(out, triangles, options);
+  out.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+void finish_bvh(bvh& out, std::span<const triangle> triangles, const bvh_build_options& options) {
   widen_boxes(out.nodes);
   out.pairs = pair_layout(out.nodes);
   out.leaf_triangles.resize(out.prims.size());
@@ -511,8 +517,6 @@ bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& opti
     out.wide = collapse_wide(out, options.traversal_cost);
     out.cw = encode_cw(out.wide);
   }
-  out.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return out;
 }
 
 }  // namespace sieve::render
