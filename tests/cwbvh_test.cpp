@@ -14,6 +14,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 #include <vector>
 
 namespace sieve::render {
@@ -203,6 +204,46 @@ TEST(CwBvh, QuantisedBoxesDecode) {
     EXPECT_EQ(nearer.inner, dir > 0 ? 0U : 1U << (1 ^ through_both.oct));
     const cw_hits none = cw_intersect(n, prepare_cw({{from, 3.0f, 0.5f}, {dir, 0, 0}}), 1e30f);
     EXPECT_EQ(none.triangles | none.inner, 0U);
+  }
+}
+
+// The folded decode (cw_byte_biased, cw_fold_offset): each bound within a 64th of a quantisation
+// step of its exact value, a near bound never beyond it and a far one never before it (but for the
+// multiply-add's own rounding, which the boxes' margin of a step covers).
+TEST(CwBvh, FoldedBoundsBracketTheExactOnes) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  for (int i = 0; i < 200000; ++i) {
+    const int e = static_cast<int>(rng() % 60) - 40, byte = static_cast<int>(rng() % 4);
+    const std::uint32_t q = rng() & 0xFFU, word = (rng() & ~(0xFFU << (8 * byte))) | q << (8 * byte);
+    const float inv = std::ldexp(unit(rng), static_cast<int>(rng() % 80) - 20);
+    const float offset = std::ldexp(unit(rng), static_cast<int>(rng() % 40) - 10) * inv;
+    const float s = std::ldexp(1.0f, e) * inv, scaled = std::ldexp(1.0f, e - 8) * inv;
+    ASSERT_EQ(cw_byte_biased(word, byte), 8388608.0f + 256.0f * static_cast<float>(q));
+    ASSERT_EQ(cw_byte(word, byte), static_cast<float>(q));
+    const float near = cw_fma(cw_byte_biased(word, byte), scaled, cw_fold_offset<true>(s, offset));
+    const float far = cw_fma(cw_byte_biased(word, byte), scaled, cw_fold_offset<false>(s, offset));
+    const double exact = static_cast<double>(q) * s + offset;
+    const double rounding = std::fabs(exact) * 0x1p-24 + 1e-38, step = std::fabs(static_cast<double>(s));
+    ASSERT_LE(near, exact + rounding) << i;
+    ASSERT_GE(far, exact - rounding) << i;
+    ASSERT_LE(exact - near, step / 64 + rounding) << i;
+    ASSERT_LE(far - exact, step / 64 + rounding) << i;
+  }
+}
+
+// Every form of the box decode and the octant's eight copies find the same hits.
+TEST(CwBvh, DecodesAndOctantCopiesAgree) {
+  const scene_data s = random_scene(3000, 4000, 33);
+  const bvh b = build_bvh(s.tris);
+  const cw_view v = view_of(b.cw);
+  for (std::size_t i = 0; i < s.rays.size(); ++i) {
+    const hit want = cw_trace<false, false>(v, s.rays[i]);
+    for (const hit got : {cw_trace<false, true>(v, s.rays[i]), cw_trace_by_octant<false, true>(v, s.rays[i])}) {
+      ASSERT_EQ(got.prim, want.prim) << "ray " << i;
+      ASSERT_EQ(got.t, want.t) << "ray " << i;
+    }
+    ASSERT_EQ(cw_trace_by_octant<true, true>(v, s.rays[i]).found(), cw_trace<true, false>(v, s.rays[i]).found()) << "ray " << i;
   }
 }
 

@@ -14,7 +14,24 @@
 
 #include <cuda_runtime.h>
 
+#include <cstdlib>
+#include <type_traits>
+
 namespace sieve::render {
+
+// Measurement switch (SIEVE_CW_DESIGN): one ray a thread over the compressed tree, Design 0: the
+// bounds decoded with a subtraction, 1: folded, 2: folded, eight copies by the ray's octant.
+template <bool Any, int Design>
+struct cw_thread_trace {
+  cw_view c;
+  const ray* r;
+  hit* h;
+  SIEVE_HD void operator()(std::uint32_t i) const {
+    hit out = Design == 0 ? cw_trace<Any, false>(c, r[i]) : Design == 1 ? cw_trace<Any, true>(c, r[i]) : cw_trace_by_octant<Any, true>(c, r[i]);
+    if (Any) out = out.found() ? hit{0, 0, 0, 0} : hit{};
+    h[i] = out;
+  }
+};
 
 
 gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::span<const ray> rays,
@@ -47,24 +64,39 @@ gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::spa
   hit* h = d_hits.get();
   const std::size_t n = rays.size();
   const device_array<std::uint32_t> cursor(1);
+  const char* design_env = std::getenv("SIEVE_CW_DESIGN");  // measurement switch: old, old-p20, fold, fold-p20, fold-p50
+  const std::string design = design_env ? design_env : "fold";
   auto run = [&] {
     if (bfs) return bfs->closest(view, r, h, n, nullptr);
     if (cw) {  // the compressed 8-wide layout (cwbvh.hpp)
       const cw_view c = cw_of(view);
       if (traversal == "cwbvh-thread") {
-        if (any)
-          exec::parallel_for(exec::cuda{}, "trace", n, [=] SIEVE_HD(std::uint32_t i) {
-            h[i] = cw_any_hit(c, r[i]) ? hit{0, 0, 0, 0} : hit{};
-          });
-        else
-          exec::parallel_for(exec::cuda{}, "trace", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = cw_closest_hit(c, r[i]); });
+        if (any) {
+          if (design == "old") exec::parallel_for(exec::cuda{}, "trace", n, cw_thread_trace<true, 0>{c, r, h});
+          else exec::parallel_for(exec::cuda{}, "trace", n, cw_thread_trace<true, 1>{c, r, h});
+        } else {
+          if (design == "old") exec::parallel_for(exec::cuda{}, "trace", n, cw_thread_trace<false, 0>{c, r, h});
+          else if (design == "fold-oct") exec::parallel_for(exec::cuda{}, "trace", n, cw_thread_trace<false, 2>{c, r, h});
+          else exec::parallel_for(exec::cuda{}, "trace", n, cw_thread_trace<false, 1>{c, r, h});
+        }
         return;
       }
       const auto count = static_cast<std::uint32_t>(n);
       const auto ray_at = [=] SIEVE_HD(std::uint32_t i) { return r[i]; };
       const auto items = [=] SIEVE_HD { return count; };
-      if (any) exec::parallel_walk(exec::cuda{}, "trace", make_cw_walk<true>(c, ray_at, items, h), cursor.get());
-      else exec::parallel_walk(exec::cuda{}, "trace", make_cw_walk<false>(c, ray_at, items, h), cursor.get());
+      auto walk = [&](auto folded, auto postpone) {
+        constexpr bool F = decltype(folded)::value;
+        constexpr int P = decltype(postpone)::value;
+        if (any) exec::parallel_walk(exec::cuda{}, "trace", make_cw_walk<true, F, P>(c, ray_at, items, h), cursor.get());
+        else exec::parallel_walk(exec::cuda{}, "trace", make_cw_walk<false, F, P>(c, ray_at, items, h), cursor.get());
+      };
+      using no = std::false_type;
+      using yes = std::true_type;
+      if (design == "old") walk(no{}, std::integral_constant<int, 0>{});
+      else if (design == "old-p20") walk(no{}, std::integral_constant<int, 20>{});
+      else if (design == "fold-p20") walk(yes{}, std::integral_constant<int, 20>{});
+      else if (design == "fold-p50") walk(yes{}, std::integral_constant<int, 50>{});
+      else walk(yes{}, std::integral_constant<int, 0>{});
       return;
     }
     if (wide) {  // the 8-wide compressed tree, children in octant order, boxes tested one by one

@@ -19,6 +19,7 @@
 #include "dfs.hpp"
 #include "wide.hpp"  // octant_order, inner_child, wide_entry, lowest_bit, load_quads
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 
@@ -31,6 +32,31 @@ SIEVE_HD SIEVE_FORCE_INLINE float cw_byte(std::uint32_t word, int byte) {
   return __uint_as_float(__byte_perm(word, 0x4B000000U, 0x7440U | static_cast<unsigned>(byte))) - 8388608.0f;
 #else
   return static_cast<float>((word >> (8 * byte)) & 0xFFU);
+#endif
+}
+
+// The quantised bound q as 2^23 + 256 q, exactly: on the GPU one byte permute (q into the second
+// byte under the exponent of 2^23), no subtraction. A box test then takes the bound as
+// (2^23 + 256 q) * s / 256 + (offset - 2^15 s), one multiply-add, with the second term computed
+// once per node and axis (cw_fold_offset).
+SIEVE_HD SIEVE_FORCE_INLINE float cw_byte_biased(std::uint32_t word, int byte) {
+#if defined(__CUDA_ARCH__)
+  return __uint_as_float(__byte_perm(word, 0x4B000000U, 0x7404U | (static_cast<unsigned>(byte) << 4)));
+#else
+  return static_cast<float>(8388608U + 256U * ((word >> (8 * byte)) & 0xFFU));
+#endif
+}
+
+// offset - 2^15 s rounded down (Down) or up, so that a near bound can only move nearer and a far one
+// farther than the exact value; the single rounding of the box test's multiply-add is the one the
+// quantisation's margin of a step covers (quantise_slots), as before the fold.
+template <bool Down>
+SIEVE_HD SIEVE_FORCE_INLINE float cw_fold_offset(float s, float offset) {
+#if defined(__CUDA_ARCH__)
+  return Down ? __fmaf_rd(-32768.0f, s, offset) : __fmaf_ru(-32768.0f, s, offset);
+#else
+  const float rounded = std::fma(-32768.0f, s, offset);  // then one step outwards: at least as far as directed rounding
+  return std::nextafter(rounded, Down ? -INFINITY : INFINITY);
 #endif
 }
 
@@ -76,19 +102,32 @@ SIEVE_HD SIEVE_FORCE_INLINE std::uint32_t cw_octant(vec3 d) {
 SIEVE_HD SIEVE_FORCE_INLINE cw_ray prepare_cw(const ray& r) { return {r.origin, reciprocal(r.direction), cw_octant(r.direction)}; }
 
 // Slots whose box the ray enters within [0, limit]. Along an axis with a negative direction the
-// upper bound is the near one, so each bound takes one multiply-add and no min/max.
+// upper bound is the near one, so each bound takes one multiply-add and no min/max. Folded: the
+// bounds decoded by cw_byte_biased (a byte permute and the multiply-add a bound), else by cw_byte (a
+// permute, a subtraction and the multiply-add). Oct: the ray's octant when known at compile time
+// (0..7: w.oct must equal it), -1 when read from w.
+template <bool Folded = true, int Oct = -1>
 SIEVE_HD SIEVE_FORCE_INLINE cw_hits cw_intersect(const cw_node& n, const cw_ray& w, float limit) {
-  float scale[3], offset[3];
+  const std::uint32_t oct = Oct >= 0 ? static_cast<std::uint32_t>(Oct) : w.oct;
+  float scale[3], near_offset[3], far_offset[3];
   std::uint32_t near[3][2], far[3][2];
   SIEVE_UNROLL for (int k = 0; k < 3; ++k) {
     const float o = k == 0 ? w.origin.x : k == 1 ? w.origin.y : w.origin.z;
     const float inv = k == 0 ? w.inv.x : k == 1 ? w.inv.y : w.inv.z;
-    scale[k] = exp2_of(n.exponent[k]) * inv;
-    offset[k] = (n.origin[k] - o) * inv;
+    const float s = exp2_of(n.exponent[k]) * inv;
+    const float offset = (n.origin[k] - o) * inv;
+    if constexpr (Folded) {
+      scale[k] = exp2_of(static_cast<std::int8_t>(n.exponent[k] - 8)) * inv;  // s / 256 (exponents >= -100)
+      near_offset[k] = cw_fold_offset<true>(s, offset);
+      far_offset[k] = cw_fold_offset<false>(s, offset);
+    } else {
+      scale[k] = s;
+      near_offset[k] = far_offset[k] = offset;
+    }
     std::uint32_t lo[2], hi[2];
     std::memcpy(lo, n.lo[k], sizeof lo);
     std::memcpy(hi, n.hi[k], sizeof hi);
-    const bool negative = (w.oct >> k) & 1U;
+    const bool negative = (oct >> k) & 1U;
     SIEVE_UNROLL for (int h = 0; h < 2; ++h) {
       near[k][h] = negative ? hi[h] : lo[h];
       far[k][h] = negative ? lo[h] : hi[h];
@@ -102,29 +141,54 @@ SIEVE_HD SIEVE_FORCE_INLINE cw_hits cw_intersect(const cw_node& n, const cw_ray&
     if (m == 0) continue;
     float enter = 0, leave = limit;
     SIEVE_UNROLL for (int k = 0; k < 3; ++k) {
-      enter = fmaxf(enter, cw_fma(cw_byte(near[k][s / 4], s % 4), scale[k], offset[k]));
-      leave = fminf(leave, cw_fma(cw_byte(far[k][s / 4], s % 4), scale[k], offset[k]));
+      const float qn = Folded ? cw_byte_biased(near[k][s / 4], s % 4) : cw_byte(near[k][s / 4], s % 4);
+      const float qf = Folded ? cw_byte_biased(far[k][s / 4], s % 4) : cw_byte(far[k][s / 4], s % 4);
+      enter = fmaxf(enter, cw_fma(qn, scale[k], near_offset[k]));
+      leave = fminf(leave, cw_fma(qf, scale[k], far_offset[k]));
     }
     if (!(enter <= leave)) continue;
-    out.inner |= ((n.inner_mask >> s) & 1U) << (s ^ static_cast<int>(w.oct));
+    out.inner |= ((n.inner_mask >> s) & 1U) << (s ^ static_cast<int>(oct));
     out.triangles |= ((1U << (m >> 5)) - 1) << (m & 31U);  // 0 for an inner slot (count 0)
   }
   return out;
 }
 
-// The traversal's stack: one 8-byte word (wide_entry: base, inner mask, children left) a level.
+// The traversal's stack: one 8-byte word a level, a node group (wide_entry: base, inner mask,
+// children left) or a postponed triangle group (cw_walk), at most one of each a level.
 class cw_stack {
  public:
   SIEVE_HD void put(int i, std::uint64_t e) { entry_[i] = e; }
   SIEVE_HD std::uint64_t get(int i) const { return entry_[i]; }
 
  private:
-  std::uint64_t entry_[dfs_stack_size];
+  std::uint64_t entry_[2 * dfs_stack_size];
 };
+
+// A triangle group on the stack: the node's first triangle with bit 31 set (triangle and node
+// indices stay below 2^31: build_bvh takes fewer triangles, and a node holds one at least), the
+// mask of its triangles left above.
+SIEVE_HD SIEVE_FORCE_INLINE std::uint64_t cw_triangle_entry(std::uint32_t base, std::uint32_t mask) {
+  return base | 0x80000000ULL | (std::uint64_t{mask} << 32);
+}
+
+// The lanes of the warp running this code (the CPU: 1).
+SIEVE_HD SIEVE_FORCE_INLINE int cw_lanes() {
+#if defined(__CUDA_ARCH__)
+  return __popc(__activemask());
+#else
+  return 1;
+#endif
+}
 
 // Closest hit (Any = false: the least (t, primitive) within (0, r.tmax], as closest_hit finds it) or
 // any hit (Any = true: found() says whether anything blocks r), a node a step.
-template <bool Any>
+//
+// Postpone (percent, 0: never): Ylitie et al.'s postponed triangle tests. A lane that still has
+// inner children to visit pushes its node's triangles left onto the stack, to be tested when popped,
+// once fewer than Postpone % of the lanes that began the step are still testing triangles, so that
+// a few lanes with many triangles do not hold the others from their next node. The order of tests
+// does not change the hit (the least (t, primitive); boxes are culled with cull_limit's margin).
+template <bool Any, bool Folded = true, int Postpone = 0, int Oct = -1>
 class cw_walk {
  public:
   SIEVE_HD void start(const cw_view& v, const ray& r) {
@@ -141,6 +205,7 @@ class cw_walk {
     best_ = best;
     top_ = 0;
     group_ = group;
+    tris_ = 0;
     live_ = v.node_count != 0 && (group >> 40) != 0;
   }
   // The closest hit so far (prim ~0U: none; t the ray's tmax).
@@ -149,17 +214,29 @@ class cw_walk {
   SIEVE_HD bool live() const { return live_; }
 
   SIEVE_HD bool step(const cw_view& v, cw_stack& stack) {
-    std::uint32_t left = static_cast<std::uint32_t>(group_ >> 40);
-    const std::uint32_t base = static_cast<std::uint32_t>(group_);
-    const std::uint32_t imask = static_cast<std::uint32_t>(group_ >> 32) & 0xFFU;
-    const int k = lowest_bit(left);
-    left &= left - 1;
-    if (left) stack.put(top_++, wide_entry(base, imask, left));
-    const cw_node n = load_quads(v.nodes + inner_child(base, imask, k ^ static_cast<int>(w_.oct)));
-    const cw_hits h = cw_intersect(n, w_, Any ? r_.tmax : cull_limit(best_.t));
-    group_ = wide_entry(n.child_base, n.inner_mask, h.inner);
-    for (std::uint32_t tris = h.triangles; tris; tris &= tris - 1) {
-      const std::uint32_t i = n.tri_base + static_cast<std::uint32_t>(lowest_bit(tris));
+    [[maybe_unused]] const int began = Postpone > 0 ? cw_lanes() : 0;
+    if (group_ >> 40) {
+      std::uint32_t left = static_cast<std::uint32_t>(group_ >> 40);
+      const std::uint32_t base = static_cast<std::uint32_t>(group_);
+      const std::uint32_t imask = static_cast<std::uint32_t>(group_ >> 32) & 0xFFU;
+      const int k = lowest_bit(left);
+      left &= left - 1;
+      if (left) stack.put(top_++, wide_entry(base, imask, left));
+      const int oct = Oct >= 0 ? Oct : static_cast<int>(w_.oct);
+      const cw_node n = load_quads(v.nodes + inner_child(base, imask, k ^ oct));
+      const cw_hits h = cw_intersect<Folded, Oct>(n, w_, Any ? r_.tmax : cull_limit(best_.t));
+      group_ = wide_entry(n.child_base, n.inner_mask, h.inner);
+      tri_base_ = n.tri_base;
+      tris_ = h.triangles;
+    }
+    while (tris_) {
+      if (Postpone > 0 && (group_ >> 40) != 0 && 100 * cw_lanes() < Postpone * began) {
+        stack.put(top_++, cw_triangle_entry(tri_base_, tris_));
+        tris_ = 0;
+        break;
+      }
+      const std::uint32_t i = tri_base_ + static_cast<std::uint32_t>(lowest_bit(tris_));
+      tris_ &= tris_ - 1;
       const cw_triangle t = load_triangle(v.triangles + i);
       tri_hit th;
       if (!hit_triangle_edges({t.v0.x, t.v0.y, t.v0.z}, {t.e1.x, t.e1.y, t.e1.z}, {t.e2.x, t.e2.y, t.e2.z}, r_, best_.t, th))
@@ -174,7 +251,14 @@ class cw_walk {
     }
     if (group_ >> 40) return true;
     if (top_ == 0) return live_ = false;
-    group_ = stack.get(--top_);
+    const std::uint64_t e = stack.get(--top_);
+    if (e & 0x80000000ULL) {  // a postponed triangle group
+      tri_base_ = static_cast<std::uint32_t>(e) & 0x7FFFFFFFU;
+      tris_ = static_cast<std::uint32_t>(e >> 32);
+      group_ = 0;
+    } else {
+      group_ = e;
+    }
     return true;
   }
 
@@ -191,6 +275,7 @@ class cw_walk {
   cw_ray w_;
   hit best_;
   std::uint64_t group_ = 0;  // the node group to visit next: wide_entry(base, inner mask, children left)
+  std::uint32_t tri_base_ = 0, tris_ = 0;  // the triangles left to test: tri_base_ + each bit of tris_
   int top_ = 0;
   bool live_ = false;
 };
@@ -226,15 +311,32 @@ SIEVE_HD inline cw_view cw_of(const bvh_view& v) {
 }
 
 // The whole walk of one ray (a GPU thread's loop, or the CPU's).
-template <bool Any>
+template <bool Any, bool Folded = true, int Oct = -1>
 SIEVE_HD inline hit cw_trace(const cw_view& v, const ray& r) {
-  cw_walk<Any> w;
+  cw_walk<Any, Folded, 0, Oct> w;
   cw_stack stack;
   w.start(v, r);
   if (w.live())
     while (w.step(v, stack)) {
     }
   return w.result();
+}
+
+// The same with the ray's octant a constant of one of eight copies of the walk (no per-node select
+// of the near and far bounds, constant shifts for the octant order): for camera rays, whose octant is
+// nearly the same across a warp.
+template <bool Any, bool Folded = true>
+SIEVE_HD inline hit cw_trace_by_octant(const cw_view& v, const ray& r) {
+  switch (cw_octant(r.direction)) {
+    case 0: return cw_trace<Any, Folded, 0>(v, r);
+    case 1: return cw_trace<Any, Folded, 1>(v, r);
+    case 2: return cw_trace<Any, Folded, 2>(v, r);
+    case 3: return cw_trace<Any, Folded, 3>(v, r);
+    case 4: return cw_trace<Any, Folded, 4>(v, r);
+    case 5: return cw_trace<Any, Folded, 5>(v, r);
+    case 6: return cw_trace<Any, Folded, 6>(v, r);
+    default: return cw_trace<Any, Folded, 7>(v, r);
+  }
 }
 
 SIEVE_HD inline hit cw_closest_hit(const cw_view& v, const ray& r) { return cw_trace<false>(v, r); }
@@ -245,13 +347,13 @@ SIEVE_HD inline bool cw_any_hit(const cw_view& v, const ray& r) { return cw_trac
 // rays once 8 lanes are idle (the binary DFS: 16), and ptxas fits it to 5 blocks of 256 threads per
 // multiprocessor (48 registers): diffuse rays 2356 -> 2465 Mrays/s against refill 16 and 4 blocks
 // (H200, 4.7M rays: bench/results/h200/cwbvh-designs.txt).
-template <bool Any, class Ray, class Count>
-struct cw_hits_walk : ray_walk<cw_walk<Any>, cw_stack, cw_view, Ray, Count> {
+template <bool Any, class Ray, class Count, bool Folded = true, int Postpone = 0>
+struct cw_hits_walk : ray_walk<cw_walk<Any, Folded, Postpone>, cw_stack, cw_view, Ray, Count> {
   static constexpr int refill = 8, min_blocks = 5;
 };
 
-template <bool Any, class Ray, class Count>
-cw_hits_walk<Any, Ray, Count> make_cw_walk(const cw_view& v, Ray ray, Count count, hit* hits) {
+template <bool Any, bool Folded = true, int Postpone = 0, class Ray, class Count>
+cw_hits_walk<Any, Ray, Count, Folded, Postpone> make_cw_walk(const cw_view& v, Ray ray, Count count, hit* hits) {
   return {{v, ray, count, hits}};
 }
 
