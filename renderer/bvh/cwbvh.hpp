@@ -102,13 +102,13 @@ SIEVE_HD SIEVE_FORCE_INLINE std::uint32_t cw_octant(vec3 d) {
 SIEVE_HD SIEVE_FORCE_INLINE cw_ray prepare_cw(const ray& r) { return {r.origin, reciprocal(r.direction), cw_octant(r.direction)}; }
 
 // Slots whose box the ray enters within [0, limit]. Along an axis with a negative direction the
-// upper bound is the near one, so each bound takes one multiply-add and no min/max. Folded: the
-// bounds decoded by cw_byte_biased (a byte permute and the multiply-add a bound), else by cw_byte (a
-// permute, a subtraction and the multiply-add). Oct: the ray's octant when known at compile time
-// (0..7: w.oct must equal it), -1 when read from w.
-template <bool Folded = true, int Oct = -1>
+// upper bound is the near one, so each bound takes one multiply-add and no min/max. Decode 1: the
+// bounds decoded by cw_byte_biased (a byte permute and the multiply-add a bound; 2: the folded
+// offset rounded to nearest), 0: by cw_byte (a permute, a subtraction and the multiply-add).
+template <int Decode = 1>
 SIEVE_HD SIEVE_FORCE_INLINE cw_hits cw_intersect(const cw_node& n, const cw_ray& w, float limit) {
-  const std::uint32_t oct = Oct >= 0 ? static_cast<std::uint32_t>(Oct) : w.oct;
+  const std::uint32_t oct = w.oct;
+  constexpr bool Folded = Decode != 0;
   float scale[3], near_offset[3], far_offset[3];
   std::uint32_t near[3][2], far[3][2];
   SIEVE_UNROLL for (int k = 0; k < 3; ++k) {
@@ -118,8 +118,12 @@ SIEVE_HD SIEVE_FORCE_INLINE cw_hits cw_intersect(const cw_node& n, const cw_ray&
     const float offset = (n.origin[k] - o) * inv;
     if constexpr (Folded) {
       scale[k] = exp2_of(static_cast<std::int8_t>(n.exponent[k] - 8)) * inv;  // s / 256 (exponents >= -100)
-      near_offset[k] = cw_fold_offset<true>(s, offset);
-      far_offset[k] = cw_fold_offset<false>(s, offset);
+      if constexpr (Decode == 2) {
+        near_offset[k] = far_offset[k] = cw_fma(-32768.0f, s, offset);
+      } else {
+        near_offset[k] = cw_fold_offset<true>(s, offset);
+        far_offset[k] = cw_fold_offset<false>(s, offset);
+      }
     } else {
       scale[k] = s;
       near_offset[k] = far_offset[k] = offset;
@@ -153,42 +157,19 @@ SIEVE_HD SIEVE_FORCE_INLINE cw_hits cw_intersect(const cw_node& n, const cw_ray&
   return out;
 }
 
-// The traversal's stack: one 8-byte word a level, a node group (wide_entry: base, inner mask,
-// children left) or a postponed triangle group (cw_walk), at most one of each a level.
+// The traversal's stack: one 8-byte word (wide_entry: base, inner mask, children left) a level.
 class cw_stack {
  public:
   SIEVE_HD void put(int i, std::uint64_t e) { entry_[i] = e; }
   SIEVE_HD std::uint64_t get(int i) const { return entry_[i]; }
 
  private:
-  std::uint64_t entry_[2 * dfs_stack_size];
+  std::uint64_t entry_[dfs_stack_size];
 };
-
-// A triangle group on the stack: the node's first triangle with bit 31 set (triangle and node
-// indices stay below 2^31: build_bvh takes fewer triangles, and a node holds one at least), the
-// mask of its triangles left above.
-SIEVE_HD SIEVE_FORCE_INLINE std::uint64_t cw_triangle_entry(std::uint32_t base, std::uint32_t mask) {
-  return base | 0x80000000ULL | (std::uint64_t{mask} << 32);
-}
-
-// The lanes of the warp running this code (the CPU: 1).
-SIEVE_HD SIEVE_FORCE_INLINE int cw_lanes() {
-#if defined(__CUDA_ARCH__)
-  return __popc(__activemask());
-#else
-  return 1;
-#endif
-}
 
 // Closest hit (Any = false: the least (t, primitive) within (0, r.tmax], as closest_hit finds it) or
 // any hit (Any = true: found() says whether anything blocks r), a node a step.
-//
-// Postpone (percent, 0: never): Ylitie et al.'s postponed triangle tests. A lane that still has
-// inner children to visit pushes its node's triangles left onto the stack, to be tested when popped,
-// once fewer than Postpone % of the lanes that began the step are still testing triangles, so that
-// a few lanes with many triangles do not hold the others from their next node. The order of tests
-// does not change the hit (the least (t, primitive); boxes are culled with cull_limit's margin).
-template <bool Any, bool Folded = true, int Postpone = 0, int Oct = -1>
+template <bool Any, int Decode = 1>
 class cw_walk {
  public:
   SIEVE_HD void start(const cw_view& v, const ray& r) {
@@ -205,7 +186,6 @@ class cw_walk {
     best_ = best;
     top_ = 0;
     group_ = group;
-    tris_ = 0;
     live_ = v.node_count != 0 && (group >> 40) != 0;
   }
   // The closest hit so far (prim ~0U: none; t the ray's tmax).
@@ -214,29 +194,17 @@ class cw_walk {
   SIEVE_HD bool live() const { return live_; }
 
   SIEVE_HD bool step(const cw_view& v, cw_stack& stack) {
-    [[maybe_unused]] const int began = Postpone > 0 ? cw_lanes() : 0;
-    if (group_ >> 40) {
-      std::uint32_t left = static_cast<std::uint32_t>(group_ >> 40);
-      const std::uint32_t base = static_cast<std::uint32_t>(group_);
-      const std::uint32_t imask = static_cast<std::uint32_t>(group_ >> 32) & 0xFFU;
-      const int k = lowest_bit(left);
-      left &= left - 1;
-      if (left) stack.put(top_++, wide_entry(base, imask, left));
-      const int oct = Oct >= 0 ? Oct : static_cast<int>(w_.oct);
-      const cw_node n = load_quads(v.nodes + inner_child(base, imask, k ^ oct));
-      const cw_hits h = cw_intersect<Folded, Oct>(n, w_, Any ? r_.tmax : cull_limit(best_.t));
-      group_ = wide_entry(n.child_base, n.inner_mask, h.inner);
-      tri_base_ = n.tri_base;
-      tris_ = h.triangles;
-    }
-    while (tris_) {
-      if (Postpone > 0 && (group_ >> 40) != 0 && 100 * cw_lanes() < Postpone * began) {
-        stack.put(top_++, cw_triangle_entry(tri_base_, tris_));
-        tris_ = 0;
-        break;
-      }
-      const std::uint32_t i = tri_base_ + static_cast<std::uint32_t>(lowest_bit(tris_));
-      tris_ &= tris_ - 1;
+    std::uint32_t left = static_cast<std::uint32_t>(group_ >> 40);
+    const std::uint32_t base = static_cast<std::uint32_t>(group_);
+    const std::uint32_t imask = static_cast<std::uint32_t>(group_ >> 32) & 0xFFU;
+    const int k = lowest_bit(left);
+    left &= left - 1;
+    if (left) stack.put(top_++, wide_entry(base, imask, left));
+    const cw_node n = load_quads(v.nodes + inner_child(base, imask, k ^ static_cast<int>(w_.oct)));
+    const cw_hits h = cw_intersect<Decode>(n, w_, Any ? r_.tmax : cull_limit(best_.t));
+    group_ = wide_entry(n.child_base, n.inner_mask, h.inner);
+    for (std::uint32_t tris = h.triangles; tris; tris &= tris - 1) {
+      const std::uint32_t i = n.tri_base + static_cast<std::uint32_t>(lowest_bit(tris));
       const cw_triangle t = load_triangle(v.triangles + i);
       tri_hit th;
       if (!hit_triangle_edges({t.v0.x, t.v0.y, t.v0.z}, {t.e1.x, t.e1.y, t.e1.z}, {t.e2.x, t.e2.y, t.e2.z}, r_, best_.t, th))
@@ -251,14 +219,7 @@ class cw_walk {
     }
     if (group_ >> 40) return true;
     if (top_ == 0) return live_ = false;
-    const std::uint64_t e = stack.get(--top_);
-    if (e & 0x80000000ULL) {  // a postponed triangle group
-      tri_base_ = static_cast<std::uint32_t>(e) & 0x7FFFFFFFU;
-      tris_ = static_cast<std::uint32_t>(e >> 32);
-      group_ = 0;
-    } else {
-      group_ = e;
-    }
+    group_ = stack.get(--top_);
     return true;
   }
 
@@ -275,7 +236,6 @@ class cw_walk {
   cw_ray w_;
   hit best_;
   std::uint64_t group_ = 0;  // the node group to visit next: wide_entry(base, inner mask, children left)
-  std::uint32_t tri_base_ = 0, tris_ = 0;  // the triangles left to test: tri_base_ + each bit of tris_
   int top_ = 0;
   bool live_ = false;
 };
@@ -311,32 +271,15 @@ SIEVE_HD inline cw_view cw_of(const bvh_view& v) {
 }
 
 // The whole walk of one ray (a GPU thread's loop, or the CPU's).
-template <bool Any, bool Folded = true, int Oct = -1>
+template <bool Any, int Decode = 1>
 SIEVE_HD inline hit cw_trace(const cw_view& v, const ray& r) {
-  cw_walk<Any, Folded, 0, Oct> w;
+  cw_walk<Any, Decode> w;
   cw_stack stack;
   w.start(v, r);
   if (w.live())
     while (w.step(v, stack)) {
     }
   return w.result();
-}
-
-// The same with the ray's octant a constant of one of eight copies of the walk (no per-node select
-// of the near and far bounds, constant shifts for the octant order): for camera rays, whose octant is
-// nearly the same across a warp.
-template <bool Any, bool Folded = true>
-SIEVE_HD inline hit cw_trace_by_octant(const cw_view& v, const ray& r) {
-  switch (cw_octant(r.direction)) {
-    case 0: return cw_trace<Any, Folded, 0>(v, r);
-    case 1: return cw_trace<Any, Folded, 1>(v, r);
-    case 2: return cw_trace<Any, Folded, 2>(v, r);
-    case 3: return cw_trace<Any, Folded, 3>(v, r);
-    case 4: return cw_trace<Any, Folded, 4>(v, r);
-    case 5: return cw_trace<Any, Folded, 5>(v, r);
-    case 6: return cw_trace<Any, Folded, 6>(v, r);
-    default: return cw_trace<Any, Folded, 7>(v, r);
-  }
 }
 
 SIEVE_HD inline hit cw_closest_hit(const cw_view& v, const ray& r) { return cw_trace<false>(v, r); }
@@ -347,13 +290,13 @@ SIEVE_HD inline bool cw_any_hit(const cw_view& v, const ray& r) { return cw_trac
 // rays once 8 lanes are idle (the binary DFS: 16), and ptxas fits it to 5 blocks of 256 threads per
 // multiprocessor (48 registers): diffuse rays 2356 -> 2465 Mrays/s against refill 16 and 4 blocks
 // (H200, 4.7M rays: bench/results/h200/cwbvh-designs.txt).
-template <bool Any, class Ray, class Count, bool Folded = true, int Postpone = 0>
-struct cw_hits_walk : ray_walk<cw_walk<Any, Folded, Postpone>, cw_stack, cw_view, Ray, Count> {
-  static constexpr int refill = 8, min_blocks = 5;
+template <bool Any, class Ray, class Count, int Decode = 1, int MinBlocks = 5>
+struct cw_hits_walk : ray_walk<cw_walk<Any, Decode>, cw_stack, cw_view, Ray, Count> {
+  static constexpr int refill = 8, min_blocks = MinBlocks;
 };
 
-template <bool Any, bool Folded = true, int Postpone = 0, class Ray, class Count>
-cw_hits_walk<Any, Ray, Count, Folded, Postpone> make_cw_walk(const cw_view& v, Ray ray, Count count, hit* hits) {
+template <bool Any, int Decode = 1, int MinBlocks = 5, class Ray, class Count>
+cw_hits_walk<Any, Ray, Count, Decode, MinBlocks> make_cw_walk(const cw_view& v, Ray ray, Count count, hit* hits) {
   return {{v, ray, count, hits}};
 }
 
