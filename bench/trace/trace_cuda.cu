@@ -14,38 +14,8 @@
 
 #include <cuda_runtime.h>
 
-#include <cstdlib>
-#include <type_traits>
-
 namespace sieve::render {
 
-// Measurement switch (SIEVE_CW_DESIGN): one ray a thread over the compressed tree, its bounds
-// decoded by cw_intersect<Decode>.
-template <bool Any, int Decode>
-struct cw_thread_trace {
-  cw_view c;
-  const ray* r;
-  hit* h;
-  SIEVE_HD void operator()(std::uint32_t i) const {
-    hit out = cw_trace<Any, Decode>(c, r[i]);
-    if (Any) out = out.found() ? hit{0, 0, 0, 0} : hit{};
-    h[i] = out;
-  }
-};
-
-// The same loop as exec::parallel_for's kernel, with ptxas fitting the registers to MinBlocks blocks.
-template <int MinBlocks, class F>
-__global__ void __launch_bounds__(256, MinBlocks) bounded_for_kernel(std::uint32_t n, F body) {
-  const std::uint32_t stride = gridDim.x * blockDim.x;
-  for (std::uint32_t i = blockIdx.x * blockDim.x + threadIdx.x; i < n; i += stride) body(i);
-}
-
-template <int MinBlocks, class F>
-void bounded_for(std::uint32_t n, const F& body) {
-  const std::uint32_t want = (n + 255) / 256, most = static_cast<std::uint32_t>(sieve::cuda::sm_count()) * 16;
-  bounded_for_kernel<MinBlocks><<<want < most ? want : most, 256>>>(n, body);
-  SIEVE_CUDA_CHECK(cudaGetLastError());
-}
 
 gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::span<const ray> rays,
                      const std::string& traversal, const std::string& strategy, int repeats,
@@ -77,45 +47,24 @@ gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::spa
   hit* h = d_hits.get();
   const std::size_t n = rays.size();
   const device_array<std::uint32_t> cursor(1);
-  const char* design_env = std::getenv("SIEVE_CW_DESIGN");  // measurement switch: main, fold, fold-rn, fold-b4, fold-b6 (walk), fold-b5, main-b5 (a thread)
-  const std::string design = design_env ? design_env : "fold";
   auto run = [&] {
     if (bfs) return bfs->closest(view, r, h, n, nullptr);
     if (cw) {  // the compressed 8-wide layout (cwbvh.hpp)
       const cw_view c = cw_of(view);
       if (traversal == "cwbvh-thread") {
-        const auto m = static_cast<std::uint32_t>(n);
-        if (any) {
-          if (design == "main") exec::parallel_for(exec::cuda{}, "trace", n, cw_thread_trace<true, 0>{c, r, h});
-          else if (design == "fold-rn") exec::parallel_for(exec::cuda{}, "trace", n, cw_thread_trace<true, 2>{c, r, h});
-          else if (design == "fold-b5") bounded_for<5>(m, cw_thread_trace<true, 1>{c, r, h});
-          else if (design == "main-b5") bounded_for<5>(m, cw_thread_trace<true, 0>{c, r, h});
-          else exec::parallel_for(exec::cuda{}, "trace", n, cw_thread_trace<true, 1>{c, r, h});
-        } else {
-          if (design == "main") exec::parallel_for(exec::cuda{}, "trace", n, cw_thread_trace<false, 0>{c, r, h});
-          else if (design == "fold-rn") exec::parallel_for(exec::cuda{}, "trace", n, cw_thread_trace<false, 2>{c, r, h});
-          else if (design == "fold-b5") bounded_for<5>(m, cw_thread_trace<false, 1>{c, r, h});
-          else if (design == "main-b5") bounded_for<5>(m, cw_thread_trace<false, 0>{c, r, h});
-          else exec::parallel_for(exec::cuda{}, "trace", n, cw_thread_trace<false, 1>{c, r, h});
-        }
+        if (any)
+          exec::parallel_for(exec::cuda{}, "trace", n, [=] SIEVE_HD(std::uint32_t i) {
+            h[i] = cw_any_hit(c, r[i]) ? hit{0, 0, 0, 0} : hit{};
+          });
+        else
+          exec::parallel_for(exec::cuda{}, "trace", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = cw_closest_hit(c, r[i]); });
         return;
       }
       const auto count = static_cast<std::uint32_t>(n);
       const auto ray_at = [=] SIEVE_HD(std::uint32_t i) { return r[i]; };
       const auto items = [=] SIEVE_HD { return count; };
-      auto walk = [&](auto decode, auto blocks) {
-        constexpr int D = decltype(decode)::value, B = decltype(blocks)::value;
-        if (any) exec::parallel_walk(exec::cuda{}, "trace", make_cw_walk<true, D, B>(c, ray_at, items, h), cursor.get());
-        else exec::parallel_walk(exec::cuda{}, "trace", make_cw_walk<false, D, B>(c, ray_at, items, h), cursor.get());
-      };
-      using i0 = std::integral_constant<int, 0>;
-      using i1 = std::integral_constant<int, 1>;
-      using i2 = std::integral_constant<int, 2>;
-      if (design == "main") walk(i0{}, std::integral_constant<int, 5>{});
-      else if (design == "fold-rn") walk(i2{}, std::integral_constant<int, 5>{});
-      else if (design == "fold-b4") walk(i1{}, std::integral_constant<int, 4>{});
-      else if (design == "fold-b6") walk(i1{}, std::integral_constant<int, 6>{});
-      else walk(i1{}, std::integral_constant<int, 5>{});
+      if (any) exec::parallel_walk(exec::cuda{}, "trace", make_cw_walk<true>(c, ray_at, items, h), cursor.get());
+      else exec::parallel_walk(exec::cuda{}, "trace", make_cw_walk<false>(c, ray_at, items, h), cursor.get());
       return;
     }
     if (wide) {  // the 8-wide compressed tree, children in octant order, boxes tested one by one

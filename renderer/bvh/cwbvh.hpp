@@ -19,44 +19,20 @@
 #include "dfs.hpp"
 #include "wide.hpp"  // octant_order, inner_child, wide_entry, lowest_bit, load_quads
 
-#include <cmath>
 #include <cstdint>
 #include <cstring>
 
 namespace sieve::render {
 
-// The quantised bound q (0..255) as a float. On the GPU one byte permute builds 2^23 + q and one
-// subtraction leaves q exactly (cheaper than an integer-to-float conversion).
+// The quantised bound q (0..255) as 2^23 + 256 q, exactly: on the GPU one byte permute puts q into
+// the second byte under the exponent of 2^23 (cheaper than an integer-to-float conversion, and no
+// subtraction of 2^23 after it). A box test takes the bound as (2^23 + 256 q) * s / 256 + (offset -
+// 2^15 s): one multiply-add, its second term computed once per node and axis (cw_axis_of).
 SIEVE_HD SIEVE_FORCE_INLINE float cw_byte(std::uint32_t word, int byte) {
-#if defined(__CUDA_ARCH__)
-  return __uint_as_float(__byte_perm(word, 0x4B000000U, 0x7440U | static_cast<unsigned>(byte))) - 8388608.0f;
-#else
-  return static_cast<float>((word >> (8 * byte)) & 0xFFU);
-#endif
-}
-
-// The quantised bound q as 2^23 + 256 q, exactly: on the GPU one byte permute (q into the second
-// byte under the exponent of 2^23), no subtraction. A box test then takes the bound as
-// (2^23 + 256 q) * s / 256 + (offset - 2^15 s), one multiply-add, with the second term computed
-// once per node and axis (cw_fold_offset).
-SIEVE_HD SIEVE_FORCE_INLINE float cw_byte_biased(std::uint32_t word, int byte) {
 #if defined(__CUDA_ARCH__)
   return __uint_as_float(__byte_perm(word, 0x4B000000U, 0x7404U | (static_cast<unsigned>(byte) << 4)));
 #else
   return static_cast<float>(8388608U + 256U * ((word >> (8 * byte)) & 0xFFU));
-#endif
-}
-
-// offset - 2^15 s rounded down (Down) or up, so that a near bound can only move nearer and a far one
-// farther than the exact value; the single rounding of the box test's multiply-add is the one the
-// quantisation's margin of a step covers (quantise_slots), as before the fold.
-template <bool Down>
-SIEVE_HD SIEVE_FORCE_INLINE float cw_fold_offset(float s, float offset) {
-#if defined(__CUDA_ARCH__)
-  return Down ? __fmaf_rd(-32768.0f, s, offset) : __fmaf_ru(-32768.0f, s, offset);
-#else
-  const float rounded = std::fma(-32768.0f, s, offset);  // then one step outwards: at least as far as directed rounding
-  return std::nextafter(rounded, Down ? -INFINITY : INFINITY);
 #endif
 }
 
@@ -101,37 +77,35 @@ SIEVE_HD SIEVE_FORCE_INLINE std::uint32_t cw_octant(vec3 d) {
 
 SIEVE_HD SIEVE_FORCE_INLINE cw_ray prepare_cw(const ray& r) { return {r.origin, reciprocal(r.direction), cw_octant(r.direction)}; }
 
+// One axis of a node against the ray: bound q enters at cw_fma(cw_byte(q), scale, offset) along
+// the ray, which is (origin + q 2^e - o) / d but for roundings: the subtraction of 2^15 s folded into
+// the offset rounds to nearest once more, a shift of both bounds of the axis together as the
+// offset's own rounding is; the quantisation's margin of a step covers both (quantise_slots), and
+// the hits stay those of the binary DFS (tests/cwbvh_test.cpp, `sieve bench trace`'s validation).
+struct cw_axis {
+  float scale, offset;
+};
+
+SIEVE_HD SIEVE_FORCE_INLINE cw_axis cw_axis_of(std::int8_t exponent, float origin, float o, float inv) {
+  const float s = exp2_of(exponent) * inv;
+  // s / 256 exactly (exponents are >= -100) and offset - 2^15 s
+  return {exp2_of(static_cast<std::int8_t>(exponent - 8)) * inv, cw_fma(-32768.0f, s, (origin - o) * inv)};
+}
+
 // Slots whose box the ray enters within [0, limit]. Along an axis with a negative direction the
-// upper bound is the near one, so each bound takes one multiply-add and no min/max. Decode 1: the
-// bounds decoded by cw_byte_biased (a byte permute and the multiply-add a bound; 2: the folded
-// offset rounded to nearest), 0: by cw_byte (a permute, a subtraction and the multiply-add).
-template <int Decode = 1>
+// upper bound is the near one, so each bound takes a byte permute and one multiply-add, and no
+// min/max.
 SIEVE_HD SIEVE_FORCE_INLINE cw_hits cw_intersect(const cw_node& n, const cw_ray& w, float limit) {
-  const std::uint32_t oct = w.oct;
-  constexpr bool Folded = Decode != 0;
-  float scale[3], near_offset[3], far_offset[3];
+  cw_axis axis[3];
   std::uint32_t near[3][2], far[3][2];
   SIEVE_UNROLL for (int k = 0; k < 3; ++k) {
     const float o = k == 0 ? w.origin.x : k == 1 ? w.origin.y : w.origin.z;
     const float inv = k == 0 ? w.inv.x : k == 1 ? w.inv.y : w.inv.z;
-    const float s = exp2_of(n.exponent[k]) * inv;
-    const float offset = (n.origin[k] - o) * inv;
-    if constexpr (Folded) {
-      scale[k] = exp2_of(static_cast<std::int8_t>(n.exponent[k] - 8)) * inv;  // s / 256 (exponents >= -100)
-      if constexpr (Decode == 2) {
-        near_offset[k] = far_offset[k] = cw_fma(-32768.0f, s, offset);
-      } else {
-        near_offset[k] = cw_fold_offset<true>(s, offset);
-        far_offset[k] = cw_fold_offset<false>(s, offset);
-      }
-    } else {
-      scale[k] = s;
-      near_offset[k] = far_offset[k] = offset;
-    }
+    axis[k] = cw_axis_of(n.exponent[k], n.origin[k], o, inv);
     std::uint32_t lo[2], hi[2];
     std::memcpy(lo, n.lo[k], sizeof lo);
     std::memcpy(hi, n.hi[k], sizeof hi);
-    const bool negative = (oct >> k) & 1U;
+    const bool negative = (w.oct >> k) & 1U;
     SIEVE_UNROLL for (int h = 0; h < 2; ++h) {
       near[k][h] = negative ? hi[h] : lo[h];
       far[k][h] = negative ? lo[h] : hi[h];
@@ -145,13 +119,11 @@ SIEVE_HD SIEVE_FORCE_INLINE cw_hits cw_intersect(const cw_node& n, const cw_ray&
     if (m == 0) continue;
     float enter = 0, leave = limit;
     SIEVE_UNROLL for (int k = 0; k < 3; ++k) {
-      const float qn = Folded ? cw_byte_biased(near[k][s / 4], s % 4) : cw_byte(near[k][s / 4], s % 4);
-      const float qf = Folded ? cw_byte_biased(far[k][s / 4], s % 4) : cw_byte(far[k][s / 4], s % 4);
-      enter = fmaxf(enter, cw_fma(qn, scale[k], near_offset[k]));
-      leave = fminf(leave, cw_fma(qf, scale[k], far_offset[k]));
+      enter = fmaxf(enter, cw_fma(cw_byte(near[k][s / 4], s % 4), axis[k].scale, axis[k].offset));
+      leave = fminf(leave, cw_fma(cw_byte(far[k][s / 4], s % 4), axis[k].scale, axis[k].offset));
     }
     if (!(enter <= leave)) continue;
-    out.inner |= ((n.inner_mask >> s) & 1U) << (s ^ static_cast<int>(oct));
+    out.inner |= ((n.inner_mask >> s) & 1U) << (s ^ static_cast<int>(w.oct));
     out.triangles |= ((1U << (m >> 5)) - 1) << (m & 31U);  // 0 for an inner slot (count 0)
   }
   return out;
@@ -169,7 +141,7 @@ class cw_stack {
 
 // Closest hit (Any = false: the least (t, primitive) within (0, r.tmax], as closest_hit finds it) or
 // any hit (Any = true: found() says whether anything blocks r), a node a step.
-template <bool Any, int Decode = 1>
+template <bool Any>
 class cw_walk {
  public:
   SIEVE_HD void start(const cw_view& v, const ray& r) {
@@ -201,7 +173,7 @@ class cw_walk {
     left &= left - 1;
     if (left) stack.put(top_++, wide_entry(base, imask, left));
     const cw_node n = load_quads(v.nodes + inner_child(base, imask, k ^ static_cast<int>(w_.oct)));
-    const cw_hits h = cw_intersect<Decode>(n, w_, Any ? r_.tmax : cull_limit(best_.t));
+    const cw_hits h = cw_intersect(n, w_, Any ? r_.tmax : cull_limit(best_.t));
     group_ = wide_entry(n.child_base, n.inner_mask, h.inner);
     for (std::uint32_t tris = h.triangles; tris; tris &= tris - 1) {
       const std::uint32_t i = n.tri_base + static_cast<std::uint32_t>(lowest_bit(tris));
@@ -271,9 +243,9 @@ SIEVE_HD inline cw_view cw_of(const bvh_view& v) {
 }
 
 // The whole walk of one ray (a GPU thread's loop, or the CPU's).
-template <bool Any, int Decode = 1>
+template <bool Any>
 SIEVE_HD inline hit cw_trace(const cw_view& v, const ray& r) {
-  cw_walk<Any, Decode> w;
+  cw_walk<Any> w;
   cw_stack stack;
   w.start(v, r);
   if (w.live())
@@ -287,16 +259,17 @@ SIEVE_HD inline bool cw_any_hit(const cw_view& v, const ray& r) { return cw_trac
 
 // The hits of a batch of rays as a walk for exec::parallel_walk (ray_walk, dfs.hpp): item i's ray is
 // ray(i), its hit goes to hits[i] (any hit: prim 0 at t 0 when blocked). Its persistent warps fetch
-// rays once 8 lanes are idle (the binary DFS: 16), and ptxas fits it to 5 blocks of 256 threads per
-// multiprocessor (48 registers): diffuse rays 2356 -> 2465 Mrays/s against refill 16 and 4 blocks
-// (H200, 4.7M rays: bench/results/h200/cwbvh-designs.txt).
-template <bool Any, class Ray, class Count, int Decode = 1, int MinBlocks = 5>
-struct cw_hits_walk : ray_walk<cw_walk<Any, Decode>, cw_stack, cw_view, Ray, Count> {
-  static constexpr int refill = 8, min_blocks = MinBlocks;
+// rays once 8 lanes are idle (the binary DFS: 16), and ptxas fits it to 4 blocks of 256 threads per
+// multiprocessor (62 registers, nothing spilled): with the folded decode, diffuse rays 2284 -> 2352
+// Mrays/s against 5 blocks (48 registers, spills), 2084 at 6 (H200, 4.7M rays:
+// bench/results/h200/cwbvh-designs-2.txt).
+template <bool Any, class Ray, class Count>
+struct cw_hits_walk : ray_walk<cw_walk<Any>, cw_stack, cw_view, Ray, Count> {
+  static constexpr int refill = 8, min_blocks = 4;
 };
 
-template <bool Any, int Decode = 1, int MinBlocks = 5, class Ray, class Count>
-cw_hits_walk<Any, Ray, Count, Decode, MinBlocks> make_cw_walk(const cw_view& v, Ray ray, Count count, hit* hits) {
+template <bool Any, class Ray, class Count>
+cw_hits_walk<Any, Ray, Count> make_cw_walk(const cw_view& v, Ray ray, Count count, hit* hits) {
   return {{v, ray, count, hits}};
 }
 
