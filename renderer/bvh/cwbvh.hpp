@@ -260,9 +260,9 @@ SIEVE_HD inline bool cw_any_hit(const cw_view& v, const ray& r) { return cw_trac
 // The hits of a batch of rays as a walk for exec::parallel_walk (ray_walk, dfs.hpp): item i's ray is
 // ray(i), its hit goes to hits[i] (any hit: prim 0 at t 0 when blocked). Its persistent warps fetch
 // rays once 8 lanes are idle (the binary DFS: 16), and ptxas fits it to 4 blocks of 256 threads per
-// multiprocessor (62 registers, nothing spilled): with the folded decode, diffuse rays 2284 -> 2352
-// Mrays/s against 5 blocks (48 registers, spills), 2084 at 6 (H200, 4.7M rays:
-// bench/results/h200/cwbvh-designs-2.txt).
+// multiprocessor (62 registers, nothing spilled; at 5 blocks 48 registers and spills, L2 throughput
+// 70 % against 26 %): diffuse rays the same, camera rays by the walk 3847 -> 3980 Mrays/s; 6 blocks
+// lost 11 % (H200, 4.7M rays: bench/results/h200/cwbvh-designs-2.txt).
 template <bool Any, class Ray, class Count>
 struct cw_hits_walk : ray_walk<cw_walk<Any>, cw_stack, cw_view, Ray, Count> {
   static constexpr int refill = 8, min_blocks = 4;
