@@ -333,6 +333,22 @@ void print_bvh_summary(const scene& sc, const bvh& b, double build_s, double bui
             << fixed(cw_tri_mb, 1) << " MiB (vertex and edges)\n";
 }
 
+// Where a build's CPU time went, phase by phase, and the same for the build of the CPU tracer's
+// layout alone (no pair nodes, no GPU encoding), built again here and timed on its own.
+void print_build_phases(const scene& sc, const bvh& b) {
+  const double tris = static_cast<double>(sc.triangles.size());
+  auto line = [&](const char* what, const bvh_phases& p) {
+    std::cout << what << ": " << fixed(tris / p.total() / 1e6, 2) << " Mtris per CPU-second (" << fixed(p.total() * 1e3, 1)
+              << " ms: references " << fixed(p.refs * 1e3, 1) << ", binary tree " << fixed(p.binary * 1e3, 1)
+              << ", pair nodes and leaf triangles " << fixed(p.pairs * 1e3, 1) << ", 8-wide collapse " << fixed(p.collapse * 1e3, 1)
+              << ", GPU encoding " << fixed(p.cw * 1e3, 1) << ")\n";
+  };
+  line("build, every layout", b.stats.cpu);
+  const bvh cpu_only = build_bvh(sc.triangles, cpu_wide_only());
+  line("build for the CPU tracer (the 8-wide tree alone)", cpu_only.stats.cpu);
+  std::cout << "  its SAH cost: binary " << fixed(sah_cost(cpu_only), 2) << ", wide " << fixed(sah_cost(cpu_only.wide), 2) << "\n";
+}
+
 // One GPU trace of `rays`, validated against the CPU's DFS hits and timed; dfs_mrays is the DFS
 // rate of this ray kind so far (set when this is the DFS), profiles gathers the BFS's breakdowns.
 trace_row gpu_row(const bvh& b, const scene& sc, const std::vector<ray>& rays, const std::vector<hit>& reference,
@@ -499,6 +515,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
   const nlohmann::json machine = machine_info(gpu);
   const std::string device = device_of(machine);
   print_bvh_summary(sc, b, build_s, build_cpu_s, device, backend);
+  print_build_phases(sc, b);
   std::unique_ptr<embree_scene> embree;
   if (!traversals.empty() && traversals.front() == "embree") {
     embree = std::make_unique<embree_scene>(sc.triangles);

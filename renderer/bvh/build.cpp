@@ -34,6 +34,7 @@
 #include <new>
 #include <memory>
 #include <string>
+#include <ctime>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -478,6 +479,12 @@ std::vector<pair_node> pair_layout(const std::vector<bvh_node>& nodes) {
   return pairs;
 }
 
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 }  // namespace
 
 double sah_cost(const bvh& b, float traversal_cost) {
@@ -496,20 +503,31 @@ bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& opti
   if (triangles.size() >= (std::size_t{1} << 31)) throw error("BVH: too many triangles (" + std::to_string(triangles.size()) + ")");
   const auto start = std::chrono::steady_clock::now();
   bvh out;
+  bvh_phases& cpu = out.stats.cpu;
+  double mark = process_cpu_seconds();
+  auto lap = [&mark](double& phase) {
+    const double now = process_cpu_seconds();
+    phase += now - mark;
+    mark = now;
+  };
   builder b(triangles, options, out);
+  lap(cpu.refs);
   b.run();
   widen_boxes(out.nodes);
-  out.pairs = pair_layout(out.nodes);
-  out.leaf_triangles.resize(out.prims.size());
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, out.prims.size(), 1 << 14), [&](const auto& r) {
-    for (std::size_t i = r.begin(); i != r.end(); ++i) {
-      const triangle& t = triangles[out.prims[i]];
-      out.leaf_triangles[i] = {{{t.v0.x, t.v0.y, t.v0.z, 0}, {t.v1.x, t.v1.y, t.v1.z, 0}, {t.v2.x, t.v2.y, t.v2.z, 0}}};
-    }
-  });
+  lap(cpu.binary);
+  if (options.pairs) {
+    out.pairs = pair_layout(out.nodes);
+    out.leaf_triangles.resize(out.prims.size());
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, out.prims.size(), 1 << 14), [&](const auto& r) {
+      for (std::size_t i = r.begin(); i != r.end(); ++i) out.leaf_triangles[i] = leaf_triangle::of(triangles[out.prims[i]]);
+    });
+    lap(cpu.pairs);
+  }
   if (options.wide) {
-    out.wide = collapse_wide(out, options.traversal_cost);
-    out.cw = encode_cw(out.wide);
+    out.wide = collapse_wide(out, triangles, options.traversal_cost);
+    lap(cpu.collapse);
+    if (options.cw) out.cw = encode_cw(out.wide);
+    lap(cpu.cw);
   }
   out.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
