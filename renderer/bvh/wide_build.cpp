@@ -27,8 +27,6 @@
 #include <cmath>
 #include <memory>
 #include <string>
-#include <cstdio>
-#include <ctime>
 
 namespace sieve::render {
 namespace {
@@ -341,19 +339,14 @@ wide_bvh collapse_wide(const bvh& b, std::span<const triangle> triangles, float 
   const auto t0 = std::chrono::steady_clock::now();
   wide_bvh out;
   if (b.nodes.empty()) return out;
-  auto T = [] { timespec ts{}; clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts); return ts.tv_sec * 1e3 + ts.tv_nsec * 1e-6; };
-  double t = T();
   collapser c(b, triangles, traversal_cost);
   c.plan();
-  fprintf(stderr, "plan %.1f ", T() - t); t = T();
   piece root;
   root.nodes.resize(1);
   root.depth = c.build(c.from_binary(0), 0, root, 1);
   c.wait();
-  fprintf(stderr, "build %.1f ", T() - t); t = T();
   out.nodes.resize(1);
   out.depth = stitch(root, 0, out);
-  fprintf(stderr, "stitch %.1f ", T() - t); t = T();
   out.triangles.resize(out.prims.size());
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, out.prims.size(), 1 << 14), [&](const auto& r) {
     for (std::size_t i = r.begin(); i != r.end(); ++i) {
@@ -362,7 +355,6 @@ wide_bvh collapse_wide(const bvh& b, std::span<const triangle> triangles, float 
       out.triangles[i] = leaf_triangle::of(triangles[out.prims[i]]);
     }
   });
-  fprintf(stderr, "gather %.1f\n", T() - t);
   if (out.depth >= static_cast<std::size_t>(dfs_stack_size))
     throw error("BVH: the wide tree is " + std::to_string(out.depth) + " levels deep, more than the traversal stack holds");
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
