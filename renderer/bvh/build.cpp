@@ -671,8 +671,10 @@ bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& opti
   if (options.wide) {
     out.wide = collapse_wide(out, triangles, options.traversal_cost);
     lap(cpu.collapse);
-    if (options.cw) out.cw = encode_cw(out.wide);
-    lap(cpu.cw);
+    if (options.cw) {
+      out.cw = encode_cw(out.wide);
+      lap(cpu.cw);
+    }
   }
   out.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
