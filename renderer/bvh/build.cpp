@@ -185,46 +185,50 @@ struct split {
   float cost = 1e30f;
 };
 
-// A node's split and, when every reference was binned, both sides' bounds (the union of their bins)
-// and the left side's count.
-struct binned {
-  split s;
-  box8 left, right;
-  std::uint32_t left_count = 0;
-};
-
-// Adds the reference r to its bin on each axis. (A function, not a lambda: a lambda would not take
-// the AVX2 target of the kernel it sits in, and the operations would not inline into it.)
+// Bins the references begin, begin + stride, ... (< end) into n bins per axis and sweeps them for
+// the split of least cost.
 template <class Ops>
-SIEVE_FORCE_INLINE void bin_one(const float* r, const binner& bn, bins& to) {
-  alignas(16) std::int32_t k[4];
-  Ops::bin_of(r, bn, k);
-  Ops::grow(to.box[0][k[0]].lane, r);
-  Ops::grow(to.box[1][k[1]].lane, r);
-  Ops::grow(to.box[2][k[2]].lane, r);
-  ++to.count[0][k[0]], ++to.count[1][k[1]], ++to.count[2][k[2]];
-}
-
-template <class Ops>
-SIEVE_FORCE_INLINE void clear_bins(bins& b, std::uint32_t n) {
+SIEVE_FORCE_INLINE split bin_kernel(const prim_ref* refs, std::uint32_t begin, std::uint32_t end, std::uint32_t stride,
+                                    const binner& bn, std::uint32_t n) {
+  // Two sets of bins, for alternate references, when there are many: consecutive references often
+  // fall in the same bin, and one set makes each update wait for the previous one's store.
+  const bool two = (end - begin) / stride >= 64;
+  bins b, b2;
   for (int a = 0; a < 3; ++a)
-    for (std::uint32_t k = 0; k < n; ++k) Ops::set_empty(b.box[a][k].lane), b.count[a][k] = 0;
-}
-
-// The split of least cost over n filled bins per axis.
-template <class Ops>
-SIEVE_FORCE_INLINE binned sweep_kernel(const bins& b, const binner& bn, std::uint32_t n) {
-  binned best;
+    for (std::uint32_t k = 0; k < n; ++k) {
+      Ops::set_empty(b.box[a][k].lane), b.count[a][k] = 0;
+      if (two) Ops::set_empty(b2.box[a][k].lane), b2.count[a][k] = 0;
+    }
+  alignas(16) std::int32_t k[4];
+  auto add = [&](bins& to, std::uint32_t i) {
+    const float* r = refs[i].lane;
+    Ops::bin_of(r, bn, k);
+    Ops::grow(to.box[0][k[0]].lane, r);
+    Ops::grow(to.box[1][k[1]].lane, r);
+    Ops::grow(to.box[2][k[2]].lane, r);
+    ++to.count[0][k[0]], ++to.count[1][k[1]], ++to.count[2][k[2]];
+  };
+  std::uint32_t i = begin;
+  if (two) {
+    for (; i + stride < end; i += 2 * stride) add(b, i), add(b2, i + stride);
+    if (i < end) add(b, i);
+    for (int a = 0; a < 3; ++a)
+      for (std::uint32_t j = 0; j < n; ++j) {
+        Ops::grow(b.box[a][j].lane, b2.box[a][j].lane);
+        b.count[a][j] += b2.count[a][j];
+      }
+  } else {
+    for (; i < end; i += stride) add(b, i);
+  }
+  split best;
   alignas(32) float acc[8];
   for (int axis = 0; axis < 3; ++axis) {
     if (bn.scale[axis] <= 0) continue;
     float right_cost[max_bins];
-    bins::lanes right_box[max_bins];
     Ops::set_empty(acc);
     std::uint32_t right = 0;
     for (std::uint32_t j = n - 1; j > 0; --j) {
       Ops::grow(acc, b.box[axis][j].lane);
-      Ops::copy(right_box[j].lane, acc);
       right += b.count[axis][j];
       right_cost[j] = Ops::half_area(acc) * static_cast<float>(right);
     }
@@ -235,157 +239,73 @@ SIEVE_FORCE_INLINE binned sweep_kernel(const bins& b, const binner& bn, std::uin
       Ops::grow(acc, b.box[axis][j].lane);
       left += b.count[axis][j];
       const float cost = Ops::half_area(acc) * static_cast<float>(left) + right_cost[j + 1];
-      if (left > 0 && left < total && cost < best.s.cost) {
-        best.s = {axis, static_cast<std::int32_t>(j + 1), cost};
-        best.left_count = left;
-        Ops::copy(best.left.lane, acc);
-        Ops::copy(best.right.lane, right_box[j + 1].lane);
-      }
+      if (left > 0 && left < total && cost < best.cost) best = {axis, static_cast<std::int32_t>(j + 1), cost};
     }
   }
   return best;
 }
 
-// Bins the references idx[begin], idx[begin + stride], ... (< end) into n bins per axis and sweeps
-// them for the split of least cost.
+// Puts the references of [begin, end) whose bin on `axis` is below `split` first and returns where
+// the others begin; measures both sides' bounds and centroid bounds on the way.
 template <class Ops>
-SIEVE_FORCE_INLINE binned bin_kernel(const prim_ref* refs, const std::uint32_t* idx, std::uint32_t begin, std::uint32_t end,
-                                     std::uint32_t stride, const binner& bn, std::uint32_t n) {
-  // Two sets of bins, for alternate references, when there are many: consecutive references often
-  // fall in the same bin, and one set makes each update wait for the previous one's store.
-  const bool two = (end - begin) / stride >= 64;
-  bins b, b2;
-  clear_bins<Ops>(b, n);
-  if (two) clear_bins<Ops>(b2, n);
-  std::uint32_t i = begin;
-  if (two) {
-    for (; i + stride < end; i += 2 * stride) bin_one<Ops>(refs[idx[i]].lane, bn, b), bin_one<Ops>(refs[idx[i + stride]].lane, bn, b2);
-    if (i < end) bin_one<Ops>(refs[idx[i]].lane, bn, b);
-    for (int a = 0; a < 3; ++a)
-      for (std::uint32_t j = 0; j < n; ++j) {
-        Ops::grow(b.box[a][j].lane, b2.box[a][j].lane);
-        b.count[a][j] += b2.count[a][j];
-      }
-  } else {
-    for (; i < end; i += stride) bin_one<Ops>(refs[idx[i]].lane, bn, b);
-  }
-  return sweep_kernel<Ops>(b, bn, n);
-}
-
-// A child's bins, filled while its parent partitions (partition_bin_kernel), with their binner.
-struct node_bins {
-  binner bn;
-  std::uint32_t n = 0;
-  bins b;
-};
-
-// Puts the references of idx[begin, end) whose bin on `axis` is below `split` first and returns
-// where the others begin; measures both sides' centroid bounds on the way, and their bounds when
-// `bounds` (a node that binned a sample: its bins' union is not its bounds).
-template <class Ops, bool bounds>
-SIEVE_FORCE_INLINE std::uint32_t partition_kernel(const prim_ref* refs, std::uint32_t* idx, std::uint32_t begin, std::uint32_t end,
-                                                  int axis, std::int32_t split, const binner& bn, range_bounds& left,
+SIEVE_FORCE_INLINE std::uint32_t partition_kernel(prim_ref* refs, std::uint32_t begin, std::uint32_t end, int axis,
+                                                  std::int32_t split, const binner& bn, range_bounds& left,
                                                   range_bounds& right) {
   alignas(16) std::int32_t k[4];
+  alignas(32) float held[8];
   std::uint32_t i = begin, j = end;
   while (i < j) {
-    const std::uint32_t at = idx[i];
-    const float* r = refs[at].lane;
+    const float* r = refs[i].lane;
     Ops::bin_of(r, bn, k);
     if (k[axis] < split) {
-      if (bounds) Ops::grow(left.bounds.lane, r);
-      Ops::grow_centroid(left.centroids.lane, r);
+      Ops::grow(left.bounds.lane, r), Ops::grow_centroid(left.centroids.lane, r);
       ++i;
     } else {
-      if (bounds) Ops::grow(right.bounds.lane, r);
-      Ops::grow_centroid(right.centroids.lane, r);
+      Ops::grow(right.bounds.lane, r), Ops::grow_centroid(right.centroids.lane, r);
       --j;
-      idx[i] = idx[j], idx[j] = at;
+      Ops::copy(held, r);
+      Ops::copy(refs[i].lane, refs[j].lane);
+      Ops::copy(refs[j].lane, held);
     }
   }
   return i;
 }
 
-// Splits src[begin, end) into dst: the references whose bin on `axis` is below `split` to
-// dst[begin, mid) (mid - begin: their count, known from the bins), the others to dst[mid, end), in
-// order; measures both sides' centroid bounds and bins each reference into its side's bins (lb, rb:
-// their binners set, bins cleared here), so the children need no binning pass of their own. No
-// branch on the side: a reference's side selects where it goes and what it grows.
 template <class Ops>
-SIEVE_FORCE_INLINE void partition_bin_kernel(const prim_ref* refs, const std::uint32_t* src, std::uint32_t* dst,
-                                             std::uint32_t begin, std::uint32_t mid, std::uint32_t end, int axis,
-                                             std::int32_t split, const binner& bn, range_bounds* sides, node_bins* kids) {
-  clear_bins<Ops>(kids[0].b, kids[0].n);
-  clear_bins<Ops>(kids[1].b, kids[1].n);
-  alignas(16) std::int32_t k[4];
-  std::uint32_t at[2] = {begin, mid};
-  for (std::uint32_t i = begin; i < end; ++i) {
-    const std::uint32_t ref = src[i];
-    const float* r = refs[ref].lane;
-    Ops::bin_of(r, bn, k);
-    const int side = k[axis] >= split;
-    dst[at[side]++] = ref;
-    Ops::grow_centroid(sides[side].centroids.lane, r);
-    bin_one<Ops>(r, kids[side].bn, kids[side].b);
-  }
+SIEVE_FORCE_INLINE void measure_kernel(const prim_ref* refs, std::uint32_t begin, std::uint32_t end, range_bounds& out) {
+  for (std::uint32_t i = begin; i < end; ++i) Ops::grow(out.bounds.lane, refs[i].lane), Ops::grow_centroid(out.centroids.lane, refs[i].lane);
 }
 
-template <class Ops>
-SIEVE_FORCE_INLINE void measure_kernel(const prim_ref* refs, const std::uint32_t* idx, std::uint32_t begin, std::uint32_t end,
-                                       range_bounds& out) {
-  for (std::uint32_t i = begin; i < end; ++i) {
-    const float* r = refs[idx[i]].lane;
-    Ops::grow(out.bounds.lane, r), Ops::grow_centroid(out.centroids.lane, r);
-  }
-}
-
-using partition_fn = std::uint32_t (*)(const prim_ref*, std::uint32_t*, std::uint32_t, std::uint32_t, int, std::int32_t,
-                                      const binner&, range_bounds&, range_bounds&);
 struct kernels {
-  binned (*bin)(const prim_ref*, const std::uint32_t*, std::uint32_t, std::uint32_t, std::uint32_t, const binner&, std::uint32_t);
-  binned (*sweep)(const bins&, const binner&, std::uint32_t);
-  partition_fn partition, partition_measured;  // the children's bounds from the bins / measured
-  void (*partition_bin)(const prim_ref*, const std::uint32_t*, std::uint32_t*, std::uint32_t, std::uint32_t, std::uint32_t, int,
-                        std::int32_t, const binner&, range_bounds*, node_bins*);
-  void (*measure)(const prim_ref*, const std::uint32_t*, std::uint32_t, std::uint32_t, range_bounds&);
+  split (*bin)(const prim_ref*, std::uint32_t, std::uint32_t, std::uint32_t, const binner&, std::uint32_t);
+  std::uint32_t (*partition)(prim_ref*, std::uint32_t, std::uint32_t, int, std::int32_t, const binner&, range_bounds&,
+                             range_bounds&);
+  void (*measure)(const prim_ref*, std::uint32_t, std::uint32_t, range_bounds&);
 };
 
 template <class Ops>
 kernels kernels_of() {
-  return {bin_kernel<Ops>, sweep_kernel<Ops>, partition_kernel<Ops, false>, partition_kernel<Ops, true>,
-          partition_bin_kernel<Ops>, measure_kernel<Ops>};
+  return {bin_kernel<Ops>, partition_kernel<Ops>, measure_kernel<Ops>};
 }
 
 #if SIEVE_BUILD_AVX2
-__attribute__((target("avx2"))) binned bin_avx2(const prim_ref* r, const std::uint32_t* x, std::uint32_t b, std::uint32_t e,
-                                                std::uint32_t s, const binner& bn, std::uint32_t n) {
-  return bin_kernel<avx2_ops>(r, x, b, e, s, bn, n);
+__attribute__((target("avx2"))) split bin_avx2(const prim_ref* r, std::uint32_t b, std::uint32_t e, std::uint32_t s,
+                                               const binner& bn, std::uint32_t n) {
+  return bin_kernel<avx2_ops>(r, b, e, s, bn, n);
 }
-template <bool bounds>
-__attribute__((target("avx2"))) std::uint32_t partition_avx2(const prim_ref* r, std::uint32_t* x, std::uint32_t b,
-                                                             std::uint32_t e, int axis, std::int32_t split, const binner& bn,
-                                                             range_bounds& l, range_bounds& rr) {
-  return partition_kernel<avx2_ops, bounds>(r, x, b, e, axis, split, bn, l, rr);
+__attribute__((target("avx2"))) std::uint32_t partition_avx2(prim_ref* r, std::uint32_t b, std::uint32_t e, int axis,
+                                                             std::int32_t split, const binner& bn, range_bounds& l,
+                                                             range_bounds& rr) {
+  return partition_kernel<avx2_ops>(r, b, e, axis, split, bn, l, rr);
 }
-__attribute__((target("avx2"))) binned sweep_avx2(const bins& b, const binner& bn, std::uint32_t n) {
-  return sweep_kernel<avx2_ops>(b, bn, n);
-}
-__attribute__((target("avx2"))) void partition_bin_avx2(const prim_ref* r, const std::uint32_t* src, std::uint32_t* dst,
-                                                        std::uint32_t b, std::uint32_t m, std::uint32_t e, int axis,
-                                                        std::int32_t split, const binner& bn, range_bounds* sides,
-                                                        node_bins* kids) {
-  partition_bin_kernel<avx2_ops>(r, src, dst, b, m, e, axis, split, bn, sides, kids);
-}
-__attribute__((target("avx2"))) void measure_avx2(const prim_ref* r, const std::uint32_t* x, std::uint32_t b, std::uint32_t e,
-                                                  range_bounds& out) {
-  measure_kernel<avx2_ops>(r, x, b, e, out);
+__attribute__((target("avx2"))) void measure_avx2(const prim_ref* r, std::uint32_t b, std::uint32_t e, range_bounds& out) {
+  measure_kernel<avx2_ops>(r, b, e, out);
 }
 #endif
 
 kernels pick_kernels() {
 #if SIEVE_BUILD_AVX2
-  if (__builtin_cpu_supports("avx2"))
-    return {bin_avx2, sweep_avx2, partition_avx2<false>, partition_avx2<true>, partition_bin_avx2, measure_avx2};
+  if (__builtin_cpu_supports("avx2")) return {bin_avx2, partition_avx2, measure_avx2};
 #endif
   return kernels_of<portable_ops>();
 }
@@ -394,14 +314,10 @@ class builder {
  public:
   builder(std::span<const triangle> tris, const bvh_build_options& opt, bvh& out)
       : opt_(opt), out_(out), k_(opt.simd ? pick_kernels() : kernels_of<portable_ops>()), refs_(new prim_ref[std::max<std::size_t>(tris.size(), 1)]),
-        scratch_(new std::uint32_t[std::max<std::size_t>(tris.size(), 1)]),
         count_(static_cast<std::uint32_t>(tris.size())) {
     prim_ref* refs = refs_.get();
-    out_.prims.resize(count_);
-    std::uint32_t* idx = out_.prims.data();
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tris.size(), 1 << 14), [&](const auto& r) {
       for (std::size_t i = r.begin(); i != r.end(); ++i) {
-        idx[i] = static_cast<std::uint32_t>(i);
         const triangle& t = tris[i];
         const vec3 lo = min(min(t.v0, t.v1), t.v2), hi = max(max(t.v0, t.v1), t.v2);
         prim_ref& p = refs[i];
@@ -418,13 +334,18 @@ class builder {
   }
 
   void run() {
+    out_.prims.resize(count_);
     if (count_ == 0) {
       out_.nodes.clear();
       return;
     }
     range_bounds all;
-    k_.measure(refs_.get(), out_.prims.data(), 0, count_, all);
-    build(0, 0, count_, 1, all, nullptr, out_.prims.data(), scratch_.get());
+    k_.measure(refs_.get(), 0, count_, all);
+    build(0, 0, count_, 1, all);
+    const prim_ref* refs = refs_.get();
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count_, 1 << 14), [&](const auto& r) {
+      for (std::size_t i = r.begin(); i != r.end(); ++i) out_.prims[i] = refs[i].index();
+    });
     out_.nodes.assign(nodes_.get(), nodes_.get() + next_.load());
     out_.stats.nodes = out_.nodes.size();
     out_.stats.leaves = leaves_.load();
@@ -433,10 +354,7 @@ class builder {
   }
 
  private:
-  // idx: the array holding the leaf's references (the primitives', or the scratch array).
-  void make_leaf(std::uint32_t node, std::uint32_t begin, std::uint32_t end, int depth, const std::uint32_t* idx) {
-    std::uint32_t* prims = out_.prims.data();
-    if (idx != prims) std::copy(idx + begin, idx + end, prims + begin);
+  void make_leaf(std::uint32_t node, std::uint32_t begin, std::uint32_t end, int depth) {
     nodes_[node].first = begin;
     nodes_[node].count = end - begin;
     ++leaves_;
@@ -448,100 +366,51 @@ class builder {
     }
   }
 
-  // rb: the bounds of the node's references and of their centroids; pre: the node's bins, filled by
-  // its parent's partition (null: the node bins its references here); idx: the array holding its
-  // references, other: the other one (the prims and a scratch array take turns).
-  void build(std::uint32_t node, std::uint32_t begin, std::uint32_t end, int depth, const range_bounds& rb, const node_bins* pre,
-             std::uint32_t* idx, std::uint32_t* other) {
+  // rb: the bounds of the node's references and of their centroids.
+  void build(std::uint32_t node, std::uint32_t begin, std::uint32_t end, int depth, const range_bounds& rb) {
     nodes_[node].bounds = rb.bounds.box();
     const std::uint32_t count = end - begin;
     const box8& c2 = rb.centroids;
     // Depth is bounded so the fixed traversal stacks cannot overflow; coincident centroids cannot split.
     if (count <= opt_.max_leaf || depth >= max_depth || (c2.extent(0) <= 0 && c2.extent(1) <= 0 && c2.extent(2) <= 0))
-      return make_leaf(node, begin, end, depth, idx);
+      return make_leaf(node, begin, end, depth);
 
-    const prim_ref* refs = refs_.get();
-    binner bn;
-    std::uint32_t stride = 1;
-    binned bs;
-    if (pre) {
-      bn = pre->bn;
-      bs = k_.sweep(pre->b, bn, pre->n);
-    } else {
-      const std::uint32_t n = std::clamp(count, 4U, opt_.bins);
-      bn = binner_of(c2, n);
-      stride = count > sample_above ? count / sample_size : 1;
-      bs = k_.bin(refs, idx, begin, end, stride, bn, n);
-    }
-    const split& s = bs.s;
+    const std::uint32_t n = std::clamp(count, 4U, opt_.bins);
+    const binner bn = binner_of(c2, n);
+    const std::uint32_t stride = count > sample_above ? count / sample_size : 1;
+    const split s = k_.bin(refs_.get(), begin, end, stride, bn, n);
     std::uint32_t mid;
     range_bounds left, right;
-    node_bins kids[2];
-    bool binned_kids = false;
     if (s.axis >= 0) {
       const float parent = rb.bounds.half_area();
       const float cost = opt_.traversal_cost + (parent > 0 ? s.cost / parent : 0);  // in triangle tests
-      if (cost >= static_cast<float>(count) && count <= 4 * opt_.max_leaf) return make_leaf(node, begin, end, depth, idx);
-      if (stride == 1) {  // every reference binned: the bins' unions are the sides' bounds, the counts known
-        left.bounds = bs.left, right.bounds = bs.right;
-        mid = begin + bs.left_count;
-        set_kid_binner(kids[0], bs.left_count, side_centroids(bs.left, c2, bn, s, true));
-        set_kid_binner(kids[1], count - bs.left_count, side_centroids(bs.right, c2, bn, s, false));
-        range_bounds sides[2];
-        k_.partition_bin(refs, idx, other, begin, mid, end, s.axis, s.bin, bn, sides, kids);
-        left.centroids = sides[0].centroids, right.centroids = sides[1].centroids;
-        std::swap(idx, other);
-        binned_kids = true;
-      } else {
-        mid = k_.partition_measured(refs, idx, begin, end, s.axis, s.bin, bn, left, right);
-      }
+      if (cost >= static_cast<float>(count) && count <= 4 * opt_.max_leaf) return make_leaf(node, begin, end, depth);
+      mid = k_.partition(refs_.get(), begin, end, s.axis, s.bin, bn, left, right);
     } else {  // every bin split leaves one side empty: median on the widest centroid axis
       const int axis = c2.extent(0) >= c2.extent(1) && c2.extent(0) >= c2.extent(2) ? 0 : (c2.extent(1) >= c2.extent(2) ? 1 : 2);
       mid = begin + count / 2;
-      std::nth_element(idx + begin, idx + mid, idx + end,
-                       [&](std::uint32_t a, std::uint32_t c) { return refs[a].centroid2(axis) < refs[c].centroid2(axis); });
-      k_.measure(refs, idx, begin, mid, left);
-      k_.measure(refs, idx, mid, end, right);
+      std::nth_element(refs_.get() + begin, refs_.get() + mid, refs_.get() + end,
+                       [&](const prim_ref& a, const prim_ref& c) { return a.centroid2(axis) < c.centroid2(axis); });
+      k_.measure(refs_.get(), begin, mid, left);
+      k_.measure(refs_.get(), mid, end, right);
     }
 
     const std::uint32_t children = next_.fetch_add(2);
     nodes_[node].first = children;
     nodes_[node].count = 0;
-    const node_bins* lb = binned_kids ? &kids[0] : nullptr;
-    const node_bins* rbins = binned_kids ? &kids[1] : nullptr;
     if (count >= parallel_above)
-      tbb::parallel_invoke([&] { build(children, begin, mid, depth + 1, left, lb, idx, other); },
-                           [&] { build(children + 1, mid, end, depth + 1, right, rbins, idx, other); });
+      tbb::parallel_invoke([&] { build(children, begin, mid, depth + 1, left); },
+                           [&] { build(children + 1, mid, end, depth + 1, right); });
     else {
-      build(children, begin, mid, depth + 1, left, lb, idx, other);
-      build(children + 1, mid, end, depth + 1, right, rbins, idx, other);
+      build(children, begin, mid, depth + 1, left);
+      build(children + 1, mid, end, depth + 1, right);
     }
-  }
-
-  // A side's bins: as many as it has references (4 .. bins); one for a side that will be a leaf
-  // (its bins are never read).
-  void set_kid_binner(node_bins& kid, std::uint32_t count, const box8& c2) const {
-    kid.n = count <= opt_.max_leaf ? 1 : std::clamp(count, 4U, opt_.bins);
-    kid.bn = binner_of(c2, kid.n);
-  }
-
-  // A box holding the doubled centroids of one side of split s, known before the partition: the
-  // side's bounds (doubled), within the parent's centroid bounds, on its side of the split plane.
-  static box8 side_centroids(const box8& bounds, const box8& parent_c2, const binner& bn, const split& s, bool left) {
-    box8 c;
-    for (int k = 0; k < 8; ++k) c.lane[k] = std::min(2 * bounds.lane[k], parent_c2.lane[k]);
-    const int a = s.axis;
-    const float plane = bn.lo2[a] + static_cast<float>(s.bin) / bn.scale[a];
-    if (left) c.lane[4 + a] = std::min(c.lane[4 + a], plane);
-    else c.lane[a] = std::min(c.lane[a], -plane);
-    return c;
   }
 
   const bvh_build_options& opt_;
   bvh& out_;
   const kernels k_;
   std::unique_ptr<prim_ref[]> refs_;
-  std::unique_ptr<std::uint32_t[]> scratch_;  // the other array of references (uninitialised)
   struct free_deleter {
     void operator()(void* p) const { std::free(p); }
   };
