@@ -185,6 +185,18 @@ struct split {
   float cost = 1e30f;
 };
 
+// Adds the reference r to its bin on each axis. (A function, not a lambda: a lambda does not take
+// the AVX2 target of the kernel it sits in, and the operations would not inline into it.)
+template <class Ops>
+SIEVE_FORCE_INLINE void bin_one(const float* r, const binner& bn, bins& to) {
+  alignas(16) std::int32_t k[4];
+  Ops::bin_of(r, bn, k);
+  Ops::grow(to.box[0][k[0]].lane, r);
+  Ops::grow(to.box[1][k[1]].lane, r);
+  Ops::grow(to.box[2][k[2]].lane, r);
+  ++to.count[0][k[0]], ++to.count[1][k[1]], ++to.count[2][k[2]];
+}
+
 // Bins the references begin, begin + stride, ... (< end) into n bins per axis and sweeps them for
 // the split of least cost.
 template <class Ops>
@@ -199,26 +211,17 @@ SIEVE_FORCE_INLINE split bin_kernel(const prim_ref* refs, std::uint32_t begin, s
       Ops::set_empty(b.box[a][k].lane), b.count[a][k] = 0;
       if (two) Ops::set_empty(b2.box[a][k].lane), b2.count[a][k] = 0;
     }
-  alignas(16) std::int32_t k[4];
-  auto add = [&](bins& to, std::uint32_t i) {
-    const float* r = refs[i].lane;
-    Ops::bin_of(r, bn, k);
-    Ops::grow(to.box[0][k[0]].lane, r);
-    Ops::grow(to.box[1][k[1]].lane, r);
-    Ops::grow(to.box[2][k[2]].lane, r);
-    ++to.count[0][k[0]], ++to.count[1][k[1]], ++to.count[2][k[2]];
-  };
   std::uint32_t i = begin;
   if (two) {
-    for (; i + stride < end; i += 2 * stride) add(b, i), add(b2, i + stride);
-    if (i < end) add(b, i);
+    for (; i + stride < end; i += 2 * stride) bin_one<Ops>(refs[i].lane, bn, b), bin_one<Ops>(refs[i + stride].lane, bn, b2);
+    if (i < end) bin_one<Ops>(refs[i].lane, bn, b);
     for (int a = 0; a < 3; ++a)
       for (std::uint32_t j = 0; j < n; ++j) {
         Ops::grow(b.box[a][j].lane, b2.box[a][j].lane);
         b.count[a][j] += b2.count[a][j];
       }
   } else {
-    for (; i < end; i += stride) add(b, i);
+    for (; i < end; i += stride) bin_one<Ops>(refs[i].lane, bn, b);
   }
   split best;
   alignas(32) float acc[8];
