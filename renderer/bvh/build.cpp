@@ -432,7 +432,7 @@ float float_below(float x) {
   std::memcpy(&u, &x, sizeof u);
   if (x != x || x == -std::numeric_limits<float>::infinity()) return x;
   if (x == 0) u = 0x80000001U;
-  else u = x > 0 ? u - 1 : u + 1;
+  else u += (u >> 31) * 2 - 1;  // negative (sign bit set): + 1; positive: - 1 (no branch on the sign)
   std::memcpy(&x, &u, sizeof u);
   return x;
 }
