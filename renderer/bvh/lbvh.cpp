@@ -38,7 +38,7 @@ struct cpu_backend {
 lbvh_tree build_cpu(std::span<const triangle> triangles, std::uint32_t max_leaf, lbvh_timing& timing) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto n = static_cast<std::uint32_t>(triangles.size());
-  std::vector<aabb> prim_box(n), centroid(n + n / lbvh_chunk + 8), inner_box(n - 1);
+  std::vector<aabb> prim_box(n), centroid(lbvh_centroid_slots(n)), inner_box(n - 1);
   std::vector<std::uint32_t> keys(n), ids(n), sorted(n), parent(2 * std::size_t{n} - 1), visits(n - 1), kept(n - 1),
       rank(n - 1), count(1);
   std::vector<lbvh_inner> inner(n - 1);

@@ -17,6 +17,7 @@
 
 #include <exec/exec.hpp>
 
+#include <cstddef>
 #include <cstdint>
 #include <span>
 #include <vector>
@@ -50,11 +51,19 @@ struct lbvh_inner {
   std::uint32_t left = 0, right = 0, first = 0, last = 0;
 };
 
+// The centroid boxes and every level of their reduction: n, then ceil(n / chunk), ceil of that / chunk, ... 1.
+constexpr std::size_t lbvh_centroid_slots(std::size_t n) {
+  std::size_t slots = n;
+  for (std::size_t count = n; count > 1;) count = (count + lbvh_chunk - 1) / lbvh_chunk, slots += count;
+  return slots;
+}
+static_assert(lbvh_centroid_slots(983050) == 983050 + 3841 + 16 + 1);
+
 // Device (or host) memory for a build of n >= 2 triangles.
 struct lbvh_buffers {
   const triangle* triangles = nullptr;  // n
   aabb* prim_box = nullptr;             // n
-  aabb* centroid = nullptr;             // n + n / lbvh_chunk + 8: per-triangle centroid boxes, then the reduction's levels
+  aabb* centroid = nullptr;             // lbvh_centroid_slots(n): per-triangle centroid boxes, then the reduction's levels
   std::uint32_t* keys = nullptr;        // n
   std::uint32_t* ids = nullptr;         // n
   std::uint32_t* sorted_keys = nullptr; // n

@@ -60,7 +60,7 @@ lbvh_tree lbvh_build_cuda(std::span<const triangle> triangles, std::uint32_t max
   const auto n = static_cast<std::uint32_t>(triangles.size());
   const std::size_t m = n - 1, all = 2 * std::size_t{n} - 1;
   device_array<triangle> tris(n);
-  device_array<aabb> prim_box(n), centroid(n + n / lbvh_chunk + 8), inner_box(m);
+  device_array<aabb> prim_box(n), centroid(lbvh_centroid_slots(n)), inner_box(m);
   device_array<std::uint32_t> keys(n), ids(n), sorted(n), order(n), parent(all), visits(m), kept(m), rank(m), count(1);
   device_array<lbvh_inner> inner(m);
   device_array<bvh_node> nodes(all);
