@@ -88,6 +88,9 @@ SIEVE_HD inline std::uint64_t leaf_counts(const wide_node& n) {
   std::memcpy(&m, n.meta, sizeof m);
   return m & 0x7F7F7F7F7F7F7F7FULL;  // inner slots (0x80) become 0
 }
+SIEVE_HD inline std::uint32_t leaf_total(const wide_node& n) {  // the node's leaf triangles (<= 248)
+  return static_cast<std::uint32_t>((leaf_counts(n) * 0x0101010101010101ULL) >> 56);
+}
 SIEVE_HD inline std::uint32_t leaf_offset(std::uint64_t counts, int s) {
   return static_cast<std::uint32_t>((((counts << 8) * 0x0101010101010101ULL) >> (8 * s)) & 0xFF);
 }
