@@ -127,21 +127,16 @@ struct avx2_boxes {
   }
 };
 
-// The leaf test eight triangles at once: every lane does hit_triangle's operations in its order (no
-// fused multiply-adds, the same comparisons, NaNs rejected alike), so the hits are bit-identical.
-// A node's leaf triangles are gathered into groups of eight (the last padded by repeating its last
-// triangle) and transposed from their 16-byte quads into x, y, z lanes.
+// The leaf test eight triangles at once, a block of leaf_block's: every lane does hit_triangle_edges'
+// operations in its order (no fused multiply-adds, the same comparisons, NaNs rejected alike), so the
+// hits are bit-identical. A node's leaf triangles are whole blocks; a block is tested when a leaf
+// hit has triangles in it, its lanes of other leaves (and padding) masked off.
 struct avx2_triangles {
   struct vec8 {
     __m256 x, y, z;
   };
-  __attribute__((target("avx2"))) static vec8 gather(const leaf_triangle* t, const std::uint32_t* idx, int k) {
-    __m256 a[4];
-    for (int j = 0; j < 4; ++j)
-      a[j] = _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_load_ps(&t[idx[j]].v[k].x)), _mm_load_ps(&t[idx[j + 4]].v[k].x), 1);
-    const __m256 t0 = _mm256_unpacklo_ps(a[0], a[1]), t1 = _mm256_unpacklo_ps(a[2], a[3]);
-    const __m256 t2 = _mm256_unpackhi_ps(a[0], a[1]), t3 = _mm256_unpackhi_ps(a[2], a[3]);
-    return {_mm256_shuffle_ps(t0, t1, 0x44), _mm256_shuffle_ps(t0, t1, 0xEE), _mm256_shuffle_ps(t2, t3, 0x44)};
+  __attribute__((target("avx2"))) static vec8 load(const float (*c)[8]) {
+    return {_mm256_load_ps(c[0]), _mm256_load_ps(c[1]), _mm256_load_ps(c[2])};
   }
   __attribute__((target("avx2"))) static __m256 mul_sub(__m256 a, __m256 b, __m256 c, __m256 d) {  // a * b - c * d
     return _mm256_sub_ps(_mm256_mul_ps(a, b), _mm256_mul_ps(c, d));
@@ -153,13 +148,11 @@ struct avx2_triangles {
     return {mul_sub(a.y, b.z, a.z, b.y), mul_sub(a.z, b.x, a.x, b.z), mul_sub(a.x, b.y, a.y, b.x)};
   }
 
-  // Hit lanes of the eight triangles idx[0..7] within tmax; t, u, v of each lane stored.
-  __attribute__((target("avx2"))) static std::uint32_t test8(const wide_view& v, const std::uint32_t* idx, const ray& r,
-                                                             float tmax, float* t_out, float* u_out, float* v_out) {
-    const vec8 v0 = gather(v.triangles, idx, 0), v1 = gather(v.triangles, idx, 1), v2 = gather(v.triangles, idx, 2);
+  // Hit lanes of block b within tmax; t, u, v of each lane stored.
+  __attribute__((target("avx2"))) static std::uint32_t test8(const leaf_block& b, const ray& r, float tmax, float* t_out,
+                                                             float* u_out, float* v_out) {
+    const vec8 v0 = load(b.v0), e1 = load(b.e1), e2 = load(b.e2);
     const vec8 d{_mm256_set1_ps(r.direction.x), _mm256_set1_ps(r.direction.y), _mm256_set1_ps(r.direction.z)};
-    const vec8 e1{_mm256_sub_ps(v1.x, v0.x), _mm256_sub_ps(v1.y, v0.y), _mm256_sub_ps(v1.z, v0.z)};
-    const vec8 e2{_mm256_sub_ps(v2.x, v0.x), _mm256_sub_ps(v2.y, v0.y), _mm256_sub_ps(v2.z, v0.z)};
     const vec8 p = cross(d, e2);
     const __m256 det = dot(e1, p);
     const __m256 sign = _mm256_set1_ps(-0.0f), one = _mm256_set1_ps(1.0f), zero = _mm256_setzero_ps();
@@ -178,7 +171,7 @@ struct avx2_triangles {
     const __m256 accept = _mm256_and_ps(_mm256_cmp_ps(t, _mm256_mul_ps(_mm256_set1_ps(1e-6f), magnitude), _CMP_GT_OQ),
                                         _mm256_cmp_ps(t, _mm256_set1_ps(tmax), _CMP_LE_OQ));
     const auto mask = static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_andnot_ps(reject, accept)));
-    if (mask) _mm256_storeu_ps(t_out, t), _mm256_storeu_ps(u_out, u), _mm256_storeu_ps(v_out, w);
+    if (mask) _mm256_store_ps(t_out, t), _mm256_store_ps(u_out, u), _mm256_store_ps(v_out, w);
     return mask;
   }
 
@@ -186,27 +179,33 @@ struct avx2_triangles {
   __attribute__((target("avx2"))) bool test(const wide_view& v, const wide_node& n, std::uint32_t leaves, const ray& r,
                                             hit& best, const alpha_view& alpha) const {
     if (!leaves) return false;
-    std::uint32_t idx[wide_arity * wide_leaf_max + 8];
-    int m = 0;
+    std::uint64_t active[4] = {};  // bit i: the node's leaf triangle i is in a leaf hit (at most 248)
     const std::uint64_t counts = leaf_counts(n);
     while (leaves) {
       const int s = lowest_bit(leaves);
       leaves &= leaves - 1;
-      const std::uint32_t first = n.tri_base + leaf_offset(counts, s);
-      for (std::uint32_t i = 0; i < n.meta[s]; ++i) idx[m++] = first + i;
+      const std::uint32_t off = leaf_offset(counts, s), word = off / 64, bit = off % 64;
+      const std::uint64_t ones = (std::uint64_t{1} << n.meta[s]) - 1;
+      active[word] |= ones << bit;
+      if (bit + n.meta[s] > 64) active[word + 1] |= ones >> (64 - bit);
     }
-    for (int pad = m; pad % 8; ++pad) idx[pad] = idx[m - 1];
     alignas(32) float t[8], u[8], w[8];
-    for (int g = 0; g < m; g += 8) {
-      std::uint32_t mask = test8(v, idx + g, r, best.t, t, u, w);
-      while (mask) {
-        const int lane = lowest_bit(mask);
-        mask &= mask - 1;
-        const std::uint32_t prim = v.prims[idx[g + lane]];
-        if (Any) {
-          if (accept_hit(alpha, r, prim, u[lane], w[lane])) return true;
-        } else if (t[lane] <= best.t && closer(t[lane], prim, best) && accept_hit(alpha, r, prim, u[lane], w[lane])) {
-          best = {t[lane], prim, u[lane], w[lane]};
+    for (std::uint32_t word = 0; word < 4; ++word) {
+      for (std::uint64_t bits = active[word]; bits;) {
+        const std::uint32_t k = static_cast<std::uint32_t>(__builtin_ctzll(bits)) / 8;  // the block in this word
+        const auto lanes = static_cast<std::uint32_t>(bits >> (8 * k)) & 0xFFU;
+        bits &= ~(std::uint64_t{0xFF} << (8 * k));
+        const std::uint32_t first = n.tri_base + 64 * word + 8 * k;
+        std::uint32_t mask = test8(v.blocks[first / 8], r, best.t, t, u, w) & lanes;
+        while (mask) {
+          const int lane = lowest_bit(mask);
+          mask &= mask - 1;
+          const std::uint32_t prim = v.prims[first + static_cast<std::uint32_t>(lane)];
+          if (Any) {
+            if (accept_hit(alpha, r, prim, u[lane], w[lane])) return true;
+          } else if (t[lane] <= best.t && closer(t[lane], prim, best) && accept_hit(alpha, r, prim, u[lane], w[lane])) {
+            best = {t[lane], prim, u[lane], w[lane]};
+          }
         }
       }
     }
