@@ -44,18 +44,37 @@ SIEVE_FORCE_INLINE void prefetch_children(const wide_view& v, const wide_node& n
   }
 }
 
+// The closest hit so far: its t, u, v in `hit` (prim left ~0) and its triangle's position in the
+// leaf order; the primitive's index is read once at the end (an incoherent ray misses the cache on
+// the index array, so it is not read for every hit that a nearer one replaces), or where a tie at the
+// same t or a cut-out needs it.
+struct closest_so_far {
+  hit h;
+  std::uint32_t at = ~0U;
+};
+
+// Keeps the hit of the triangle at position i (t, u, v) when it is the closest so far: the least
+// (t, primitive), as closer() orders them, accepted by the cut-outs. The scalar and the SIMD leaf tests share it.
+SIEVE_FORCE_INLINE void keep_closest(const wide_view& v, const ray& r, const alpha_view& alpha, std::uint32_t i, float t,
+                                     float u, float w, closest_so_far& best) {
+  if (!(t <= best.h.t)) return;
+  if (t == best.h.t && !(v.prims[i] < (best.at == ~0U ? ~0U : v.prims[best.at]))) return;
+  if (alpha.present() && !accept_hit(alpha, r, v.prims[i], u, w)) return;
+  best.h = {t, ~0U, u, w};
+  best.at = i;
+}
+
 // The portable leaf test: triangle by triangle (hit_triangle). Tests the triangles of n's leaf slots
 // `leaves` against r: closest hit (Any false) into best, or (Any) true at the first that blocks r.
 struct scalar_triangles {
   template <bool Any>
-  SIEVE_FORCE_INLINE bool test(const wide_view& v, const wide_node& n, std::uint32_t leaves, const ray& r, hit& best,
-                               const alpha_view& alpha) const {
+  SIEVE_FORCE_INLINE bool test(const wide_view& v, const wide_node& n, std::uint32_t leaves, const ray& r,
+                               closest_so_far& best, const alpha_view& alpha) const {
     return for_leaf_triangles(n, leaves, 0, [&](std::uint32_t i) {
       tri_hit h;
-      if (!hit_triangle(v.triangles[i].get(), r, best.t, h)) return false;
-      const std::uint32_t prim = v.prims[i];
-      if (Any) return accept_hit(alpha, r, prim, h.u, h.v);
-      if (closer(h.t, prim, best) && accept_hit(alpha, r, prim, h.u, h.v)) best = {h.t, prim, h.u, h.v};
+      if (!hit_triangle(v.triangles[i].get(), r, best.h.t, h)) return false;
+      if (Any) return accept_hit(alpha, r, v.prims[i], h.u, h.v);
+      keep_closest(v, r, alpha, i, h.t, h.u, h.v, best);
       return false;
     });
   }
@@ -65,9 +84,9 @@ struct scalar_triangles {
 // (any hit: in slot order, unsorted: any blocker ends the walk, so order buys nothing).
 template <bool Any, class Boxes, class Triangles>
 SIEVE_FORCE_INLINE hit nearest_first(const wide_view& v, const ray& r, Boxes boxes, Triangles tris, const alpha_view& alpha) {
-  hit best;
-  if (v.node_count == 0) return best;
-  best.t = r.tmax;
+  if (v.node_count == 0) return {};
+  closest_so_far best;
+  best.h.t = r.tmax;
   const wide_ray w = prepare_wide(r);
   near_entry stack[near_stack_size];
   int top = 0;
@@ -75,7 +94,7 @@ SIEVE_FORCE_INLINE hit nearest_first(const wide_view& v, const ray& r, Boxes box
   while (true) {
     const wide_node& n = v.nodes[node];
     alignas(32) float enter[wide_arity];
-    const std::uint32_t hits = boxes(n, w, Any ? r.tmax : cull_limit(best.t), enter);
+    const std::uint32_t hits = boxes(n, w, Any ? r.tmax : cull_limit(best.h.t), enter);
     prefetch_children(v, n, hits);
     const bool blocked = tris.template test<Any>(v, n, hits & ~std::uint32_t{n.inner_mask}, r, best, alpha);
     if (Any && blocked) return {0, 0, 0, 0};
@@ -94,13 +113,14 @@ SIEVE_FORCE_INLINE hit nearest_first(const wide_view& v, const ray& r, Boxes box
       stack[j] = e;
     }
     // The nearest entry still in front of the closest hit.
-    const float limit = cull_limit(best.t);
+    const float limit = cull_limit(best.h.t);
     while (top > 0 && !(stack[top - 1].t <= limit)) --top;
     if (top == 0) break;
     node = stack[--top].node;
   }
-  if (best.prim == ~0U) best.t = 1e30f;
-  return best;
+  if (best.at == ~0U) return {};
+  best.h.prim = v.prims[best.at];
+  return best.h;
 }
 
 #if SIEVE_WIDE_AVX2
@@ -177,7 +197,7 @@ struct avx2_triangles {
 
   template <bool Any>
   __attribute__((target("avx2"))) bool test(const wide_view& v, const wide_node& n, std::uint32_t leaves, const ray& r,
-                                            hit& best, const alpha_view& alpha) const {
+                                            closest_so_far& best, const alpha_view& alpha) const {
     if (!leaves) return false;
     std::uint64_t active[4] = {};  // bit i: the node's leaf triangle i is in a leaf hit (at most 248)
     const std::uint64_t counts = leaf_counts(n);
@@ -196,15 +216,15 @@ struct avx2_triangles {
         const auto lanes = static_cast<std::uint32_t>(bits >> (8 * k)) & 0xFFU;
         bits &= ~(std::uint64_t{0xFF} << (8 * k));
         const std::uint32_t first = n.tri_base + 64 * word + 8 * k;
-        std::uint32_t mask = test8(v.blocks[first / 8], r, best.t, t, u, w) & lanes;
+        std::uint32_t mask = test8(v.blocks[first / 8], r, best.h.t, t, u, w) & lanes;
         while (mask) {
           const int lane = lowest_bit(mask);
           mask &= mask - 1;
-          const std::uint32_t prim = v.prims[first + static_cast<std::uint32_t>(lane)];
+          const std::uint32_t i = first + static_cast<std::uint32_t>(lane);
           if (Any) {
-            if (accept_hit(alpha, r, prim, u[lane], w[lane])) return true;
-          } else if (t[lane] <= best.t && closer(t[lane], prim, best) && accept_hit(alpha, r, prim, u[lane], w[lane])) {
-            best = {t[lane], prim, u[lane], w[lane]};
+            if (accept_hit(alpha, r, v.prims[i], u[lane], w[lane])) return true;
+          } else {
+            keep_closest(v, r, alpha, i, t[lane], u[lane], w[lane], best);
           }
         }
       }
