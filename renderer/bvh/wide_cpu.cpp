@@ -9,9 +9,12 @@
 // On the GPU the octant order saves the sort and the larger stack. wide.hpp's traversal is still
 // tested on the CPU (tests/bvh_test.cpp), with the same box test the GPU uses.
 //
-// The AVX2 functions are compiled with target("avx2") only, not "fma": g++ contracts a * b + c
-// into a fused multiply-add where FMA is enabled, and the triangle test inlined here must round
-// exactly as it does elsewhere, so the hits stay bit-identical to the binary DFS and the portable path.
+// The leaf triangles are read as blocks of eight (leaf_block, wide_blocks.cpp), nine aligned loads
+// a block. An AVX-512 variant (mask registers, the children hit compressed) is there when asked for.
+//
+// This file is compiled without multiply-add contraction (renderer/CMakeLists.txt): the AVX-512
+// target enables FMA, and the triangle test here must round exactly as hit_triangle does elsewhere,
+// so the hits stay bit-identical to the binary DFS and the portable path.
 #include "wide.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -30,18 +33,17 @@ struct near_entry {
 };
 constexpr int near_stack_size = 7 * dfs_stack_size + 1;
 
-// What the node's hits will read next starts on its way from memory at once (an incoherent ray
-// misses the cache on most nodes and leaves): the inner children's nodes, and the triangles of
-// every leaf hit, so that their misses overlap instead of following one another.
-SIEVE_FORCE_INLINE void prefetch_children(const wide_view& v, const wide_node& n, std::uint32_t hits) {
+// The inner children hit, as (node, entry distance), in slot order; returns how many. The SIMD paths
+// may give them otherwise (avx512_boxes: by compressing lanes).
+SIEVE_FORCE_INLINE int inner_hits(const wide_node& n, std::uint32_t hits, const float* enter, near_entry* out) {
   std::uint32_t inner = hits & n.inner_mask;
+  int count = 0;
   while (inner) {
     const int s = lowest_bit(inner);
     inner &= inner - 1;
-    const char* p = reinterpret_cast<const char*>(v.nodes + inner_child(n.child_base, n.inner_mask, s));
-    __builtin_prefetch(p);
-    __builtin_prefetch(p + 64);
+    out[count++] = {inner_child(n.child_base, n.inner_mask, s), enter[s]};
   }
+  return count;
 }
 
 // The closest hit so far: its t, u, v in `hit` (prim left ~0) and its triangle's position in the
@@ -80,6 +82,13 @@ struct scalar_triangles {
   }
 };
 
+// The portable box test (wide.hpp), its inner children hit listed by inner_hits.
+struct portable_boxes : scalar_boxes {
+  static int children(const wide_node& n, std::uint32_t hits, const float* enter, near_entry* out) {
+    return inner_hits(n, hits, enter, out);
+  }
+};
+
 // Closest hit (Any = false) or any hit (Any = true: found() says blocked), children nearest first
 // (any hit: in slot order, unsorted: any blocker ends the walk, so order buys nothing).
 template <bool Any, class Boxes, class Triangles>
@@ -95,16 +104,21 @@ SIEVE_FORCE_INLINE hit nearest_first(const wide_view& v, const ray& r, Boxes box
     const wide_node& n = v.nodes[node];
     alignas(32) float enter[wide_arity];
     const std::uint32_t hits = boxes(n, w, Any ? r.tmax : cull_limit(best.h.t), enter);
-    prefetch_children(v, n, hits);
+    // What the node's hits will read next starts on its way from memory at once (an incoherent ray
+    // misses the cache on most nodes): the inner children's nodes, while the leaves are tested.
+    near_entry kids[wide_arity];
+    const int count = boxes.children(n, hits, enter, kids);
+    for (int c = 0; c < count; ++c) {
+      const char* p = reinterpret_cast<const char*>(v.nodes + kids[c].node);
+      __builtin_prefetch(p);
+      __builtin_prefetch(p + 64);
+    }
     const bool blocked = tris.template test<Any>(v, n, hits & ~std::uint32_t{n.inner_mask}, r, best, alpha);
     if (Any && blocked) return {0, 0, 0, 0};
     // Inner children onto the stack, farthest first (insertion into the top of the stack).
-    std::uint32_t inner = hits & n.inner_mask;
     const int bottom = top;
-    while (inner) {
-      const int s = lowest_bit(inner);
-      inner &= inner - 1;
-      const near_entry e{inner_child(n.child_base, n.inner_mask, s), enter[s]};
+    for (int c = 0; c < count; ++c) {
+      const near_entry e = kids[c];
       int j = top++;
       while (!Any && j > bottom && stack[j - 1].t < e.t) {
         stack[j] = stack[j - 1];
@@ -125,6 +139,9 @@ SIEVE_FORCE_INLINE hit nearest_first(const wide_view& v, const ray& r, Boxes box
 
 #if SIEVE_WIDE_AVX2
 struct avx2_boxes {
+  static int children(const wide_node& n, std::uint32_t hits, const float* enter, near_entry* out) {
+    return inner_hits(n, hits, enter, out);
+  }
   __attribute__((target("avx2"))) std::uint32_t operator()(const wide_node& n, const wide_ray& w, float limit,
                                                            float* enter_out = nullptr) const {
     const float o[3] = {w.r.origin.x, w.r.origin.y, w.r.origin.z};
@@ -144,6 +161,41 @@ struct avx2_boxes {
     const __m128i meta = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(n.meta));
     const auto empty = static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(meta, _mm_setzero_si128()))) & 0xFFU;
     return hit & ~empty;
+  }
+};
+
+// The AVX-512 variant (AVX-512 F, VL, BW, DQ on 256-bit registers: the node's eight slots fill one):
+// the comparisons straight into mask registers, and the inner children hit listed by expanding the
+// inner slots' node indices and compressing the lanes hit, instead of a loop over the mask's bits.
+#define SIEVE_AVX512 __attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512dq")))
+struct avx512_boxes {
+  SIEVE_AVX512 std::uint32_t operator()(const wide_node& n, const wide_ray& w, float limit, float* enter_out) const {
+    const float o[3] = {w.r.origin.x, w.r.origin.y, w.r.origin.z};
+    const float inv[3] = {w.inv.x, w.inv.y, w.inv.z};
+    __m256 enter = _mm256_setzero_ps(), leave = _mm256_set1_ps(limit);
+    for (int k = 0; k < 3; ++k) {
+      const __m256 a = _mm256_set1_ps(exp2_of(n.exponent[k]) * inv[k]);
+      const __m256 b = _mm256_set1_ps((n.origin[k] - o[k]) * inv[k]);
+      const __m256 lo = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(n.lo[k]))));
+      const __m256 hi = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(n.hi[k]))));
+      const __m256 t0 = _mm256_add_ps(_mm256_mul_ps(lo, a), b), t1 = _mm256_add_ps(_mm256_mul_ps(hi, a), b);
+      enter = _mm256_max_ps(enter, _mm256_min_ps(t0, t1));
+      leave = _mm256_min_ps(leave, _mm256_max_ps(t0, t1));
+    }
+    _mm256_store_ps(enter_out, enter);
+    const __mmask8 used = _mm_test_epi8_mask(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(n.meta)), _mm_set1_epi8(-1));
+    return _mm256_mask_cmp_ps_mask(used, enter, leave, _CMP_LE_OQ);
+  }
+  SIEVE_AVX512 static int children(const wide_node& n, std::uint32_t hits, const float* enter, near_entry* out) {
+    const auto inner = static_cast<__mmask8>(hits & n.inner_mask);
+    if (!inner) return 0;
+    const __m256i slots = _mm256_add_epi32(_mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7), _mm256_set1_epi32(static_cast<int>(n.child_base)));
+    const __m256i node = _mm256_maskz_compress_epi32(inner, _mm256_maskz_expand_epi32(n.inner_mask, slots));
+    const __m256i t = _mm256_maskz_compress_epi32(inner, _mm256_castps_si256(_mm256_load_ps(enter)));
+    const __m256i lo = _mm256_unpacklo_epi32(node, t), hi = _mm256_unpackhi_epi32(node, t);  // (node, t) pairs
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out), _mm256_permute2x128_si256(lo, hi, 0x20));
+    _mm256_storeu_si256(reinterpret_cast<__m256i*>(out) + 1, _mm256_permute2x128_si256(lo, hi, 0x31));
+    return bit_count(inner);
   }
 };
 
@@ -240,10 +292,22 @@ __attribute__((target("avx2"))) bool any_avx2(const wide_view& v, const ray& r, 
   return nearest_first<true>(v, r, avx2_boxes{}, avx2_triangles{}, alpha).found();
 }
 
-bool use_avx2(wide_path path) {
-  static const bool has = cpu_has_avx2();
-  if (path == wide_path::avx2 && !has) throw error("the AVX2 traversal was asked for on a processor without AVX2");
-  return path == wide_path::avx2 || (path == wide_path::automatic && has);
+SIEVE_AVX512 hit closest_avx512(const wide_view& v, const ray& r, const alpha_view& alpha) {
+  return nearest_first<false>(v, r, avx512_boxes{}, avx2_triangles{}, alpha);
+}
+SIEVE_AVX512 bool any_avx512(const wide_view& v, const ray& r, const alpha_view& alpha) {
+  return nearest_first<true>(v, r, avx512_boxes{}, avx2_triangles{}, alpha).found();
+}
+
+// Which SIMD path runs: 0 the portable one, 1 AVX2, 2 AVX-512 (only when asked for: measured slower
+// than AVX2 on the sphere room, bvh-cpu-designs.txt).
+int simd_path(wide_path path) {
+  static const bool avx2 = cpu_has_avx2(), avx512 = cpu_has_avx512();
+  if (path == wide_path::avx2 && !avx2) throw error("the AVX2 traversal was asked for on a processor without AVX2");
+  if (path == wide_path::avx512 && !avx512)
+    throw error("the AVX-512 traversal was asked for on a processor without AVX-512 (F, VL, BW, DQ)");
+  if (path == wide_path::avx512) return 2;
+  return path == wide_path::avx2 || (path == wide_path::automatic && avx2) ? 1 : 0;
 }
 #endif
 
@@ -257,20 +321,33 @@ bool cpu_has_avx2() {
 #endif
 }
 
+bool cpu_has_avx512() {
+#if SIEVE_WIDE_AVX2
+  return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") && __builtin_cpu_supports("avx512bw") &&
+         __builtin_cpu_supports("avx512dq");
+#else
+  return false;
+#endif
+}
+
 hit wide_closest_hit_cpu(const wide_view& v, const ray& r, wide_path path, const alpha_view& alpha) {
 #if SIEVE_WIDE_AVX2
-  if (use_avx2(path)) return closest_avx2(v, r, alpha);
+  const int simd = v.blocks ? simd_path(path) : 0;  // a view without leaf blocks: the portable path
+  if (simd == 2) return closest_avx512(v, r, alpha);
+  if (simd == 1) return closest_avx2(v, r, alpha);
 #endif
   (void)path;
-  return nearest_first<false>(v, r, scalar_boxes{}, scalar_triangles{}, alpha);
+  return nearest_first<false>(v, r, portable_boxes{}, scalar_triangles{}, alpha);
 }
 
 bool wide_any_hit_cpu(const wide_view& v, const ray& r, wide_path path, const alpha_view& alpha) {
 #if SIEVE_WIDE_AVX2
-  if (use_avx2(path)) return any_avx2(v, r, alpha);
+  const int simd = v.blocks ? simd_path(path) : 0;  // a view without leaf blocks: the portable path
+  if (simd == 2) return any_avx512(v, r, alpha);
+  if (simd == 1) return any_avx2(v, r, alpha);
 #endif
   (void)path;
-  return nearest_first<true>(v, r, scalar_boxes{}, scalar_triangles{}, alpha).found();
+  return nearest_first<true>(v, r, portable_boxes{}, scalar_triangles{}, alpha).found();
 }
 
 }  // namespace sieve::render
