@@ -139,19 +139,10 @@ std::vector<hit> trace_each(const std::vector<ray>& rays, bool any, Closest clos
 }
 
 // The 8-wide tree (AVX2 box tests where the processor has them; AVX-512 when asked for).
-// Runs of rays, each traced by one thread with several walks taking turns (wide_hits_cpu).
 std::vector<hit> trace_wide(const bvh_view& v, const std::vector<ray>& rays, bool any, wide_path path = wide_path::automatic) {
-  constexpr std::size_t run = 256;
-  std::vector<hit> hits(rays.size());
   const wide_view w = v.wide;
-  const std::span<const ray> all(rays);
-  const std::span<hit> out(hits);
-  exec::parallel_for(exec::cpu{}, any ? "connect" : "extend", static_cast<std::uint32_t>((rays.size() + run - 1) / run),
-                     [=](std::uint32_t i) {
-                       const std::size_t first = i * run, count = std::min(run, all.size() - first);
-                       wide_hits_cpu(w, all.subspan(first, count), out.subspan(first, count), any, path);
-                     });
-  return hits;
+  return trace_each(rays, any, [=](const ray& r) { return wide_closest_hit_cpu(w, r, path); },
+                    [=](const ray& r) { return wide_any_hit_cpu(w, r, path); });
 }
 
 // The compressed wide traversal (cwbvh.hpp: the GPU's code) run on the CPU, a ray to its end.

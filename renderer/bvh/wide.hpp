@@ -13,7 +13,6 @@
 
 #include <cstdint>
 #include <cstring>
-#include <span>
 #include <vector>
 
 #if defined(__CUDACC__)
@@ -245,9 +244,5 @@ bool cpu_has_avx512();
 // alpha: the scene's cut-outs (accept_hit), none by default.
 hit wide_closest_hit_cpu(const wide_view& v, const ray& r, wide_path path = wide_path::automatic, const alpha_view& alpha = {});
 bool wide_any_hit_cpu(const wide_view& v, const ray& r, wide_path path = wide_path::automatic, const alpha_view& alpha = {});
-// Many rays in one thread, several walks taking turns so that their memory waits overlap: hits[i]
-// as wide_closest_hit_cpu(rays[i]) gives it, or (any) found() as wide_any_hit_cpu(rays[i]).
-void wide_hits_cpu(const wide_view& v, std::span<const ray> rays, std::span<hit> hits, bool any,
-                   wide_path path = wide_path::automatic, const alpha_view& alpha = {});
 
 }  // namespace sieve::render

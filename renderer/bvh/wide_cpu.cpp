@@ -89,145 +89,52 @@ struct portable_boxes : scalar_boxes {
   }
 };
 
-// Starts the memory of a node's leaf hits on its way: the blocks their triangles lie in.
-SIEVE_FORCE_INLINE void prefetch_leaves(const wide_view& v, const wide_node& n, std::uint32_t leaves) {
-  const std::uint64_t counts = leaf_counts(n);
-  while (leaves) {
-    const int s = lowest_bit(leaves);
-    leaves &= leaves - 1;
-    const std::uint32_t first = n.tri_base + leaf_offset(counts, s);
-    const char* p = reinterpret_cast<const char*>(v.blocks + first / 8);
-    const char* end = reinterpret_cast<const char*>(v.blocks + (first + n.meta[s] - 1) / 8 + 1);
-    for (; p < end; p += 64) __builtin_prefetch(p);
-    __builtin_prefetch(end - 1);
-  }
-}
-
-// One ray's walk through the wide tree: closest hit (Any = false) or any hit (Any = true), inner
-// children nearest first (any hit: in slot order, unsorted: any blocker ends the walk, so order buys
-// nothing). It goes in steps, so that several rays' walks can take turns (walk_interleaved) and the
-// memory one waits on arrives while the others work: a step is either a node's box test (its inner
-// children hit pushed and their nodes prefetched, its leaf hits left for the next step with their
-// triangles prefetched), or the leaf test of the node before and the next node off the stack.
+// Closest hit (Any = false) or any hit (Any = true: found() says blocked), children nearest first
+// (any hit: in slot order, unsorted: any blocker ends the walk, so order buys nothing).
 template <bool Any, class Boxes, class Triangles>
-class ray_walk {
- public:
-  SIEVE_FORCE_INLINE void start(const wide_view& v, const ray& r) {
-    r_ = r;
-    w_ = prepare_wide(r);
-    best_ = {};
-    best_.h.t = r.tmax;
-    top_ = 0;
-    node_ = 0;
-    pending_ = nullptr;
-    blocked_ = false;
-    live_ = v.node_count != 0;
-  }
-
-  // One step; false when the walk is over (result() then holds).
-  SIEVE_FORCE_INLINE bool step(const wide_view& v, const alpha_view& alpha) {
-    if (!live_) return false;
-    if (pending_) {
-      const wide_node& n = *pending_;
-      pending_ = nullptr;
-      if (Triangles{}.template test<Any>(v, n, leaves_, r_, best_, alpha) && Any) {
-        blocked_ = true;
-        return live_ = false;
-      }
-      return live_ = next();
-    }
-    const wide_node& n = v.nodes[node_];
+SIEVE_FORCE_INLINE hit nearest_first(const wide_view& v, const ray& r, Boxes boxes, Triangles tris, const alpha_view& alpha) {
+  if (v.node_count == 0) return {};
+  closest_so_far best;
+  best.h.t = r.tmax;
+  const wide_ray w = prepare_wide(r);
+  near_entry stack[near_stack_size];
+  int top = 0;
+  std::uint32_t node = 0;
+  while (true) {
+    const wide_node& n = v.nodes[node];
     alignas(32) float enter[wide_arity];
-    const std::uint32_t hits = Boxes{}(n, w_, Any ? r_.tmax : cull_limit(best_.h.t), enter);
+    const std::uint32_t hits = boxes(n, w, Any ? r.tmax : cull_limit(best.h.t), enter);
+    // What the node's hits will read next starts on its way from memory at once (an incoherent ray
+    // misses the cache on most nodes): the inner children's nodes, while the leaves are tested.
     near_entry kids[wide_arity];
-    const int count = Boxes::children(n, hits, enter, kids);
-    const int bottom = top_;
-    for (int c = 0; c < count; ++c) {  // onto the stack, farthest first (insertion into its top)
+    const int count = boxes.children(n, hits, enter, kids);
+    for (int c = 0; c < count; ++c) {
       const char* p = reinterpret_cast<const char*>(v.nodes + kids[c].node);
       __builtin_prefetch(p);
       __builtin_prefetch(p + 64);
-      int j = top_++;
-      while (!Any && j > bottom && stack_[j - 1].t < kids[c].t) {
-        stack_[j] = stack_[j - 1];
+    }
+    const bool blocked = tris.template test<Any>(v, n, hits & ~std::uint32_t{n.inner_mask}, r, best, alpha);
+    if (Any && blocked) return {0, 0, 0, 0};
+    // Inner children onto the stack, farthest first (insertion into the top of the stack).
+    const int bottom = top;
+    for (int c = 0; c < count; ++c) {
+      const near_entry e = kids[c];
+      int j = top++;
+      while (!Any && j > bottom && stack[j - 1].t < e.t) {
+        stack[j] = stack[j - 1];
         --j;
       }
-      stack_[j] = kids[c];
+      stack[j] = e;
     }
-    leaves_ = hits & ~std::uint32_t{n.inner_mask};
-    if (leaves_) {
-      if (v.blocks) prefetch_leaves(v, n, leaves_);
-      pending_ = &n;
-      return true;
-    }
-    return live_ = next();
+    // The nearest entry still in front of the closest hit.
+    const float limit = cull_limit(best.h.t);
+    while (top > 0 && !(stack[top - 1].t <= limit)) --top;
+    if (top == 0) break;
+    node = stack[--top].node;
   }
-
-  hit result(const wide_view& v) const {
-    if (Any) return blocked_ ? hit{0, 0, 0, 0} : hit{};
-    if (best_.at == ~0U) return {};
-    return {best_.h.t, v.prims[best_.at], best_.h.u, best_.h.v};
-  }
-
- private:
-  // The nearest entry on the stack still in front of the closest hit becomes the node; false when none.
-  SIEVE_FORCE_INLINE bool next() {
-    const float limit = cull_limit(best_.h.t);
-    while (top_ > 0 && !(stack_[top_ - 1].t <= limit)) --top_;
-    if (top_ == 0) return false;
-    node_ = stack_[--top_].node;
-    return true;
-  }
-
-  ray r_;
-  wide_ray w_;
-  closest_so_far best_;
-  const wide_node* pending_ = nullptr;  // a node whose leaf hits wait for the next step
-  std::uint32_t leaves_ = 0, node_ = 0;
-  int top_ = 0;
-  bool blocked_ = false, live_ = false;
-  near_entry stack_[near_stack_size];
-};
-
-// One ray, its walk to the end.
-template <bool Any, class Boxes, class Triangles>
-SIEVE_FORCE_INLINE hit nearest_first(const wide_view& v, const ray& r, const alpha_view& alpha) {
-  ray_walk<Any, Boxes, Triangles> walk;
-  walk.start(v, r);
-  while (walk.step(v, alpha)) {
-  }
-  return walk.result(v);
-}
-
-// A span of rays, `lanes` walks taking turns, each ray's hit handed to out(index, hit).
-template <bool Any, class Boxes, class Triangles, int Lanes, class Out>
-SIEVE_FORCE_INLINE void walk_interleaved(const wide_view& v, std::span<const ray> rays, const alpha_view& alpha, Out&& out) {
-  ray_walk<Any, Boxes, Triangles> walks[Lanes];
-  std::size_t ray_of[Lanes];
-  int slot[Lanes];
-  int live = 0;
-  std::size_t next = 0;
-  for (; live < Lanes && next < rays.size(); ++live, ++next) {
-    walks[live].start(v, rays[next]);
-    ray_of[live] = next;
-    slot[live] = live;
-  }
-  while (live > 0) {
-    for (int k = 0; k < live;) {
-      ray_walk<Any, Boxes, Triangles>& w = walks[slot[k]];
-      if (w.step(v, alpha)) {
-        ++k;
-        continue;
-      }
-      out(ray_of[slot[k]], w.result(v));
-      if (next < rays.size()) {
-        w.start(v, rays[next]);
-        ray_of[slot[k]] = next++;
-        ++k;
-      } else {
-        std::swap(slot[k], slot[--live]);
-      }
-    }
-  }
+  if (best.at == ~0U) return {};
+  best.h.prim = v.prims[best.at];
+  return best.h;
 }
 
 #if SIEVE_WIDE_AVX2
@@ -379,34 +286,17 @@ struct avx2_triangles {
 };
 
 __attribute__((target("avx2"))) hit closest_avx2(const wide_view& v, const ray& r, const alpha_view& alpha) {
-  return nearest_first<false, avx2_boxes, avx2_triangles>(v, r, alpha);
+  return nearest_first<false>(v, r, avx2_boxes{}, avx2_triangles{}, alpha);
 }
 __attribute__((target("avx2"))) bool any_avx2(const wide_view& v, const ray& r, const alpha_view& alpha) {
-  return nearest_first<true, avx2_boxes, avx2_triangles>(v, r, alpha).found();
+  return nearest_first<true>(v, r, avx2_boxes{}, avx2_triangles{}, alpha).found();
 }
 
 SIEVE_AVX512 hit closest_avx512(const wide_view& v, const ray& r, const alpha_view& alpha) {
-  return nearest_first<false, avx512_boxes, avx2_triangles>(v, r, alpha);
+  return nearest_first<false>(v, r, avx512_boxes{}, avx2_triangles{}, alpha);
 }
 SIEVE_AVX512 bool any_avx512(const wide_view& v, const ray& r, const alpha_view& alpha) {
-  return nearest_first<true, avx512_boxes, avx2_triangles>(v, r, alpha).found();
-}
-
-// Rays taking turns in one thread's walk_interleaved.
-constexpr int stream_lanes = 4;
-
-template <bool Any, class Boxes, class Triangles>
-SIEVE_FORCE_INLINE void stream(const wide_view& v, std::span<const ray> rays, hit* out, const alpha_view& alpha) {
-  walk_interleaved<Any, Boxes, Triangles, stream_lanes>(v, rays, alpha, [&](std::size_t i, const hit& h) { out[i] = h; });
-}
-__attribute__((target("avx2"))) void stream_avx2(const wide_view& v, std::span<const ray> rays, hit* out, bool any,
-                                                 const alpha_view& alpha) {
-  if (any) stream<true, avx2_boxes, avx2_triangles>(v, rays, out, alpha);
-  else stream<false, avx2_boxes, avx2_triangles>(v, rays, out, alpha);
-}
-SIEVE_AVX512 void stream_avx512(const wide_view& v, std::span<const ray> rays, hit* out, bool any, const alpha_view& alpha) {
-  if (any) stream<true, avx512_boxes, avx2_triangles>(v, rays, out, alpha);
-  else stream<false, avx512_boxes, avx2_triangles>(v, rays, out, alpha);
+  return nearest_first<true>(v, r, avx512_boxes{}, avx2_triangles{}, alpha).found();
 }
 
 // Which SIMD path runs: 0 the portable one, 1 AVX2, 2 AVX-512 (only when asked for: measured slower
@@ -447,7 +337,7 @@ hit wide_closest_hit_cpu(const wide_view& v, const ray& r, wide_path path, const
   if (simd == 1) return closest_avx2(v, r, alpha);
 #endif
   (void)path;
-  return nearest_first<false, portable_boxes, scalar_triangles>(v, r, alpha);
+  return nearest_first<false>(v, r, portable_boxes{}, scalar_triangles{}, alpha);
 }
 
 bool wide_any_hit_cpu(const wide_view& v, const ray& r, wide_path path, const alpha_view& alpha) {
@@ -457,20 +347,7 @@ bool wide_any_hit_cpu(const wide_view& v, const ray& r, wide_path path, const al
   if (simd == 1) return any_avx2(v, r, alpha);
 #endif
   (void)path;
-  return nearest_first<true, portable_boxes, scalar_triangles>(v, r, alpha).found();
-}
-
-void wide_hits_cpu(const wide_view& v, std::span<const ray> rays, std::span<hit> hits, bool any, wide_path path,
-                   const alpha_view& alpha) {
-  if (hits.size() != rays.size()) throw error("wide_hits_cpu: a hit for each ray");
-#if SIEVE_WIDE_AVX2
-  const int simd = v.blocks ? simd_path(path) : 0;
-  if (simd == 2) return stream_avx512(v, rays, hits.data(), any, alpha);
-  if (simd == 1) return stream_avx2(v, rays, hits.data(), any, alpha);
-#endif
-  (void)path;
-  if (any) stream<true, portable_boxes, scalar_triangles>(v, rays, hits.data(), alpha);
-  else stream<false, portable_boxes, scalar_triangles>(v, rays, hits.data(), alpha);
+  return nearest_first<true>(v, r, portable_boxes{}, scalar_triangles{}, alpha).found();
 }
 
 }  // namespace sieve::render
