@@ -138,26 +138,34 @@ SIEVE_FORCE_INLINE hit nearest_first(const wide_view& v, const ray& r, Boxes box
 }
 
 #if SIEVE_WIDE_AVX2
+// The slab test of a node's eight boxes (8 float lanes: dequantise, slab distances, entry and exit).
+struct slabs8 {
+  __m256 enter, leave;
+};
+__attribute__((target("avx2"))) SIEVE_FORCE_INLINE slabs8 slab_test(const wide_node& n, const wide_ray& w, float limit) {
+  const float o[3] = {w.r.origin.x, w.r.origin.y, w.r.origin.z};
+  const float inv[3] = {w.inv.x, w.inv.y, w.inv.z};
+  __m256 enter = _mm256_setzero_ps(), leave = _mm256_set1_ps(limit);
+  for (int k = 0; k < 3; ++k) {
+    const __m256 a = _mm256_set1_ps(exp2_of(n.exponent[k]) * inv[k]);
+    const __m256 b = _mm256_set1_ps((n.origin[k] - o[k]) * inv[k]);
+    const __m256 lo = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(n.lo[k]))));
+    const __m256 hi = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(n.hi[k]))));
+    const __m256 t0 = _mm256_add_ps(_mm256_mul_ps(lo, a), b), t1 = _mm256_add_ps(_mm256_mul_ps(hi, a), b);
+    enter = _mm256_max_ps(enter, _mm256_min_ps(t0, t1));
+    leave = _mm256_min_ps(leave, _mm256_max_ps(t0, t1));
+  }
+  return {enter, leave};
+}
+
 struct avx2_boxes {
   static int children(const wide_node& n, std::uint32_t hits, const float* enter, near_entry* out) {
     return inner_hits(n, hits, enter, out);
   }
-  __attribute__((target("avx2"))) std::uint32_t operator()(const wide_node& n, const wide_ray& w, float limit,
-                                                           float* enter_out = nullptr) const {
-    const float o[3] = {w.r.origin.x, w.r.origin.y, w.r.origin.z};
-    const float inv[3] = {w.inv.x, w.inv.y, w.inv.z};
-    __m256 enter = _mm256_setzero_ps(), leave = _mm256_set1_ps(limit);
-    for (int k = 0; k < 3; ++k) {
-      const __m256 a = _mm256_set1_ps(exp2_of(n.exponent[k]) * inv[k]);
-      const __m256 b = _mm256_set1_ps((n.origin[k] - o[k]) * inv[k]);
-      const __m256 lo = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(n.lo[k]))));
-      const __m256 hi = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(n.hi[k]))));
-      const __m256 t0 = _mm256_add_ps(_mm256_mul_ps(lo, a), b), t1 = _mm256_add_ps(_mm256_mul_ps(hi, a), b);
-      enter = _mm256_max_ps(enter, _mm256_min_ps(t0, t1));
-      leave = _mm256_min_ps(leave, _mm256_max_ps(t0, t1));
-    }
-    if (enter_out) _mm256_store_ps(enter_out, enter);
-    const auto hit = static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_cmp_ps(enter, leave, _CMP_LE_OQ)));
+  __attribute__((target("avx2"))) std::uint32_t operator()(const wide_node& n, const wide_ray& w, float limit, float* enter_out) const {
+    const slabs8 s = slab_test(n, w, limit);
+    _mm256_store_ps(enter_out, s.enter);
+    const auto hit = static_cast<std::uint32_t>(_mm256_movemask_ps(_mm256_cmp_ps(s.enter, s.leave, _CMP_LE_OQ)));
     const __m128i meta = _mm_loadl_epi64(reinterpret_cast<const __m128i*>(n.meta));
     const auto empty = static_cast<std::uint32_t>(_mm_movemask_epi8(_mm_cmpeq_epi8(meta, _mm_setzero_si128()))) & 0xFFU;
     return hit & ~empty;
@@ -170,21 +178,10 @@ struct avx2_boxes {
 #define SIEVE_AVX512 __attribute__((target("avx2,avx512f,avx512vl,avx512bw,avx512dq")))
 struct avx512_boxes {
   SIEVE_AVX512 std::uint32_t operator()(const wide_node& n, const wide_ray& w, float limit, float* enter_out) const {
-    const float o[3] = {w.r.origin.x, w.r.origin.y, w.r.origin.z};
-    const float inv[3] = {w.inv.x, w.inv.y, w.inv.z};
-    __m256 enter = _mm256_setzero_ps(), leave = _mm256_set1_ps(limit);
-    for (int k = 0; k < 3; ++k) {
-      const __m256 a = _mm256_set1_ps(exp2_of(n.exponent[k]) * inv[k]);
-      const __m256 b = _mm256_set1_ps((n.origin[k] - o[k]) * inv[k]);
-      const __m256 lo = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(n.lo[k]))));
-      const __m256 hi = _mm256_cvtepi32_ps(_mm256_cvtepu8_epi32(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(n.hi[k]))));
-      const __m256 t0 = _mm256_add_ps(_mm256_mul_ps(lo, a), b), t1 = _mm256_add_ps(_mm256_mul_ps(hi, a), b);
-      enter = _mm256_max_ps(enter, _mm256_min_ps(t0, t1));
-      leave = _mm256_min_ps(leave, _mm256_max_ps(t0, t1));
-    }
-    _mm256_store_ps(enter_out, enter);
+    const slabs8 s = slab_test(n, w, limit);
+    _mm256_store_ps(enter_out, s.enter);
     const __mmask8 used = _mm_test_epi8_mask(_mm_loadl_epi64(reinterpret_cast<const __m128i*>(n.meta)), _mm_set1_epi8(-1));
-    return _mm256_mask_cmp_ps_mask(used, enter, leave, _CMP_LE_OQ);
+    return _mm256_mask_cmp_ps_mask(used, s.enter, s.leave, _CMP_LE_OQ);
   }
   SIEVE_AVX512 static int children(const wide_node& n, std::uint32_t hits, const float* enter, near_entry* out) {
     const auto inner = static_cast<__mmask8>(hits & n.inner_mask);
