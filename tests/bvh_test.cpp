@@ -204,13 +204,12 @@ aabb check_wide_subtree(const wide_bvh& w, std::uint32_t node, std::vector<int>&
         ++seen.at(w.prims.at(i));
         const triangle t = w.triangles.at(i).get();
         box.grow(t.v0), box.grow(t.v1), box.grow(t.v2);
-        // Its copy in the CPU's blocks: lane i % 4 of block i / 4, as the first vertex and the two edges.
-        const std::uint32_t lane = i % leaf_block_lanes;
-        const leaf_block& b = w.blocks.at(i / leaf_block_lanes);
+        // Its copy in the CPU's blocks: lane i % 8 of block i / 8, as the first vertex and the two edges.
+        const leaf_block& b = w.blocks.at(i / 8);
         const vec3 e1 = t.v1 - t.v0, e2 = t.v2 - t.v0;
         const float want[9] = {t.v0.x, t.v0.y, t.v0.z, e1.x, e1.y, e1.z, e2.x, e2.y, e2.z};
-        const float got[9] = {b.v0[0][lane], b.v0[1][lane], b.v0[2][lane], b.e1[0][lane], b.e1[1][lane],
-                              b.e1[2][lane], b.e2[0][lane], b.e2[1][lane], b.e2[2][lane]};
+        const float got[9] = {b.v0[0][i % 8], b.v0[1][i % 8], b.v0[2][i % 8], b.e1[0][i % 8], b.e1[1][i % 8],
+                              b.e1[2][i % 8], b.e2[0][i % 8], b.e2[1][i % 8], b.e2[2][i % 8]};
         for (int c = 0; c < 9; ++c) EXPECT_EQ(got[c], want[c]) << "leaf block of triangle " << i << ", value " << c;
       }
       offset += n.meta[s];
@@ -232,22 +231,21 @@ void expect_wide_tree_well_formed(const bvh& b, std::size_t triangles) {
     EXPECT_TRUE(w.prims.empty());
     return;
   }
-  // The leaf order padded to whole blocks: every node's leaf triangles start a block, the lanes
+  // The leaf order padded to blocks of eight: every node's leaf triangles start a block, the lanes
   // after them are padding (no primitive, a degenerate triangle), and there is no other padding.
-  constexpr std::uint32_t lanes = leaf_block_lanes;
-  ASSERT_EQ(w.prims.size() % lanes, 0U);
+  ASSERT_EQ(w.prims.size() % 8, 0U);
   ASSERT_EQ(w.triangles.size(), w.prims.size());
-  ASSERT_EQ(w.blocks.size() * lanes, w.prims.size());
+  ASSERT_EQ(w.blocks.size() * 8, w.prims.size());
   std::size_t padded = 0;
   for (const wide_node& n : w.nodes) {
-    EXPECT_EQ(n.tri_base % lanes, 0U);
-    padded += (leaf_total(n) + lanes - 1) / lanes * lanes;
+    EXPECT_EQ(n.tri_base % 8, 0U);
+    padded += (leaf_total(n) + 7) / 8 * 8;
   }
   EXPECT_EQ(padded, w.prims.size()) << "padding beyond each node's last block";
   EXPECT_EQ(static_cast<std::size_t>(std::count(w.prims.begin(), w.prims.end(), ~0U)), w.prims.size() - triangles);
   for (std::size_t i = 0; i < w.prims.size(); ++i)
     if (w.prims[i] == ~0U) {
-      EXPECT_EQ(w.blocks[i / lanes].e1[0][i % lanes], 0.0f) << "padding lane " << i;
+      EXPECT_EQ(w.blocks[i / 8].e1[0][i % 8], 0.0f) << "padding lane " << i;
     }
   std::vector<int> seen(triangles, 0);
   std::size_t deepest = 0;

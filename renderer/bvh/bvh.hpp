@@ -74,22 +74,21 @@ struct alignas(16) wide_node {
 };
 static_assert(sizeof(wide_node) == 80, "the wide node is five 16-byte quads");
 
-// The CPU traversal's copy of the wide tree's leaf triangles (encode_leaf_blocks): four triangles
+// The CPU traversal's copy of the wide tree's leaf triangles (encode_leaf_blocks): eight triangles
 // a block, each as its first vertex and two edges (hit_triangle_edges), coordinate by coordinate:
-// 36 bytes a triangle, nine aligned 16-byte loads for four (Embree's triangle4v is alike). Triangle
-// i (of wide_bvh::triangles) is lane i % 4 of block i / 4: every node's tri_base is a multiple of 4,
-// and the lanes after a node's last leaf triangle are padding (zero: degenerate, never hit; prims ~0).
-inline constexpr std::uint32_t leaf_block_lanes = 4;
-struct alignas(16) leaf_block {
-  float v0[3][leaf_block_lanes], e1[3][leaf_block_lanes], e2[3][leaf_block_lanes];
+// 36 bytes a triangle, nine aligned 32-byte loads for eight. Triangle i (of wide_bvh::triangles) is
+// lane i % 8 of block i / 8: every node's tri_base is a multiple of 8, and the lanes after a node's
+// last leaf triangle are padding (zero: degenerate, never hit; prims ~0).
+struct alignas(32) leaf_block {
+  float v0[3][8], e1[3][8], e2[3][8];
 };
-static_assert(sizeof(leaf_block) == 36 * leaf_block_lanes, "36 bytes a triangle");
+static_assert(sizeof(leaf_block) == 288, "eight triangles of 36 bytes");
 
 struct wide_bvh {
   std::vector<wide_node> nodes;           // nodes[0] is the root (absent for an empty scene)
   std::vector<std::uint32_t> prims;       // triangle indices in the wide tree's leaf order (~0: padding)
   std::vector<leaf_triangle> triangles;   // triangles[i] = the triangle prims[i]
-  std::vector<leaf_block> blocks;         // the same triangles four a block (the CPU's SIMD test)
+  std::vector<leaf_block> blocks;         // the same triangles eight a block (the CPU's AVX2 test)
   std::size_t depth = 0;                  // levels of wide nodes
   double seconds = 0;                     // the collapse alone
 };
@@ -199,7 +198,7 @@ bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& opti
 wide_bvh collapse_wide(const bvh& b, float traversal_cost = 1.0f);
 
 // Lays out the leaf triangles of a collapsed wide tree for the CPU traversal (wide_blocks.cpp):
-// each node's run of leaf triangles moved to start a block (tri_base updated, prims and
+// each node's run of leaf triangles moved to start at a multiple of 8 (tri_base updated, prims and
 // triangles padded likewise), and `blocks` filled. collapse_wide ends with it.
 void encode_leaf_blocks(wide_bvh& w);
 

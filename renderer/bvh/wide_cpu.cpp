@@ -196,19 +196,16 @@ struct avx512_boxes {
   }
 };
 
-// The leaf test eight triangles at once, two blocks of four (leaf_block): every lane does
-// hit_triangle_edges' operations in its order (no fused multiply-adds, the same comparisons, NaNs
-// rejected alike), so the hits are bit-identical. A node's leaf triangles are whole blocks; a block
-// is tested when a leaf hit has triangles in it, its lanes of other leaves (and padding) masked off.
+// The leaf test eight triangles at once, a block of leaf_block's: every lane does hit_triangle_edges'
+// operations in its order (no fused multiply-adds, the same comparisons, NaNs rejected alike), so the
+// hits are bit-identical. A node's leaf triangles are whole blocks; a block is tested when a leaf
+// hit has triangles in it, its lanes of other leaves (and padding) masked off.
 struct avx2_triangles {
   struct vec8 {
     __m256 x, y, z;
   };
-  __attribute__((target("avx2"))) static __m256 load2(const float* a, const float* b) {  // lanes 0..3 from a, 4..7 from b
-    return _mm256_insertf128_ps(_mm256_castps128_ps256(_mm_load_ps(a)), _mm_load_ps(b), 1);
-  }
-  __attribute__((target("avx2"))) static vec8 load(const float (*a)[leaf_block_lanes], const float (*b)[leaf_block_lanes]) {
-    return {load2(a[0], b[0]), load2(a[1], b[1]), load2(a[2], b[2])};
+  __attribute__((target("avx2"))) static vec8 load(const float (*c)[8]) {
+    return {_mm256_load_ps(c[0]), _mm256_load_ps(c[1]), _mm256_load_ps(c[2])};
   }
   __attribute__((target("avx2"))) static __m256 mul_sub(__m256 a, __m256 b, __m256 c, __m256 d) {  // a * b - c * d
     return _mm256_sub_ps(_mm256_mul_ps(a, b), _mm256_mul_ps(c, d));
@@ -220,10 +217,10 @@ struct avx2_triangles {
     return {mul_sub(a.y, b.z, a.z, b.y), mul_sub(a.z, b.x, a.x, b.z), mul_sub(a.x, b.y, a.y, b.x)};
   }
 
-  // Hit lanes of blocks a (lanes 0..3) and b (4..7) within tmax; t, u, v of each lane stored.
-  __attribute__((target("avx2"))) static std::uint32_t test8(const leaf_block& a, const leaf_block& b, const ray& r, float tmax,
-                                                             float* t_out, float* u_out, float* v_out) {
-    const vec8 v0 = load(a.v0, b.v0), e1 = load(a.e1, b.e1), e2 = load(a.e2, b.e2);
+  // Hit lanes of block b within tmax; t, u, v of each lane stored.
+  __attribute__((target("avx2"))) static std::uint32_t test8(const leaf_block& b, const ray& r, float tmax, float* t_out,
+                                                             float* u_out, float* v_out) {
+    const vec8 v0 = load(b.v0), e1 = load(b.e1), e2 = load(b.e2);
     const vec8 d{_mm256_set1_ps(r.direction.x), _mm256_set1_ps(r.direction.y), _mm256_set1_ps(r.direction.z)};
     const vec8 p = cross(d, e2);
     const __m256 det = dot(e1, p);
@@ -261,37 +258,25 @@ struct avx2_triangles {
       active[word] |= ones << bit;
       if (bit + n.meta[s] > 64) active[word + 1] |= ones >> (64 - bit);
     }
-    // The blocks with lanes to test, two at a time (an odd one last, with itself).
     alignas(32) float t[8], u[8], w[8];
-    std::uint32_t pair[2], lanes = 0;
-    int held = 0;
-    auto test_pair = [&]() {
-      std::uint32_t mask = test8(v.blocks[pair[0]], v.blocks[pair[1]], r, best.h.t, t, u, w) & lanes;
-      held = 0, lanes = 0;
-      while (mask) {
-        const int lane = lowest_bit(mask);
-        mask &= mask - 1;
-        const std::uint32_t i = pair[lane / 4] * leaf_block_lanes + static_cast<std::uint32_t>(lane % 4);
-        if (Any) {
-          if (accept_hit(alpha, r, v.prims[i], u[lane], w[lane])) return true;
-        } else {
-          keep_closest(v, r, alpha, i, t[lane], u[lane], w[lane], best);
-        }
-      }
-      return false;
-    };
     for (std::uint32_t word = 0; word < 4; ++word) {
       for (std::uint64_t bits = active[word]; bits;) {
-        const std::uint32_t k = static_cast<std::uint32_t>(__builtin_ctzll(bits)) / 4;  // the block in this word
-        lanes |= (static_cast<std::uint32_t>(bits >> (4 * k)) & 0xFU) << (4 * held);
-        bits &= ~(std::uint64_t{0xF} << (4 * k));
-        pair[held++] = (n.tri_base + 64 * word) / leaf_block_lanes + k;
-        if (held == 2 && test_pair()) return true;
+        const std::uint32_t k = static_cast<std::uint32_t>(__builtin_ctzll(bits)) / 8;  // the block in this word
+        const auto lanes = static_cast<std::uint32_t>(bits >> (8 * k)) & 0xFFU;
+        bits &= ~(std::uint64_t{0xFF} << (8 * k));
+        const std::uint32_t first = n.tri_base + 64 * word + 8 * k;
+        std::uint32_t mask = test8(v.blocks[first / 8], r, best.h.t, t, u, w) & lanes;
+        while (mask) {
+          const int lane = lowest_bit(mask);
+          mask &= mask - 1;
+          const std::uint32_t i = first + static_cast<std::uint32_t>(lane);
+          if (Any) {
+            if (accept_hit(alpha, r, v.prims[i], u[lane], w[lane])) return true;
+          } else {
+            keep_closest(v, r, alpha, i, t[lane], u[lane], w[lane], best);
+          }
+        }
       }
-    }
-    if (held == 1) {
-      pair[1] = pair[0];
-      if (test_pair()) return true;
     }
     return false;
   }
