@@ -89,20 +89,6 @@ struct portable_boxes : scalar_boxes {
   }
 };
 
-// Starts the memory of a node's leaf hits on its way: the blocks their triangles lie in.
-SIEVE_FORCE_INLINE void prefetch_leaves(const wide_view& v, const wide_node& n, std::uint32_t leaves) {
-  const std::uint64_t counts = leaf_counts(n);
-  while (leaves) {
-    const int s = lowest_bit(leaves);
-    leaves &= leaves - 1;
-    const std::uint32_t first = n.tri_base + leaf_offset(counts, s);
-    const char* p = reinterpret_cast<const char*>(v.blocks + first / 8);
-    const char* end = reinterpret_cast<const char*>(v.blocks + (first + n.meta[s] - 1) / 8 + 1);
-    for (; p < end; p += 64) __builtin_prefetch(p);
-    __builtin_prefetch(end - 1);
-  }
-}
-
 // Closest hit (Any = false) or any hit (Any = true: found() says blocked), children nearest first
 // (any hit: in slot order, unsorted: any blocker ends the walk, so order buys nothing).
 template <bool Any, class Boxes, class Triangles>
@@ -114,8 +100,6 @@ SIEVE_FORCE_INLINE hit nearest_first(const wide_view& v, const ray& r, Boxes box
   near_entry stack[near_stack_size];
   int top = 0;
   std::uint32_t node = 0;
-  const wide_node* held = nullptr;  // a node whose leaf hits wait, prefetched, for the next node's box test
-  std::uint32_t held_leaves = 0;
   while (true) {
     const wide_node& n = v.nodes[node];
     alignas(32) float enter[wide_arity];
@@ -129,10 +113,8 @@ SIEVE_FORCE_INLINE hit nearest_first(const wide_view& v, const ray& r, Boxes box
       __builtin_prefetch(p);
       __builtin_prefetch(p + 64);
     }
-    if (held && tris.template test<Any>(v, *held, held_leaves, r, best, alpha) && Any) return {0, 0, 0, 0};
-    held_leaves = hits & ~std::uint32_t{n.inner_mask};
-    held = held_leaves ? &n : nullptr;
-    if (held) prefetch_leaves(v, n, held_leaves);
+    const bool blocked = tris.template test<Any>(v, n, hits & ~std::uint32_t{n.inner_mask}, r, best, alpha);
+    if (Any && blocked) return {0, 0, 0, 0};
     // Inner children onto the stack, farthest first (insertion into the top of the stack).
     const int bottom = top;
     for (int c = 0; c < count; ++c) {
@@ -147,14 +129,7 @@ SIEVE_FORCE_INLINE hit nearest_first(const wide_view& v, const ray& r, Boxes box
     // The nearest entry still in front of the closest hit.
     const float limit = cull_limit(best.h.t);
     while (top > 0 && !(stack[top - 1].t <= limit)) --top;
-    if (top == 0) {
-      if (!held) break;
-      if (tris.template test<Any>(v, *held, held_leaves, r, best, alpha) && Any) return {0, 0, 0, 0};
-      held = nullptr;
-      const float after = cull_limit(best.h.t);  // the held leaves may have moved the closest hit: cull again
-      while (top > 0 && !(stack[top - 1].t <= after)) --top;
-      if (top == 0) break;
-    }
+    if (top == 0) break;
     node = stack[--top].node;
   }
   if (best.at == ~0U) return {};
