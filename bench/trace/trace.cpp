@@ -324,7 +324,9 @@ void print_bvh_summary(const scene& sc, const bvh& b, double build_s, double bui
   const double wide_leaf_mb = static_cast<double>(b.wide.triangles.size() * sizeof(leaf_triangle) + b.wide.prims.size() * 4) * mb;
   std::cout << "wide BVH: " << b.wide.nodes.size() << " nodes of " << sizeof(wide_node) << " bytes (" << fixed(wide_mb, 1)
             << " MiB), depth " << b.wide.depth << ", collapsed in " << fixed(b.wide.seconds * 1e3, 1)
-            << " ms (part of the build above), SAH cost " << fixed(sah_cost(b.wide), 2) << "; its leaf triangles " << fixed(wide_leaf_mb, 1) << " MiB; CPU box tests: "
+            << " ms (part of the build above), SAH cost " << fixed(sah_cost(b.wide), 2) << "; its leaf triangles " << fixed(wide_leaf_mb, 1)
+            << " MiB (" << b.wide.prims.size() << " slots, padded to whole blocks), in the CPU's blocks of eight "
+            << fixed(static_cast<double>(b.wide.blocks.size() * sizeof(leaf_block)) * mb, 1) << " MiB; CPU box tests: "
             << (cpu_has_avx2() ? "AVX2" : "portable") << "\n";
   const double cw_mb = static_cast<double>(b.cw.nodes.size() * sizeof(cw_node)) * mb;
   const double cw_tri_mb = static_cast<double>(b.cw.triangles.size() * sizeof(cw_triangle)) * mb;
