@@ -130,7 +130,8 @@ class option_schema {
   option_schema& scene()
     requires std::derived_from<Args, scene_suite_args>
   {
-    positional(&Args::scene, "scene", "scene file (.toml or .obj)", [](CLI::Option* x) { x->required(); });
+    positional(&Args::scene, "scene", "scene file (.toml) or a model alone (.obj, .gltf, .glb, .ply); the measured ones: "
+                                      "scenes/procedural/sphere-room.toml, scenes/third-party/sponza/sponza.toml", [](CLI::Option* x) { x->required(); });
     backend(&Args::backend);
     return repeated(&Args::set, "--set", "override a scene key, key=value (repeatable)");
   }

@@ -13,6 +13,7 @@
 #include <gtest/gtest.h>
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
@@ -709,7 +710,7 @@ TEST(GltfBadInput, WrongTypes) {
       {[](json& d) { d["nodes"][0]["rotation"] = {0, 0, 0, 0}; }, "rotation"},
       {[](json& d) { d["materials"][0]["pbrMetallicRoughness"]["baseColorFactor"] = {2, 0, 0, 1}; }, "baseColorFactor 2"},
       {[](json& d) { d["materials"][0]["emissiveFactor"] = {-1, 0, 0}; }, "emissiveFactor -1"},
-      {[](json& d) { d["extensionsRequired"] = {"KHR_draco_mesh_compression"}; }, "KHR_draco_mesh_compression"},
+      {[](json& d) { d["extensionsRequired"] = {"KHR_texture_basisu"}; }, "KHR_texture_basisu"},
       {[](json& d) {
          d["accessors"][0]["sparse"] = {{"count", 1},
                                         {"indices", {{"bufferView", 1}, {"componentType", 5123}}},
@@ -780,6 +781,280 @@ TEST(GltfBadInput, TriangleLimitAndNotAFile) {
                {"s.toml", "objects[0].gltf", "not found"});
   expect_error([&] { load_scene(write(dir / "t.toml", "[[objects]]\ngltf = \"a.gltf\"\nobj = \"a.obj\"\n")); },
                {"t.toml", "objects[0]", "give one of obj, gltf and ply"});
+}
+
+// ------------------------------------------------------------------------------------------------
+// Compressed geometry: real files made by other tools against their uncompressed twins
+// (tests/data/gltf-compressed/LICENSE.md), and each way a compressed file can be wrong.
+
+const fs::path compressed_dir = fs::path(SIEVE_TEST_DATA_DIR) / "gltf-compressed";
+
+// A GLB split into its JSON and its BIN chunk.
+std::pair<json, std::string> glb_parts(const fs::path& path) {
+  const std::string glb = read(path);
+  std::uint32_t json_length = 0, bin_length = 0;
+  std::memcpy(&json_length, glb.data() + 12, 4);
+  std::memcpy(&bin_length, glb.data() + 20 + json_length, 4);
+  return {json::parse(glb.substr(20, json_length)), glb.substr(28 + json_length, bin_length)};
+}
+
+// The GLB rewritten as a .gltf in `dir` with its BIN chunk as buffers[0]'s data URI, after `change`.
+fs::path as_gltf(const fs::path& glb, const fs::path& dir, const std::function<void(json&, std::string&)>& change) {
+  auto [doc, bin] = glb_parts(glb);
+  change(doc, bin);
+  const std::uint64_t length = doc["buffers"][0]["byteLength"];
+  doc["buffers"][0] = buffer_of(bin.substr(0, std::min<std::uint64_t>(length, bin.size())));
+  doc["buffers"][0]["byteLength"] = length;
+  return write_gltf(dir, doc);
+}
+
+// The largest distance between a corner of a triangle of `a` and the same corner of its match in `b`
+// (the same three corners in the same winding, from any of the three), each triangle of `b` matched
+// once; infinity where the counts differ or a triangle finds no match within `tolerance`.
+double worst_match(const std::vector<triangle>& a, const std::vector<triangle>& b, double tolerance) {
+  if (a.size() != b.size()) return HUGE_VAL;
+  auto cx = [](const triangle& t) { return (t.v0.x + t.v1.x + t.v2.x) / 3; };
+  std::vector<std::size_t> order(b.size());
+  for (std::size_t i = 0; i < order.size(); ++i) order[i] = i;
+  std::sort(order.begin(), order.end(), [&](std::size_t i, std::size_t j) { return cx(b[i]) < cx(b[j]); });
+  std::vector<float> keys;
+  for (const std::size_t i : order) keys.push_back(cx(b[i]));
+  std::vector<bool> used(b.size(), false);
+  double worst = 0;
+  for (const triangle& t : a) {
+    double best = HUGE_VAL;
+    std::size_t best_k = 0;
+    const auto lo = std::lower_bound(keys.begin(), keys.end(), cx(t) - tolerance) - keys.begin();
+    for (auto k = static_cast<std::size_t>(lo); k < keys.size() && keys[k] <= cx(t) + tolerance; ++k) {
+      if (used[k]) continue;
+      const triangle& u = b[order[k]];
+      const vec3 c[3] = {u.v0, u.v1, u.v2};
+      for (int r = 0; r < 3; ++r) {
+        const double d = std::max({length(t.v0 - c[r]), length(t.v1 - c[(r + 1) % 3]), length(t.v2 - c[(r + 2) % 3])});
+        if (d < best) best = d, best_k = k;
+      }
+    }
+    if (!(best <= tolerance)) return HUGE_VAL;
+    used[best_k] = true;
+    worst = std::max(worst, best);
+  }
+  return worst;
+}
+
+// Every corner of `a`'s triangles against the nearest corner of `b`'s (positions within `tolerance`):
+// the largest distance (infinity where one has none), and the mean over corners of the best cosine
+// between their normals.
+struct corner_match {
+  double worst = 0, mean_dot = 0;
+};
+corner_match match_corners(const scene& a, const scene& b, double tolerance) {
+  struct corner {
+    vec3 p, n;
+  };
+  auto corners = [](const scene& s) {
+    std::vector<corner> out;
+    for (std::size_t i = 0; i < s.triangles.size(); ++i) {
+      const triangle_normals n = s.normals.empty() ? triangle_normals{} : s.normals[i];
+      out.push_back({s.triangles[i].v0, n.n0});
+      out.push_back({s.triangles[i].v1, n.n1});
+      out.push_back({s.triangles[i].v2, n.n2});
+    }
+    return out;
+  };
+  std::vector<corner> ca = corners(a), cb = corners(b);
+  std::sort(cb.begin(), cb.end(), [](const corner& x, const corner& y) { return x.p.x < y.p.x; });
+  corner_match m;
+  for (const corner& c : ca) {
+    double best = HUGE_VAL, dot_best = -1;
+    auto k = std::lower_bound(cb.begin(), cb.end(), c.p.x - tolerance, [](const corner& x, double v) { return x.p.x < v; });
+    for (; k != cb.end() && k->p.x <= c.p.x + tolerance; ++k) {
+      const double d = length(k->p - c.p);
+      best = std::min(best, d);
+      if (d <= tolerance) dot_best = std::max(dot_best, static_cast<double>(dot(k->n, c.n)));
+    }
+    m.worst = std::max(m.worst, best);
+    m.mean_dot += dot_best / static_cast<double>(ca.size());
+  }
+  return m;
+}
+
+double area(const std::vector<triangle>& ts) {
+  double sum = 0;
+  for (const triangle& t : ts) sum += 0.5 * length(cross(t.v1 - t.v0, t.v2 - t.v0));
+  return sum;
+}
+
+struct box3 {
+  vec3 lo{HUGE_VALF, HUGE_VALF, HUGE_VALF}, hi{-HUGE_VALF, -HUGE_VALF, -HUGE_VALF};
+};
+box3 bounds(const std::vector<triangle>& ts) {
+  box3 b;
+  for (const triangle& t : ts)
+    for (const vec3 v : {t.v0, t.v1, t.v2}) b.lo = min(b.lo, v), b.hi = max(b.hi, v);
+  return b;
+}
+
+// The two files' models under one material, camera and sky, rendered; the mean over the image of the
+// per-pixel difference, relative to the mean brightness.
+double render_difference(const fs::path& a, const fs::path& b, const std::string& camera) {
+  const fs::path dir = temp_dir();
+  auto toml = [&](fs::path model) {
+    if (model.extension() == ".obj") {  // a copy with an MTL of its materials (the file names one it lacks)
+      const std::string text = read(model);
+      std::string mtl;
+      for (std::size_t at = text.find("usemtl "); at != std::string::npos; at = text.find("usemtl ", at + 1))
+        mtl += "newmtl " + text.substr(at + 7, text.find('\n', at) - at - 7) + "\nKd 0.5 0.5 0.5\n";
+      write(dir / "pirate.mtl", mtl);
+      model = write(dir / model.filename(), text);
+    }
+    return write(dir / (model.stem().string() + ".toml"),
+                 std::string("[[objects]]\n") + (model.extension() == ".obj" ? "obj" : "gltf") + " = \"" + model.string() +
+                     "\"\nmaterial = \"clay\"\n[[materials]]\nname = \"clay\"\ntype = \"diffuse\"\nalbedo = [0.7, 0.6, 0.5]\n" +
+                     "[environment]\ncolor = [1, 1, 1]\n" + camera + "[film]\nwidth = 48\nheight = 40\nspp = 8\nmax_bounces = 2\n");
+  };
+  const std::vector<vec3> x = render(load_scene(toml(a))), y = render(load_scene(toml(b)));
+  EXPECT_EQ(x.size(), y.size());
+  double diff = 0, sum = 0;
+  for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) {
+    diff += std::fabs(x[i].x - y[i].x) + std::fabs(x[i].y - y[i].y) + std::fabs(x[i].z - y[i].z);
+    sum += x[i].x + x[i].y + x[i].z;
+  }
+  EXPECT_GT(sum, 0) << "a black image proves nothing";
+  return diff / sum;
+}
+
+TEST(CompressedGltf, DracoBoxMatchesItsUncompressedTwin) {
+#ifndef SIEVE_HAVE_DRACO
+  expect_error([&] { load_scene(compressed_dir / "Box_Draco.glb", sky); }, {"KHR_draco_mesh_compression", "libdraco"});
+  GTEST_SKIP() << "built without libdraco: Draco files are refused (checked above)";
+#endif
+  const scene plain = load_scene(compressed_dir / "Box.glb", sky), draco = load_scene(compressed_dir / "Box_Draco.glb", sky);
+  ASSERT_EQ(plain.triangles.size(), 12u);
+  // Draco quantises the unit box's positions to at least 10 bits: within 1/1000 of the file's.
+  const double worst = worst_match(plain.triangles, draco.triangles, 1e-3);
+  EXPECT_LE(worst, 1e-3);
+  const box3 p = bounds(plain.triangles), d = bounds(draco.triangles);
+  EXPECT_LE(length(p.lo - d.lo) + length(p.hi - d.hi), 2e-3);
+  ASSERT_EQ(draco.normals.size(), draco.triangles.size());  // Draco's normals came through
+  EXPECT_LT(render_difference(compressed_dir / "Box.glb", compressed_dir / "Box_Draco.glb",
+                              "[camera]\nposition = [1.2, 0.9, 1.6]\nlook_at = [0, 0, 0]\n"),
+            0.01);
+}
+
+// The Crytek Sponza as shipped (scenes/third-party/sponza): KHR_mesh_quantization's BYTE normals on a
+// real scene, every triangle of the model, inside its known extent.
+TEST(CompressedGltf, SponzaLoads) {
+  const scene s = load_scene(scenes_dir / "third-party" / "sponza" / "sponza.toml");
+  ASSERT_EQ(s.triangles.size(), 262267u);
+  ASSERT_EQ(s.normals.size(), s.triangles.size());
+  const box3 b = bounds(s.triangles);
+  EXPECT_NEAR(b.lo.x, -12.0, 0.01);
+  EXPECT_NEAR(b.hi.y, 8.93, 0.01);  // the floor at -0.79, y up
+  EXPECT_NEAR(b.lo.y, -0.79, 0.01);
+  // Smooth normals agree with the counter-clockwise winding (the script turned Godot's).
+  std::size_t along = 0;
+  for (std::size_t i = 0; i < s.triangles.size(); ++i) {
+    const triangle& t = s.triangles[i];
+    along += dot(cross(t.v1 - t.v0, t.v2 - t.v0), s.normals[i].n0 + s.normals[i].n1 + s.normals[i].n2) > 0;
+  }
+  EXPECT_GT(static_cast<double>(along), 0.99 * static_cast<double>(s.triangles.size()));
+}
+
+TEST(CompressedGltf, MeshoptPirateMatchesItsObj) {
+#ifndef SIEVE_HAVE_MESHOPT
+  expect_error([&] { load_scene(compressed_dir / "pirate.glb", sky); }, {"EXT_meshopt_compression", "libmeshoptimizer"});
+  GTEST_SKIP() << "built without libmeshoptimizer: meshopt files are refused (checked above)";
+#endif
+  // 16-bit positions under the node's scale 1.16282179e-4 (gltfpack's quantisation step), octahedral
+  // 8-bit normals, indices by the index codec: the decoded triangles are the OBJ's to within a step.
+  const double step = 1.16282179e-4;
+  const scene obj = load_scene(compressed_dir / "pirate.obj", sky), glb = load_scene(compressed_dir / "pirate.glb", sky);
+  ASSERT_EQ(obj.triangles.size(), 5010u);
+  const corner_match m = match_corners(glb, obj, step), back = match_corners(obj, glb, step);
+  const double worst = std::max(m.worst, back.worst);
+  EXPECT_LE(worst, step);
+  EXPECT_GT(worst, 0) << "quantised positions can not all be exact";
+  const box3 o = bounds(obj.triangles), g = bounds(glb.triangles);
+  EXPECT_LE(std::max(length(o.lo - g.lo), length(o.hi - g.hi)), step);
+  ASSERT_EQ(glb.normals.size(), glb.triangles.size());
+  // The normals, decoded from 8-bit octahedral, point the OBJ's way at the same corners.
+  EXPECT_GT(m.mean_dot, 0.99);
+  // The OBJ's quads may be split along the other diagonal: the surface area agrees, not each triangle.
+  EXPECT_NEAR(area(glb.triangles), area(obj.triangles), 1e-3 * area(obj.triangles));
+  EXPECT_LT(render_difference(compressed_dir / "pirate.obj", compressed_dir / "pirate.glb",
+                              "[camera]\nposition = [0.6, 1.2, 2.4]\nlook_at = [0, 0.9, 0]\n"),
+            0.01);
+}
+
+// Each change to the GLB (rewritten as a .gltf) ends in one error holding all of its parts.
+using glb_change = std::function<void(json&, std::string&)>;
+void expect_each_error(const fs::path& glb, const std::vector<std::pair<glb_change, std::vector<std::string>>>& cases) {
+  for (const auto& [change, parts] : cases) {
+    const fs::path file = as_gltf(glb, temp_dir(), change);
+    const std::string msg = expect_error([&] { load_scene(file, sky); }, {"model.gltf"});
+    for (const std::string& part : parts) EXPECT_NE(msg.find(part), std::string::npos) << msg << " lacks " << part;
+  }
+}
+
+TEST(CompressedGltfBadInput, Meshopt) {
+#ifndef SIEVE_HAVE_MESHOPT
+  GTEST_SKIP() << "built without libmeshoptimizer";
+#endif
+  const fs::path pirate = compressed_dir / "pirate.glb";
+  const char* ext = "EXT_meshopt_compression";
+  const std::vector<std::pair<glb_change, std::vector<std::string>>> cases = {
+      {[&](json& d, std::string&) { d["bufferViews"][0]["extensions"][ext]["byteLength"] = 100; }, {"bufferViews[0]", "does not decode"}},
+      {[&](json&, std::string& bin) { bin[0] = 0; }, {"bufferViews[0]", "does not decode"}},  // the codec's header byte
+      {[&](json& d, std::string&) { d["bufferViews"][2]["extensions"][ext]["byteOffset"] = 17000; }, {"bufferViews[2]", "does not decode"}},
+      {[&](json& d, std::string&) { d["bufferViews"][0]["extensions"][ext]["count"] = 2886; }, {"count 2886", "disagrees"}},
+      {[&](json& d, std::string&) { d["bufferViews"][0]["extensions"][ext]["byteStride"] = 6; }, {"byteStride 6", "not allowed"}},
+      {[&](json& d, std::string&) { d["bufferViews"][2]["extensions"][ext]["byteStride"] = 3; }, {"byteStride 3", "2 or 4"}},
+      {[&](json& d, std::string&) { d["bufferViews"][0]["extensions"][ext]["mode"] = "POINTS"; }, {"mode \"POINTS\""}},
+      {[&](json& d, std::string&) { d["bufferViews"][1]["extensions"][ext]["filter"] = "QUATERNION"; }, {"filter \"QUATERNION\""}},
+      {[&](json& d, std::string&) { d["bufferViews"][0]["extensions"][ext]["byteLength"] = 1 << 20; }, {"reach past"}},
+      {[&](json& d, std::string&) { d["bufferViews"][0]["extensions"][ext]["buffer"] = 7; }, {"buffer 7 does not exist"}},
+      {[&](json& d, std::string&) { d["bufferViews"][0]["extensions"][ext].erase("count"); }, {"no count"}},
+      {[&](json& d, std::string&) { d["bufferViews"][0]["extensions"][ext]["count"] = -1; }, {"count is not a non-negative integer"}},
+      // A decoded size past the byte budget is refused before anything is allocated.
+      {[&](json& d, std::string&) {
+         d["bufferViews"][0]["extensions"][ext]["count"] = 1 << 28;
+         d["bufferViews"][0]["extensions"][ext]["byteStride"] = 256;
+         d["bufferViews"][0]["byteLength"] = 1ull << 36;
+       },
+       {"past 4 GiB"}},
+      // A view that is not compressed reading the fallback buffer, which holds nothing.
+      {[&](json& d, std::string&) { d["bufferViews"][0].erase("extensions"); }, {"buffers[1]", "meshopt fallback buffer"}},
+  };
+  expect_each_error(pirate, cases);
+  // The untouched file, rewritten the same way, loads: the cases fail for what they change.
+  EXPECT_EQ(load_scene(as_gltf(pirate, temp_dir(), [](json&, std::string&) {}), sky).triangles.size(), 5010u);
+}
+
+TEST(CompressedGltfBadInput, Draco) {
+#ifndef SIEVE_HAVE_DRACO
+  GTEST_SKIP() << "built without libdraco";
+#endif
+  const fs::path box = compressed_dir / "Box_Draco.glb";
+  const char* ext = "KHR_draco_mesh_compression";
+  auto prim = [&](json& d) -> json& { return d["meshes"][0]["primitives"][0]["extensions"][ext]; };
+  const std::vector<std::pair<glb_change, std::vector<std::string>>> cases = {
+      {[&](json& d, std::string&) { d["bufferViews"][0]["byteLength"] = 40; }, {"Draco data does not decode"}},
+      {[&](json&, std::string& bin) { bin.replace(0, 5, "XXXXX"); }, {"Draco data does not decode"}},
+      {[&](json&, std::string& bin) { std::fill(bin.begin() + 20, bin.end(), '\xff'); }, {"KHR_draco_mesh_compression"}},
+      {[&](json& d, std::string&) { prim(d)["attributes"]["NORMAL"] = 7; }, {"attribute id 7 does not exist"}},
+      {[&](json& d, std::string&) { d["accessors"][1]["count"] = 25; }, {"Draco decodes 24 points", "has 25"}},
+      {[&](json& d, std::string&) { d["accessors"][0]["count"] = 30; }, {"Draco decodes 12 triangles", "has 30 indices"}},
+      {[&](json& d, std::string&) { prim(d)["bufferView"] = 3; }, {"bufferView 3 does not exist"}},
+      {[&](json& d, std::string&) { d["bufferViews"][0]["byteOffset"] = 100; }, {"reach past"}},
+      {[&](json& d, std::string&) { d["meshes"][0]["primitives"][0]["mode"] = 5; }, {"Draco meshes are TRIANGLES"}},
+      {[&](json& d, std::string&) { prim(d)["attributes"] = 3; }, {"attributes is not an object"}},
+  };
+  expect_each_error(box, cases);
+  EXPECT_EQ(load_scene(as_gltf(box, temp_dir(), [](json&, std::string&) {}), sky).triangles.size(), 12u);
+  // More triangles than the scene has room for: refused before they are made.
+  scene_limits limits;
+  limits.max_triangles = 5;
+  expect_error([&] { load_scene(box, sky, limits); }, {"Box_Draco.glb", "room"});
 }
 
 }  // namespace

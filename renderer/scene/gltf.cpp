@@ -2,12 +2,15 @@
 // GLB container, buffers and images itself (gltf_source.hpp); tinygltf parses the JSON that is left
 // (its depth already limited). tinygltf does not check that accessors and views stay inside their
 // buffers, nor most indices between elements, so everything read here is checked first.
-// load_gltf's phases: parse, walk the node tree, check and count the primitives, map the
+// Compressed geometry (Draco, meshopt) is decoded into plain buffers first (gltf_decode.hpp);
+// KHR_mesh_quantization's integer attributes are read here, normalised or not, as glTF defines.
+// load_gltf's phases: parse, decode, walk the node tree, check and count the primitives, map the
 // materials and their images, make the triangles.
 // Mapping and keys: scenes/README.md.
 #include "gltf.hpp"
 #include "tangents.hpp"
 
+#include "gltf_decode.hpp"
 #include "gltf_source.hpp"
 #include "input_file.hpp"
 
@@ -84,6 +87,27 @@ struct model_reader {
   detail::gltf_source& src;  // the buffers, read when first used
   std::string file;
   std::string context;
+  bool quantized = false;  // KHR_mesh_quantization: integer positions, normals, tangents, uvs
+
+  // The component types each attribute may have (glTF's, and KHR_mesh_quantization's).
+  std::vector<int> position_types() const {
+    if (!quantized) return {TINYGLTF_COMPONENT_TYPE_FLOAT};
+    return {TINYGLTF_COMPONENT_TYPE_FLOAT, TINYGLTF_COMPONENT_TYPE_BYTE, TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE,
+            TINYGLTF_COMPONENT_TYPE_SHORT, TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT};
+  }
+  std::vector<int> unit_vector_types() const {  // NORMAL, TANGENT
+    if (!quantized) return {TINYGLTF_COMPONENT_TYPE_FLOAT};
+    return {TINYGLTF_COMPONENT_TYPE_FLOAT, TINYGLTF_COMPONENT_TYPE_BYTE, TINYGLTF_COMPONENT_TYPE_SHORT};
+  }
+  std::vector<int> texcoord_types() const {
+    if (!quantized) return {TINYGLTF_COMPONENT_TYPE_FLOAT, TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE, TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT};
+    return position_types();
+  }
+  // Integer normals and tangents must be normalized.
+  void check_normalized(const elements& e, int accessor, const std::string& user) const {
+    if (e.component_type != TINYGLTF_COMPONENT_TYPE_FLOAT && !e.normalized)
+      error(idx("accessors", static_cast<std::size_t>(accessor)) + " (" + user + ")", "integer unit vectors must be normalized");
+  }
 
   [[noreturn]] void error(const std::string& where, const std::string& what) const {
     fail(file + ": " + where + ": " + what + context);
@@ -97,7 +121,7 @@ struct model_reader {
 
   // Accessor `a` (named by `user`, e.g. meshes[0].primitives[1].attributes.POSITION), which must
   // have `type` and one of `components`.
-  elements view(int a, const std::string& user, int type, std::initializer_list<int> components) const {
+  elements view(int a, const std::string& user, int type, const std::vector<int>& components) const {
     check_index(user, "accessor", a, m.accessors.size());
     const tinygltf::Accessor& acc = m.accessors[static_cast<std::size_t>(a)];
     const std::string where = idx("accessors", static_cast<std::size_t>(a)) + " (" + user + ")";
@@ -166,24 +190,50 @@ std::uint32_t index_at(const elements& e, std::size_t i) {
   }
 }
 
-vec3 vec3_at(const elements& e, std::size_t i) {
-  float v[3];
-  std::memcpy(v, e.data + i * e.stride, sizeof v);
-  return {v[0], v[1], v[2]};
+// Component c of element i as a float: FLOAT as stored; an integer as its value, or normalised as
+// glTF defines (unsigned: c / max; signed: max(c / max, -1)).
+float component_at(const elements& e, std::size_t i, int c) {
+  const unsigned char* p = e.data + i * e.stride;
+  switch (e.component_type) {
+    case TINYGLTF_COMPONENT_TYPE_BYTE: {
+      const auto v = static_cast<std::int8_t>(p[c]);
+      return e.normalized ? std::max(v / 127.0f, -1.0f) : v;
+    }
+    case TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE: return e.normalized ? p[c] / 255.0f : p[c];
+    case TINYGLTF_COMPONENT_TYPE_SHORT: {
+      std::int16_t v;
+      std::memcpy(&v, p + 2 * c, 2);
+      return e.normalized ? std::max(v / 32767.0f, -1.0f) : v;
+    }
+    case TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT: {
+      std::uint16_t v;
+      std::memcpy(&v, p + 2 * c, 2);
+      return e.normalized ? v / 65535.0f : v;
+    }
+    default: {
+      float v;
+      std::memcpy(&v, p + 4 * c, 4);
+      return v;
+    }
+  }
 }
 
-// TEXCOORD_0 as glTF stores it (FLOAT, or normalized UNSIGNED_BYTE / UNSIGNED_SHORT), v down.
-tex_coord uv_at(const elements& e, std::size_t i) {
-  const unsigned char* p = e.data + i * e.stride;
+vec3 vec3_at(const elements& e, std::size_t i) {
   if (e.component_type == TINYGLTF_COMPONENT_TYPE_FLOAT) {
-    float v[2];
-    std::memcpy(v, p, sizeof v);
-    return {v[0], v[1]};
+    float v[3];
+    std::memcpy(v, e.data + i * e.stride, sizeof v);
+    return {v[0], v[1], v[2]};
   }
-  if (e.component_type == TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE) return {p[0] / 255.0f, p[1] / 255.0f};
-  std::uint16_t v[2];
-  std::memcpy(v, p, sizeof v);
-  return {v[0] / 65535.0f, v[1] / 65535.0f};
+  return {component_at(e, i, 0), component_at(e, i, 1), component_at(e, i, 2)};
+}
+
+// TEXCOORD_0 as glTF stores it (FLOAT, normalized UNSIGNED_BYTE / UNSIGNED_SHORT, or with
+// KHR_mesh_quantization any integer, normalised or not), v down.
+tex_coord uv_at(const elements& e, std::size_t i) { return {component_at(e, i, 0), component_at(e, i, 1)}; }
+
+// TANGENT: xyz and the handedness w.
+std::array<float, 4> tangent_at(const elements& e, std::size_t i) {
+  return {component_at(e, i, 0), component_at(e, i, 1), component_at(e, i, 2), component_at(e, i, 3)};
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -398,12 +448,15 @@ uv_transform texture_transform(const tinygltf::Value& ext, const model_reader& r
   return out;
 }
 
-// How to convert a file that needs an extension sieve does not decode.
+// How to convert a file that needs an extension sieve does not decode (a build without the library
+// that decodes it: gltf_decode.hpp).
 std::string unsupported_hint(const std::string& e) {
-  if (e == "KHR_draco_mesh_compression")
-    return " (Draco-compressed geometry: import the file into Blender and export it with compression off)";
-  if (e == "EXT_meshopt_compression" || e == "KHR_mesh_quantization")
-    return " (compressed or quantized geometry: write it plain with `gltfpack -i in.glb -o out.glb -noq`)";
+  if (e == "KHR_draco_mesh_compression") {
+    return " (Draco-compressed geometry: build sieve with libdraco-dev, or import the file into Blender and export "
+           "it with compression off)";
+  }
+  if (e == "EXT_meshopt_compression" || e == "KHR_meshopt_compression")
+    return " (meshopt-compressed geometry: build sieve with libmeshoptimizer-dev, or write it plain with `gltfpack -i in.glb -o out.glb -noq`)";
   if (e == "KHR_texture_basisu" || e == "EXT_texture_webp")
     return " (compressed textures: convert them to PNG or JPEG, e.g. `gltf-transform png in.glb out.glb`)";
   return "";
@@ -440,7 +493,8 @@ tinygltf::Model parse_model(const detail::gltf_source& src, const gltf_options& 
     fail(src.file() + ": " + (first.empty() ? "not a glTF file" : std::string(detail::trim(first))) + opt.context);
   }
   for (const std::string& e : model.extensionsRequired) {
-    if (std::find(supported_extensions.begin(), supported_extensions.end(), e) == supported_extensions.end()) {
+    if (std::find(supported_extensions.begin(), supported_extensions.end(), e) == supported_extensions.end() &&
+        !detail::gltf_decodes(e)) {
       fail(src.file() + ": the file requires the extension " + in_quotes(e) + ", which sieve does not read" +
            unsupported_hint(e) + opt.context);
     }
@@ -553,20 +607,20 @@ struct scan_memo {
 void check_attributes(const tinygltf::Primitive& p, const model_reader& rd, prim& q, scan_memo& memo) {
   if (const auto it = p.attributes.find("TANGENT"); it != p.attributes.end()) {
     const std::string w = q.where + ".attributes.TANGENT";
-    q.tangents = rd.view(it->second, w, TINYGLTF_TYPE_VEC4, {TINYGLTF_COMPONENT_TYPE_FLOAT});
+    q.tangents = rd.view(it->second, w, TINYGLTF_TYPE_VEC4, rd.unit_vector_types());
+    rd.check_normalized(*q.tangents, it->second, w);
     if (q.tangents->count != q.positions.count) {
       rd.error(w, std::to_string(q.tangents->count) + " tangents for " + std::to_string(q.positions.count) + " positions");
     }
     for (std::size_t v = 0; v < q.tangents->count; ++v) {
-      float t[4];
-      std::memcpy(t, q.tangents->data + v * q.tangents->stride, sizeof t);
-      for (const float x : t)
+      for (const float x : tangent_at(*q.tangents, v))
         if (!std::isfinite(x)) rd.error(w, "tangent " + std::to_string(v) + " is not finite");
     }
   }
   if (const auto it = p.attributes.find("NORMAL"); it != p.attributes.end()) {
     const std::string w = q.where + ".attributes.NORMAL";
-    q.normals = rd.view(it->second, w, TINYGLTF_TYPE_VEC3, {TINYGLTF_COMPONENT_TYPE_FLOAT});
+    q.normals = rd.view(it->second, w, TINYGLTF_TYPE_VEC3, rd.unit_vector_types());
+    rd.check_normalized(*q.normals, it->second, w);
     if (q.normals->count != q.positions.count) {
       rd.error(w, std::to_string(q.normals->count) + " normals for " + std::to_string(q.positions.count) + " positions");
     }
@@ -580,9 +634,8 @@ void check_attributes(const tinygltf::Primitive& p, const model_reader& rd, prim
   }
   if (const auto it = p.attributes.find("TEXCOORD_0"); it != p.attributes.end()) {
     const std::string w = q.where + ".attributes.TEXCOORD_0";
-    q.uvs = rd.view(it->second, w, TINYGLTF_TYPE_VEC2,
-                    {TINYGLTF_COMPONENT_TYPE_FLOAT, TINYGLTF_COMPONENT_TYPE_UNSIGNED_BYTE, TINYGLTF_COMPONENT_TYPE_UNSIGNED_SHORT});
-    if (q.uvs->component_type != TINYGLTF_COMPONENT_TYPE_FLOAT && !q.uvs->normalized) {
+    q.uvs = rd.view(it->second, w, TINYGLTF_TYPE_VEC2, rd.texcoord_types());
+    if (q.uvs->component_type != TINYGLTF_COMPONENT_TYPE_FLOAT && !q.uvs->normalized && !rd.quantized) {
       rd.error(idx("accessors", static_cast<std::size_t>(it->second)) + " (" + w + ")",
                "integer texture coordinates must be normalized");
     }
@@ -609,7 +662,7 @@ prim check_primitive(const tinygltf::Primitive& p, const std::string& where, con
   }
   const auto pos = p.attributes.find("POSITION");
   if (pos == p.attributes.end()) rd.error(where, "no POSITION attribute");
-  prim q{&p, where, rd.view(pos->second, where + ".attributes.POSITION", TINYGLTF_TYPE_VEC3, {TINYGLTF_COMPONENT_TYPE_FLOAT}),
+  prim q{&p, where, rd.view(pos->second, where + ".attributes.POSITION", TINYGLTF_TYPE_VEC3, rd.position_types()),
          std::nullopt, std::nullopt, std::nullopt, 0, std::nullopt};
   if (!memo.scanned[static_cast<std::size_t>(pos->second)]) {
     memo.scanned[static_cast<std::size_t>(pos->second)] = true;
@@ -810,8 +863,7 @@ void make_triangles(const std::vector<instance>& instances, const std::vector<st
         const vec3 origin = apply_point(inst.world, vec3{0, 0, 0});
         tangent.resize(q.positions.count);
         for (std::size_t v = 0; v < q.positions.count; ++v) {
-          float t[4];
-          std::memcpy(t, q.tangents->data + v * q.tangents->stride, sizeof t);
+          const std::array<float, 4> t = tangent_at(*q.tangents, v);
           const vec3 d = apply_point(inst.world, vec3{t[0], t[1], t[2]}) - origin;
           const float l = length(d);
           tangent[v] = {l > 0 && std::isfinite(l) ? d / l : vec3{0, 0, 0}, (t[3] < 0 ? -1.0f : 1.0f) * (nt.det < 0 ? -1.0f : 1.0f)};
@@ -868,8 +920,17 @@ void make_triangles(const std::vector<instance>& instances, const std::vector<st
 
 gltf_mesh load_gltf(const fs::path& path, const gltf_options& opt) {
   detail::gltf_source src(path, opt.context);
-  const tinygltf::Model model = parse_model(src, opt);
-  const model_reader rd{model, src, src.file(), opt.context};
+  tinygltf::Model model = parse_model(src, opt);
+  [[maybe_unused]] const detail::gltf_decoder decoder{model, src, opt.context, opt.max_triangles};
+#ifdef SIEVE_HAVE_MESHOPT
+  detail::decode_meshopt(decoder);  // views first: a Draco primitive's data may sit in one
+#endif
+#ifdef SIEVE_HAVE_DRACO
+  detail::decode_draco(decoder);
+#endif
+  const bool quantized = std::find(model.extensionsUsed.begin(), model.extensionsUsed.end(), "KHR_mesh_quantization") !=
+                         model.extensionsUsed.end();
+  const model_reader rd{model, src, src.file(), opt.context, quantized};
   gltf_mesh out;
   const std::vector<instance> instances = walk_nodes(model, rd, opt, out);
   std::vector<std::vector<prim>> prims;

@@ -66,6 +66,39 @@ struct depth_probe : nlohmann::json_sax<nlohmann::json> {
   bool parse_error(std::size_t, const std::string&, const nlohmann::detail::exception&) override { return false; }
 };
 
+// A buffer that EXT_meshopt_compression (or KHR_meshopt_compression) marks as a fallback: it may
+// have no uri, its views being decoded from another buffer.
+bool meshopt_fallback(const nlohmann::json& buffer) {
+  const auto ext = buffer.find("extensions");
+  if (ext == buffer.end() || !ext->is_object()) return false;
+  for (const char* name : {"EXT_meshopt_compression", "KHR_meshopt_compression"}) {
+    const auto e = ext->find(name);
+    if (e != ext->end() && e->is_object() && e->value("fallback", nlohmann::json(false)) == true) return true;
+  }
+  return false;
+}
+
+// A Draco-compressed primitive's index accessor has no bufferView until decoded, which tinygltf
+// refuses: its number moves into the extension object (as "indices"), where the decoder
+// (gltf_draco.cpp) takes it. One that has a bufferView (uncompressed fallback data) stays.
+void move_draco_indices(nlohmann::json& doc) {
+  const auto meshes = doc.find("meshes"), accessors = doc.find("accessors");
+  if (meshes == doc.end() || !meshes->is_array() || accessors == doc.end() || !accessors->is_array()) return;
+  for (nlohmann::json& mesh : *meshes) {
+    if (!mesh.is_object() || !mesh.contains("primitives") || !mesh["primitives"].is_array()) continue;
+    for (nlohmann::json& p : mesh["primitives"]) {
+      if (!p.is_object() || !p.contains("indices") || !p["indices"].is_number_unsigned() || !p.contains("extensions")) continue;
+      nlohmann::json& ext = p["extensions"];
+      if (!ext.is_object() || !ext.contains("KHR_draco_mesh_compression") || !ext["KHR_draco_mesh_compression"].is_object())
+        continue;
+      const auto a = p["indices"].get<std::uint64_t>();
+      if (a >= accessors->size() || !(*accessors)[a].is_object() || (*accessors)[a].contains("bufferView")) continue;
+      ext["KHR_draco_mesh_compression"]["indices"] = p["indices"];
+      p.erase("indices");
+    }
+  }
+}
+
 }  // namespace
 
 resolved_uri resolve_gltf_uri(const fs::path& folder, const std::string& uri) {
@@ -203,7 +236,8 @@ void gltf_source::read_json(const std::string& text) {
     if (!length || *length == 0) error(where, "byteLength is missing or 0 (a buffer holds at least 1 byte)");
     e.byte_length = *length;
     e.uri = string(b, where, "uri");
-    if (e.uri.empty()) {
+    e.fallback = e.uri.empty() && meshopt_fallback(b);
+    if (e.uri.empty() && !e.fallback) {
       if (!binary_ || !buffers_.empty()) error(where, "no uri (only the first buffer of a GLB file has its data in the file)");
       if (e.byte_length > bin_.size()) {
         error(where, "byteLength " + std::to_string(e.byte_length) + " is more than the " + std::to_string(bin_.size()) +
@@ -219,6 +253,7 @@ void gltf_source::read_json(const std::string& text) {
     if (e.uri.empty() == (e.buffer_view < 0)) error(where, "needs either a uri or a bufferView");
     images_.push_back(std::move(e));
   });
+  move_draco_indices(doc);
   doc.erase("buffers");
   doc.erase("images");
   json_ = doc.dump();
@@ -269,6 +304,9 @@ const std::vector<unsigned char>& gltf_source::buffer(std::size_t i) {
   buffer_entry& b = buffers_.at(i);
   if (b.bytes) return *b.bytes;
   const std::string where = idx("buffers", i);
+  if (b.fallback) {
+    error(where, "holds no data (a meshopt fallback buffer) but a view that is not meshopt-compressed reads it");
+  }
   if (b.uri.empty()) {
     bin_.resize(b.byte_length);  // the chunk may hold up to 3 bytes of padding
     b.bytes = std::move(bin_);
@@ -281,6 +319,15 @@ const std::vector<unsigned char>& gltf_source::buffer(std::size_t i) {
   }
   b.bytes = std::move(bytes);
   return *b.bytes;
+}
+
+std::size_t gltf_source::add_buffer(std::vector<unsigned char> bytes) {
+  buffer_entry e;
+  e.byte_length = bytes.size();
+  e.uri = "<decoded>";
+  e.bytes = std::move(bytes);
+  buffers_.push_back(std::move(e));
+  return buffers_.size() - 1;
 }
 
 gltf_source::image gltf_source::read_image(std::size_t i, const std::vector<view_span>& views) {

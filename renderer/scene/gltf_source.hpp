@@ -32,8 +32,14 @@ class gltf_source {
   std::size_t buffer_count() const { return buffers_.size(); }
   std::size_t image_count() const { return images_.size(); }
 
-  // The bytes of buffers[i] (exactly its byteLength), read the first time they are asked for.
+  // The bytes of buffers[i] (exactly its byteLength), read the first time they are asked for. A
+  // meshopt fallback buffer (no uri, EXT_/KHR_meshopt_compression's `fallback`) has none: an error.
   const std::vector<unsigned char>& buffer(std::size_t i);
+  // Decoded geometry (gltf_decode.hpp) added as one more buffer, its index returned; its size is
+  // taken from the byte budget by reserve() before it is made.
+  std::size_t add_buffer(std::vector<unsigned char> bytes);
+  // `bytes` more taken from the byte budget, or an error at `where` past it.
+  void reserve(std::uint64_t bytes, const std::string& where) { take(bytes, where); }
 
   struct image {
     std::string name;  // the file it is in, or "<gltf file>: images[i]" for one inside the glTF
@@ -53,7 +59,8 @@ class gltf_source {
  private:
   struct buffer_entry {
     std::uint64_t byte_length = 0;
-    std::string uri;  // empty: the GLB's BIN chunk
+    std::string uri;  // empty: the GLB's BIN chunk (or, with `fallback`, no data at all)
+    bool fallback = false;  // a meshopt fallback buffer without a uri: its views are decoded, never read
     std::optional<std::vector<unsigned char>> bytes;
   };
   struct image_entry {
