@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <initializer_list>
 #include <random>
 #include <vector>
@@ -443,6 +444,39 @@ TEST(WideBvh, CollapseCostIsAtMostTheBinaryTrees) {
   ASSERT_EQ(b.wide.nodes.size(), 1U);
   for (int s = 0; s < wide_arity; ++s) EXPECT_EQ(b.wide.nodes[0].meta[s], 1) << "slot " << s;
   EXPECT_LT(sah_cost(b.wide), sah_cost(b));
+}
+
+// The build of the CPU tracer's layout alone (cpu_wide_only) skips the pair nodes, the binary
+// leaf triangles and the GPU encoding, and builds the same 8-wide tree as the full build; its
+// triangles are the source triangles in the wide leaf order; each build's phases are timed.
+TEST(WideBvh, BuildForTheCpuTracerAlone) {
+  const auto tris = soup(70000, 13, 1.0f);
+  const bvh all = build_bvh(tris), cpu = build_bvh(tris, cpu_wide_only());
+  EXPECT_FALSE(all.pairs.empty());
+  EXPECT_FALSE(all.cw.nodes.empty());
+  EXPECT_TRUE(cpu.pairs.empty());
+  EXPECT_TRUE(cpu.leaf_triangles.empty());
+  EXPECT_TRUE(cpu.cw.nodes.empty());
+  ASSERT_EQ(all.wide.nodes.size(), cpu.wide.nodes.size());
+  EXPECT_EQ(0, std::memcmp(all.wide.nodes.data(), cpu.wide.nodes.data(), cpu.wide.nodes.size() * sizeof(wide_node)));
+  EXPECT_EQ(all.wide.prims, cpu.wide.prims);
+  ASSERT_EQ(cpu.wide.triangles.size(), tris.size());
+  for (std::size_t i = 0; i < tris.size(); ++i) {
+    const triangle want = tris[cpu.wide.prims[i]], got = cpu.wide.triangles[i].get();
+    ASSERT_EQ(0, std::memcmp(&got, &want, sizeof got)) << "triangle " << i;
+  }
+  EXPECT_GT(all.stats.cpu.binary, 0.0);
+  EXPECT_GT(all.stats.cpu.pairs, 0.0);
+  EXPECT_EQ(cpu.stats.cpu.pairs, 0.0);
+  EXPECT_EQ(cpu.stats.cpu.cw, 0.0);
+  EXPECT_GT(cpu.stats.cpu.total(), cpu.stats.cpu.binary);
+  int hits = 0;
+  for (const ray& r : rays(tris, 300, 9)) {
+    const hit want = brute_force(tris, r);
+    ASSERT_NO_FATAL_FAILURE(expect_hit_matches(tris, r, wide_closest_hit_cpu(view_of(cpu.wide), r), want));
+    hits += want.found();
+  }
+  EXPECT_GT(hits, 0);
 }
 
 TEST(WideBvh, Avx2PathIsRefusedWithoutAvx2) {

@@ -14,6 +14,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
+#include <random>
 #include <vector>
 
 namespace sieve::render {
@@ -203,6 +205,27 @@ TEST(CwBvh, QuantisedBoxesDecode) {
     EXPECT_EQ(nearer.inner, dir > 0 ? 0U : 1U << (1 ^ through_both.oct));
     const cw_hits none = cw_intersect(n, prepare_cw({{from, 3.0f, 0.5f}, {dir, 0, 0}}), 1e30f);
     EXPECT_EQ(none.triangles | none.inner, 0U);
+  }
+}
+
+// The box test's decode of one bound (cw_byte, cw_axis_of): (origin + q 2^e - o) / d within a
+// 256th of a quantisation step plus the roundings of the offset and of the result.
+TEST(CwBvh, FoldedBoundsDecode) {
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> unit(-1.0f, 1.0f);
+  for (int i = 0; i < 200000; ++i) {
+    const auto e = static_cast<std::int8_t>(static_cast<int>(rng() % 60) - 40);
+    const int byte = static_cast<int>(rng() % 4);
+    const std::uint32_t q = rng() & 0xFFU, word = (rng() & ~(0xFFU << (8 * byte))) | q << (8 * byte);
+    ASSERT_EQ(cw_byte(word, byte), 8388608.0f + 256.0f * static_cast<float>(q));
+    const float inv = std::ldexp(unit(rng), static_cast<int>(rng() % 40) - 10);
+    const float origin = std::ldexp(unit(rng), e + 8), o = std::ldexp(unit(rng), static_cast<int>(rng() % 30) - 10);
+    const cw_axis a = cw_axis_of(e, origin, o, inv);
+    const double step = std::ldexp(std::fabs(static_cast<double>(inv)), e);
+    const double offset = (static_cast<double>(origin) - o) * inv;
+    const double exact = offset + q * step * (inv < 0 ? -1 : 1);
+    const double rounding = (std::fabs(offset) + 32768 * step + std::fabs(exact)) * 0x1p-23;
+    ASSERT_NEAR(cw_fma(cw_byte(word, byte), a.scale, a.offset), exact, step / 256 + rounding) << i;
   }
 }
 

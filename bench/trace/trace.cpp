@@ -335,6 +335,36 @@ void print_bvh_summary(const scene& sc, const bvh& b, double build_s, double bui
             << fixed(cw_tri_mb, 1) << " MiB (vertex and edges)\n";
 }
 
+// Where a build's CPU time went, phase by phase, and the same for the build of the CPU tracer's
+// layout alone (no pair nodes, no GPU encoding), built here three times: the first build writes
+// memory the process never had (a page fault a page), later ones may reuse what the allocator kept.
+// Printed, and returned for the JSON (ms of CPU per phase).
+nlohmann::json build_phases(const scene& sc, const bvh& b) {
+  const double tris = static_cast<double>(sc.triangles.size());
+  nlohmann::json out;
+  auto report = [&](const std::string& key, const std::string& what, const bvh_phases& p) {
+    std::cout << what << ": " << fixed(tris / p.total() / 1e6, 2) << " Mtris per CPU-second (" << fixed(p.total() * 1e3, 1)
+              << " ms: references " << fixed(p.refs * 1e3, 1) << ", binary tree " << fixed(p.binary * 1e3, 1)
+              << ", pair nodes and leaf triangles " << fixed(p.pairs * 1e3, 1) << ", 8-wide collapse " << fixed(p.collapse * 1e3, 1)
+              << ", GPU encoding " << fixed(p.cw * 1e3, 1) << ")\n";
+    out[key] = {{"references", p.refs * 1e3}, {"binary", p.binary * 1e3},   {"pairs", p.pairs * 1e3},
+                {"collapse", p.collapse * 1e3}, {"cw", p.cw * 1e3},         {"total", p.total() * 1e3},
+                {"mtris_per_cpu_s", tris / p.total() / 1e6}};
+  };
+  report("every_layout", "build, every layout", b.stats.cpu);
+  bvh_phases first, best;
+  double sah = 0, wide_sah = 0;
+  for (int i = 0; i < 3; ++i) {
+    const bvh cpu_only = build_bvh(sc.triangles, cpu_wide_only());
+    if (i == 0) first = best = cpu_only.stats.cpu, sah = sah_cost(cpu_only), wide_sah = sah_cost(cpu_only.wide);
+    else if (cpu_only.stats.cpu.total() < best.total()) best = cpu_only.stats.cpu;
+  }
+  report("cpu_tracer_first", "build for the CPU tracer (the 8-wide tree alone), first of 3", first);
+  report("cpu_tracer_fastest", "build for the CPU tracer, fastest of 3", best);
+  std::cout << "  its SAH cost: binary " << fixed(sah, 2) << ", wide " << fixed(wide_sah, 2) << "\n";
+  return out;
+}
+
 // One GPU trace of `rays`, validated against the CPU's DFS hits and timed; dfs_mrays is the DFS
 // rate of this ray kind so far (set when this is the DFS), profiles gathers the BFS's breakdowns.
 trace_row gpu_row(const bvh& b, const scene& sc, const std::vector<ray>& rays, const std::vector<hit>& reference,
@@ -505,6 +535,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
   const nlohmann::json machine = machine_info(gpu);
   const std::string device = device_of(machine);
   print_bvh_summary(sc, b, build_s, build_cpu_s, device, backend);
+  const nlohmann::json phases = build_phases(sc, b);
   std::unique_ptr<embree_scene> embree;
   if (!traversals.empty() && traversals.front() == "embree") {
     embree = std::make_unique<embree_scene>(sc.triangles);
@@ -565,6 +596,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
            {"bvh", {{"nodes", b.nodes.size()}, {"depth", b.stats.max_depth}, {"build_ms", build_s * 1e3},
                     {"mtris_per_s", static_cast<double>(sc.triangles.size()) / build_s / 1e6},
                     {"build_cpu_ms", build_cpu_s * 1e3},
+                    {"build_phases_cpu_ms", phases},
                     {"node_bytes", b.nodes.size() * sizeof(bvh_node)},
                     {"pair_bytes", b.pairs.size() * sizeof(pair_node)},
                     {"wide_nodes", b.wide.nodes.size()},

@@ -40,6 +40,9 @@ inline constexpr std::uint32_t no_child = ~0U;
 // triangles sit side by side and each loads as three vector loads, without going through prims[].
 struct alignas(16) leaf_triangle {
   quad v[3];
+  static leaf_triangle of(const triangle& t) {
+    return {{{t.v0.x, t.v0.y, t.v0.z, 0}, {t.v1.x, t.v1.y, t.v1.z, 0}, {t.v2.x, t.v2.y, t.v2.z, 0}}};
+  }
   SIEVE_HD triangle get() const {
     const quad a = v[0], b = v[1], c = v[2];
     return {{a.x, a.y, a.z}, {b.x, b.y, b.z}, {c.x, c.y, c.z}};
@@ -147,13 +150,35 @@ struct bvh_build_options {
   std::uint32_t max_leaf = 4;   // split any node with more primitives (unless their centroids coincide)
   float traversal_cost = 1.0f;  // SAH cost of visiting a node, relative to one triangle test
   bool wide = true;             // also collapse the tree into the 8-wide layout (bvh::wide)
+  bool pairs = true;            // the binary DFS's layout (pairs, leaf_triangles); the renderer and the BFS read it
+  bool cw = true;               // the 8-wide tree's GPU layout (bvh::cw), when wide
   bool simd = true;             // the AVX2 binning and partition where the processor has AVX2 (same tree)
+};
+
+// CPU seconds of the process (all its threads) in each phase of a build: with one thread, the
+// build's own per-core cost.
+struct bvh_phases {
+  double refs = 0;            // the primitive references (a box per triangle)
+  double binary = 0;          // the binary SAH tree (binning, sweep, partition)
+  double pairs = 0;           // the pair nodes and the leaf triangles (the binary DFS's layout)
+  double collapse = 0;        // the 8-wide tree, its triangles gathered
+  double cw = 0;              // the GPU's compressed encoding
+  double total() const { return refs + binary + pairs + collapse + cw; }
 };
 
 struct bvh_stats {
   std::size_t nodes = 0, leaves = 0, max_depth = 0, max_leaf_size = 0;
   double seconds = 0;
+  bvh_phases cpu;             // CPU seconds per phase (bvh_phases)
 };
+
+// The build of the 8-wide tree alone, for the CPU traversal (wide_cpu.cpp): no pair nodes, no
+// binary leaf triangles, no GPU encoding.
+inline constexpr bvh_build_options cpu_wide_only() {
+  bvh_build_options o;
+  o.pairs = false, o.cw = false;
+  return o;
+}
 
 struct bvh {
   std::vector<bvh_node> nodes;        // nodes[0] is the root (absent for an empty scene)
@@ -192,10 +217,10 @@ struct bvh_view {
 // Throws sieve::error for out-of-range options or more than 2^31 triangles.
 bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& options = {});
 
-// The wide tree of a built binary BVH (the collapse of least SAH cost: wide_build.cpp). Throws
+// The wide tree of a built binary BVH over `triangles` (the collapse of least SAH cost: wide_build.cpp). Throws
 // sieve::error if it would be deeper than the traversal stack (not seen in practice: it is never
 // deeper than the binary tree plus the levels that split leaves of more than 31 triangles).
-wide_bvh collapse_wide(const bvh& b, float traversal_cost = 1.0f);
+wide_bvh collapse_wide(const bvh& b, std::span<const triangle> triangles, float traversal_cost = 1.0f);
 
 // Lays out the leaf triangles of a collapsed wide tree for the CPU traversal (wide_blocks.cpp):
 // each node's run of leaf triangles moved to start at a multiple of 8 (tri_base updated, prims and

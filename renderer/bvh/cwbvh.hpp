@@ -24,13 +24,15 @@
 
 namespace sieve::render {
 
-// The quantised bound q (0..255) as a float. On the GPU one byte permute builds 2^23 + q and one
-// subtraction leaves q exactly (cheaper than an integer-to-float conversion).
+// The quantised bound q (0..255) as 2^23 + 256 q, exactly: on the GPU one byte permute puts q into
+// the second byte under the exponent of 2^23 (cheaper than an integer-to-float conversion, and no
+// subtraction of 2^23 after it). A box test takes the bound as (2^23 + 256 q) * s / 256 + (offset -
+// 2^15 s): one multiply-add, its second term computed once per node and axis (cw_axis_of).
 SIEVE_HD SIEVE_FORCE_INLINE float cw_byte(std::uint32_t word, int byte) {
 #if defined(__CUDA_ARCH__)
-  return __uint_as_float(__byte_perm(word, 0x4B000000U, 0x7440U | static_cast<unsigned>(byte))) - 8388608.0f;
+  return __uint_as_float(__byte_perm(word, 0x4B000000U, 0x7404U | (static_cast<unsigned>(byte) << 4)));
 #else
-  return static_cast<float>((word >> (8 * byte)) & 0xFFU);
+  return static_cast<float>(8388608U + 256U * ((word >> (8 * byte)) & 0xFFU));
 #endif
 }
 
@@ -75,16 +77,31 @@ SIEVE_HD SIEVE_FORCE_INLINE std::uint32_t cw_octant(vec3 d) {
 
 SIEVE_HD SIEVE_FORCE_INLINE cw_ray prepare_cw(const ray& r) { return {r.origin, reciprocal(r.direction), cw_octant(r.direction)}; }
 
+// One axis of a node against the ray: bound q enters at cw_fma(cw_byte(q), scale, offset) along
+// the ray, which is (origin + q 2^e - o) / d but for roundings: the subtraction of 2^15 s folded into
+// the offset rounds to nearest once more, a shift of both bounds of the axis together as the
+// offset's own rounding is; the quantisation's margin of a step covers both (quantise_slots), and
+// the hits stay those of the binary DFS (tests/cwbvh_test.cpp, `sieve bench trace`'s validation).
+struct cw_axis {
+  float scale, offset;
+};
+
+SIEVE_HD SIEVE_FORCE_INLINE cw_axis cw_axis_of(std::int8_t exponent, float origin, float o, float inv) {
+  const float s = exp2_of(exponent) * inv;
+  // s / 256 exactly (exponents are >= -100) and offset - 2^15 s
+  return {exp2_of(static_cast<std::int8_t>(exponent - 8)) * inv, cw_fma(-32768.0f, s, (origin - o) * inv)};
+}
+
 // Slots whose box the ray enters within [0, limit]. Along an axis with a negative direction the
-// upper bound is the near one, so each bound takes one multiply-add and no min/max.
+// upper bound is the near one, so each bound takes a byte permute and one multiply-add, and no
+// min/max.
 SIEVE_HD SIEVE_FORCE_INLINE cw_hits cw_intersect(const cw_node& n, const cw_ray& w, float limit) {
-  float scale[3], offset[3];
+  cw_axis axis[3];
   std::uint32_t near[3][2], far[3][2];
   SIEVE_UNROLL for (int k = 0; k < 3; ++k) {
     const float o = k == 0 ? w.origin.x : k == 1 ? w.origin.y : w.origin.z;
     const float inv = k == 0 ? w.inv.x : k == 1 ? w.inv.y : w.inv.z;
-    scale[k] = exp2_of(n.exponent[k]) * inv;
-    offset[k] = (n.origin[k] - o) * inv;
+    axis[k] = cw_axis_of(n.exponent[k], n.origin[k], o, inv);
     std::uint32_t lo[2], hi[2];
     std::memcpy(lo, n.lo[k], sizeof lo);
     std::memcpy(hi, n.hi[k], sizeof hi);
@@ -102,8 +119,8 @@ SIEVE_HD SIEVE_FORCE_INLINE cw_hits cw_intersect(const cw_node& n, const cw_ray&
     if (m == 0) continue;
     float enter = 0, leave = limit;
     SIEVE_UNROLL for (int k = 0; k < 3; ++k) {
-      enter = fmaxf(enter, cw_fma(cw_byte(near[k][s / 4], s % 4), scale[k], offset[k]));
-      leave = fminf(leave, cw_fma(cw_byte(far[k][s / 4], s % 4), scale[k], offset[k]));
+      enter = fmaxf(enter, cw_fma(cw_byte(near[k][s / 4], s % 4), axis[k].scale, axis[k].offset));
+      leave = fminf(leave, cw_fma(cw_byte(far[k][s / 4], s % 4), axis[k].scale, axis[k].offset));
     }
     if (!(enter <= leave)) continue;
     out.inner |= ((n.inner_mask >> s) & 1U) << (s ^ static_cast<int>(w.oct));
@@ -242,12 +259,13 @@ SIEVE_HD inline bool cw_any_hit(const cw_view& v, const ray& r) { return cw_trac
 
 // The hits of a batch of rays as a walk for exec::parallel_walk (ray_walk, dfs.hpp): item i's ray is
 // ray(i), its hit goes to hits[i] (any hit: prim 0 at t 0 when blocked). Its persistent warps fetch
-// rays once 8 lanes are idle (the binary DFS: 16), and ptxas fits it to 5 blocks of 256 threads per
-// multiprocessor (48 registers): diffuse rays 2356 -> 2465 Mrays/s against refill 16 and 4 blocks
-// (H200, 4.7M rays: bench/results/h200/cwbvh-designs.txt).
+// rays once 8 lanes are idle (the binary DFS: 16), and ptxas fits it to 4 blocks of 256 threads per
+// multiprocessor (62 registers, nothing spilled; at 5 blocks 48 registers and spills, L2 throughput
+// 70 % against 26 %): diffuse rays the same, camera rays by the walk 3847 -> 3980 Mrays/s; 6 blocks
+// lost 11 % (H200, 4.7M rays: bench/results/h200/cwbvh-designs-2.txt).
 template <bool Any, class Ray, class Count>
 struct cw_hits_walk : ray_walk<cw_walk<Any>, cw_stack, cw_view, Ray, Count> {
-  static constexpr int refill = 8, min_blocks = 5;
+  static constexpr int refill = 8, min_blocks = 4;
 };
 
 template <bool Any, class Ray, class Count>

@@ -20,15 +20,15 @@ namespace sieve::render {
 // rays (extend, later vertices; the megakernel) and shadow rays (connect, any hit, one ray a
 // thread); over which tree, and (extend) by persistent warps with dynamic ray fetch or one ray a
 // thread. Chosen by measurement: `sieve bench trace scenes/procedural/sphere-room.toml --backend cuda
-// --traversal dfs,wide,cwbvh,cwbvh-thread --rays primary,diffuse,shadow --repeats 10 --spp 6`, 4.7M
-// rays each, H200 (bench/results/h200/cwbvh-sphere-room-4.7m.txt), Mrays/s:
+// --traversal dfs,cwbvh,cwbvh-thread --rays primary,diffuse,shadow --repeats 10 --spp 6`, 4.7M rays
+// each, H200 (bench/results/h200/cwbvh-sphere-room-4.7m-2.txt), Mrays/s:
 //             binary DFS (walk; shadow: a thread)  compressed walk  compressed, a thread
-//   primary   3683                                 3759             4087
-//   diffuse   1724                                 2464             1583
-//   shadow    6531                                 5978             6277
+//   primary   2985                                 3980             4402
+//   diffuse   1408                                 2345             1595
+//   shadow    5722                                 5605             6236
 // In the renderer (`sieve bench render SCENE --bvh binary,cwbvh,cwbvh-thread,auto`, H200,
-// bench/results/h200/render-bvh/): this choice 1.07..1.23x the binary tree's frame rate, within 3 %
-// of the best single choice on each of four scenes.
+// bench/results/h200/render-bvh-2/): this choice 1.13..1.34x the binary tree's frame rate, within
+// 1.1 % of the best single choice on each of four scenes.
 enum class gpu_tree : std::uint8_t { binary, compressed_wide };
 struct gpu_choice {
   gpu_tree tree;
@@ -38,13 +38,14 @@ struct gpu_trees {
   gpu_choice camera, bounce;
   gpu_tree shadow;
 };
-inline constexpr gpu_trees gpu_dfs_trees{{gpu_tree::compressed_wide, false}, {gpu_tree::compressed_wide, true}, gpu_tree::binary};
+inline constexpr gpu_trees gpu_dfs_trees{{gpu_tree::compressed_wide, false}, {gpu_tree::compressed_wide, true}, gpu_tree::compressed_wide};
 
 // The choice for a layout asked for (render_settings::bvh, `--bvh`): automatic is gpu_dfs_trees;
-// the others name the tree of the extension rays (camera and bounce); shadow rays keep theirs.
+// the others name the tree of every ray kind (shadow rays: one ray a thread, over the compressed
+// tree unless binary).
 constexpr gpu_trees gpu_trees_for(bvh_layout layout) {
   switch (layout) {
-    case bvh_layout::binary: return {{gpu_tree::binary, true}, {gpu_tree::binary, true}, gpu_dfs_trees.shadow};
+    case bvh_layout::binary: return {{gpu_tree::binary, true}, {gpu_tree::binary, true}, gpu_tree::binary};
     case bvh_layout::cwbvh:
       return {{gpu_tree::compressed_wide, true}, {gpu_tree::compressed_wide, true}, gpu_dfs_trees.shadow};
     case bvh_layout::cwbvh_thread:
