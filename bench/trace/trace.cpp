@@ -8,6 +8,7 @@
 #include "trace_cuda.hpp"
 #include <bvh/wide.hpp>
 #include <bvh/cwbvh.hpp>
+#include <bvh/lbvh.hpp>
 #include <core/camera.hpp>
 #include <core/lights.hpp>
 #include <output_files.hpp>
@@ -296,6 +297,10 @@ const option_schema<trace_args>& trace_options() {
              [](CLI::Option* x) { x->check(CLI::Range(1, 1000)); });
     o.option(&A::threads, "--threads", "CPU threads (oneTBB) for the build and the CPU traces; 0: all (1: the per-core rates)",
              [](CLI::Option* x) { x->check(CLI::Range(0U, 4096U)); });
+    o.option(&A::builder, "--build",
+             "the tree's builder: sah (binned SAH on the CPU), lbvh (linear BVH from Morton codes: on the GPU with "
+             "--backend cuda, else its CPU run)",
+             [](CLI::Option* x) { x->check(CLI::IsMember({"sah", "lbvh"})); });
     o.outputs();
     return o;
   }();
@@ -333,6 +338,21 @@ void print_bvh_summary(const scene& sc, const bvh& b, double build_s, double bui
   std::cout << "compressed wide BVH (cwbvh): " << b.cw.nodes.size() << " nodes (" << fixed(cw_mb, 1) << " MiB), depth "
             << b.cw.depth << ", encoded in " << fixed(b.cw.seconds * 1e3, 1) << " ms (part of the build above); its triangles "
             << fixed(cw_tri_mb, 1) << " MiB (vertex and edges)\n";
+}
+
+// The tree the traces run over (lbvh: on the GPU with the cuda backend).
+bvh build_tree(const trace_args& a, const scene& sc, bool gpu, lbvh_timing& t) {
+  if (a.builder == "sah") return build_bvh(sc.triangles);
+  return build_lbvh(sc.triangles, {}, gpu ? lbvh_device::cuda : lbvh_device::cpu, &t);
+}
+
+void print_lbvh_timing(const scene& sc, bool gpu, const lbvh_timing& t) {
+  const double n = static_cast<double>(sc.triangles.size());
+  std::cout << "lbvh on the " << (gpu ? "GPU" : "CPU") << ": the binary tree in " << fixed(t.device_ms, 2) << " ms ("
+            << fixed(n / t.device_ms / 1e3, 1) << " Mtris/s; " << (gpu ? "CUDA events, triangles already on the device" : "wall clock")
+            << "), " << fixed(t.with_copies_ms, 2) << " ms with the triangles copied in and the tree copied back ("
+            << fixed(n / t.with_copies_ms / 1e3, 1) << " Mtris/s); then the host's layouts and wide collapse "
+            << fixed(t.finish_ms, 1) << " ms\n";
 }
 
 // Where a build's CPU time went, phase by phase, and the same for the build of the CPU tracer's
@@ -527,14 +547,18 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
                    static_cast<double>(sc.triangles.size()) * render::memory::host_per_triangle,
                "bench trace: " + std::to_string(static_cast<std::uint64_t>(rays)) + " rays through " +
                    std::to_string(sc.triangles.size()) + " triangles");
+  // lbvh on the GPU: one untimed build first, which loads the kernels (lazy module loading).
+  if (a.builder == "lbvh" && gpu) (void)build_lbvh(sc.triangles, {}, lbvh_device::cuda);
   const auto t0 = std::chrono::steady_clock::now();
   const double build_c0 = process_cpu_seconds();
-  const bvh b = build_bvh(sc.triangles);
+  lbvh_timing lbvh_t;
+  const bvh b = build_tree(a, sc, gpu, lbvh_t);
   const double build_s = seconds_since(t0), build_cpu_s = process_cpu_seconds() - build_c0;
   const bvh_view v = view_of(b, sc.triangles);
   const nlohmann::json machine = machine_info(gpu);
   const std::string device = device_of(machine);
   print_bvh_summary(sc, b, build_s, build_cpu_s, device, backend);
+  if (a.builder == "lbvh") print_lbvh_timing(sc, gpu, lbvh_t);
   const nlohmann::json phases = build_phases(sc, b);
   std::unique_ptr<embree_scene> embree;
   if (!traversals.empty() && traversals.front() == "embree") {
@@ -593,7 +617,11 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
            {"scene", a.scene},
            {"triangles", sc.triangles.size()},
            {"spp", a.spp},
-           {"bvh", {{"nodes", b.nodes.size()}, {"depth", b.stats.max_depth}, {"build_ms", build_s * 1e3},
+           {"bvh", {{"builder", a.builder},
+                    {"lbvh_ms", a.builder == "lbvh" ? nlohmann::json{{"device", lbvh_t.device_ms}, {"with_copies", lbvh_t.with_copies_ms},
+                                                                     {"finish", lbvh_t.finish_ms}}
+                                                    : nlohmann::json(nullptr)},
+                    {"nodes", b.nodes.size()}, {"depth", b.stats.max_depth}, {"build_ms", build_s * 1e3},
                     {"mtris_per_s", static_cast<double>(sc.triangles.size()) / build_s / 1e6},
                     {"build_cpu_ms", build_cpu_s * 1e3},
                     {"build_phases_cpu_ms", phases},

@@ -522,14 +522,24 @@ bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& opti
   bvh out;
   bvh_phases& cpu = out.stats.cpu;
   double mark = process_cpu_seconds();
+  builder b(triangles, options, out);
+  cpu.refs += process_cpu_seconds() - mark;
+  mark = process_cpu_seconds();
+  b.run();
+  cpu.binary += process_cpu_seconds() - mark;
+  finish_bvh(out, triangles, options);
+  out.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  return out;
+}
+
+void finish_bvh(bvh& out, std::span<const triangle> triangles, const bvh_build_options& options) {
+  bvh_phases& cpu = out.stats.cpu;
+  double mark = process_cpu_seconds();
   auto lap = [&mark](double& phase) {
     const double now = process_cpu_seconds();
     phase += now - mark;
     mark = now;
   };
-  builder b(triangles, options, out);
-  lap(cpu.refs);
-  b.run();
   widen_boxes(out.nodes);
   lap(cpu.binary);
   if (options.pairs) {
@@ -548,8 +558,6 @@ bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& opti
       lap(cpu.cw);
     }
   }
-  out.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-  return out;
 }
 
 }  // namespace sieve::render

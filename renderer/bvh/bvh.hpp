@@ -217,6 +217,12 @@ struct bvh_view {
 // Throws sieve::error for out-of-range options or more than 2^31 triangles.
 bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& options = {});
 
+// What every builder does after its binary tree (nodes and prims): boxes widened by a float step,
+// and as the options ask, the DFS pair layout with the leaf triangles, the wide collapse and its
+// compressed encoding (their CPU time added to stats.cpu). build_bvh calls it; so does the linear
+// builder (lbvh.hpp).
+void finish_bvh(bvh& b, std::span<const triangle> triangles, const bvh_build_options& options);
+
 // The wide tree of a built binary BVH over `triangles` (the collapse of least SAH cost: wide_build.cpp). Throws
 // sieve::error if it would be deeper than the traversal stack (not seen in practice: it is never
 // deeper than the binary tree plus the levels that split leaves of more than 31 triangles).
