@@ -296,6 +296,10 @@ const option_schema<trace_args>& trace_options() {
              [](CLI::Option* x) { x->check(CLI::Range(1, 1000)); });
     o.option(&A::threads, "--threads", "CPU threads (oneTBB) for the build and the CPU traces; 0: all (1: the per-core rates)",
              [](CLI::Option* x) { x->check(CLI::Range(0U, 4096U)); });
+    o.option(&A::split, "--split",
+             "split large triangles into references before the build, this many extra references per triangle "
+             "(0: none); every traversal is then checked against the binary DFS of the unsplit tree",
+             [](CLI::Option* x) { x->check(CLI::Range(0.0f, 4.0f)); });
     o.outputs();
     return o;
   }();
@@ -312,7 +316,8 @@ void print_bvh_summary(const scene& sc, const bvh& b, double build_s, double bui
   const double pair_mb = static_cast<double>(b.pairs.size() * sizeof(pair_node)) * mb;
   const double leaf_mb = static_cast<double>(b.leaf_triangles.size() * sizeof(leaf_triangle) + b.prims.size() * 4) * mb;
   std::cout << "device: " << device << " (" << backend << ")\n";
-  std::cout << "scene " << sc.name << ": " << sc.triangles.size() << " triangles; BVH " << b.nodes.size()
+  std::cout << "scene " << sc.name << ": " << sc.triangles.size() << " triangles, " << b.stats.references
+            << " references; BVH " << b.nodes.size()
             << " nodes, depth " << b.stats.max_depth << ", built in " << fixed(build_s * 1e3, 1) << " ms ("
             << fixed(static_cast<double>(sc.triangles.size()) / build_s / 1e6, 2) << " Mtris/s; "
             << fixed(static_cast<double>(sc.triangles.size()) / build_cpu_s / 1e6, 2) << " Mtris per CPU-second, "
@@ -337,7 +342,7 @@ void print_bvh_summary(const scene& sc, const bvh& b, double build_s, double bui
 // layout alone (no pair nodes, no GPU encoding), built here three times: the first build writes
 // memory the process never had (a page fault a page), later ones may reuse what the allocator kept.
 // Printed, and returned for the JSON (ms of CPU per phase).
-nlohmann::json build_phases(const scene& sc, const bvh& b) {
+nlohmann::json build_phases(const scene& sc, const bvh& b, float split) {
   const double tris = static_cast<double>(sc.triangles.size());
   nlohmann::json out;
   auto report = [&](const std::string& key, const std::string& what, const bvh_phases& p) {
@@ -353,7 +358,9 @@ nlohmann::json build_phases(const scene& sc, const bvh& b) {
   bvh_phases first, best;
   double sah = 0, wide_sah = 0;
   for (int i = 0; i < 3; ++i) {
-    const bvh cpu_only = build_bvh(sc.triangles, cpu_wide_only());
+    bvh_build_options o = cpu_wide_only();
+    o.split_budget = split;
+    const bvh cpu_only = build_bvh(sc.triangles, o);
     if (i == 0) first = best = cpu_only.stats.cpu, sah = sah_cost(cpu_only), wide_sah = sah_cost(cpu_only.wide);
     else if (cpu_only.stats.cpu.total() < best.total()) best = cpu_only.stats.cpu;
   }
@@ -421,7 +428,8 @@ void print_trace_notes(const trace_args& a, bool gpu) {
                       "CPU time, median: the per-thread rate, not diluted when other work shares the cores), median of ")
             << a.repeats << " runs. x_dfs = Mrays/s over DFS's on the same rays; syncs = host synchronisations "
             << "inside one trace (GPU BFS: graph = the level loop on the device, one at the end; host = one a step). "
-            << "Every configuration matched the CPU's DFS before timing"
+            << "Every configuration matched the CPU's DFS" << (a.split > 0 ? " over the tree without splits" : "")
+            << " before timing"
             << (gpu ? " (GPU: t within 1e-5 relative, the same primitive; at most 1 ray in 10^4 may differ).\n"
                     : ", hit for hit (Embree: t within 1e-4 relative, at most 1 ray in 10^4 may differ).\n");
 }
@@ -523,13 +531,24 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
                    std::to_string(sc.triangles.size()) + " triangles");
   const auto t0 = std::chrono::steady_clock::now();
   const double build_c0 = process_cpu_seconds();
-  const bvh b = build_bvh(sc.triangles);
+  bvh_build_options options;
+  options.split_budget = a.split;
+  const bvh b = build_bvh(sc.triangles, options);
   const double build_s = seconds_since(t0), build_cpu_s = process_cpu_seconds() - build_c0;
   const bvh_view v = view_of(b, sc.triangles);
+  // The hits every traversal must match: the binary DFS of the tree without splits (its own tree
+  // when there are none), so a split tree is checked against the tree it replaces.
+  std::optional<bvh> unsplit;
+  if (a.split > 0) {
+    bvh_build_options plain;
+    plain.wide = false;
+    unsplit = build_bvh(sc.triangles, plain);
+  }
+  const bvh_view reference_view = unsplit ? view_of(*unsplit, sc.triangles) : v;
   const nlohmann::json machine = machine_info(gpu);
   const std::string device = device_of(machine);
   print_bvh_summary(sc, b, build_s, build_cpu_s, device, backend);
-  const nlohmann::json phases = build_phases(sc, b);
+  const nlohmann::json phases = build_phases(sc, b, a.split);
   std::unique_ptr<embree_scene> embree;
   if (!traversals.empty() && traversals.front() == "embree") {
     embree = std::make_unique<embree_scene>(sc.triangles);
@@ -538,7 +557,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
   }
 
   const std::vector<ray> primary = primary_rays(sc, a.width, a.height, a.spp);
-  const std::vector<hit> primary_hits = trace_dfs(v, primary);
+  const std::vector<hit> primary_hits = trace_dfs(reference_view, primary);
   row_schema<trace_row> rows = trace_rows();
   // BFS and the wide DFS against DFS on the same rays in the same run (DFS runs first when asked for).
   double dfs_mrays = 0;
@@ -549,7 +568,9 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
     const std::vector<ray> rays = kind == "primary" ? primary
                                   : any             ? shadow_rays(sc, primary, primary_hits)
                                                     : diffuse_rays(sc, primary, primary_hits);
-    const std::vector<hit> reference = kind == "primary" ? primary_hits : any ? trace_dfs_any(v, rays) : trace_dfs(v, rays);
+    const std::vector<hit> reference = kind == "primary" ? primary_hits
+                                       : any             ? trace_dfs_any(reference_view, rays)
+                                                         : trace_dfs(reference_view, rays);
     dfs_mrays = 0;
     double embree_mrays = 0, embree_cpu = 0;  // of this ray kind, when Embree ran
     for (const auto& traversal : traversals) {
@@ -588,6 +609,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
            {"triangles", sc.triangles.size()},
            {"spp", a.spp},
            {"bvh", {{"nodes", b.nodes.size()}, {"depth", b.stats.max_depth}, {"build_ms", build_s * 1e3},
+                    {"split_budget", a.split}, {"references", b.stats.references},
                     {"mtris_per_s", static_cast<double>(sc.triangles.size()) / build_s / 1e6},
                     {"build_cpu_ms", build_cpu_s * 1e3},
                     {"build_phases_cpu_ms", phases},

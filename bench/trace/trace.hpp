@@ -27,6 +27,7 @@ struct trace_args : scene_suite_args {
   unsigned spp = 1;  // primary rays per pixel
   int repeats = 5;
   unsigned threads = 0;  // CPU threads (oneTBB) for the build and the CPU traces; 0: all
+  float split = 0;       // the build's split_budget (extra references per triangle); hits checked against an unsplit tree
 };
 
 // The BFS traversals by name (bfs: the binary tree, wide-bfs: the 8-wide one, cw-bfs: its compressed
