@@ -58,11 +58,24 @@ aabb box_of(const triangle& t) {
 
 float axis_of(const vec3& v, int a) { return a == 0 ? v.x : a == 1 ? v.y : v.z; }
 
+// The plane strictly inside (lo, hi) on the coarsest power-of-two grid of the scene's coordinates
+// (Karras & Aila's choice: the pieces of neighbouring triangles share planes, so their boxes line
+// up instead of overlapping); the middle where no grid plane is inside.
+float grid_plane(float lo, float hi) {
+  if (!(hi > lo)) return lo;
+  for (float step = std::ldexp(1.0f, std::ilogb(hi - lo) + 1); step > 0; step *= 0.5f) {
+    const float at = std::floor(hi / step) * step;
+    if (at > lo && at < hi) return at;
+    if (step < (hi - lo) * 1e-3f) break;
+  }
+  return 0.5f * (lo + hi);
+}
+
 // Splits region (whose clipped box is `box`) into `pieces`; returns the boxes written.
 std::uint32_t split_region(const triangle& t, const aabb& region, const aabb& box, std::uint32_t pieces, aabb* out) {
   const vec3 e = box.extent();
   const int axis = e.x >= e.y && e.x >= e.z ? 0 : e.y >= e.z ? 1 : 2;
-  const float lo = axis_of(box.lo, axis), hi = axis_of(box.hi, axis), mid = 0.5f * (lo + hi);
+  const float lo = axis_of(box.lo, axis), hi = axis_of(box.hi, axis), mid = grid_plane(lo, hi);
   if (pieces <= 1 || !(mid > lo && mid < hi)) {
     out[0] = box;
     return 1;
