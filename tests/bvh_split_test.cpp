@@ -10,6 +10,8 @@
 #include <core/camera.hpp>
 #include <scene/load.hpp>
 
+#include "triangle_soup.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -70,17 +72,6 @@ TEST(SplitClip, InexactCutsRoundOutwards) {
   if (static_cast<double>(below) > 1.0 / 3.0) below = std::nextafter(below, 0.0f);
   EXPECT_EQ(b.lo.y, below) << "the float just below 1/3";
   EXPECT_EQ(b.hi.y, 1.0f);
-}
-
-std::vector<triangle> soup(std::size_t n, unsigned seed, float size) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> pos(-10, 10), off(-size, size);
-  std::vector<triangle> tris(n);
-  for (auto& t : tris) {
-    const vec3 c{pos(rng), pos(rng), pos(rng)};
-    t = {c + vec3{off(rng), off(rng), off(rng)}, c + vec3{off(rng), off(rng), off(rng)}, c + vec3{off(rng), off(rng), off(rng)}};
-  }
-  return tris;
 }
 
 // Points on t (barycentric, in float as a traversal would reach them).
