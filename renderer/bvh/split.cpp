@@ -71,6 +71,16 @@ float grid_plane(float lo, float hi) {
   return 0.5f * (lo + hi);
 }
 
+// The coarsest power-of-two grid step that has a plane at `at` (the largest power of two dividing it).
+float coarsest_step(float at) {
+  if (at == 0) return std::numeric_limits<float>::max();
+  int exp;
+  std::frexp(at, &exp);
+  float step = std::ldexp(1.0f, exp);
+  while (step > 0 && std::fmod(at, step) != 0) step *= 0.5f;
+  return step;
+}
+
 // Splits region (whose clipped box is `box`) into `pieces`; returns the boxes written.
 std::uint32_t split_region(const triangle& t, const aabb& region, const aabb& box, std::uint32_t pieces, aabb* out) {
   const vec3 e = box.extent();
@@ -123,11 +133,24 @@ aabb clip_box(const triangle& t, const aabb& region) {
 std::vector<std::uint32_t> split_counts(std::span<const triangle> triangles, float budget) {
   std::vector<std::uint32_t> counts(triangles.size(), 1);
   if (!(budget > 0) || triangles.empty()) return counts;
+  aabb scene;
+  for (const triangle& t : triangles) scene.grow(box_of(t));
+  const vec3 se = scene.extent();
+  const float scene_size = std::max({se.x, se.y, se.z});
   std::vector<float> priority(triangles.size());
   double sum = 0;
   for (std::size_t i = 0; i < triangles.size(); ++i) {
-    const float excess = box_of(triangles[i]).half_area() - ideal_half_area(triangles[i]);
-    priority[i] = excess > 0 ? std::sqrt(excess) : 0.0f;
+    const aabb b = box_of(triangles[i]);
+    const float excess = b.half_area() - ideal_half_area(triangles[i]);
+    // Karras & Aila's weight: a cut on a coarse grid plane (one the top levels of the tree cut
+    // along) counts more than one on a fine plane; a small triangle crosses fine planes only.
+    float step = 0;
+    for (int a = 0; a < 3; ++a) {
+      const float lo = axis_of(b.lo, a), hi = axis_of(b.hi, a), at = grid_plane(lo, hi);
+      if (at > lo && at < hi) step = std::max(step, coarsest_step(at));
+    }
+    const float weight = scene_size > 0 ? std::min(1.0f, step / scene_size) : 0.0f;
+    priority[i] = excess > 0 ? std::cbrt(weight * excess) : 0.0f;
     sum += priority[i];
   }
   if (!(sum > 0)) return counts;
