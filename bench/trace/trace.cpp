@@ -138,11 +138,11 @@ std::vector<hit> trace_each(const std::vector<ray>& rays, bool any, Closest clos
   return hits;
 }
 
-// The 8-wide tree (AVX2 box tests where the processor has them).
-std::vector<hit> trace_wide(const bvh_view& v, const std::vector<ray>& rays, bool any) {
+// The 8-wide tree (AVX2 box tests where the processor has them; AVX-512 when asked for).
+std::vector<hit> trace_wide(const bvh_view& v, const std::vector<ray>& rays, bool any, wide_path path = wide_path::automatic) {
   const wide_view w = v.wide;
-  return trace_each(rays, any, [=](const ray& r) { return wide_closest_hit_cpu(w, r); },
-                    [=](const ray& r) { return wide_any_hit_cpu(w, r); });
+  return trace_each(rays, any, [=](const ray& r) { return wide_closest_hit_cpu(w, r, path); },
+                    [=](const ray& r) { return wide_any_hit_cpu(w, r, path); });
 }
 
 // The compressed wide traversal (cwbvh.hpp: the GPU's code) run on the CPU, a ray to its end.
@@ -276,12 +276,12 @@ const option_schema<trace_args>& trace_options() {
     o.option(&A::rays, "--rays", "primary, diffuse, shadow (comma-separated; shadow: any hit)",
              [](CLI::Option* x) { x->check(CLI::IsMember({"primary", "diffuse", "shadow"})); });
     o.option(&A::traversals, "--traversal",
-             "dfs, wide, cwbvh, cwbvh-thread, bfs, wide-bfs, cw-bfs, embree (comma-separated; wide: DFS over the 8-wide "
-             "tree; cwbvh: over its compressed GPU layout by persistent warps with dynamic ray fetch, cwbvh-thread: one ray "
+             "dfs, wide, wide-avx512, cwbvh, cwbvh-thread, bfs, wide-bfs, cw-bfs, embree (comma-separated; wide: DFS over "
+             "the 8-wide tree; wide-avx512: the same with AVX-512 (CPU only); cwbvh: over its compressed GPU layout by persistent warps with dynamic ray fetch, cwbvh-thread: one ray "
              "a thread (the same on the CPU); wide-bfs: BFS over the 8-wide tree; cw-bfs: BFS over the compressed one; "
              "embree: CPU only, when built with it)",
              [](CLI::Option* x) {
-               x->check(CLI::IsMember({"dfs", "wide", "cwbvh", "cwbvh-thread", "bfs", "wide-bfs", "cw-bfs", "embree"}));
+               x->check(CLI::IsMember({"dfs", "wide", "wide-avx512", "cwbvh", "cwbvh-thread", "bfs", "wide-bfs", "cw-bfs", "embree"}));
              });
     o.option(&A::strategies, "--strategy",
              "compaction strategies for the BFS frontier, or append (producer-side, no pass), or tile / warp-tile (GPU, "
@@ -329,7 +329,9 @@ void print_bvh_summary(const scene& sc, const bvh& b, double build_s, double bui
   const double wide_leaf_mb = static_cast<double>(b.wide.triangles.size() * sizeof(leaf_triangle) + b.wide.prims.size() * 4) * mb;
   std::cout << "wide BVH: " << b.wide.nodes.size() << " nodes of " << sizeof(wide_node) << " bytes (" << fixed(wide_mb, 1)
             << " MiB), depth " << b.wide.depth << ", collapsed in " << fixed(b.wide.seconds * 1e3, 1)
-            << " ms (part of the build above), SAH cost " << fixed(sah_cost(b.wide), 2) << "; its leaf triangles " << fixed(wide_leaf_mb, 1) << " MiB; CPU box tests: "
+            << " ms (part of the build above), SAH cost " << fixed(sah_cost(b.wide), 2) << "; its leaf triangles " << fixed(wide_leaf_mb, 1)
+            << " MiB (" << b.wide.prims.size() << " slots, padded to whole blocks), in the CPU's blocks of eight "
+            << fixed(static_cast<double>(b.wide.blocks.size() * sizeof(leaf_block)) * mb, 1) << " MiB; CPU box tests: "
             << (cpu_has_avx2() ? "AVX2" : "portable") << "\n";
   const double cw_mb = static_cast<double>(b.cw.nodes.size() * sizeof(cw_node)) * mb;
   const double cw_tri_mb = static_cast<double>(b.cw.triangles.size() * sizeof(cw_triangle)) * mb;
@@ -455,6 +457,8 @@ trace_row cpu_row(const bvh_view& v, const embree_scene* embree, const scene& sc
       got = trace_embree(*embree, rays, any);
     else if (traversal == "wide")
       got = trace_wide(v, rays, any);
+    else if (traversal == "wide-avx512")
+      got = trace_wide(v, rays, any, wide_path::avx512);
     else if (traversal == "cwbvh" || traversal == "cwbvh-thread")  // one code on the CPU: a ray to its end
       got = trace_cw(v, rays, any);
     else
@@ -509,6 +513,8 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
     throw sieve::error("bench trace: width x height x spp must stay below 2^31 rays");
   std::vector<std::string> traversals;
   for (const auto& t : a.traversals) {
+    if (t == "wide-avx512" && (gpu || !cpu_has_avx512()))
+      throw sieve::error("bench trace: wide-avx512 needs the CPU backend on a processor with AVX-512 (F, VL, BW, DQ)");
     if (t != "embree") traversals.push_back(t);
     else if (gpu) std::cout << "note: embree is a CPU baseline; skipped with --backend cuda\n";
     else if (!embree_available()) std::cout << "note: this build has no Embree (libembree-dev); its baseline is skipped\n";

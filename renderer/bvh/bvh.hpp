@@ -77,10 +77,21 @@ struct alignas(16) wide_node {
 };
 static_assert(sizeof(wide_node) == 80, "the wide node is five 16-byte quads");
 
+// The CPU traversal's copy of the wide tree's leaf triangles (encode_leaf_blocks): eight triangles
+// a block, each as its first vertex and two edges (hit_triangle_edges), coordinate by coordinate:
+// 36 bytes a triangle, nine aligned 32-byte loads for eight. Triangle i (of wide_bvh::triangles) is
+// lane i % 8 of block i / 8: every node's tri_base is a multiple of 8, and the lanes after a node's
+// last leaf triangle are padding (zero: degenerate, never hit; prims ~0).
+struct alignas(32) leaf_block {
+  float v0[3][8], e1[3][8], e2[3][8];
+};
+static_assert(sizeof(leaf_block) == 288, "eight triangles of 36 bytes");
+
 struct wide_bvh {
   std::vector<wide_node> nodes;           // nodes[0] is the root (absent for an empty scene)
-  std::vector<std::uint32_t> prims;       // triangle indices in the wide tree's leaf order
+  std::vector<std::uint32_t> prims;       // triangle indices in the wide tree's leaf order (~0: padding)
   std::vector<leaf_triangle> triangles;   // triangles[i] = the triangle prims[i]
+  std::vector<leaf_block> blocks;         // the same triangles eight a block (the CPU's AVX2 test)
   std::size_t depth = 0;                  // levels of wide nodes
   double seconds = 0;                     // the collapse alone
 };
@@ -90,6 +101,7 @@ struct wide_view {
   const std::uint32_t* prims = nullptr;
   const leaf_triangle* triangles = nullptr;
   std::uint32_t node_count = 0;
+  const leaf_block* blocks = nullptr;     // host memory only: the GPU reads `triangles`
 };
 
 // The traversal layout of the 8-wide tree on the GPU (cwbvh.hpp traverses it, cwbvh_build.cpp
@@ -187,7 +199,7 @@ struct bvh {
 template <class F>
 void for_each_part(bvh& b, F&& f) {
   f(b.nodes), f(b.prims), f(b.pairs), f(b.leaf_triangles);
-  f(b.wide.nodes), f(b.wide.prims), f(b.wide.triangles), f(b.wide.depth), f(b.wide.seconds);
+  f(b.wide.nodes), f(b.wide.prims), f(b.wide.triangles), f(b.wide.blocks), f(b.wide.depth), f(b.wide.seconds);
   f(b.cw.nodes), f(b.cw.triangles), f(b.cw.depth), f(b.cw.seconds);
   f(b.stats);
 }
@@ -213,6 +225,11 @@ bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& opti
 // deeper than the binary tree plus the levels that split leaves of more than 31 triangles).
 wide_bvh collapse_wide(const bvh& b, std::span<const triangle> triangles, float traversal_cost = 1.0f);
 
+// Lays out the leaf triangles of a collapsed wide tree for the CPU traversal (wide_blocks.cpp):
+// each node's run of leaf triangles moved to start at a multiple of 8 (tri_base updated, prims and
+// triangles padded likewise), and `blocks` filled. collapse_wide ends with it.
+void encode_leaf_blocks(wide_bvh& w);
+
 // The surface-area cost of a tree: the expected work of a ray through it, relative to the root's
 // box: sum over inner nodes of area(node) / area(root) * traversal_cost, plus sum over leaves of
 // area(leaf) / area(root) * its triangles (one triangle test costs 1). The wide tree's is counted
@@ -235,7 +252,7 @@ inline cw_view view_of(const cw_bvh& c) {
 }
 
 inline wide_view view_of(const wide_bvh& w) {
-  return {w.nodes.data(), w.prims.data(), w.triangles.data(), static_cast<std::uint32_t>(w.nodes.size())};
+  return {w.nodes.data(), w.prims.data(), w.triangles.data(), static_cast<std::uint32_t>(w.nodes.size()), w.blocks.data()};
 }
 
 inline bvh_view view_of(const bvh& b, std::span<const triangle> triangles) {

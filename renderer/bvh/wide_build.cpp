@@ -362,6 +362,7 @@ wide_bvh collapse_wide(const bvh& b, std::span<const triangle> triangles, float 
   });
   if (out.depth >= static_cast<std::size_t>(dfs_stack_size))
     throw error("BVH: the wide tree is " + std::to_string(out.depth) + " levels deep, more than the traversal stack holds");
+  encode_leaf_blocks(out);
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }
