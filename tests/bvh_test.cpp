@@ -5,6 +5,8 @@
 #include <bvh/wide.hpp>
 #include <exec/walk.hpp>
 
+#include "triangle_soup.hpp"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -25,18 +27,6 @@ hit brute_force(const std::vector<triangle>& tris, const ray& r) {
   }
   if (!best.found()) best.t = 1e30f;
   return best;
-}
-
-std::vector<triangle> soup(std::size_t n, unsigned seed, float size) {
-  std::mt19937 rng(seed);
-  std::uniform_real_distribution<float> pos(-10, 10), off(-size, size);
-  std::vector<triangle> tris(n);
-  for (auto& t : tris) {
-    const vec3 c{pos(rng), pos(rng), pos(rng)};
-    t = {c + vec3{off(rng), off(rng), off(rng)}, c + vec3{off(rng), off(rng), off(rng)},
-         c + vec3{off(rng), off(rng), off(rng)}};
-  }
-  return tris;
 }
 
 // Random rays; every fourth aims at a triangle's centre, so even a sparse scene gets hits.

@@ -301,6 +301,10 @@ const option_schema<trace_args>& trace_options() {
              "the tree's builder: sah (binned SAH on the CPU), lbvh (linear BVH from Morton codes: on the GPU with "
              "--backend cuda, else its CPU run)",
              [](CLI::Option* x) { x->check(CLI::IsMember({"sah", "lbvh"})); });
+    o.option(&A::split, "--split",
+             "split large triangles into references before the build, this many extra references per triangle "
+             "(0: none); every traversal is then checked against the binary DFS of the unsplit tree",
+             [](CLI::Option* x) { x->check(CLI::Range(0.0f, 4.0f)); });
     o.outputs();
     return o;
   }();
@@ -317,7 +321,8 @@ void print_bvh_summary(const scene& sc, const bvh& b, double build_s, double bui
   const double pair_mb = static_cast<double>(b.pairs.size() * sizeof(pair_node)) * mb;
   const double leaf_mb = static_cast<double>(b.leaf_triangles.size() * sizeof(leaf_triangle) + b.prims.size() * 4) * mb;
   std::cout << "device: " << device << " (" << backend << ")\n";
-  std::cout << "scene " << sc.name << ": " << sc.triangles.size() << " triangles; BVH " << b.nodes.size()
+  std::cout << "scene " << sc.name << ": " << sc.triangles.size() << " triangles, " << b.stats.references
+            << " references; BVH " << b.nodes.size()
             << " nodes, depth " << b.stats.max_depth << ", built in " << fixed(build_s * 1e3, 1) << " ms ("
             << fixed(static_cast<double>(sc.triangles.size()) / build_s / 1e6, 2) << " Mtris/s; "
             << fixed(static_cast<double>(sc.triangles.size()) / build_cpu_s / 1e6, 2) << " Mtris per CPU-second, "
@@ -342,7 +347,11 @@ void print_bvh_summary(const scene& sc, const bvh& b, double build_s, double bui
 
 // The tree the traces run over (lbvh: on the GPU with the cuda backend).
 bvh build_tree(const trace_args& a, const scene& sc, bool gpu, lbvh_timing& t) {
-  if (a.builder == "sah") return build_bvh(sc.triangles);
+  if (a.builder == "sah") {
+    bvh_build_options options;
+    options.split_budget = a.split;
+    return build_bvh(sc.triangles, options);
+  }
   return build_lbvh(sc.triangles, {}, gpu ? lbvh_device::cuda : lbvh_device::cpu, &t);
 }
 
@@ -359,7 +368,7 @@ void print_lbvh_timing(const scene& sc, bool gpu, const lbvh_timing& t) {
 // layout alone (no pair nodes, no GPU encoding), built here three times: the first build writes
 // memory the process never had (a page fault a page), later ones may reuse what the allocator kept.
 // Printed, and returned for the JSON (ms of CPU per phase).
-nlohmann::json build_phases(const scene& sc, const bvh& b) {
+nlohmann::json build_phases(const scene& sc, const bvh& b, float split) {
   const double tris = static_cast<double>(sc.triangles.size());
   nlohmann::json out;
   auto report = [&](const std::string& key, const std::string& what, const bvh_phases& p) {
@@ -375,7 +384,9 @@ nlohmann::json build_phases(const scene& sc, const bvh& b) {
   bvh_phases first, best;
   double sah = 0, wide_sah = 0;
   for (int i = 0; i < 3; ++i) {
-    const bvh cpu_only = build_bvh(sc.triangles, cpu_wide_only());
+    bvh_build_options o = cpu_wide_only();
+    o.split_budget = split;
+    const bvh cpu_only = build_bvh(sc.triangles, o);
     if (i == 0) first = best = cpu_only.stats.cpu, sah = sah_cost(cpu_only), wide_sah = sah_cost(cpu_only.wide);
     else if (cpu_only.stats.cpu.total() < best.total()) best = cpu_only.stats.cpu;
   }
@@ -443,7 +454,8 @@ void print_trace_notes(const trace_args& a, bool gpu) {
                       "CPU time, median: the per-thread rate, not diluted when other work shares the cores), median of ")
             << a.repeats << " runs. x_dfs = Mrays/s over DFS's on the same rays; syncs = host synchronisations "
             << "inside one trace (GPU BFS: graph = the level loop on the device, one at the end; host = one a step). "
-            << "Every configuration matched the CPU's DFS before timing"
+            << "Every configuration matched the CPU's DFS" << (a.split > 0 ? " over the tree without splits" : "")
+            << " before timing"
             << (gpu ? " (GPU: t within 1e-5 relative, the same primitive; at most 1 ray in 10^4 may differ).\n"
                     : ", hit for hit (Embree: t within 1e-4 relative, at most 1 ray in 10^4 may differ).\n");
 }
@@ -523,6 +535,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
   const bool gpu = backend == "cuda";
   if (std::uint64_t{a.width} * a.height * a.spp >= (std::uint64_t{1} << 31))
     throw sieve::error("bench trace: width x height x spp must stay below 2^31 rays");
+  if (a.split > 0 && a.builder != "sah") throw sieve::error("bench trace: --split applies to the sah builder only");
   std::vector<std::string> traversals;
   for (const auto& t : a.traversals) {
     if (t == "wide-avx512" && (gpu || !cpu_has_avx512()))
@@ -555,11 +568,20 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
   const bvh b = build_tree(a, sc, gpu, lbvh_t);
   const double build_s = seconds_since(t0), build_cpu_s = process_cpu_seconds() - build_c0;
   const bvh_view v = view_of(b, sc.triangles);
+  // The hits every traversal must match: the binary DFS of the tree without splits (its own tree
+  // when there are none), so a split tree is checked against the tree it replaces.
+  std::optional<bvh> unsplit;
+  if (a.split > 0) {
+    bvh_build_options plain;
+    plain.wide = false;
+    unsplit = build_bvh(sc.triangles, plain);
+  }
+  const bvh_view reference_view = unsplit ? view_of(*unsplit, sc.triangles) : v;
   const nlohmann::json machine = machine_info(gpu);
   const std::string device = device_of(machine);
   print_bvh_summary(sc, b, build_s, build_cpu_s, device, backend);
   if (a.builder == "lbvh") print_lbvh_timing(sc, gpu, lbvh_t);
-  const nlohmann::json phases = build_phases(sc, b);
+  const nlohmann::json phases = build_phases(sc, b, a.split);
   std::unique_ptr<embree_scene> embree;
   if (!traversals.empty() && traversals.front() == "embree") {
     embree = std::make_unique<embree_scene>(sc.triangles);
@@ -568,7 +590,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
   }
 
   const std::vector<ray> primary = primary_rays(sc, a.width, a.height, a.spp);
-  const std::vector<hit> primary_hits = trace_dfs(v, primary);
+  const std::vector<hit> primary_hits = trace_dfs(reference_view, primary);
   row_schema<trace_row> rows = trace_rows();
   // BFS and the wide DFS against DFS on the same rays in the same run (DFS runs first when asked for).
   double dfs_mrays = 0;
@@ -579,7 +601,9 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
     const std::vector<ray> rays = kind == "primary" ? primary
                                   : any             ? shadow_rays(sc, primary, primary_hits)
                                                     : diffuse_rays(sc, primary, primary_hits);
-    const std::vector<hit> reference = kind == "primary" ? primary_hits : any ? trace_dfs_any(v, rays) : trace_dfs(v, rays);
+    const std::vector<hit> reference = kind == "primary" ? primary_hits
+                                       : any             ? trace_dfs_any(reference_view, rays)
+                                                         : trace_dfs(reference_view, rays);
     dfs_mrays = 0;
     double embree_mrays = 0, embree_cpu = 0;  // of this ray kind, when Embree ran
     for (const auto& traversal : traversals) {
@@ -622,6 +646,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
                                                                      {"finish", lbvh_t.finish_ms}}
                                                     : nlohmann::json(nullptr)},
                     {"nodes", b.nodes.size()}, {"depth", b.stats.max_depth}, {"build_ms", build_s * 1e3},
+                    {"split_budget", a.split}, {"references", b.stats.references},
                     {"mtris_per_s", static_cast<double>(sc.triangles.size()) / build_s / 1e6},
                     {"build_cpu_ms", build_cpu_s * 1e3},
                     {"build_phases_cpu_ms", phases},

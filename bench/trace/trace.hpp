@@ -28,6 +28,7 @@ struct trace_args : scene_suite_args {
   int repeats = 5;
   unsigned threads = 0;  // CPU threads (oneTBB) for the build and the CPU traces; 0: all
   std::string builder = "sah";  // sah (binned SAH, CPU) or lbvh (linear: GPU with --backend cuda, else CPU)
+  float split = 0;       // the build's split_budget (extra references per triangle); hits checked against an unsplit tree
 };
 
 // The BFS traversals by name (bfs: the binary tree, wide-bfs: the 8-wide one, cw-bfs: its compressed

@@ -17,6 +17,7 @@
 // from an atomic counter; nodes of many primitives build their children in parallel
 // (tbb::parallel_invoke).
 #include "bvh.hpp"
+#include "split.hpp"
 
 #include <sieve/compaction/error.hpp>
 
@@ -34,6 +35,7 @@
 #include <new>
 #include <memory>
 #include <string>
+#include <utility>
 #include <ctime>
 
 #if defined(__x86_64__) || defined(__i386__)
@@ -316,23 +318,44 @@ kernels pick_kernels() {
 class builder {
  public:
   builder(std::span<const triangle> tris, const bvh_build_options& opt, bvh& out)
-      : opt_(opt), out_(out), k_(opt.simd ? pick_kernels() : kernels_of<portable_ops>()), refs_(new prim_ref[std::max<std::size_t>(tris.size(), 1)]),
-        count_(static_cast<std::uint32_t>(tris.size())) {
+      : opt_(opt), out_(out), k_(opt.simd ? pick_kernels() : kernels_of<portable_ops>()) {
+    // References: one a triangle, or with split_budget, the pieces of the split ones (split.hpp).
+    std::vector<std::uint32_t> first;
+    if (opt.split_budget > 0) {
+      first = split_counts(tris, opt.split_budget);
+      std::uint64_t sum = 0;
+      for (std::uint32_t& c : first) sum += std::exchange(c, static_cast<std::uint32_t>(sum));
+      if (sum >= (std::uint64_t{1} << 31)) throw error("BVH: too many references after splitting (" + std::to_string(sum) + ")");
+      count_ = static_cast<std::uint32_t>(sum);
+    } else {
+      count_ = static_cast<std::uint32_t>(tris.size());
+    }
+    refs_.reset(new prim_ref[std::max<std::size_t>(count_, 1)]);
     prim_ref* refs = refs_.get();
+    auto put = [](prim_ref& p, const aabb& box, std::uint32_t index) {
+      p.lane[0] = -box.lo.x, p.lane[1] = -box.lo.y, p.lane[2] = -box.lo.z;
+      std::memcpy(&p.lane[3], &index, sizeof index);
+      p.lane[4] = box.hi.x, p.lane[5] = box.hi.y, p.lane[6] = box.hi.z, p.lane[7] = empty_lane;
+    };
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, tris.size(), 1 << 14), [&](const auto& r) {
+      aabb pieces[split_pieces_max];
       for (std::size_t i = r.begin(); i != r.end(); ++i) {
         const triangle& t = tris[i];
-        const vec3 lo = min(min(t.v0, t.v1), t.v2), hi = max(max(t.v0, t.v1), t.v2);
-        prim_ref& p = refs[i];
-        p.lane[0] = -lo.x, p.lane[1] = -lo.y, p.lane[2] = -lo.z;
         const auto index = static_cast<std::uint32_t>(i);
-        std::memcpy(&p.lane[3], &index, sizeof index);
-        p.lane[4] = hi.x, p.lane[5] = hi.y, p.lane[6] = hi.z, p.lane[7] = empty_lane;
+        if (first.empty()) {
+          put(refs[i], {min(min(t.v0, t.v1), t.v2), max(max(t.v0, t.v1), t.v2)}, index);
+          continue;
+        }
+        const std::uint32_t at = first[i], want = (i + 1 < tris.size() ? first[i + 1] : count_) - at;
+        const std::uint32_t made = split_triangle(t, want, pieces);
+        // A piece rounding could not cut repeats the first: the slot is used, its copy harmless
+        // (a leaf keeps one reference of a triangle).
+        for (std::uint32_t k = 0; k < want; ++k) put(refs[at + k], pieces[k < made ? k : 0], index);
       }
     });
     // Room for the most nodes a tree can have (2n - 1), left untouched (uninitialised, so the pages
     // never written are never faulted in); the nodes built are copied out at the end.
-    nodes_.reset(static_cast<bvh_node*>(std::malloc(std::max<std::size_t>(2 * tris.size(), 1) * sizeof(bvh_node))));
+    nodes_.reset(static_cast<bvh_node*>(std::malloc(std::max<std::size_t>(2 * std::size_t{count_}, 1) * sizeof(bvh_node))));
     if (!nodes_) throw std::bad_alloc();
   }
 
@@ -346,18 +369,24 @@ class builder {
     k_.measure(refs_.get(), 0, count_, all);
     build(0, 0, count_, 1, all);
     const prim_ref* refs = refs_.get();
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count_, 1 << 14), [&](const auto& r) {
-      for (std::size_t i = r.begin(); i != r.end(); ++i) out_.prims[i] = refs[i].index();
-    });
+    if (dropped_.load() == 0) {
+      tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count_, 1 << 14), [&](const auto& r) {
+        for (std::size_t i = r.begin(); i != r.end(); ++i) out_.prims[i] = refs[i].index();
+      });
+    } else {
+      compact_leaves();
+    }
     out_.nodes.assign(nodes_.get(), nodes_.get() + next_.load());
     out_.stats.nodes = out_.nodes.size();
     out_.stats.leaves = leaves_.load();
     out_.stats.max_depth = depth_.load();
     out_.stats.max_leaf_size = largest_leaf_.load();
+    out_.stats.references = out_.prims.size();
   }
 
  private:
   void make_leaf(std::uint32_t node, std::uint32_t begin, std::uint32_t end, int depth) {
+    if (opt_.split_budget > 0) end = dedupe(begin, end);
     nodes_[node].first = begin;
     nodes_[node].count = end - begin;
     ++leaves_;
@@ -367,6 +396,37 @@ class builder {
     std::size_t deepest = depth_.load();
     while (static_cast<std::size_t>(depth) > deepest && !depth_.compare_exchange_weak(deepest, depth)) {
     }
+  }
+
+  // A leaf's references in triangle order, each triangle once: the repeats (pieces of one triangle)
+  // go to the end of the range and are dropped (marked by an index of ~0). Returns the new end.
+  std::uint32_t dedupe(std::uint32_t begin, std::uint32_t end) {
+    prim_ref* r = refs_.get();
+    std::sort(r + begin, r + end, [](const prim_ref& a, const prim_ref& b) { return a.index() < b.index(); });
+    std::uint32_t kept = begin;
+    for (std::uint32_t i = begin; i < end; ++i)
+      if (i == begin || r[i].index() != r[kept - 1].index()) std::swap(r[kept++], r[i]);
+    constexpr std::uint32_t none = ~0U;
+    for (std::uint32_t i = kept; i < end; ++i) std::memcpy(&r[i].lane[3], &none, sizeof none);
+    dropped_ += end - kept;
+    return kept;
+  }
+
+  // prims[] without the dropped references, the leaves' first moved to match.
+  void compact_leaves() {
+    const prim_ref* refs = refs_.get();
+    std::vector<std::uint32_t> moved(count_);
+    std::uint32_t live = 0;
+    for (std::uint32_t i = 0; i < count_; ++i) {
+      moved[i] = live;
+      if (refs[i].index() != ~0U) out_.prims[live++] = refs[i].index();
+    }
+    out_.prims.resize(live);
+    const std::uint32_t built = next_.load();
+    tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, built, 1 << 14), [&](const auto& r) {
+      for (std::uint32_t n = r.begin(); n != r.end(); ++n)
+        if (nodes_[n].leaf()) nodes_[n].first = moved[nodes_[n].first];
+    });
   }
 
   // rb: the bounds of the node's references and of their centroids.
@@ -418,9 +478,10 @@ class builder {
     void operator()(void* p) const { std::free(p); }
   };
   std::unique_ptr<bvh_node[], free_deleter> nodes_;  // bvh_node is an implicit-lifetime aggregate
-  std::uint32_t count_;
+  std::uint32_t count_ = 0;
   std::atomic<std::uint32_t> next_{1};
   std::atomic<std::size_t> leaves_{0}, depth_{0}, largest_leaf_{0};
+  std::atomic<std::uint32_t> dropped_{0};  // repeated references dropped from leaves
 };
 
 // The 64-byte layout: one pair node per inner binary node, numbered in depth-first order.
@@ -517,6 +578,8 @@ bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& opti
   if (options.bins < 2 || options.bins > max_bins)
     throw error("BVH: bins = " + std::to_string(options.bins) + " is out of range (2 .. " + std::to_string(max_bins) + ")");
   if (options.max_leaf < 1) throw error("BVH: max_leaf must be at least 1");
+  if (!(options.split_budget >= 0 && options.split_budget <= 4))
+    throw error("BVH: split_budget = " + std::to_string(options.split_budget) + " is out of range (0 .. 4)");
   if (triangles.size() >= (std::size_t{1} << 31)) throw error("BVH: too many triangles (" + std::to_string(triangles.size()) + ")");
   const auto start = std::chrono::steady_clock::now();
   bvh out;

@@ -153,6 +153,8 @@ struct bvh_build_options {
   bool pairs = true;            // the binary DFS's layout (pairs, leaf_triangles); the renderer and the BFS read it
   bool cw = true;               // the 8-wide tree's GPU layout (bvh::cw), when wide
   bool simd = true;             // the AVX2 binning and partition where the processor has AVX2 (same tree)
+  float split_budget = 0;       // extra references, as a fraction of the triangles, for splitting large triangles
+                                // (split.hpp) before the build: a triangle may then sit in several leaves; 0: none
 };
 
 // CPU seconds of the process (all its threads) in each phase of a build: with one thread, the
@@ -168,6 +170,7 @@ struct bvh_phases {
 
 struct bvh_stats {
   std::size_t nodes = 0, leaves = 0, max_depth = 0, max_leaf_size = 0;
+  std::size_t references = 0;  // entries of prims[]: the triangles, more with split_budget
   double seconds = 0;
   bvh_phases cpu;             // CPU seconds per phase (bvh_phases)
 };
@@ -182,7 +185,7 @@ inline constexpr bvh_build_options cpu_wide_only() {
 
 struct bvh {
   std::vector<bvh_node> nodes;        // nodes[0] is the root (absent for an empty scene)
-  std::vector<std::uint32_t> prims;   // triangle indices in leaf order
+  std::vector<std::uint32_t> prims;   // triangle indices in leaf order (a triangle in several leaves when split)
   std::vector<pair_node> pairs;       // the DFS layout of the same tree (pairs[0]: the root's children)
   std::vector<leaf_triangle> leaf_triangles;  // leaf_triangles[i] = triangles[prims[i]]
   wide_bvh wide;                      // the same tree, 8-wide (empty when the options said no)

@@ -200,8 +200,13 @@ class collapser {
         node.inner_mask = static_cast<std::uint8_t>(node.inner_mask | (1U << s));
         inner_slots[inner++] = static_cast<std::uint32_t>(s);
       } else {
-        node.meta[s] = static_cast<std::uint8_t>(slots[s].count);
-        for (std::uint32_t i = slots[s].first; i < slots[s].first + slots[s].count; ++i) out.prims.push_back(i);
+        // A triangle split into pieces (split_budget) may sit in several binary leaves of one slot: once here.
+        const std::size_t slot_first = out.prims.size();
+        for (std::uint32_t i = slots[s].first; i < slots[s].first + slots[s].count; ++i)
+          if (std::none_of(out.prims.begin() + static_cast<std::ptrdiff_t>(slot_first), out.prims.end(),
+                           [&](std::uint32_t k) { return b_.prims[k] == b_.prims[i]; }))
+            out.prims.push_back(i);
+        node.meta[s] = static_cast<std::uint8_t>(out.prims.size() - slot_first);
       }
     }
     out.nodes.resize(out.nodes.size() + static_cast<std::size_t>(inner));
