@@ -6,7 +6,8 @@
 // 32-bit mask. A leaf of more than cw_leaf_max triangles, or the largest leaves of a node whose
 // leaves hold more than cw_node_triangles, become inner children: nodes of up to eight leaves over
 // their triangles (sorted along the widest axis of their centroids, then cut in even runs). The
-// builder's leaves are small (at most 4 triangles unless their centroids coincide), so this is rare.
+// builder's leaves are small (at most 4 x max_leaf triangles, 12 by default, unless their centroids
+// coincide), so this is rare (none in the sphere room).
 //
 // Triangles are stored as the first vertex and two edges, with the primitive's index in v0's w.
 #include "bvh.hpp"
@@ -20,8 +21,6 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
-#include <deque>
 #include <numeric>
 #include <string>
 
@@ -75,7 +74,7 @@ class encoder {
   // A node over a run of triangles: sorted along the widest axis of their centroids and cut into up
   // to eight even parts, leaves (or, for more than cw_node_triangles, nodes of their own).
   void range(const tri_run& run, std::uint32_t at, std::size_t level) {
-    std::vector<std::uint32_t>& order = orders_.emplace_back(run.count);
+    std::vector<std::uint32_t> order(run.count);
     for (std::uint32_t i = 0; i < run.count; ++i) order[i] = run.at(i);
     aabb centres;
     for (const std::uint32_t i : order) centres.grow(centre(i));
@@ -146,34 +145,10 @@ class encoder {
     std::uint32_t next = c.child_base;
     for (int s = 0; s < wide_arity; ++s) {
       if (!of[s].inner) continue;
-      if (breadth_) {
-        pending_.push_back({of[s], next++, level + 1});
-        continue;
-      }
       if (of[s].run.count == 0) wide(of[s].wide, next++, level + 1);
       else range(of[s].run, next++, level + 1);
     }
   }
-
- public:
-  // Breadth-first order (a temporary switch): children are queued, not built at once.
-  bool breadth_ = std::getenv("SIEVE_CW_ORDER") != nullptr;
-  void drain() {
-    for (std::size_t i = 0; i < pending_.size(); ++i) {
-      const auto [c, at, level] = pending_[i];
-      if (c.run.count == 0) wide(c.wide, at, level);
-      else range(c.run, at, level);
-    }
-  }
-
- private:
-  struct queued {
-    child c;
-    std::uint32_t at;
-    std::size_t level;
-  };
-  std::deque<queued> pending_;
-  std::deque<std::vector<std::uint32_t>> orders_;
 
   const wide_bvh& w_;
   cw_bvh& out_;
@@ -190,7 +165,6 @@ cw_bvh encode_cw(const wide_bvh& w) {
   encoder e(w, out);
   out.nodes.resize(1);
   e.wide(0, 0, 1);
-  e.drain();
   out.depth = e.depth();
   const std::vector<std::uint32_t>& source = e.source();
   out.triangles.resize(source.size());
