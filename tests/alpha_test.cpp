@@ -49,6 +49,8 @@ std::vector<std::pair<std::string, std::vector<hit>>> every_traversal(const alph
   each("wide portable", [&](const ray& r) { return wide_closest_hit_cpu(v.wide, r, wide_path::portable, v.alpha); });
   if (cpu_has_avx2())
     each("wide avx2", [&](const ray& r) { return wide_closest_hit_cpu(v.wide, r, wide_path::avx2, v.alpha); });
+  if (cpu_has_avx512())
+    each("wide avx512", [&](const ray& r) { return wide_closest_hit_cpu(v.wide, r, wide_path::avx512, v.alpha); });
   each("compressed wide", [&](const ray& r) { return cw_closest_hit(cw_of(v), r); });
   for (const bfs_tree tree : {bfs_tree::binary, bfs_tree::wide, bfs_tree::compressed}) {
     bfs_tracer tracer("auto", tree);
@@ -78,6 +80,8 @@ std::vector<std::pair<std::string, std::vector<bool>>> every_any_hit(const alpha
   each("wide octant", [&](const ray& r) { return wide_any_hit(v.wide, r, scalar_boxes{}, v.alpha); });
   each("wide portable", [&](const ray& r) { return wide_any_hit_cpu(v.wide, r, wide_path::portable, v.alpha); });
   if (cpu_has_avx2()) each("wide avx2", [&](const ray& r) { return wide_any_hit_cpu(v.wide, r, wide_path::avx2, v.alpha); });
+  if (cpu_has_avx512())
+    each("wide avx512", [&](const ray& r) { return wide_any_hit_cpu(v.wide, r, wide_path::avx512, v.alpha); });
   each("compressed wide", [&](const ray& r) { return cw_any_hit(cw_of(v), r); });
   return out;
 }

@@ -8,6 +8,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cstring>
 #include <initializer_list>
 #include <random>
 #include <vector>
@@ -204,6 +205,13 @@ aabb check_wide_subtree(const wide_bvh& w, std::uint32_t node, std::vector<int>&
         ++seen.at(w.prims.at(i));
         const triangle t = w.triangles.at(i).get();
         box.grow(t.v0), box.grow(t.v1), box.grow(t.v2);
+        // Its copy in the CPU's blocks: lane i % 8 of block i / 8, as the first vertex and the two edges.
+        const leaf_block& b = w.blocks.at(i / 8);
+        const vec3 e1 = t.v1 - t.v0, e2 = t.v2 - t.v0;
+        const float want[9] = {t.v0.x, t.v0.y, t.v0.z, e1.x, e1.y, e1.z, e2.x, e2.y, e2.z};
+        const float got[9] = {b.v0[0][i % 8], b.v0[1][i % 8], b.v0[2][i % 8], b.e1[0][i % 8], b.e1[1][i % 8],
+                              b.e1[2][i % 8], b.e2[0][i % 8], b.e2[1][i % 8], b.e2[2][i % 8]};
+        for (int c = 0; c < 9; ++c) EXPECT_EQ(got[c], want[c]) << "leaf block of triangle " << i << ", value " << c;
       }
       offset += n.meta[s];
     }
@@ -219,11 +227,27 @@ aabb check_wide_subtree(const wide_bvh& w, std::uint32_t node, std::vector<int>&
 
 void expect_wide_tree_well_formed(const bvh& b, std::size_t triangles) {
   const wide_bvh& w = b.wide;
-  ASSERT_EQ(w.prims.size(), triangles);
   if (triangles == 0) {
     EXPECT_TRUE(w.nodes.empty());
+    EXPECT_TRUE(w.prims.empty());
     return;
   }
+  // The leaf order padded to blocks of eight: every node's leaf triangles start a block, the lanes
+  // after them are padding (no primitive, a degenerate triangle), and there is no other padding.
+  ASSERT_EQ(w.prims.size() % 8, 0U);
+  ASSERT_EQ(w.triangles.size(), w.prims.size());
+  ASSERT_EQ(w.blocks.size() * 8, w.prims.size());
+  std::size_t padded = 0;
+  for (const wide_node& n : w.nodes) {
+    EXPECT_EQ(n.tri_base % 8, 0U);
+    padded += (leaf_total(n) + 7) / 8 * 8;
+  }
+  EXPECT_EQ(padded, w.prims.size()) << "padding beyond each node's last block";
+  EXPECT_EQ(static_cast<std::size_t>(std::count(w.prims.begin(), w.prims.end(), ~0U)), w.prims.size() - triangles);
+  for (std::size_t i = 0; i < w.prims.size(); ++i)
+    if (w.prims[i] == ~0U) {
+      EXPECT_EQ(w.blocks[i / 8].e1[0][i % 8], 0.0f) << "padding lane " << i;
+    }
   std::vector<int> seen(triangles, 0);
   std::size_t deepest = 0;
   check_wide_subtree(w, 0, seen, 1, deepest);
@@ -242,12 +266,13 @@ void expect_wide_matches(const std::vector<triangle>& tris, const bvh_build_opti
   const bvh_view v = view_of(b, tris);
   std::vector<wide_path> paths{wide_path::portable};
   if (cpu_has_avx2()) paths.push_back(wide_path::avx2);
+  if (cpu_has_avx512()) paths.push_back(wide_path::avx512);
   int hits = 0;
   for (const ray& r : rays(tris, 3000, static_cast<unsigned>(tris.size()) + 11)) {
     const hit want = brute_force(tris, r);
     const hit dfs = closest_hit(v, r);
     for (const wide_path path : paths) {
-      SCOPED_TRACE(path == wide_path::avx2 ? "avx2" : "portable");
+      SCOPED_TRACE(path == wide_path::avx2 ? "avx2" : path == wide_path::avx512 ? "avx512" : "portable");
       const hit got = wide_closest_hit_cpu(v.wide, r, path);
       ASSERT_NO_FATAL_FAILURE(expect_hit_matches(tris, r, got, want));
       EXPECT_EQ(got.prim, dfs.prim);
@@ -419,6 +444,41 @@ TEST(WideBvh, CollapseCostIsAtMostTheBinaryTrees) {
   ASSERT_EQ(b.wide.nodes.size(), 1U);
   for (int s = 0; s < wide_arity; ++s) EXPECT_EQ(b.wide.nodes[0].meta[s], 1) << "slot " << s;
   EXPECT_LT(sah_cost(b.wide), sah_cost(b));
+}
+
+// The build of the CPU tracer's layout alone (cpu_wide_only) skips the pair nodes, the binary
+// leaf triangles and the GPU encoding, and builds the same 8-wide tree as the full build; its
+// triangles are the source triangles in the wide leaf order; each build's phases are timed.
+TEST(WideBvh, BuildForTheCpuTracerAlone) {
+  const auto tris = soup(70000, 13, 1.0f);
+  const bvh all = build_bvh(tris), cpu = build_bvh(tris, cpu_wide_only());
+  EXPECT_FALSE(all.pairs.empty());
+  EXPECT_FALSE(all.cw.nodes.empty());
+  EXPECT_TRUE(cpu.pairs.empty());
+  EXPECT_TRUE(cpu.leaf_triangles.empty());
+  EXPECT_TRUE(cpu.cw.nodes.empty());
+  ASSERT_EQ(all.wide.nodes.size(), cpu.wide.nodes.size());
+  EXPECT_EQ(0, std::memcmp(all.wide.nodes.data(), cpu.wide.nodes.data(), cpu.wide.nodes.size() * sizeof(wide_node)));
+  EXPECT_EQ(all.wide.prims, cpu.wide.prims);
+  ASSERT_EQ(cpu.wide.triangles.size(), cpu.wide.prims.size());  // padded to whole leaf blocks (~0: padding)
+  EXPECT_EQ(cpu.wide.prims.size() - static_cast<std::size_t>(std::count(cpu.wide.prims.begin(), cpu.wide.prims.end(), ~0U)), tris.size());
+  for (std::size_t i = 0; i < cpu.wide.prims.size(); ++i) {
+    if (cpu.wide.prims[i] == ~0U) continue;
+    const triangle want = tris[cpu.wide.prims[i]], got = cpu.wide.triangles[i].get();
+    ASSERT_EQ(0, std::memcmp(&got, &want, sizeof got)) << "triangle " << i;
+  }
+  EXPECT_GT(all.stats.cpu.binary, 0.0);
+  EXPECT_GT(all.stats.cpu.pairs, 0.0);
+  EXPECT_EQ(cpu.stats.cpu.pairs, 0.0);
+  EXPECT_EQ(cpu.stats.cpu.cw, 0.0);
+  EXPECT_GT(cpu.stats.cpu.total(), cpu.stats.cpu.binary);
+  int hits = 0;
+  for (const ray& r : rays(tris, 300, 9)) {
+    const hit want = brute_force(tris, r);
+    ASSERT_NO_FATAL_FAILURE(expect_hit_matches(tris, r, wide_closest_hit_cpu(view_of(cpu.wide), r), want));
+    hits += want.found();
+  }
+  EXPECT_GT(hits, 0);
 }
 
 TEST(WideBvh, Avx2PathIsRefusedWithoutAvx2) {

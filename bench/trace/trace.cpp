@@ -140,11 +140,11 @@ std::vector<hit> trace_each(const std::vector<ray>& rays, bool any, Closest clos
   return hits;
 }
 
-// The 8-wide tree (AVX2 box tests where the processor has them).
-std::vector<hit> trace_wide(const bvh_view& v, const std::vector<ray>& rays, bool any) {
+// The 8-wide tree (AVX2 box tests where the processor has them; AVX-512 when asked for).
+std::vector<hit> trace_wide(const bvh_view& v, const std::vector<ray>& rays, bool any, wide_path path = wide_path::automatic) {
   const wide_view w = v.wide;
-  return trace_each(rays, any, [=](const ray& r) { return wide_closest_hit_cpu(w, r); },
-                    [=](const ray& r) { return wide_any_hit_cpu(w, r); });
+  return trace_each(rays, any, [=](const ray& r) { return wide_closest_hit_cpu(w, r, path); },
+                    [=](const ray& r) { return wide_any_hit_cpu(w, r, path); });
 }
 
 // The compressed wide traversal (cwbvh.hpp: the GPU's code) run on the CPU, a ray to its end.
@@ -278,12 +278,12 @@ const option_schema<trace_args>& trace_options() {
     o.option(&A::rays, "--rays", "primary, diffuse, shadow (comma-separated; shadow: any hit)",
              [](CLI::Option* x) { x->check(CLI::IsMember({"primary", "diffuse", "shadow"})); });
     o.option(&A::traversals, "--traversal",
-             "dfs, wide, cwbvh, cwbvh-thread, bfs, wide-bfs, cw-bfs, embree (comma-separated; wide: DFS over the 8-wide "
-             "tree; cwbvh: over its compressed GPU layout by persistent warps with dynamic ray fetch, cwbvh-thread: one ray "
+             "dfs, wide, wide-avx512, cwbvh, cwbvh-thread, bfs, wide-bfs, cw-bfs, embree (comma-separated; wide: DFS over "
+             "the 8-wide tree; wide-avx512: the same with AVX-512 (CPU only); cwbvh: over its compressed GPU layout by persistent warps with dynamic ray fetch, cwbvh-thread: one ray "
              "a thread (the same on the CPU); wide-bfs: BFS over the 8-wide tree; cw-bfs: BFS over the compressed one; "
              "embree: CPU only, when built with it)",
              [](CLI::Option* x) {
-               x->check(CLI::IsMember({"dfs", "wide", "cwbvh", "cwbvh-thread", "bfs", "wide-bfs", "cw-bfs", "embree"}));
+               x->check(CLI::IsMember({"dfs", "wide", "wide-avx512", "cwbvh", "cwbvh-thread", "bfs", "wide-bfs", "cw-bfs", "embree"}));
              });
     o.option(&A::strategies, "--strategy",
              "compaction strategies for the BFS frontier, or append (producer-side, no pass), or tile / warp-tile (GPU, "
@@ -320,7 +320,7 @@ bvh build_tree(const std::vector<triangle>& triangles, const trace_args& a) {
   const bool own_collapse = wide_cost != a.node_cost;
   bvh b = build_bvh(triangles, {a.bins, a.max_leaf, a.node_cost, !own_collapse});
   if (own_collapse) {
-    b.wide = collapse_wide(b, wide_cost);
+    b.wide = collapse_wide(b, triangles, wide_cost);
     b.cw = encode_cw(b.wide);
   }
   return b;
@@ -368,7 +368,9 @@ void print_bvh_summary(const scene& sc, const bvh& b, const trace_args& a, doubl
   const double wide_leaf_mb = static_cast<double>(b.wide.triangles.size() * sizeof(leaf_triangle) + b.wide.prims.size() * 4) * mb;
   std::cout << "wide BVH: " << b.wide.nodes.size() << " nodes of " << sizeof(wide_node) << " bytes (" << fixed(wide_mb, 1)
             << " MiB), depth " << b.wide.depth << ", collapsed in " << fixed(b.wide.seconds * 1e3, 1)
-            << " ms (part of the build above), SAH cost " << fixed(sah_cost(b.wide), 2) << "; its leaf triangles " << fixed(wide_leaf_mb, 1) << " MiB; CPU box tests: "
+            << " ms (part of the build above), SAH cost " << fixed(sah_cost(b.wide), 2) << "; its leaf triangles " << fixed(wide_leaf_mb, 1)
+            << " MiB (" << b.wide.prims.size() << " slots, padded to whole blocks), in the CPU's blocks of eight "
+            << fixed(static_cast<double>(b.wide.blocks.size() * sizeof(leaf_block)) * mb, 1) << " MiB; CPU box tests: "
             << (cpu_has_avx2() ? "AVX2" : "portable") << "\n";
   const double cw_mb = static_cast<double>(b.cw.nodes.size() * sizeof(cw_node)) * mb;
   const double cw_tri_mb = static_cast<double>(b.cw.triangles.size() * sizeof(cw_triangle)) * mb;
@@ -378,6 +380,39 @@ void print_bvh_summary(const scene& sc, const bvh& b, const trace_args& a, doubl
   std::cout << "compressed wide BVH (cwbvh): " << b.cw.nodes.size() << " nodes (" << fixed(cw_mb, 1) << " MiB), depth "
             << b.cw.depth << ", encoded in " << fixed(b.cw.seconds * 1e3, 1) << " ms (part of the build above); its triangles "
             << fixed(cw_tri_mb, 1) << " MiB (vertex and edges)\n";
+}
+
+// Where a build's CPU time went, phase by phase, and the same for the build of the CPU tracer's
+// layout alone (no pair nodes, no GPU encoding), built here three times: the first build writes
+// memory the process never had (a page fault a page), later ones may reuse what the allocator kept.
+// The run's tree options (--bins, --max-leaf, --node-cost). Printed, and returned for the JSON (ms of
+// CPU per phase).
+nlohmann::json build_phases(const scene& sc, const bvh& b, const trace_args& a) {
+  const double tris = static_cast<double>(sc.triangles.size());
+  nlohmann::json out;
+  auto report = [&](const std::string& key, const std::string& what, const bvh_phases& p) {
+    std::cout << what << ": " << fixed(tris / p.total() / 1e6, 2) << " Mtris per CPU-second (" << fixed(p.total() * 1e3, 1)
+              << " ms: references " << fixed(p.refs * 1e3, 1) << ", binary tree " << fixed(p.binary * 1e3, 1)
+              << ", pair nodes and leaf triangles " << fixed(p.pairs * 1e3, 1) << ", 8-wide collapse " << fixed(p.collapse * 1e3, 1)
+              << ", GPU encoding " << fixed(p.cw * 1e3, 1) << ")\n";
+    out[key] = {{"references", p.refs * 1e3}, {"binary", p.binary * 1e3},   {"pairs", p.pairs * 1e3},
+                {"collapse", p.collapse * 1e3}, {"cw", p.cw * 1e3},         {"total", p.total() * 1e3},
+                {"mtris_per_cpu_s", tris / p.total() / 1e6}};
+  };
+  report("every_layout", "build, every layout", b.stats.cpu);
+  bvh_phases first, best;
+  double sah = 0, wide_sah = 0;
+  bvh_build_options options = cpu_wide_only();
+  options.bins = a.bins, options.max_leaf = a.max_leaf, options.traversal_cost = a.node_cost;
+  for (int i = 0; i < 3; ++i) {
+    const bvh cpu_only = build_bvh(sc.triangles, options);
+    if (i == 0) first = best = cpu_only.stats.cpu, sah = sah_cost(cpu_only), wide_sah = sah_cost(cpu_only.wide);
+    else if (cpu_only.stats.cpu.total() < best.total()) best = cpu_only.stats.cpu;
+  }
+  report("cpu_tracer_first", "build for the CPU tracer (the 8-wide tree alone), first of 3", first);
+  report("cpu_tracer_fastest", "build for the CPU tracer, fastest of 3", best);
+  std::cout << "  its SAH cost: binary " << fixed(sah, 2) << ", wide " << fixed(wide_sah, 2) << "\n";
+  return out;
 }
 
 // One GPU trace of `rays`, validated against the CPU's DFS hits and timed; dfs_mrays is the DFS
@@ -464,6 +499,8 @@ trace_row cpu_row(const bvh_view& v, const embree_scene* embree, const scene& sc
       got = trace_embree(*embree, rays, any);
     else if (traversal == "wide")
       got = trace_wide(v, rays, any);
+    else if (traversal == "wide-avx512")
+      got = trace_wide(v, rays, any, wide_path::avx512);
     else if (traversal == "cwbvh" || traversal == "cwbvh-thread")  // one code on the CPU: a ray to its end
       got = trace_cw(v, rays, any);
     else
@@ -518,6 +555,8 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
     throw sieve::error("bench trace: width x height x spp must stay below 2^31 rays");
   std::vector<std::string> traversals;
   for (const auto& t : a.traversals) {
+    if (t == "wide-avx512" && (gpu || !cpu_has_avx512()))
+      throw sieve::error("bench trace: wide-avx512 needs the CPU backend on a processor with AVX-512 (F, VL, BW, DQ)");
     if (t != "embree") traversals.push_back(t);
     else if (gpu) std::cout << "note: embree is a CPU baseline; skipped with --backend cuda\n";
     else if (!embree_available()) std::cout << "note: this build has no Embree (libembree-dev); its baseline is skipped\n";
@@ -546,6 +585,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
   const nlohmann::json machine = machine_info(gpu);
   const std::string device = device_of(machine);
   print_bvh_summary(sc, b, a, build_s, build_cpu_s, device, backend);
+  const nlohmann::json phases = build_phases(sc, b, a);
   std::unique_ptr<embree_scene> embree;
   if (!traversals.empty() && traversals.front() == "embree") {
     embree = std::make_unique<embree_scene>(sc.triangles);
@@ -611,6 +651,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
            {"bvh", {{"nodes", b.nodes.size()}, {"depth", b.stats.max_depth}, {"build_ms", build_s * 1e3},
                     {"mtris_per_s", static_cast<double>(sc.triangles.size()) / build_s / 1e6},
                     {"build_cpu_ms", build_cpu_s * 1e3},
+                    {"build_phases_cpu_ms", phases},
                     {"node_bytes", b.nodes.size() * sizeof(bvh_node)},
                     {"pair_bytes", b.pairs.size() * sizeof(pair_node)},
                     {"wide_nodes", b.wide.nodes.size()},

@@ -34,6 +34,7 @@
 #include <new>
 #include <memory>
 #include <string>
+#include <ctime>
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -184,6 +185,18 @@ struct split {
   float cost = 1e30f;
 };
 
+// Adds the reference r to its bin on each axis. (A function, not a lambda: a lambda does not take
+// the AVX2 target of the kernel it sits in, and the operations would not inline into it.)
+template <class Ops>
+SIEVE_FORCE_INLINE void bin_one(const float* r, const binner& bn, bins& to) {
+  alignas(16) std::int32_t k[4];
+  Ops::bin_of(r, bn, k);
+  Ops::grow(to.box[0][k[0]].lane, r);
+  Ops::grow(to.box[1][k[1]].lane, r);
+  Ops::grow(to.box[2][k[2]].lane, r);
+  ++to.count[0][k[0]], ++to.count[1][k[1]], ++to.count[2][k[2]];
+}
+
 // Bins the references begin, begin + stride, ... (< end) into n bins per axis and sweeps them for
 // the split of least cost.
 template <class Ops>
@@ -198,26 +211,17 @@ SIEVE_FORCE_INLINE split bin_kernel(const prim_ref* refs, std::uint32_t begin, s
       Ops::set_empty(b.box[a][k].lane), b.count[a][k] = 0;
       if (two) Ops::set_empty(b2.box[a][k].lane), b2.count[a][k] = 0;
     }
-  alignas(16) std::int32_t k[4];
-  auto add = [&](bins& to, std::uint32_t i) {
-    const float* r = refs[i].lane;
-    Ops::bin_of(r, bn, k);
-    Ops::grow(to.box[0][k[0]].lane, r);
-    Ops::grow(to.box[1][k[1]].lane, r);
-    Ops::grow(to.box[2][k[2]].lane, r);
-    ++to.count[0][k[0]], ++to.count[1][k[1]], ++to.count[2][k[2]];
-  };
   std::uint32_t i = begin;
   if (two) {
-    for (; i + stride < end; i += 2 * stride) add(b, i), add(b2, i + stride);
-    if (i < end) add(b, i);
+    for (; i + stride < end; i += 2 * stride) bin_one<Ops>(refs[i].lane, bn, b), bin_one<Ops>(refs[i + stride].lane, bn, b2);
+    if (i < end) bin_one<Ops>(refs[i].lane, bn, b);
     for (int a = 0; a < 3; ++a)
       for (std::uint32_t j = 0; j < n; ++j) {
         Ops::grow(b.box[a][j].lane, b2.box[a][j].lane);
         b.count[a][j] += b2.count[a][j];
       }
   } else {
-    for (; i < end; i += stride) add(b, i);
+    for (; i < end; i += stride) bin_one<Ops>(refs[i].lane, bn, b);
   }
   split best;
   alignas(32) float acc[8];
@@ -420,18 +424,32 @@ class builder {
 };
 
 // The 64-byte layout: one pair node per inner binary node, numbered in depth-first order.
+// The next float below x (toward -infinity; std::nextafter's, without its call): x's bits step
+// one unit away from zero when negative, toward it when positive; 0 steps to the smallest negative
+// subnormal; -infinity and NaN stay.
+float float_below(float x) {
+  std::uint32_t u;
+  std::memcpy(&u, &x, sizeof u);
+  if (x != x || x == -std::numeric_limits<float>::infinity()) return x;
+  if (x == 0) u = 0x80000001U;
+  else u += (u >> 31) * 2 - 1;  // negative (sign bit set): + 1; positive: - 1 (no branch on the sign)
+  std::memcpy(&x, &u, sizeof u);
+  return x;
+}
+
 // Every node's box one float step wider on each side. A ray lying in the plane of a box's face (a
 // direction component 0 and the origin on that plane: a camera's central column along a mesh's grid
 // line) then still enters the box, where the slab test would give it no length and skip it: a
 // triangle whose edge lies in that plane would be found by one traversal and missed by another (the
 // compressed tree's quantised boxes are wider anyway), and hits tied on the edge chosen apart.
 void widen_boxes(std::vector<bvh_node>& nodes) {
-  const float down = -std::numeric_limits<float>::infinity(), up = std::numeric_limits<float>::infinity();
-  for (bvh_node& n : nodes) {
-    aabb& b = n.bounds;
-    b.lo = {std::nextafter(b.lo.x, down), std::nextafter(b.lo.y, down), std::nextafter(b.lo.z, down)};
-    b.hi = {std::nextafter(b.hi.x, up), std::nextafter(b.hi.y, up), std::nextafter(b.hi.z, up)};
-  }
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, nodes.size(), 1 << 14), [&](const auto& r) {
+    for (std::size_t i = r.begin(); i != r.end(); ++i) {
+      aabb& b = nodes[i].bounds;
+      b.lo = {float_below(b.lo.x), float_below(b.lo.y), float_below(b.lo.z)};
+      b.hi = {-float_below(-b.hi.x), -float_below(-b.hi.y), -float_below(-b.hi.z)};
+    }
+  });
 }
 
 std::vector<pair_node> pair_layout(const std::vector<bvh_node>& nodes) {
@@ -478,6 +496,12 @@ std::vector<pair_node> pair_layout(const std::vector<bvh_node>& nodes) {
   return pairs;
 }
 
+double process_cpu_seconds() {
+  timespec ts{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
+}
+
 }  // namespace
 
 double sah_cost(const bvh& b, float traversal_cost) {
@@ -496,20 +520,33 @@ bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& opti
   if (triangles.size() >= (std::size_t{1} << 31)) throw error("BVH: too many triangles (" + std::to_string(triangles.size()) + ")");
   const auto start = std::chrono::steady_clock::now();
   bvh out;
+  bvh_phases& cpu = out.stats.cpu;
+  double mark = process_cpu_seconds();
+  auto lap = [&mark](double& phase) {
+    const double now = process_cpu_seconds();
+    phase += now - mark;
+    mark = now;
+  };
   builder b(triangles, options, out);
+  lap(cpu.refs);
   b.run();
   widen_boxes(out.nodes);
-  out.pairs = pair_layout(out.nodes);
-  out.leaf_triangles.resize(out.prims.size());
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, out.prims.size(), 1 << 14), [&](const auto& r) {
-    for (std::size_t i = r.begin(); i != r.end(); ++i) {
-      const triangle& t = triangles[out.prims[i]];
-      out.leaf_triangles[i] = {{{t.v0.x, t.v0.y, t.v0.z, 0}, {t.v1.x, t.v1.y, t.v1.z, 0}, {t.v2.x, t.v2.y, t.v2.z, 0}}};
-    }
-  });
+  lap(cpu.binary);
+  if (options.pairs) {
+    out.pairs = pair_layout(out.nodes);
+    out.leaf_triangles.resize(out.prims.size());
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, out.prims.size(), 1 << 14), [&](const auto& r) {
+      for (std::size_t i = r.begin(); i != r.end(); ++i) out.leaf_triangles[i] = leaf_triangle::of(triangles[out.prims[i]]);
+    });
+    lap(cpu.pairs);
+  }
   if (options.wide) {
-    out.wide = collapse_wide(out, options.traversal_cost);
-    out.cw = encode_cw(out.wide);
+    out.wide = collapse_wide(out, triangles, options.traversal_cost);
+    lap(cpu.collapse);
+    if (options.cw) {
+      out.cw = encode_cw(out.wide);
+      lap(cpu.cw);
+    }
   }
   out.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;

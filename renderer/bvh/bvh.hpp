@@ -40,6 +40,9 @@ inline constexpr std::uint32_t no_child = ~0U;
 // triangles sit side by side and each loads as three vector loads, without going through prims[].
 struct alignas(16) leaf_triangle {
   quad v[3];
+  static leaf_triangle of(const triangle& t) {
+    return {{{t.v0.x, t.v0.y, t.v0.z, 0}, {t.v1.x, t.v1.y, t.v1.z, 0}, {t.v2.x, t.v2.y, t.v2.z, 0}}};
+  }
   SIEVE_HD triangle get() const {
     const quad a = v[0], b = v[1], c = v[2];
     return {{a.x, a.y, a.z}, {b.x, b.y, b.z}, {c.x, c.y, c.z}};
@@ -74,10 +77,21 @@ struct alignas(16) wide_node {
 };
 static_assert(sizeof(wide_node) == 80, "the wide node is five 16-byte quads");
 
+// The CPU traversal's copy of the wide tree's leaf triangles (encode_leaf_blocks): eight triangles
+// a block, each as its first vertex and two edges (hit_triangle_edges), coordinate by coordinate:
+// 36 bytes a triangle, nine aligned 32-byte loads for eight. Triangle i (of wide_bvh::triangles) is
+// lane i % 8 of block i / 8: every node's tri_base is a multiple of 8, and the lanes after a node's
+// last leaf triangle are padding (zero: degenerate, never hit; prims ~0).
+struct alignas(32) leaf_block {
+  float v0[3][8], e1[3][8], e2[3][8];
+};
+static_assert(sizeof(leaf_block) == 288, "eight triangles of 36 bytes");
+
 struct wide_bvh {
   std::vector<wide_node> nodes;           // nodes[0] is the root (absent for an empty scene)
-  std::vector<std::uint32_t> prims;       // triangle indices in the wide tree's leaf order
+  std::vector<std::uint32_t> prims;       // triangle indices in the wide tree's leaf order (~0: padding)
   std::vector<leaf_triangle> triangles;   // triangles[i] = the triangle prims[i]
+  std::vector<leaf_block> blocks;         // the same triangles eight a block (the CPU's AVX2 test)
   std::size_t depth = 0;                  // levels of wide nodes
   double seconds = 0;                     // the collapse alone
 };
@@ -87,6 +101,7 @@ struct wide_view {
   const std::uint32_t* prims = nullptr;
   const leaf_triangle* triangles = nullptr;
   std::uint32_t node_count = 0;
+  const leaf_block* blocks = nullptr;     // host memory only: the GPU reads `triangles`
 };
 
 // The traversal layout of the 8-wide tree on the GPU (cwbvh.hpp traverses it, cwbvh_build.cpp
@@ -138,13 +153,35 @@ struct bvh_build_options {
   std::uint32_t max_leaf = 3;
   float traversal_cost = 1.0f;  // SAH cost of visiting a node, relative to one triangle test
   bool wide = true;             // also collapse the tree into the 8-wide layout (bvh::wide)
+  bool pairs = true;            // the binary DFS's layout (pairs, leaf_triangles); the renderer and the BFS read it
+  bool cw = true;               // the 8-wide tree's GPU layout (bvh::cw), when wide
   bool simd = true;             // the AVX2 binning and partition where the processor has AVX2 (same tree)
+};
+
+// CPU seconds of the process (all its threads) in each phase of a build: with one thread, the
+// build's own per-core cost.
+struct bvh_phases {
+  double refs = 0;            // the primitive references (a box per triangle)
+  double binary = 0;          // the binary SAH tree (binning, sweep, partition)
+  double pairs = 0;           // the pair nodes and the leaf triangles (the binary DFS's layout)
+  double collapse = 0;        // the 8-wide tree, its triangles gathered
+  double cw = 0;              // the GPU's compressed encoding
+  double total() const { return refs + binary + pairs + collapse + cw; }
 };
 
 struct bvh_stats {
   std::size_t nodes = 0, leaves = 0, max_depth = 0, max_leaf_size = 0;
   double seconds = 0;
+  bvh_phases cpu;             // CPU seconds per phase (bvh_phases)
 };
+
+// The build of the 8-wide tree alone, for the CPU traversal (wide_cpu.cpp): no pair nodes, no
+// binary leaf triangles, no GPU encoding.
+inline constexpr bvh_build_options cpu_wide_only() {
+  bvh_build_options o;
+  o.pairs = false, o.cw = false;
+  return o;
+}
 
 struct bvh {
   std::vector<bvh_node> nodes;        // nodes[0] is the root (absent for an empty scene)
@@ -162,7 +199,7 @@ struct bvh {
 template <class F>
 void for_each_part(bvh& b, F&& f) {
   f(b.nodes), f(b.prims), f(b.pairs), f(b.leaf_triangles);
-  f(b.wide.nodes), f(b.wide.prims), f(b.wide.triangles), f(b.wide.depth), f(b.wide.seconds);
+  f(b.wide.nodes), f(b.wide.prims), f(b.wide.triangles), f(b.wide.blocks), f(b.wide.depth), f(b.wide.seconds);
   f(b.cw.nodes), f(b.cw.triangles), f(b.cw.depth), f(b.cw.seconds);
   f(b.stats);
 }
@@ -183,10 +220,15 @@ struct bvh_view {
 // Throws sieve::error for out-of-range options or more than 2^31 triangles.
 bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& options = {});
 
-// The wide tree of a built binary BVH (the collapse of least SAH cost: wide_build.cpp). Throws
+// The wide tree of a built binary BVH over `triangles` (the collapse of least SAH cost: wide_build.cpp). Throws
 // sieve::error if it would be deeper than the traversal stack (not seen in practice: it is never
 // deeper than the binary tree plus the levels that split leaves of more than 31 triangles).
-wide_bvh collapse_wide(const bvh& b, float traversal_cost = 1.0f);
+wide_bvh collapse_wide(const bvh& b, std::span<const triangle> triangles, float traversal_cost = 1.0f);
+
+// Lays out the leaf triangles of a collapsed wide tree for the CPU traversal (wide_blocks.cpp):
+// each node's run of leaf triangles moved to start at a multiple of 8 (tri_base updated, prims and
+// triangles padded likewise), and `blocks` filled. collapse_wide ends with it.
+void encode_leaf_blocks(wide_bvh& w);
 
 // The surface-area cost of a tree: the expected work of a ray through it, relative to the root's
 // box: sum over inner nodes of area(node) / area(root) * traversal_cost, plus sum over leaves of
@@ -210,7 +252,7 @@ inline cw_view view_of(const cw_bvh& c) {
 }
 
 inline wide_view view_of(const wide_bvh& w) {
-  return {w.nodes.data(), w.prims.data(), w.triangles.data(), static_cast<std::uint32_t>(w.nodes.size())};
+  return {w.nodes.data(), w.prims.data(), w.triangles.data(), static_cast<std::uint32_t>(w.nodes.size()), w.blocks.data()};
 }
 
 inline bvh_view view_of(const bvh& b, std::span<const triangle> triangles) {

@@ -88,6 +88,9 @@ SIEVE_HD inline std::uint64_t leaf_counts(const wide_node& n) {
   std::memcpy(&m, n.meta, sizeof m);
   return m & 0x7F7F7F7F7F7F7F7FULL;  // inner slots (0x80) become 0
 }
+SIEVE_HD inline std::uint32_t leaf_total(const wide_node& n) {  // the node's leaf triangles (<= 248)
+  return static_cast<std::uint32_t>((leaf_counts(n) * 0x0101010101010101ULL) >> 56);
+}
 SIEVE_HD inline std::uint32_t leaf_offset(std::uint64_t counts, int s) {
   return static_cast<std::uint32_t>((((counts << 8) * 0x0101010101010101ULL) >> (8 * s)) & 0xFF);
 }
@@ -233,9 +236,11 @@ SIEVE_HD SIEVE_FORCE_INLINE bool wide_any_hit(const wide_view& v, const ray& r, 
   return false;
 }
 
-// The CPU entry points (wide_cpu.cpp): AVX2 when the processor has it, else the portable path.
-enum class wide_path { automatic, avx2, portable };
+// The CPU entry points (wide_cpu.cpp): AVX2 when the processor has it, else the portable path;
+// AVX-512 when asked for (sieve::error where the processor lacks what a path asks for).
+enum class wide_path { automatic, avx2, avx512, portable };
 bool cpu_has_avx2();
+bool cpu_has_avx512();
 // alpha: the scene's cut-outs (accept_hit), none by default.
 hit wide_closest_hit_cpu(const wide_view& v, const ray& r, wide_path path = wide_path::automatic, const alpha_view& alpha = {});
 bool wide_any_hit_cpu(const wide_view& v, const ray& r, wide_path path = wide_path::automatic, const alpha_view& alpha = {});

@@ -58,7 +58,7 @@ struct piece {
 
 class collapser {
  public:
-  collapser(const bvh& b, float traversal_cost) : b_(b), traversal_cost_(traversal_cost) {}
+  collapser(const bvh& b, std::span<const triangle> tris, float traversal_cost) : b_(b), tris_(tris), traversal_cost_(traversal_cost) {}
 
   // The dynamic programme, bottom-up (children have higher indices than their parent: a reverse
   // sweep). cost_[8n + j - 1]: cost(n, j); pick_[8n + j - 1]: k, the left child's share of the j
@@ -134,7 +134,7 @@ class collapser {
   aabb range_box(std::uint32_t first, std::uint32_t count) const {
     aabb box;
     for (std::uint32_t i = first; i < first + count; ++i) {
-      const triangle t = b_.leaf_triangles[i].get();
+      const triangle& t = tris_[b_.prims[i]];
       box.grow(t.v0);
       box.grow(t.v1);
       box.grow(t.v2);
@@ -257,6 +257,7 @@ class collapser {
 
  private:
   const bvh& b_;
+  std::span<const triangle> tris_;
   float traversal_cost_;
   std::vector<std::uint32_t> range_of_, start_;  // per binary node: its triangles, the first of them
   std::vector<float> cost_;
@@ -334,11 +335,11 @@ double sah_cost(const wide_bvh& w, float traversal_cost) {
   return root_area > 0 ? traversal_cost + sum / root_area : 0;
 }
 
-wide_bvh collapse_wide(const bvh& b, float traversal_cost) {
+wide_bvh collapse_wide(const bvh& b, std::span<const triangle> triangles, float traversal_cost) {
   const auto t0 = std::chrono::steady_clock::now();
   wide_bvh out;
   if (b.nodes.empty()) return out;
-  collapser c(b, traversal_cost);
+  collapser c(b, triangles, traversal_cost);
   c.plan();
   piece root;
   root.nodes.resize(1);
@@ -350,12 +351,13 @@ wide_bvh collapse_wide(const bvh& b, float traversal_cost) {
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, out.prims.size(), 1 << 14), [&](const auto& r) {
     for (std::size_t i = r.begin(); i != r.end(); ++i) {
       const std::uint32_t leaf_index = out.prims[i];  // an index into the binary leaf order
-      out.triangles[i] = b.leaf_triangles[leaf_index];
       out.prims[i] = b.prims[leaf_index];
+      out.triangles[i] = leaf_triangle::of(triangles[out.prims[i]]);
     }
   });
   if (out.depth >= static_cast<std::size_t>(dfs_stack_size))
     throw error("BVH: the wide tree is " + std::to_string(out.depth) + " levels deep, more than the traversal stack holds");
+  encode_leaf_blocks(out);
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }
