@@ -19,7 +19,9 @@
 
 #include <sieve/compaction/backend.hpp>
 
+#include <oneapi/tbb/blocked_range.h>
 #include <oneapi/tbb/global_control.h>
+#include <oneapi/tbb/parallel_reduce.h>
 
 #include <algorithm>
 #include <optional>
@@ -305,6 +307,14 @@ const option_schema<trace_args>& trace_options() {
              "split large triangles into references before the build, this many extra references per triangle "
              "(0: none); every traversal is then checked against the binary DFS of the unsplit tree",
              [](CLI::Option* x) { x->check(CLI::Range(0.0f, 4.0f)); });
+    o.option(&A::bins, "--bins", "SAH bins per axis of the binned build", [](CLI::Option* x) { x->check(CLI::Range(2U, 32U)); });
+    o.option(&A::max_leaf, "--max-leaf", "the build splits any node of more triangles (unless their centroids coincide)",
+             [](CLI::Option* x) { x->check(CLI::Range(1U, 31U)); });
+    o.option(&A::node_cost, "--node-cost", "the binary SAH's cost of visiting a node, in triangle tests",
+             [](CLI::Option* x) { x->check(CLI::Range(0.01f, 100.0f)); });
+    o.option(&A::wide_node_cost, "--wide-node-cost",
+             "the collapse's cost of visiting an 8-wide node, in triangle tests (0: --node-cost)",
+             [](CLI::Option* x) { x->check(CLI::Range(0.0f, 100.0f)); });
     o.outputs();
     return o;
   }();
@@ -313,9 +323,38 @@ const option_schema<trace_args>& trace_options() {
 
 namespace {
 
+// The build options the run asks for (--bins, --max-leaf, --node-cost, --split).
+bvh_build_options options_of(const trace_args& a) {
+  bvh_build_options o;
+  o.bins = a.bins, o.max_leaf = a.max_leaf, o.traversal_cost = a.node_cost, o.split_budget = a.split;
+  return o;
+}
+
+// The compressed tree's work per ray (its walk on the CPU over every 16th ray): nodes visited and
+// triangles tested, on average.
+std::pair<double, double> cw_work_per_ray(const bvh_view& v, const std::vector<ray>& rays, bool any) {
+  const cw_view c = cw_of(v);
+  const std::size_t stride = 16, n = (rays.size() + stride - 1) / stride;
+  const auto sum = tbb::parallel_reduce(
+      tbb::blocked_range<std::size_t>(0, n), cw_counter{},
+      [&](const tbb::blocked_range<std::size_t>& r, cw_counter acc) {
+        for (std::size_t i = r.begin(); i != r.end(); ++i) {
+          const cw_counter w = any ? cw_count<true>(c, rays[i * stride]) : cw_count<false>(c, rays[i * stride]);
+          acc.nodes += w.nodes, acc.triangles += w.triangles;
+        }
+        return acc;
+      },
+      [](cw_counter x, const cw_counter& y) {
+        x.nodes += y.nodes, x.triangles += y.triangles;
+        return x;
+      });
+  const double count = n ? static_cast<double>(n) : 1.0;
+  return {static_cast<double>(sum.nodes) / count, static_cast<double>(sum.triangles) / count};
+}
+
 // The scene and its BVH: sizes, build rate, memory of each layout.
-void print_bvh_summary(const scene& sc, const bvh& b, double build_s, double build_cpu_s, const std::string& device,
-                       const std::string& backend) {
+void print_bvh_summary(const scene& sc, const bvh& b, const trace_args& a, double build_s, double build_cpu_s,
+                       const std::string& device, const std::string& backend) {
   const double mb = 1.0 / (1 << 20);
   const double node_mb = static_cast<double>(b.nodes.size() * sizeof(bvh_node)) * mb;
   const double pair_mb = static_cast<double>(b.pairs.size() * sizeof(pair_node)) * mb;
@@ -340,18 +379,29 @@ void print_bvh_summary(const scene& sc, const bvh& b, double build_s, double bui
             << (cpu_has_avx2() ? "AVX2" : "portable") << "\n";
   const double cw_mb = static_cast<double>(b.cw.nodes.size() * sizeof(cw_node)) * mb;
   const double cw_tri_mb = static_cast<double>(b.cw.triangles.size() * sizeof(cw_triangle)) * mb;
+  std::cout << "build: " << a.bins << " SAH bins, leaves split above " << a.max_leaf << " triangles, node cost "
+            << a.node_cost << ", wide node cost " << (a.wide_node_cost > 0 ? a.wide_node_cost : a.node_cost)
+            << " (in triangle tests; the SAH costs above count a node as 1)\n";
   std::cout << "compressed wide BVH (cwbvh): " << b.cw.nodes.size() << " nodes (" << fixed(cw_mb, 1) << " MiB), depth "
             << b.cw.depth << ", encoded in " << fixed(b.cw.seconds * 1e3, 1) << " ms (part of the build above); its triangles "
             << fixed(cw_tri_mb, 1) << " MiB (vertex and edges)\n";
 }
 
-// The tree the traces run over (lbvh: on the GPU with the cuda backend).
+// The tree the traces run over (lbvh: on the GPU with the cuda backend); with --wide-node-cost, the
+// collapse at its own node cost.
 bvh build_tree(const trace_args& a, const scene& sc, bool gpu, lbvh_timing& t) {
-  if (a.builder == "sah") {
-    bvh_build_options options;
-    options.split_budget = a.split;
-    return build_bvh(sc.triangles, options);
+  if (a.builder == "lbvh") return build_lbvh(sc.triangles, {}, gpu ? lbvh_device::cuda : lbvh_device::cpu, &t);
+  const float wide_cost = a.wide_node_cost > 0 ? a.wide_node_cost : a.node_cost;
+  const bool own_collapse = wide_cost != a.node_cost;
+  bvh_build_options options = options_of(a);
+  options.wide = !own_collapse;
+  bvh b = build_bvh(sc.triangles, options);
+  if (own_collapse) {
+    b.wide = collapse_wide(b, sc.triangles, wide_cost);
+    b.cw = encode_cw(b.wide);
   }
+  return b;
+}
   return build_lbvh(sc.triangles, {}, gpu ? lbvh_device::cuda : lbvh_device::cpu, &t);
 }
 
@@ -367,8 +417,9 @@ void print_lbvh_timing(const scene& sc, bool gpu, const lbvh_timing& t) {
 // Where a build's CPU time went, phase by phase, and the same for the build of the CPU tracer's
 // layout alone (no pair nodes, no GPU encoding), built here three times: the first build writes
 // memory the process never had (a page fault a page), later ones may reuse what the allocator kept.
-// Printed, and returned for the JSON (ms of CPU per phase).
-nlohmann::json build_phases(const scene& sc, const bvh& b, float split) {
+// The run's tree options (--bins, --max-leaf, --node-cost, --split). Printed, and returned for the JSON
+// (ms of CPU per phase).
+nlohmann::json build_phases(const scene& sc, const bvh& b, const trace_args& a) {
   const double tris = static_cast<double>(sc.triangles.size());
   nlohmann::json out;
   auto report = [&](const std::string& key, const std::string& what, const bvh_phases& p) {
@@ -383,10 +434,10 @@ nlohmann::json build_phases(const scene& sc, const bvh& b, float split) {
   report("every_layout", "build, every layout", b.stats.cpu);
   bvh_phases first, best;
   double sah = 0, wide_sah = 0;
+  bvh_build_options options = options_of(a);
+  options.pairs = false, options.cw = false;  // the CPU tracer's layout alone, as cpu_wide_only()
   for (int i = 0; i < 3; ++i) {
-    bvh_build_options o = cpu_wide_only();
-    o.split_budget = split;
-    const bvh cpu_only = build_bvh(sc.triangles, o);
+    const bvh cpu_only = build_bvh(sc.triangles, options);
     if (i == 0) first = best = cpu_only.stats.cpu, sah = sah_cost(cpu_only), wide_sah = sah_cost(cpu_only.wide);
     else if (cpu_only.stats.cpu.total() < best.total()) best = cpu_only.stats.cpu;
   }
@@ -572,16 +623,16 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
   // when there are none), so a split tree is checked against the tree it replaces.
   std::optional<bvh> unsplit;
   if (a.split > 0) {
-    bvh_build_options plain;
-    plain.wide = false;
+    bvh_build_options plain = options_of(a);
+    plain.split_budget = 0, plain.wide = false;
     unsplit = build_bvh(sc.triangles, plain);
   }
   const bvh_view reference_view = unsplit ? view_of(*unsplit, sc.triangles) : v;
   const nlohmann::json machine = machine_info(gpu);
   const std::string device = device_of(machine);
-  print_bvh_summary(sc, b, build_s, build_cpu_s, device, backend);
+  print_bvh_summary(sc, b, a, build_s, build_cpu_s, device, backend);
   if (a.builder == "lbvh") print_lbvh_timing(sc, gpu, lbvh_t);
-  const nlohmann::json phases = build_phases(sc, b, a.split);
+  const nlohmann::json phases = build_phases(sc, b, a);
   std::unique_ptr<embree_scene> embree;
   if (!traversals.empty() && traversals.front() == "embree") {
     embree = std::make_unique<embree_scene>(sc.triangles);
@@ -594,6 +645,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
   row_schema<trace_row> rows = trace_rows();
   // BFS and the wide DFS against DFS on the same rays in the same run (DFS runs first when asked for).
   double dfs_mrays = 0;
+  nlohmann::json work = nlohmann::json::object();  // per ray kind: the compressed tree's work per ray
   std::vector<std::string> profiles;  // GPU BFS: where a trace's time goes
   int failed = 0;
   for (const auto& kind : a.rays) {
@@ -604,6 +656,10 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
     const std::vector<hit> reference = kind == "primary" ? primary_hits
                                        : any             ? trace_dfs_any(reference_view, rays)
                                                          : trace_dfs(reference_view, rays);
+    const auto [cw_nodes, cw_tris] = cw_work_per_ray(v, rays, any);
+    std::cout << kind << " rays, the compressed tree's work per ray (every 16th ray): " << fixed(cw_nodes, 2) << " nodes, "
+              << fixed(cw_tris, 2) << " triangle tests\n";
+    work[kind] = {{"cw_nodes_per_ray", cw_nodes}, {"cw_triangles_per_ray", cw_tris}};
     dfs_mrays = 0;
     double embree_mrays = 0, embree_cpu = 0;  // of this ray kind, when Embree ran
     for (const auto& traversal : traversals) {
@@ -658,6 +714,12 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
                     {"collapse_ms", b.wide.seconds * 1e3},
                     {"sah_cost", sah_cost(b)},
                     {"wide_sah_cost", sah_cost(b.wide)},
+                    {"bins", a.bins},
+                    {"max_leaf", a.max_leaf},
+                    {"node_cost", a.node_cost},
+                    {"wide_node_cost", a.wide_node_cost > 0 ? a.wide_node_cost : a.node_cost},
+                    {"cw_nodes", b.cw.nodes.size()},
+                    {"work_per_ray", work},
                     {"threads", tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)}}},
            {"backend", backend},
            {"device", device},

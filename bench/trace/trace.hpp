@@ -8,6 +8,8 @@
 
 #include "../options.hpp"
 
+#include <bvh/bvh.hpp>
+
 #include <CLI/CLI.hpp>
 
 #include <nlohmann/json.hpp>
@@ -29,6 +31,10 @@ struct trace_args : scene_suite_args {
   unsigned threads = 0;  // CPU threads (oneTBB) for the build and the CPU traces; 0: all
   std::string builder = "sah";  // sah (binned SAH, CPU) or lbvh (linear: GPU with --backend cuda, else CPU)
   float split = 0;       // the build's split_budget (extra references per triangle); hits checked against an unsplit tree
+  // The tree's build (render::bvh_build_options): SAH bins, leaf size, the binary SAH's cost of a
+  // node and the collapse's cost of a wide node (0: the binary one's), in triangle tests.
+  unsigned bins = render::bvh_build_options{}.bins, max_leaf = render::bvh_build_options{}.max_leaf;
+  float node_cost = render::bvh_build_options{}.traversal_cost, wide_node_cost = 0.0f;
 };
 
 // The BFS traversals by name (bfs: the binary tree, wide-bfs: the 8-wide one, cw-bfs: its compressed

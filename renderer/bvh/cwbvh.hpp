@@ -139,9 +139,21 @@ class cw_stack {
   std::uint64_t entry_[dfs_stack_size];
 };
 
+// What a walk counts: nothing (the traversals), or the nodes it visits and the triangles it tests
+// (cw_counter: `sieve bench trace`'s work per ray on the CPU).
+struct cw_no_counter {
+  SIEVE_HD void node() {}
+  SIEVE_HD void triangle() {}
+};
+struct cw_counter {
+  std::uint64_t nodes = 0, triangles = 0;
+  SIEVE_HD void node() { ++nodes; }
+  SIEVE_HD void triangle() { ++triangles; }
+};
+
 // Closest hit (Any = false: the least (t, primitive) within (0, r.tmax], as closest_hit finds it) or
 // any hit (Any = true: found() says whether anything blocks r), a node a step.
-template <bool Any>
+template <bool Any, class Counter = cw_no_counter>
 class cw_walk {
  public:
   SIEVE_HD void start(const cw_view& v, const ray& r) {
@@ -164,6 +176,7 @@ class cw_walk {
   SIEVE_HD const hit& best() const { return best_; }
 
   SIEVE_HD bool live() const { return live_; }
+  SIEVE_HD const Counter& counter() const { return counter_; }
 
   SIEVE_HD bool step(const cw_view& v, cw_stack& stack) {
     std::uint32_t left = static_cast<std::uint32_t>(group_ >> 40);
@@ -174,8 +187,10 @@ class cw_walk {
     if (left) stack.put(top_++, wide_entry(base, imask, left));
     const cw_node n = load_quads(v.nodes + inner_child(base, imask, k ^ static_cast<int>(w_.oct)));
     const cw_hits h = cw_intersect(n, w_, Any ? r_.tmax : cull_limit(best_.t));
+    counter_.node();
     group_ = wide_entry(n.child_base, n.inner_mask, h.inner);
     for (std::uint32_t tris = h.triangles; tris; tris &= tris - 1) {
+      counter_.triangle();
       const std::uint32_t i = n.tri_base + static_cast<std::uint32_t>(lowest_bit(tris));
       const cw_triangle t = load_triangle(v.triangles + i);
       tri_hit th;
@@ -210,6 +225,7 @@ class cw_walk {
   std::uint64_t group_ = 0;  // the node group to visit next: wide_entry(base, inner mask, children left)
   int top_ = 0;
   bool live_ = false;
+  Counter counter_{};
 };
 
 // One node of a breadth-first traversal (bfs.hpp, bfs_tile_cuda.cu): node `node`'s boxes tested
@@ -252,6 +268,18 @@ SIEVE_HD inline hit cw_trace(const cw_view& v, const ray& r) {
     while (w.step(v, stack)) {
     }
   return w.result();
+}
+
+// The work of one ray's walk (host code: `sieve bench trace`).
+template <bool Any>
+inline cw_counter cw_count(const cw_view& v, const ray& r) {
+  cw_walk<Any, cw_counter> w;
+  cw_stack stack;
+  w.start(v, r);
+  if (w.live())
+    while (w.step(v, stack)) {
+    }
+  return w.counter();
 }
 
 SIEVE_HD inline hit cw_closest_hit(const cw_view& v, const ray& r) { return cw_trace<false>(v, r); }

@@ -6,7 +6,8 @@
 // 32-bit mask. A leaf of more than cw_leaf_max triangles, or the largest leaves of a node whose
 // leaves hold more than cw_node_triangles, become inner children: nodes of up to eight leaves over
 // their triangles (sorted along the widest axis of their centroids, then cut in even runs). The
-// builder's leaves are small (at most 4 triangles unless their centroids coincide), so this is rare.
+// builder's leaves are small (at most 4 x max_leaf triangles, 12 by default, unless their centroids
+// coincide), so this is rare (none in the sphere room).
 //
 // Triangles are stored as the first vertex and two edges, with the primitive's index in v0's w.
 #include "bvh.hpp"
