@@ -402,8 +402,6 @@ bvh build_tree(const trace_args& a, const scene& sc, bool gpu, lbvh_timing& t) {
   }
   return b;
 }
-  return build_lbvh(sc.triangles, {}, gpu ? lbvh_device::cuda : lbvh_device::cpu, &t);
-}
 
 void print_lbvh_timing(const scene& sc, bool gpu, const lbvh_timing& t) {
   const double n = static_cast<double>(sc.triangles.size());
