@@ -12,6 +12,7 @@
 #include <sieve/compaction/backend.hpp>
 
 #include <algorithm>
+#include <cmath>
 #include <tuple>
 #include <cstring>
 #include <iostream>
@@ -218,6 +219,25 @@ const option_schema<render_bench_args>& render_bench_options() {
   return schema;
 }
 
+namespace {
+// How two images' sums differ: the pixels whose sums are not bit for bit equal, and the largest
+// difference of one channel.
+struct image_difference {
+  std::size_t pixels = 0;
+  float largest = 0;
+};
+image_difference difference(const std::vector<vec3>& a, const std::vector<vec3>& b) {
+  image_difference d;
+  if (a.size() != b.size()) return {std::max(a.size(), b.size()), 0};
+  for (std::size_t i = 0; i < a.size(); ++i) {
+    const float dx = std::abs(a[i].x - b[i].x), dy = std::abs(a[i].y - b[i].y), dz = std::abs(a[i].z - b[i].z);
+    if (std::memcmp(&a[i], &b[i], sizeof(vec3)) != 0) ++d.pixels;
+    d.largest = std::max({d.largest, dx, dy, dz});
+  }
+  return d;
+}
+}  // namespace
+
 int run_render_bench(const render_bench_args& a, const std::string& command_line) {
   output_set outputs;  // checked before any work
   a.add_files_to(outputs);
@@ -254,9 +274,11 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
     c.same = img.size() == reference.size() && std::memcmp(img.data(), reference.data(), img.size() * sizeof(vec3)) == 0;
     if (!c.same) {
       ++failed;
+      const image_difference d = difference(img, reference);
       std::cerr << "sieve bench render: " << c.integrator << " / " << c.queue << " / " << c.routing << " / "
                 << c.strategy << " / " << c.traversal << " / " << c.bvh << " / " << c.reorder
-                << ": the image differs from the first configuration's\n";
+                << ": the image differs from the first configuration's in " << d.pixels << " of " << img.size()
+                << " pixels (largest difference " << d.largest << " of a channel's sum)\n";
     }
     if (&c != &configs.front()) c.checked.sum = {};
   }
