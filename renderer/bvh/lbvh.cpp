@@ -99,6 +99,7 @@ bvh build_lbvh(std::span<const triangle> triangles, const bvh_build_options& opt
   }
   const auto f0 = std::chrono::steady_clock::now();
   if (n) measure(out);
+  out.stats.references = out.prims.size();  // one reference a triangle: the linear build never splits
   finish_bvh(out, triangles, options);
   t.finish_ms = ms_since(f0);
   out.stats.seconds = ms_since(t0) * 1e-3;
