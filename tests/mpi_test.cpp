@@ -197,8 +197,10 @@ TEST_F(Mpi, ASlowRankTakesFewerTilesAndTheImageKeepsItsBits) {
   EXPECT_EQ(j["ranks"]["tiles"], width * height / 20);
   const std::vector<std::uint32_t> tiles = tiles_per_rank(j);
   ASSERT_EQ(tiles.size(), 3U);
-  EXPECT_LT(tiles[2], tiles[0]) << "the slow rank took as many tiles as rank 0";
-  EXPECT_LT(tiles[2], tiles[1]) << "the slow rank took as many tiles as rank 1";
+  // Whichever fast rank takes more (each builds its tree inside the render, and a loaded machine may
+  // let one of them take nearly all), the slow rank takes the fewest, and fewer than the fast ones' mean.
+  EXPECT_LE(tiles[2], std::min(tiles[0], tiles[1])) << "the slow rank took more tiles than a fast one";
+  EXPECT_LT(2 * tiles[2], tiles[0] + tiles[1]) << "the slow rank took as many tiles as the fast ones";
 }
 
 // Takes of several tiles (--tile-units), sized to each rank's speed, with one rank slowed on purpose:
