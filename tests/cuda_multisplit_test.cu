@@ -26,7 +26,8 @@ using sieve::bench::reference_split;
 using sieve::bench::split_reference;
 using sieve::test::device_array;
 
-constexpr unsigned bucket_counts[] = {1, 2, 3, 8, 32, 255, 256};
+// 32 and 33: the last counts a lane of the ballot designs owns alone (33 bins unchecked at 32 buckets).
+constexpr unsigned bucket_counts[] = {1, 2, 3, 8, 31, 32, 33, 64, 255, 256};
 constexpr std::size_t sizes[] = {0, 1, 2047, 4096, 4097, 100003};
 
 struct ray28 {
@@ -83,10 +84,54 @@ TEST(CudaMultisplit, EveryDesignBucketCountAndDistributionMatchesTheReference) {
           const sieve::const_record rin(in.cspan());
           const sieve::record rout(out.span());
           workspace_buffer ws(sieve::cuda::multisplit_workspace_bytes(algorithm, rout, buckets));
-          std::vector<std::uint64_t> offsets(buckets + 1);
-          sieve::cuda::multisplit(algorithm, rin, rout, sieve::bucket_ids{d_ids.cspan()}, buckets, offsets, ws.ws());
-          expect_split(std::string(algorithm), out.host(), offsets, want, what);
+          for (bool checked : {true, false}) {  // unchecked keeps a bin for ids out of range: one more
+            std::vector<std::uint64_t> offsets(buckets + 1);
+            SIEVE_CUDA_CHECK(cudaMemset(out.data, 0xFF, n * 4));
+            sieve::cuda::multisplit(algorithm, rin, rout, sieve::bucket_ids{d_ids.cspan()}, buckets, offsets, ws.ws(),
+                                    nullptr, sieve::options{.checked = checked});
+            expect_split(std::string(algorithm), out.host(), offsets, want, what + (checked ? "" : ", unchecked"));
+          }
         }
+}
+
+// The path record (four columns of 4-byte words) around the tile sizes of every design, out of place
+// and unchecked, as the renderer and the benchmark call it.
+TEST(CudaMultisplit, WordRecordsAroundTheTileSizes) {
+  REQUIRE_DEVICE();
+  for (auto algorithm : sieve::cuda::multisplit_algorithms())
+    for (std::size_t n : {std::size_t{1}, std::size_t{1023}, std::size_t{1024}, std::size_t{1025}, std::size_t{4097},
+                          std::size_t{33000}})
+      for (unsigned buckets : {2U, 5U, 32U, 200U}) {
+        const std::string a(algorithm);
+        const std::string what = a + ", " + std::to_string(buckets) + " buckets, n " + std::to_string(n);
+        const auto ids = make_bucket_ids(n, buckets, "uniform", n + buckets);
+        const auto want = reference_split(ids, n, buckets);
+        std::vector<std::uint32_t> pixel(n), depth(n);
+        std::vector<ray28> ray(n);
+        for (std::size_t i = 0; i < n; ++i) {
+          pixel[i] = static_cast<std::uint32_t>(i);
+          depth[i] = static_cast<std::uint32_t>(5 * i + 1);
+          for (int k = 0; k < 7; ++k) ray[i].v[k] = static_cast<float>(i % 4099) + 0.25f * k;
+        }
+        device_array<std::uint8_t> d_ids(ids);
+        device_array<std::uint32_t> d_pixel(pixel), d_depth(depth), o_pixel(n), o_depth(n);
+        device_array<ray28> d_ray(ray), o_ray(n);
+        const sieve::const_record rin(d_pixel.cspan(), d_ray.cspan(), d_depth.cspan());
+        const sieve::record rout(o_pixel.span(), o_ray.span(), o_depth.span());
+        workspace_buffer ws(sieve::cuda::multisplit_workspace_bytes(a, rout, buckets));
+        device_array<std::uint64_t> d_offsets(buckets + 1);
+        sieve::cuda::multisplit_async(a, rin, rout, sieve::bucket_ids{d_ids.cspan()}, buckets, d_offsets.data, ws.ws(),
+                                      nullptr, nullptr, sieve::options{.checked = false});
+        const auto got = o_pixel.host();
+        expect_split(a, got, d_offsets.host(), want, what);
+        const auto got_ray = o_ray.host();
+        const auto got_depth = o_depth.host();
+        for (std::size_t j = 0; j < n; ++j) {
+          ASSERT_EQ(got_depth[j], 5 * got[j] + 1) << what << " slot " << j;
+          for (int k = 0; k < 7; ++k)
+            ASSERT_EQ(got_ray[j].v[k], static_cast<float>(got[j] % 4099) + 0.25f * k) << what << " slot " << j;
+        }
+      }
 }
 
 TEST(CudaMultisplit, RecordsMoveTogetherInPlaceAndOut) {
