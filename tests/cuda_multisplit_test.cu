@@ -12,6 +12,7 @@
 #include "cuda_support.cuh"
 
 #include <algorithm>
+#include <cstdlib>
 #include <array>
 #include <numeric>
 #include <random>
@@ -48,6 +49,19 @@ struct workspace_buffer {
   sieve::cuda::workspace ws() const { return {data, bytes}; }
 };
 
+// The designs under test: every one, or those SIEVE_MULTISPLIT_ALGORITHMS lists (comma-separated; the
+// sanitizer runs take the new designs alone).
+std::vector<std::string_view> designs() {
+  const auto all = sieve::cuda::multisplit_algorithms();
+  const char* only = std::getenv("SIEVE_MULTISPLIT_ALGORITHMS");
+  if (only == nullptr || *only == 0) return {all.begin(), all.end()};
+  std::vector<std::string_view> picked;
+  const std::string list = std::string(",") + only + ",";
+  for (auto a : all)
+    if (list.find("," + std::string(a) + ",") != std::string::npos) picked.push_back(a);
+  return picked;
+}
+
 // got[j] is the input index at slot j; the first `n` slots and the offsets are compared.
 void expect_split(const std::string& algorithm, const std::vector<std::uint32_t>& got,
                   const std::vector<std::uint64_t>& offsets, const split_reference& want, const std::string& what) {
@@ -71,7 +85,7 @@ std::vector<std::uint32_t> iota(std::size_t n) {
 
 TEST(CudaMultisplit, EveryDesignBucketCountAndDistributionMatchesTheReference) {
   REQUIRE_DEVICE();
-  for (auto algorithm : sieve::cuda::multisplit_algorithms())
+  for (auto algorithm : designs())
     for (unsigned buckets : bucket_counts)
       for (auto dist : bucket_distributions)
         for (std::size_t n : sizes) {
@@ -98,7 +112,7 @@ TEST(CudaMultisplit, EveryDesignBucketCountAndDistributionMatchesTheReference) {
 // and unchecked, as the renderer and the benchmark call it.
 TEST(CudaMultisplit, WordRecordsAroundTheTileSizes) {
   REQUIRE_DEVICE();
-  for (auto algorithm : sieve::cuda::multisplit_algorithms())
+  for (auto algorithm : designs())
     for (std::size_t n : {std::size_t{1}, std::size_t{1023}, std::size_t{1024}, std::size_t{1025}, std::size_t{4097},
                           std::size_t{33000}})
       for (unsigned buckets : {2U, 5U, 32U, 200U}) {
@@ -149,7 +163,7 @@ TEST(CudaMultisplit, RecordsMoveTogetherInPlaceAndOut) {
     wide[i] = i * 0x100000001ULL;
     bytes[i] = static_cast<std::uint8_t>(i * 7);
   }
-  for (auto algorithm : sieve::cuda::multisplit_algorithms()) {
+  for (auto algorithm : designs()) {
     const std::string a(algorithm);
     device_array<std::uint8_t> d_ids(ids);
     // The path record as four columns (moved as 4-byte words), and three columns of 8, 4 and 1 bytes.
@@ -214,7 +228,7 @@ TEST(CudaMultisplit, DeviceCountsReplayedInAGraph) {
   std::mt19937_64 rng(11);
   std::vector<std::size_t> lives = {0, 1, cap, 4096, 12345};
   for (int r = 0; r < 4; ++r) lives.push_back(rng() % (cap + 1));
-  for (auto algorithm : sieve::cuda::multisplit_algorithms()) {
+  for (auto algorithm : designs()) {
     const std::string a(algorithm);
     for (auto dist : bucket_distributions) {
       const auto ids = make_bucket_ids(cap, buckets, dist, 21);
@@ -255,7 +269,7 @@ TEST(CudaMultisplit, CheckedModeRefusesIdsOutOfRange) {
   std::vector<std::uint8_t> ids(n, 2);
   ids[30000] = 7;
   ids[40000] = 200;
-  for (auto algorithm : sieve::cuda::multisplit_algorithms()) {
+  for (auto algorithm : designs()) {
     const std::string a(algorithm);
     device_array<std::uint8_t> d_ids(ids);
     device_array<std::uint32_t> in(iota(n)), out(n);

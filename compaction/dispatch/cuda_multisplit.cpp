@@ -27,8 +27,17 @@ detail::cuda_multisplit_fn design_named(std::string_view name) {
               "'; algorithms: onesweep, radix, atomic, ballot, ballot_lookback, auto");
 }
 
-// What `auto` runs for a call of this shape (H200 and H100 measurements, bench/results/h200/multisplit*).
-std::string_view auto_design(const detail::cuda_multisplit_call&) { return "ballot"; }
+// What `auto` runs for a call of this shape, from the H200's measurements (bench/results/h200/
+// multisplit-*): records of 4-byte-word columns, which `ballot` moves column by column through shared
+// memory, go to `ballot` (`ballot_lookback` above 33 bins); one column goes to `ballot` from 2^20 items
+// and up to 33 bins, else to `onesweep` (faster at small n, where launches dominate, and at many bins).
+std::string_view auto_design(const detail::cuda_multisplit_call& c) {
+  const unsigned bins = detail::multisplit_bins(c.buckets, c.checked);
+  bool words = c.in.columns() >= 2;
+  for (std::size_t k = 0; k < c.in.columns(); ++k) words = words && c.in[k].width % 4 == 0;
+  if (words) return bins <= 33 ? "ballot" : "ballot_lookback";
+  return bins <= 33 && c.capacity > (std::size_t{1} << 20) ? "ballot" : "onesweep";
+}
 
 std::string_view resolve(std::string_view name, const detail::cuda_multisplit_call& c) {
   return name == "auto" ? auto_design(c) : name;

@@ -71,7 +71,9 @@ namespace sieve::cuda {
 //               4-byte-word columns move column by column through shared memory;
 //   "ballot_lookback"  stable: the same tile pass after a histogram, finding each tile's starts by
 //               decoupled look-back over (tile, bucket) counts instead of the scan;
-//   "auto"      the fastest of them for the call's shape and bucket count (measured: ballot).
+//   "auto"      the fastest stable design for the call's shape, size and bucket count (H200):
+//               ballot for records of 4-byte-word columns (ballot_lookback above 32 buckets), and
+//               for one column above 2^20 items and up to 32 buckets; onesweep otherwise.
 std::span<const std::string_view> multisplit_algorithms();
 // Whether the algorithm keeps input order within a bucket.
 bool multisplit_stable(std::string_view algorithm);
