@@ -55,7 +55,7 @@ scene_view gpu_scene_view(scene_view v, const render_settings& settings) {
 constexpr bool bfs_in_graph = true;
 
 // The multisplit routing's design: the library's stable one-pass split (bench multisplit's fastest).
-constexpr std::string_view multisplit_algorithm = "onesweep";
+constexpr std::string_view multisplit_algorithm = "auto";
 
 // Pinned host memory of T (cudaMallocHost): what a graph's copy nodes read and write.
 template <class T>
@@ -193,7 +193,7 @@ class cuda_backend {
   // 2048 threads a multiprocessor (Hopper's most).
   std::uint32_t resident_threads() const { return static_cast<std::uint32_t>(sieve::cuda::sm_count()) * 2048U; }
 
-  // The library's onesweep multisplit with device counts (*live items of n), the bounds on the device.
+  // The library's multisplit (auto: the fastest design) with device counts (*live items of n), the bounds on the device.
   void multisplit(const std::uint8_t* keys, const std::uint32_t* in, std::uint32_t* out, std::uint32_t n,
                   const std::uint64_t* live, unsigned buckets, std::uint64_t* bounds) const {
     sieve::cuda::multisplit_async(multisplit_algorithm, sieve::const_record(std::span(in, n)),
