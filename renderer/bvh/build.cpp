@@ -704,6 +704,24 @@ double process_cpu_seconds() {
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
 
+// Adds the CPU and wall-clock time since the last lap to a phase of stats.cpu and stats.wall.
+class phase_clock {
+ public:
+  explicit phase_clock(bvh_stats& s) : s_(s) {}
+  void lap(double bvh_phases::*phase) {
+    const double cpu = process_cpu_seconds();
+    const auto wall = std::chrono::steady_clock::now();
+    s_.cpu.*phase += cpu - cpu_;
+    s_.wall.*phase += std::chrono::duration<double>(wall - wall_).count();
+    cpu_ = cpu, wall_ = wall;
+  }
+
+ private:
+  bvh_stats& s_;
+  double cpu_ = process_cpu_seconds();
+  std::chrono::steady_clock::time_point wall_ = std::chrono::steady_clock::now();
+};
+
 }  // namespace
 
 double sah_cost(const bvh& b, float traversal_cost) {
@@ -724,42 +742,34 @@ bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& opti
   if (triangles.size() >= (std::size_t{1} << 31)) throw error("BVH: too many triangles (" + std::to_string(triangles.size()) + ")");
   const auto start = std::chrono::steady_clock::now();
   bvh out;
-  bvh_phases& cpu = out.stats.cpu;
-  double mark = process_cpu_seconds();
+  phase_clock clock(out.stats);
   builder b(triangles, options, out);
-  cpu.refs += process_cpu_seconds() - mark;
-  mark = process_cpu_seconds();
+  clock.lap(&bvh_phases::refs);
   b.run();
-  cpu.binary += process_cpu_seconds() - mark;
+  clock.lap(&bvh_phases::binary);
   finish_bvh(out, triangles, options);
   out.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }
 
 void finish_bvh(bvh& out, std::span<const triangle> triangles, const bvh_build_options& options) {
-  bvh_phases& cpu = out.stats.cpu;
-  double mark = process_cpu_seconds();
-  auto lap = [&mark](double& phase) {
-    const double now = process_cpu_seconds();
-    phase += now - mark;
-    mark = now;
-  };
+  phase_clock clock(out.stats);
   widen_boxes(out.nodes);
-  lap(cpu.binary);
+  clock.lap(&bvh_phases::binary);
   if (options.pairs) {
     out.pairs = pair_layout(out.nodes);
     out.leaf_triangles.resize(out.prims.size());
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, out.prims.size(), 1 << 14), [&](const auto& r) {
       for (std::size_t i = r.begin(); i != r.end(); ++i) out.leaf_triangles[i] = leaf_triangle::of(triangles[out.prims[i]]);
     });
-    lap(cpu.pairs);
+    clock.lap(&bvh_phases::pairs);
   }
   if (options.wide) {
     out.wide = collapse_wide(out, triangles, options.traversal_cost);
-    lap(cpu.collapse);
+    clock.lap(&bvh_phases::collapse);
     if (options.cw) {
       out.cw = encode_cw(out.wide);
-      lap(cpu.cw);
+      clock.lap(&bvh_phases::cw);
     }
   }
 }
