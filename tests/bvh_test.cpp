@@ -395,6 +395,19 @@ void expect_same_tree(const bvh& x, std::uint32_t a, const bvh& y, std::uint32_t
   expect_same_tree(x, n.first + 1, y, m.first + 1);
 }
 
+// n random rays (seed): the binary and the wide DFS over `b` find brute force's closest hits; some hit.
+void expect_answers_as_brute_force(const bvh& b, const std::vector<triangle>& tris, std::size_t n, unsigned seed) {
+  const bvh_view v = view_of(b, tris);
+  int hits = 0;
+  for (const ray& r : rays(tris, n, seed)) {
+    const hit want = brute_force(tris, r);
+    ASSERT_NO_FATAL_FAILURE(expect_hit_matches(tris, r, closest_hit(v, r), want));
+    ASSERT_NO_FATAL_FAILURE(expect_hit_matches(tris, r, wide_closest_hit_cpu(v.wide, r), want));
+    hits += want.found();
+  }
+  EXPECT_GT(hits, 0);
+}
+
 // Over 64K triangles the top levels bin a sample: the tree still answers as brute force does, and
 // the AVX2 kernels build exactly the tree the portable ones do.
 TEST(Bvh, SampledTopLevelsAndSimdKernels) {
@@ -404,15 +417,7 @@ TEST(Bvh, SampledTopLevelsAndSimdKernels) {
   const bvh a = build_bvh(tris), b = build_bvh(tris, portable);
   EXPECT_EQ(a.prims, b.prims);
   expect_same_tree(a, 0, b, 0);
-  const bvh_view v = view_of(a, tris);
-  int hits = 0;
-  for (const ray& r : rays(tris, 300, 5)) {
-    const hit want = brute_force(tris, r);
-    ASSERT_NO_FATAL_FAILURE(expect_hit_matches(tris, r, closest_hit(v, r), want));
-    ASSERT_NO_FATAL_FAILURE(expect_hit_matches(tris, r, wide_closest_hit_cpu(v.wide, r), want));
-    hits += want.found();
-  }
-  EXPECT_GT(hits, 0);
+  expect_answers_as_brute_force(a, tris, 300, 5);
 }
 
 // Byte for byte, every array of two builds.
@@ -459,15 +464,7 @@ TEST(Bvh, SameTreeWhateverTheThreads) {
     EXPECT_TRUE(same_bytes(built[0].cw.nodes, built[i].cw.nodes));
     EXPECT_TRUE(same_bytes(built[0].cw.triangles, built[i].cw.triangles));
   }
-  const bvh_view v = view_of(built[0], tris);
-  int hits = 0;
-  for (const ray& r : rays(tris, 100, 9)) {
-    const hit want = brute_force(tris, r);
-    ASSERT_NO_FATAL_FAILURE(expect_hit_matches(tris, r, closest_hit(v, r), want));
-    ASSERT_NO_FATAL_FAILURE(expect_hit_matches(tris, r, wide_closest_hit_cpu(v.wide, r), want));
-    hits += want.found();
-  }
-  EXPECT_GT(hits, 0);
+  expect_answers_as_brute_force(built[0], tris, 100, 9);
   // Every reference once, each leaf's in [first, first + count), every node reached once.
   EXPECT_EQ(built[0].stats.references, tris.size());
   std::vector<int> seen(built[0].nodes.size(), 0);
