@@ -3,6 +3,7 @@
 //   sieve check SCENE [--set K=V]      load a scene without rendering: what it holds, its warnings
 //   sieve bench compaction [options]   the compaction benchmark grid (see --help)
 //   sieve bench trace SCENE [options]  rays per second through the BVH
+//   sieve bench setup SCENE [options]  the load (MB/s) and the BVH build by phase, per thread count
 //   sieve bench sort [options]         GPU radix sort: own onesweep vs CUB
 //   sieve bench multisplit [options]   N-way split by bucket id: the library's designs vs CUB, std
 //   sieve bench render SCENE [options] the renderer per compaction strategy: compaction's share, per bounce
@@ -20,6 +21,7 @@
 #include "check.hpp"
 #include "mpi.hpp"
 #include "render.hpp"
+#include "setup/setup.hpp"
 #include "trace/trace.hpp"
 
 #include <sieve/compaction.hpp>
@@ -195,6 +197,9 @@ int main(int argc, char** argv) {
   auto* bench_trace = bench->add_subcommand("trace", "rays per second through the BVH (DFS, BFS), validated against DFS");
   sieve::bench::trace_args trace_args;
   sieve::bench::trace_options().add(*bench_trace, trace_args);
+  auto* bench_setup = bench->add_subcommand("setup", "what comes before the first sample: the load (MB/s) and the BVH build by phase, per thread count");
+  sieve::bench::setup_args setup_args;
+  sieve::bench::setup_options().add(*bench_setup, setup_args);
   auto* bench_sort = bench->add_subcommand("sort", "time the GPU radix sorts: own onesweep vs cub::DeviceRadixSort");
   sieve::bench::sort_args sort_args;
   sieve::bench::sort_options().add(*bench_sort, sort_args);
@@ -211,7 +216,7 @@ int main(int argc, char** argv) {
   sieve::bench::add_all_options(*bench_all, all_args);
 
   // --dry-run (and --help) also after the subcommand: what a subcommand does not know goes up.
-  for (CLI::App* sub : {render, info, bench, bench_compaction, bench_trace, bench_sort, bench_render, bench_all})
+  for (CLI::App* sub : {render, info, bench, bench_compaction, bench_trace, bench_setup, bench_sort, bench_render, bench_all})
     sub->fallthrough();
   if (const std::string unknown = unknown_subcommand(app, argc, argv); !unknown.empty()) {
     say("sieve: " + unknown + " (see sieve --help)");
@@ -251,6 +256,7 @@ int main(int argc, char** argv) {
       if (*bench_multisplit) return sieve::bench::run_multisplit_bench(multisplit_args, command_line);
       if (*bench_render) return sieve::bench::run_render_bench(render_bench_args, command_line);
       if (*bench_trace) return sieve::bench::run_trace_bench(trace_args, command_line);
+      if (*bench_setup) return sieve::bench::run_setup_bench(setup_args, command_line);
       if (*bench_all) return sieve::bench::run_bench_all(all_args, command_line);
     } catch (const sieve::usage_error& e) {
       say("sieve: " + rank_prefix() + one_line(e.what()) + " (see sieve --help)");

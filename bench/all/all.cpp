@@ -4,6 +4,7 @@
 #include "../compaction/suite.hpp"
 #include "../render/render_bench.hpp"
 #include "../sort/suite.hpp"
+#include "../setup/setup.hpp"
 #include "../trace/trace.hpp"
 
 #include <job/render_job.hpp>
@@ -244,6 +245,15 @@ std::vector<step> plan(const context& c) {
                                    std::to_string(a.height) + " rays: DFS, wide DFS, BFS per strategy" +
                                    (gpu ? "" : ", Embree"),
                                c.expect(1, 12, 60, 2, 15, 40), a, trace_options(), run_trace_bench));
+  }
+  {  // The setup: the heightfield's generation and its BVH build by phase, on one thread and on all.
+    setup_args a;
+    a.scene = c.scene("procedural/heightfield.toml");
+    a.threads = {1, 0};
+    if (c.m != mode::full) a.set = {c.m == mode::smoke ? "procedural.grid=64" : "procedural.grid=512"};
+    a.repeats = c.by_mode(1, 3, 3);
+    steps.push_back(suite_step(c, "setup", "the scene's load and the BVH build by phase, one thread and all, heightfield",
+                               c.expect(1, 5, 60, 1, 5, 60), a, setup_options(), run_setup_bench));
   }
   {  // The render workload: compaction's share of the frame per strategy, scene and bounce.
     render_bench_args box;

@@ -3,39 +3,59 @@
 // for an open room, from its open side; and, where it has no lights of its own, a key light.
 #include "sections.hpp"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
+
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <vector>
 
 namespace sieve::render::detail {
 namespace {
 
 aabb box_of(const scene& sc, std::size_t count) {
-  aabb box;
-  for (std::size_t i = 0; i < count; ++i) {
-    const triangle& t = sc.triangles[i];
-    box.grow(t.v0), box.grow(t.v1), box.grow(t.v2);
-  }
-  return box;
+  return tbb::parallel_reduce(
+      tbb::blocked_range<std::size_t>(0, count, 1 << 14), aabb{},
+      [&](const auto& r, aabb box) {
+        for (std::size_t i = r.begin(); i != r.end(); ++i) {
+          const triangle& t = sc.triangles[i];
+          box.grow(t.v0), box.grow(t.v1), box.grow(t.v2);
+        }
+        return box;
+      },
+      [](aabb a, const aabb& b) {
+        a.grow(b);
+        return a;
+      });
 }
 
 // Which of the box's four vertical sides (+z, -z, +x, -x) the geometry covers: for each, the area of
 // the triangles that lie in that side's plane (within 1% of the box), as a fraction of the side's.
 std::array<double, 4> side_cover(const scene& sc, std::size_t count, const aabb& box) {
-  std::array<double, 4> cover{};
   const vec3 e = box.extent();
   const float tol = 0.01f * max_component(e);
-  for (std::size_t i = 0; i < count; ++i) {
-    const triangle& t = sc.triangles[i];
-    const double area = 0.5 * length(cross(t.v1 - t.v0, t.v2 - t.v0));
-    auto near = [&](int axis, float plane) {
-      return std::fabs(t.v0[axis] - plane) <= tol && std::fabs(t.v1[axis] - plane) <= tol && std::fabs(t.v2[axis] - plane) <= tol;
-    };
-    if (near(2, box.hi.z)) cover[0] += area;
-    if (near(2, box.lo.z)) cover[1] += area;
-    if (near(0, box.hi.x)) cover[2] += area;
-    if (near(0, box.lo.x)) cover[3] += area;
-  }
+  using sums = std::array<double, 4>;
+  // Summed by fixed blocks, then in block order: the same sums whatever the threads.
+  constexpr std::size_t block = std::size_t{1} << 14;
+  std::vector<sums> part((count + block - 1) / block, sums{});
+  tbb::parallel_for(std::size_t{0}, part.size(), [&](std::size_t b) {
+    for (std::size_t i = b * block; i < std::min(count, (b + 1) * block); ++i) {
+      const triangle& t = sc.triangles[i];
+      const double area = 0.5 * length(cross(t.v1 - t.v0, t.v2 - t.v0));
+      auto near = [&](int axis, float plane) {
+        return std::fabs(t.v0[axis] - plane) <= tol && std::fabs(t.v1[axis] - plane) <= tol && std::fabs(t.v2[axis] - plane) <= tol;
+      };
+      if (near(2, box.hi.z)) part[b][0] += area;
+      if (near(2, box.lo.z)) part[b][1] += area;
+      if (near(0, box.hi.x)) part[b][2] += area;
+      if (near(0, box.lo.x)) part[b][3] += area;
+    }
+  });
+  sums cover{};
+  for (const sums& p : part)
+    for (int s = 0; s < 4; ++s) cover[s] += p[s];
   const double z_side = double(e.x) * e.y, x_side = double(e.z) * e.y;
   for (int s = 0; s < 4; ++s) cover[s] /= std::max(1e-30, s < 2 ? z_side : x_side);
   return cover;
