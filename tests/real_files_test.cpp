@@ -325,6 +325,64 @@ TEST(BareModel, SeenFromTheFront) {
   EXPECT_GT(gc.x, 4 * gc.z) << gc.x << " " << gc.z;
 }
 
+// The fraction of a small CPU render's pixels that see geometry: a bare model's sky is a constant
+// grey, so a pixel whose every camera ray missed holds exactly that colour.
+double hit_fraction(const scene& s) {
+  const prepared_scene ps(s);
+  const render_result r = render_cpu(ps, render_settings::from(s));
+  const std::vector<vec3> m = r.mean();
+  std::size_t hit = 0;
+  for (const vec3& p : m)
+    if (std::fabs(p.x - s.environment.x) > 1e-6f || std::fabs(p.y - s.environment.y) > 1e-6f ||
+        std::fabs(p.z - s.environment.z) > 1e-6f)
+      ++hit;
+  return double(hit) / double(m.size());
+}
+
+const std::vector<std::string> small_film = {"film.width=32", "film.height=24", "film.spp=2", "film.max_bounces=2"};
+
+// A flat model (a floor, a terrain, a quad in the xz plane as exporters write them) is seen from
+// above at an angle, not edge-on from +z where every ray misses.
+TEST(BareModel, FlatModelSeenFromAbove) {
+  const fs::path dir = sieve::render::testing::fresh_dir("flat");
+  sieve::render::testing::write(dir / "floor.obj", "v -2 0 -2\nv 2 0 -2\nv 2 0 2\nv -2 0 2\nf 1 2 3 4\n");
+  ::testing::internal::CaptureStderr();
+  const scene s = load_scene(dir / "floor.obj", small_film);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("from above at an angle (it is flat)"), std::string::npos) << err;
+  EXPECT_GT(s.camera.position.y, 1.0f);
+  EXPECT_GT(hit_fraction(s), 0.3);  // edge-on from +z: 0
+}
+
+// The DamagedHelmet alone (.gltf with its JPEG textures): framed from the front, filling the view.
+TEST(BareModel, HelmetFillsTheView) {
+  ::testing::internal::CaptureStderr();
+  const scene s = load_scene(fs::path(SIEVE_SCENES_DIR) / "helmet" / "DamagedHelmet.gltf", small_film);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("from +z (its front)"), std::string::npos) << err;
+  EXPECT_GT(hit_fraction(s), 0.2);
+}
+
+// An enclosed model (the shipped Crytek Sponza: walls on every side) is seen from inside, in its
+// open space, not as the outer wall from +z.
+TEST(BareModel, EnclosedModelSeenFromInside) {
+  ::testing::internal::CaptureStderr();
+  const scene s = load_scene(fs::path(SIEVE_SCENES_DIR) / "third-party" / "sponza" / "sponza.glb", small_film);
+  const std::string err = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(err.find("a camera inside it"), std::string::npos) << err;
+  EXPECT_TRUE(s.emissive.empty());  // no key light outside the walls: a bright sky through the openings
+  const aabb box = bounds(s, s.triangles.size());
+  for (int a = 0; a < 3; a += 2) {  // inside the walls, well clear of them
+    const float margin = 0.1f * box.extent()[a];
+    EXPECT_GT(s.camera.position[a], box.lo[a] + margin) << a;
+    EXPECT_LT(s.camera.position[a], box.hi[a] - margin) << a;
+  }
+  EXPECT_GT(s.camera.position.y, box.lo.y);
+  EXPECT_LT(s.camera.position.y, box.lo.y + 0.5f * box.extent().y);  // on the ground floor
+  const double hit = hit_fraction(s);
+  EXPECT_GT(hit, 0.6);  // floor, walls, columns
+}
+
 // A TOML scene without any light warns; environment.map on the command line replaces a colour.
 TEST(BareModel, NoLightWarnsAndEnvironmentMapOverride) {
   const fs::path dir = sieve::render::testing::fresh_dir("nolight");
