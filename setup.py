@@ -5,7 +5,7 @@ interpreter, Release, CUDA when nvcc is found) and setuptools' own build folders
 folder, removed afterwards, so nothing is written into the checkout. SIEVE_PYTHON_BUILD_DIR names a
 folder to keep the CMake build in instead (a rebuild is then incremental); CMAKE_ARGS adds CMake
 options (e.g. CMAKE_ARGS="-DSIEVE_CUDA=OFF"); CMAKE_BUILD_PARALLEL_LEVEL sets the compile jobs (default:
-every core). ccache is used when it is installed and CMAKE_ARGS names no compiler launcher.
+every core); CMAKE_ARGS="-DCMAKE_CXX_COMPILER_LAUNCHER=ccache" caches the compiles between builds.
 
 The wheel holds the package (python/sieve), the module, libsieve_compaction (found by $ORIGIN) and the
 image module libsieve_image_oiio.so (opened beside the module when a TGA, TIFF, EXR or .hdr is read); it
@@ -40,8 +40,6 @@ def cmake_args():
     extra = shlex.split(os.environ.get("CMAKE_ARGS", ""))
     args = ["-DCMAKE_BUILD_TYPE=Release", "-DSIEVE_TESTS=OFF", "-DSIEVE_APP=OFF", "-DSIEVE_MPI=OFF",
             f"-DPython3_EXECUTABLE={sys.executable}"]
-    if shutil.which("ccache") and not any("COMPILER_LAUNCHER" in a for a in extra):
-        args += ["-DCMAKE_CXX_COMPILER_LAUNCHER=ccache", "-DCMAKE_CUDA_COMPILER_LAUNCHER=ccache"]
     if shutil.which("ninja"):
         args += ["-G", "Ninja"]
     return args + extra
