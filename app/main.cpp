@@ -285,7 +285,7 @@ int main(int argc, char** argv) {
   }
   if (dry_run) {  // what the run would refuse before it loads anything is refused here too, with its exit status
     try {
-      if (*render) sieve::app::check_render_args(render_args);
+      if (*render) sieve::app::check_render_args(render_args, true);
       if (*check) sieve::render::check_scene_file(check_args.scene);
     } catch (const sieve::usage_error& e) {
       say("sieve: " + one_line(e.what()) + " (see sieve --help)");

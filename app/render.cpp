@@ -381,9 +381,17 @@ void print_outcome(const render_job& job, const render_outcome& out) {
 
 }  // namespace
 
-void check_render_args(const render_args& a) {
+void check_render_args(const render_args& a, bool dry_run) {
   render::check_scene_file(a.scene);  // the loader's first checks: there, a regular file, a known type
-  if (!a.png.empty()) render::check_image_name(a.png);
+  // The job's first checks of the outputs: none is the scene file or another output, each writable.
+  report::output_set files;
+  files.add_input(a.scene);
+  files.add_output(a.png.empty() && a.exr.empty() ? default_image_name(a.scene) : a.png, "--out");
+  files.add_output(a.exr, "--exr");
+  files.add_output(a.json, "--json");
+  // The image's format: the run checks it once the scene's own files are known (an output that is
+  // one of them is refused as such first).
+  if (dry_run && !a.png.empty()) render::check_image_name(a.png);
   // A strategy from the command line: known, and able to run on the backend the render would take.
   if (!a.strategy.empty()) render::check_strategy(a.strategy, sieve::resolve_backend(a.backend) == "cuda", "--strategy");
 }
@@ -491,8 +499,8 @@ int run_render(const render_args& a, const std::string& command_line) {
     peers.emplace(gpu_index);
   }
   // What --dry-run checks, with the same exit status (every rank, failing together under mpirun).
-  if (split) peers->on_every_rank([&] { check_render_args(a); });
-  else check_render_args(a);
+  if (split) peers->on_every_rank([&] { check_render_args(a, false); });
+  else check_render_args(a, false);
   // The image: --out, or the default name unless only an EXR is named (--json alone still writes it).
   render_outputs outputs{a.png.empty() && a.exr.empty() ? default_image_name(a.scene) : a.png, a.exr, a.json};
   const bool talk = lead && !a.quiet;

@@ -18,6 +18,7 @@ struct jpeg_failure {
   jpeg_error_mgr mgr;  // first: libjpeg's pointer to it is a pointer to this
   std::jmp_buf jump;
   char message[JMSG_LENGTH_MAX];
+  const char* step = "read";  // "read" while the header is read, then "decode"
 };
 
 extern "C" void on_jpeg_error(j_common_ptr c) {
@@ -45,13 +46,14 @@ image_rgb decode_jpeg(const image_source& src) {
   d.info.err = jpeg_std_error(&failure.mgr);
   failure.mgr.error_exit = on_jpeg_error;
   failure.mgr.emit_message = on_jpeg_message;
-  if (setjmp(failure.jump)) fail(at + "cannot decode the " + src.what + ": " + failure.message);
+  if (setjmp(failure.jump)) fail(at + "cannot " + failure.step + " the " + src.what + ": " + failure.message);
   jpeg_create_decompress(&d.info);
   jpeg_mem_src(&d.info, src.data, static_cast<unsigned long>(src.size));
   jpeg_read_header(&d.info, TRUE);
   check_image_size(d.info.image_width, d.info.image_height, src.name, src.what, src.limits);
   const bool grey = d.info.jpeg_color_space == JCS_GRAYSCALE;
   d.info.out_color_space = grey ? JCS_GRAYSCALE : JCS_RGB;
+  failure.step = "decode";
   jpeg_start_decompress(&d.info);
   const unsigned channels = static_cast<unsigned>(d.info.output_components);
   out.width = d.info.output_width;
