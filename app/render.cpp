@@ -314,12 +314,12 @@ void print_times(const render_settings& settings, const render_stats& st) {
   stages.add({"frame", report::fixed(total_ms, 1), pct(total_ms, total_ms)});
   stages.print(std::cout);
   if (first_ms > 0)
-    std::cout << "(1) the first wave's time over the mean of the others: queues allocated, code loaded and the wave's "
-                 "graph captured on the GPU, memory touched the first time\n";
+    std::cout << "(1) the first wave's time outside the stages over the other waves' mean: queues allocated, code "
+                 "loaded and the wave's graph captured on the GPU, memory touched the first time\n";
   std::cout << between << " outside every timed stage: launches, waits for the device, the host's work between the stages\n";
   if (st.measured_waves < st.waves)
-    std::cout << "stage and loop times measured on " << st.measured_waves << " of " << st.waves << " waves"
-              << (first_ms > 0 ? " (not the first)" : "") << ", scaled to all of them\n";
+    std::cout << "stage and loop times measured on " << st.measured_waves << " of " << st.waves
+              << " waves, scaled to all of them\n";
   std::cout << "\n";
   if (!st.loops.empty()) {  // the parallel_for loops the stages are made of (the library's calls are not loops)
     report::table loops({"loop", "launches", "items", "ms", "share"});

@@ -57,26 +57,25 @@ double render_stats::other_ms() const {
   return std::max(0.0, (seconds - first_wave_extra_seconds) * 1e3 - named);
 }
 
-void render_stats::set_aside_first_wave(const render_stats& first, double first_seconds) {
-  if (waves < 2) return;  // no warm wave to compare with
-  const double warm = (seconds - first_seconds) / static_cast<double>(waves - 1);
-  first_wave_extra_seconds = std::max(0.0, first_seconds - warm);
-  // The first wave's timed figures out, when a later wave was timed too (else they stay: the only ones).
-  if (first.measured_waves == 0 || measured_waves <= first.measured_waves) return;
-  for (const auto& f : first.stages)
-    for (auto& s : stages)
-      if (s.name == f.name) s.ms -= f.ms;
-  for (const auto& f : first.loops)
-    for (auto& l : loops)
-      if (l.name == f.name) {
-        l.launches -= f.launches;
-        l.items -= f.items;
-        l.ms -= f.ms;
-      }
-  for (std::size_t b = 0; b < std::min(bounces.size(), first.bounces.size()); ++b)
-    bounces[b].compact_ms -= first.bounces[b].compact_ms;
-  bfs_compact_ms -= first.bfs_compact_ms;
-  measured_waves -= first.measured_waves;
+void render_stats::note_first_wave(const render_stats& first, double first_seconds) {
+  if (waves < 2) return;  // no other wave to compare it with
+  const double others = (seconds - first_seconds) / static_cast<double>(waves - 1);
+  // Not timed (the GPU's sampled waves never time the first): all of its excess lies outside the
+  // stage times, which come from the other waves.
+  double extra = first_seconds - others;
+  if (first.measured_waves > 0 && measured_waves == waves) {
+    // Every wave timed: the first's time outside its stages over the others' mean of it (what it
+    // spent inside its stages stays in the stage times).
+    const auto staged = [](const render_stats& st) {
+      double ms = 0;
+      for (const auto& s : st.stages) ms += s.ms;
+      return ms * 1e-3;
+    };
+    const double first_staged = staged(first), all_staged = staged(*this);
+    extra = (first_seconds - first_staged) -
+            (seconds - first_seconds - (all_staged - first_staged)) / static_cast<double>(waves - 1);
+  }
+  first_wave_extra_seconds = std::max(0.0, extra);
 }
 
 void render_stats::scale_measured() {

@@ -79,7 +79,7 @@ void run_waves(Run& run, const film_desc& film, const render_settings& settings,
   run.wait();
   if (settings.profile_stages && !stats.sampled_waves) stats.measured_waves = stats.waves;
   stats.seconds = seconds_since_start();
-  stats.set_aside_first_wave(first, first_seconds);
+  stats.note_first_wave(first, first_seconds);
   stats.scale_measured();
 }
 
