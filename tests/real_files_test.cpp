@@ -1,8 +1,9 @@
 // Files as third parties write them: McGuire's CornellBox-Original (shipped, public domain), images
-// in every format OpenImageIO reads for sieve, MTL files as 3ds Max and Blender export them
+// in every format sieve reads, MTL files as 3ds Max and Blender export them
 // (faithful small replicas of their quirks), PLY files (ASCII with the body comments of the Stanford
 // scans, binary both ways), glTF with a JPEG texture and with compressed geometry, and what a bare
-// model is given: the front view, an open room seen through its open side, a key light.
+// model is given: the front view, an open room seen through its open side, a flat model from above,
+// an enclosed one (the shipped Sponza) from inside, a key light.
 #include <scene/image_file.hpp>
 #include <scene/load.hpp>
 #include <run/render.hpp>
