@@ -1049,8 +1049,9 @@ def images_section(folder):
         rays = doc.get("rays", {})
         text += (f"![{doc.get('scene')}]({os.path.basename(png)})\n\n*{doc.get('scene')}: {doc.get('width')} x "
                  f"{doc.get('height')}, {doc.get('samples_completed')} spp, {doc.get('triangles', 0):,} triangles, "
-                 f"{doc.get('backend')} {doc.get('integrator')} with `{doc.get('strategy')}` "
-                 f"({doc.get('form')}), {doc.get('seconds', 0):.2f} s, {doc.get('mrays_per_s', 0):.1f} Mrays/s "
+                 f"{doc.get('backend')} {doc.get('integrator')}"
+                 + (f" with `{doc['strategy']}` ({doc.get('form')})" if doc.get("strategy") else "")  # null: none ran
+                 + f", {doc.get('frame_seconds', doc.get('seconds', 0)):.2f} s, {doc.get('mrays_per_s', 0):.1f} Mrays/s "
                  f"(extension {rays.get('extension', 0):,} + shadow {rays.get('shadow', 0):,} rays). "
                  f"{ds.provenance()}.*\n\n")
     return "## Rendered images\n\n" + (text or "None in this folder.\n\n")
