@@ -22,9 +22,10 @@ run: build
 	$(BUILD)/app/sieve render scenes/cornell-box/cornell-box.toml \
 	  --out out/cornell-box.png --exr out/cornell-box.exr --json out/cornell-box.json
 
-# Every benchmark of the backends present, then bench/results/<device>/report.md with plots and
-# images (`sieve bench all`; it prints its plan and expected duration first). QUICK=1: a few minutes,
-# into bench/results/<device>/quick/. BENCH_ARGS: more options, e.g. BENCH_ARGS="--backend both".
+# Every benchmark of the backends present, then report.md with plots and images in a fresh
+# out/bench-<device>-<UTC date-time>/ (`sieve bench all`; it prints its plan and expected duration
+# first). QUICK=1: a few minutes. BENCH_ARGS: more options, e.g. BENCH_ARGS="--backend both", or
+# BENCH_ARGS="--out bench/results/<device>" to update the committed results.
 .PHONY: bench
 bench: build
 	$(BUILD)/app/sieve bench all $(if $(QUICK),--quick) $(BENCH_ARGS)

@@ -58,6 +58,7 @@ SOURCES = {
     "multisplit-dists": ["multisplit-dists.json"],
     "multisplit-cpu": ["multisplit-cpu.json"],
     "trace": ["trace.json", "trace-sphere-gpu.json", "trace-sphere-room.json"],
+    "setup": ["setup.json"],
 }
 
 FIGURE_NAMES = {"redzone": "Redzone's grid", "space": "SPACE's grid", "billeter": "Billeter's Table 3",
@@ -809,6 +810,24 @@ def multisplit_section(folder):
     return text
 
 
+def setup_section(folder):
+    ds = find(folder, "setup")
+    if not ds:
+        return "## Setup\n\nNot measured in this run.\n\n"
+    text = (f"## Setup: the load and the BVH build\n\n*Scene `{ds.doc.get('scene')}`; median of the runs a row "
+            f"(wall clock); build phases: references, binary SAH tree, pair layout, 8-wide collapse, compressed "
+            f"encoding; efficiency: the one-thread row's time over this row's, per thread; every run's triangles "
+            f"and tree the same bytes as the first run's. {ds.provenance()}.*\n\n")
+    head = ["threads", "triangles", "load ms", "MB/s", "build ms", "refs", "binary", "pairs", "collapse", "cw",
+            "Mtris/s", "build efficiency", "SAH"]
+    rows = [[str(r["threads"]), f"{r['triangles']:,}", ms(r["load_ms"]),
+             f"{r['load_mb_per_s']:.0f}" if r.get("load_mb_per_s") else "-", ms(r["build_ms"]),
+             ms(r["refs_ms"]), ms(r["binary_ms"]), ms(r["pairs_ms"]), ms(r["collapse_ms"]), ms(r["cw_ms"]),
+             f"**{r['build_mtris_per_s']:.2f}**", f"{r['build_efficiency']:.2f}", f"{r['sah_cost']:.2f}"]
+            for r in ds.rows if r.get("validated")]
+    return text + md_table(head, rows)
+
+
 def trace_section(folder):
     ds = find(folder, "trace")
     if not ds:
@@ -1030,8 +1049,9 @@ def images_section(folder):
         rays = doc.get("rays", {})
         text += (f"![{doc.get('scene')}]({os.path.basename(png)})\n\n*{doc.get('scene')}: {doc.get('width')} x "
                  f"{doc.get('height')}, {doc.get('samples_completed')} spp, {doc.get('triangles', 0):,} triangles, "
-                 f"{doc.get('backend')} {doc.get('integrator')} with `{doc.get('strategy')}` "
-                 f"({doc.get('form')}), {doc.get('seconds', 0):.2f} s, {doc.get('mrays_per_s', 0):.1f} Mrays/s "
+                 f"{doc.get('backend')} {doc.get('integrator')}"
+                 + (f" with `{doc['strategy']}` ({doc.get('form')})" if doc.get("strategy") else "")  # null: none ran
+                 + f", {doc.get('frame_seconds', doc.get('seconds', 0)):.2f} s, {doc.get('mrays_per_s', 0):.1f} Mrays/s "
                  f"(extension {rays.get('extension', 0):,} + shadow {rays.get('shadow', 0):,} rays). "
                  f"{ds.provenance()}.*\n\n")
     return "## Rendered images\n\n" + (text or "None in this folder.\n\n")
@@ -1099,6 +1119,7 @@ def write_report(folder):
         sort_section(folder),
         multisplit_section(folder),
         trace_section(folder),
+        setup_section(folder),
         render_section(folder),
         images_section(folder),
         reproduce(folder),

@@ -182,6 +182,8 @@ TEST_F(Mpi, RanksRenderTheOneProcessImage) {
     EXPECT_GT(j["ranks"]["efficiency_rendering"].get<double>(), 0.0);
     EXPECT_GE(j["ranks"]["reduction_seconds"].get<double>(), 0.0);
     EXPECT_GE(j["time"]["total_seconds"].get<double>(), j["time"]["render_seconds"].get<double>());
+    EXPECT_GE(j["time"]["reduction_seconds"].get<double>(), 0.0);  // the ranks' figures, under mpirun only
+    EXPECT_GE(j["time"]["wait_seconds"].get<double>(), 0.0);
     EXPECT_EQ(j["rays"], plain_json["rays"]);  // every path traced once, by one rank
     EXPECT_EQ(j["wave_launch"], "cpu");
   }

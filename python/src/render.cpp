@@ -28,11 +28,14 @@ py::array_t<float> render(const py::dict& settings, const std::string& report_pa
   if (given("queue")) rq.queue = render::parse_mode<render::queue_mode>(text("queue"));
   if (given("reorder")) rq.reorder = render::parse_mode<render::reorder_key>(text("reorder"));
   if (given("sort")) rq.sort = render::parse_mode<render::sort_kind>(text("sort"));
+  if (given("routing")) rq.routing = render::parse_mode<render::routing_kind>(text("routing"));
+  if (given("bvh")) rq.bvh = render::parse_mode<render::bvh_layout>(text("bvh"));
   count("spp", rq.spp);
   count("width", rq.width);
   count("height", rq.height);
   if (settings.contains("set")) rq.set = settings["set"].cast<std::vector<std::string>>();
-  if (settings.contains("profile")) rq.profile_stages = settings["profile"].cast<bool>();
+  // Stage times are measured unless profile=False, as `sieve render` measures them unless --no-profile.
+  rq.profile_stages = given("profile") ? settings["profile"].cast<bool>() : true;
 
   render::render_outcome out;
   {

@@ -176,6 +176,7 @@ struct bvh_stats {
   std::size_t references = 0;  // entries of prims[]: the triangles, more with split_budget
   double seconds = 0;
   bvh_phases cpu;             // CPU seconds per phase (bvh_phases)
+  bvh_phases wall;            // wall-clock seconds per phase
 };
 
 // The build of the 8-wide tree alone, for the CPU traversal (wide_cpu.cpp): no pair nodes, no

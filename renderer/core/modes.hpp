@@ -5,6 +5,7 @@
 #pragma once
 
 #include <sieve/compaction/error.hpp>
+#include <sieve/compaction/names.hpp>
 
 #include <array>
 #include <cstdint>
@@ -131,8 +132,11 @@ std::string mode_names_joined() {
 template <mode E>
 E parse_mode(std::string_view name) {
   if (const auto e = find_mode<E>(name)) return *e;
-  throw sieve::error("unknown " + std::string(mode_names<E>::what) + " '" + std::string(name) + "'; " +
-                     std::string(mode_names<E>::plural) + ": " + mode_names_joined<E>());
+  std::vector<std::string_view> names;
+  for (const auto& [k, n] : mode_names<E>::table) names.push_back(n);
+  throw sieve::error("unknown " + std::string(mode_names<E>::what) + " '" + std::string(name) + "'" +
+                     sieve::did_you_mean(name, names) + "; " + std::string(mode_names<E>::plural) + ": " +
+                     mode_names_joined<E>());
 }
 
 }  // namespace sieve::render

@@ -59,6 +59,14 @@ struct render_settings {
   bool wave_graph = true;
 
   bool uses_megakernel() const { return integrator == integrator_kind::megakernel || routing == routing_kind::megakernel; }
+  // Whether `strategy` runs at all: on the path queue (wavefront, pass or index) or on the BFS
+  // frontier; not with the append queue's DFS (shade appends the survivors) nor in the megakernel
+  // (no queue, depth-first).
+  bool runs_strategy() const {
+    return !uses_megakernel() && (queue != queue_mode::append || traversal == traversal_kind::bfs);
+  }
+  // Whether the wavefront's rays are reordered (and `sort` sorts them on the GPU).
+  bool reorders() const { return !uses_megakernel() && reorder != reorder_key::none; }
 
   // The scene's [compaction] settings.
   static render_settings from(const scene& s);

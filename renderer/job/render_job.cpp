@@ -10,6 +10,7 @@
 #include <output_files.hpp>
 #include <report.hpp>
 #include <sieve/compaction/backend.hpp>
+#include <sieve/compaction/names.hpp>
 
 #include <oneapi/tbb/global_control.h>
 #include <sys/resource.h>
@@ -54,22 +55,12 @@ render_settings requested_settings(const render_request& rq, const scene& sc, bo
   settings.integrator = rq.integrator;
   settings.queue = rq.queue;
   settings.profile_stages = rq.profile_stages;
-  try {  // an unknown or unfit strategy fails before the BVH build, naming where its name came from
-    if (settings.strategy == "append")
-      throw sieve::error("renderer: 'append' is a queue, not a strategy: --queue append (shade appends the survivors)");
-    marks_form_for(settings.strategy, gpu ? sieve::backend::cuda : sieve::backend::cpu, "renderer");
-  } catch (const sieve::error& e) {
-    std::string from = "compaction.strategy in " + rq.scene;
-    if (rq.strategy) from = "--strategy";
-    else
-      for (const auto& kv : rq.set)
-        if (kv.rfind("compaction.strategy=", 0) == 0) from = "--set compaction.strategy";
-    std::string what = e.what();
-    if (what.find("unknown compaction strategy") != std::string::npos)  // the library's list: every backend's
-      what = "renderer: unknown strategy '" + settings.strategy + "'; on " + (gpu ? "cuda" : "cpu") +
-             " use one of: " + strategies_for_marks(gpu ? sieve::backend::cuda : sieve::backend::cpu);
-    throw sieve::error(what + " (the name from " + from + ")");
-  }
+  std::string from = "compaction.strategy in " + rq.scene;
+  if (rq.strategy) from = "--strategy";
+  else
+    for (const auto& kv : rq.set)
+      if (kv.rfind("compaction.strategy=", 0) == 0) from = "--set compaction.strategy";
+  check_strategy(settings.strategy, gpu, from);
   check_render_memory(sc, settings, gpu);  // before the BVH build
   return settings;
 }
@@ -105,6 +96,7 @@ std::string film_fingerprint(const scene& sc) {
 nlohmann::json stats_json(const render_stats& st) {
   nlohmann::json j = {{"extension_rays", st.extension_rays}, {"shadow_rays", st.shadow_rays},
                       {"bfs_compact_ms", st.bfs_compact_ms}, {"seconds", st.seconds},
+                      {"first_wave_extra_seconds", st.first_wave_extra_seconds},
                       {"waves", st.waves}, {"measured_waves", st.measured_waves}, {"host_syncs", st.host_syncs}, {"graphs", st.graphs},
                       {"wave_launch", st.wave_launch}, {"strategies_ran", st.strategies_ran},
                       {"stages", nlohmann::json::array()}, {"loops", nlohmann::json::array()},
@@ -120,6 +112,7 @@ void add_stats(render_stats& into, const nlohmann::json& j) {
   into.shadow_rays += j["shadow_rays"].get<std::uint64_t>();
   into.bfs_compact_ms += j["bfs_compact_ms"].get<double>();
   into.seconds += j["seconds"].get<double>();
+  into.first_wave_extra_seconds += j["first_wave_extra_seconds"].get<double>();
   into.waves += j["waves"].get<std::uint64_t>();
   into.measured_waves += j["measured_waves"].get<std::uint64_t>();
   into.host_syncs += j["host_syncs"].get<std::uint64_t>();
@@ -197,6 +190,28 @@ scene load_requested_scene(const render_request& rq) {
 
 void check_image_name(const std::string& path) { image_format_of(path); }
 
+void check_strategy(const std::string& name, bool gpu, const std::string& from) {
+  const sieve::backend b = gpu ? sieve::backend::cuda : sieve::backend::cpu;
+  const auto names = sieve::compaction_strategies();
+  const bool known = std::any_of(names.begin(), names.end(), [&](const sieve::strategy_info& s) { return s.name == name; });
+  const std::string where = " (the name from " + from + ")";
+  if (name == "append")
+    throw sieve::error("renderer: 'append' is a queue, not a strategy: --queue append (shade appends the survivors)" + where);
+  if (!known) {  // the library's list holds every backend's: name this one's
+    std::vector<std::string_view> list;
+    for (const auto& s : names) list.push_back(s.name);
+    const std::string what = "renderer: unknown strategy '" + name + "'" + sieve::did_you_mean(name, list) + "; on " +
+                             (gpu ? "cuda" : "cpu") + " use one of: " + strategies_for_marks(b) + where;
+    if (from == "--strategy") throw usage_error(what);  // the command line is at fault
+    throw sieve::error(what);
+  }
+  try {
+    marks_form_for(name, b, "renderer");
+  } catch (const sieve::error& e) {
+    throw sieve::error(e.what() + where);
+  }
+}
+
 bool render_outcome::partial() const { return samples < spp; }
 
 nlohmann::json loops_json(const render_stats& st) {
@@ -206,6 +221,9 @@ nlohmann::json loops_json(const render_stats& st) {
   return loops;
 }
 
+// The report's schema: its version goes up when a key changes meaning or name (docs/renderer.md).
+constexpr int report_schema_version = 2;
+
 nlohmann::json render_report(const render_request& rq, const scene& sc, const render_settings& settings,
                              const render_outcome& out, const std::string& command_line) {
   const render_result& r = out.result;
@@ -213,24 +231,31 @@ nlohmann::json render_report(const render_request& rq, const scene& sc, const re
   const bool gpu = out.backend == "cuda";
   const double total_ms = st.seconds * 1e3;
   const double rays = static_cast<double>(st.extension_rays + st.shadow_rays);
+  // A setting that did not apply to this render is null: no strategy where no compaction ran, no
+  // sort without reordering, no tree choice off the GPU.
+  const auto applies = [](bool yes, nlohmann::json v) { return yes ? std::move(v) : nlohmann::json(nullptr); };
+  const bool strategy_ran = settings.runs_strategy();
   nlohmann::json j;
+  j["schema_version"] = report_schema_version;
   j["scene"] = sc.name;
   j["scene_file"] = rq.scene;
   j["backend"] = out.backend;
   const nlohmann::json machine = report::machine_info(gpu);
   j["device"] = gpu ? machine["gpu"] : machine["cpu"];
   j["machine"] = machine;
-  j["strategy"] = report::strategy_shown(settings.strategy, st.strategies_ran);
+  j["strategy"] = applies(strategy_ran, report::strategy_shown(settings.strategy, st.strategies_ran));
   j["strategy_asked"] = settings.strategy;
   j["strategies_ran"] = st.strategies_ran;
-  j["strategy_reason"] = st.strategy_reason;
-  j["form"] = std::string(sieve::to_string(st.form));
+  j["strategy_reason"] = applies(strategy_ran && !st.strategy_reason.empty(), st.strategy_reason);
+  j["form"] = applies(strategy_ran, std::string(sieve::to_string(st.form)));
   j["integrator"] = std::string(to_string(settings.integrator));
-  j["traversal"] = std::string(to_string(settings.traversal));
-  j["bvh"] = std::string(to_string(settings.bvh));
-  j["queue"] = std::string(to_string(settings.queue));
+  j["traversal"] = std::string(to_string(settings.uses_megakernel() ? traversal_kind::dfs : settings.traversal));
+  j["bvh"] = applies(gpu && (settings.uses_megakernel() || settings.traversal == traversal_kind::dfs),
+                     std::string(to_string(settings.bvh)));
+  j["queue"] = applies(!settings.uses_megakernel(), std::string(to_string(settings.queue)));
   j["reorder"] = std::string(to_string(settings.reorder));
-  j["sort"] = std::string(to_string(settings.sort));
+  j["sort"] = applies(gpu && (settings.reorders() || (!settings.uses_megakernel() && settings.routing == routing_kind::sort)),
+                      std::string(to_string(settings.sort)));
   j["routing"] = std::string(to_string(settings.routing));
   j["width"] = r.width;
   j["height"] = r.height;
@@ -238,39 +263,44 @@ nlohmann::json render_report(const render_request& rq, const scene& sc, const re
   j["spp"] = sc.film.spp;
   j["samples_completed"] = out.samples;
   j["partial"] = out.samples < sc.film.spp;
-  j["load_seconds"] = out.load_seconds;
   j["max_bounces"] = sc.film.max_bounces;
   j["seed"] = sc.film.seed;
   j["triangles"] = sc.triangles.size();
-  j["bvh_build_seconds"] = out.bvh_seconds;
   j["threads"] = tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
-  j["seconds"] = out.seconds;
-  j["time"] = {{"setup_seconds", out.setup_seconds},         {"render_seconds", out.render_seconds},
-               {"wait_seconds", out.wait_seconds},           {"reduction_seconds", out.reduction_seconds},
-               {"total_seconds", out.total_seconds},         {"render_setup_seconds", st.setup_seconds}};
+  // Times: every key names its unit. frame_seconds is the render (what Mrays/s are over); "time"
+  // the job's steps (a split render adds the ranks' waiting and reduction: write()).
+  j["frame_seconds"] = out.seconds;
+  j["time"] = {{"load_seconds", out.load_seconds},     {"bvh_build_seconds", out.bvh_seconds},
+               {"setup_seconds", out.setup_seconds},   {"render_setup_seconds", st.setup_seconds},
+               {"render_seconds", out.render_seconds}, {"total_seconds", out.total_seconds}};
   j["rays"] = {{"extension", st.extension_rays}, {"shadow", st.shadow_rays}};
   j["mrays_per_s"] = out.seconds > 0 ? rays / out.seconds / 1e6 : 0;
-  // Times measured only with profile_stages: otherwise null (not measured), never zeros.
+  // Times measured only with profile_stages: otherwise null (not measured), never zeros. The stages,
+  // the first wave's one-time costs and the time between the stages add up to frame_seconds.
   const bool measured = settings.profile_stages;
   const auto ms_or_null = [&](double v) { return measured ? nlohmann::json(v) : nlohmann::json(nullptr); };
-  j["compaction_ms"] = ms_or_null(st.compaction_ms());
-  j["compaction_share"] = measured ? nlohmann::json(total_ms > 0 ? st.compaction_ms() / total_ms : 0) : nlohmann::json(nullptr);
-  j["bfs_frontier_compaction_ms"] = ms_or_null(st.bfs_compact_ms);
   j["profile_stages"] = settings.profile_stages;
-  j["stages"] = nlohmann::json::object();  // empty unless profile_stages
-  for (const auto& s : st.stages) j["stages"][s.name] = s.ms;
-  // The frame's time outside the named stages (the host's work between them, waiting, launching).
-  j["stages_other_ms"] = ms_or_null(st.other_ms());
+  j["stages_ms"] = nlohmann::json::object();  // empty unless profile_stages
+  for (const auto& s : st.stages) j["stages_ms"][s.name] = s.ms;
+  j["first_wave_extra_ms"] = st.waves > 1 ? nlohmann::json(st.first_wave_extra_seconds * 1e3) : nlohmann::json(nullptr);
+  j["between_stages_ms"] = ms_or_null(st.other_ms());
+  j["compaction_ms"] = applies(strategy_ran, ms_or_null(st.compaction_ms()));
+  j["compaction_percent"] = applies(strategy_ran, measured ? nlohmann::json(total_ms > 0 ? 100 * st.compaction_ms() / total_ms : 0)
+                                                           : nlohmann::json(nullptr));
+  j["bfs_frontier_compaction_ms"] = applies(settings.traversal == traversal_kind::bfs && !settings.uses_megakernel(),
+                                            ms_or_null(st.bfs_compact_ms));
   j["loops"] = loops_json(st);
   j["waves"] = st.waves;
   j["measured_waves"] = measured ? nlohmann::json(st.measured_waves) : nlohmann::json(nullptr);
   j["wave_launch"] = st.wave_launch;
-  j["host_syncs"] = st.host_syncs;
-  j["host_syncs_per_wave"] = st.waves ? static_cast<double>(st.host_syncs) / static_cast<double>(st.waves) : 0.0;
+  j["host_syncs"] = applies(gpu, st.host_syncs);
+  j["host_syncs_per_wave"] =
+      applies(gpu, st.waves ? static_cast<double>(st.host_syncs) / static_cast<double>(st.waves) : 0.0);
   j["bounces"] = nlohmann::json::array();
   for (std::size_t b = 0; b < st.bounces.size(); ++b)
     if (st.bounces[b].live)
-      j["bounces"].push_back({{"bounce", b}, {"live", st.bounces[b].live}, {"compaction_ms", ms_or_null(st.bounces[b].compact_ms)}});
+      j["bounces"].push_back({{"bounce", b}, {"live", st.bounces[b].live},
+                              {"compaction_ms", applies(strategy_ran, ms_or_null(st.bounces[b].compact_ms))}});
   j["run"] = report::run_info(command_line);
   return j;
 }
@@ -571,8 +601,10 @@ void render_job::reduce() {
 void render_job::write() {
   out_.report = render_report(rq_, scene_, settings_, out_, command_line_);
   if (hooks_.peers) {
+    out_.report["time"]["wait_seconds"] = out_.wait_seconds;
+    out_.report["time"]["reduction_seconds"] = out_.reduction_seconds;
     out_.report["ranks"] = state_->ranks;
-    out_.report["stages_note"] = "stage and loop times, rays and bounces are summed over the ranks; seconds is the job's";
+    out_.report["stages_note"] = "stage and loop times, rays and bounces are summed over the ranks; frame_seconds is the job's";
   }
   if (outputs_.image.empty() && outputs_.exr.empty() && outputs_.json.empty()) return;
   if (hooks_.step) hooks_.step(job_step::write, *this);

@@ -65,6 +65,10 @@ struct render_outputs {
 
 // Refuses (sieve::usage_error) an image name whose extension is neither .png nor .exr.
 void check_image_name(const std::string& path);
+// Refuses a compaction strategy the renderer cannot run on that backend, naming those it can and
+// where the name came from (`from`: "--strategy", "compaction.strategy in FILE", ...): an unknown
+// name from the command line is a sieve::usage_error, anything else a sieve::error.
+void check_strategy(const std::string& name, bool gpu, const std::string& from);
 
 // The other processes of a split render (the ranks of an MPI job, app/mpi.hpp). Every call is
 // collective: each process makes it at the same step.

@@ -7,6 +7,7 @@
 
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <tbb/parallel_for.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -80,6 +81,34 @@ std::vector<unsigned char> input_file::bytes(std::uint64_t max_bytes) {
   out.reserve(static_cast<std::size_t>(size_));
   for (auto it = std::istreambuf_iterator<char>(in); it != std::istreambuf_iterator<char>(); ++it)
     out.push_back(static_cast<unsigned char>(*it));
+  return out;
+}
+
+input_file::block input_file::read_parallel(std::uint64_t offset, std::uint64_t n) {
+  if (offset >= size_) return {};
+  if (n == 0 || n > size_ - offset) n = size_ - offset;
+  block out{std::unique_ptr<unsigned char[]>(new unsigned char[static_cast<std::size_t>(n)]), 0};
+  constexpr std::uint64_t chunk = std::uint64_t{4} << 20;
+  const std::uint64_t chunks = (n + chunk - 1) / chunk;
+  std::vector<std::uint64_t> got(chunks, 0);
+  std::vector<int> err(chunks, 0);
+  tbb::parallel_for(std::uint64_t{0}, chunks, [&](std::uint64_t c) {
+    const std::uint64_t lo = c * chunk, hi = std::min(n, lo + chunk);
+    std::uint64_t at = lo;
+    while (at < hi) {
+      const ssize_t r = ::pread(fd_, out.data.get() + at, static_cast<std::size_t>(hi - at), static_cast<off_t>(offset + at));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) err[c] = errno;
+      if (r <= 0) break;  // a file that shrank ends here
+      at += static_cast<std::uint64_t>(r);
+    }
+    got[c] = at - lo;
+  });
+  for (std::uint64_t c = 0; c < chunks; ++c) {
+    if (err[c]) fail(path_ + ": cannot read the " + what_ + ": " + std::strerror(err[c]));
+    out.size += static_cast<std::size_t>(got[c]);
+    if (got[c] < std::min(n, (c + 1) * chunk) - c * chunk) break;  // the file ends inside this chunk
+  }
   return out;
 }
 

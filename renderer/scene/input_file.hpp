@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <istream>
+#include <memory>
+#include <span>
 #include <streambuf>
 #include <string>
 #include <string_view>
@@ -43,6 +45,15 @@ class input_file {
   std::uint64_t size() const { return size_; }
   // The whole file, at most max_bytes of it (a larger file is an error naming both sizes).
   std::vector<unsigned char> bytes(std::uint64_t max_bytes);
+  // Bytes [offset, offset + n) (n == 0: to the end) read by every thread at once (pread in fixed
+  // chunks, into memory never zeroed); fewer where the file ends first or shrank since it was
+  // opened (never past its size at opening). A read error is an error naming the file.
+  struct block {
+    std::unique_ptr<unsigned char[]> data;
+    std::size_t size = 0;
+    std::span<const unsigned char> bytes() const { return {data.get(), size}; }
+  };
+  block read_parallel(std::uint64_t offset, std::uint64_t n = 0);
   std::istream& stream();
 
  private:

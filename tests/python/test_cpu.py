@@ -110,7 +110,11 @@ def test_out_in_place_and_count():
     (lambda x: sieve.compact(x, x > 1, strategy="nope"), "nope"),
     (lambda x: sieve.remove(x, np.array([1, 1], np.uint32)), "index 1 appears more than once"),
     (lambda x: sieve.remove(x, np.array([10], np.uint32)), "10"),
-    (lambda x: sieve.remove(x, np.array([1], np.int64)), "indices: a removal list is a 1-D uint32 or int32 array"),
+    (lambda x: sieve.remove(x, np.array([1, 10], np.int64)), "indices: index 10 is out of range for 10 items"),
+    (lambda x: sieve.remove(x, np.array([-1], np.int16)), "indices: index -1 is out of range for 10 items"),
+    (lambda x: sieve.remove(x, np.array([2**40], np.uint64)), f"index {2**40} is out of range"),
+    (lambda x: sieve.remove(x, [1.5]), "a removal list holds integers, got float64"),
+    (lambda x: sieve.remove(x, np.array([True])), "a removal list holds integers, got bool"),
     (lambda x: sieve.compact(x, x > 1, out=np.empty(4, np.float64)), "out: column 0 holds 4 items of 8 bytes; needs 10"),
     (lambda x: sieve.compact(x, sieve.bits(np.zeros(0, np.uint32))), "a bit mask of 0 words for 10 items"),
     (lambda x: sieve.compact("text", x > 1), "no array"),
@@ -129,6 +133,29 @@ def test_strategies_and_resolve():
     picked = sieve.resolve(n=1 << 20, backend="cpu")
     assert picked in names and picked != "auto"
     assert sieve.resolve("billeter", n=10, backend="cpu") == "billeter"
+
+
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64])
+def test_remove_takes_integer_indices_of_any_width(dtype):
+    x = np.arange(100, dtype=np.float32)
+    dead = np.array([3, 17, 4], dtype=dtype)
+    np.testing.assert_array_equal(sieve.remove(x, dead), np.delete(x, [3, 17, 4]))
+    np.testing.assert_array_equal(sieve.remove(x, np.array([3, 17, 4])), np.delete(x, [3, 17, 4]))  # NumPy's default int64
+    np.testing.assert_array_equal(sieve.remove(x, [3, 17, 4]), np.delete(x, [3, 17, 4]))
+    np.testing.assert_array_equal(sieve.remove(x, []), x)
+    assert dead.dtype == dtype and list(dead) == [3, 17, 4]  # the caller's list is not changed
+
+
+def test_render_measures_by_default_and_takes_routing_and_bvh():
+    scene = os.path.join(ROOT, "scenes", "cornell-box", "cornell-box.toml")
+    image, report = sieve.render(scene, backend="cpu", width=16, height=12, spp=1, routing="multisplit", bvh="binary")
+    assert report["profile_stages"] is True and report["schema_version"] == 2
+    assert "extend" in report["stages_ms"] and report["compaction_percent"] is not None
+    assert report["routing"] == "multisplit"
+    bare, plain = sieve.render(scene, backend="cpu", width=16, height=12, spp=1, profile=False)
+    assert plain["profile_stages"] is False and plain["stages_ms"] == {} and plain["compaction_percent"] is None
+    with pytest.raises(sieve.Error, match="routing"):
+        sieve.render(scene, backend="cpu", width=16, height=12, spp=1, routing="sideways")
 
 
 def test_render_returns_the_image_and_the_report():
