@@ -27,8 +27,9 @@ using sieve::bench::reference_split;
 using sieve::bench::split_reference;
 using sieve::test::device_array;
 
-// 32 and 33: the last counts a lane of the ballot designs owns alone (33 bins unchecked at 32 buckets).
-constexpr unsigned bucket_counts[] = {1, 2, 3, 8, 31, 32, 33, 64, 255, 256};
+// The ballot designs take ceil(log2 buckets) ballots (1..5) up to 32 buckets; unchecked, a power of two
+// of buckets adds an extra bin (2, 4, 8, 16, 32); 33: the first count past a lane's own bin.
+constexpr unsigned bucket_counts[] = {1, 2, 3, 4, 8, 16, 31, 32, 33, 64, 255, 256};
 constexpr std::size_t sizes[] = {0, 1, 2047, 4096, 4097, 100003};
 
 struct ray28 {
@@ -297,6 +298,35 @@ TEST(CudaMultisplit, CheckedModeRefusesIdsOutOfRange) {
     std::sort(tail.begin(), tail.end());
     EXPECT_EQ(tail, (std::vector<std::uint32_t>{30000, 40000})) << a;
   }
+}
+
+// Unchecked, ids at or past the bucket count go, in input order, after the last bucket: every design
+// x bucket count with a tenth of the ids out of range (any byte), against the reference of the ids
+// mapped to the extra bin. Whole tiles with and without such ids take different ranking paths.
+TEST(CudaMultisplit, UncheckedIdsOutOfRangeFollowTheLastBucket) {
+  REQUIRE_DEVICE();
+  for (auto algorithm : designs())
+    for (unsigned buckets : {1U, 2U, 3U, 4U, 5U, 8U, 16U, 31U, 32U, 33U, 64U, 255U})
+      for (std::size_t n : {std::size_t{4097}, std::size_t{100003}}) {
+        const std::string what = std::string(algorithm) + ", " + std::to_string(buckets) + " buckets, n " + std::to_string(n);
+        std::vector<std::uint8_t> ids = make_bucket_ids(n, buckets, "uniform", n + buckets);
+        std::mt19937 rng(static_cast<unsigned>(n * 7 + buckets));
+        for (std::size_t i = 0; i < n; ++i)
+          if (rng() % 10 == 0 && i < n / 2) ids[i] = static_cast<std::uint8_t>(buckets + rng() % (256 - buckets));
+        std::vector<std::uint8_t> bins(ids);
+        for (auto& b : bins) b = static_cast<std::uint8_t>(std::min<unsigned>(b, buckets));
+        split_reference want = reference_split(bins, n, buckets + 1);
+        want.offsets.pop_back();  // the call reports the buckets' bounds: the extra bin ends at n
+        device_array<std::uint8_t> d_ids(ids);
+        device_array<std::uint32_t> in(iota(n)), out(n);
+        const sieve::const_record rin(in.cspan());
+        const sieve::record rout(out.span());
+        workspace_buffer ws(sieve::cuda::multisplit_workspace_bytes(algorithm, rout, buckets));
+        std::vector<std::uint64_t> offsets(buckets + 1);
+        sieve::cuda::multisplit(algorithm, rin, rout, sieve::bucket_ids{d_ids.cspan()}, buckets, offsets, ws.ws(),
+                                nullptr, sieve::options{.checked = false});
+        expect_split(std::string(algorithm), out.host(), offsets, want, what);
+      }
 }
 
 TEST(CudaMultisplit, BadArgumentsAreErrors) {

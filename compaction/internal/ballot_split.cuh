@@ -46,50 +46,82 @@ namespace {  // each design's translation unit has its own copy of the kernels
 constexpr unsigned split_threads = 256;
 constexpr unsigned split_warps = split_threads / 32;
 constexpr unsigned full_warp = 0xffffffffU;
+#ifndef SIEVE_BALLOT_ITEMS
+#define SIEVE_BALLOT_ITEMS 16
+#endif
+// Items a thread of one column's tile (8 or 16; word records take 4).
+constexpr unsigned ballot_items = SIEVE_BALLOT_ITEMS;
+static_assert(ballot_items == 8 || ballot_items == 16, "SIEVE_BALLOT_ITEMS: 8 or 16");
 
-// Bins a lane owns: R = 1 (at most 32 bins, plus the extra bin 32) or R = 8 (at most 256).
-constexpr unsigned owned_per_lane(unsigned bins) { return bins <= 33 ? 1 : 8; }
+// The ballots a group of 32 items takes: the bits of the bin that the buckets need (ceil(log2
+// buckets), at least 1) up to 32 buckets, where lane b owns bin b < 2^Bits and bin 2^Bits, the
+// unchecked bin of ids out of range when the buckets are a power of two, is the extra bin; 8 above,
+// where a lane owns bins lane + 32 r. The kernels are built for Bits 1..5 and 8 alone.
+constexpr unsigned ballot_bits(unsigned buckets) {
+  if (buckets > 32) return 8;
+  unsigned b = 1;
+  while ((1U << b) < buckets) ++b;
+  return b;
+}
 
-// The masks of one group of 32 items (lane l's item in bin `bin`, or no item where !live).
-template <unsigned R>
+// The masks of one group of 32 items (lane l's item in bin `bin`, or no item where !live). Full: every
+// lane holds an item and none is in the extra bin, so neither takes a ballot.
+template <unsigned Bits, bool Full>
 struct bin_masks {
-  static constexpr unsigned bits = R == 1 ? 5 : 8;
-  static constexpr unsigned extra_bin = 32 * R;  // R == 1 only: bin 32, by its own ballot
-  unsigned bit[bits];
+  static constexpr unsigned R = Bits > 5 ? 8 : 1;
+  static constexpr unsigned extra_bin = 1U << Bits;  // R == 1 only, by its own ballot
+  unsigned bit[Bits];
   unsigned owned_live;  // lanes holding an item of an owned bin
   unsigned extra;       // lanes holding an item of the extra bin
 
+  // Only the low Bits bits of `bin` are read where Full (the count pass passes a shifted id word).
   __device__ bin_masks(unsigned bin, bool live, bool has_extra) {
 #pragma unroll
-    for (unsigned k = 0; k < bits; ++k) bit[k] = __ballot_sync(full_warp, (bin >> k) & 1U);
-    extra = has_extra ? __ballot_sync(full_warp, live && bin == extra_bin) : 0U;
-    owned_live = __ballot_sync(full_warp, live) & ~extra;
+    for (unsigned k = 0; k < Bits; ++k) bit[k] = __ballot_sync(full_warp, (bin >> k) & 1U);
+    if constexpr (Full) {
+      extra = 0;
+      owned_live = full_warp;
+    } else {
+      extra = has_extra ? __ballot_sync(full_warp, live && bin == extra_bin) : 0U;
+      owned_live = __ballot_sync(full_warp, live) & ~extra;
+    }
   }
-  __device__ unsigned narrow(unsigned m, unsigned k, unsigned b) const {
-    return m & (((b >> k) & 1U) ? bit[k] : ~bit[k]);
-  }
+  // m narrowed to the lanes whose bin agrees with b on bit k: (ballot ^ flip) & m, one LOP3, with
+  // flip all ones where bit k of b is clear.
+  __device__ unsigned narrow(unsigned m, unsigned k, unsigned b) const { return m & (bit[k] ^ (((b >> k) & 1U) - 1U)); }
   // Lanes holding an item of owned bin b.
   __device__ unsigned of(unsigned b) const {
     unsigned m = owned_live;
 #pragma unroll
-    for (unsigned k = 0; k < bits; ++k) m = narrow(m, k, b);
+    for (unsigned k = 0; k < Bits; ++k) m = narrow(m, k, b);
     return m;
   }
-  // m[r]: lanes holding an item of bin lane + 32 r.
+  // m[r]: lanes holding an item of bin lane + 32 r (R == 1: lane mod 2^Bits; lanes past 2^Bits own none).
   __device__ void owned(unsigned (&m)[R]) const {
     const unsigned lane = lane_id();
     unsigned low = owned_live;
 #pragma unroll
-    for (unsigned k = 0; k < 5; ++k) low = narrow(low, k, lane);
+    for (unsigned k = 0; k < (Bits < 5 ? Bits : 5); ++k) low = narrow(low, k, lane);
 #pragma unroll
     for (unsigned r = 0; r < R; ++r) {
       unsigned x = low;
 #pragma unroll
-      for (unsigned k = 5; k < bits; ++k) x = narrow(x, k, r << 5);
+      for (unsigned k = 5; k < Bits; ++k) x = narrow(x, k, r << 5);
       m[r] = x;
     }
   }
 };
+
+// The lanes whose owned bin exists: below 2^Bits (R == 1) and below bins.
+template <unsigned Bits>
+__device__ bool owns_bin(unsigned lane, unsigned r, unsigned bins) {
+  return (Bits > 5 || lane < (1U << Bits)) && lane + 32 * r < bins;
+}
+
+// Whether none of the four ids of word w is at or past `buckets` (always where buckets >= 256).
+__device__ inline bool ids_below(std::uint32_t w, unsigned buckets) {
+  return buckets >= 256 || __vcmpgeu4(w, 0x01010101U * buckets) == 0;
+}
 
 // Items packed four bins to a word and two ranks to a word (registers: the tile pass is latency-bound
 // and every register costs resident warps).
@@ -107,28 +139,35 @@ struct packed_ranks {
 };
 
 // Ranks the warp's 32 x Items items stably by bin (lane l's item j is item 32 j + l of the warp's
-// run; `live` items of the run exist). R == 1: count[0] ends as the warp's count of bin `lane`, `extra`
-// as that of the extra bin. R == 8: the running counts live in table[bin * split_warps + warp]
-// (zeroed before), where they end as the warp's counts.
-template <unsigned Items, unsigned R>
+// run; `live` items of the run exist; Full: all of them, none in the extra bin). R == 1: count ends as
+// the warp's count of bin `lane`, `extra` as that of the extra bin. R == 8: the running counts live in
+// table[bin * split_warps + warp] (zeroed before), where they end as the warp's counts.
+template <unsigned Items, unsigned Bits, bool Full>
 __device__ void rank_in_warp(const packed_bins<Items>& bins, unsigned live, bool has_extra, packed_ranks<Items>& rank,
                              unsigned& count, unsigned& extra, std::uint32_t* table) {
+  using masks = bin_masks<Bits, Full>;
+  constexpr unsigned R = masks::R;
   const unsigned lane = lane_id(), warp = threadIdx.x / 32, below = lanes_below();
   count = 0;
   extra = 0;
 #pragma unroll
   for (unsigned j = 0; j < Items; ++j) {
     const unsigned b = bins.get(j);
-    const bin_masks<R> g(b, 32 * j + lane < live, has_extra);
+    const masks g(b, Full || 32 * j + lane < live, has_extra);
     unsigned m[R];
     g.owned(m);
     if constexpr (R == 1) {
-      const unsigned mine = __shfl_sync(full_warp, m[0], b & 31U);
-      const unsigned before = __shfl_sync(full_warp, count, b & 31U);
-      const bool is_extra = b == bin_masks<R>::extra_bin;
-      rank.set(j, (is_extra ? extra : before) + __popc((is_extra ? g.extra : mine) & below));
+      constexpr unsigned low = (1U << Bits) - 1U;
+      const unsigned mine = __shfl_sync(full_warp, m[0], b & low);
+      const unsigned before = __shfl_sync(full_warp, count, b & low);
+      if constexpr (Full) {
+        rank.set(j, before + __popc(mine & below));
+      } else {
+        const bool is_extra = b == masks::extra_bin;
+        rank.set(j, (is_extra ? extra : before) + __popc((is_extra ? g.extra : mine) & below));
+        extra += __popc(g.extra);
+      }
       count += __popc(m[0]);
-      extra += __popc(g.extra);
     } else {
       rank.set(j, table[b * split_warps + warp] + __popc(g.of(b) & below));
       __syncwarp();
@@ -173,7 +212,7 @@ constexpr stage_kind stage_of() {
 }
 template <class Move>
 constexpr unsigned tile_items_of() {
-  return split_threads * (stage_of<Move>() == stage_kind::column ? 4 : 16);
+  return split_threads * (stage_of<Move>() == stage_kind::column ? 4 : ballot_items);
 }
 template <class Move, stage_kind = stage_of<Move>()>
 struct stage_type {
@@ -263,11 +302,12 @@ __device__ inline void move_columns(const word_record& move, std::uint32_t base,
 
 // The tile pass: every tile ranked, placed (Place: where each bin's run of the tile starts in the
 // output) and written out. bins: the buckets, plus the bin of ids out of range when unchecked.
-template <unsigned R, class Move, class Place>
+template <unsigned Bits, class Move, class Place>
 __global__ void __launch_bounds__(split_threads) split_tiles(Move move, const std::uint8_t* __restrict__ ids,
                                                               live_count live, unsigned buckets, unsigned bins,
                                                               bool checked, Place place,
                                                               const unsigned long long* bad, std::uint64_t* offsets) {
+  constexpr unsigned R = bin_masks<Bits, false>::R;
   constexpr stage_kind kind = stage_of<Move>();
   constexpr unsigned tile_items = tile_items_of<Move>();
   constexpr unsigned items = tile_items / split_threads;
@@ -282,30 +322,37 @@ __global__ void __launch_bounds__(split_threads) split_tiles(Move move, const st
   const std::uint32_t base = tile * tile_items;
   if (tile > 0 && base >= n) return;  // past the live items (the grid covers the capacity)
   const std::uint32_t early = place.prefetch(tile, bins);
-  const bool has_extra = R == 1 && bins > 32;
+  const bool has_extra = R == 1 && bins > (1U << Bits);
   const unsigned lane = lane_id(), warp = threadIdx.x / 32;
   const std::uint32_t warp_first = base + warp * 32 * items;
   const unsigned warp_live = n > warp_first ? (n - warp_first < 32 * items ? n - warp_first : 32 * items) : 0U;
 
   packed_bins<items> bin;
   typename stage_type<Move>::type value[kind == stage_kind::value ? items : 1];
+  bool in_extra = false;
 #pragma unroll
   for (unsigned j = 0; j < items; ++j) {
     const std::uint32_t i = warp_first + 32 * j + lane;
     if (32 * j + lane < warp_live) {
-      bin.set(j, multisplit_bin(ids[i], buckets));
+      const unsigned b = multisplit_bin(ids[i], buckets);
+      bin.set(j, b);
+      in_extra = in_extra || b == bin_masks<Bits, false>::extra_bin;
       if constexpr (kind == stage_kind::value) value[j] = move.load(i);
     }
   }
+  // The full-tile fast path: a warp whose run is all live and holds no item of the extra bin ranks
+  // without the live and extra ballots (warp-uniform).
+  const bool full = warp_live == 32 * items && !__any_sync(full_warp, has_extra && in_extra);
   if constexpr (R != 1)
     for (unsigned i = threadIdx.x; i < 256 * split_warps; i += split_threads) s.table[i] = 0;
   __syncthreads();
   packed_ranks<items> rank;
   unsigned count, extra;
-  rank_in_warp<items, R>(bin, warp_live, has_extra, rank, count, extra, s.table);
+  if (full) rank_in_warp<items, Bits, true>(bin, warp_live, has_extra, rank, count, extra, s.table);
+  else rank_in_warp<items, Bits, false>(bin, warp_live, has_extra, rank, count, extra, s.table);
   if constexpr (R == 1) {
-    if (lane < bins) s.table[lane * split_warps + warp] = count;
-    if (has_extra && lane == 0) s.table[32 * split_warps + warp] = extra;
+    if (owns_bin<Bits>(lane, 0, bins)) s.table[lane * split_warps + warp] = count;
+    if (has_extra && lane == 0) s.table[bin_masks<Bits, false>::extra_bin * split_warps + warp] = extra;
   }
   __syncthreads();
   const std::uint32_t total = scan_table<R == 1 ? 2 : 8>(s.table, bins * split_warps, s.warp_sums);
@@ -339,32 +386,57 @@ __global__ void __launch_bounds__(split_threads) split_tiles(Move move, const st
   }
 }
 
+// A warp's count of bin `lane` from per-thread byte counters (counter[w] byte q: bin 4 w + q, at most
+// 255 a thread): the bytes split into 16-bit halves and summed over the warp by __reduce_add_sync.
+template <unsigned W>
+__device__ unsigned warp_byte_counts(const std::uint32_t (&counter)[W]) {
+  const unsigned lane = lane_id();
+  unsigned v = 0;
+#pragma unroll
+  for (unsigned w = 0; w < W; ++w) {
+    const unsigned even = __reduce_add_sync(full_warp, counter[w] & 0x00FF00FFU);       // bytes 0, 2
+    const unsigned odd = __reduce_add_sync(full_warp, (counter[w] >> 8) & 0x00FF00FFU);  // bytes 1, 3
+    if (lane / 4 == w) v = lane & 1U ? odd : even;
+  }
+  return (v >> (16 * ((lane >> 1) & 1U))) & 0xFFFFU;
+}
+
 // Counts the bins of every tile of TileItems ids (a block a tile at a time, a thread's ids read as
-// one 4- or 16-byte word): into per_tile[bin * tiles + tile] (every tile of the capacity, zero past
-// the live count), or added into hist[bin]. Checked mode notes the first id out of range in *bad
-// (as ~i, atomicMax); unchecked, block 0 zeroes *bad.
-template <unsigned TileItems, unsigned R>
+// one 4-, 8- or 16-byte word): into per_tile[bin * tiles + tile] (every tile of the capacity, zero
+// past the live count), or added into hist[bin]. Up to 8 buckets (Bits <= 3, at most 9 bins) each
+// thread counts its ids in byte counters in registers (4 bins a word: a shift and an add an id) and
+// the warp sums them (warp_byte_counts); above, by ballots, taken straight from the loaded words where
+// the warp's ids are all live and in range. Checked mode notes the first id out of range in *bad (as
+// ~i, atomicMax); unchecked, block 0 zeroes *bad.
+template <unsigned TileItems, unsigned Bits>
 __global__ void __launch_bounds__(split_threads)
     count_tiles(const std::uint8_t* __restrict__ ids, live_count live, unsigned buckets, unsigned bins, bool checked,
                 std::uint32_t tiles, std::uint32_t* __restrict__ per_tile, std::uint32_t* __restrict__ hist,
                 unsigned long long* bad) {
-  constexpr unsigned per_thread = TileItems / split_threads;  // 4 or 16
-  using word = std::conditional_t<per_thread == 16, uint4, std::uint32_t>;
+  constexpr unsigned R = bin_masks<Bits, false>::R;
+  constexpr bool in_registers = Bits <= 3;
+  constexpr unsigned W = ((1U << Bits) + 1 + 3) / 4;  // byte-counter words (in_registers)
+  constexpr unsigned per_thread = TileItems / split_threads;  // 4, 8 or 16
+  constexpr unsigned words = per_thread / 4;
+  using word = std::conditional_t<words == 4, uint4, std::conditional_t<words == 2, uint2, std::uint32_t>>;
   __shared__ std::uint32_t warp_counts[split_warps][R == 1 ? 33 : 256];
   if (!checked && blockIdx.x == 0 && threadIdx.x == 0) *bad = 0;
   const std::uint64_t n = live.get();
-  const bool has_extra = R == 1 && bins > 32;
+  const bool has_extra = R == 1 && bins > (1U << Bits);
   const bool vector_ok = reinterpret_cast<std::uintptr_t>(ids) % sizeof(word) == 0;
   const unsigned lane = lane_id(), warp = threadIdx.x / 32;
   unsigned long long first_bad = 0;
   unsigned sum[R] = {}, sum_extra = 0;
   for (std::uint32_t t = blockIdx.x; t < tiles; t += gridDim.x) {
     const std::uint64_t first = std::uint64_t{t} * TileItems + threadIdx.x * per_thread;
-    std::uint32_t w[per_thread / 4] = {};
-    if (vector_ok && first + per_thread <= n) {
+    std::uint32_t w[words] = {};
+    const bool whole = first + per_thread <= n;
+    if (vector_ok && whole) {
       const word x = *reinterpret_cast<const word*>(ids + first);
-      if constexpr (per_thread == 16) {
+      if constexpr (words == 4) {
         w[0] = x.x; w[1] = x.y; w[2] = x.z; w[3] = x.w;
+      } else if constexpr (words == 2) {
+        w[0] = x.x; w[1] = x.y;
       } else {
         w[0] = x;
       }
@@ -372,19 +444,47 @@ __global__ void __launch_bounds__(split_threads)
       for (unsigned k = 0; k < per_thread; ++k)
         if (first + k < n) w[k / 4] |= std::uint32_t{ids[first + k]} << (8 * (k % 4));
     }
+    bool clean = true;  // no id at or past buckets (the bytes past n read as 0)
+#pragma unroll
+    for (unsigned q = 0; q < words; ++q) clean = clean && ids_below(w[q], buckets);
+    if (checked && !clean)
+      for (unsigned k = 0; k < per_thread && first_bad == 0; ++k)
+        if (first + k < n && ((w[k / 4] >> (8 * (k % 4))) & 0xFFU) >= buckets) first_bad = ~(first + k);
     unsigned cnt[R] = {}, cnt_extra = 0;
+    if constexpr (in_registers) {
+      std::uint32_t counter[W] = {};
 #pragma unroll
-    for (unsigned k = 0; k < per_thread; ++k) {
-      const unsigned id = (w[k / 4] >> (8 * (k % 4))) & 0xFFU;
-      const bool is_live = first + k < n;
-      if (checked && is_live && id >= buckets && first_bad == 0) first_bad = ~(first + k);
-      const bin_masks<R> g(multisplit_bin(id, buckets), is_live, has_extra);
-      unsigned m[R];
-      g.owned(m);
+      for (unsigned k = 0; k < per_thread; ++k) {
+        const unsigned b = multisplit_bin((w[k / 4] >> (8 * (k % 4))) & 0xFFU, buckets);
+        const std::uint32_t one = first + k < n ? 1U << (8 * (b & 3U)) : 0U;
 #pragma unroll
-      for (unsigned r = 0; r < R; ++r) cnt[r] += __popc(m[r]);
-      cnt_extra += __popc(g.extra);
+        for (unsigned q = 0; q < W; ++q) counter[q] += b / 4 == q ? one : 0U;
+      }
+      cnt[0] = warp_byte_counts<W>(counter);
+    } else if (__all_sync(full_warp, clean && whole)) {
+#pragma unroll
+      for (unsigned k = 0; k < per_thread; ++k) {
+        const bin_masks<Bits, true> g(w[k / 4] >> (8 * (k % 4)), true, false);
+        unsigned m[R];
+        g.owned(m);
+#pragma unroll
+        for (unsigned r = 0; r < R; ++r) cnt[r] += __popc(m[r]);
+      }
+    } else {
+#pragma unroll
+      for (unsigned k = 0; k < per_thread; ++k) {
+        const unsigned id = (w[k / 4] >> (8 * (k % 4))) & 0xFFU;
+        const bin_masks<Bits, false> g(multisplit_bin(id, buckets), first + k < n, has_extra);
+        unsigned m[R];
+        g.owned(m);
+#pragma unroll
+        for (unsigned r = 0; r < R; ++r) cnt[r] += __popc(m[r]);
+        cnt_extra += __popc(g.extra);
+      }
     }
+    // The bins this lane reports: in registers, every bin below `bins` (the extra bin among them).
+    const auto reports = [&](unsigned r) { return in_registers ? lane < bins : owns_bin<Bits>(lane, r, bins); };
+    constexpr unsigned extra_bin = bin_masks<Bits, false>::extra_bin;
     if (per_tile == nullptr) {
 #pragma unroll
       for (unsigned r = 0; r < R; ++r) sum[r] += cnt[r];
@@ -393,8 +493,8 @@ __global__ void __launch_bounds__(split_threads)
     }
 #pragma unroll
     for (unsigned r = 0; r < R; ++r)
-      if (lane + 32 * r < bins) warp_counts[warp][lane + 32 * r] = cnt[r];
-    if (has_extra && lane == 0) warp_counts[warp][32] = cnt_extra;
+      if (reports(r)) warp_counts[warp][lane + 32 * r] = cnt[r];
+    if (!in_registers && has_extra && lane == 0) warp_counts[warp][extra_bin] = cnt_extra;
     __syncthreads();
     if (threadIdx.x < bins) {
       std::uint32_t c = 0;
@@ -408,8 +508,8 @@ __global__ void __launch_bounds__(split_threads)
   if (hist == nullptr) return;
 #pragma unroll
   for (unsigned r = 0; r < R; ++r)
-    if (lane + 32 * r < bins) warp_counts[warp][lane + 32 * r] = sum[r];
-  if (has_extra && lane == 0) warp_counts[warp][32] = sum_extra;
+    if (in_registers ? lane < bins : owns_bin<Bits>(lane, r, bins)) warp_counts[warp][lane + 32 * r] = sum[r];
+  if (!in_registers && has_extra && lane == 0) warp_counts[warp][bin_masks<Bits, false>::extra_bin] = sum_extra;
   __syncthreads();
   if (threadIdx.x < bins) {
     std::uint32_t c = 0;
@@ -441,19 +541,19 @@ void enqueue_ballot_split(const cuda_multisplit_call& c, std::uint32_t* per_tile
                           unsigned long long* bad, Place place, Between between) {
   const unsigned bins = multisplit_bins(c.buckets, c.checked);
   const live_count live{c.d_live, c.capacity};
-  const auto with_r = [&](auto r) {
-    constexpr unsigned R = decltype(r)::value;
+  const auto with_bits = [&](auto bits) {
+    constexpr unsigned Bits = decltype(bits)::value;
     with_split_mover(c.in, c.out, [&](auto move) {
       using Move = decltype(move);
       constexpr unsigned tile_items = tile_items_of<Move>();
       const std::size_t tiles = tiles_of<Move>(c.capacity);
       const unsigned count_blocks = per_tile ? static_cast<unsigned>(tiles) : grid_blocks(tiles * split_threads, split_threads, 8);
-      count_tiles<tile_items, R><<<count_blocks, split_threads, 0, c.stream>>>(
+      count_tiles<tile_items, Bits><<<count_blocks, split_threads, 0, c.stream>>>(
           c.ids, live, c.buckets, bins, c.checked, static_cast<std::uint32_t>(tiles), per_tile, hist, bad);
       SIEVE_CUDA_CHECK(cudaGetLastError());
       between(tiles);
       const std::size_t dynamic = column_buffer_bytes(c.in);
-      auto* kernel = &split_tiles<R, Move, Place>;
+      auto* kernel = &split_tiles<Bits, Move, Place>;
       if (dynamic > 48 * 1024)
         SIEVE_CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(dynamic)));
       kernel<<<static_cast<unsigned>(tiles), split_threads, dynamic, c.stream>>>(move, c.ids, live, c.buckets, bins,
@@ -461,8 +561,14 @@ void enqueue_ballot_split(const cuda_multisplit_call& c, std::uint32_t* per_tile
       SIEVE_CUDA_CHECK(cudaGetLastError());
     });
   };
-  if (owned_per_lane(bins) == 1) with_r(std::integral_constant<unsigned, 1>{});
-  else with_r(std::integral_constant<unsigned, 8>{});
+  switch (ballot_bits(c.buckets)) {
+    case 1: return with_bits(std::integral_constant<unsigned, 1>{});
+    case 2: return with_bits(std::integral_constant<unsigned, 2>{});
+    case 3: return with_bits(std::integral_constant<unsigned, 3>{});
+    case 4: return with_bits(std::integral_constant<unsigned, 4>{});
+    case 5: return with_bits(std::integral_constant<unsigned, 5>{});
+    default: return with_bits(std::integral_constant<unsigned, 8>{});
+  }
 }
 
 }  // namespace
