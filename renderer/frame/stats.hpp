@@ -38,6 +38,7 @@ struct render_stats {
   // the device, the wave's CUDA graph captured and instantiated (0 on the CPU). Part of it (the
   // capture) lies inside `seconds`.
   double setup_seconds = 0;
+  double upload_seconds = 0;        // of setup_seconds: the scene and the film copied to the device (0 on the CPU)
   std::uint64_t waves = 0;          // waves rendered (for_each_wave)
   // Waves whose stages and loops were timed (profile_stages): all of them, or on the GPU's graph path
   // one in settings.profile_every, whose times scale_measured() then scales to all the waves.
