@@ -44,7 +44,7 @@ void print_setup_phase(std::ostream& out, render::setup_phase p, const render::r
       break;
     }
     case render::setup_phase::upload:
-      out << "upload " << fixed(s.upload_s, 3) << " s (the scene and the film to the device)";
+      out << "upload " << fixed(s.upload_s, 3) << " s (the scene and the film copied to the device)";
       break;
     case render::setup_phase::first_frame:
       out << "first frame " << fixed(s.first_frame_s, 3) << " s (" << s.first_frame_spp

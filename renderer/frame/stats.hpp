@@ -38,7 +38,9 @@ struct render_stats {
   // the device, the wave's CUDA graph captured and instantiated (0 on the CPU). Part of it (the
   // capture) lies inside `seconds`.
   double setup_seconds = 0;
-  double upload_seconds = 0;        // of setup_seconds: the scene and the film copied to the device (0 on the CPU)
+  // Of setup_seconds: the device's buffers made and the scene and the film copied to them (a process
+  // that made no CUDA context before: its making too); 0 on the CPU.
+  double upload_seconds = 0;
   std::uint64_t waves = 0;          // waves rendered (for_each_wave)
   // Waves whose stages and loops were timed (profile_stages): all of them, or on the GPU's graph path
   // one in settings.profile_every, whose times scale_measured() then scales to all the waves.
