@@ -1,6 +1,7 @@
 #include "render.hpp"
 
 #include "mpi.hpp"
+#include "setup_lines.hpp"
 
 #include <job/render_job.hpp>
 #include <scene/load.hpp>
@@ -518,6 +519,7 @@ int run_render(const render_args& a, const std::string& command_line) {
   };
   if (talk) {
     hooks.ready = [](const render_job& j) { print_header(j); };
+    hooks.phase = [](setup_phase p, const render_job& j) { print_setup_phase(std::cout, p, j); };
     hooks.progress = [&](std::uint32_t done, std::uint32_t total) { progress->samples(done, total); };
   }
   render_job job(a.request(), outputs, command_line, hooks);

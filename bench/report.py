@@ -818,13 +818,19 @@ def setup_section(folder):
             f"(wall clock); build phases: references, binary SAH tree, pair layout, 8-wide collapse, compressed "
             f"encoding; efficiency: the one-thread row's time over this row's, per thread; every run's triangles "
             f"and tree the same bytes as the first run's. {ds.provenance()}.*\n\n")
+    # Upload and first frame: measured where the backend uploads (CUDA); older files have no such keys.
+    gpu = any(r.get("upload_ms") is not None for r in ds.rows)
     head = ["threads", "triangles", "load ms", "MB/s", "build ms", "refs", "binary", "pairs", "collapse", "cw",
-            "Mtris/s", "build efficiency", "SAH"]
+            *(["upload ms", "first frame ms"] if gpu else []), "Mtris/s", "build efficiency", "SAH"]
     rows = [[str(r["threads"]), f"{r['triangles']:,}", ms(r["load_ms"]),
              f"{r['load_mb_per_s']:.0f}" if r.get("load_mb_per_s") else "-", ms(r["build_ms"]),
              ms(r["refs_ms"]), ms(r["binary_ms"]), ms(r["pairs_ms"]), ms(r["collapse_ms"]), ms(r["cw_ms"]),
+             *([ms(r.get("upload_ms")), ms(r.get("first_frame_ms"))] if gpu else []),
              f"**{r['build_mtris_per_s']:.2f}**", f"{r['build_efficiency']:.2f}", f"{r['sah_cost']:.2f}"]
             for r in ds.rows if r.get("validated")]
+    if gpu:
+        text += ("*Upload: the scene and the film copied to the device; first frame: from then to one sample over "
+                 "the whole film (the wave's graph captured).*\n\n")
     return text + md_table(head, rows)
 
 

@@ -216,7 +216,8 @@ TEST_F(Cli, DefaultRenderMeasuresItsStagesAndTheyAddUp) {
   const auto header = o.out.find("device: "), table = o.out.find("between the stages");
   ASSERT_NE(header, std::string::npos) << o.out;
   EXPECT_LT(header, table) << o.out;
-  // Without a terminal progress is a line every few seconds: a quick render prints none.
+  // Without a terminal progress is a line every few seconds: a quick render prints none (its setup
+  // lines are on stdout).
   EXPECT_EQ(o.err, "") << o.err;
 
   // Unmeasured: null in the report, never zeros.
@@ -228,6 +229,84 @@ TEST_F(Cli, DefaultRenderMeasuresItsStagesAndTheyAddUp) {
   EXPECT_TRUE(b["compaction_ms"].is_null());
   EXPECT_TRUE(b["compaction_percent"].is_null());
   EXPECT_TRUE(b["stages_ms"].empty());
+}
+
+// The setup the user waits for, a plain line per phase on stdout as it ends (also off a terminal,
+// no carriage returns): the load with its triangles and MB, the BVH by phase, the first frame; no
+// upload on the CPU. The same times in the report's setup_s; --quiet prints none.
+TEST_F(Cli, RenderPrintsTheSetupPhasesAsTheyEnd) {
+  const fs::path cornell = scenes_dir / "cornell-box" / "cornell-box.toml";
+  const fs::path json = dir_ / "s.json";
+  const outcome o = run({"render", cornell.string(), "--backend", "cpu", "--set", "film.width=32", "--set",
+                         "film.height=24", "--spp", "2", "--json", json.string(), "--out", (dir_ / "s.png").string()});
+  ASSERT_EQ(o.rc, 0) << o.err;
+  EXPECT_EQ(o.err, "") << o.err;
+  EXPECT_EQ(o.out.find('\r'), std::string::npos) << o.out;
+  const auto j = nlohmann::json::parse(slurp(json));
+  const auto& s = j["setup_s"];
+  const std::string triangles = std::to_string(j["triangles"].get<std::uint64_t>());
+  const auto header = o.out.find("device: "), load = o.out.find("\nsetup: load "), bvh = o.out.find("\nsetup: BVH "),
+             first = o.out.find("\nsetup: first frame "), outcome_line = o.out.find("\ntime: setup ");
+  ASSERT_NE(load, std::string::npos) << o.out;
+  ASSERT_NE(bvh, std::string::npos) << o.out;
+  ASSERT_NE(first, std::string::npos) << o.out;
+  EXPECT_LT(header, load) << o.out;
+  EXPECT_LT(load, bvh) << o.out;
+  EXPECT_LT(bvh, first) << o.out;
+  EXPECT_LT(first, outcome_line) << o.out;
+  EXPECT_EQ(o.out.find("setup: upload"), std::string::npos) << o.out;  // the CPU renders from host memory
+  const std::string load_line = o.out.substr(load + 1, o.out.find('\n', load + 1) - load - 1);
+  EXPECT_NE(load_line.find(" s, " + triangles + " triangles from "), std::string::npos) << load_line;
+  const std::string bvh_line = o.out.substr(bvh + 1, o.out.find('\n', bvh + 1) - bvh - 1);
+  EXPECT_NE(bvh_line.find("binary "), std::string::npos) << bvh_line;
+  EXPECT_NE(bvh_line.find(" threads, "), std::string::npos) << bvh_line;
+  EXPECT_NE(o.out.find("(2 spp over the whole film)"), std::string::npos) << o.out;
+
+  // The report: the same phases, in seconds, consistent with each other.
+  EXPECT_DOUBLE_EQ(s["load_s"].get<double>(), j["load_seconds"].get<double>());
+  EXPECT_DOUBLE_EQ(s["build_s"].get<double>(), j["bvh_build_seconds"].get<double>());
+  std::uint64_t bytes = 0;
+  for (const char* f : {"cornell-box.toml", "cornell-box.obj", "cornell-box.mtl"})
+    if (fs::exists(cornell.parent_path() / f)) bytes += fs::file_size(cornell.parent_path() / f);
+  EXPECT_GE(s["load_bytes"].get<std::uint64_t>(), bytes);
+  EXPECT_GT(s["load_bytes"].get<std::uint64_t>(), 0U);
+  double phases = 0;
+  for (const auto& [name, t] : s["build_phases_s"].items()) phases += t.get<double>();
+  EXPECT_GT(s["build_phases_s"]["binary_s"].get<double>(), 0.0);
+  EXPECT_LE(phases, s["build_s"].get<double>());
+  EXPECT_TRUE(s["upload_s"].is_null());
+  EXPECT_EQ(s["first_frame_spp"].get<int>(), 2);
+  EXPECT_GT(s["first_frame_s"].get<double>(), 0.0);
+  EXPECT_GE(s["first_image_s"].get<double>(), s["load_s"].get<double>() + s["build_s"].get<double>() + s["first_frame_s"].get<double>());
+  EXPECT_LE(s["first_image_s"].get<double>(), j["time"]["total_seconds"].get<double>());
+
+  const outcome q = run({"render", cornell.string(), "--backend", "cpu", "--quiet", "--set", "film.width=16", "--set",
+                         "film.height=12", "--spp", "1", "--out", (dir_ / "q.png").string()});
+  ASSERT_EQ(q.rc, 0) << q.err;
+  EXPECT_EQ(q.out.find("setup:"), std::string::npos) << q.out;
+}
+
+// `bench setup` on the CPU: a validated row per thread count, the build's phases inside its time,
+// the same triangles and tree at any thread count; no upload or first frame (null, never zeros).
+TEST_F(Cli, BenchSetupRowsOnTheCpu) {
+  const fs::path json = dir_ / "setup.json";
+  const outcome o = run({"bench", "setup", (scenes_dir / "procedural" / "heightfield.toml").string(), "--backend", "cpu",
+                         "--set", "procedural.grid=32", "--threads", "1,2", "--repeats", "2", "--json", json.string()});
+  ASSERT_EQ(o.rc, 0) << o.err << o.out;
+  EXPECT_NE(o.out.find("first_frame"), std::string::npos) << o.out;
+  const auto j = nlohmann::json::parse(slurp(json));
+  ASSERT_EQ(j["results"].size(), 2U) << j.dump();
+  for (const auto& r : j["results"]) {
+    EXPECT_TRUE(r["validated"].get<bool>()) << r.dump();
+    EXPECT_EQ(r["triangles"].get<std::uint64_t>(), 2U * 32 * 32) << r.dump();
+    EXPECT_TRUE(r["upload_ms"].is_null()) << r.dump();
+    EXPECT_TRUE(r["first_frame_ms"].is_null()) << r.dump();
+    double phases = 0;
+    for (const char* k : {"refs_ms", "binary_ms", "pairs_ms", "collapse_ms", "cw_ms"}) phases += r[k].get<double>();
+    EXPECT_GT(r["binary_ms"].get<double>(), 0.0) << r.dump();
+    EXPECT_LE(phases, r["build_ms"].get<double>() * 1.001) << r.dump();
+  }
+  EXPECT_EQ(j["results"][0]["sah_cost"], j["results"][1]["sah_cost"]);
 }
 
 // --json alone still writes the image, under the default name, in the current folder.

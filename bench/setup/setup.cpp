@@ -1,6 +1,9 @@
 #include "setup.hpp"
 
 #include <bvh/bvh.hpp>
+#include <frame/prepared_scene.hpp>
+#include <run/render.hpp>
+#include <sieve/compaction/backend.hpp>
 #include <output_files.hpp>
 #include <rows.hpp>
 #include <scene/load.hpp>
@@ -9,6 +12,7 @@
 #include <oneapi/tbb/parallel_for.h>
 
 #include <algorithm>
+#include <cmath>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -81,6 +85,9 @@ struct setup_row {
   double load_ms = 0, load_cpu_ms = 0;
   double build_ms = 0, build_cpu_ms = 0;
   bvh_phases wall;  // of the median build
+  // CUDA: the scene and the film to the device, then the first pass of one sample over the film (the
+  // graph capture included); negative: not measured (the CPU uploads nothing).
+  double upload_ms = -1, first_frame_ms = -1;
   double sah = 0;
   double load_efficiency = 0, build_efficiency = 0;  // against the first row, per thread
   bool validated = false;
@@ -118,28 +125,40 @@ row_schema<setup_row> setup_rows() {
       {"Mtris/cpu-s", "Mtris_per_cpu_s", "build_mtris_per_cpu_s",
        [=](const row& r) { return number(r.build_cpu_ms > 0 ? static_cast<double>(r.triangles) / (r.build_cpu_ms * 1e3) : 0, 2); }},
       {"build_eff", "build_efficiency", "build_efficiency", [=](const row& r) { return number(r.build_efficiency, 2); }},
+      {"upload", "upload_ms", "upload_ms", [=](const row& r) { return r.upload_ms < 0 ? cell{"-", "-", nullptr} : number(r.upload_ms, 1); }},
+      {"first_frame", "first_frame_ms", "first_frame_ms",
+       [=](const row& r) { return r.first_frame_ms < 0 ? cell{"-", "-", nullptr} : number(r.first_frame_ms, 1); }},
       {"SAH", "sah_cost", "sah_cost", [=](const row& r) { return number(r.sah, 2); }},
       {"validated", "validated", "validated",
        [](const row& r) { return cell{r.validated ? "yes" : "NO", r.validated ? "yes" : "NO", r.validated}; }}});
 }
 
-std::uint64_t file_bytes(const scene& sc) {
-  std::uint64_t sum = 0;
-  for (const auto& f : sc.files) {
-    std::error_code ec;
-    const auto n = std::filesystem::file_size(f, ec);
-    if (!ec) sum += n;
-  }
-  return sum;
-}
-
 // The references every later run is checked against (the first run's).
 struct expected {
   std::optional<std::uint64_t> scene, tree;
+  bool warm = false;  // the GPU's first frame of the process rendered
 };
 
-// One thread count: the load and the build, each --repeats times, validated, medians kept.
-setup_row measure(const setup_args& a, unsigned threads, expected& want) {
+// One render of one sample over the film of `ps` on the GPU: the upload's seconds and the first
+// pass's (from the render's start, the upload excluded); false when the film is not whole and finite.
+bool first_frame(const prepared_scene& ps, double& upload_s, double& first_s) {
+  render_settings settings = render_settings::from(ps.source());
+  settings.sample_count = 1;
+  double pass_s = -1;
+  const auto t0 = std::chrono::steady_clock::now();
+  settings.progress = [&](std::uint32_t, std::uint32_t) {
+    if (pass_s < 0) pass_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  };
+  const render_result r = render_cuda(ps, settings);
+  upload_s = r.stats.upload_seconds;
+  first_s = pass_s - upload_s;
+  const auto finite = [](const vec3& v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); };
+  return r.samples == 1 && pass_s >= 0 && std::all_of(r.sum.begin(), r.sum.end(), finite);
+}
+
+// One thread count: the load and the build, each --repeats times, validated, medians kept; on the
+// GPU the upload and the first frame over the last tree, --repeats times.
+setup_row measure(const setup_args& a, unsigned threads, bool gpu, expected& want) {
   std::optional<tbb::global_control> limit;
   if (threads) limit.emplace(tbb::global_control::max_allowed_parallelism, threads);
   setup_row row;
@@ -148,6 +167,7 @@ setup_row measure(const setup_args& a, unsigned threads, expected& want) {
   std::vector<double> load_ms, load_cpu, build_ms, build_cpu;
   std::vector<bvh_phases> phases;
   scene sc;
+  bvh last;
   for (int r = 0; r < a.repeats; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
     const double c0 = process_cpu_seconds();
@@ -159,11 +179,11 @@ setup_row measure(const setup_args& a, unsigned threads, expected& want) {
     row.validated &= *want.scene == d;
   }
   row.triangles = sc.triangles.size();
-  row.bytes = file_bytes(sc);
+  row.bytes = input_bytes(sc);
   for (int r = 0; r < a.repeats; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
     const double c0 = process_cpu_seconds();
-    const bvh b = build_bvh(sc.triangles);
+    bvh b = build_bvh(sc.triangles);
     build_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     build_cpu.push_back((process_cpu_seconds() - c0) * 1e3);
     phases.push_back(b.stats.wall);
@@ -171,6 +191,25 @@ setup_row measure(const setup_args& a, unsigned threads, expected& want) {
     if (!want.tree) want.tree = d;
     row.validated &= *want.tree == d && whole(b);
     if (r == 0) row.sah = sah_cost(b);
+    if (r + 1 == a.repeats) last = std::move(b);
+  }
+  if (gpu) {
+    const prepared_scene ps(sc, std::move(last));
+    std::vector<double> upload, first;
+    if (!want.warm) {  // the CUDA context made and the kernels loaded: once per process, not in the rows
+      const auto t0 = std::chrono::steady_clock::now();
+      double u = 0, f = 0;
+      row.validated &= first_frame(ps, u, f);
+      std::cout << "the first frame of the process (the CUDA context made, the kernels loaded; not in the rows): "
+                << fixed(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count(), 1) << " ms\n";
+      want.warm = true;
+    }
+    for (int r = 0; r < a.repeats; ++r) {
+      double u = 0, f = 0;
+      row.validated &= first_frame(ps, u, f);
+      upload.push_back(u * 1e3), first.push_back(f * 1e3);
+    }
+    row.upload_ms = median(upload), row.first_frame_ms = median(first);
   }
   row.load_ms = median(load_ms), row.load_cpu_ms = median(load_cpu);
   row.build_ms = median(build_ms), row.build_cpu_ms = median(build_cpu);
@@ -199,15 +238,16 @@ const option_schema<setup_args>& setup_options() {
 int run_setup_bench(const setup_args& a, const std::string& command_line) {
   report::output_set outputs;
   a.add_files_to(outputs);
-  const nlohmann::json machine = report::machine_info(false);
+  const bool gpu = resolve_backend(a.backend) == "cuda";
+  const nlohmann::json machine = report::machine_info(gpu);
   const std::string device = report::device_of(machine);
-  std::cout << "setup of " << a.scene << " on " << device << ": the scene's load and the BVH build (every layout), median of "
-            << a.repeats << " runs a row\n";
+  std::cout << "setup of " << a.scene << " on " << device << ": the scene's load and the BVH build (every layout)"
+            << (gpu ? ", the upload and the first frame" : "") << ", median of " << a.repeats << " runs a row\n";
   expected want;
   row_schema<setup_row> rows = setup_rows();
   std::vector<setup_row> done;
   for (const unsigned t : a.threads) {
-    setup_row row = measure(a, t, want);
+    setup_row row = measure(a, t, gpu, want);
     if (!done.empty()) {
       const setup_row& first = done.front();
       const double scale = static_cast<double>(row.threads) / first.threads;
@@ -222,9 +262,12 @@ int run_setup_bench(const setup_args& a, const std::string& command_line) {
   rows.printed().print(std::cout);
   std::cout << "\nload_ms: the scene file read and parsed into triangles (MB/s: its files' bytes over that time); "
                "build_ms: the BVH with every layout the renderer reads, by phase (wall clock): references, the binary "
-               "SAH tree, the pair layout, the 8-wide collapse, the compressed encoding; Mtris/cpu-s: per CPU-second of "
+               "SAH tree, the pair layout, the 8-wide collapse, the compressed encoding; upload (CUDA): the scene and the film "
+               "copied to the device; first_frame (CUDA): from then to one sample over the whole film (the wave's graph "
+               "captured, the first launches); Mtris/cpu-s: per CPU-second of "
                "the process; *_eff: the first row's time over this row's, per thread (parallel efficiency). Validated: "
-               "the triangles and every array of the tree the same bytes as the first run's, the tree whole.\n";
+               "the triangles and every array of the tree the same bytes as the first run's, the tree whole, the first "
+               "frame's film whole and finite.\n";
   bool ok = true;
   for (const setup_row& r : done) ok &= r.validated;
   a.stage(outputs, rows,

@@ -45,6 +45,9 @@ struct render_settings {
   std::function<void(std::uint32_t first_pixel, std::span<const vec3> sums)> tile_rendered;
   const std::atomic<bool>* cancel = nullptr;  // set: stop at the next bounce or chunk (the cut wave is dropped)
   std::function<void(std::uint32_t done, std::uint32_t total)> progress;  // samples done, after each wave
+  // GPU: called once the scene and the film are on the device, with the seconds the upload took
+  // (render_stats::upload_seconds); the CPU renders from host memory and never calls it.
+  std::function<void(double seconds)> uploaded;
   // Per-stage, per-bounce and per-loop times (CPU clock; on the GPU CUDA events recorded inside the
   // wave's graph). Off (the default): the frame time only, nothing added between the stages.
   bool profile_stages = false;

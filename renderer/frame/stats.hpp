@@ -42,6 +42,9 @@ struct render_stats {
   // the others (allocating the queues, the GPU's code loaded and its graph captured, memory touched
   // the first time): the render's one-time costs (note_first_wave). 0 with one wave.
   double first_wave_extra_seconds = 0;
+  // Of setup_seconds: the device's buffers made and the scene and the film copied to them (a process
+  // that made no CUDA context before: its making too); 0 on the CPU.
+  double upload_seconds = 0;
   std::uint64_t waves = 0;          // waves rendered (for_each_wave)
   // Waves whose stages and loops were timed (profile_stages): all of them, or on the GPU's graph path
   // one in settings.profile_every, whose times scale_measured() then scales to all the waves.

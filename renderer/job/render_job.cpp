@@ -301,6 +301,7 @@ nlohmann::json render_report(const render_request& rq, const scene& sc, const re
     if (st.bounces[b].live)
       j["bounces"].push_back({{"bounce", b}, {"live", st.bounces[b].live},
                               {"compaction_ms", applies(strategy_ran, ms_or_null(st.bounces[b].compact_ms))}});
+  j["setup_s"] = setup_report(out, sc.triangles.size());
   j["run"] = report::run_info(command_line);
   return j;
 }
@@ -369,7 +370,14 @@ void render_job::load() {
   }
   out_.backend = backend_;
   out_.spp = scene_.film.spp;
+  out_.setup.load_bytes = input_bytes(scene_);
   if (hooks_.ready) hooks_.ready(*this);
+  phase_done(setup_phase::load);
+}
+
+void render_job::phase_done(setup_phase p) {
+  if (p == setup_phase::build) out_.setup.build_phases = state_->prepared->tree().stats.wall;
+  if (hooks_.phase) hooks_.phase(p, *this);
 }
 
 namespace {
@@ -408,9 +416,11 @@ void render_job::prepare() {
     share_tree(tree, *hooks_.peers);
     state_->prepared.emplace(scene_, std::move(tree));
     out_.bvh_seconds = since(t_bvh);
+    phase_done(setup_phase::build);
   } else if (!hooks_.peers || hooks_.peers->size() < 2) {
     on_every_rank([&] { state_->prepared.emplace(scene_); });
     out_.bvh_seconds = since(t_bvh);
+    phase_done(setup_phase::build);
   }
   // Else each rank builds its own inside the split render (render()): a rank whose build ends first
   // takes tiles at once instead of waiting for the slowest build at a collective.
@@ -428,7 +438,20 @@ void render_job::prepare() {
     if (peers.rank() == 0) state_->inbox.assign(pixels, vec3{0, 0, 0});
   }
   settings_.cancel = hooks_.cancel;
-  settings_.progress = hooks_.progress;
+  settings_.uploaded = [this](double seconds) {
+    out_.setup.upload_s = seconds;
+    phase_done(setup_phase::upload);
+  };
+  // The first pass of samples over the whole film ends the setup (and the hooks' progress follows).
+  settings_.progress = [this, progress = hooks_.progress](std::uint32_t done, std::uint32_t total) {
+    if (out_.setup.first_frame_s < 0) {
+      out_.setup.first_frame_s = std::max(0.0, since(state_->t0) - out_.setup.upload_s);
+      out_.setup.first_image_s = since(state_->t_job);
+      out_.setup.first_frame_spp = done;
+      phase_done(setup_phase::first_frame);
+    }
+    if (progress) progress(done, total);
+  };
 }
 
 namespace {
@@ -472,6 +495,7 @@ void render_job::render() {
       const auto t_bvh = clock_type::now();
       state_->prepared.emplace(scene_);
       out_.bvh_seconds = since(t_bvh);
+      phase_done(setup_phase::build);
     }
     state_->t0 = clock_type::now();
     state_->cpu0 = cpu_seconds();

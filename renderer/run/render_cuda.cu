@@ -444,7 +444,9 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
   const auto t_setup = std::chrono::steady_clock::now();
   cuda_run run(ps, settings, result);
   run.wait();  // the scene and the film on the device
-  result.stats.setup_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_setup).count();
+  result.stats.upload_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_setup).count();
+  result.stats.setup_seconds += result.stats.upload_seconds;
+  if (settings.uploaded) settings.uploaded(result.stats.upload_seconds);
   run_waves(run, ps.source().film, settings, result);
   run.read_film(result);
   return result;

@@ -192,4 +192,14 @@ scene load_scene(const std::filesystem::path& path, const std::vector<std::strin
   return sc;
 }
 
+std::uint64_t input_bytes(const scene& s) {
+  std::uint64_t sum = 0;
+  for (const auto& f : s.files) {
+    std::error_code ec;
+    const auto n = std::filesystem::file_size(f, ec);
+    if (!ec) sum += n;
+  }
+  return sum;
+}
+
 }  // namespace sieve::render

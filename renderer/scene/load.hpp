@@ -58,4 +58,8 @@ using film_fit = std::function<std::pair<std::uint32_t, std::uint32_t>(const fil
 scene load_scene(const std::filesystem::path& path, const std::vector<std::string>& overrides = {},
                  const scene_limits& limits = {}, const film_fit& fit = {});
 
+// The bytes of the scene's input files (scene::files: the scene file, models, buffers, images) as
+// they are now; a file gone since the load counts nothing. The load's MB/s divides it.
+std::uint64_t input_bytes(const scene& s);
+
 }  // namespace sieve::render
