@@ -51,6 +51,7 @@ render_settings requested_settings(const render_request& rq, const scene& sc, bo
   if (rq.routing) settings.routing = *rq.routing;
   settings.traversal = rq.traversal;
   settings.bvh = rq.bvh;
+  settings.build = rq.build;
   settings.integrator = rq.integrator;
   settings.queue = rq.queue;
   settings.profile_stages = rq.profile_stages;
@@ -228,6 +229,7 @@ nlohmann::json render_report(const render_request& rq, const scene& sc, const re
   j["integrator"] = std::string(to_string(settings.integrator));
   j["traversal"] = std::string(to_string(settings.traversal));
   j["bvh"] = std::string(to_string(settings.bvh));
+  j["bvh_builder"] = builder_ran(settings.build, out.backend == "cuda", sc.triangles.size());
   j["queue"] = std::string(to_string(settings.queue));
   j["reorder"] = std::string(to_string(settings.reorder));
   j["sort"] = std::string(to_string(settings.sort));
@@ -369,7 +371,8 @@ void share_tree(bvh& tree, job_peers& peers) {
 void render_job::prepare() {
   if (hooks_.step) hooks_.step(job_step::prepare, *this);
   const auto t_bvh = clock_type::now();
-  if (hooks_.peers && rq_.share_tree && hooks_.peers->size() > 1) {
+  const bool gpu = backend_ == "cuda";
+  if (hooks_.peers && rq_.share_tree && hooks_.peers->size() > 1 && !builds_on_device(settings_.build, gpu, scene_.triangles.size())) {
     // Built once, by rank 0 with every core the others would have shared, and sent to them.
     bvh tree;
     on_every_rank([&] {
@@ -379,7 +382,7 @@ void render_job::prepare() {
     state_->prepared.emplace(scene_, std::move(tree));
     out_.bvh_seconds = since(t_bvh);
   } else if (!hooks_.peers || hooks_.peers->size() < 2) {
-    on_every_rank([&] { state_->prepared.emplace(scene_); });
+    on_every_rank([&] { state_->prepared.emplace(scene_, settings_.build, gpu); });
     out_.bvh_seconds = since(t_bvh);
   }
   // Else each rank builds its own inside the split render (render()): a rank whose build ends first
@@ -438,9 +441,9 @@ void render_job::render() {
   if (hooks_.step) hooks_.step(job_step::render, *this);
   const bool gpu = backend_ == "cuda";
   auto run = [&] {
-    if (!state_->prepared) {  // a split render's own BVH (prepare)
+    if (!state_->prepared) {  // a split render's own BVH (prepare), on this rank's GPU when it renders there
       const auto t_bvh = clock_type::now();
-      state_->prepared.emplace(scene_);
+      state_->prepared.emplace(scene_, settings_.build, gpu);
       out_.bvh_seconds = since(t_bvh);
     }
     state_->t0 = clock_type::now();
