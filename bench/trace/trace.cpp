@@ -313,6 +313,8 @@ const option_schema<trace_args>& trace_options() {
              "8-wide collapse and the compressed encoding all on the GPU with --backend cuda; else its CPU run); "
              "x_build0 = Mrays/s over the first builder's tree on the same rays",
              [](CLI::Option* x) { x->check(CLI::IsMember({"sah", "lbvh", "ploc"})); });
+    o.option(&A::ploc_radius, "--ploc-radius", "ploc: the clusters each cluster searches for its nearest on either side",
+             [](CLI::Option* x) { x->check(CLI::Range(1U, 256U)); });
     o.option(&A::split, "--split",
              "split large triangles into references before the build, this many extra references per triangle "
              "(0: none); every traversal is then checked against the binary DFS of the unsplit tree",
@@ -411,14 +413,14 @@ struct built {
 built build_tree(const trace_args& a, const std::string& builder, const scene& sc, bool gpu) {
   bvh_build_options options = options_of(a);
   if (gpu && builder == "lbvh") (void)build_lbvh(sc.triangles, {}, lbvh_device::cuda);
-  if (gpu && builder == "ploc" && sc.triangles.size() > 1) (void)device_tree(sc.triangles, options);
+  if (gpu && builder == "ploc" && sc.triangles.size() > 1) (void)device_tree(sc.triangles, options, nullptr, a.ploc_radius);
   built out;
   const auto t0 = std::chrono::steady_clock::now();
   const double c0 = process_cpu_seconds();
   if (builder == "lbvh") {
     out.tree = build_lbvh(sc.triangles, {}, gpu ? lbvh_device::cuda : lbvh_device::cpu, &out.lbvh);
   } else if (builder == "ploc") {
-    out.tree = build_ploc(sc.triangles, options, gpu ? lbvh_device::cuda : lbvh_device::cpu, &out.ploc);
+    out.tree = build_ploc(sc.triangles, options, gpu ? lbvh_device::cuda : lbvh_device::cpu, &out.ploc, a.ploc_radius);
   } else {
     const float wide_cost = a.wide_node_cost > 0 ? a.wide_node_cost : a.node_cost;
     const bool own_collapse = wide_cost != a.node_cost;
@@ -790,6 +792,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
            {"spp", a.spp},
            {"bvh", {{"builds", builds_json(builds)},
                     {"split_budget", a.split},
+                    {"ploc_radius", a.ploc_radius},
                     {"bins", a.bins},
                     {"max_leaf", a.max_leaf},
                     {"node_cost", a.node_cost},

@@ -9,6 +9,7 @@
 #include "../options.hpp"
 
 #include <bvh/bvh.hpp>
+#include <bvh/ploc.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -33,6 +34,7 @@ struct trace_args : scene_suite_args {
   // the GPU with --backend cuda, else CPU), ploc (bvh/ploc.hpp: every layout on the GPU with --backend
   // cuda, else its CPU run).
   std::vector<std::string> builders = {"sah"};
+  unsigned ploc_radius = render::ploc_default_radius;  // ploc: the clustering's search radius
   float split = 0;       // the build's split_budget (extra references per triangle); hits checked against an unsplit tree
   // The tree's build (render::bvh_build_options): SAH bins, leaf size, the binary SAH's cost of a
   // node and the collapse's cost of a wide node (0: the binary one's), in triangle tests.
