@@ -30,13 +30,25 @@ constexpr const char* compaction_strategy = "space";  // stable, byte flags, out
 
 class cuda_backend {
  public:
-  cuda_backend(cudaStream_t stream, std::uint32_t n, device_array<wide_node>& wide, device_array<cw_node>& cw)
+  cuda_backend(cudaStream_t stream, std::uint32_t n, device_array<wide_node>& wide, device_array<cw_node>& cw, bool wide_nodes,
+               bool cw_nodes)
       : stream_(stream), wide_(wide), cw_(cw) {
     sort_ws_ = device_array<unsigned char>(sieve::cuda::radix_sort_workspace_bytes("onesweep", n, 0, 32));
     // The widest record compacted: a cluster (its node and box).
     const record shape(std::span<std::uint32_t>(static_cast<std::uint32_t*>(nullptr), n),
                        std::span<aabb>(static_cast<aabb*>(nullptr), n));
     compact_ws_ = device_array<unsigned char>(sieve::cuda::workspace_bytes(compaction_strategy, shape, form::byte_flags, false));
+    // The wide levels' scratch and nodes for what trees of n triangles take (a level holds well under
+    // n / 16 wide nodes, a tree under n / 6), allocated once here: growing inside the level loop
+    // costs a cudaMalloc and a synchronising cudaFree each time.
+    const std::size_t level = n / 16 + 64;
+    tasks_[0].reserve_discard(level), tasks_[1].reserve_discard(level), kids_.reserve_discard(wide_arity * level);
+    words_[0].reserve_discard(level + 1), words_[1].reserve_discard(level + 1);
+    if (wide_nodes) wide_.reserve_discard(n / 6 + 64);
+    if (cw_nodes) cw_.reserve_discard(n / 6 + 64);
+    std::size_t scan_bytes = 0;
+    SIEVE_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, words_[0].get(), words_[1].get(), level + 1, stream_));
+    scan_ws_.reserve_discard(scan_bytes);
     start_.record(stream_);
   }
 
@@ -164,7 +176,7 @@ device_tree::device_tree(std::span<const triangle> triangles, const bvh_build_op
   ploc_timing t;
   try {
     SIEVE_CUDA_CHECK(cudaMemcpyAsync(a.triangles.get(), triangles.data(), n * sizeof(triangle), cudaMemcpyHostToDevice, stream));
-    cuda_backend backend(stream, n, a.wide_nodes, a.cw_nodes);
+    cuda_backend backend(stream, n, a.wide_nodes, a.cw_nodes, s.wide, s.cw);
     a.result = ploc_run(exec::cuda{stream}, backend, b, n, s, t);
     backend.times();
     SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
