@@ -405,6 +405,7 @@ struct built {
   double build_s = 0, build_cpu_s = 0;  // wall clock and the process's CPU time, the copies included
   lbvh_timing lbvh;
   ploc_timing ploc;
+  std::vector<exec::loop_time> loops;  // ploc on the GPU: a profiled build's launches by loop, the longest first
 };
 
 // The tree the traces run over, built by `builder` (lbvh and ploc: on the GPU with the cuda backend,
@@ -432,6 +433,13 @@ built build_tree(const trace_args& a, const std::string& builder, const scene& s
     }
   }
   out.build_s = seconds_since(t0), out.build_cpu_s = process_cpu_seconds() - c0;
+  if (gpu && builder == "ploc" && sc.triangles.size() > 1) {  // once more, every launch timed: where the time goes
+    ploc_timing p;
+    p.profile = true;
+    (void)device_tree(sc.triangles, options, &p, a.ploc_radius);
+    out.loops = std::move(p.loops);
+    std::sort(out.loops.begin(), out.loops.end(), [](const exec::loop_time& x, const exec::loop_time& y) { return x.ms > y.ms; });
+  }
   return out;
 }
 
@@ -442,6 +450,7 @@ struct build_row {
   double binary_ms = 0, collapse_ms = 0, encoding_ms = 0, layouts_ms = 0, total_ms = 0, with_copies_ms = 0;
   bool fused = false;  // the encoding is made with the collapse (ploc): its time is in collapse_ms
   double sah = 0, wide_sah = 0;
+  std::vector<exec::loop_time> loops;
   nlohmann::json json;
 };
 
@@ -463,6 +472,7 @@ build_row build_row_of(const std::string& builder, bool gpu, const scene& sc, co
     r.layouts_ms = cpu.pairs * 1e3, r.total_ms = b.build_s * 1e3, r.with_copies_ms = b.build_s * 1e3;
   }
   r.sah = sah_cost(b.tree), r.wide_sah = sah_cost(b.tree.wide);
+  r.loops = b.loops;
   const double n = static_cast<double>(sc.triangles.size());
   const bvh& t = b.tree;
   r.json = {{"builder", builder}, {"where", r.where}, {"binary_ms", r.binary_ms}, {"collapse_ms", r.collapse_ms},
@@ -474,6 +484,9 @@ build_row build_row_of(const std::string& builder, bool gpu, const scene& sc, co
             {"node_bytes", t.nodes.size() * sizeof(bvh_node)}, {"pair_bytes", t.pairs.size() * sizeof(pair_node)},
             {"wide_nodes", t.wide.nodes.size()}, {"wide_bytes", t.wide.nodes.size() * sizeof(wide_node)},
             {"wide_depth", t.wide.depth}, {"cw_nodes", t.cw.nodes.size()}, {"sah_cost", r.sah}, {"wide_sah_cost", r.wide_sah}};
+  r.json["profiled_loops"] = nlohmann::json::array();
+  for (const exec::loop_time& l : r.loops)
+    r.json["profiled_loops"].push_back({{"name", l.name}, {"launches", l.launches}, {"items", l.items}, {"ms", l.ms}});
   return r;
 }
 
@@ -483,6 +496,12 @@ void print_build_phases(const build_row& r) {
             << (r.fused ? std::string("(made with the collapse)") : fixed(r.encoding_ms, 2) + " ms") << ", binary DFS layout "
             << fixed(r.layouts_ms, 2) << " ms; " << fixed(r.total_ms, 2) << " ms in all, " << fixed(r.with_copies_ms, 2)
             << " ms with the copies; SAH cost " << fixed(r.sah, 2) << " (8-wide " << fixed(r.wide_sah, 2) << ")\n";
+  if (r.loops.empty()) return;
+  double all = 0;
+  for (const exec::loop_time& l : r.loops) all += l.ms;
+  std::cout << "  a profiled build (every launch between CUDA events, " << fixed(all, 2) << " ms in them), by loop: launches, items, ms\n";
+  for (const exec::loop_time& l : r.loops)
+    std::cout << "    " << l.name << ": " << l.launches << ", " << l.items << ", " << fixed(l.ms, 3) << "\n";
 }
 
 // Every builder's row, their rates and SAH costs against the first's.

@@ -40,6 +40,7 @@
 #include <memory>
 #include <span>
 #include <string>
+#include <vector>
 
 namespace sieve::render {
 
@@ -51,6 +52,10 @@ namespace sieve::render {
 struct ploc_timing {
   double morton_ms = 0, binary_ms = 0, collapse_ms = 0, layout_ms = 0, device_ms = 0, with_copies_ms = 0;
   std::uint32_t rounds = 0, wide_levels = 0;  // clustering rounds, levels of 8-wide nodes
+  // Asked for (the GPU's run): every launch, library call and read back timed between CUDA events,
+  // by loop name in `loops` (the events cost time of their own: a build to look into, not to time).
+  bool profile = false;
+  std::vector<exec::loop_time> loops;
 };
 
 // The clustering's search radius when the options do not say (Meister and Bittner's 16; 8 measured

@@ -30,9 +30,9 @@ constexpr const char* compaction_strategy = "space";  // stable, byte flags, out
 
 class cuda_backend {
  public:
-  cuda_backend(cudaStream_t stream, std::uint32_t n, device_array<wide_node>& wide, device_array<cw_node>& cw, bool wide_nodes,
-               bool cw_nodes)
-      : stream_(stream), wide_(wide), cw_(cw) {
+  cuda_backend(cudaStream_t stream, exec::cuda_loop_clock* clock, std::uint32_t n, device_array<wide_node>& wide,
+               device_array<cw_node>& cw, bool wide_nodes, bool cw_nodes)
+      : stream_(stream), clock_(clock), wide_(wide), cw_(cw) {
     sort_ws_ = device_array<unsigned char>(sieve::cuda::radix_sort_workspace_bytes("onesweep", n, 0, 32));
     // The widest record compacted: a cluster (its node and box).
     const record shape(std::span<std::uint32_t>(static_cast<std::uint32_t*>(nullptr), n),
@@ -54,24 +54,32 @@ class cuda_backend {
 
   void sort(const std::uint32_t* keys, const std::uint32_t* values, std::uint32_t* keys_out, std::uint32_t* values_out,
             std::uint32_t n, int bits) const {
-    sieve::cuda::radix_sort_pairs_async("onesweep", {keys, n}, {values, n}, {keys_out, n}, {values_out, n}, 0, bits,
-                                        {sort_ws_.get(), sort_ws_.size()}, stream_);
+    exec::timed(exec::cuda{stream_, clock_}, "ploc.sort (library)", n, [&] {
+      sieve::cuda::radix_sort_pairs_async("onesweep", {keys, n}, {values, n}, {keys_out, n}, {values_out, n}, 0, bits,
+                                          {sort_ws_.get(), sort_ws_.size()}, stream_);
+    });
   }
-  void compact(const const_record& in, const record& out, std::span<const std::uint8_t> flags, std::uint32_t,
+  void compact(const const_record& in, const record& out, std::span<const std::uint8_t> flags, std::uint32_t n,
                std::uint64_t* count) const {
-    sieve::cuda::compact_copy_async(compaction_strategy, in, out, byte_flags{flags}, count,
-                                    {compact_ws_.get(), compact_ws_.size()}, stream_);
+    exec::timed(exec::cuda{stream_, clock_}, "ploc.compact (library)", n, [&] {
+      sieve::cuda::compact_copy_async(compaction_strategy, in, out, byte_flags{flags}, count,
+                                      {compact_ws_.get(), compact_ws_.size()}, stream_);
+    });
   }
   void scan(const std::uint64_t* in, std::uint64_t* out, std::uint32_t n) {
     std::size_t bytes = 0;
     SIEVE_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, bytes, in, out, n, stream_));
     scan_ws_.reserve_discard(bytes);
-    SIEVE_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_ws_.get(), bytes, in, out, n, stream_));
+    exec::timed(exec::cuda{stream_, clock_}, "ploc.scan (CUB)", n, [&] {
+      SIEVE_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_ws_.get(), bytes, in, out, n, stream_));
+    });
   }
+  // A value back to the host: the copy timed, and the wait for the work before it.
   template <class T>
   T read(const T* p) const {
     T v{};
-    SIEVE_CUDA_CHECK(cudaMemcpyAsync(&v, p, sizeof v, cudaMemcpyDeviceToHost, stream_));
+    exec::timed(exec::cuda{stream_, clock_}, "ploc.read back", 1,
+                [&] { SIEVE_CUDA_CHECK(cudaMemcpyAsync(&v, p, sizeof v, cudaMemcpyDeviceToHost, stream_)); });
     SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream_));
     return v;
   }
@@ -108,6 +116,7 @@ class cuda_backend {
   }
 
   cudaStream_t stream_;
+  exec::cuda_loop_clock* clock_;
   device_array<wide_node>& wide_;
   device_array<cw_node>& cw_;
   std::size_t wide_used_ = 0, cw_used_ = 0;
@@ -174,12 +183,17 @@ device_tree::device_tree(std::span<const triangle> triangles, const bvh_build_op
   cudaStream_t stream = nullptr;
   SIEVE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   ploc_timing t;
+  t.profile = timing && timing->profile;
   try {
     SIEVE_CUDA_CHECK(cudaMemcpyAsync(a.triangles.get(), triangles.data(), n * sizeof(triangle), cudaMemcpyHostToDevice, stream));
-    cuda_backend backend(stream, n, a.wide_nodes, a.cw_nodes, s.wide, s.cw);
-    a.result = ploc_run(exec::cuda{stream}, backend, b, n, s, t);
+    const bool profile = t.profile;
+    exec::loop_clock clock(t.loops);
+    exec::cuda_loop_clock cuda_clock(clock);
+    cuda_backend backend(stream, profile ? &cuda_clock : nullptr, n, a.wide_nodes, a.cw_nodes, s.wide, s.cw);
+    a.result = ploc_run(exec::cuda{stream, profile ? &cuda_clock : nullptr}, backend, b, n, s, t);
     backend.times();
     SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
+    if (profile) cuda_clock.collect(false);
     cudaStreamDestroy(stream);
   } catch (...) {
     cudaStreamSynchronize(stream);
