@@ -687,6 +687,67 @@ trace_row cpu_row(const bvh_view& v, const embree_scene* embree, const scene& sc
   return row;
 }
 
+// Every ray kind and traversal over one builder's tree: its rows added (named after the builder, with
+// the first builder's rate on the same rays), the compressed tree's work per ray into `work`; returns
+// the number of rows that failed their validation.
+struct trace_context {
+  const trace_args& a;
+  const scene& sc;
+  bool gpu;
+  const std::vector<std::string>& traversals;
+  row_schema<trace_row>& rows;
+  std::vector<std::string>& profiles;           // GPU BFS: where a trace's time goes
+  std::map<std::string, double>& first_build;   // (rays, traversal, strategy, loop) -> Mrays/s over the first tree
+  nlohmann::json& work;
+};
+
+int trace_tree(trace_context& c, const std::string& builder, const bvh& tree, const bvh_view& v, const bvh_view& reference_view,
+               const embree_scene* embree) {
+  const trace_args& a = c.a;
+  const scene& sc = c.sc;
+  const bool gpu = c.gpu;
+  int failed = 0;
+  const std::vector<ray> primary = primary_rays(sc, a.width, a.height, a.spp);
+  const std::vector<hit> primary_hits = trace_dfs(reference_view, primary);
+  // BFS and the wide DFS against DFS on the same rays in the same run (DFS runs first when asked for).
+  double dfs_mrays = 0;
+  for (const auto& kind : a.rays) {
+    const bool any = kind == "shadow";
+    const std::vector<ray> rays = kind == "primary" ? primary
+                                  : any             ? shadow_rays(sc, primary, primary_hits)
+                                                    : diffuse_rays(sc, primary, primary_hits);
+    const std::vector<hit> reference = kind == "primary" ? primary_hits
+                                       : any             ? trace_dfs_any(reference_view, rays)
+                                                         : trace_dfs(reference_view, rays);
+    const auto [cw_nodes, cw_tris] = cw_work_per_ray(v, rays, any);
+    std::cout << kind << " rays, the compressed tree's work per ray (every 16th ray): " << fixed(cw_nodes, 2) << " nodes, "
+              << fixed(cw_tris, 2) << " triangle tests\n";
+    c.work[builder][kind] = {{"cw_nodes_per_ray", cw_nodes}, {"cw_triangles_per_ray", cw_tris}};
+    dfs_mrays = 0;
+    double embree_mrays = 0, embree_cpu = 0;  // of this ray kind, when Embree ran
+    for (const auto& traversal : c.traversals) {
+      const bool breadth = is_bfs_traversal(traversal);
+      if (any && breadth) continue;  // the BFS traversal finds closest hits only
+      std::vector<std::pair<std::string, std::string>> runs;  // (strategy, GPU BFS loop)
+      for (const auto& s : breadth ? a.strategies : std::vector<std::string>{"-"})
+        if (s == "-" || bfs_runs_with(traversal, s))
+          for (const auto& l : gpu && breadth ? a.bfs_loops : std::vector<std::string>{"-"}) runs.emplace_back(s, l);
+      for (const auto& [strategy, loop] : runs) {
+        trace_row row = gpu ? gpu_row(tree, sc, rays, reference, kind, traversal, strategy, loop, a, dfs_mrays, c.profiles)
+                            : cpu_row(v, embree, sc, rays, reference, kind, traversal, strategy, a, dfs_mrays,
+                                      embree_mrays, embree_cpu);
+        row.build = builder;
+        const std::string key = kind + " " + traversal + " " + strategy + " " + loop;
+        if (builder == a.builders.front()) c.first_build[key] = row.mrays;
+        row.first_build_mrays = c.first_build[key];
+        if (!row.validated) ++failed;
+        c.rows.add(row);
+      }
+    }
+  }
+  return failed;
+}
+
 }  // namespace
 
 int run_trace_bench(const trace_args& a, const std::string& command_line) {
@@ -732,67 +793,31 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
   nlohmann::json work = nlohmann::json::object();  // per builder and ray kind: the compressed tree's work per ray
   int failed = 0;
   for (const auto& builder : a.builders) {
-  const built b = build_tree(a, builder, sc, gpu);
-  const bvh_view v = view_of(b.tree, sc.triangles);
-  // The hits every traversal must match: the binary DFS of the tree without splits (its own tree
-  // when there are none), so a split tree is checked against the tree it replaces.
-  std::optional<bvh> unsplit;
-  if (a.split > 0) {
-    bvh_build_options plain = options_of(a);
-    plain.split_budget = 0, plain.wide = false;
-    unsplit = build_bvh(sc.triangles, plain);
-  }
-  const bvh_view reference_view = unsplit ? view_of(*unsplit, sc.triangles) : v;
-  std::cout << "\n== " << builder << " ==\n";
-  print_bvh_summary(sc, b.tree, a, b.build_s, b.build_cpu_s, device, backend);
-  builds.push_back(build_row_of(builder, gpu, sc, b));
-  print_build_phases(builds.back());
-  const nlohmann::json phases = builder == "sah" ? build_phases(sc, b.tree, a) : nlohmann::json(nullptr);
-  builds.back().json["build_phases_cpu_ms"] = phases;
-  if (!embree && !traversals.empty() && traversals.front() == "embree") {
-    embree = std::make_unique<embree_scene>(sc.triangles);
-    std::cout << "Embree " << "3: scene built in " << fixed(embree->build_seconds() * 1e3, 1) << " ms ("
-              << fixed(static_cast<double>(sc.triangles.size()) / embree->build_seconds() / 1e6, 2) << " Mtris/s)\n";
-  }
-
-  const std::vector<ray> primary = primary_rays(sc, a.width, a.height, a.spp);
-  const std::vector<hit> primary_hits = trace_dfs(reference_view, primary);
-  // BFS and the wide DFS against DFS on the same rays in the same run (DFS runs first when asked for).
-  double dfs_mrays = 0;
-  for (const auto& kind : a.rays) {
-    const bool any = kind == "shadow";
-    const std::vector<ray> rays = kind == "primary" ? primary
-                                  : any             ? shadow_rays(sc, primary, primary_hits)
-                                                    : diffuse_rays(sc, primary, primary_hits);
-    const std::vector<hit> reference = kind == "primary" ? primary_hits
-                                       : any             ? trace_dfs_any(reference_view, rays)
-                                                         : trace_dfs(reference_view, rays);
-    const auto [cw_nodes, cw_tris] = cw_work_per_ray(v, rays, any);
-    std::cout << kind << " rays, the compressed tree's work per ray (every 16th ray): " << fixed(cw_nodes, 2) << " nodes, "
-              << fixed(cw_tris, 2) << " triangle tests\n";
-    work[builder][kind] = {{"cw_nodes_per_ray", cw_nodes}, {"cw_triangles_per_ray", cw_tris}};
-    dfs_mrays = 0;
-    double embree_mrays = 0, embree_cpu = 0;  // of this ray kind, when Embree ran
-    for (const auto& traversal : traversals) {
-      const bool breadth = is_bfs_traversal(traversal);
-      if (any && breadth) continue;  // the BFS traversal finds closest hits only
-      std::vector<std::pair<std::string, std::string>> runs;  // (strategy, GPU BFS loop)
-      for (const auto& s : breadth ? a.strategies : std::vector<std::string>{"-"})
-        if (s == "-" || bfs_runs_with(traversal, s))
-          for (const auto& l : gpu && breadth ? a.bfs_loops : std::vector<std::string>{"-"}) runs.emplace_back(s, l);
-      for (const auto& [strategy, loop] : runs) {
-        trace_row row = gpu ? gpu_row(b.tree, sc, rays, reference, kind, traversal, strategy, loop, a, dfs_mrays, profiles)
-                            : cpu_row(v, embree.get(), sc, rays, reference, kind, traversal, strategy, a, dfs_mrays,
-                                      embree_mrays, embree_cpu);
-        row.build = builder;
-        const std::string key = kind + " " + traversal + " " + strategy + " " + loop;
-        if (builder == a.builders.front()) first_build[key] = row.mrays;
-        row.first_build_mrays = first_build[key];
-        if (!row.validated) ++failed;
-        rows.add(row);
-      }
+    const built b = build_tree(a, builder, sc, gpu);
+    const bvh_view v = view_of(b.tree, sc.triangles);
+    // The hits every traversal must match: the binary DFS of the tree without splits (its own tree
+    // when there are none), so a split tree is checked against the tree it replaces.
+    std::optional<bvh> unsplit;
+    if (a.split > 0) {
+      bvh_build_options plain = options_of(a);
+      plain.split_budget = 0, plain.wide = false;
+      unsplit = build_bvh(sc.triangles, plain);
     }
-  }
+    const bvh_view reference_view = unsplit ? view_of(*unsplit, sc.triangles) : v;
+    std::cout << "\n== " << builder << " ==\n";
+    print_bvh_summary(sc, b.tree, a, b.build_s, b.build_cpu_s, device, backend);
+    builds.push_back(build_row_of(builder, gpu, sc, b));
+    print_build_phases(builds.back());
+    const nlohmann::json phases = builder == "sah" ? build_phases(sc, b.tree, a) : nlohmann::json(nullptr);
+    builds.back().json["build_phases_cpu_ms"] = phases;
+    if (!embree && !traversals.empty() && traversals.front() == "embree") {
+      embree = std::make_unique<embree_scene>(sc.triangles);
+      std::cout << "Embree " << "3: scene built in " << fixed(embree->build_seconds() * 1e3, 1) << " ms ("
+                << fixed(static_cast<double>(sc.triangles.size()) / embree->build_seconds() / 1e6, 2) << " Mtris/s)\n";
+    }
+
+    trace_context context{a, sc, gpu, traversals, rows, profiles, first_build, work};
+    failed += trace_tree(context, builder, b.tree, v, reference_view, embree.get());
   }
   rows.printed().print(std::cout);
   if (!profiles.empty()) {
