@@ -405,6 +405,7 @@ render::render_request render_args::request() const {
   rq.integrator = parse_mode<integrator_kind>(integrator);  // the names were checked by the command line
   rq.traversal = parse_mode<traversal_kind>(traversal);
   rq.bvh = parse_mode<bvh_layout>(bvh);
+  rq.build = parse_mode<bvh_builder>(build);
   rq.queue = parse_mode<queue_mode>(queue);
   if (!reorder.empty()) rq.reorder = parse_mode<reorder_key>(reorder);
   if (!sort.empty()) rq.sort = parse_mode<sort_kind>(sort);
@@ -433,6 +434,11 @@ void add_render_options(CLI::App& cmd, render_args& a) {
                  "the tree the GPU's depth-first rays walk: auto (per ray kind, whichever measured faster), binary, "
                  "cwbvh (the compressed 8-wide tree by persistent warps) or cwbvh-thread (one ray a thread)")
       ->check(CLI::IsMember(mode_name_list<bvh_layout>()));
+  cmd.add_option("--build", a.build,
+                 "the BVH's builder: auto (ploc when the GPU renders, else sah), sah (binned SAH on the CPU), lbvh "
+                 "(linear BVH: its binary tree on the GPU when the GPU renders) or ploc (on the GPU with every layout "
+                 "when the GPU renders, else its CPU run)")
+      ->check(CLI::IsMember(mode_name_list<bvh_builder>()));
   cmd.add_option("--queue", a.queue,
                  "pass (the strategy compacts the path state), index (it compacts 4-byte path indices) or append "
                  "(shade appends the survivors: no compaction pass)")

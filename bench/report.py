@@ -840,26 +840,34 @@ def trace_section(folder):
         return "## Traversal\n\nNot measured in this run.\n\n"
     rows = [r for r in ds.rows if r.get("validated")]
     bvh = ds.doc.get("bvh", {})
+    builds = bvh.get("builds") or [bvh]  # one entry per builder (older results: the one tree's keys)
+    built = "; ".join(f"{b.get('builder', 'sah')}: {b.get('nodes', 0):,} nodes, depth {b.get('depth')}, built in "
+                      f"{ms(b.get('total_ms', b.get('build_ms')))} ms ({b.get('mtris_per_s', 0):.2f} M triangles/s, "
+                      f"{b.get('where', 'CPU')}), SAH cost {b.get('sah_cost', 0):.2f}" for b in builds)
     text = (f"## Traversal: rays per second through the BVH\n\n"
-            f"*Scene `{ds.doc.get('scene')}`, {ds.doc.get('triangles', 0):,} triangles; BVH of {bvh.get('nodes', 0):,} "
-            f"nodes, depth {bvh.get('depth')}, built in {ms(bvh.get('build_ms'))} ms "
-            f"({bvh.get('mtris_per_s', 0):.2f} M triangles/s, CPU). Counts: rays traced (primary: one per pixel "
+            f"*Scene `{ds.doc.get('scene')}`, {ds.doc.get('triangles', 0):,} triangles; BVH {built}. "
+            f"Counts: rays traced (primary: one per pixel "
             f"centre; diffuse: one cosine ray per primary hit), closest hit, Mrays/s = rays / median time "
             f"({'GPU kernel time, CUDA events' if ds.gpu else 'CPU clock'}); every configuration matched DFS first. "
             f"{ds.provenance()}.*\n\n")
     def shown(r):  # the GPU BFS names its level loop (graph: on the device; host: one sync a step)
         loop = r.get("bfs_loop", "-")
         return r["traversal"] + ("" if loop in ("-", None) else f" ({loop} loop)")
-    text += md_table(["rays", "traversal", "BFS frontier strategy", "rays traced", "ms", "Mrays/s", "x DFS",
-                      "host syncs"],
-                     [[r["rays"], shown(r), r["strategy"], f"{r['count']:,}", ms(r["ms_median"]),
+    text += md_table(["tree", "rays", "traversal", "BFS frontier strategy", "rays traced", "ms", "Mrays/s", "x DFS",
+                      "x first tree", "host syncs"],
+                     [[r.get("build", "sah"), r["rays"], shown(r), r["strategy"], f"{r['count']:,}", ms(r["ms_median"]),
                        f"**{r['mrays_per_s']:.2f}**", f"{r['vs_dfs']:.2f}" if r.get("vs_dfs") else "-",
+                       f"{r['vs_first_build']:.2f}" if r.get("vs_first_build") else "-",
                        str(r.get("host_syncs", "-"))] for r in rows])
     if plt and rows:
         kinds = sorted({r["rays"] for r in rows}, key=lambda k: (k != "primary", k))
+        multi = len({r.get("build", "sah") for r in rows}) > 1
+        def label(r):  # the tree's builder first when there are several
+            return ((r.get("build", "sah") + ": ") if multi else "") + r["traversal"] + (
+                "" if r["strategy"] == "-" else f" + {r['strategy']}")
         configs = []
         for r in rows:
-            c = r["traversal"] + ("" if r["strategy"] == "-" else f" + {r['strategy']}")
+            c = label(r)
             if c not in configs:
                 configs.append(c)
         fig, ax = plt.subplots(figsize=(max(5.5, 1.1 * len(configs) * len(kinds)), 4))
@@ -867,10 +875,9 @@ def trace_section(folder):
         for i, c in enumerate(configs):
             ys = []
             for k in kinds:
-                r = next((r for r in rows if r["rays"] == k and
-                          r["traversal"] + ("" if r["strategy"] == "-" else f" + {r['strategy']}") == c), None)
+                r = next((r for r in rows if r["rays"] == k and label(r) == c), None)
                 ys.append(r["mrays_per_s"] if r else 0)
-            name = c.split(" + ")[-1] if " + " in c else c
+            name = c.split(" + ")[-1] if " + " in c else c.split(": ")[-1]
             hatch = ["", "//", "..", "xx", "\\\\", "++"][i % 6]  # apart in grey print too
             bars = ax.bar([j + i * w for j in range(len(kinds))], ys, w, label=c, hatch=hatch,
                           color=OTHER_COLORS.get(name, color_of(name)), edgecolor="white", linewidth=0.5)

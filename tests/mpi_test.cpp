@@ -244,6 +244,14 @@ TEST_F(Mpi, TheTreeSharedOrBuiltByEveryRankGivesThePlainImage) {
     const auto j = nlohmann::json::parse(slurp(dir_ / (std::string("tree-") + tree + ".json")));
     EXPECT_EQ(j["rays"], nlohmann::json::parse(slurp(dir_ / "plain.json"))["rays"]);
   }
+  // Every rank builds its own tree with the builder asked for (PLOC: on its GPU where it renders on
+  // one, else its CPU run, as here): the same image.
+  std::vector<std::string> args = render_args(dir_, "tree-ploc");
+  args.insert(args.end(), {"--build", "ploc"});
+  const outcome o = run_mpi(3, args);
+  ASSERT_EQ(o.rc, 0) << o.err;
+  expect_plain_image(dir_, "tree-ploc");
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir_ / "tree-ploc.json"))["bvh_builder"], "ploc (CPU)");
 }
 
 // A profiled split render's loop times are the ranks' summed: every path generated and extended

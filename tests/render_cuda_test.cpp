@@ -662,5 +662,31 @@ TEST(GpuRender, EveryRoutingIsIdentical) {
   }
 }
 
+
+// The tree the GPU builds (PLOC, every layout on the device, the default when the GPU renders) gives
+// the image the SAH tree uploaded from the host gives, bit for bit, on every depth-first tree choice.
+TEST(RenderCuda, DeviceBuiltTreeRendersAsTheSahTree) {
+  SKIP_WITHOUT_GPU();
+  for (const char* name : {"cornell-box/cornell-box.toml", "third-party/sponza/sponza.toml"}) {
+    SCOPED_TRACE(name);
+    const scene s = load_scene(std::string(SIEVE_SCENES_DIR) + "/" + name,
+                               {"film.width=64", "film.height=48", "film.spp=4", "film.max_bounces=3"});
+    const prepared_scene sah(s), built(s, bvh_builder::automatic, true);
+    ASSERT_NE(built.device(), nullptr);
+    EXPECT_TRUE(built.tree().nodes.empty()) << "nothing of the tree on the host";
+    for (const bvh_layout layout : {bvh_layout::automatic, bvh_layout::binary, bvh_layout::cwbvh}) {
+      render_settings settings = render_settings::from(s);
+      settings.bvh = layout;
+      const render_result a = render_cuda(sah, settings), b = render_cuda(built, settings);
+      ASSERT_EQ(a.sum.size(), b.sum.size());
+      EXPECT_EQ(std::memcmp(a.sum.data(), b.sum.data(), a.sum.size() * sizeof(vec3)), 0) << to_string(layout);
+    }
+    render_settings bfs = render_settings::from(s);
+    bfs.traversal = traversal_kind::bfs;
+    const render_result a = render_cuda(sah, bfs), b = render_cuda(built, bfs);
+    EXPECT_EQ(std::memcmp(a.sum.data(), b.sum.data(), a.sum.size() * sizeof(vec3)), 0) << "bfs";
+  }
+}
+
 }  // namespace
 }  // namespace sieve::render

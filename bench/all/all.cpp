@@ -226,9 +226,11 @@ std::vector<step> plan(const context& c) {
                                a, sort_options(), run_sort_bench));
   }
   {  // Traversal: primary and diffuse rays through the ~1M-triangle sphere room: DFS (binary and
-     // 8-wide), BFS, and on the CPU Embree (when this build has it) as the baseline.
+     // 8-wide), BFS, and on the CPU Embree (when this build has it) as the baseline; over the SAH
+     // builder's tree and PLOC's (on the GPU with the GPU: the renderer's default there).
     trace_args a;
     a.scene = c.scene("procedural/sphere-room.toml");
+    a.builders = {"sah", "ploc"};
     a.traversals = gpu ? std::vector<std::string>{"dfs", "wide", "bfs"} : std::vector<std::string>{"dfs", "wide", "bfs", "embree"};
     a.strategies = gpu ? std::vector<std::string>{"atomic", "cub", "space", "redzone"}
                        : std::vector<std::string>{"billeter", "redzone"};
@@ -243,7 +245,7 @@ std::vector<step> plan(const context& c) {
     a.repeats = c.by_mode(1, gpu ? 3 : 2, gpu ? 10 : 3);
     steps.push_back(suite_step(c, "trace",
                                "traversal Mrays/s, sphere room, " + std::to_string(a.width) + " x " +
-                                   std::to_string(a.height) + " rays: DFS, wide DFS, BFS per strategy" +
+                                   std::to_string(a.height) + " rays: DFS, wide DFS, BFS per strategy, SAH and PLOC trees" +
                                    (gpu ? "" : ", Embree"),
                                c.expect(1, 12, 60, 2, 15, 40), a, trace_options(), run_trace_bench));
   }

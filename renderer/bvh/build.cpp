@@ -24,6 +24,7 @@
 // 2m - 1 and 2m of a sparse array that the end compacts in split order (an in-order layout). The
 // same tree, the same arrays, whatever the threads.
 #include "bvh.hpp"
+#include "node_steps.hpp"
 #include "split.hpp"
 
 #include <sieve/compaction/error.hpp>
@@ -628,19 +629,6 @@ class builder {
   std::atomic<std::uint32_t> dropped_{0};  // repeated references dropped from leaves
 };
 
-// The next float below x (toward -infinity; std::nextafter's, without its call): x's bits step
-// one unit away from zero when negative, toward it when positive; 0 steps to the smallest negative
-// subnormal; -infinity and NaN stay.
-float float_below(float x) {
-  std::uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  if (x != x || x == -std::numeric_limits<float>::infinity()) return x;
-  if (x == 0) u = 0x80000001U;
-  else u += (u >> 31) * 2 - 1;  // negative (sign bit set): + 1; positive: - 1 (no branch on the sign)
-  std::memcpy(&x, &u, sizeof u);
-  return x;
-}
-
 // Every node's box one float step wider on each side. A ray lying in the plane of a box's face (a
 // direction component 0 and the origin on that plane: a camera's central column along a mesh's grid
 // line) then still enters the box, where the slab test would give it no length and skip it: a
@@ -648,11 +636,7 @@ float float_below(float x) {
 // compressed tree's quantised boxes are wider anyway), and hits tied on the edge chosen apart.
 void widen_boxes(std::vector<bvh_node>& nodes) {
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, nodes.size(), 1 << 14), [&](const auto& r) {
-    for (std::size_t i = r.begin(); i != r.end(); ++i) {
-      aabb& b = nodes[i].bounds;
-      b.lo = {float_below(b.lo.x), float_below(b.lo.y), float_below(b.lo.z)};
-      b.hi = {-float_below(-b.hi.x), -float_below(-b.hi.y), -float_below(-b.hi.z)};
-    }
+    for (std::size_t i = r.begin(); i != r.end(); ++i) nodes[i].bounds = widened(nodes[i].bounds);
   });
 }
 
@@ -661,23 +645,10 @@ void widen_boxes(std::vector<bvh_node>& nodes) {
 std::vector<pair_node> pair_layout(const std::vector<bvh_node>& nodes) {
   std::vector<pair_node> pairs;
   if (nodes.empty()) return pairs;
-  auto bits = [](std::uint32_t v) {
-    float f;
-    std::memcpy(&f, &v, sizeof f);
-    return f;
-  };
-  auto set_child = [&](pair_node& p, int c, const aabb& box, std::uint32_t child, std::uint32_t count) {
-    quad& xy = p.q[c];
-    xy = {box.lo.x, box.hi.x, box.lo.y, box.hi.y};
-    (c == 0 ? p.q[2].x : p.q[2].z) = box.lo.z;
-    (c == 0 ? p.q[2].y : p.q[2].w) = box.hi.z;
-    (c == 0 ? p.q[3].x : p.q[3].z) = bits(child);
-    (c == 0 ? p.q[3].y : p.q[3].w) = bits(count);
-  };
   if (nodes[0].leaf()) {  // a single leaf: one pair node with one child
     pairs.emplace_back();
-    set_child(pairs[0], 0, nodes[0].bounds, nodes[0].first, nodes[0].count);
-    set_child(pairs[0], 1, aabb{{0, 0, 0}, {0, 0, 0}}, no_child, 0);
+    set_pair_child(pairs[0], 0, nodes[0].bounds, nodes[0].first, nodes[0].count);
+    set_pair_child(pairs[0], 1, aabb{{0, 0, 0}, {0, 0, 0}}, no_child, 0);
     return pairs;
   }
   std::unique_ptr<std::uint32_t[]> rank(new std::uint32_t[nodes.size()]);  // inner node -> its pair node
@@ -690,8 +661,8 @@ std::vector<pair_node> pair_layout(const std::vector<bvh_node>& nodes) {
       for (int c = 0; c < 2; ++c) {
         const std::uint32_t at = nodes[n].first + static_cast<std::uint32_t>(c);
         const bvh_node& child = nodes[at];
-        if (child.leaf()) set_child(p, c, child.bounds, child.first, child.count);
-        else set_child(p, c, child.bounds, rank[at], 0);
+        if (child.leaf()) set_pair_child(p, c, child.bounds, child.first, child.count);
+        else set_pair_child(p, c, child.bounds, rank[at], 0);
       }
     }
   });

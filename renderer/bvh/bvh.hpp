@@ -40,7 +40,7 @@ inline constexpr std::uint32_t no_child = ~0U;
 // triangles sit side by side and each loads as three vector loads, without going through prims[].
 struct alignas(16) leaf_triangle {
   quad v[3];
-  static leaf_triangle of(const triangle& t) {
+  SIEVE_HD static leaf_triangle of(const triangle& t) {
     return {{{t.v0.x, t.v0.y, t.v0.z, 0}, {t.v1.x, t.v1.y, t.v1.z, 0}, {t.v2.x, t.v2.y, t.v2.z, 0}}};
   }
   SIEVE_HD triangle get() const {

@@ -16,6 +16,7 @@
 // (encode_in_parallel); otherwise a walk from the root encodes the tree (the encoder).
 #include "bvh.hpp"
 #include "dfs.hpp"
+#include "node_steps.hpp"
 #include "wide.hpp"
 
 #include <sieve/compaction/error.hpp>
@@ -239,9 +240,7 @@ cw_bvh encode_cw(const wide_bvh& w) {
   out.triangles.resize(source.size());
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, source.size(), 1 << 14), [&](const auto& r) {
     for (std::size_t i = r.begin(); i != r.end(); ++i) {
-      const triangle t = w.triangles[source[i]].get();
-      const vec3 e1 = t.v1 - t.v0, e2 = t.v2 - t.v0;
-      out.triangles[i] = {{t.v0.x, t.v0.y, t.v0.z, bits_float(w.prims[source[i]])}, {e1.x, e1.y, e1.z, 0}, {e2.x, e2.y, e2.z, 0}};
+      out.triangles[i] = cw_triangle_of(w.triangles[source[i]].get(), w.prims[source[i]]);
     }
   });
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

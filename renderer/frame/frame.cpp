@@ -3,6 +3,7 @@
 #include "stats.hpp"
 #include "waves.hpp"
 #include "queue_strategy.hpp"
+#include "prepared_scene.hpp"
 
 #include "../core/marks.hpp"
 #include "../core/memory.hpp"
@@ -122,6 +123,7 @@ void check_render_memory(const scene& s, const render_settings& settings, bool g
   c.bfs = settings.traversal == traversal_kind::bfs;
   c.attribute_bytes = s.normals.size() * sizeof(triangle_normals) + s.uvs.size() * sizeof(triangle_uvs);
   for (const texture& t : s.textures) c.attribute_bytes += t.texels.size() * sizeof(vec3);
+  if (builds_on_device(settings.build, gpu, s.triangles.size())) c.gpu_triangle_bytes = ploc_device_bytes_per_triangle;
   if (gpu && !gpu_free) gpu_free = cuda_free_memory();
   memory::check(c, available, gpu ? gpu_free : std::nullopt, "render");
 }

@@ -19,6 +19,7 @@ struct render_settings {
   std::string strategy = "auto";      // compaction of the path queue (and of the BFS frontier)
   traversal_kind traversal = traversal_kind::dfs;
   bvh_layout bvh = bvh_layout::automatic;  // the GPU's depth-first trees (bvh/traverse.hpp: gpu_trees_for)
+  bvh_builder build = bvh_builder::automatic;  // who builds the tree (prepared_scene)
   // How the path queue shrinks (driver.hpp): pass (the strategy compacts the path state), index (it
   // compacts 4-byte path indices; the state stays in place) or append (shade appends the survivors
   // to the next queue: no pass, no strategy).

@@ -52,6 +52,7 @@ render_settings requested_settings(const render_request& rq, const scene& sc, bo
   if (rq.routing) settings.routing = *rq.routing;
   settings.traversal = rq.traversal;
   settings.bvh = rq.bvh;
+  settings.build = rq.build;
   settings.integrator = rq.integrator;
   settings.queue = rq.queue;
   settings.profile_stages = rq.profile_stages;
@@ -252,6 +253,7 @@ nlohmann::json render_report(const render_request& rq, const scene& sc, const re
   j["traversal"] = std::string(to_string(settings.uses_megakernel() ? traversal_kind::dfs : settings.traversal));
   j["bvh"] = applies(gpu && (settings.uses_megakernel() || settings.traversal == traversal_kind::dfs),
                      std::string(to_string(settings.bvh)));
+  j["bvh_builder"] = builder_ran(settings.build, gpu, sc.triangles.size());
   j["queue"] = applies(!settings.uses_megakernel(), std::string(to_string(settings.queue)));
   j["reorder"] = std::string(to_string(settings.reorder));
   j["sort"] = applies(gpu && (settings.reorders() || (!settings.uses_megakernel() && settings.routing == routing_kind::sort)),
@@ -407,7 +409,8 @@ void share_tree(bvh& tree, job_peers& peers) {
 void render_job::prepare() {
   if (hooks_.step) hooks_.step(job_step::prepare, *this);
   const auto t_bvh = clock_type::now();
-  if (hooks_.peers && rq_.share_tree && hooks_.peers->size() > 1) {
+  const bool gpu = backend_ == "cuda";
+  if (hooks_.peers && rq_.share_tree && hooks_.peers->size() > 1 && !builds_on_device(settings_.build, gpu, scene_.triangles.size())) {
     // Built once, by rank 0 with every core the others would have shared, and sent to them.
     bvh tree;
     on_every_rank([&] {
@@ -418,7 +421,7 @@ void render_job::prepare() {
     out_.bvh_seconds = since(t_bvh);
     phase_done(setup_phase::build);
   } else if (!hooks_.peers || hooks_.peers->size() < 2) {
-    on_every_rank([&] { state_->prepared.emplace(scene_); });
+    on_every_rank([&] { state_->prepared.emplace(scene_, settings_.build, gpu); });
     out_.bvh_seconds = since(t_bvh);
     phase_done(setup_phase::build);
   }
@@ -491,9 +494,9 @@ void render_job::render() {
   if (hooks_.step) hooks_.step(job_step::render, *this);
   const bool gpu = backend_ == "cuda";
   auto run = [&] {
-    if (!state_->prepared) {  // a split render's own BVH (prepare)
+    if (!state_->prepared) {  // a split render's own BVH (prepare), on this rank's GPU when it renders there
       const auto t_bvh = clock_type::now();
-      state_->prepared.emplace(scene_);
+      state_->prepared.emplace(scene_, settings_.build, gpu);
       out_.bvh_seconds = since(t_bvh);
       phase_done(setup_phase::build);
     }

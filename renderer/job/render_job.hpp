@@ -38,6 +38,7 @@ struct render_request {
   integrator_kind integrator = integrator_kind::wavefront;
   traversal_kind traversal = traversal_kind::dfs;
   bvh_layout bvh = bvh_layout::automatic;  // render_settings::bvh
+  bvh_builder build = bvh_builder::automatic;  // render_settings::build (auto: PLOC on the GPU when it renders, else SAH)
   queue_mode queue = queue_mode::pass;    // pass | index | append (render_settings::queue)
   std::optional<reorder_key> reorder;     // unset: the scene's [compaction] reorder
   std::optional<sort_kind> sort;          // unset: the scene's [compaction] sort
@@ -53,7 +54,8 @@ struct render_request {
   std::uint32_t tile_units = 0;
   // A split render: the BVH built by process 0 alone and sent to the others (MPI_Bcast of its
   // arrays), instead of each process building its own. Off by default: on a 64-core host a 2 GB tree
-  // took longer to send than 4 concurrent builds took (docs/mpi.md).
+  // took longer to send than 4 concurrent builds took (docs/mpi.md). A tree the GPU builds is never
+  // sent: each GPU rank builds its own in milliseconds.
   bool share_tree = false;
 };
 
