@@ -5,6 +5,7 @@
 // a pixel is decoded.
 #include "image_file.hpp"
 
+#include "image_header.hpp"
 #include "input_file.hpp"
 
 #include <OpenImageIO/filesystem.h>
@@ -36,21 +37,18 @@ namespace sieve::render {
 
 namespace {
 
-// The name OpenImageIO picks its reader by, from the file's signature; empty: not a format sieve reads.
-std::string format_file_name(const unsigned char* data, std::size_t size, const std::string& name) {
-  auto starts = [&](std::string_view s) {
-    return size >= s.size() && std::equal(s.begin(), s.end(), data, [](char a, unsigned char b) {
-             return static_cast<unsigned char>(a) == b;
-           });
-  };
-  if (starts("\x89PNG\r\n\x1a\n")) return "image.png";
-  if (starts("\xff\xd8\xff")) return "image.jpg";
-  if (starts(std::string_view("II*\0", 4)) || starts(std::string_view("MM\0*", 4))) return "image.tif";
-  if (starts("\x76\x2f\x31\x01")) return "image.exr";
-  if (is_radiance_hdr(data, size)) return "image.hdr";
-  std::string ext = std::filesystem::path(name).extension().string();
-  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  if (ext == ".tga") return "image.tga";
+// The name OpenImageIO picks its reader by; empty: not a format sieve reads.
+std::string format_file_name(detail::image_kind kind) {
+  using detail::image_kind;
+  switch (kind) {
+    case image_kind::png: return "image.png";
+    case image_kind::jpeg: return "image.jpg";
+    case image_kind::tga: return "image.tga";
+    case image_kind::tiff: return "image.tif";
+    case image_kind::exr: return "image.exr";
+    case image_kind::hdr: return "image.hdr";
+    case image_kind::unknown: break;
+  }
   return {};
 }
 
@@ -105,18 +103,13 @@ image_rgb decode_image(const unsigned char* data, std::size_t size, const std::s
   }();
   (void)configured;
   const std::string at = name + ": ";
-  const std::string file_name = format_file_name(data, size, name);
+  const detail::image_kind kind = detail::sniff_image(data, size, name);
+  const std::string file_name = format_file_name(kind);
   if (file_name.empty()) {
     detail::fail(at + "the " + what + " is not an image sieve reads (PNG, JPEG, TGA, TIFF, OpenEXR, Radiance .hdr)");
   }
-  // A PNG's size straight from its IHDR chunk, before libpng checks the chunk (a file that claims
-  // an absurd size is refused for that, whatever else is wrong with it).
-  if (file_name == "image.png" && size >= 24) {
-    auto be32 = [&](std::size_t i) {
-      return std::uint64_t{data[i]} << 24 | std::uint64_t{data[i + 1]} << 16 | std::uint64_t{data[i + 2]} << 8 | data[i + 3];
-    };
-    check_image_size(be32(16), be32(20), name, what, limits);
-  }
+  // The header read by sieve first: sizes, samples, and what the readers below mishandle (image_header.hpp).
+  detail::check_image_header(data, size, kind, name, what, limits);
   OIIO::Filesystem::IOMemReader memory(const_cast<unsigned char*>(data), size);
   // Colour as stored, not multiplied by alpha (OpenImageIO's default for PNG and TGA): a cut-out's
   // texels keep their colour where the opacity map hides them.
@@ -131,13 +124,17 @@ image_rgb decode_image(const unsigned char* data, std::size_t size, const std::s
   if (spec.deep || spec.depth > 1) detail::fail(at + "the " + what + " is a deep or volume image");
   if (spec.width <= 0 || spec.height <= 0 || spec.nchannels <= 0) detail::fail(at + "the " + what + " has no pixels");
   check_image_size(static_cast<std::uint64_t>(spec.width), static_cast<std::uint64_t>(spec.height), name, what, limits);
+  if (spec.nchannels > 4) {
+    detail::check_image_samples(static_cast<std::uint64_t>(spec.width), static_cast<std::uint64_t>(spec.height),
+                                static_cast<std::uint64_t>(spec.nchannels), sizeof(float), name, what, limits);
+  }
 
   int first = 0, count = std::min(spec.nchannels, 3);
   if (spec.nchannels == 2) count = 1;  // grey and alpha
   const bool has_alpha = (spec.alpha_channel >= 0 && spec.alpha_channel < spec.nchannels) || spec.nchannels == 2 ||
                          spec.nchannels == 4;
   if (use == image_use::alpha && !has_alpha) return image_rgb{1, 1, {vec3{1, 1, 1}}};  // opaque throughout: one texel
-  if (use != image_use::color) {
+  if (use == image_use::opacity || use == image_use::alpha) {
     first = spec.alpha_channel >= 0 && spec.alpha_channel < spec.nchannels ? spec.alpha_channel
             : spec.nchannels == 2 || spec.nchannels == 4                   ? spec.nchannels - 1
                                                                           : 0;
@@ -147,9 +144,16 @@ image_rgb decode_image(const unsigned char* data, std::size_t size, const std::s
   out.width = static_cast<std::uint32_t>(spec.width);
   out.height = static_cast<std::uint32_t>(spec.height);
   out.pixels.assign(std::size_t{out.width} * out.height, vec3{0, 0, 0});
-  if (!in->read_image(0, 0, first, first + count, OIIO::TypeDesc::FLOAT, out.pixels.data(), sizeof(vec3))) {
-    detail::fail(at + "cannot decode the " + what + ": " + one_line(in->geterror()));
+  bool read = false;
+  try {
+    read = in->read_image(0, 0, first, first + count, OIIO::TypeDesc::FLOAT, out.pixels.data(), sizeof(vec3));
+  } catch (const std::bad_alloc&) {
+    detail::fail(at + "cannot decode the " + what + ": out of memory");
   }
+  // A reader may return true and keep its library's error (a truncated or corrupt JPEG or TIFF
+  // decoded as grey or zero texels): every error it kept fails the file.
+  if (const std::string why = in->geterror(); !read || !why.empty())
+    detail::fail(at + "cannot decode the " + what + ": " + one_line(why));
   const bool decode_srgb = use == image_use::color && !linear_format(spec);
   for (vec3& p : out.pixels) {
     if (count == 1) p.y = p.z = p.x;

@@ -65,7 +65,9 @@ image_rgb decode_image(const unsigned char* data, std::size_t size, const std::s
     float c[4];
     for (int k = 0; k < 4; ++k)
       c[k] = scale * (wide ? static_cast<const stbi_us*>(p.get())[4 * i + k] : static_cast<const stbi_uc*>(p.get())[4 * i + k]);
-    if (use != image_use::color) {
+    if (use == image_use::data) {
+      out.pixels[i] = {c[0], c[1], c[2]};
+    } else if (use != image_use::color) {
       const float a = has_alpha ? c[3] : use == image_use::alpha ? 1.0f : c[0];
       out.pixels[i] = {a, a, a};
     } else {
