@@ -76,16 +76,20 @@ def _stream(a, kind, stream):
 
 def _empty(a, kind, n):
     """An uninitialised array of n items shaped and typed like a's items, of a's kind and device."""
-    shape = (n, *a.shape[1:])
     if kind == "torch":
-        return _sys.modules["torch"].empty(shape, dtype=a.dtype, device=a.device)
+        return _sys.modules["torch"].empty((n, *a.shape[1:]), dtype=a.dtype, device=a.device)
     if kind == "cupy":
-        return _sys.modules["cupy"].empty(shape, dtype=a.dtype)
+        return _sys.modules["cupy"].empty((n, *a.shape[1:]), dtype=a.dtype)
     if kind != "numpy" and (_on_cuda(a) or hasattr(a, "__cuda_array_interface__")):
         import cupy  # another CUDA array (JAX, Numba): the result is a CuPy array on the current device
-        return cupy.empty(shape, dtype=str(a.dtype))
+        return cupy.empty((n, *a.shape[1:]), dtype=str(a.dtype))
     import numpy
-    return numpy.empty(shape, dtype=numpy.dtype(str(a.dtype)))
+    if kind != "numpy":  # another host array: bytes, memoryview, array.array, a DLPack host array
+        try:
+            a = numpy.asarray(memoryview(a))
+        except TypeError:
+            a = numpy.from_dlpack(a)
+    return numpy.empty((n, *a.shape[1:]), dtype=a.dtype)  # the dtype itself: structured ones too
 
 
 def _on_cuda(a):
@@ -153,6 +157,10 @@ def _copy(a, kind):
 
 
 def _call(x, keep, form, strategy, out, count, n, k, checked, stream, removed):
+    if not isinstance(strategy, str):
+        raise Error(f"strategy: {strategy!r} is not a strategy's name (see sieve.strategies())")
+    if checked is not None and not isinstance(checked, bool):
+        raise Error(f"checked: {checked!r} is not True, False or None")
     record = isinstance(x, (tuple, list))
     cols = list(x) if record else [x]
     a = cols[0]
@@ -202,13 +210,29 @@ def remove(x, indices, *, strategy="auto", out=None, count=None, n=None, k=None,
     count, n: as for compact(); k: with n, a one-element device array holding the live index count."""
     kind = _module_of(indices)
     if kind is None and not hasattr(indices, "__dlpack__") and not hasattr(indices, "__cuda_array_interface__"):
-        import numpy
-        indices = numpy.asarray(indices, dtype=numpy.uint32)
-        kind = "numpy"
+        indices, kind = _index_list(indices), "numpy"
     scratch = _copy(indices, kind)
     first = x[0] if isinstance(x, (tuple, list)) else x
     removed = min(len(scratch), len(first)) if n is None else 0  # live counts: out holds the capacity
     return _call(x, scratch, 0, strategy, out, count, n, k, checked, stream, removed)
+
+
+def _index_list(indices):
+    """A sequence of Python integers as a uint32 NumPy array; a value that is not an integer in
+    0 .. 2**32 - 1 is an error naming it, never wrapped or truncated."""
+    import numpy
+    try:
+        if isinstance(indices, (str, bytes)):
+            raise TypeError
+        values = list(indices)
+    except TypeError:
+        raise Error(f"indices: {indices!r} is not a sequence of indices") from None
+    for v in values:
+        if isinstance(v, bool) or not isinstance(v, (int, numpy.integer)):
+            raise Error(f"indices: {v!r} is not an integer index")
+        if not 0 <= int(v) <= 0xFFFFFFFF:
+            raise Error(f"indices: {int(v)} is not an index (0 .. 4294967295)")
+    return numpy.array([int(v) for v in values], dtype=numpy.uint32)
 
 
 def strategies():
