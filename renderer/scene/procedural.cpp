@@ -2,6 +2,7 @@
 
 #include "../core/rng.hpp"
 #include "../core/sampling.hpp"
+#include "../exec/stop.hpp"
 
 #include <sieve/compaction/error.hpp>
 
@@ -48,7 +49,7 @@ void add_sphere_room(scene& s, std::uint32_t n, std::uint32_t segments) {
     const float phi = 2 * pi * static_cast<float>(i) / static_cast<float>(segments);
     return c + vec3{std::sin(theta) * std::cos(phi), std::cos(theta), std::sin(theta) * std::sin(phi)} * radius;
   };
-  for (std::uint32_t gy = 0; gy < n; ++gy)
+  for (std::uint32_t gy = 0; gy < n; ++gy, stop_point())
     for (std::uint32_t gx = 0; gx < n; ++gx) {
       const vec3 c{spacing * (static_cast<float>(gx) + 0.5f), radius, spacing * (static_cast<float>(gy) + 0.5f)};
       const std::uint32_t mat = tints[(gx + 2 * gy) % 3];
@@ -83,13 +84,13 @@ void add_heightfield(scene& s, std::uint32_t grid, float height, std::uint32_t s
     return sum * height;
   };
   std::vector<float> z(static_cast<std::size_t>(grid + 1) * (grid + 1));
-  for (std::uint32_t y = 0; y <= grid; ++y)
+  for (std::uint32_t y = 0; y <= grid; ++y, stop_point())
     for (std::uint32_t x = 0; x <= grid; ++x) z[std::size_t{y} * (grid + 1) + x] = noise(static_cast<float>(x), static_cast<float>(y));
   auto p = [&](std::uint32_t x, std::uint32_t y) {
     return vec3{static_cast<float>(x), z[std::size_t{y} * (grid + 1) + x], static_cast<float>(y)};
   };
   s.triangles.reserve(s.triangles.size() + 2 * std::size_t{grid} * grid);
-  for (std::uint32_t y = 0; y < grid; ++y)
+  for (std::uint32_t y = 0; y < grid; ++y, stop_point())
     for (std::uint32_t x = 0; x < grid; ++x) add_quad(s, p(x, y), p(x, y + 1), p(x + 1, y + 1), p(x + 1, y), ground);
   const float g = static_cast<float>(grid);
   s.camera = {{g * 0.5f, height * 1.6f + g * 0.05f, -g * 0.15f}, {g * 0.5f, 0, g * 0.6f}, {0, 1, 0}, 45};
