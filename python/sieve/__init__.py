@@ -156,13 +156,21 @@ def _copy(a, kind):
     return numpy.array(a, copy=True)
 
 
+def _columns(x):
+    """The arrays of x: a record's (a tuple or list of arrays), else x alone."""
+    cols = list(x) if isinstance(x, (tuple, list)) else [x]
+    if not cols:
+        raise Error("x: a record of no arrays (a record has 1 to 8)")
+    return cols
+
+
 def _call(x, keep, form, strategy, out, count, n, k, checked, stream, removed):
     if not isinstance(strategy, str):
         raise Error(f"strategy: {strategy!r} is not a strategy's name (see sieve.strategies())")
     if checked is not None and not isinstance(checked, bool):
         raise Error(f"checked: {checked!r} is not True, False or None")
     record = isinstance(x, (tuple, list))
-    cols = list(x) if record else [x]
+    cols = _columns(x)
     a = cols[0]
     kind = _module_of(a)
     s = _stream(a, kind, stream)
@@ -200,7 +208,7 @@ def compact(x, keep, *, strategy="auto", out=None, count=None, n=None, checked=N
     if isinstance(keep, bits):
         form, keep = 2, keep.words
     elif isinstance(keep, comparison):
-        keep = keep.flags(x[0] if isinstance(x, (tuple, list)) else x)
+        keep = keep.flags(_columns(x)[0])
     return _call(x, keep, form, strategy, out, count, n, None, checked, stream, 0)
 
 
@@ -212,7 +220,7 @@ def remove(x, indices, *, strategy="auto", out=None, count=None, n=None, k=None,
     if kind is None and not hasattr(indices, "__dlpack__") and not hasattr(indices, "__cuda_array_interface__"):
         indices, kind = _index_list(indices), "numpy"
     scratch = _copy(indices, kind)
-    first = x[0] if isinstance(x, (tuple, list)) else x
+    first = _columns(x)[0]
     removed = min(len(scratch), len(first)) if n is None else 0  # live counts: out holds the capacity
     return _call(x, scratch, 0, strategy, out, count, n, k, checked, stream, removed)
 
