@@ -57,6 +57,8 @@ class Hostile : public Cli {
   std::vector<std::string> render(const fs::path& scene, std::vector<std::string> more = {}) const {
     return with(with({"render", scene.string(), "--out", (dir_ / "out.png").string()}, tiny), more);
   }
+  // Runs sieve with its stdout on /dev/full (every write fails: ENOSPC).
+  outcome run_onto_full_stdout(const std::vector<std::string>& args) const { return finish(start(args, {}, "/dev/full")); }
   // Runs sieve with `ignored` set to SIG_IGN (as nohup or `trap '' INT` leave it) and sends it that
   // signal every 100 ms until it ends.
   outcome run_ignoring(int ignored, const std::vector<std::string>& args) const {
@@ -294,22 +296,9 @@ TEST_F(Hostile, DryRunChecksTheOutputFormat) {
 
 // A failed write on stdout is an error, not a silent success.
 TEST_F(Hostile, StdoutWriteErrorsAreReported) {
-  std::vector<std::string> all{SIEVE_BINARY, "info", "--json"};
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/full", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 2, (dir_ / "stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = -1;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&fa);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_NE(WEXITSTATUS(status), 0);
-  EXPECT_NE(slurp(dir_ / "stderr").find("standard output"), std::string::npos) << slurp(dir_ / "stderr");
+  const outcome o = run_onto_full_stdout({"info", "--json"});
+  EXPECT_NE(o.rc, 0);
+  EXPECT_NE(o.err.find("standard output"), std::string::npos) << o.err;
 }
 
 // bench: negative counts and seeds are usage errors; memory is admitted before it is allocated.
@@ -416,24 +405,10 @@ TEST_F(Hostile, FullStdoutIsAnErrorWithItsReason) {
            {"--help"}, {"--version"}, {"--dry-run", "render", cornell},
            {"render", cornell, "--backend", "cpu", "--set", "film.width=8", "--set", "film.height=8", "--spp", "1",
             "--out", (dir_ / "o.png").string()}}) {
-    std::vector<std::string> all{SIEVE_BINARY};
-    all.insert(all.end(), args.begin(), args.end());
-    std::vector<char*> argv;
-    for (auto& a : all) argv.push_back(a.data());
-    argv.push_back(nullptr);
-    posix_spawn_file_actions_t fa;
-    posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, "/dev/full", O_WRONLY, 0);
-    posix_spawn_file_actions_addopen(&fa, 2, (dir_ / "stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-    pid_t pid = -1;
-    ASSERT_EQ(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
-    posix_spawn_file_actions_destroy(&fa);
-    int status = 0;
-    waitpid(pid, &status, 0);
-    const std::string err = slurp(dir_ / "stderr");
-    ASSERT_TRUE(WIFEXITED(status)) << args[0];
-    EXPECT_NE(WEXITSTATUS(status), 0) << args[0] << ": " << err;
-    EXPECT_NE(err.find("cannot write to standard output: No space left on device"), std::string::npos) << args[0] << ": " << err;
+    const outcome o = run_onto_full_stdout(args);
+    EXPECT_NE(o.rc, 0) << args[0] << ": " << o.err;
+    EXPECT_NE(o.err.find("cannot write to standard output: No space left on device"), std::string::npos)
+        << args[0] << ": " << o.err;
   }
 }
 
