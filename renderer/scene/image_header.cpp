@@ -166,10 +166,10 @@ image_header header_reader::tga() const {
 // The first image file directory: width, height, samples a pixel and the tile size.
 image_header header_reader::tiff() const {
   image_header h{image_kind::tiff};
+  if (!b_.has(0, 8)) return h;
   const bool le = b_.u8(0) == 'I';
   auto u16 = [&](std::uint64_t at) { return le ? b_.le16(at) : b_.be16(at); };
   auto u32 = [&](std::uint64_t at) { return le ? b_.le32(at) : b_.be32(at); };
-  if (!b_.has(4, 4)) return h;
   const std::uint64_t ifd = u32(4);
   if (!b_.has(ifd, 2)) return h;
   const std::uint32_t entries = u16(ifd);
