@@ -54,11 +54,11 @@ class header_reader {
 
 image_header header_reader::png() const {
   image_header h{image_kind::png};
-  if (!b_.has(16, 10)) return h;
-  h.width = b_.be32(16);
+  if (!b_.has(16, 8)) return h;
+  h.width = b_.be32(16);  // straight from IHDR, before libpng checks the chunk: an absurd size is refused for that
   h.height = b_.be32(20);
   static constexpr std::uint32_t samples[7] = {1, 0, 3, 3, 2, 0, 4};  // by colour type (3: a palette, decoded to RGB)
-  h.samples = b_.u8(25) < 7 ? samples[b_.u8(25)] : 0;
+  if (b_.has(25, 1)) h.samples = b_.u8(25) < 7 ? samples[b_.u8(25)] : 0;
   return h;
 }
 
