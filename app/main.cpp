@@ -35,6 +35,8 @@
 #include <scene/load.hpp>
 
 #include <algorithm>
+#include <unistd.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
@@ -207,17 +209,51 @@ std::string with_suggestion(const CLI::App& app, const CLI::ParseError& e, int a
     at = comma + 1;
   }
   return text + sieve::did_you_mean(value, names);
+// std::cout's buffer: write(2) on descriptor 1, keeping the first write's failure and its errno, so
+// that the reason is the one the write got, however much ran between it and the end (errno itself
+// is overwritten by then). What follows a failure is dropped.
+class stdout_buffer : public std::streambuf {
+ public:
+  stdout_buffer() { setp(data_, data_ + sizeof data_); }
+  int error() const { return error_; }
+
+ private:
+  bool drain() {
+    for (const char* p = pbase(); p < pptr() && error_ == 0;) {
+      const ssize_t n = ::write(STDOUT_FILENO, p, static_cast<std::size_t>(pptr() - p));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) error_ = n < 0 ? errno : EIO;
+      else p += n;
+    }
+    setp(data_, data_ + sizeof data_);
+    return error_ == 0;
+  }
+  int_type overflow(int_type c) override {
+    const bool ok = drain();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) sputc(traits_type::to_char_type(c));
+    return ok ? traits_type::not_eof(c) : traits_type::eof();
+  }
+  int sync() override { return drain() ? 0 : -1; }
+
+  char data_[1 << 14];
+  int error_ = 0;
+};
+
+// Never destroyed: std::cout is flushed at exit, after the function-local statics are gone.
+stdout_buffer& checked_stdout() {
+  static stdout_buffer* const buffer = new stdout_buffer;
+  return *buffer;
 }
 
 // Runs `command` and then flushes stdout: output that could not be written (a full disk, a closed
-// pipe) is an error with the system's reason, not a silent success.
+// pipe) is an error naming the reason the write got, not a silent success.
 template <class F>
 int with_stdout_checked(F&& command) {
   const int rc = command();
   std::cout.flush();
-  const bool failed = !std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout);
+  const int err = checked_stdout().error();
+  const bool failed = err != 0 || !std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout);
   if (!failed) return rc;
-  const int err = errno;
   say(std::string("sieve: cannot write to standard output") + (err ? std::string(": ") + std::strerror(err) : ""));
   return rc ? rc : 1;
 }
@@ -229,6 +265,7 @@ int main(int argc, char** argv) {
   // runs as printed wherever sieve is on PATH (not the path of the binary that ran it).
   std::string command_line = "sieve";
   for (int i = 1; i < argc; ++i) command_line += " " + sieve::report::shell_quote(argv[i]);
+  std::cout.rdbuf(&checked_stdout());  // every write on stdout checked (with_stdout_checked)
 
   CLI::App app{"sieve: stream compaction on the CPU and GPU, measured in isolation and inside a path tracer"};
   app.option_defaults()->always_capture_default();  // --help shows every default
@@ -284,7 +321,7 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version
-    return app.exit(e);
+    return with_stdout_checked([&] { return app.exit(e); });
   } catch (const CLI::ParseError& e) {
     say("sieve: " + with_suggestion(app, e, argc, argv) + " (see sieve --help)");
     return 2;
@@ -300,8 +337,10 @@ int main(int argc, char** argv) {
       say("sieve: " + one_line(e.what()));
       return 1;
     }
-    std::cout << "sieve: --dry-run: the command line is valid; nothing was loaded or run (sieve check SCENE loads a scene)\n";
-    return 0;
+    return with_stdout_checked([] {
+      std::cout << "sieve: --dry-run: the command line is valid; nothing was loaded or run (sieve check SCENE loads a scene)\n";
+      return 0;
+    });
   }
   return with_stdout_checked([&]() -> int {
     try {

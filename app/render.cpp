@@ -519,7 +519,9 @@ int run_render(const render_args& a, const std::string& command_line) {
   hooks.peers = split ? &*peers : nullptr;
   // The signal, if any, when the outputs began to be written (-1: they were not written).
   int sig_before_write = -1;
+  job_step step_now = job_step::load;
   hooks.step = [&](job_step s, const render_job& j) {
+    step_now = s;
     if (s == job_step::write) sig_before_write = stop_signal.load();
     if (progress) progress->step(s, j);
   };
@@ -535,6 +537,14 @@ int run_render(const render_args& a, const std::string& command_line) {
   const int sig_now = stop_signal.load();
   if (!lead) return sig_now ? 128 + sig_now : 0;
   const int sig = sig_before_write >= 0 ? sig_before_write : sig_now;
+  if (out.stopped_early) {  // nothing to write: the outputs stay as they were
+    std::cerr << (bar_drawn ? "\n" : "") << "sieve: interrupted "
+              << (step_now == job_step::load      ? "while the scene was loading"
+                  : step_now == job_step::prepare ? "while the BVH was being built"
+                                                  : "before the first sample of every pixel was done")
+              << "; nothing was written\n";
+    return 128 + (sig ? sig : SIGINT);
+  }
   if (out.partial())
     std::cerr << (bar_drawn ? "\n" : "") << "sieve: interrupted after " << out.samples << " of " << out.spp
               << " samples per pixel" << (split ? " (all ranks)" : "") << "; writing what was accumulated\n";

@@ -76,16 +76,20 @@ def _stream(a, kind, stream):
 
 def _empty(a, kind, n):
     """An uninitialised array of n items shaped and typed like a's items, of a's kind and device."""
-    shape = (n, *a.shape[1:])
     if kind == "torch":
-        return _sys.modules["torch"].empty(shape, dtype=a.dtype, device=a.device)
+        return _sys.modules["torch"].empty((n, *a.shape[1:]), dtype=a.dtype, device=a.device)
     if kind == "cupy":
-        return _sys.modules["cupy"].empty(shape, dtype=a.dtype)
+        return _sys.modules["cupy"].empty((n, *a.shape[1:]), dtype=a.dtype)
     if kind != "numpy" and (_on_cuda(a) or hasattr(a, "__cuda_array_interface__")):
         import cupy  # another CUDA array (JAX, Numba): the result is a CuPy array on the current device
-        return cupy.empty(shape, dtype=str(a.dtype))
+        return cupy.empty((n, *a.shape[1:]), dtype=str(a.dtype))
     import numpy
-    return numpy.empty(shape, dtype=numpy.dtype(str(a.dtype)))
+    if kind != "numpy":  # another host array: bytes, memoryview, array.array, a DLPack host array
+        try:
+            a = numpy.asarray(memoryview(a))
+        except TypeError:
+            a = numpy.from_dlpack(a)
+    return numpy.empty((n, *a.shape[1:]), dtype=a.dtype)  # the dtype itself: structured ones too
 
 
 def _on_cuda(a):
@@ -152,9 +156,21 @@ def _copy(a, kind):
     return numpy.array(a, copy=True)
 
 
+def _columns(x):
+    """The arrays of x: a record's (a tuple or list of arrays), else x alone."""
+    cols = list(x) if isinstance(x, (tuple, list)) else [x]
+    if not cols:
+        raise Error("x: a record of no arrays (a record has 1 to 8)")
+    return cols
+
+
 def _call(x, keep, form, strategy, out, count, n, k, checked, stream, removed):
+    if not isinstance(strategy, str):
+        raise Error(f"strategy: {strategy!r} is not a strategy's name (see sieve.strategies())")
+    if checked is not None and not isinstance(checked, bool):
+        raise Error(f"checked: {checked!r} is not True, False or None")
     record = isinstance(x, (tuple, list))
-    cols = list(x) if record else [x]
+    cols = _columns(x)
     a = cols[0]
     kind = _module_of(a)
     s = _stream(a, kind, stream)
@@ -192,7 +208,7 @@ def compact(x, keep, *, strategy="auto", out=None, count=None, n=None, checked=N
     if isinstance(keep, bits):
         form, keep = 2, keep.words
     elif isinstance(keep, comparison):
-        keep = keep.flags(x[0] if isinstance(x, (tuple, list)) else x)
+        keep = keep.flags(_columns(x)[0])
     return _call(x, keep, form, strategy, out, count, n, None, checked, stream, 0)
 
 
@@ -242,7 +258,7 @@ def remove(x, indices, *, strategy="auto", out=None, count=None, n=None, k=None,
     array of any width, checked unless checked=False). The indices are copied first (to uint32:
     the strategies use the list as scratch).
     count, n: as for compact(); k: with n, a one-element device array holding the live index count."""
-    first = x[0] if isinstance(x, (tuple, list)) else x
+    first = _columns(x)[0]
     scratch = _index_list(indices, _module_of(indices), len(first))
     removed = min(len(scratch), len(first)) if n is None else 0  # live counts: out holds the capacity
     return _call(x, scratch, 0, strategy, out, count, n, k, checked, stream, removed)

@@ -27,6 +27,8 @@
 #include "node_steps.hpp"
 #include "split.hpp"
 
+#include "../exec/stop.hpp"
+
 #include <sieve/compaction/error.hpp>
 
 #include <tbb/blocked_range.h>
@@ -582,6 +584,7 @@ class builder {
     if (count <= opt_.max_leaf || depth >= max_depth || (c2.extent(0) <= 0 && c2.extent(1) <= 0 && c2.extent(2) <= 0))
       return make_leaf(node, begin, end, depth);
 
+    if (count >= parallel_above) stop_point();  // a large node: a stop asked for ends the build here
     const std::uint32_t n = std::clamp(count, 4U, opt_.bins);
     const binner bn = binner_of(c2, n);
     const std::uint32_t stride = count > sample_above ? count / sample_size : 1;
@@ -717,6 +720,7 @@ bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& opti
   builder b(triangles, options, out);
   clock.lap(&bvh_phases::refs);
   b.run();
+  stop_point();
   clock.lap(&bvh_phases::binary);
   finish_bvh(out, triangles, options);
   out.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
@@ -736,9 +740,11 @@ void finish_bvh(bvh& out, std::span<const triangle> triangles, const bvh_build_o
     clock.lap(&bvh_phases::pairs);
   }
   if (options.wide) {
+    stop_point();
     out.wide = collapse_wide(out, triangles, options.traversal_cost);
     clock.lap(&bvh_phases::collapse);
     if (options.cw) {
+      stop_point();
       out.cw = encode_cw(out.wide);
       clock.lap(&bvh_phases::cw);
     }

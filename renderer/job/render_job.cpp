@@ -2,6 +2,7 @@
 
 #include <core/image_io.hpp>
 #include <core/marks.hpp>
+#include <exec/stop.hpp>
 #include <frame/prepared_scene.hpp>
 #include <frame/tiles.hpp>
 #include <run/render.hpp>
@@ -332,11 +333,20 @@ void render_job::on_every_rank(F&& step) {
 }
 
 const render_outcome& render_job::run() {
-  load();
-  prepare();
+  // A stop while the scene loads or the tree builds ends the job at the next safe point; a split
+  // render's ranks see stops through their relay, during the render only.
+  const stop_scope scope(hooks_.peers ? nullptr : hooks_.cancel);
+  try {
+    load();
+    prepare();
+  } catch (const stopped&) {
+    out_.stopped_early = true;
+    return out_;
+  }
   render();
   reduce();
-  if (out_.writes) write();
+  out_.stopped_early = !hooks_.peers && out_.samples == 0;
+  if (out_.writes && !out_.stopped_early) write();
   return out_;
 }
 
@@ -353,6 +363,11 @@ void render_job::load() {
       state_->files.add_output(outputs_.exr, "--exr");
       state_->files.add_output(outputs_.json, "--json");
     }
+    // An image name of the wrong extension is refused before the load, where it names no existing
+    // file; an existing one may be an input, which the check after the load names as such first.
+    std::error_code ec;
+    if (!outputs_.image.empty() && !std::filesystem::exists(std::filesystem::symlink_status(outputs_.image, ec)))
+      image_format_of(outputs_.image);
     backend_ = resolve_backend(rq_.backend);
     if (hooks_.step) hooks_.step(job_step::load, *this);
     const auto t_load = clock_type::now();

@@ -135,7 +135,9 @@ struct job_hooks {
   // A setup phase ended; its time is in outcome() (load_seconds, bvh_seconds, setup).
   std::function<void(setup_phase, const render_job&)> phase;
   std::function<void(std::uint32_t done, std::uint32_t total)> progress;  // samples, after each pass
-  const std::atomic<bool>* cancel = nullptr;  // set: stop at the next bounce; the samples done are kept
+  // Set: stop at the next bounce, the samples done kept; while the scene loads or the BVH builds
+  // (one process), at their next safe point, with nothing written (render_outcome::stopped_early).
+  const std::atomic<bool>* cancel = nullptr;
   job_peers* peers = nullptr;                 // a split render's other processes; null: this one alone
 };
 
@@ -155,6 +157,10 @@ struct render_outcome {
   std::vector<vec3> image;      // per pixel, the mean of its samples (where the job writes: rank 0)
   nlohmann::json report;        // the JSON report (render_report), on the process that writes
   bool writes = true;           // false on the ranks other than 0 of a split render
+  // A job of one process stopped (job_hooks::cancel) before one sample of every pixel was done:
+  // while the scene loaded, the BVH was built (at their next safe point: exec/stop.hpp) or in the
+  // first pass. It ended there and wrote nothing: an image of no samples never replaces an output.
+  bool stopped_early = false;
   bool partial() const;
 };
 

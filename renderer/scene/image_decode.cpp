@@ -5,6 +5,7 @@
 // reads no such file starts without OpenImageIO's ~260 libraries (docs/images.md).
 #include "image_decoders.hpp"
 
+#include "image_header.hpp"
 #include "image_module.hpp"
 #include "input_file.hpp"
 
@@ -49,24 +50,6 @@ void finish_image(image_rgb& out, const image_source& src, int count, bool linea
 namespace {
 
 using detail::fail;
-
-enum class image_format { none, png, jpeg, tga, tiff, exr, hdr };
-
-image_format format_of(const unsigned char* data, std::size_t size, const std::string& name) {
-  auto starts = [&](std::string_view s) {
-    return size >= s.size() && std::equal(s.begin(), s.end(), data, [](char a, unsigned char b) {
-             return static_cast<unsigned char>(a) == b;
-           });
-  };
-  if (starts("\x89PNG\r\n\x1a\n")) return image_format::png;
-  if (starts("\xff\xd8\xff")) return image_format::jpeg;
-  if (starts(std::string_view("II*\0", 4)) || starts(std::string_view("MM\0*", 4))) return image_format::tiff;
-  if (starts("\x76\x2f\x31\x01")) return image_format::exr;
-  if (is_radiance_hdr(data, size)) return image_format::hdr;
-  std::string ext = std::filesystem::path(name).extension().string();
-  for (char& c : ext) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return ext == ".tga" ? image_format::tga : image_format::none;
-}
 
 // The image module, opened once: its functions, or why it could not be.
 struct image_module {
@@ -135,12 +118,15 @@ image_rgb decode_with_module(const detail::image_source& src, const char* format
   if (spec.width <= 0 || spec.height <= 0 || spec.channels <= 0) fail(at + "the " + src.what + " has no pixels");
   check_image_size(static_cast<std::uint64_t>(spec.width), static_cast<std::uint64_t>(spec.height), src.name, src.what,
                    src.limits);
+  if (spec.channels > 4)
+    detail::check_image_samples(static_cast<std::uint64_t>(spec.width), static_cast<std::uint64_t>(spec.height),
+                                static_cast<std::uint64_t>(spec.channels), sizeof(float), src.name, src.what, src.limits);
   int first = 0, count = std::min(spec.channels, 3);
   if (spec.channels == 2) count = 1;  // grey and alpha
   const bool alpha_named = spec.alpha_channel >= 0 && spec.alpha_channel < spec.channels;
   const bool has_alpha = alpha_named || spec.channels == 2 || spec.channels == 4;
   if (src.use == image_use::alpha && !has_alpha) return image_rgb{1, 1, {vec3{1, 1, 1}}};  // opaque throughout: one texel
-  if (src.use != image_use::color) {
+  if (src.use == image_use::opacity || src.use == image_use::alpha) {  // data keeps three channels
     first = alpha_named ? spec.alpha_channel : spec.channels == 2 || spec.channels == 4 ? spec.channels - 1 : 0;
     count = 1;
   }
@@ -148,8 +134,13 @@ image_rgb decode_with_module(const detail::image_source& src, const char* format
   out.width = static_cast<std::uint32_t>(spec.width);
   out.height = static_cast<std::uint32_t>(spec.height);
   out.pixels.assign(std::size_t{out.width} * out.height, vec3{0, 0, 0});
-  if (!m.read(in.get(), first, count, &out.pixels[0].x, sizeof(vec3), &why))
-    fail(at + "cannot decode the " + src.what + ": " + why);
+  bool read = false;
+  try {
+    read = m.read(in.get(), first, count, &out.pixels[0].x, sizeof(vec3), &why);
+  } catch (const std::bad_alloc&) {
+    fail(at + "cannot decode the " + src.what + ": out of memory");
+  }
+  if (!read) fail(at + "cannot decode the " + src.what + ": " + why);
   detail::finish_image(out, src, count, spec.linear);
   return out;
 }
@@ -159,14 +150,18 @@ image_rgb decode_with_module(const detail::image_source& src, const char* format
 image_rgb decode_image(const unsigned char* data, std::size_t size, const std::string& name, const std::string& what,
                        const image_limits& limits, image_use use) {
   const detail::image_source src{data, size, name, what, limits, use};
-  switch (format_of(data, size, name)) {
-    case image_format::png: return detail::decode_png(src);
-    case image_format::jpeg: return detail::decode_jpeg(src);
-    case image_format::tga: return decode_with_module(src, "image.tga", "TGA");
-    case image_format::tiff: return decode_with_module(src, "image.tif", "TIFF");
-    case image_format::exr: return decode_with_module(src, "image.exr", "OpenEXR");
-    case image_format::hdr: return decode_with_module(src, "image.hdr", "Radiance .hdr");
-    case image_format::none: break;
+  using detail::image_kind;
+  const image_kind kind = detail::sniff_image(data, size, name);
+  // The header read by sieve first: sizes, samples, and what the decoders mishandle (image_header.hpp).
+  if (kind != image_kind::unknown) detail::check_image_header(data, size, kind, name, what, limits);
+  switch (kind) {
+    case image_kind::png: return detail::decode_png(src);
+    case image_kind::jpeg: return detail::decode_jpeg(src);
+    case image_kind::tga: return decode_with_module(src, "image.tga", "TGA");
+    case image_kind::tiff: return decode_with_module(src, "image.tif", "TIFF");
+    case image_kind::exr: return decode_with_module(src, "image.exr", "OpenEXR");
+    case image_kind::hdr: return decode_with_module(src, "image.hdr", "Radiance .hdr");
+    case image_kind::unknown: break;
   }
   fail(name + ": the " + what + " is not an image sieve reads (PNG, JPEG, TGA, TIFF, OpenEXR, Radiance .hdr)");
 }

@@ -1,8 +1,7 @@
 // JPEG (baseline and progressive, grey or colour) through libjpeg-turbo, from memory. The header is
 // read first and the image refused past the limits before a scanline is decoded; libjpeg's errors
-// leave by longjmp to one place here and become one line naming the file; its warnings are not
-// printed. A JPEG has no alpha channel: as an opacity its first channel is read, as an alpha it is
-// opaque throughout.
+// and warnings leave by longjmp to one place here and become one line naming the file. A JPEG has
+// no alpha channel: as an opacity its first channel is read, as an alpha it is opaque throughout.
 #include "image_decoders.hpp"
 
 #include "input_file.hpp"
@@ -26,7 +25,11 @@ extern "C" void on_jpeg_error(j_common_ptr c) {
   (*c->err->format_message)(c, f->message);
   std::longjmp(f->jump, 1);
 }
-extern "C" void on_jpeg_message(j_common_ptr, int) {}  // warnings and traces: not printed
+// Traces are not printed; a warning (msg_level -1: "Premature end of JPEG file", corrupt data)
+// fails the file as an error does: a decoder that goes on past one makes grey or made-up texels.
+extern "C" void on_jpeg_message(j_common_ptr c, int msg_level) {
+  if (msg_level < 0) on_jpeg_error(c);
+}
 
 // jpeg_destroy_decompress at every way out, a thrown error's included.
 struct decompressor {
@@ -60,7 +63,7 @@ image_rgb decode_jpeg(const image_source& src) {
   out.height = d.info.output_height;
   out.pixels.assign(std::size_t{out.width} * out.height, vec3{0, 0, 0});
   row.resize(std::size_t{out.width} * channels);
-  const int count = src.use == image_use::color && !grey ? 3 : 1;
+  const int count = (src.use == image_use::color || src.use == image_use::data) && !grey ? 3 : 1;  // data keeps three
   while (d.info.output_scanline < d.info.output_height) {
     const std::size_t y = d.info.output_scanline;
     JSAMPROW rows[1] = {row.data()};

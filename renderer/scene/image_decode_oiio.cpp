@@ -101,9 +101,13 @@ __attribute__((visibility("default"))) bool sieve_image_read(void* image, int fi
                                                               std::size_t stride, std::string* error) {
   auto* im = static_cast<open_image*>(image);
   const quiet_stderr quiet;
-  if (im->in->read_image(0, 0, first, first + count, OIIO::TypeDesc::FLOAT, pixels, static_cast<OIIO::stride_t>(stride)))
-    return true;
-  *error = one_line(im->in->geterror());
+  // A reader may return true and keep its library's error (a truncated or corrupt JPEG or TIFF
+  // decoded as grey or zero texels): every error it kept fails the file.
+  const bool read = im->in->read_image(0, 0, first, first + count, OIIO::TypeDesc::FLOAT, pixels,
+                                       static_cast<OIIO::stride_t>(stride));
+  const std::string why = im->in->geterror();
+  if (read && why.empty()) return true;
+  *error = one_line(why.empty() ? std::string("the reader failed") : why);
   return false;
 }
 

@@ -59,7 +59,7 @@ image_rgb decode_png(const image_source& src) {
   out.pixels.resize(w * h);
   const float scale = wide ? 1.0f / 65535.0f : 1.0f / 255.0f;
   // One channel (the alpha where there is one, else the first) for an opacity; else RGB.
-  const int only = src.use == image_use::color ? -1 : has_alpha ? 3 : 0;
+  const int only = src.use == image_use::opacity || src.use == image_use::alpha ? (has_alpha ? 3 : 0) : -1;  // data keeps three
   for (std::size_t i = 0; i < out.pixels.size(); ++i) {
     float c[4];
     for (int k = 0; k < 4; ++k)

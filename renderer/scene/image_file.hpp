@@ -28,8 +28,9 @@ struct image_limits {
 // What an image is read as: its colour (RGB, linear), or an opacity (the alpha channel where the
 // image has one, else its first channel, as stored: 0 transparent .. 1 opaque, in all three
 // components: MTL's map_d), or its alpha (likewise, but 1 where the image has no alpha channel: a
-// glTF base colour's alpha).
-enum class image_use : std::uint8_t { color, opacity, alpha };
+// glTF base colour's alpha), or data (its colour channels as stored, never decoded from sRGB,
+// whatever the file's precision: normal and metallic-roughness maps).
+enum class image_use : std::uint8_t { color, opacity, alpha, data };
 
 // Throws sieve::error naming `name` where a width x height image is past `limits`.
 void check_image_size(std::uint64_t width, std::uint64_t height, const std::string& name, const std::string& what,

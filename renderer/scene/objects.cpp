@@ -5,6 +5,7 @@
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include "../exec/stop.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -18,8 +19,9 @@ namespace {
 // A diffuse material's base colour texture becomes its albedo texture (times baseColorFactor); an
 // emissive texture's mean multiplies the emission (sieve has no textured emission).
 obj_mesh load_gltf_object(const fs::path& path, const obj_options& opt, registry& reg,
-                          std::optional<camera_desc>& camera) {
+                          std::optional<camera_desc>* camera) {
   gltf_options g;
+  g.camera = camera != nullptr;  // a model in a scene file: its cameras play no part
   g.context = opt.context;
   g.max_triangles = opt.max_triangles;
   g.limit_text = opt.limit_text;
@@ -90,7 +92,7 @@ obj_mesh load_gltf_object(const fs::path& path, const obj_options& opt, registry
                               : i == gltf_mesh::no_material ? reg.default_grey()
                                                             : index[i]);
   }
-  camera = m.camera;
+  if (camera) *camera = m.camera;
   return out;
 }
 
@@ -103,6 +105,7 @@ std::vector<material_override> read_objects(const toml::table& doc, const reader
   std::vector<material_override> material_overrides;
   if (objects) {
     for (std::size_t i = 0; i < objects->size(); ++i) {
+      stop_point();
       const std::string key = "objects[" + std::to_string(i) + "]";
       const toml::table& t = *(*objects)[i].as_table();
       rd.known_keys(t, key + ".", table_keys.at("objects"), "[[objects]]");
@@ -152,7 +155,7 @@ std::vector<material_override> read_objects(const toml::table& doc, const reader
       std::optional<camera_desc> camera;
       obj_mesh mesh = obj    ? load_obj(obj_path, opt, reg)
                       : ply ? load_ply(obj_path, opt, reg)
-                            : load_gltf_object(obj_path, opt, reg, camera);
+                            : load_gltf_object(obj_path, opt, reg, obj_entry ? &camera : nullptr);
       if (obj_entry) bare_camera = camera;
       sc.files.insert(sc.files.end(), mesh.files.begin(), mesh.files.end());
       rd.check_triangles(sc.triangles.size() + mesh.triangles.size(), "with " + in_quotes(rel));

@@ -2,6 +2,7 @@
 
 #include "../core/rng.hpp"
 #include "../core/sampling.hpp"
+#include "../exec/stop.hpp"
 
 #include <sieve/compaction/error.hpp>
 
@@ -50,7 +51,7 @@ void add_sphere_room(scene& s, std::uint32_t n, std::uint32_t segments) {
     const float phi = 2 * pi * static_cast<float>(i) / static_cast<float>(segments);
     return c + vec3{std::sin(theta) * std::cos(phi), std::cos(theta), std::sin(theta) * std::sin(phi)} * radius;
   };
-  for (std::uint32_t gy = 0; gy < n; ++gy)
+  for (std::uint32_t gy = 0; gy < n; ++gy, stop_point())
     for (std::uint32_t gx = 0; gx < n; ++gx) {
       const vec3 c{spacing * (static_cast<float>(gx) + 0.5f), radius, spacing * (static_cast<float>(gy) + 0.5f)};
       const std::uint32_t mat = tints[(gx + 2 * gy) % 3];
@@ -88,6 +89,7 @@ void add_heightfield(scene& s, std::uint32_t grid, float height, std::uint32_t s
   // one thread would add them).
   std::vector<float> z(static_cast<std::size_t>(grid + 1) * (grid + 1));
   tbb::parallel_for(std::uint32_t{0}, grid + 1, [&](std::uint32_t y) {
+    stop_point();
     for (std::uint32_t x = 0; x <= grid; ++x) z[std::size_t{y} * (grid + 1) + x] = noise(static_cast<float>(x), static_cast<float>(y));
   });
   auto p = [&](std::uint32_t x, std::uint32_t y) {
@@ -97,6 +99,7 @@ void add_heightfield(scene& s, std::uint32_t grid, float height, std::uint32_t s
   s.triangles.resize(first + 2 * std::size_t{grid} * grid);
   s.material_of.resize(s.triangles.size(), ground);
   tbb::parallel_for(std::uint32_t{0}, grid, [&](std::uint32_t y) {
+    stop_point();
     triangle* out = &s.triangles[first + 2 * std::size_t{y} * grid];
     for (std::uint32_t x = 0; x < grid; ++x) {
       const vec3 a = p(x, y), b = p(x, y + 1), c = p(x + 1, y + 1), d = p(x + 1, y);

@@ -58,9 +58,10 @@ struct registry {
                              image_use use = image_use::color);
   // The same for an image already in memory (a glTF's), named `name`, its texels multiplied by
   // `scale` (a glTF base colour factor); each (name, wrap, scale, data) decoded once. `data`: the
-  // image holds numbers, not colours (a metallic-roughness map): its texels are the stored values
-  // in 0 .. 1, not decoded from sRGB. `use`: image_use::alpha reads its alpha channel (a glTF
-  // base colour's alpha; one texel of 1 where the image has none).
+  // image holds numbers, not colours (a normal or metallic-roughness map): its texels are the values
+  // as stored, never decoded from sRGB, whatever the file's precision (image_use::data). `use`:
+  // image_use::alpha reads its alpha channel (a glTF base colour's alpha; one texel of 1 where the
+  // image has none).
   std::int32_t texture_index(const std::string& name, const std::vector<unsigned char>& bytes, wrap_mode wrap,
                              vec3 scale, const std::string& who, bool data = false, image_use use = image_use::color);
   // An image made by the loader (a PLY's vertex colours), within the limits and the budget.

@@ -1,8 +1,9 @@
 // Textures for materials: each image file read once (image_file.hpp), within the scene's limits.
 #include "sections.hpp"
 
+#include "../exec/stop.hpp"
+
 #include <algorithm>
-#include <cmath>
 
 namespace sieve::render::detail {
 
@@ -20,16 +21,6 @@ std::int32_t registry::texture_index(const fs::path& path, wrap_mode wrap, const
                      [&](const image_limits& limits) { return read_image(path, "texture", limits, use); });
 }
 
-namespace {
-
-// The sRGB encoding of a linear value in [0, 1]: undoes decode_image's decoding of a data image.
-float linear_to_srgb(float c) {
-  c = std::clamp(c, 0.0f, 1.0f);
-  return c <= 0.0031308f ? c * 12.92f : 1.055f * std::pow(c, 1.0f / 2.4f) - 0.055f;
-}
-
-}  // namespace
-
 std::int32_t registry::texture_index(const std::string& name, const std::vector<unsigned char>& bytes, wrap_mode wrap,
                                      vec3 scale, const std::string& who, bool data, image_use use) {
   const bool scaled = !(scale.x == 1 && scale.y == 1 && scale.z == 1);
@@ -37,9 +28,7 @@ std::int32_t registry::texture_index(const std::string& name, const std::vector<
       (scaled ? name + " x " + str(scale) : name) + (data ? " (data)" : "") + (use == image_use::alpha ? " (alpha)" : "");
   if (const auto it = texture_of.find(std::make_pair(key, wrap)); it != texture_of.end()) return it->second;
   return add_texture(key, name, wrap, who, [&](const image_limits& limits) {
-    image_rgb image = decode_image(bytes.data(), bytes.size(), name, "texture", limits, use);
-    if (data)
-      for (vec3& p : image.pixels) p = {linear_to_srgb(p.x), linear_to_srgb(p.y), linear_to_srgb(p.z)};
+    image_rgb image = decode_image(bytes.data(), bytes.size(), name, "texture", limits, data ? image_use::data : use);
     if (scaled)
       for (vec3& p : image.pixels) p = p * scale;
     return image;
@@ -55,6 +44,7 @@ std::int32_t registry::texture_index(const std::string& name, image_rgb image, w
 
 std::int32_t registry::add_texture(const std::string& key, const std::string& name, wrap_mode wrap,
                                    const std::string& who, const std::function<image_rgb(const image_limits&)>& read) {
+  stop_point();
   image_limits limits = texture_limits;
   limits.max_bytes = std::min(limits.max_bytes, texture_budget - std::min(texture_budget, texture_bytes));
   image_rgb image;
