@@ -209,6 +209,8 @@ std::string with_suggestion(const CLI::App& app, const CLI::ParseError& e, int a
     at = comma + 1;
   }
   return text + sieve::did_you_mean(value, names);
+}
+
 // std::cout's buffer: write(2) on descriptor 1, keeping the first write's failure and its errno, so
 // that the reason is the one the write got, however much ran between it and the end (errno itself
 // is overwritten by then). What follows a failure is dropped.
