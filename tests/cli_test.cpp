@@ -263,8 +263,8 @@ TEST_F(Cli, RenderPrintsTheSetupPhasesAsTheyEnd) {
   EXPECT_NE(o.out.find("(2 spp over the whole film)"), std::string::npos) << o.out;
 
   // The report: the same phases, in seconds, consistent with each other.
-  EXPECT_DOUBLE_EQ(s["load_s"].get<double>(), j["load_seconds"].get<double>());
-  EXPECT_DOUBLE_EQ(s["build_s"].get<double>(), j["bvh_build_seconds"].get<double>());
+  EXPECT_DOUBLE_EQ(s["load_s"].get<double>(), j["time"]["load_seconds"].get<double>());
+  EXPECT_DOUBLE_EQ(s["build_s"].get<double>(), j["time"]["bvh_build_seconds"].get<double>());
   std::uint64_t bytes = 0;
   for (const char* f : {"cornell-box.toml", "cornell-box.obj", "cornell-box.mtl"})
     if (fs::exists(cornell.parent_path() / f)) bytes += fs::file_size(cornell.parent_path() / f);
