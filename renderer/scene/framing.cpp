@@ -77,22 +77,29 @@ struct occupancy {
   vec3 centre(int i, int j, int k) const { return box.lo + vec3{i + 0.5f, j + 0.5f, k + 0.5f} * cell; }
 };
 
+// A float count or index made an int in [lo, hi] without undefined behaviour: NaN (a box that
+// overflows a float: inf / inf) becomes lo, anything past hi becomes hi.
+int clamped_int(float v, int lo, int hi) {
+  if (!(v > static_cast<float>(lo))) return lo;
+  return v < static_cast<float>(hi) ? static_cast<int>(v) : hi;
+}
+
 occupancy occupancy_of(const scene& sc, std::size_t count, const aabb& box) {
   occupancy g;
   g.box = box;
   const vec3 e = box.extent();
   g.cell = std::max(max_component(e) / 48.0f, 1e-30f);
-  for (int a = 0; a < 3; ++a) g.n[a] = std::clamp(static_cast<int>(std::ceil(e[a] / g.cell)), 1, 64);
+  for (int a = 0; a < 3; ++a) g.n[a] = clamped_int(std::ceil(e[a] / g.cell), 1, 64);
   g.set.assign(std::size_t(g.n[0]) * g.n[1] * g.n[2], 0);
   const auto mark = [&](const vec3& p) {
     int c[3];
-    for (int a = 0; a < 3; ++a) c[a] = std::clamp(static_cast<int>((p[a] - box.lo[a]) / g.cell), 0, g.n[a] - 1);
+    for (int a = 0; a < 3; ++a) c[a] = clamped_int((p[a] - box.lo[a]) / g.cell, 0, g.n[a] - 1);
     g.set[(std::size_t(c[2]) * g.n[1] + c[1]) * g.n[0] + c[0]] = 1;
   };
   for (std::size_t t = 0; t < count; ++t) {
     const triangle& tr = sc.triangles[t];
     const float edge = std::max({length(tr.v1 - tr.v0), length(tr.v2 - tr.v0), length(tr.v2 - tr.v1)});
-    const int steps = std::clamp(static_cast<int>(std::ceil(edge / (0.5f * g.cell))), 1, 64);
+    const int steps = clamped_int(std::ceil(edge / (0.5f * g.cell)), 1, 64);
     for (int u = 0; u <= steps; ++u)
       for (int v = 0; u + v <= steps; ++v)
         mark(tr.v0 + (tr.v1 - tr.v0) * (float(u) / steps) + (tr.v2 - tr.v0) * (float(v) / steps));
