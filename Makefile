@@ -37,13 +37,13 @@ test: setup
 	$(MAKE) --no-print-directory sanitize
 
 # The CPU code built by clang with ASan + UBSan (every finding fatal) and the libFuzzer targets; runs
-# the CPU tests (not the install and library-only tests, which build consumers without the sanitizers) and the
+# the CPU tests (not the install, build-tree pkg-config and library-only tests, which build consumers without the sanitizers) and the
 # fuzzers' regression inputs plus a few seconds of fuzzing each. scripts/fuzz runs them for longer.
 sanitize: setup
 	cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
 	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSIEVE_CUDA=OFF -DSIEVE_SANITIZE=ON -DSIEVE_FUZZ=ON
 	cmake --build $(SAN_BUILD) -j $(JOBS)
-	ctest --test-dir $(SAN_BUILD) --output-on-failure -j $(JOBS) -L 'cpu|fuzz' -E 'install_consumer|install_layout|library_only|examples'
+	ctest --test-dir $(SAN_BUILD) --output-on-failure -j $(JOBS) -L 'cpu|fuzz' -E 'install_consumer|install_layout|library_only|examples|build_tree_pkgconfig'
 
 clean:
 	rm -rf $(BUILD) $(TEST_BUILD) $(SAN_BUILD)

@@ -39,6 +39,15 @@ image_rgb decode_png(const image_source& src) {
   const std::uint64_t w = be32(16), h = be32(20);
   if (w == 0 || h == 0) fail(at + "the " + src.what + " has no pixels");
   check_image_size(w, h, src.name, src.what, src.limits);
+  // stb_image copies an empty IDAT chunk from a null buffer (undefined behaviour): refused here,
+  // the chunks walked within the file's bytes.
+  for (std::size_t at_chunk = 8; at_chunk + 12 <= src.size;) {
+    const std::uint64_t length = be32(at_chunk);
+    if (std::equal(data + at_chunk + 4, data + at_chunk + 8, "IDAT") && length == 0)
+      fail(at + "the " + src.what + " holds an empty IDAT chunk");
+    if (std::equal(data + at_chunk + 4, data + at_chunk + 8, "IEND") || length > src.size) break;
+    at_chunk += 12 + static_cast<std::size_t>(length);
+  }
 
   const int bytes = static_cast<int>(src.size);
   int dw = 0, dh = 0, channels = 0;
