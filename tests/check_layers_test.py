@@ -2,7 +2,8 @@
 """tests/check_layers_test.py SCRIPT: scripts/check-layers on small planted trees. A clean tree (edges
 downward only) passes; each kind of back edge (an #include, a quoted relative #include, a link, a
 layer's CMake reading a higher folder, an include between the renderer's integrators, an include up a
-floor or into a room beside inside the library) fails with a line naming the file and the edge."""
+floor or into a room beside inside the library or the renderer: exec < core < bvh | scene < trace <
+path < frame < megakernel | wavefront < run < job) fails with a line naming the file and the edge."""
 import os
 import subprocess
 import sys
@@ -36,8 +37,13 @@ CLEAN = {
     "report/report.hpp": "#pragma once\n#include <sieve/compaction.hpp>\n",
     "report/CMakeLists.txt": "add_library(sieve_report STATIC report.cpp)\n"
                              "target_link_libraries(sieve_report PUBLIC sieve::compaction)\n",
-    "renderer/path/shade.hpp": "#pragma once\n#include \"../core/math.hpp\"\n",
-    "renderer/core/math.hpp": "#pragma once\n",
+    "renderer/path/shade.hpp": "#pragma once\n#include \"../core/math.hpp\"\n#include \"../trace/dfs.hpp\"\n",
+    # The renderer's lower floors: exec/ < core/ < bvh/, scene/ (rooms) < trace/ < path/.
+    "renderer/exec/exec.hpp": "#pragma once\n",
+    "renderer/core/math.hpp": "#pragma once\n#include \"../exec/exec.hpp\"\n",
+    "renderer/bvh/bvh.hpp": "#pragma once\n#include \"../core/math.hpp\"\n",
+    "renderer/scene/scene.hpp": "#pragma once\n#include <core/math.hpp>\n",
+    "renderer/trace/dfs.hpp": "#pragma once\n#include \"../bvh/bvh.hpp\"\n#include <exec/exec.hpp>\n",
     "renderer/megakernel/megakernel.hpp": "#pragma once\n#include \"../path/shade.hpp\"\n",
     "renderer/frame/stats.hpp": "#pragma once\n#include \"../path/shade.hpp\"\n",
     "renderer/wavefront/driver.hpp": "#pragma once\n#include \"../frame/stats.hpp\"\n",
@@ -121,6 +127,36 @@ class CheckLayers(unittest.TestCase):
     def test_renderer_including_the_python_module_fails(self):
         self.expect_edge({"renderer/core/z.cpp": "#include \"../../python/src/module.cpp\"\n"},
                          "renderer/core/z.cpp:1: renderer includes python/src/module.cpp (python, a higher layer)")
+
+    def test_exec_including_the_core_fails(self):
+        self.expect_edge({"renderer/exec/exec.hpp": "#include \"../core/math.hpp\"\n"},
+                         "renderer/exec/exec.hpp:1: renderer/exec/ includes renderer/core/math.hpp "
+                         "(renderer/core/, above it)")
+
+    def test_core_including_the_bvh_fails(self):
+        self.expect_edge({"renderer/core/math.hpp": "#include <bvh/bvh.hpp>\n"},
+                         "renderer/core/math.hpp:1: renderer/core/ includes renderer/bvh/bvh.hpp "
+                         "(renderer/bvh/, above it)")
+
+    def test_bvh_including_the_scene_fails(self):
+        self.expect_edge({"renderer/bvh/bvh.hpp": "#include \"../scene/scene.hpp\"\n"},
+                         "renderer/bvh/bvh.hpp:1: renderer/bvh/ includes renderer/scene/scene.hpp "
+                         "(renderer/scene/, a room beside it)")
+
+    def test_scene_including_the_bvh_fails(self):
+        self.expect_edge({"renderer/scene/scene.hpp": "#include <bvh/bvh.hpp>\n"},
+                         "renderer/scene/scene.hpp:1: renderer/scene/ includes renderer/bvh/bvh.hpp "
+                         "(renderer/bvh/, a room beside it)")
+
+    def test_bvh_including_a_traversal_fails(self):
+        self.expect_edge({"renderer/bvh/bvh.hpp": "#include \"../trace/dfs.hpp\"\n"},
+                         "renderer/bvh/bvh.hpp:1: renderer/bvh/ includes renderer/trace/dfs.hpp "
+                         "(renderer/trace/, above it)")
+
+    def test_traversal_including_the_path_code_fails(self):
+        self.expect_edge({"renderer/trace/dfs.hpp": "#include \"../path/shade.hpp\"\n"},
+                         "renderer/trace/dfs.hpp:1: renderer/trace/ includes renderer/path/shade.hpp "
+                         "(renderer/path/, above it)")
 
     def test_path_code_including_a_missing_wavefront_file_fails(self):
         self.expect_edge({"renderer/path/generate.hpp": "#include \"../wavefront/gone.hpp\"\n"},
