@@ -5,11 +5,14 @@
 # <build>/share/sieve (links into the source tree), never through a path compiled in.
 if(SIEVE_APP)
   install(DIRECTORY ${PROJECT_SOURCE_DIR}/scenes/ DESTINATION ${SIEVE_DATA_SUBDIR}/scenes)
-  install(PROGRAMS ${PROJECT_SOURCE_DIR}/bench/report.py ${PROJECT_SOURCE_DIR}/bench/plot_compaction.py
-          DESTINATION ${SIEVE_DATA_SUBDIR}/bench)
+  # report.py and the modules it imports (its parts, one per group of sections).
+  set(report_scripts report.py report_common.py report_compaction.py report_suites.py plot_compaction.py)
+  foreach(script ${report_scripts})
+    install(PROGRAMS ${PROJECT_SOURCE_DIR}/bench/${script} DESTINATION ${SIEVE_DATA_SUBDIR}/bench)
+  endforeach()
   file(MAKE_DIRECTORY ${PROJECT_BINARY_DIR}/${SIEVE_DATA_SUBDIR}/bench)
   file(CREATE_LINK ${PROJECT_SOURCE_DIR}/scenes ${PROJECT_BINARY_DIR}/${SIEVE_DATA_SUBDIR}/scenes SYMBOLIC)
-  foreach(script report.py plot_compaction.py)
+  foreach(script ${report_scripts})
     file(CREATE_LINK ${PROJECT_SOURCE_DIR}/bench/${script} ${PROJECT_BINARY_DIR}/${SIEVE_DATA_SUBDIR}/bench/${script}
          SYMBOLIC)
   endforeach()
