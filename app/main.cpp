@@ -78,7 +78,7 @@ void print_info(bool json) {
     j["data"] = data;
     j["devices"] = {{"cpu", {{"name", machine["cpu"]}, {"threads", machine["tbb_threads"]}}},
                     {"cuda", {{"available", sieve::cuda::available()}, {"name", sieve::cuda::device_description()}}}};
-    j["default_backend"] = sieve::resolve_backend("auto");
+    j["default_backend"] = std::string(sieve::to_string(sieve::resolve_backend("auto")));
     j["strategies"] = nlohmann::json::array();
     for (const auto& s : sieve::compaction_strategies())
       j["strategies"].push_back({{"name", s.name},
@@ -95,7 +95,7 @@ void print_info(bool json) {
   std::cout << sieve::report::version_line() << "\n"
             << "CPU: " << machine["cpu"].get<std::string>() << ", " << machine["tbb_threads"] << " threads\n"
             << "CUDA: " << sieve::cuda::device_description() << "\n"
-            << "default backend (--backend auto): " << sieve::resolve_backend("auto") << "\n"
+            << "default backend (--backend auto): " << sieve::to_string(sieve::resolve_backend("auto")) << "\n"
             << "data (scenes, bench/report.py): " << data << "\n\n";
   // A build without the CUDA backend lists the CUDA-only strategies as absent, not as strategies without forms.
   const bool cuda_built = sieve::cuda::device_description().find("no CUDA backend") == std::string::npos;

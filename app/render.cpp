@@ -254,10 +254,10 @@ std::string modes_line(const render_settings& s, bool gpu) {
 void print_header(const render_job& job) {
   const scene& sc = job.loaded();
   const render_settings& s = job.settings();
-  const bool gpu = job.backend() == "cuda";
+  const bool gpu = job.backend() == sieve::backend::cuda;
   std::cout << sc.name << ": " << sc.film.width << " x " << sc.film.height << ", " << sc.film.spp << " spp, "
             << sc.triangles.size() << " triangles; " << modes_line(s, gpu) << "\n"
-            << "device: " << report::machine_info(gpu)[gpu ? "gpu" : "cpu"].get<std::string>() << " (" << job.backend() << ")\n"
+            << "device: " << report::machine_info(gpu)[gpu ? "gpu" : "cpu"].get<std::string>() << " (" << sieve::to_string(job.backend()) << ")\n"
             << (!s.profile_stages ? std::string("stage times: not measured (--no-profile)\n")
                 : gpu ? "stage times: measured (CUDA events around each stage and loop in one wave of every " +
                             std::to_string(s.profile_every) + ", scaled to all; --no-profile for the bare frame time)\n"
@@ -361,7 +361,7 @@ void print_outcome(const render_job& job, const render_outcome& out) {
             << " Mrays/s (" << st.extension_rays << " extension + " << st.shadow_rays << " shadow rays)\n";
   std::cout << "time: setup " << report::fixed(out.setup_seconds, 3) << " s (load " << report::fixed(out.load_seconds, 3)
             << ", BVH " << report::fixed(out.bvh_seconds, 3)
-            << (job.backend() == "cuda" ? ", upload and capture " + report::fixed(st.setup_seconds, 3) : std::string()) << "), rendering "
+            << (job.backend() == sieve::backend::cuda ? ", upload and capture " + report::fixed(st.setup_seconds, 3) : std::string()) << "), rendering "
             << report::fixed(out.render_seconds, 3) << " s"
             << (split ? ", waiting " + report::fixed(out.wait_seconds, 3) + " s, reduction " + report::fixed(out.reduction_seconds, 3) + " s"
                       : std::string())
@@ -394,7 +394,7 @@ void check_render_args(const render_args& a, bool dry_run) {
   // one of them is refused as such first).
   if (dry_run && !a.png.empty()) render::check_image_name(a.png);
   // A strategy from the command line: known, and able to run on the backend the render would take.
-  if (!a.strategy.empty()) render::check_strategy(a.strategy, sieve::resolve_backend(a.backend) == "cuda", "--strategy");
+  if (!a.strategy.empty()) render::check_strategy(a.strategy, sieve::resolve_backend(a.backend) == sieve::backend::cuda, "--strategy");
 }
 
 render::render_request render_args::request() const {

@@ -3,8 +3,8 @@
 // any hit, the resumable walk, the 8-wide tree by octant order, the CPU's nearest-first wide
 // traversal on both box tests, the compressed wide tree (the GPU's code), the BFS over both trees) must keep exactly the hits the predicate
 // accepts: the same hits as brute force with the predicate, and, for the mask, the analytic answer.
-#include <bvh/bfs.hpp>
-#include <bvh/traverse.hpp>
+#include <trace/bfs.hpp>
+#include <trace/tracers.hpp>
 
 #include <gtest/gtest.h>
 
@@ -44,7 +44,10 @@ std::vector<std::pair<std::string, std::vector<hit>>> every_traversal(const alph
     out.emplace_back(name, std::move(hits));
   };
   each("dfs", [&](const ray& r) { return closest_hit(v, r); });
-  each("trace_closest", [&](const ray& r) { return trace_closest(v, r); });
+  each("trace_closest", [&](const ray& r) { return trace_closest(v, cpu_traversals.bounce, r); });
+  for (const auto& [t, name] : mode_names<traversal>::table)  // every depth-first traversal by its tracer
+    if (!t.breadth_first() && t.boxes != wide_path::avx512)
+      each(std::string(name), [&, t = t](const ray& r) { return visit_tracer(v, t, [&](const auto& x) { return x.closest(r); }); });
   each("wide octant", [&](const ray& r) { return wide_closest_hit(v.wide, r, scalar_boxes{}, v.alpha); });
   each("wide portable", [&](const ray& r) { return wide_closest_hit_cpu(v.wide, r, wide_path::portable, v.alpha); });
   if (cpu_has_avx2())
@@ -52,11 +55,11 @@ std::vector<std::pair<std::string, std::vector<hit>>> every_traversal(const alph
   if (cpu_has_avx512())
     each("wide avx512", [&](const ray& r) { return wide_closest_hit_cpu(v.wide, r, wide_path::avx512, v.alpha); });
   each("compressed wide", [&](const ray& r) { return cw_closest_hit(cw_of(v), r); });
-  for (const bfs_tree tree : {bfs_tree::binary, bfs_tree::wide, bfs_tree::compressed}) {
+  for (const trace_tree tree : {trace_tree::binary, trace_tree::wide, trace_tree::compressed}) {
     bfs_tracer tracer("auto", tree);
     std::vector<hit> hits(s.rays.size());
     tracer.closest(v, s.rays, hits);
-    out.emplace_back(tree == bfs_tree::wide ? "bfs wide" : tree == bfs_tree::compressed ? "bfs compressed" : "bfs binary",
+    out.emplace_back(tree == trace_tree::wide ? "bfs wide" : tree == trace_tree::compressed ? "bfs compressed" : "bfs binary",
                      std::move(hits));
   }
   return out;
@@ -76,7 +79,10 @@ std::vector<std::pair<std::string, std::vector<bool>>> every_any_hit(const alpha
     out.emplace_back(name, std::move(blocked));
   };
   each("dfs", [&](const ray& r) { return any_hit(v, r); });
-  each("trace_any", [&](const ray& r) { return trace_any(v, r); });
+  each("trace_any", [&](const ray& r) { return trace_any(v, cpu_traversals.shadow, r); });
+  for (const auto& [t, name] : mode_names<traversal>::table)
+    if (!t.breadth_first() && t.boxes != wide_path::avx512)
+      each(std::string(name), [&, t = t](const ray& r) { return visit_tracer(v, t, [&](const auto& x) { return x.any(r); }); });
   each("wide octant", [&](const ray& r) { return wide_any_hit(v.wide, r, scalar_boxes{}, v.alpha); });
   each("wide portable", [&](const ray& r) { return wide_any_hit_cpu(v.wide, r, wide_path::portable, v.alpha); });
   if (cpu_has_avx2()) each("wide avx2", [&](const ray& r) { return wide_any_hit_cpu(v.wide, r, wide_path::avx2, v.alpha); });

@@ -2,8 +2,8 @@
 // for every CUDA strategy and `append`, with the loop on the device (a CUDA graph with a WHILE node)
 // and driven by the host; and closest_async captured into a caller's own graph, its ray count read
 // from device memory, replayed with other counts. The DFS by exec::parallel_walk too.
-#include <bvh/bfs.hpp>
-#include <bvh/dfs.hpp>
+#include <trace/bfs.hpp>
+#include <trace/dfs.hpp>
 #include <exec/cuda.cuh>
 #include <exec/walk_cuda.cuh>
 #include <frame/device_scene.hpp>
@@ -70,17 +70,17 @@ void expect_equal(const std::vector<hit>& got, const std::vector<hit>& want, std
 // (at the end), the host-driven loop once per round and more. The two loops are separate tests so that
 // scripts/gpu-check can run the host loop's (the same kernels) under synccheck and racecheck, which
 // misreport barrier kernels inside a WHILE node (tests/sanitizer_while_probe.cu).
-void every_strategy_equals_dfs(bfs_tracer_cuda::loop loop, bfs_tree tree) {
+void every_strategy_equals_dfs(bfs_tracer_cuda::loop loop, trace_tree tree) {
   const auto [htris, hrays] = hairball();
   const gpu_scene scenes[] = {gpu_scene(random_scene(3000, 8000, 11)), gpu_scene({htris, hrays})};
   const bool graph = loop == bfs_tracer_cuda::loop::graph;
   std::vector<std::string> strategies = cuda_bfs_strategies();
-  if (tree == bfs_tree::compressed) strategies.insert(strategies.end(), {std::string(bfs_tile), std::string(bfs_warp_tile)});
+  if (tree == trace_tree::compressed) strategies.insert(strategies.end(), {std::string(bfs_tile), std::string(bfs_warp_tile)});
   for (const gpu_scene& sc : scenes) {
     for (const std::string& strategy : strategies) {
       bfs_tracer_cuda tracer(strategy, tree);
       const std::string what = strategy + (graph ? " (graph" : " (host loop") +
-                               (tree == bfs_tree::wide ? ", wide)" : tree == bfs_tree::compressed ? ", compressed)" : ")");
+                               (tree == trace_tree::wide ? ", wide)" : tree == trace_tree::compressed ? ", compressed)" : ")");
       SCOPED_TRACE(what);
       tracer.set_loop(loop);
       for (int round = 0; round < 2; ++round) {  // the second reuses the buffers (and the graph)
@@ -120,16 +120,16 @@ void every_strategy_equals_dfs(bfs_tracer_cuda::loop loop, bfs_tree tree) {
 
 TEST(GpuBfs, GraphLoopEveryStrategyEqualsDfs) {
   REQUIRE_DEVICE();
-  every_strategy_equals_dfs(bfs_tracer_cuda::loop::graph, bfs_tree::binary);
-  every_strategy_equals_dfs(bfs_tracer_cuda::loop::graph, bfs_tree::wide);
-  every_strategy_equals_dfs(bfs_tracer_cuda::loop::graph, bfs_tree::compressed);
+  every_strategy_equals_dfs(bfs_tracer_cuda::loop::graph, trace_tree::binary);
+  every_strategy_equals_dfs(bfs_tracer_cuda::loop::graph, trace_tree::wide);
+  every_strategy_equals_dfs(bfs_tracer_cuda::loop::graph, trace_tree::compressed);
 }
 
 TEST(GpuBfs, HostLoopEveryStrategyEqualsDfs) {
   REQUIRE_DEVICE();
-  every_strategy_equals_dfs(bfs_tracer_cuda::loop::host, bfs_tree::binary);
-  every_strategy_equals_dfs(bfs_tracer_cuda::loop::host, bfs_tree::wide);
-  every_strategy_equals_dfs(bfs_tracer_cuda::loop::host, bfs_tree::compressed);
+  every_strategy_equals_dfs(bfs_tracer_cuda::loop::host, trace_tree::binary);
+  every_strategy_equals_dfs(bfs_tracer_cuda::loop::host, trace_tree::wide);
+  every_strategy_equals_dfs(bfs_tracer_cuda::loop::host, trace_tree::compressed);
 }
 
 // A tile frontier whose stack is held just above its rays' root pairs: most pairs' children do not
@@ -178,7 +178,7 @@ TEST(GpuBfs, ClosestAsyncCapturedIntoACallersGraph) {
     const bool tile = strategy == bfs_tile || strategy == bfs_warp_tile;
     if (strategy != bfs_append && !tile && !sieve::compaction_strategy(strategy).runs_on(sieve::backend::cuda)) continue;
     SCOPED_TRACE(strategy);
-    bfs_tracer_cuda tracer(strategy, tile ? bfs_tree::compressed : bfs_tree::binary);
+    bfs_tracer_cuda tracer(strategy, tile ? trace_tree::compressed : trace_tree::binary);
     tracer.reserve(n);
     cudaGraph_t graph;
     SIEVE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
@@ -245,8 +245,8 @@ TEST(GpuBfs, ClosestAsyncNeedsReserveAndACapturableStrategy) {
   REQUIRE_DEVICE();
   const gpu_scene sc(random_scene(100, 1000, 3));
   device_array<std::uint32_t> count(1);
-  EXPECT_THROW(bfs_tracer_cuda("tile", bfs_tree::wide), sieve::error);  // the tile frontiers: the compressed tree only
-  EXPECT_THROW(bfs_tracer_cuda("warp-tile", bfs_tree::binary), sieve::error);
+  EXPECT_THROW(bfs_tracer_cuda("tile", trace_tree::wide), sieve::error);  // the tile frontiers: the compressed tree only
+  EXPECT_THROW(bfs_tracer_cuda("warp-tile", trace_tree::binary), sieve::error);
   bfs_tracer_cuda tracer("cub");
   EXPECT_THROW(tracer.closest_async(sc.view, sc.rays.data, sc.hits.data, sc.rays.n, count.data, nullptr), sieve::error);
   tracer.reserve(sc.rays.n / 2);

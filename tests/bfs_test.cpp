@@ -1,9 +1,9 @@
 // BFS traversal = DFS traversal, hit for hit, for every CPU compaction strategy that can compact
 // its frontier (by bit mask, byte flags or removal list; stable or not, in place or not), over the
 // binary tree and over the 8-wide one.
-#include <bvh/bfs.hpp>
-#include <bvh/bfs_driver.hpp>
-#include <bvh/dfs.hpp>
+#include <trace/bfs.hpp>
+#include <trace/bfs_driver.hpp>
+#include <trace/dfs.hpp>
 
 #include <gtest/gtest.h>
 
@@ -29,7 +29,7 @@ std::vector<std::string> bfs_strategies() {
   return names;
 }
 
-class BfsEqualsDfs : public ::testing::TestWithParam<std::tuple<std::string, bfs_tree>> {};
+class BfsEqualsDfs : public ::testing::TestWithParam<std::tuple<std::string, trace_tree>> {};
 
 TEST_P(BfsEqualsDfs, EveryHit) {
   const auto& [strategy, tree] = GetParam();
@@ -55,11 +55,11 @@ TEST_P(BfsEqualsDfs, EveryHit) {
   ASSERT_FALSE(stats.levels.empty());
   EXPECT_EQ(stats.levels.front().frontier, s.rays.size());
   // A level, or chunks of one, per step: the wide tree has as many levels as its depth.
-  const std::size_t depth = tree == bfs_tree::wide         ? b.wide.depth
-                            : tree == bfs_tree::compressed ? b.cw.depth
+  const std::size_t depth = tree == trace_tree::wide         ? b.wide.depth
+                            : tree == trace_tree::compressed ? b.cw.depth
                                                            : b.stats.max_depth;
   EXPECT_GE(stats.levels.size(), depth);
-  if (tree != bfs_tree::binary) {
+  if (tree != trace_tree::binary) {
     EXPECT_LT(depth, b.stats.max_depth / 2);  // the wide trees' levels: fewer
   }
   std::size_t expanded = 0;
@@ -72,12 +72,12 @@ TEST_P(BfsEqualsDfs, EveryHit) {
 
 INSTANTIATE_TEST_SUITE_P(Cpu, BfsEqualsDfs,
                          ::testing::Combine(::testing::ValuesIn(bfs_strategies()),
-                                            ::testing::Values(bfs_tree::binary, bfs_tree::wide, bfs_tree::compressed)),
+                                            ::testing::Values(trace_tree::binary, trace_tree::wide, trace_tree::compressed)),
                          [](const auto& info) {
                            std::string name = std::get<0>(info.param);
                            std::replace(name.begin(), name.end(), '-', '_');
-                           const bfs_tree tree = std::get<1>(info.param);
-                           return name + (tree == bfs_tree::wide ? "_wide" : tree == bfs_tree::compressed ? "_compressed" : "");
+                           const trace_tree tree = std::get<1>(info.param);
+                           return name + (tree == trace_tree::wide ? "_wide" : tree == trace_tree::compressed ? "_compressed" : "");
                          });
 
 // A hairball (hairball.hpp): a ray's frontier holds a large part of the tree. Unbounded, a level of
@@ -87,9 +87,9 @@ TEST(Bfs, HairballFrontierIsBounded) {
   const auto [tris, rays] = hairball();
   const bvh b = build_bvh(tris);
   const bvh_view v = view_of(b, tris);
-  for (const bfs_tree tree : {bfs_tree::binary, bfs_tree::wide, bfs_tree::compressed})
+  for (const trace_tree tree : {trace_tree::binary, trace_tree::wide, trace_tree::compressed})
   for (const std::string strategy : {"billeter", "redzone", "append"}) {  // out of place, in place, append
-    SCOPED_TRACE(tree == bfs_tree::wide ? "wide" : tree == bfs_tree::compressed ? "compressed" : "binary");
+    SCOPED_TRACE(tree == trace_tree::wide ? "wide" : tree == trace_tree::compressed ? "compressed" : "binary");
     const unsigned arity = bfs_arity(tree);
     bfs_tracer tracer(strategy, tree);
     std::vector<hit> got(rays.size());
@@ -104,12 +104,12 @@ TEST(Bfs, HairballFrontierIsBounded) {
     for (const auto& l : stats.levels) expanded += l.frontier;
     // Level by level, some level would have held at least this many pairs (pairs sit at inner
     // nodes: at most max_depth levels).
-    const std::size_t depth = tree == bfs_tree::wide         ? b.wide.depth
-                              : tree == bfs_tree::compressed ? b.cw.depth
+    const std::size_t depth = tree == trace_tree::wide         ? b.wide.depth
+                              : tree == trace_tree::compressed ? b.cw.depth
                                                              : b.stats.max_depth;
     EXPECT_LE(stats.peak_pairs, bfs_stack_bound(rays.size(), arity)) << strategy;
     EXPECT_GT(stats.levels.size(), depth + 1) << strategy << ": expected chunked steps";
-    if (tree != bfs_tree::binary) continue;
+    if (tree != trace_tree::binary) continue;
     EXPECT_GT(expanded / depth, bfs_stack_bound(rays.size(), arity)) << "not a hairball";
   }
 }
@@ -196,7 +196,7 @@ TEST(Bfs, EmptySceneAndNoRays) {
 
 TEST(Bfs, BadArgumentsAreErrors) {
   EXPECT_THROW(bfs_tracer("no-such-strategy"), sieve::error);
-  EXPECT_THROW(bfs_tracer("tile", bfs_tree::compressed), sieve::error);  // the tile frontier: GPU only
+  EXPECT_THROW(bfs_tracer("tile", trace_tree::compressed), sieve::error);  // the tile frontier: GPU only
   if (sieve::compaction_strategy("atomic").runs_on(sieve::backend::cuda)) {
     EXPECT_THROW(bfs_tracer("atomic"), sieve::error);  // CUDA only
   }
@@ -207,7 +207,7 @@ TEST(Bfs, BadArgumentsAreErrors) {
   EXPECT_THROW(tracer.closest(view_of(b, s.tris), s.rays, too_few), sieve::error);
   const bvh binary_only = build_bvh(s.tris, {.wide = false});  // no compressed layout to walk
   std::vector<hit> hits(s.rays.size());
-  bfs_tracer compressed("append", bfs_tree::compressed);
+  bfs_tracer compressed("append", trace_tree::compressed);
   EXPECT_THROW(compressed.closest(view_of(binary_only, s.tris), s.rays, hits), sieve::error);
 }
 

@@ -3,10 +3,10 @@
 // triangle reachable, each at most once a leaf, boxes holding the triangles' parts they stand for)
 // and tracing the same closest hits as the tree without splits, on random soups and shipped scenes.
 #include <bvh/bvh.hpp>
-#include <bvh/cwbvh.hpp>
-#include <bvh/dfs.hpp>
+#include <trace/cwbvh.hpp>
+#include <trace/dfs.hpp>
 #include <bvh/split.hpp>
-#include <bvh/wide.hpp>
+#include <trace/wide.hpp>
 #include <core/camera.hpp>
 #include <scene/load.hpp>
 

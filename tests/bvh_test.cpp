@@ -1,8 +1,8 @@
 // The BVH against brute force: random triangle soups and random rays, closest hit (t and primitive)
 // and any hit; degenerate inputs (no triangles, one, coincident centroids, a flat sheet).
 #include <bvh/bvh.hpp>
-#include <bvh/dfs.hpp>
-#include <bvh/wide.hpp>
+#include <trace/dfs.hpp>
+#include <trace/wide.hpp>
 #include <exec/walk.hpp>
 
 #include "triangle_soup.hpp"

@@ -2,8 +2,8 @@
 // warps with dynamic ray fetch (exec::parallel_walk, as the renderer's extend stage runs it) and one
 // ray a thread, closest and any hit, hit for hit the GPU's binary DFS on a random scene, a hairball
 // and a tree of big leaves (split into nodes by the encoder); the walk's count read from device memory.
-#include <bvh/cwbvh.hpp>
-#include <bvh/dfs.hpp>
+#include <trace/cwbvh.hpp>
+#include <trace/dfs.hpp>
 #include <exec/cuda.cuh>
 #include <exec/walk_cuda.cuh>
 #include <frame/device_scene.hpp>

@@ -1,11 +1,11 @@
-// The compressed 8-wide layout and its traversal (bvh/cwbvh.hpp, the GPU's code run on the CPU):
+// The compressed 8-wide layout and its traversal (trace/cwbvh.hpp, the GPU's code run on the CPU):
 // the encoding is well formed (every triangle once, each slot's decoded box around its subtree, the
 // leaf masks within 32 bits), and the traversal finds what the binary DFS finds, hit for hit (the
 // same triangle test: the stored edges round as the vertices' differences), closest and any hit, also
 // step by step as exec::parallel_walk runs it; leaves too big for one slot split into nodes.
 #include <bvh/bvh.hpp>
-#include <bvh/cwbvh.hpp>
-#include <bvh/dfs.hpp>
+#include <trace/cwbvh.hpp>
+#include <trace/dfs.hpp>
 #include <exec/walk.hpp>
 
 #include "hairball.hpp"

@@ -3,8 +3,8 @@
 #pragma once
 
 #include <bvh/bvh.hpp>
-#include <bvh/cwbvh.hpp>
-#include <bvh/dfs.hpp>
+#include <trace/cwbvh.hpp>
+#include <trace/dfs.hpp>
 
 #include <gtest/gtest.h>
 

@@ -3,9 +3,9 @@
 // 8-wide tree by the CPU's wide DFS, the compressed one by its walk), and two trees byte for byte.
 #pragma once
 
-#include <bvh/bfs.hpp>
+#include <trace/bfs.hpp>
 #include <bvh/ploc.hpp>
-#include <bvh/wide.hpp>
+#include <trace/wide.hpp>
 
 #include "lbvh_check.hpp"
 

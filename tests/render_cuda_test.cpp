@@ -2,7 +2,7 @@
 // the CPU's, so the GPU image of a scene must match the CPU image of the same scene and seed, and be
 // bit-identical across the CUDA compaction strategies.
 #include <trace/trace_cuda.hpp>
-#include <bvh/wide.hpp>
+#include <trace/wide.hpp>
 #include <scene/load.hpp>
 #include <run/render.hpp>
 
@@ -71,7 +71,7 @@ comparison compare(const render_result& a, const render_result& b) {
   return c;
 }
 
-// The CUDA BFS driver's bounded frontier (bvh/bfs.hpp): on a hairball its steps are chunks of
+// The CUDA BFS driver's bounded frontier (trace/bfs.hpp): on a hairball its steps are chunks of
 // levels, and the hits still equal the GPU's DFS exactly (the same intersection code on the same
 // device; ties at equal t go to the lower index on every traversal), for every CUDA strategy the BFS
 // can use. The host-driven level loop (the graph loop's hairball: bfs_cuda_test).
@@ -80,7 +80,7 @@ TEST(GpuBfs, HairballHitsEqualDfs) {
   const auto [tris, rays] = hairball();
   const bvh b = build_bvh(tris);
   const bvh_view v = view_of(b, tris);
-  const gpu_trace dfs = trace_cuda(b, tris, rays, "dfs", "", 0);
+  const gpu_trace dfs = trace_cuda(b, tris, rays, parse_mode<traversal>("dfs"), "", 0);
   ASSERT_EQ(dfs.hits.size(), rays.size());
   // The GPU's DFS against the CPU's: the same surfaces, except a few grazing rays where the rounding
   // of the two compilers lands on different sides of an edge (bench trace counts these too).
@@ -97,7 +97,7 @@ TEST(GpuBfs, HairballHitsEqualDfs) {
       fits = fits || s.takes(sieve::backend::cuda, f);
     if (!fits) continue;
     SCOPED_TRACE(s.name);
-    const gpu_trace got = trace_cuda(b, tris, rays, "bfs", std::string(s.name), 0, "host");
+    const gpu_trace got = trace_cuda(b, tris, rays, parse_mode<traversal>("bfs"), std::string(s.name), 0, bfs_tracer_cuda::loop::host);
     ASSERT_EQ(got.hits.size(), rays.size());
     for (std::size_t i = 0; i < rays.size(); ++i) {
       const hit& want = dfs.hits[i];
@@ -116,8 +116,8 @@ TEST(GpuWide, HairballHitsEqualDfs) {
   const auto [tris, rays] = hairball();
   const bvh b = build_bvh(tris);
   const bvh_view v = view_of(b, tris);
-  const gpu_trace dfs = trace_cuda(b, tris, rays, "dfs", "", 0);
-  const gpu_trace wide = trace_cuda(b, tris, rays, "wide", "", 0);
+  const gpu_trace dfs = trace_cuda(b, tris, rays, parse_mode<traversal>("dfs"), "", 0);
+  const gpu_trace wide = trace_cuda(b, tris, rays, parse_mode<traversal>("wide"), "", 0);
   ASSERT_EQ(wide.hits.size(), rays.size());
   std::size_t found = 0, differing = 0, differing_from_cpu = 0;
   for (std::size_t i = 0; i < rays.size(); ++i) {
@@ -129,12 +129,12 @@ TEST(GpuWide, HairballHitsEqualDfs) {
   EXPECT_GT(found, rays.size() / 10);
   EXPECT_LE(differing, rays.size() / 10000) << "of " << rays.size() << " rays";
   EXPECT_LE(differing_from_cpu, rays.size() / 100) << "of " << rays.size() << " rays";
-  const gpu_trace dfs_any = trace_cuda(b, tris, rays, "dfs", "", 0, "graph", true);
-  const gpu_trace wide_any = trace_cuda(b, tris, rays, "wide", "", 0, "graph", true);
+  const gpu_trace dfs_any = trace_cuda(b, tris, rays, parse_mode<traversal>("dfs"), "", 0, bfs_tracer_cuda::loop::graph, true);
+  const gpu_trace wide_any = trace_cuda(b, tris, rays, parse_mode<traversal>("wide"), "", 0, bfs_tracer_cuda::loop::graph, true);
   std::size_t any_differing = 0;
   for (std::size_t i = 0; i < rays.size(); ++i) any_differing += wide_any.hits[i].found() != dfs_any.hits[i].found();
   EXPECT_LE(any_differing, rays.size() / 10000) << "of " << rays.size() << " rays";
-  EXPECT_THROW(trace_cuda(b, tris, rays, "bfs", "auto", 0, "graph", true), sieve::error);
+  EXPECT_THROW(trace_cuda(b, tris, rays, parse_mode<traversal>("bfs"), "auto", 0, bfs_tracer_cuda::loop::graph, true), sieve::error);
 }
 
 // Same stages, same random numbers: most paths are the same on both, and the few that part ways

@@ -9,7 +9,7 @@
 #include <run/render.hpp>
 #include <frame/tiles.hpp>
 #include <frame/waves.hpp>
-#include <bvh/traverse.hpp>
+#include <trace/tracers.hpp>
 #include <frame/prepared_scene.hpp>
 
 #include <gtest/gtest.h>
@@ -674,11 +674,12 @@ TEST(Wavefront, CancelKeepsTheCompletedSamples) {
   std::atomic<bool> cancel{false};
   render_settings r = render_settings::from(s);
   r.max_queue = 256;  // one sample per wave
-  r.cancel = &cancel;
-  r.progress = [&](std::uint32_t done, std::uint32_t) {
+  render_controls c;
+  c.cancel = &cancel;
+  c.progress = [&](std::uint32_t done, std::uint32_t) {
     if (done == 3) cancel.store(true);
   };
-  const render_result got = render_cpu(ps, r);
+  const render_result got = render_cpu(ps, r, c);
   EXPECT_EQ(got.samples, 3U);
   EXPECT_TRUE(got.partial());
   // The same as a 3-sample render.
@@ -700,12 +701,13 @@ TEST(Wavefront, CancelWithinAPassKeepsWholeSamplesPerPixel) {
     std::atomic<bool> cancel{false};
     render_settings r = render_settings::from(s);
     r.max_queue = 512;  // 6 chunks per pass
-    r.cancel = &cancel;
+    render_controls c;
+    c.cancel = &cancel;
     std::thread stopper([&] {
       std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
       cancel.store(true);
     });
-    const render_result got = render_cpu(ps, r);
+    const render_result got = render_cpu(ps, r, c);
     stopper.join();
     ASSERT_TRUE(got.partial());
     ASSERT_LT(got.ahead, 64U * 48U);
@@ -827,18 +829,19 @@ TEST(Tiles, EachTileIsHandedOnAsItEnds) {
   render_settings rs = render_settings::from(s);
   rs.tile_pixels = plan.tile_pixels;
   rs.max_queue = 200;
-  rs.next_tile = [&](std::uint32_t& first, std::uint32_t& n) {
+  render_controls c;
+  c.next_tile = [&](std::uint32_t& first, std::uint32_t& n) {
     if (next >= plan.count()) return false;
     plan.tile(next++, first, n);
     return true;
   };
   std::vector<vec3> handed(pixels, vec3{-1, -1, -1});
   std::vector<std::uint32_t> order;
-  rs.tile_rendered = [&](std::uint32_t first, std::span<const vec3> sums) {
+  c.tile_rendered = [&](std::uint32_t first, std::span<const vec3> sums) {
     order.push_back(first);
     std::copy(sums.begin(), sums.end(), handed.begin() + first);
   };
-  const render_result r = render_cpu(ps, rs);
+  const render_result r = render_cpu(ps, rs, c);
   ASSERT_EQ(order.size(), plan.count());
   for (std::uint32_t i = 0; i < order.size(); ++i) EXPECT_EQ(order[i], i * plan.tile_pixels);
   EXPECT_EQ(std::memcmp(handed.data(), r.sum.data(), pixels * sizeof(vec3)), 0);
@@ -863,13 +866,14 @@ TEST(Tiles, TiledFilmIsTheOneProcessFilmBitForBit) {
       render_settings rs = render_settings::from(s);
       rs.tile_pixels = plan.tile_pixels;
       rs.max_queue = 200;  // several waves per tile, and tiles of more pixels than a wave
-      rs.next_tile = [&](std::uint32_t& first, std::uint32_t& n) {
+      render_controls c;
+      c.next_tile = [&](std::uint32_t& first, std::uint32_t& n) {
         if (next < 0) return false;
         plan.tile(static_cast<std::uint32_t>(next), first, n);
         next -= renderers;
         return true;
       };
-      const render_result part = render_cpu(ps, rs);
+      const render_result part = render_cpu(ps, rs, c);
       for (const tile_done& t : part.tiles) film.add(t, std::span<const vec3>(part.sum.data() + t.first_pixel, t.pixels));
     }
     EXPECT_EQ(film.samples(), s.film.spp);

@@ -399,7 +399,7 @@ int run_compaction_bench(const compaction_args& a, const std::string& command_li
   report::output_set outputs;  // checked before any work
   a.add_to(outputs);
   outputs.add_output(a.crossover, "--crossover");
-  const backend where = backend_from_string(resolve_backend(a.backend));
+  const backend where = resolve_backend(a.backend);
   const std::vector<bench_case> cases = grid_of(a, where);
   // A point holds its items, the output, the expected rows and the selection (about 3 w + 6 bytes an
   // item); on the GPU the next point's inputs are made meanwhile.

@@ -244,8 +244,8 @@ image_difference difference(const std::vector<vec3>& a, const std::vector<vec3>&
 int run_render_bench(const render_bench_args& a, const std::string& command_line) {
   output_set outputs;  // checked before any work
   a.add_files_to(outputs);
-  const std::string backend = resolve_backend(a.backend);
-  const bool gpu = backend == "cuda";
+  const bool gpu = resolve_backend(a.backend) == sieve::backend::cuda;
+  const std::string backend(sieve::to_string(gpu ? sieve::backend::cuda : sieve::backend::cpu));  // for the reports
   const std::vector<std::string> strategies =
       a.strategies.empty() ? queue_strategies(gpu ? sieve::backend::cuda : sieve::backend::cpu) : a.strategies;
   auto render = [&](const prepared_scene& p, const render_settings& rs) { return gpu ? render_cuda(p, rs) : render_cpu(p, rs); };

@@ -146,10 +146,11 @@ bool first_frame(const prepared_scene& ps, double& upload_s, double& first_s) {
   settings.sample_count = 1;
   double pass_s = -1;
   const auto t0 = std::chrono::steady_clock::now();
-  settings.progress = [&](std::uint32_t, std::uint32_t) {
+  render_controls controls;
+  controls.progress = [&](std::uint32_t, std::uint32_t) {
     if (pass_s < 0) pass_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   };
-  const render_result r = render_cuda(ps, settings);
+  const render_result r = render_cuda(ps, settings, controls);
   upload_s = r.stats.upload_seconds;
   first_s = pass_s - upload_s;
   const auto finite = [](const vec3& v) { return std::isfinite(v.x) && std::isfinite(v.y) && std::isfinite(v.z); };
@@ -238,7 +239,7 @@ const option_schema<setup_args>& setup_options() {
 int run_setup_bench(const setup_args& a, const std::string& command_line) {
   report::output_set outputs;
   a.add_files_to(outputs);
-  const bool gpu = resolve_backend(a.backend) == "cuda";
+  const bool gpu = resolve_backend(a.backend) == sieve::backend::cuda;
   const nlohmann::json machine = report::machine_info(gpu);
   const std::string device = report::device_of(machine);
   std::cout << "setup of " << a.scene << " on " << device << ": the scene's load and the BVH build (every layout)"

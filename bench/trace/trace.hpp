@@ -9,6 +9,7 @@
 #include "../options.hpp"
 
 #include <bvh/bvh.hpp>
+#include <core/modes.hpp>
 #include <bvh/ploc.hpp>
 
 #include <CLI/CLI.hpp>
@@ -16,6 +17,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -42,12 +44,25 @@ struct trace_args : scene_suite_args {
   float node_cost = render::bvh_build_options{}.traversal_cost, wide_node_cost = 0.0f;
 };
 
-// The BFS traversals by name (bfs: the binary tree, wide-bfs: the 8-wide one, cw-bfs: its compressed
-// layout); false for the others.
-inline bool is_bfs_traversal(const std::string& t) { return t == "bfs" || t == "wide-bfs" || t == "cw-bfs"; }
+// What a configuration traces with: one of sieve's traversals (core/modes.hpp, by its name), or
+// Embree (the CPU baseline, "embree"). Parsed once from --traversal; names only for the reports.
+struct trace_method {
+  std::optional<render::traversal> sieve;  // none: Embree
+  bool embree() const { return !sieve; }
+  bool breadth_first() const { return sieve && sieve->breadth_first(); }
+  std::string name() const { return sieve ? std::string(render::to_string(*sieve)) : "embree"; }
+};
+// "embree" or a traversal's name; throws sieve::error naming the valid ones.
+inline trace_method parse_trace_method(const std::string& name) {
+  if (name == "embree") return {};
+  return {render::parse_mode<render::traversal>(name)};
+}
+// The traversal every other one is given as a ratio to (x_dfs): the binary tree's DFS ("dfs").
+inline constexpr render::traversal dfs_baseline{render::traversal_kind::dfs, render::trace_tree::binary,
+                                                render::trace_schedule::walk};
 // Whether a BFS traversal runs with frontier `strategy`: the tile frontier walks the compressed tree only.
-inline bool bfs_runs_with(const std::string& traversal, const std::string& strategy) {
-  return (strategy != "tile" && strategy != "warp-tile") || traversal == "cw-bfs";
+inline bool bfs_runs_with(const render::traversal& t, const std::string& strategy) {
+  return (strategy != "tile" && strategy != "warp-tile") || t.tree == render::trace_tree::compressed;
 }
 
 // The options, declared once (bench/options.hpp): the parser and the command that repeats an args.

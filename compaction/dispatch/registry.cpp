@@ -124,12 +124,12 @@ backend backend_from_string(std::string_view name) {
   throw error("unknown backend '" + std::string(name) + "'; backends: cpu, cuda");
 }
 
-std::string resolve_backend(const std::string& name) {
-  if (name == "cpu") return name;
-  if (name == "auto") return cuda::available() ? "cuda" : "cpu";
+backend resolve_backend(const std::string& name) {
+  if (name == "cpu") return backend::cpu;
+  if (name == "auto") return cuda::available() ? backend::cuda : backend::cpu;
   if (name != "cuda") throw usage_error("--backend " + name + ": expected auto, cpu or cuda");
   if (!cuda::available()) throw error("--backend cuda needs a GPU: " + cuda::device_description());
-  return name;
+  return backend::cuda;
 }
 
 std::span<const strategy_info> compaction_strategies() { return infos; }

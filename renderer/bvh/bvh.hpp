@@ -1,5 +1,8 @@
-// A binary BVH over triangles: binned SAH build on oneTBB (build.cpp), flattened into nodes the
-// traversals (dfs.hpp on CPU and GPU; the BFS traversal) read through a bvh_view.
+// The BVH as data: a binary tree over triangles (the binned SAH build on oneTBB, build.cpp; the
+// linear and PLOC builders, lbvh.hpp, ploc.hpp) and the layouts made from it, each a type of its own:
+// the binary nodes (BFS), the 64-byte pair nodes with their leaf triangles (binary DFS), the 8-wide
+// tree with the CPU's leaf blocks (wide_bvh) and its compressed GPU encoding (cw_bvh). The
+// traversals over them (renderer/trace/) read them through a bvh_view.
 #pragma once
 
 #include "../core/alpha.hpp"

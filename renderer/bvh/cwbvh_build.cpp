@@ -15,9 +15,8 @@
 // numbering, each encoded on its own in parallel, its triangles after those of the nodes before it
 // (encode_in_parallel); otherwise a walk from the root encodes the tree (the encoder).
 #include "bvh.hpp"
-#include "dfs.hpp"
+#include "node_encoding.hpp"
 #include "node_steps.hpp"
-#include "wide.hpp"
 
 #include <sieve/compaction/error.hpp>
 

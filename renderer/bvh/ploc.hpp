@@ -27,7 +27,7 @@
 
 #include "../core/atomic.hpp"
 #include "bvh.hpp"
-#include "dfs.hpp"
+#include "node_encoding.hpp"
 #include "lbvh.hpp"
 #include "node_steps.hpp"
 

@@ -2,7 +2,7 @@
 // run of leaf triangles starts a block of eight, so the AVX2 leaf test reads a node's triangles as
 // whole blocks (nine aligned loads for eight triangles) instead of gathering them one by one from
 // their 48-byte records.
-#include "wide.hpp"
+#include "node_encoding.hpp"
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>

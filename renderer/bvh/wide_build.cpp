@@ -14,7 +14,7 @@
 // Subtrees of many triangles collapse in parallel (tbb::task_group), each into its own arrays;
 // the arrays are stitched in tree order at the end.
 #include "node_steps.hpp"
-#include "wide.hpp"
+#include "node_encoding.hpp"
 
 #include <sieve/compaction/error.hpp>
 

@@ -10,7 +10,7 @@
 //                 512^2 and 1024^2 paths); the model takes 176. Paths in flight: a wave, at most
 //                 render_settings::max_queue.
 //   per pixel     12 measured past the wave (the film's sum); the model takes 28 (sum, mean, 8-bit image).
-//   per BFS ray   140 at most (bvh/bfs.hpp's bound on the frontier), on the host or the GPU.
+//   per BFS ray   140 at most (trace/bfs.hpp's bound on the frontier), on the host or the GPU.
 // GPU bytes, from the arrays render_cuda allocates (bounds, not measurements):
 //   per triangle  220: triangle 36, leaf triangle 48, index 4, material 4, and a binary BVH of at
 //                 most 2T - 1 nodes of 32 bytes and T pair nodes of 64 (a tree built on the host).

@@ -21,7 +21,37 @@ namespace sieve::render {
 enum class integrator_kind : std::uint8_t { wavefront, megakernel };
 // How extension rays find their hits: depth-first per ray, or breadth-first over a compacted frontier.
 enum class traversal_kind : std::uint8_t { dfs, bfs };
-// Which tree the GPU's depth-first traversals walk (bvh/traverse.hpp): per ray kind, whichever
+// The tree a traversal walks (renderer/bvh/ keeps each layout): the binary tree (its 64-byte pair
+// nodes depth-first, its 32-byte nodes breadth-first), the 8-wide tree, or the 8-wide tree's
+// compressed layout (the GPU's).
+enum class trace_tree : std::uint8_t { binary, wide, compressed };
+// How the GPU's threads take rays in a depth-first traversal: one ray a thread to its end, or a
+// walk by persistent warps that hand an idle lane the next ray (exec::parallel_walk). The CPU traces
+// a ray to its end whatever this says.
+enum class trace_schedule : std::uint8_t { thread, walk };
+// The CPU's box tests over the 8-wide tree (trace/wide_cpu.cpp): AVX2 where the processor has it
+// (automatic), or one path asked for (throws sieve::error on a processor without it).
+enum class wide_path : std::uint8_t { automatic, avx2, avx512, portable };
+
+// One traversal, typed: the order, the tree, the schedule (and, on the CPU's 8-wide tree, its box
+// tests). Parsed once from its name (mode_names<traversal> below); trace/tracers.hpp maps it to
+// the code that runs it.
+struct traversal {
+  traversal_kind order = traversal_kind::dfs;
+  trace_tree tree = trace_tree::binary;
+  trace_schedule schedule = trace_schedule::thread;
+  wide_path boxes = wide_path::automatic;
+  constexpr bool operator==(const traversal&) const = default;
+  constexpr bool breadth_first() const { return order == traversal_kind::bfs; }
+};
+
+// The traversal of each kind of ray a render traces: camera rays (extend, first vertex), bounce
+// rays (extend, later vertices; the megakernel) and shadow rays (connect, any hit).
+struct ray_traversals {
+  traversal camera, bounce, shadow;
+};
+
+// Which tree the GPU's depth-first traversals walk (trace/tracers.hpp: gpu_traversals_for): per ray kind, whichever
 // measured faster (automatic); the binary pair nodes; or the compressed 8-wide tree, by persistent
 // warps (cwbvh) or one ray a thread (cwbvh_thread). The CPU walks its 8-wide tree whatever this says.
 enum class bvh_layout : std::uint8_t { automatic, binary, cwbvh, cwbvh_thread };
@@ -58,6 +88,24 @@ struct mode_names<traversal_kind> {
   static constexpr std::string_view what = "traversal", plural = "traversals";
   static constexpr std::array<std::pair<traversal_kind, std::string_view>, 2> table{
       {{traversal_kind::dfs, "dfs"}, {traversal_kind::bfs, "bfs"}}};
+};
+// The traversals by name (`sieve bench trace --traversal`): dfs (the binary tree; on the GPU its
+// closest hits by persistent warps), wide (the 8-wide tree, a ray a thread; wide-avx512: AVX-512 box
+// tests on the CPU), cwbvh (the compressed layout by persistent warps; cwbvh-thread: a ray a thread),
+// and the BFS over each tree (bfs, wide-bfs, cw-bfs).
+template <>
+struct mode_names<traversal> {
+  static constexpr std::string_view what = "traversal", plural = "traversals";
+  static constexpr std::array<std::pair<traversal, std::string_view>, 8> table{{
+      {{traversal_kind::dfs, trace_tree::binary, trace_schedule::walk}, "dfs"},
+      {{traversal_kind::dfs, trace_tree::wide, trace_schedule::thread}, "wide"},
+      {{traversal_kind::dfs, trace_tree::wide, trace_schedule::thread, wide_path::avx512}, "wide-avx512"},
+      {{traversal_kind::dfs, trace_tree::compressed, trace_schedule::walk}, "cwbvh"},
+      {{traversal_kind::dfs, trace_tree::compressed, trace_schedule::thread}, "cwbvh-thread"},
+      {{traversal_kind::bfs, trace_tree::binary}, "bfs"},
+      {{traversal_kind::bfs, trace_tree::wide}, "wide-bfs"},
+      {{traversal_kind::bfs, trace_tree::compressed}, "cw-bfs"},
+  }};
 };
 template <>
 struct mode_names<bvh_layout> {

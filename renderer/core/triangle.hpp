@@ -72,7 +72,7 @@ SIEVE_HD SIEVE_FORCE_INLINE vec3 fixed_cross(vec3 a, vec3 b) {
 // True when the ray hits the triangle at 0 < t <= tmax (both faces). tmax itself counts, so a
 // traversal can break ties between triangles at the same distance by primitive index.
 // hit_triangle_edges: the same test from the first vertex and the two edges (v1 - v0, v2 - v0): a layout that stores the
-// edges (bvh/cwbvh.hpp) skips their subtraction and rounds exactly as hit_triangle does.
+// edges (trace/cwbvh.hpp) skips their subtraction and rounds exactly as hit_triangle does.
 SIEVE_HD SIEVE_FORCE_INLINE bool hit_triangle_edges(vec3 v0, vec3 e1, vec3 e2, const ray& r, float tmax, tri_hit& hit) {
   const vec3 p = fixed_cross(r.direction, e2);
   const float det = fixed_dot(e1, p);

@@ -18,7 +18,7 @@ struct render_settings {
   integrator_kind integrator = integrator_kind::wavefront;  // megakernel: one thread per path, no queues
   std::string strategy = "auto";      // compaction of the path queue (and of the BFS frontier)
   traversal_kind traversal = traversal_kind::dfs;
-  bvh_layout bvh = bvh_layout::automatic;  // the GPU's depth-first trees (bvh/traverse.hpp: gpu_trees_for)
+  bvh_layout bvh = bvh_layout::automatic;  // the GPU's depth-first trees (trace/tracers.hpp: gpu_traversals_for)
   bvh_builder build = bvh_builder::automatic;  // who builds the tree (prepared_scene)
   // How the path queue shrinks (driver.hpp): pass (the strategy compacts the path state), index (it
   // compacts 4-byte path indices; the state stays in place) or append (shade appends the survivors
@@ -34,21 +34,9 @@ struct render_settings {
   // all of them (from first_sample to spp); the counter RNG gives sample s of pixel p the same
   // numbers whoever renders it.
   std::uint32_t first_sample = 0, sample_count = 0;
-  // Tiles (the ranks of an MPI job take them on demand): when set, the render renders the pixel
-  // ranges next_tile hands out, one after the other, each over all the samples asked for, until it
-  // returns false; none holds more than tile_pixels pixels (what the queues are sized for). Every
-  // pixel's samples are still added in sample order, so the image is the one-process image.
-  std::function<bool(std::uint32_t& first_pixel, std::uint32_t& pixels)> next_tile;
+  // By tiles (render_controls::next_tile): no tile holds more than tile_pixels pixels (what the
+  // queues are sized for).
   std::uint32_t tile_pixels = 0;
-  // Tiles: when set, called as each tile ends (a cut one too) with its pixels' sums, already in host
-  // memory where the render's result keeps them (they stay there unchanged): the ranks of an MPI job
-  // send each tile on while they render the next.
-  std::function<void(std::uint32_t first_pixel, std::span<const vec3> sums)> tile_rendered;
-  const std::atomic<bool>* cancel = nullptr;  // set: stop at the next bounce or chunk (the cut wave is dropped)
-  std::function<void(std::uint32_t done, std::uint32_t total)> progress;  // samples done, after each wave
-  // GPU: called once the scene and the film are on the device, with the seconds the upload took
-  // (render_stats::upload_seconds); the CPU renders from host memory and never calls it.
-  std::function<void(double seconds)> uploaded;
   // Per-stage, per-bounce and per-loop times (CPU clock; on the GPU CUDA events recorded inside the
   // wave's graph). Off (the default): the frame time only, nothing added between the stages.
   bool profile_stages = false;
@@ -74,6 +62,25 @@ struct render_settings {
 
   // The scene's [compaction] settings.
   static render_settings from(const scene& s);
+};
+
+// What travels beside a render's settings (which hold values only): the callbacks a render calls as
+// it goes and the flag that stops it. Empty: a render of the whole film, to its end, telling no one.
+struct render_controls {
+  // Tiles (the ranks of an MPI job take them on demand): when set, the render renders the pixel
+  // ranges next_tile hands out, one after the other, each over all the samples asked for, until it
+  // returns false; none holds more than render_settings::tile_pixels pixels. Every pixel's samples
+  // are still added in sample order, so the image is the one-process image.
+  std::function<bool(std::uint32_t& first_pixel, std::uint32_t& pixels)> next_tile;
+  // Tiles: when set, called as each tile ends (a cut one too) with its pixels' sums, already in host
+  // memory where the render's result keeps them (they stay there unchanged): the ranks of an MPI job
+  // send each tile on while they render the next.
+  std::function<void(std::uint32_t first_pixel, std::span<const vec3> sums)> tile_rendered;
+  const std::atomic<bool>* cancel = nullptr;  // set: stop at the next bounce or chunk (the cut wave is dropped)
+  std::function<void(std::uint32_t done, std::uint32_t total)> progress;  // samples done, after each wave
+  // GPU: called once the scene and the film are on the device, with the seconds the upload took
+  // (render_stats::upload_seconds); the CPU renders from host memory and never calls it.
+  std::function<void(double seconds)> uploaded;
 };
 
 }  // namespace sieve::render

@@ -87,7 +87,7 @@ struct render_stats {
   double other_ms() const;
 };
 
-// A tile a render rendered (render_settings::next_tile): pixels [first_pixel, first_pixel + pixels)
+// A tile a render rendered (render_controls::next_tile): pixels [first_pixel, first_pixel + pixels)
 // with `samples` samples each, and pixels [first_pixel, ahead) one more (a cut pass).
 struct tile_done {
   std::uint32_t first_pixel = 0, pixels = 0, samples = 0, ahead = 0;

@@ -2,7 +2,7 @@
 // on demand, and the tiles put back together.
 //
 // A tile is a contiguous range of pixels rendered over all the film's samples by one renderer
-// (render_settings::next_tile), which adds each pixel's samples in sample order, as one process does
+// (render_controls::next_tile), which adds each pixel's samples in sample order, as one process does
 // (accumulate.hpp); the counter RNG gives sample s of pixel p the same random numbers whoever
 // renders it. No pixel is summed by two renderers, so putting the tiles together adds nothing: the
 // image is the one-process image bit for bit, whichever renderer took which tile, however many

@@ -21,7 +21,7 @@ namespace sieve::render {
 // Throws sieve::error naming what is unknown or unavailable.
 render_result begin_render(const scene& s, const render_settings& settings, sieve::backend backend);
 
-inline bool cancelled(const render_settings& settings) { return settings.cancel && settings.cancel->load(); }
+inline bool cancelled(const render_controls& controls) { return controls.cancel && controls.cancel->load(); }
 
 // The samples [first, first + count) of a film of `spp` samples that `settings` asks for; throws
 // sieve::error when the range does not lie inside the film.
@@ -41,12 +41,12 @@ inline sample_range samples_asked(const render_settings& settings, std::uint32_t
 // range settings.first_sample, settings.sample_count names), in order: f(wave) for each, which
 // returns false when it stopped on cancelled(settings) between bounces (the wave then counts
 // nowhere: a driver adds a wave to the image only when it is complete). After each pass of whole
-// samples of a whole film it calls settings.progress; it stops when cancelled, also between the
+// samples of a whole film it calls controls.progress; it stops when cancelled, also between the
 // chunks of a pass. Sets `done`: the samples completed (from the range's first) and ahead (a pass of
 // several chunks is one sample, so the chunks done when it is cut hold one more).
 template <class F>
 void for_each_wave(std::uint32_t first_pixel, std::uint32_t pixels, std::uint32_t spp, const render_settings& settings,
-                   tile_done& done, F&& f) {
+                   const render_controls& controls, tile_done& done, F&& f) {
   const sample_range range = samples_asked(settings, spp);
   const std::uint32_t chunk = std::min(pixels, settings.max_queue);
   const std::uint32_t per_wave = pixels <= settings.max_queue ? settings.max_queue / pixels : 1;
@@ -56,39 +56,39 @@ void for_each_wave(std::uint32_t first_pixel, std::uint32_t pixels, std::uint32_
     const std::uint32_t samples = std::min(per_wave, range.count - done.samples);
     for (std::uint32_t first = first_pixel; first < end; first += chunk) {
       const wave w{first, std::min(chunk, end - first), range.first + done.samples, samples};
-      if (cancelled(settings) || !f(w)) return;
+      if (cancelled(controls) || !f(w)) return;
       if (w.first_pixel + w.pixels < end) done.ahead = w.first_pixel + w.pixels;
     }
     done.samples += samples;
     done.ahead = 0;
-    if (settings.progress && !settings.next_tile) settings.progress(done.samples, range.count);
+    if (controls.progress && !controls.next_tile) controls.progress(done.samples, range.count);
   }
 }
 
-// The waves of a whole film of `pixels`, or of the tiles settings.next_tile hands out, one after the
+// The waves of a whole film of `pixels`, or of the tiles controls.next_tile hands out, one after the
 // other (stopping at a cut tile). Sets result.spp (the samples asked for), result.samples (those
 // completed for every pixel rendered: by tiles, the least over its tiles), result.ahead (pixels [0,
 // ahead) one more) and, by tiles, result.tiles; tile_end(tile) as each tile ends. Both drivers
 // (CPU, CUDA) render through it.
 template <class F, class T>
-void for_each_wave(std::uint32_t pixels, std::uint32_t spp, const render_settings& settings, render_result& result, F&& f,
-                   T&& tile_end) {
+void for_each_wave(std::uint32_t pixels, std::uint32_t spp, const render_settings& settings, const render_controls& controls,
+                   render_result& result, F&& f, T&& tile_end) {
   tile_done done;
   result.spp = samples_asked(settings, spp).count;
   result.ahead = 0;
-  if (!settings.next_tile) {
-    for_each_wave(0, pixels, spp, settings, done, f);
+  if (!controls.next_tile) {
+    for_each_wave(0, pixels, spp, settings, controls, done, f);
     result.samples = done.samples;
     result.ahead = done.ahead;
     return;
   }
   result.samples = result.spp;
   std::uint32_t first = 0, n = 0;
-  while (!cancelled(settings) && settings.next_tile(first, n)) {
+  while (!cancelled(controls) && controls.next_tile(first, n)) {
     if (n == 0 || n > settings.tile_pixels || first >= pixels || n > pixels - first)
       throw sieve::error("render: tile [" + std::to_string(first) + ", +" + std::to_string(n) + ") does not lie inside the film's " +
                          std::to_string(pixels) + " pixels or holds more than " + std::to_string(settings.tile_pixels));
-    for_each_wave(first, n, spp, settings, done, f);
+    for_each_wave(first, n, spp, settings, controls, done, f);
     result.tiles.push_back(done);
     tile_end(done);
     result.samples = std::min(result.samples, done.samples);

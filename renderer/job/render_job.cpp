@@ -1,4 +1,5 @@
 #include "render_job.hpp"
+#include "ranks.hpp"
 
 #include <core/image_io.hpp>
 #include <core/marks.hpp>
@@ -94,85 +95,8 @@ std::string film_fingerprint(const scene& sc) {
          std::to_string(sc.triangles.size()) + " triangles";
 }
 
-// A rank's render_stats, sent to rank 0 as JSON, and added up there.
-nlohmann::json stats_json(const render_stats& st) {
-  nlohmann::json j = {{"extension_rays", st.extension_rays}, {"shadow_rays", st.shadow_rays},
-                      {"bfs_compact_ms", st.bfs_compact_ms}, {"seconds", st.seconds},
-                      {"first_wave_extra_seconds", st.first_wave_extra_seconds},
-                      {"waves", st.waves}, {"measured_waves", st.measured_waves}, {"host_syncs", st.host_syncs}, {"graphs", st.graphs},
-                      {"wave_launch", st.wave_launch}, {"strategies_ran", st.strategies_ran},
-                      {"stages", nlohmann::json::array()}, {"loops", nlohmann::json::array()},
-                      {"bounces", nlohmann::json::array()}};
-  for (const auto& s : st.stages) j["stages"].push_back({s.name, s.ms});
-  for (const auto& l : st.loops) j["loops"].push_back({l.name, l.launches, l.items, l.ms});
-  for (const auto& b : st.bounces) j["bounces"].push_back({b.live, b.compact_ms});
-  return j;
-}
 
-void add_stats(render_stats& into, const nlohmann::json& j) {
-  into.extension_rays += j["extension_rays"].get<std::uint64_t>();
-  into.shadow_rays += j["shadow_rays"].get<std::uint64_t>();
-  into.bfs_compact_ms += j["bfs_compact_ms"].get<double>();
-  into.seconds += j["seconds"].get<double>();
-  into.first_wave_extra_seconds += j["first_wave_extra_seconds"].get<double>();
-  into.waves += j["waves"].get<std::uint64_t>();
-  into.measured_waves += j["measured_waves"].get<std::uint64_t>();
-  into.host_syncs += j["host_syncs"].get<std::uint64_t>();
-  into.graphs += j["graphs"].get<std::uint64_t>();
-  // Ranks may launch their waves differently (their own backends): "graph+cpu" names each once.
-  const std::string launch = j["wave_launch"].get<std::string>();
-  if (into.wave_launch.empty()) into.wave_launch = launch;
-  else if (("+" + into.wave_launch + "+").find("+" + launch + "+") == std::string::npos) into.wave_launch += "+" + launch;
-  for (const auto& name : j["strategies_ran"])
-    if (std::find(into.strategies_ran.begin(), into.strategies_ran.end(), name.get<std::string>()) == into.strategies_ran.end())
-      into.strategies_ran.push_back(name.get<std::string>());
-  for (const auto& s : j["stages"]) into.add_stage(s[0].get<std::string>(), -1, s[1].get<double>());
-  for (const auto& l : j["loops"])
-    exec::add_loop_time(into.loops, {l[0].get<std::string>(), l[1].get<std::uint64_t>(), l[2].get<std::uint64_t>(),
-                                     l[3].get<double>()});
-  const auto& bounces = j["bounces"];
-  if (into.bounces.size() < bounces.size()) into.bounces.resize(bounces.size());
-  for (std::size_t b = 0; b < bounces.size(); ++b) {
-    into.bounces[b].live += bounces[b][0].get<std::uint64_t>();
-    into.bounces[b].compact_ms += bounces[b][1].get<double>();
-  }
-}
 
-// The ranks' rows added into rank 0's statistics, and the report's "ranks" object: the per-rank
-// rows and the job's times (the slowest rank's setup, rendering and waiting; rank 0's reduction).
-nlohmann::json reduce_ranks(render_stats& stats, nlohmann::json rows, const render_outcome& lead, const tile_plan& plan) {
-  const sieve::form form = stats.form;
-  stats = render_stats{};
-  stats.form = form;
-  stats.wave_launch.clear();
-  double setup = 0, rendering = 0, busy = 0, wait = 0;
-  for (auto& rk : rows) {
-    add_stats(stats, rk["stats"]);
-    rk.erase("stats");
-    setup = std::max(setup, rk["setup_seconds"].get<double>());
-    rendering = std::max(rendering, rk["render_seconds"].get<double>());
-    busy += rk["render_seconds"].get<double>();
-    wait = std::max(wait, rk["wait_seconds"].get<double>());
-  }
-  const double n = static_cast<double>(rows.size()), seconds = lead.seconds;
-  return {{"count", rows.size()},
-          {"split", "tiles of the film taken on demand, each pixel rendered by one rank"},
-          {"tiles", plan.count()},
-          {"tile_pixels", plan.tile_pixels},
-          {"tile_units", plan.units},  // the most tiles one take holds
-          {"per_rank", rows},
-          {"setup_seconds", setup},
-          {"render_seconds", rendering},
-          {"wait_seconds", wait},
-          {"reduction_seconds", lead.reduction_seconds},
-          {"reduction_share", seconds > 0 ? lead.reduction_seconds / seconds : 0},
-          {"job_seconds", lead.total_seconds},
-          // The ranks' render time over the time of the job (all ranks rendering until the
-          // reduction ends): 1 when every rank renders for the whole job; setup, imbalance and the
-          // reduction lower it.
-          {"efficiency", seconds > 0 ? busy / (n * seconds) : 0},
-          {"efficiency_rendering", rendering > 0 ? busy / (n * rendering) : 0}};
-}
 
 }  // namespace
 
@@ -216,103 +140,14 @@ void check_strategy(const std::string& name, bool gpu, const std::string& from) 
 
 bool render_outcome::partial() const { return samples < spp; }
 
-nlohmann::json loops_json(const render_stats& st) {
-  nlohmann::json loops = nlohmann::json::array();
-  for (const auto& l : st.loops)
-    loops.push_back({{"name", l.name}, {"launches", l.launches}, {"items", l.items}, {"ms", l.ms}});
-  return loops;
-}
 
-// The report's schema: its version goes up when a key changes meaning or name (docs/renderer.md).
-constexpr int report_schema_version = 2;
 
-nlohmann::json render_report(const render_request& rq, const scene& sc, const render_settings& settings,
-                             const render_outcome& out, const std::string& command_line) {
-  const render_result& r = out.result;
-  const render_stats& st = r.stats;
-  const bool gpu = out.backend == "cuda";
-  const double total_ms = st.seconds * 1e3;
-  const double rays = static_cast<double>(st.extension_rays + st.shadow_rays);
-  // A setting that did not apply to this render is null: no strategy where no compaction ran, no
-  // sort without reordering, no tree choice off the GPU.
-  const auto applies = [](bool yes, nlohmann::json v) { return yes ? std::move(v) : nlohmann::json(nullptr); };
-  const bool strategy_ran = settings.runs_strategy();
-  nlohmann::json j;
-  j["schema_version"] = report_schema_version;
-  j["scene"] = sc.name;
-  j["scene_file"] = rq.scene;
-  j["backend"] = out.backend;
-  const nlohmann::json machine = report::machine_info(gpu);
-  j["device"] = gpu ? machine["gpu"] : machine["cpu"];
-  j["machine"] = machine;
-  j["strategy"] = applies(strategy_ran, report::strategy_shown(settings.strategy, st.strategies_ran));
-  j["strategy_asked"] = settings.strategy;
-  j["strategies_ran"] = st.strategies_ran;
-  j["strategy_reason"] = applies(strategy_ran && !st.strategy_reason.empty(), st.strategy_reason);
-  j["form"] = applies(strategy_ran, std::string(sieve::to_string(st.form)));
-  j["integrator"] = std::string(to_string(settings.integrator));
-  j["traversal"] = std::string(to_string(settings.uses_megakernel() ? traversal_kind::dfs : settings.traversal));
-  j["bvh"] = applies(gpu && (settings.uses_megakernel() || settings.traversal == traversal_kind::dfs),
-                     std::string(to_string(settings.bvh)));
-  j["bvh_builder"] = builder_ran(settings.build, gpu, sc.triangles.size());
-  j["queue"] = applies(!settings.uses_megakernel(), std::string(to_string(settings.queue)));
-  j["reorder"] = std::string(to_string(settings.reorder));
-  j["sort"] = applies(gpu && (settings.reorders() || (!settings.uses_megakernel() && settings.routing == routing_kind::sort)),
-                      std::string(to_string(settings.sort)));
-  j["routing"] = std::string(to_string(settings.routing));
-  j["width"] = r.width;
-  j["height"] = r.height;
-  j["vfov_degrees"] = sc.camera.vfov_degrees;
-  j["spp"] = sc.film.spp;
-  j["samples_completed"] = out.samples;
-  j["partial"] = out.samples < sc.film.spp;
-  j["max_bounces"] = sc.film.max_bounces;
-  j["seed"] = sc.film.seed;
-  j["triangles"] = sc.triangles.size();
-  j["threads"] = tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
-  // Times: every key names its unit. frame_seconds is the render (what Mrays/s are over); "time"
-  // the job's steps (a split render adds the ranks' waiting and reduction: write()).
-  j["frame_seconds"] = out.seconds;
-  j["time"] = {{"load_seconds", out.load_seconds},     {"bvh_build_seconds", out.bvh_seconds},
-               {"setup_seconds", out.setup_seconds},   {"render_setup_seconds", st.setup_seconds},
-               {"render_seconds", out.render_seconds}, {"total_seconds", out.total_seconds}};
-  j["rays"] = {{"extension", st.extension_rays}, {"shadow", st.shadow_rays}};
-  j["mrays_per_s"] = out.seconds > 0 ? rays / out.seconds / 1e6 : 0;
-  // Times measured only with profile_stages: otherwise null (not measured), never zeros. The stages,
-  // the first wave's one-time costs and the time between the stages add up to frame_seconds.
-  const bool measured = settings.profile_stages;
-  const auto ms_or_null = [&](double v) { return measured ? nlohmann::json(v) : nlohmann::json(nullptr); };
-  j["profile_stages"] = settings.profile_stages;
-  j["stages_ms"] = nlohmann::json::object();  // empty unless profile_stages
-  for (const auto& s : st.stages) j["stages_ms"][s.name] = s.ms;
-  j["first_wave_extra_ms"] = st.waves > 1 ? nlohmann::json(st.first_wave_extra_seconds * 1e3) : nlohmann::json(nullptr);
-  j["between_stages_ms"] = ms_or_null(st.other_ms());
-  j["compaction_ms"] = applies(strategy_ran, ms_or_null(st.compaction_ms()));
-  j["compaction_percent"] = applies(strategy_ran, measured ? nlohmann::json(total_ms > 0 ? 100 * st.compaction_ms() / total_ms : 0)
-                                                           : nlohmann::json(nullptr));
-  j["bfs_frontier_compaction_ms"] = applies(settings.traversal == traversal_kind::bfs && !settings.uses_megakernel(),
-                                            ms_or_null(st.bfs_compact_ms));
-  j["loops"] = loops_json(st);
-  j["waves"] = st.waves;
-  j["measured_waves"] = measured ? nlohmann::json(st.measured_waves) : nlohmann::json(nullptr);
-  j["wave_launch"] = st.wave_launch;
-  j["host_syncs"] = applies(gpu, st.host_syncs);
-  j["host_syncs_per_wave"] =
-      applies(gpu, st.waves ? static_cast<double>(st.host_syncs) / static_cast<double>(st.waves) : 0.0);
-  j["bounces"] = nlohmann::json::array();
-  for (std::size_t b = 0; b < st.bounces.size(); ++b)
-    if (st.bounces[b].live)
-      j["bounces"].push_back({{"bounce", b}, {"live", st.bounces[b].live},
-                              {"compaction_ms", applies(strategy_ran, ms_or_null(st.bounces[b].compact_ms))}});
-  j["setup_s"] = setup_report(out, sc.triangles.size());
-  j["run"] = report::run_info(command_line);
-  return j;
-}
 
 // What the steps hand on to each other, beyond the job's members.
 struct render_job::state {
   report::output_set files;            // checked before the scene is loaded
   std::optional<prepared_scene> prepared;
+  render_controls controls;            // beside settings_: cancel, progress, upload, tiles
   tile_plan tiles;                     // a split render's tiles
   std::vector<vec3> inbox;             // a split render, process 0: the others' tiles as they come
   clock_type::time_point t_job;        // the job's start (load)
@@ -376,7 +211,7 @@ void render_job::load() {
     if (lead)
       for (const auto& f : scene_.files) state_->files.add_input(f);
     if (!outputs_.image.empty()) image_format_of(outputs_.image);  // once every input is known
-    settings_ = requested_settings(rq_, scene_, backend_ == "cuda");
+    settings_ = requested_settings(rq_, scene_, backend_ == sieve::backend::cuda);
   });
   if (hooks_.peers) {  // the ranks must render the same film (each may pick its backend and strategy)
     const std::string film = film_fingerprint(scene_);
@@ -397,34 +232,10 @@ void render_job::phase_done(setup_phase p) {
   if (hooks_.phase) hooks_.phase(p, *this);
 }
 
-namespace {
-
-// Rank 0's tree on every process: the arrays' sizes as text, then each part's bytes in place.
-void share_tree(bvh& tree, job_peers& peers) {
-  std::string sizes;
-  for_each_part(tree, [&](auto& part) {
-    if constexpr (requires { part.resize(0); }) sizes += std::to_string(part.size()) + " ";
-  });
-  std::istringstream in(peers.broadcast(sizes));
-  for_each_part(tree, [&](auto& part) {
-    if constexpr (requires { part.resize(0); }) {
-      std::size_t n = 0;
-      in >> n;
-      part.resize(n);
-      peers.broadcast_bytes(std::as_writable_bytes(std::span(part)));
-    } else {
-      static_assert(std::is_trivially_copyable_v<std::remove_reference_t<decltype(part)>>);
-      peers.broadcast_bytes(std::as_writable_bytes(std::span(&part, 1)));
-    }
-  });
-}
-
-}  // namespace
-
 void render_job::prepare() {
   if (hooks_.step) hooks_.step(job_step::prepare, *this);
   const auto t_bvh = clock_type::now();
-  const bool gpu = backend_ == "cuda";
+  const bool gpu = backend_ == sieve::backend::cuda;
   if (hooks_.peers && rq_.share_tree && hooks_.peers->size() > 1 && !builds_on_device(settings_.build, gpu, scene_.triangles.size())) {
     // Built once, by rank 0 with every core the others would have shared, and sent to them.
     bvh tree;
@@ -443,25 +254,16 @@ void render_job::prepare() {
   // Else each rank builds its own inside the split render (render()): a rank whose build ends first
   // takes tiles at once instead of waiting for the slowest build at a collective.
   if (hooks_.peers) {  // a split render: the film's tiles, taken on demand, as rank 0 cuts them
-    job_peers& peers = *hooks_.peers;
-    const std::uint32_t pixels = scene_.film.width * scene_.film.height;
-    // Units of a take: as asked, else 8 when the backends differ (ranks of unequal speed).
-    const std::vector<std::string> backends = peers.gather(backend_);
-    const bool mixed = std::any_of(backends.begin(), backends.end(), [&](const std::string& b) { return b != backend_; });
-    const tile_plan plan = plan_tiles(pixels, scene_.film.spp, settings_.max_queue, static_cast<std::uint32_t>(peers.size()),
-                                      rq_.tile_pixels, rq_.tile_units ? rq_.tile_units : mixed ? 8 : 1);
-    std::istringstream in(peers.broadcast(std::to_string(plan.tile_pixels) + " " + std::to_string(plan.units)));
-    state_->tiles.pixels = pixels;
-    in >> state_->tiles.tile_pixels >> state_->tiles.units;
-    if (peers.rank() == 0) state_->inbox.assign(pixels, vec3{0, 0, 0});
+    state_->tiles = agree_tiles(*hooks_.peers, backend_, scene_.film, settings_.max_queue, rq_);
+    if (hooks_.peers->rank() == 0) state_->inbox.assign(state_->tiles.pixels, vec3{0, 0, 0});
   }
-  settings_.cancel = hooks_.cancel;
-  settings_.uploaded = [this](double seconds) {
+  state_->controls.cancel = hooks_.cancel;
+  state_->controls.uploaded = [this](double seconds) {
     out_.setup.upload_s = seconds;
     phase_done(setup_phase::upload);
   };
   // The first pass of samples over the whole film ends the setup (and the hooks' progress follows).
-  settings_.progress = [this, progress = hooks_.progress](std::uint32_t done, std::uint32_t total) {
+  state_->controls.progress = [this, progress = hooks_.progress](std::uint32_t done, std::uint32_t total) {
     if (out_.setup.first_frame_s < 0) {
       out_.setup.first_frame_s = std::max(0.0, since(state_->t0) - out_.setup.upload_s);
       out_.setup.first_image_s = since(state_->t_job);
@@ -472,42 +274,9 @@ void render_job::prepare() {
   };
 }
 
-namespace {
-
-// A split render's tile source: the next tiles of the shared counter while this process is worth
-// giving some (take_another; rank 0 takes tiles until none is left, so every tile is rendered), as
-// many as take_size says, each take lasting delay_ms longer.
-std::function<bool(std::uint32_t&, std::uint32_t&)> tile_source(job_peers& peers, const tile_plan& plan, std::uint32_t delay_ms) {
-  struct pace {
-    clock_type::time_point t0 = clock_type::now();
-    std::uint32_t mine = 0;  // tiles
-  };
-  return [&peers, plan, delay_ms, p = std::make_shared<pace>()](std::uint32_t& first, std::uint32_t& n) {
-    const std::uint64_t count = plan.count();
-    const double s = since(p->t0);
-    std::uint32_t k = 1;
-    if (p->mine > 0 && s > 0 && (plan.units > 1 || peers.rank() != 0)) {
-      const std::uint64_t taken = peers.count_tiles(0);
-      if (taken >= count) return false;
-      const auto left = static_cast<std::uint32_t>(count - taken);
-      const double mine_per_s = p->mine / s, all_per_s = static_cast<double>(taken) / s;
-      if (peers.rank() != 0 && !take_another(left, mine_per_s, all_per_s, static_cast<std::uint32_t>(peers.size()))) return false;
-      k = take_size(left, mine_per_s, all_per_s, plan.units);
-    }
-    const std::uint64_t i = peers.count_tiles(k);
-    if (i >= count) return false;
-    if (delay_ms) std::this_thread::sleep_for(std::chrono::milliseconds(delay_ms));
-    plan.tile(static_cast<std::uint32_t>(i), k, first, n);
-    p->mine += static_cast<std::uint32_t>(std::min<std::uint64_t>(k, count - i));
-    return true;
-  };
-}
-
-}  // namespace
-
 void render_job::render() {
   if (hooks_.step) hooks_.step(job_step::render, *this);
-  const bool gpu = backend_ == "cuda";
+  const bool gpu = backend_ == sieve::backend::cuda;
   auto run = [&] {
     if (!state_->prepared) {  // a split render's own BVH (prepare), on this rank's GPU when it renders there
       const auto t_bvh = clock_type::now();
@@ -520,14 +289,15 @@ void render_job::render() {
     if (hooks_.peers) {
       job_peers& peers = *hooks_.peers;
       settings_.tile_pixels = state_->tiles.largest();
-      settings_.next_tile = tile_source(peers, state_->tiles, rq_.tile_delay_ms);
+      state_->controls.next_tile = tile_source(peers, state_->tiles, rq_.tile_delay_ms);
       // Each tile goes to rank 0 as it ends, while the next renders: the reduction off the critical path.
       if (peers.rank() != 0)
-        settings_.tile_rendered = [&peers](std::uint32_t first, std::span<const vec3> sums) {
+        state_->controls.tile_rendered = [&peers](std::uint32_t first, std::span<const vec3> sums) {
           peers.send_tile(first, std::span<const float>(reinterpret_cast<const float*>(sums.data()), 3 * sums.size()));
         };
     }
-    out_.result = gpu ? render_cuda(*state_->prepared, settings_) : render_cpu(*state_->prepared, settings_);
+    out_.result = gpu ? render_cuda(*state_->prepared, settings_, state_->controls)
+                       : render_cpu(*state_->prepared, settings_, state_->controls);
     state_->t_rendered = clock_type::now();
   };
   static_assert(sizeof(vec3) == 3 * sizeof(float));
@@ -545,46 +315,6 @@ void render_job::render() {
   out_.total_seconds = since(state_->t_job);
 }
 
-namespace {
-
-// The per-rank row of a split render's report (sent to rank 0 as JSON).
-nlohmann::json rank_row(job_peers& peers, const render_outcome& out, const std::string& backend, double cpu_s) {
-  const bool gpu = backend == "cuda";
-  const render_result& r = out.result;
-  nlohmann::json row = peers.describe();
-  row["gpu"] = gpu ? row.value("gpu_index", -1) : -1;
-  row.erase("gpu_index");
-  std::uint64_t pixels = 0;
-  nlohmann::json tiles = nlohmann::json::array();
-  for (const tile_done& t : r.tiles) {
-    pixels += t.pixels;
-    tiles.push_back({t.first_pixel, t.pixels, t.samples, t.ahead});
-  }
-  row.update({{"rank", peers.rank()},
-              {"backend", backend},
-              {"device", gpu ? report::machine_info(true)["gpu"] : report::machine_info(false)["cpu"]},
-              {"threads", tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)},
-              {"tiles", r.tiles.size()},
-              {"pixels", pixels},
-              {"tile_list", tiles},
-              {"setup_seconds", out.setup_seconds},
-              // setup's parts: the scene's loading, the BVH (built here, or built by rank 0 and
-              // received), the render's own setup (upload, graph capture)
-              {"load_seconds", out.load_seconds},
-              {"bvh_seconds", out.bvh_seconds},
-              {"render_setup_seconds", r.stats.setup_seconds},
-              {"render_seconds", out.render_seconds},
-              {"wait_seconds", out.wait_seconds},
-              {"reduction_seconds", out.reduction_seconds},
-              {"seconds", r.stats.seconds},
-              {"cpu_seconds", cpu_s},
-              {"rays", r.stats.extension_rays + r.stats.shadow_rays},
-              {"stats", stats_json(r.stats)}});
-  return row;
-}
-
-}  // namespace
-
 void render_job::reduce() {
   render_result& r = out_.result;
   if (!hooks_.peers) {
@@ -599,7 +329,7 @@ void render_job::reduce() {
   const auto t_all = clock_type::now();
   out_.wait_seconds = std::chrono::duration<double>(t_all - state_->t_rendered).count();
   row["wait_seconds"] = out_.wait_seconds;
-  // The reduction: the tiles went to rank 0 as they ended (render_settings::tile_rendered); here
+  // The reduction: the tiles went to rank 0 as they ended (render_controls::tile_rendered); here
   // the rows, the last tiles still on their way, and the film put together. Nothing is added: each
   // pixel came from one rank.
   const std::vector<std::string> texts = peers.gather(row.dump());
@@ -617,18 +347,7 @@ void render_job::reduce() {
     if (rows.size() > 1) theirs += rows.back()["pixels"].get<std::uint64_t>();
   }
   peers.finish_tiles(theirs);
-  tiled_film film(std::move(r.sum));  // rank 0's own tiles are in place
-  for (auto& row_j : rows) {
-    const bool own = &row_j == &rows[0];
-    for (const auto& tj : row_j["tile_list"]) {
-      const tile_done t{tj[0].get<std::uint32_t>(), tj[1].get<std::uint32_t>(), tj[2].get<std::uint32_t>(), tj[3].get<std::uint32_t>()};
-      if (own) film.place(t);
-      else if (t.first_pixel < state_->inbox.size() && t.pixels <= state_->inbox.size() - t.first_pixel)
-        film.add(t, std::span<const vec3>(state_->inbox).subspan(t.first_pixel, t.pixels));
-      else film.place(t);  // throws: the tile does not fit the film
-    }
-    row_j.erase("tile_list");
-  }
+  tiled_film film = assemble_film(rows, std::move(r.sum), state_->inbox);
   state_->inbox = {};
   out_.reduction_seconds = since(t_all);
   out_.seconds = since(state_->t0);

@@ -16,6 +16,8 @@
 #include <frame/waves.hpp>
 #include <scene/scene.hpp>
 
+#include <sieve/compaction/backend.hpp>
+
 #include <nlohmann/json.hpp>
 
 #include <atomic>
@@ -143,7 +145,7 @@ struct job_hooks {
 
 // One render done, as its report names it.
 struct render_outcome {
-  std::string backend;          // cpu | cuda
+  sieve::backend backend = sieve::backend::cpu;
   render_result result;         // the film and its statistics (on rank 0 of a split render: all ranks')
   std::uint32_t spp = 0;        // the film's samples per pixel
   std::uint32_t samples = 0;    // samples per pixel completed for every pixel (< spp when stopped)
@@ -190,7 +192,7 @@ class render_job {
   // After the load step: the scene as overridden, the checked settings, the backend.
   const scene& loaded() const { return scene_; }
   const render_settings& settings() const { return settings_; }
-  const std::string& backend() const { return backend_; }
+  sieve::backend backend() const { return backend_; }
   const render_outcome& outcome() const { return out_; }
 
  private:
@@ -211,7 +213,7 @@ class render_job {
   std::shared_ptr<state> state_;
   scene scene_;
   render_settings settings_;
-  std::string backend_;
+  sieve::backend backend_ = sieve::backend::cpu;
   render_outcome out_;
 };
 

@@ -7,7 +7,7 @@ nlohmann::json setup_report(const render_outcome& out, std::size_t triangles) {
   const setup_times& s = out.setup;
   const bvh_phases& b = s.build_phases;
   const auto seconds_or_null = [](double v) { return v >= 0 ? nlohmann::json(v) : nlohmann::json(nullptr); };
-  const bool gpu = out.backend == "cuda";
+  const bool gpu = out.backend == sieve::backend::cuda;
   return {{"load_s", out.load_seconds},
           {"load_bytes", s.load_bytes},
           {"load_mb_per_s", out.load_seconds > 0 ? static_cast<double>(s.load_bytes) / 1e6 / out.load_seconds : 0.0},

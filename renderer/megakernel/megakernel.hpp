@@ -6,8 +6,8 @@
 
 #include <exec/exec.hpp>
 
-#include "../bvh/traverse.hpp"
 #include "../path/connect.hpp"
+#include "../trace/tracers.hpp"
 #include "../path/generate.hpp"
 #include "../path/shade.hpp"
 
@@ -31,7 +31,7 @@ SIEVE_HD inline void megakernel_path(std::uint32_t slot, const scene_view& s, co
   generate_path(0, slot, s, w, p);
   std::uint32_t traced = 0, shadows = 0;
   for (std::uint32_t vertex = 0; vertex <= s.max_bounces; ++vertex) {
-    h = trace_closest(s.bvh, r);
+    h = trace_closest(s.bvh, s.trace.bounce, r);
     ++traced;
     shade_path(0, shade_args{s, p, b, film, marks, vertex}, w);
     shadows += max_component(light) > 0;  // shade wrote a shadow ray

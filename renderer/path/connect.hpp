@@ -4,7 +4,7 @@
 
 #include <exec/exec.hpp>
 
-#include "../bvh/traverse.hpp"
+#include "../trace/tracers.hpp"
 #include "paths.hpp"
 
 namespace sieve::render {
@@ -13,7 +13,7 @@ SIEVE_HD inline void connect_path(std::uint32_t i, const scene_view& s, const pa
                                   vec3* film) {
   const vec3 light = b.shadow_light[i];
   if (max_component(light) <= 0) return;
-  if (!trace_any(s.bvh, b.shadow_rays[i])) film[p.slot[b.path(i)]] += light;
+  if (!trace_any(s.bvh, s.trace.shadow, b.shadow_rays[i])) film[p.slot[b.path(i)]] += light;
 }
 
 template <class Exec>

@@ -3,7 +3,9 @@
 // host and device memory.
 #pragma once
 
-#include "../bvh/dfs.hpp"
+#include "../bvh/bvh.hpp"
+#include "../core/hit.hpp"
+#include "../trace/tracers.hpp"  // ray_traversals: how each kind of ray is traced
 #include "../core/bsdf.hpp"
 #include "../core/camera.hpp"
 #include "../core/environment.hpp"
@@ -104,6 +106,7 @@ struct bounce_columns {
 // Everything the per-path functions read of the scene (device-friendly: no strings, no vectors).
 struct scene_view {
   bvh_view bvh;
+  ray_traversals trace = cpu_traversals;  // the GPU's: gpu_traversals_for(render_settings::bvh)
   const surface* surfaces = nullptr;         // per material
   std::uint32_t material_count = 0;          // surfaces' length
   const std::uint32_t* material_of = nullptr;  // per triangle

@@ -23,7 +23,7 @@ namespace sieve::render {
 // (driver.hpp). Throws sieve::error for an
 // unknown or unfit strategy, traversal or integrator. The megakernel integrator ignores the
 // strategy, traversal and reordering.
-render_result render_cpu(const prepared_scene& s, const render_settings& settings);
+render_result render_cpu(const prepared_scene& s, const render_settings& settings, const render_controls& controls = {});
 
 // The same loop over device copies of the scene and queues (render_cuda.cu): each wave is
 // captured once as a CUDA graph and replayed (one host synchronisation per wave), except with the
@@ -31,6 +31,6 @@ render_result render_cpu(const prepared_scene& s, const render_settings& setting
 // synchronisations).
 // Throws sieve::error when the build or the machine has no CUDA
 // device, or when a device buffer does not fit (naming the size asked for and the memory free).
-render_result render_cuda(const prepared_scene& s, const render_settings& settings);
+render_result render_cuda(const prepared_scene& s, const render_settings& settings, const render_controls& controls = {});
 
 }  // namespace sieve::render

@@ -2,7 +2,7 @@
 // one wave loop (wave_loop.hpp).
 #include "render.hpp"
 
-#include "../bvh/bfs.hpp"
+#include "../trace/bfs.hpp"
 #include "../core/marks.hpp"
 #include "../megakernel/megakernel.hpp"
 #include "../wavefront/driver.hpp"
@@ -112,8 +112,8 @@ class cpu_run {
  public:
   using driver_backend = cpu_backend;
 
-  cpu_run(const prepared_scene& ps, const render_settings& settings, render_result& result)
-      : settings_(settings), view_(ps.view(ps.source().film.width, ps.source().film.height)),
+  cpu_run(const prepared_scene& ps, const render_settings& settings, const render_controls& controls, render_result& result)
+      : controls_(controls), view_(ps.view(ps.source().film.width, ps.source().film.height)),
         film_(result.sum.data()), backend_(result.stats, settings) {}
 
   cpu_backend& backend() { return backend_; }
@@ -132,7 +132,7 @@ class cpu_run {
       const exec::cpu cpu = r_.backend_.exec();
       constexpr std::uint32_t slice = 1U << 16;  // a cancel is seen within a slice of paths, not a whole wave
       for (std::uint32_t first = 0; first < w.size(); first += slice) {
-        if (first > 0 && cancelled(r_.settings_)) return false;
+        if (first > 0 && cancelled(r_.controls_)) return false;
         r_.backend_.time("megakernel", -1, [&] { megakernel(cpu, r_.view_, w, wave_film_.data(), rays, first, slice); });
       }
       r_.backend_.time("accumulate", -1,
@@ -160,7 +160,7 @@ class cpu_run {
   };
 
  private:
-  const render_settings& settings_;
+  const render_controls& controls_;
   scene_view view_;
   vec3* film_;
   cpu_backend backend_;
@@ -169,10 +169,10 @@ class cpu_run {
 
 }  // namespace
 
-render_result render_cpu(const prepared_scene& ps, const render_settings& settings) {
+render_result render_cpu(const prepared_scene& ps, const render_settings& settings, const render_controls& controls) {
   render_result result = begin_render(ps.source(), settings, sieve::backend::cpu);
-  cpu_run run(ps, settings, result);
-  run_waves(run, ps.source().film, settings, result);
+  cpu_run run(ps, settings, controls, result);
+  run_waves(run, ps.source().film, settings, controls, result);
   return result;
 }
 

@@ -18,7 +18,7 @@
 
 #include <exec/device_array.cuh>
 
-#include "../bvh/bfs.hpp"
+#include "../trace/bfs.hpp"
 #include "../core/marks.hpp"
 #include "../megakernel/megakernel.hpp"
 #include "../wavefront/driver.hpp"
@@ -42,9 +42,9 @@ namespace {
 
 using exec::device_array;
 
-// The scene as the GPU's stages read it: the BVH view of the trees `--bvh` asks for (gpu_view_for).
+// The scene as the GPU's stages read it: each kind of ray traced as `--bvh` asks (gpu_traversals_for).
 scene_view gpu_scene_view(scene_view v, const render_settings& settings) {
-  v.bvh = gpu_view_for(v.bvh, gpu_trees_for(settings.bvh));
+  v.trace = gpu_traversals_for(settings.bvh);
   return v;
 }
 
@@ -279,9 +279,9 @@ class cuda_run {
     wait();
   }
   // The film's sums to the host: a render by tiles reads its tiles' pixels alone (none when each
-  // was read as it ended: settings.tile_rendered).
-  void read_film(render_result& result) const {
-    if (settings_.next_tile && (result.tiles.empty() || settings_.tile_rendered)) return;
+  // was read as it ended: controls.tile_rendered).
+  void read_film(render_result& result, const render_controls& controls) const {
+    if (controls.next_tile && (result.tiles.empty() || controls.tile_rendered)) return;
     if (result.tiles.empty()) {
       SIEVE_CUDA_CHECK(cudaMemcpy(result.sum.data(), film_.get(), pixels_ * sizeof(vec3), cudaMemcpyDeviceToHost));
       return;
@@ -438,7 +438,7 @@ class cuda_run {
 
 }  // namespace
 
-render_result render_cuda(const prepared_scene& ps, const render_settings& settings) {
+render_result render_cuda(const prepared_scene& ps, const render_settings& settings, const render_controls& controls) {
   render_result result = begin_render(ps.source(), settings, sieve::backend::cuda);
   if (!sieve::cuda::available()) throw sieve::error("the cuda backend needs a GPU: " + sieve::cuda::device_description());
   const auto t_setup = std::chrono::steady_clock::now();
@@ -446,9 +446,9 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
   run.wait();  // the scene and the film on the device
   result.stats.upload_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_setup).count();
   result.stats.setup_seconds += result.stats.upload_seconds;
-  if (settings.uploaded) settings.uploaded(result.stats.upload_seconds);
-  run_waves(run, ps.source().film, settings, result);
-  run.read_film(result);
+  if (controls.uploaded) controls.uploaded(result.stats.upload_seconds);
+  run_waves(run, ps.source().film, settings, controls, result);
+  run.read_film(result, controls);
   return result;
 }
 

@@ -3,7 +3,7 @@
 
 namespace sieve::render {
 
-render_result render_cuda(const prepared_scene&, const render_settings&) {
+render_result render_cuda(const prepared_scene&, const render_settings&, const render_controls&) {
   throw sieve::error("this build has no CUDA backend (nvcc was not found, or SIEVE_CUDA=OFF): use --backend cpu");
 }
 

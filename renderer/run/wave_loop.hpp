@@ -31,7 +31,8 @@
 namespace sieve::render {
 
 template <class Run>
-void run_waves(Run& run, const film_desc& film, const render_settings& settings, render_result& result) {
+void run_waves(Run& run, const film_desc& film, const render_settings& settings, const render_controls& controls,
+               render_result& result) {
   render_stats& stats = result.stats;
   const std::uint32_t pixels = film.width * film.height;
   const std::uint32_t capacity = wave_capacity(pixels, film.spp, settings);
@@ -47,16 +48,16 @@ void run_waves(Run& run, const film_desc& film, const render_settings& settings,
     first = stats;
     if (settings.profile_stages && !stats.sampled_waves) first.measured_waves = 1;
   };
-  // A tile's sums handed on as it ends (render_settings::tile_rendered).
+  // A tile's sums handed on as it ends (render_controls::tile_rendered).
   const auto tile_end = [&](const tile_done& t) {
-    if (!settings.tile_rendered) return;
+    if (!controls.tile_rendered) return;
     run.read_tile(result, t);
-    settings.tile_rendered(t.first_pixel, std::span<const vec3>(result.sum).subspan(t.first_pixel, t.pixels));
+    controls.tile_rendered(t.first_pixel, std::span<const vec3>(result.sum).subspan(t.first_pixel, t.pixels));
   };
   if (settings.uses_megakernel()) {
     // The sibling loop: no queues, one task per path, through the same waves and film.
     typename Run::megakernel_waves integrator(run, capacity, max_pixels);
-    for_each_wave(pixels, film.spp, settings, result, [&](const wave& w) {
+    for_each_wave(pixels, film.spp, settings, controls, result, [&](const wave& w) {
       std::uint32_t rays[2] = {0, 0};
       if (!integrator.run(w, rays)) return false;
       stats.extension_rays += rays[0];
@@ -66,9 +67,9 @@ void run_waves(Run& run, const film_desc& film, const render_settings& settings,
     }, tile_end);
   } else {
     using driver_type = wavefront_driver<typename Run::driver_backend>;
-    driver_type driver(run.backend(), run.view(), settings, stats.form, capacity, max_pixels, run.wave_slot(), run.film());
+    driver_type driver(run.backend(), run.view(), settings, controls, stats.form, capacity, max_pixels, run.wave_slot(), run.film());
     typename Run::wavefront_waves integrator(run, driver);
-    for_each_wave(pixels, film.spp, settings, result, [&](const wave& w) {
+    for_each_wave(pixels, film.spp, settings, controls, result, [&](const wave& w) {
       const std::uint64_t* counts = integrator.run(w);
       if (!counts) return false;
       driver_type::tally(counts, film.max_bounces, stats);

@@ -85,7 +85,7 @@ void dress_bare_model(const reader& rd, camera_given given, const std::optional<
   }
 }
 
-scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool obj_entry,
+scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool bare_model,
            std::string default_name, bool default_environment) {
   scene sc;
   rd.known_keys(doc, "", top_keys, "the scene file");
@@ -112,7 +112,7 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
   reg.texture_limits.max_bytes = rd.limits.max_texture_bytes;
   reg.texture_budget = rd.limits.max_texture_bytes;
   std::optional<camera_desc> bare_camera;
-  const std::vector<material_override> overrides = read_objects(doc, rd, sc, reg, base_dir, obj_entry, bare_camera);
+  const std::vector<material_override> overrides = read_objects(doc, rd, sc, reg, base_dir, bare_model, bare_camera);
   apply_material_entries(entries, reg, base_dir, rd);
   apply_material_overrides(overrides, rd, reg, sc);
   read_lights(doc, rd, sc, reg);
@@ -129,8 +129,8 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
   if (!sc.tangents.empty()) sc.tangents.resize(sc.triangles.size(), triangle_tangents{});
   sc.textures = std::move(reg.textures);
   sc.files.insert(sc.files.end(), reg.texture_files.begin(), reg.texture_files.end());
-  if (obj_entry) dress_bare_model(rd, given, bare_camera, default_environment, sc, sc.triangles.size());
-  if (!obj_entry && sc.emissive.empty() && sc.environment_map.texels.empty() && max_component(sc.environment) <= 0)
+  if (bare_model) dress_bare_model(rd, given, bare_camera, default_environment, sc, sc.triangles.size());
+  if (!bare_model && sc.emissive.empty() && sc.environment_map.texels.empty() && max_component(sc.environment) <= 0)
     print_warning(rd.file + ": the scene has no light (no emissive material, [[lights]] or [environment]): it renders black");
   check_camera(doc, rd, sc);
   return sc;
@@ -165,7 +165,7 @@ scene load_scene(const std::filesystem::path& path, const std::vector<std::strin
 
   const std::string ext = lower(path.extension().string());
   toml::table doc;
-  bool obj_entry = false;
+  bool bare_model = false;
   if (ext == ".toml") {
     try {
       const std::vector<unsigned char> bytes = input_file(path, "scene file").bytes(max_scene_file_bytes);
@@ -176,7 +176,7 @@ scene load_scene(const std::filesystem::path& path, const std::vector<std::strin
            std::to_string(e.source().begin.column) + ": " + std::string(e.description()));
     }
   } else {  // .obj, .gltf, .glb, .ply (check_scene_file)
-    obj_entry = true;
+    bare_model = true;
     toml::table object;
     object.insert(ext == ".obj" ? "obj" : ext == ".ply" ? "ply" : "gltf", path.filename().string());
     doc.insert("objects", toml::array{std::move(object)});
@@ -185,10 +185,10 @@ scene load_scene(const std::filesystem::path& path, const std::vector<std::strin
   for (const auto& o : overrides) apply_override(doc, o, rd);
   if (fit) fit_film(doc, rd, fit);
   // A bare model's sky, unless the overrides gave one: grey, neutral, dim enough for the key light to shape it.
-  const bool default_environment = obj_entry && !doc.get("environment");
+  const bool default_environment = bare_model && !doc.get("environment");
   if (default_environment) doc.insert("environment", toml::table{{"color", toml::array{0.35, 0.35, 0.35}}});
-  scene sc = read(doc, rd, path.parent_path(), obj_entry, path.stem().string(), default_environment);
-  if (!obj_entry) sc.files.insert(sc.files.begin(), path);  // a bare .obj or glTF is listed as the object
+  scene sc = read(doc, rd, path.parent_path(), bare_model, path.stem().string(), default_environment);
+  if (!bare_model) sc.files.insert(sc.files.begin(), path);  // a bare model (OBJ, PLY, glTF) is listed as the object
   return sc;
 }
 

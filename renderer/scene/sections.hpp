@@ -172,10 +172,10 @@ struct material_override {
   const toml::node* node;
   std::string key;
 };
-// Objects are OBJ (`obj =`) or glTF (`gltf =`, scene/gltf.hpp) files. `bare_camera`: the camera of a
-// bare glTF (obj_entry), if the file has one.
+// Objects are OBJ (`obj =`), PLY (`ply =`) or glTF (`gltf =`, scene/gltf.hpp) files. `bare_camera`: the camera of a
+// bare glTF (bare_model), if the file has one.
 std::vector<material_override> read_objects(const toml::table& doc, const reader& rd, scene& sc, registry& reg,
-                                            const fs::path& base_dir, bool obj_entry,
+                                            const fs::path& base_dir, bool bare_model,
                                             std::optional<camera_desc>& bare_camera);
 void apply_material_overrides(const std::vector<material_override>& overrides, const reader& rd,
                               const registry& reg, scene& sc);

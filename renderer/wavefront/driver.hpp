@@ -1,5 +1,5 @@
 // The wavefront's bounce loop, written once for the CPU and the GPU: a template over a backend
-// policy (integrator.cpp's cpu_backend, integrator_cuda.cu's cuda_backend) that provides
+// policy (run/render_cpu.cpp's cpu_backend, run/render_cuda.cu's cuda_backend) that provides
 //
 //   exec()                        the exec:: tag the stages launch through (exec::cpu, exec::cuda),
 //                                 carrying the loop clock when profiling (exec/loop_clock.hpp)
@@ -13,7 +13,8 @@
 //                                 items (*live of them live) by byte keys, bounds on the backend
 //   resident_threads()            the threads the device runs at once (a family's kernel launches
 //                                 over them when its count stays on the device)
-//   extend_bfs(..., n, live)      the BFS traversal (bvh/bfs*) of *live rays, n of them launched for
+//   extend_bfs(..., n, live)      the BFS traversal (trace/bfs*) of *live rays, n of them launched for
+//                                 (n: the queue's capacity, so that the count stays on the device)
 //   time(name, bounce, f)         run (enqueue) f as stage `name`, timed when profiling
 //
 // The path queue (path_queue) owns the path columns (double-buffered), the marks in the form the
@@ -170,9 +171,9 @@ class wavefront_driver {
  public:
   // `wave` (backend memory) holds the wave being rendered; `film` is the image's sums (backend
   // memory); `capacity` the most paths a wave holds, `max_pixels` the most pixels.
-  wavefront_driver(Backend& b, const scene_view& view, const render_settings& settings, sieve::form form,
-                   std::uint32_t capacity, std::uint32_t max_pixels, const wave* wave, vec3* film)
-      : b_(b), view_(view), settings_(settings), capacity_(capacity), max_pixels_(max_pixels), wave_(wave), film_(film),
+  wavefront_driver(Backend& b, const scene_view& view, const render_settings& settings, const render_controls& controls,
+                   sieve::form form, std::uint32_t capacity, std::uint32_t max_pixels, const wave* wave, vec3* film)
+      : b_(b), view_(view), settings_(settings), controls_(controls), capacity_(capacity), max_pixels_(max_pixels), wave_(wave), film_(film),
         queue_(b, capacity, settings.strategy, form, settings.queue), hits_(capacity),
         shadow_rays_(capacity), shadow_light_(capacity), wave_film_(capacity),
         counts_(wave_counts::size(view.max_bounces)), cursor_(1),
@@ -221,7 +222,7 @@ class wavefront_driver {
       if (host_counts) {
         n = static_cast<std::uint32_t>(b_.read(c.live(vertex)));
         if (n == 0) break;
-        if (cancelled(settings_)) return false;  // Ctrl-C within a bounce, whatever the frame's size
+        if (cancelled(controls_)) return false;  // Ctrl-C within a bounce, whatever the frame's size
       }
       const std::uint32_t* live = low_word(c.live(vertex));
       const path_columns paths = queue_.paths();
@@ -231,7 +232,8 @@ class wavefront_driver {
       if (queues) b_.time("route", -1, [&] { b_.zero(route_counts_.get(), material_families * sizeof(std::uint64_t)); });
       b_.time("extend", -1, [&] {
         if (settings_.traversal != traversal_kind::bfs)
-          return extend_dfs(e, n, live, view_, paths, scratch, cursor_.get(), queues, vertex == 0 ? trees_.camera : trees_.bounce);
+          return extend_dfs(e, n, live, view_, paths, scratch, cursor_.get(), queues,
+                            vertex == 0 ? view_.trace.camera : view_.trace.bounce);
         const ray* rays = paths.rays;
         if (scratch.index) {  // shade writes the shadow rays later: their column is free until then
           gather_rays(e, n, live, scratch.index, paths.rays, shadow_rays_.get());
@@ -239,7 +241,7 @@ class wavefront_driver {
         }
         b_.extend_bfs(view_, rays, hits_.get(), n, live);
       });
-      if (host_counts && cancelled(settings_)) return false;  // extend is the longest stage: look again after it
+      if (host_counts && cancelled(controls_)) return false;  // extend is the longest stage: look again after it
       const family_lists lists = route(n, vertex, queues);
 
       const keep_marks marks = queue_.marks(n, c.removals());
@@ -345,7 +347,7 @@ class wavefront_driver {
   Backend& b_;
   scene_view view_;
   const render_settings& settings_;
-  const gpu_trees trees_ = gpu_trees_for(settings_.bvh);  // the GPU's trees per ray kind (bvh/traverse.hpp)
+  const render_controls& controls_;  // cancel
   std::uint32_t capacity_, max_pixels_;
   const wave* wave_;
   vec3* film_;

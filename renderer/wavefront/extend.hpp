@@ -1,23 +1,23 @@
 // Stage `extend` (depth-first traversal): the closest hit of every live path's ray. The BFS form of
-// this stage is the bfs_tracer (bvh/bfs.hpp), whose result is the same hit for hit.
+// this stage is the bfs_tracer (trace/bfs.hpp), whose result is the same hit for hit.
 #pragma once
 
 #include <exec/exec.hpp>
 #include <exec/walk.hpp>
 
-#include "../bvh/traverse.hpp"
-#include "../path/paths.hpp"
-#include "route.hpp"
-
 #include <type_traits>
+
+#include "../path/paths.hpp"
+#include "../trace/tracers.hpp"
+#include "route.hpp"
 
 namespace sieve::render {
 
 // `live` points at the queue's length (host or device memory); slots past it are left alone, so a
 // GPU launch can cover the queue's capacity without reading the count back. With `route` (the queues
 // routing, route.hpp), each entry is appended to its family's queue as its hit is found.
-//   CPU: each ray traced to its end (trace_closest: the 8-wide tree, SIMD box tests).
-//   GPU: as `choice` says (bvh/traverse.hpp: gpu_trees_for, per ray kind): the binary or the
+//   CPU: each ray traced to its end (scene_view::trace: the 8-wide tree, SIMD box tests).
+//   GPU: as `choice` says (trace/tracers.hpp: gpu_traversals_for, per ray kind): the binary or the
 //        compressed wide tree, a node a step by persistent warps that give an idle lane the next ray (exec::parallel_walk; `cursor`: one word of device memory;
 //        1.5x the one-ray-a-thread kernel on diffuse rays: bench/results/h100-80gb-hbm3/dfs-designs.txt),
 //        or one ray a thread (the compressed tree's best on coherent camera rays).
@@ -30,13 +30,13 @@ struct routed_walk : Walk {
   }
 };
 
-// One ray a thread: hits[i] = trace(ray), routed when `route` is set.
+// One ray a thread: hits[i] = trace.closest(ray), routed when `route` is set.
 template <class Exec, class Trace>
 void extend_each(Exec e, std::uint32_t capacity, const std::uint32_t* live, const path_columns& p, const bounce_columns& b,
                  const family_queues& route, Trace trace) {
   exec::parallel_for(e, "extend", capacity, [=] SIEVE_HD(std::uint32_t i) {
     if (i >= *live) return;
-    b.hits[i] = trace(p.rays[b.path(i)]);
+    b.hits[i] = trace.closest(p.rays[b.path(i)]);
     if (route) route.append(i, b.hits[i]);
   });
 }
@@ -50,25 +50,17 @@ void extend_walk(Exec e, std::uint32_t capacity, const Walk& walk, const family_
 
 template <class Exec>
 void extend_dfs(Exec e, std::uint32_t capacity, const std::uint32_t* live, const scene_view& s, const path_columns& p,
-                const bounce_columns& b, std::uint32_t* cursor, const family_queues& route, gpu_choice choice) {
-  if constexpr (std::is_same_v<Exec, exec::cpu>) {
-    (void)choice;
-    extend_each(e, capacity, live, p, b, route, [=](const ray& r) { return trace_closest(s.bvh, r); });
-  } else {
-    const bool compressed = walks_compressed(s.bvh, choice.tree);
-    const cw_view cw = cw_of(s.bvh);
-    const auto ray_of = [=] SIEVE_HD(std::uint32_t i) { return p.rays[b.path(i)]; };
-    const auto count = [=] SIEVE_HD { return *live; };
-    // Separate kernels: each keeps only its traversal's registers.
-    if (!choice.dynamic_fetch && compressed)
-      extend_each(e, capacity, live, p, b, route, [=] SIEVE_HD(const ray& r) { return cw_closest_hit(cw, r); });
-    else if (!choice.dynamic_fetch)
-      extend_each(e, capacity, live, p, b, route, [=] SIEVE_HD(const ray& r) { return closest_hit(s.bvh, r); });
-    else if (compressed)
-      extend_walk(e, capacity, make_cw_walk<false>(cw, ray_of, count, b.hits), route, cursor);
-    else
-      extend_walk(e, capacity, closest_hits_walk{s.bvh, ray_of, count, b.hits}, route, cursor);
-  }
+                const bounce_columns& b, std::uint32_t* cursor, const family_queues& route, const traversal& choice) {
+  const auto ray_of = [=] SIEVE_HD(std::uint32_t i) { return p.rays[b.path(i)]; };
+  const auto count = [=] SIEVE_HD { return *live; };
+  // Separate kernels per tree and schedule: each keeps only its traversal's registers.
+  visit_tracer(s.bvh, choice, [&](auto tracer) {
+    using tracer_t = decltype(tracer);
+    if constexpr (tracer_t::walks_closest && !std::is_same_v<Exec, exec::cpu>)
+      if (walks<tracer_t>(choice, false))
+        return extend_walk(e, capacity, tracer.template walk<false>(ray_of, count, b.hits), route, cursor);
+    extend_each(e, capacity, live, p, b, route, tracer);
+  });
 }
 
 }  // namespace sieve::render

@@ -13,16 +13,16 @@ namespace {
 constexpr unsigned threads = 256;
 constexpr unsigned warps = threads / 32;
 // Keep words per warp and round: 1 up to 2^22 items of capacity (small queues: many warps in
-// flight), 8 above (fewer rounds: each waits on its barrier and its atomic). Measured on an H100
-// (2026-11-23): with 1 word, 2^28 u32 items took 1.59 ms, 2.3x cub's time.
+// flight), 8 above (fewer rounds: each waits on its barrier and its atomic): with 1 word, 2^28 u32
+// items took 2.3x cub's time (H100).
 constexpr std::size_t one_word_most = std::size_t{1} << 22;
 
 // Each round a block takes 256 items: every warp ballots its word, the block sums the warps'
 // counts, one thread reserves room for all of them with one atomicAdd, and each warp writes its
 // kept items from its share of that room (warp_write_words: records of several columns through
-// shared memory). One atomic per 256 items: one per warp cost 29 us at 1M u32 items on an H100
-// (2026-11-23), the atomics on the one counter in series; 4 words per warp were slower for small
-// queues (fewer warps in flight).
+// shared memory). One atomic per 256 items: one per warp cost 29 us at 1M u32 items (H100), the
+// atomics on the one counter in series; 4 words per warp were slower for small queues (fewer warps
+// in flight).
 template <unsigned WarpWords, class Keep, class Move>
 __global__ void __launch_bounds__(threads) atomic_compact(live_count live, Keep keep, Move move,
                                                           unsigned long long* count) {

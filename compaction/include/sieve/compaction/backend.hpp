@@ -2,6 +2,7 @@
 #pragma once
 
 #include <sieve/compaction/error.hpp>
+#include <sieve/compaction/strategies.hpp>  // backend
 
 #include <string>
 
@@ -16,7 +17,6 @@ class usage_error : public error {
 
 // The backend `--backend NAME` means: "auto" is cuda when a CUDA device is present, else cpu; a name
 // other than auto, cpu or cuda is a usage_error; "cuda" without a device is a sieve::error saying so.
-// Returns "cpu" or "cuda".
-std::string resolve_backend(const std::string& name);
+backend resolve_backend(const std::string& name);
 
 }  // namespace sieve

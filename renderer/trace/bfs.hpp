@@ -201,12 +201,9 @@ SIEVE_HD inline hit bfs_final_hit(const bvh_view& b, const ray& r, std::uint64_t
   return {unpack_t(best), prim, th.u, th.v};
 }
 
-// Which tree a BFS tracer walks.
-enum class bfs_tree : std::uint8_t { binary, wide, compressed };
-
 // A step's child slots per pair for the tree.
-constexpr unsigned bfs_arity(bfs_tree tree) {
-  return tree == bfs_tree::binary ? bfs_binary_tree::arity : bfs_wide_tree::arity;
+constexpr unsigned bfs_arity(trace_tree tree) {
+  return tree == trace_tree::binary ? bfs_binary_tree::arity : bfs_wide_tree::arity;
 }
 
 // A library strategy's step: the A child slots of pair i to slots [A i, A i + A), the survivors marked.
@@ -324,7 +321,7 @@ class bfs_tracer {
  public:
   // `strategy`: a library strategy that takes a bit mask, byte flags or a removal list on the CPU,
   // or "append"; `tree`: the binary tree or the 8-wide one (the view's `wide`). Throws sieve::error.
-  explicit bfs_tracer(std::string strategy, bfs_tree tree = bfs_tree::binary);
+  explicit bfs_tracer(std::string strategy, trace_tree tree = trace_tree::binary);
   ~bfs_tracer();
   bfs_tracer(const bfs_tracer&) = delete;
   bfs_tracer& operator=(const bfs_tracer&) = delete;
@@ -342,7 +339,7 @@ class bfs_tracer {
  private:
   struct buffers;
   bfs_compaction c_;
-  bfs_tree tree_;
+  trace_tree tree_;
   exec::loop_clock* clock_ = nullptr;
   std::unique_ptr<buffers> buf_;
 };
@@ -355,7 +352,7 @@ class bfs_tracer_cuda {
   enum class loop { graph, host };
 
   // `strategy` and `tree` as for bfs_tracer, on CUDA; throws sieve::error (also in builds without CUDA).
-  explicit bfs_tracer_cuda(std::string strategy, bfs_tree tree = bfs_tree::binary);
+  explicit bfs_tracer_cuda(std::string strategy, trace_tree tree = trace_tree::binary);
   ~bfs_tracer_cuda();
   bfs_tracer_cuda(const bfs_tracer_cuda&) = delete;
   bfs_tracer_cuda& operator=(const bfs_tracer_cuda&) = delete;
@@ -395,7 +392,7 @@ class bfs_tracer_cuda {
  private:
   struct buffers;
   bfs_compaction c_;
-  bfs_tree tree_;
+  trace_tree tree_;
   loop loop_ = loop::graph;
   exec::cuda_loop_clock* clock_ = nullptr;
   std::size_t host_syncs_ = 0;

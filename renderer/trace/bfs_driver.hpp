@@ -222,14 +222,14 @@ void bfs_run(Backend& be, const bfs_queue& q, const bfs_memory& m, const bfs_siz
 
 // bfs_run over the tracer's tree: the one place the tree is picked (its kernels instantiated for both).
 template <class Backend>
-void bfs_run(bfs_tree tree, Backend& be, const bfs_queue& q, const bfs_memory& m, const bfs_sizes& z,
+void bfs_run(trace_tree tree, Backend& be, const bfs_queue& q, const bfs_memory& m, const bfs_sizes& z,
              const bvh_view& b, const ray* rays, hit* hits, const std::uint32_t* d_count) {
-  const std::uint32_t wide_nodes = tree == bfs_tree::compressed ? b.cw.node_count : b.wide.node_count;
-  if (tree != bfs_tree::binary && wide_nodes == 0 && b.node_count != 0)
+  const std::uint32_t wide_nodes = tree == trace_tree::compressed ? b.cw.node_count : b.wide.node_count;
+  if (tree != trace_tree::binary && wide_nodes == 0 && b.node_count != 0)
     throw sieve::error("BFS traversal over the wide tree: the BVH was built without the wide layout");
-  if (tree == bfs_tree::wide) {
+  if (tree == trace_tree::wide) {
     bfs_run<bfs_wide_tree>(be, q, m, z, b, rays, hits, d_count);
-  } else if (tree == bfs_tree::compressed) {
+  } else if (tree == trace_tree::compressed) {
     bfs_run<bfs_cw_tree>(be, q, m, z, b, rays, hits, d_count);
   } else {
     bfs_run<bfs_binary_tree>(be, q, m, z, b, rays, hits, d_count);

@@ -5,7 +5,7 @@ namespace sieve::render {
 
 struct bfs_tracer_cuda::buffers {};
 
-bfs_tracer_cuda::bfs_tracer_cuda(std::string, bfs_tree tree) : c_(std::string(bfs_append), sieve::backend::cuda), tree_(tree) {
+bfs_tracer_cuda::bfs_tracer_cuda(std::string, trace_tree tree) : c_(std::string(bfs_append), sieve::backend::cuda), tree_(tree) {
   throw sieve::error("this build has no CUDA backend (nvcc was not found, or SIEVE_CUDA=OFF)");
 }
 bfs_tracer_cuda::~bfs_tracer_cuda() = default;

@@ -8,7 +8,9 @@
 // one AVX2 pass on the CPU (wide_cpu.cpp).
 #pragma once
 
-#include "bvh.hpp"  // the layout: wide_node, wide_bvh, wide_view
+#include "../bvh/bvh.hpp"  // the layout: wide_node, wide_bvh, wide_view
+#include "../bvh/node_encoding.hpp"
+#include "../core/modes.hpp"
 #include "dfs.hpp"
 
 #include <cstdint>
@@ -35,34 +37,6 @@ SIEVE_HD inline wide_ray prepare_wide(const ray& r) {
           (r.direction.x < 0 ? 1U : 0U) | (r.direction.y < 0 ? 2U : 0U) | (r.direction.z < 0 ? 4U : 0U)};
 }
 
-SIEVE_HD inline float exp2_of(std::int8_t e) {  // 2^e for e in [-126, 127], exactly
-  return bits_float(static_cast<std::uint32_t>(e + 127) << 23);
-}
-
-SIEVE_HD inline int lowest_bit(std::uint32_t m) {
-#if defined(__CUDA_ARCH__)
-  return __ffs(m) - 1;
-#else
-  return __builtin_ctz(m);
-#endif
-}
-
-SIEVE_HD inline int bit_count(std::uint32_t m) {
-#if defined(__CUDA_ARCH__)
-  return __popc(m);
-#else
-  return __builtin_popcount(m);
-#endif
-}
-
-// Bit k of the result is bit k ^ oct of m: a slot mask in the order a ray of octant oct visits it.
-SIEVE_HD inline std::uint32_t octant_order(std::uint32_t m, std::uint32_t oct) {
-  if (oct & 1) m = ((m & 0x55U) << 1) | ((m & 0xAAU) >> 1);
-  if (oct & 2) m = ((m & 0x33U) << 2) | ((m & 0xCCU) >> 2);
-  if (oct & 4) m = ((m & 0x0FU) << 4) | ((m & 0xF0U) >> 4);
-  return m;
-}
-
 // A node (or any 16-byte aligned record of whole quads) as 16-byte read-only loads on the GPU.
 template <class T>
 SIEVE_HD SIEVE_FORCE_INLINE T load_quads(const T* p) {
@@ -80,24 +54,6 @@ SIEVE_HD SIEVE_FORCE_INLINE T load_quads(const T* p) {
 }
 
 SIEVE_HD inline wide_node load_wide(const wide_node* p) { return load_quads(p); }
-
-// The node's leaf triangle counts, one per byte (inner and empty slots 0); the first triangle of
-// leaf slot s is tri_base + leaf_offset(counts, s).
-SIEVE_HD inline std::uint64_t leaf_counts(const wide_node& n) {
-  std::uint64_t m;
-  std::memcpy(&m, n.meta, sizeof m);
-  return m & 0x7F7F7F7F7F7F7F7FULL;  // inner slots (0x80) become 0
-}
-SIEVE_HD inline std::uint32_t leaf_total(const wide_node& n) {  // the node's leaf triangles (<= 248)
-  return static_cast<std::uint32_t>((leaf_counts(n) * 0x0101010101010101ULL) >> 56);
-}
-SIEVE_HD inline std::uint32_t leaf_offset(std::uint64_t counts, int s) {
-  return static_cast<std::uint32_t>((((counts << 8) * 0x0101010101010101ULL) >> (8 * s)) & 0xFF);
-}
-
-SIEVE_HD inline std::uint32_t inner_child(std::uint32_t child_base, std::uint32_t inner_mask, int s) {
-  return child_base + static_cast<std::uint32_t>(bit_count(inner_mask & ((1U << s) - 1)));
-}
 
 // The portable box test: the slots whose box the ray enters within [0, limit], as a slot mask;
 // with `enter`, also each slot's entry distance.
@@ -238,7 +194,6 @@ SIEVE_HD SIEVE_FORCE_INLINE bool wide_any_hit(const wide_view& v, const ray& r, 
 
 // The CPU entry points (wide_cpu.cpp): AVX2 when the processor has it, else the portable path;
 // AVX-512 when asked for (sieve::error where the processor lacks what a path asks for).
-enum class wide_path { automatic, avx2, avx512, portable };
 bool cpu_has_avx2();
 bool cpu_has_avx512();
 // alpha: the scene's cut-outs (accept_hit), none by default.

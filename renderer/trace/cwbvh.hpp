@@ -15,7 +15,7 @@
 #pragma once
 
 #include "../core/atomic.hpp"  // cw_visit: the packed closest hit
-#include "bvh.hpp"
+#include "../bvh/bvh.hpp"
 #include "dfs.hpp"
 #include "wide.hpp"  // octant_order, inner_child, wide_entry, lowest_bit, load_quads
 

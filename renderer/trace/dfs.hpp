@@ -3,30 +3,16 @@
 // within 60 levels).
 #pragma once
 
-#include "bvh.hpp"
+#include "../bvh/bvh.hpp"
+#include "../bvh/node_encoding.hpp"
+#include "../core/hit.hpp"
 
 namespace sieve::render {
-
-struct hit {
-  float t = 1e30f;
-  std::uint32_t prim = ~0U;  // ~0: no hit
-  float u = 0, v = 0;
-  SIEVE_HD constexpr bool found() const { return prim != ~0U; }
-};
-
-// The closest hit is the least (t, primitive index): ties at equal t go to the lower index, so
-// every traversal order (DFS, BFS, any compaction of the BFS frontier) finds the same one.
-SIEVE_HD constexpr bool closer(float t, std::uint32_t prim, const hit& best) {
-  return t < best.t || (t == best.t && prim < best.prim);
-}
 
 // Boxes are culled against the closest hit so far with a small relative margin: a box's computed
 // entry distance can round a few ulps above the distance of a triangle inside it, and a triangle
 // tied with the closest hit must still be tested for the tie-break to be order-independent.
 SIEVE_HD inline float cull_limit(float t) { return t + fabsf(t) * 1e-6f; }
-
-inline constexpr int dfs_stack_size = 64;
-static_assert(dfs_depth_limit() < dfs_stack_size, "the builder must keep trees within the DFS stack");
 
 // One step of the traversal: a pair node's children, their boxes tested against the ray.
 struct pair_step {

@@ -248,9 +248,9 @@ bool same_view(const bvh_view& a, const bvh_view& b) {
 
 }  // namespace
 
-bfs_tracer_cuda::bfs_tracer_cuda(std::string strategy, bfs_tree tree)
+bfs_tracer_cuda::bfs_tracer_cuda(std::string strategy, trace_tree tree)
     : c_(std::move(strategy), sieve::backend::cuda), tree_(tree) {
-  if (c_.tile && tree != bfs_tree::compressed)
+  if (c_.tile && tree != trace_tree::compressed)
     throw sieve::error("BFS traversal (cuda): the '" + c_.name + "' frontier walks the compressed tree only");
 }
 

@@ -95,7 +95,7 @@ struct bfs_tracer::buffers {
   bfs_state state;
 };
 
-bfs_tracer::bfs_tracer(std::string strategy, bfs_tree tree)
+bfs_tracer::bfs_tracer(std::string strategy, trace_tree tree)
     : c_(std::move(strategy), sieve::backend::cpu), tree_(tree), buf_(std::make_unique<buffers>()) {}
 
 bfs_tracer::~bfs_tracer() = default;
