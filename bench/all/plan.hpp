@@ -34,7 +34,7 @@ struct context {
   bool gpu = false;
   mode m = mode::quick;
   fs::path out;
-  data_paths data;  // the shipped scenes and bench/report.py
+  report::data_paths data;  // the shipped scenes and bench/report.py
   std::string program;
 
   // Paths as the commands show them: relative to the working directory when below it.
