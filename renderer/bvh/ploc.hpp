@@ -123,13 +123,21 @@ struct ploc_task {
   std::uint32_t node = 0, first = 0, depth = 0;
 };
 struct ploc_kid {
-  std::uint32_t node = ploc_none, first = 0, depth = 0, inner = 0;
+  std::uint32_t node = ploc_none, first = 0;
+  std::uint16_t depth = 0, inner = 0;
+  std::uint32_t at = 0;  // a leaf slot's first triangle among its wide node's (ploc_emit_wide sets it)
 };
 
 struct ploc_settings {
   std::uint32_t max_leaf = 3, radius = ploc_default_radius;
   float traversal_cost = 1;
   bool pairs = true, wide = true, cw = true;
+};
+
+// What the rounds run by one team (ploc_block_rounds) leave: the next node's number, the rounds
+// run, the clusters left (1, or more when a round merged none).
+struct ploc_tail_state {
+  std::uint32_t next = 0, rounds = 0, clusters = 0, unused = 0;
 };
 
 // Memory for a build of n >= 2 triangles (device memory for the GPU's run).
@@ -142,16 +150,14 @@ struct ploc_buffers {
   std::uint32_t* sorted_keys = nullptr;   // n
   std::uint32_t* order = nullptr;         // n: triangle by Morton position
   ploc_node* nodes = nullptr;             // 2n - 1
-  collapse_entry* plan = nullptr;         // 2n - 1
+  collapse_entry* plan = nullptr;         // n - 1: the inner nodes' (node n + i's at i; a leaf's is plan_leaf's)
   ploc_place* place = nullptr;            // 2n - 1
   std::uint32_t* cid[2] = {};             // n each: the clusters' nodes (this round's, the next's)
   aabb* cbox[2] = {};                     // n each: their boxes
   std::uint32_t* nn = nullptr;            // n: each cluster's nearest neighbour (position)
-  std::uint8_t* keep = nullptr;           // n: the cluster survives the round
-  std::uint8_t* merge = nullptr;          // n: the cluster is the lower of a merging pair
-  std::uint32_t* pos = nullptr;           // n: positions, the merges' compaction input
-  std::uint32_t* merged = nullptr;        // n: the lower positions of the round's merges
-  std::uint64_t* counts = nullptr;        // 2: the library's counts (merges, clusters left)
+  std::uint64_t* words = nullptr;         // n + 1: each cluster's (merges << 32 | kept), then their exclusive sums
+  ploc_tail_state* tail = nullptr;        // 1: what the rounds of one team left
+  std::uint64_t* counts = nullptr;        // 2: the library's counts; [0] the first non-finite triangle
   std::uint32_t* depth = nullptr;         // 1: the binary tree's depth (atomic maximum)
   std::uint8_t* kept = nullptr;           // n - 1: inner node n + i stays inner in the binary tree
   std::uint32_t* kept_list = nullptr;     // n - 1: those nodes in creation order
@@ -163,6 +169,7 @@ struct ploc_buffers {
   std::uint32_t* wide_prims = nullptr;    // n (wide)
   leaf_triangle* wide_triangles = nullptr;  // n (wide)
   cw_triangle* cw_triangles = nullptr;    // n (cw)
+  std::uint32_t n = 0;                    // triangles (nodes below n are leaves)
 };
 
 // What a run made: sizes and depths.
@@ -203,9 +210,35 @@ SIEVE_HD inline std::uint32_t ploc_nearest(const aabb* cbox, std::uint32_t c, st
   return best_q;
 }
 
-// Node x from the clusters at positions p and nn[p] (the lower's node its left child).
-SIEVE_HD inline void ploc_merge(const ploc_buffers& b, std::uint32_t* cid, aabb* cbox, std::uint32_t p, std::uint32_t x,
-                                const ploc_settings& s) {
+// A node's 8-wide plan: an inner node's as its merge made it, a leaf's (a triangle) plan_leaf's.
+SIEVE_HD inline collapse_entry ploc_plan(const ploc_buffers& b, std::uint32_t x, float area, float traversal_cost) {
+  if (x >= b.n) return b.plan[x - b.n];
+  collapse_entry e;
+  plan_leaf(area, 1, traversal_cost, e);
+  return e;
+}
+
+// Cluster p's part in the round, from the nearest neighbours: (merges << 32 | kept), where it
+// merges when it is the lower of a mutual pair and is kept unless it is the upper of one.
+SIEVE_HD inline std::uint64_t ploc_flags(const std::uint32_t* nn, std::uint32_t p) {
+  const std::uint32_t q = nn[p];
+  const bool mutual = q != ploc_none && nn[q] == p;
+  return std::uint64_t{mutual && p < q ? 1U : 0U} << 32 | (mutual && q < p ? 0U : 1U);
+}
+
+// Cluster p's step of the round (flags: ploc_flags'; before: the exclusive sums of the clusters'
+// flags before p): the lower of a merging pair makes node next + (merges before it) from its node
+// (the left child) and its neighbour's, every kept cluster goes to position (kept before it) of the
+// next round's clusters (to, to_box).
+SIEVE_HD inline void ploc_step(const ploc_buffers& b, const std::uint32_t* cid, const aabb* cbox, std::uint32_t* to,
+                               aabb* to_box, std::uint32_t p, std::uint64_t before, std::uint64_t flags,
+                               std::uint32_t next, const ploc_settings& s) {
+  const auto at = static_cast<std::uint32_t>(before);
+  if (!(flags >> 32)) {
+    if (flags & 1U) to[at] = cid[p], to_box[at] = cbox[p];
+    return;
+  }
+  const std::uint32_t x = next + static_cast<std::uint32_t>(before >> 32);
   const std::uint32_t l = cid[p], r = cid[b.nn[p]];
   const ploc_node a = b.nodes[l], c = b.nodes[r];
   aabb box = a.box;
@@ -217,9 +250,45 @@ SIEVE_HD inline void ploc_merge(const ploc_buffers& b, std::uint32_t* cid, aabb*
   b.nodes[x] = {box, l, r, count, ploc_none, as_leaf <= inner ? as_leaf : inner, as_leaf <= inner ? 1U : 0U};
   b.nodes[l].parent = x;
   b.nodes[r].parent = x;
-  plan_inner(area, count, cw_leaf_max, s.traversal_cost, b.plan[l], b.plan[r], b.plan[x]);
-  cid[p] = x;
-  cbox[p] = box;
+  const collapse_entry pl = ploc_plan(b, l, a.bcost, s.traversal_cost), pr = ploc_plan(b, r, c.bcost, s.traversal_cost);
+  plan_inner(area, count, cw_leaf_max, s.traversal_cost, pl, pr, b.plan[x - b.n]);
+  to[at] = x;
+  to_box[at] = box;
+}
+
+// The rounds from c clusters (positions in cid[from], cbox[from]) down to one, run by one team of
+// threads that wait for each other (team.sync()) and sum their values (team.exclusive_sum(v, total)):
+// a GPU block for the last rounds, whose clusters fit it (no launch or read back per round), or one
+// CPU thread. The same steps as the rounds of the whole device; what is left goes to *b.tail.
+template <class Team>
+SIEVE_HD void ploc_block_rounds(Team& team, const ploc_buffers& b, std::uint32_t c, std::uint32_t next, int from,
+                                const ploc_settings& s) {
+  std::uint32_t rounds = 0;
+  const std::uint32_t size = team.size(), rank = team.rank();
+  while (c > 1) {
+    const std::uint32_t* cid = b.cid[from];
+    const aabb* cbox = b.cbox[from];
+    const std::uint32_t chunk = (c + size - 1) / size, lo = rank * chunk < c ? rank * chunk : c,
+                        hi = lo + chunk < c ? lo + chunk : c;
+    for (std::uint32_t p = lo; p < hi; ++p) b.nn[p] = ploc_nearest(cbox, c, p, s.radius);
+    team.sync();
+    std::uint64_t sum = 0, total = 0;
+    for (std::uint32_t p = lo; p < hi; ++p) {
+      const std::uint64_t w = ploc_flags(b.nn, p);
+      b.words[p] = w;
+      sum += w;
+    }
+    std::uint64_t before = team.exclusive_sum(sum, total);
+    if (static_cast<std::uint32_t>(total) >= c) break;  // nothing merged (the same answer for all)
+    for (std::uint32_t p = lo; p < hi; ++p) {
+      const std::uint64_t w = b.words[p];
+      ploc_step(b, cid, cbox, b.cid[from ^ 1], b.cbox[from ^ 1], p, before, w, next, s);
+      before += w;
+    }
+    team.sync();
+    next += static_cast<std::uint32_t>(total >> 32), c = static_cast<std::uint32_t>(total), from ^= 1, ++rounds;
+  }
+  if (rank == 0) *b.tail = {next, rounds, c, 0};
 }
 
 // The slots of wide node t.node (its plan's eight, in depth-first order), each with its first
@@ -232,18 +301,19 @@ SIEVE_HD inline std::uint64_t ploc_expand(const ploc_buffers& b, const ploc_task
   int top = 0, n = 0;
   const ploc_node root = b.nodes[t.node];
   b.place[t.node] = {t.first, t.depth};
-  const std::uint8_t k8 = b.plan[t.node].split8;
+  const std::uint8_t k8 = b.plan[t.node - b.n].split8;
   stack[top] = {root.right, t.first + b.nodes[root.left].count, t.depth + 1}, want[top++] = static_cast<std::uint8_t>(wide_arity - k8);
   stack[top] = {root.left, t.first, t.depth + 1}, want[top++] = k8;
   while (top > 0) {
     const ploc_task e = stack[--top];
     const int j = want[top];
     const ploc_node x = b.nodes[e.node];
-    const collapse_entry& plan = b.plan[e.node];
     b.place[e.node] = {e.first, e.depth};
-    const std::uint8_t k = plan.pick[j - 1];
+    const bool leaf = e.node < b.n;  // a triangle: one leaf slot
+    const collapse_entry* plan = leaf ? nullptr : b.plan + (e.node - b.n);
+    const std::uint8_t k = leaf ? collapse_one_slot : plan->pick[j - 1];
     if (k == collapse_one_slot) {
-      kids[n++] = {e.node, e.first, e.depth, x.right != ploc_none && !plan.leaf ? 1U : 0U};
+      kids[n++] = {e.node, e.first, static_cast<std::uint16_t>(e.depth), static_cast<std::uint16_t>(leaf || plan->leaf ? 0 : 1)};
       continue;
     }
     stack[top] = {x.right, e.first + b.nodes[x.left].count, e.depth + 1}, want[top++] = static_cast<std::uint8_t>(j - k);
@@ -266,7 +336,7 @@ SIEVE_HD inline std::uint64_t ploc_expand(const ploc_buffers& b, const ploc_task
 SIEVE_HD inline void ploc_leaf_triangles(const ploc_buffers& b, const ploc_kid& kid, std::uint32_t at) {
   ploc_task stack[cw_leaf_max + 1];
   int top = 0;
-  stack[top++] = {kid.node, kid.first, kid.depth};
+  stack[top++] = {kid.node, kid.first, std::uint32_t{kid.depth}};
   while (top > 0) {
     const ploc_task e = stack[--top];
     const ploc_node x = b.nodes[e.node];
@@ -286,8 +356,9 @@ SIEVE_HD inline void ploc_leaf_triangles(const ploc_buffers& b, const ploc_kid& 
 
 // Wide node `at` from its slots (kids, ploc_expand's): slots by octant, boxes quantised, inner
 // children placed from child_base (and handed to the next level's tasks from next[0]), leaf
-// triangles from tri_base.
-SIEVE_HD inline void ploc_emit_wide(const ploc_buffers& b, const ploc_kid* kids, std::uint32_t child_base, std::uint32_t tri_base,
+// triangles from tri_base (each leaf slot's first, from tri_base, to its `at`: ploc_leaf_triangles
+// writes them).
+SIEVE_HD inline void ploc_emit_wide(const ploc_buffers& b, ploc_kid* kids, std::uint32_t child_base, std::uint32_t tri_base,
                                     ploc_task* next, wide_node* wide, cw_node* cw) {
   aabb boxes[wide_arity], slots[wide_arity], box;
   int n = 0, slot_of[wide_arity], kid_in[wide_arity];
@@ -302,7 +373,7 @@ SIEVE_HD inline void ploc_emit_wide(const ploc_buffers& b, const ploc_kid* kids,
   std::uint32_t inner = 0, offset = 0;
   for (int s = 0; s < wide_arity; ++s) {
     if (!used[s]) continue;
-    const ploc_kid& kid = kids[kid_in[s]];
+    ploc_kid& kid = kids[kid_in[s]];
     if (kid.inner) {
       w.meta[s] = wide_meta_inner, c.meta[s] = cw_meta_inner;
       w.inner_mask = static_cast<std::uint8_t>(w.inner_mask | (1U << s));
@@ -311,7 +382,7 @@ SIEVE_HD inline void ploc_emit_wide(const ploc_buffers& b, const ploc_kid* kids,
     }
     const std::uint32_t count = b.nodes[kid.node].count;
     w.meta[s] = static_cast<std::uint8_t>(count), c.meta[s] = static_cast<std::uint8_t>(count << 5 | offset);
-    ploc_leaf_triangles(b, kid, tri_base + offset);
+    kid.at = offset;
     offset += count;
   }
   for (int k = 0; k < 3; ++k) {
@@ -353,59 +424,65 @@ SIEVE_HD inline void ploc_emit_binary(const ploc_buffers& b, std::uint32_t n, st
   }
 }
 
+// Clusters at which the rounds go to one team (ploc_block_rounds): a GPU block of
+// ploc_block_threads runs them faster than the whole device's launches and read backs per round.
+inline constexpr std::uint32_t ploc_block_clusters = 8192, ploc_block_threads = 1024;
+
 // The steps on `e` (exec::cpu or exec::cuda) for n >= 2 triangles. Backend (ploc.cpp, ploc_cuda.cu):
 //   sort(keys, values, keys_out, values_out, count, bits)  the library's stable radix sort;
 //   compact(in, out, flags, count, d_count)  the library's stable compaction of a record (const_record
 //       in, record out) by byte flags, the count kept to *d_count (its memory);
-//   scan(in, out, count)  exclusive prefix sum of 64-bit words;
-//   read(p)  a 32- or 64-bit value of its memory (waits for the work before it);
+//   scan(in, out, count)  exclusive prefix sum of 64-bit words (in == out: in place);
+//   block_rounds(b, c, next, from, s)  ploc_block_rounds by one team (a GPU block, a CPU thread);
+//   read(p)  a value of its memory (waits for the work before it);
 //   tasks(which, n), kids(n), words(which, n), wide_nodes(n), cw_nodes(n)  scratch and output arrays of at
 //       least n items (wide and cw nodes keep their contents when they grow);
 //   lap(ms)  adds the time since the last lap to *ms.
 template <class Exec, class Backend>
 ploc_result ploc_run(Exec e, Backend& be, const ploc_buffers& b, std::uint32_t n, const ploc_settings& s, ploc_timing& t) {
-  morton_order(e, be, b.triangles, b.prim_box, b.centroid, b.keys, b.ids, b.sorted_keys, b.order, n);
   exec::parallel_for(e, "ploc.start", 1, [=] SIEVE_HD(std::uint32_t) { b.counts[0] = ~std::uint64_t{0}; });
+  exec::parallel_for(e, "ploc.check", n, [=] SIEVE_HD(std::uint32_t i) {
+    const triangle& t = b.triangles[i];
+    const float sum = t.v0.x + t.v0.y + t.v0.z + t.v1.x + t.v1.y + t.v1.z + t.v2.x + t.v2.y + t.v2.z;
+    if (!(sum - sum == 0)) atomic_min_u64(b.counts, i);  // NaN or infinite (or their sum overflows)
+  });
+  morton_order(e, be, b.triangles, b.prim_box, b.centroid, b.keys, b.ids, b.sorted_keys, b.order, n);
   exec::parallel_for(e, "ploc.leaves", n, [=] SIEVE_HD(std::uint32_t j) {
     const std::uint32_t tri = b.order[j];
-    const triangle& t = b.triangles[tri];
-    const float sum = t.v0.x + t.v0.y + t.v0.z + t.v1.x + t.v1.y + t.v1.z + t.v2.x + t.v2.y + t.v2.z;
-    if (!(sum - sum == 0)) atomic_min_u64(b.counts, tri);  // NaN or infinite (or their sum overflows)
     const aabb box = b.prim_box[tri];
-    const float area = box.half_area();
-    b.nodes[j] = {box, tri, ploc_none, 1, ploc_none, area, 1};
-    plan_leaf(area, 1, s.traversal_cost, b.plan[j]);
+    b.nodes[j] = {box, tri, ploc_none, 1, ploc_none, box.half_area(), 1};
     b.cid[0][j] = j;
     b.cbox[0][j] = box;
   });
   if (const std::uint64_t bad = be.read(b.counts); bad != ~std::uint64_t{0})
     throw error("BVH (ploc): triangle " + std::to_string(bad) + " has a coordinate that is not finite (or too large to add)");
   be.lap(&t.morton_ms);
-  std::uint32_t c = n, next = n, from = 0;
-  while (c > 1) {  // the clustering rounds
-    std::uint32_t* cid = b.cid[from];
-    aabb* cbox = b.cbox[from];
+  std::uint32_t c = n, next = n;
+  int from = 0;
+  while (c > ploc_block_clusters) {  // the rounds over the whole device
+    const std::uint32_t* cid = b.cid[from];
+    const aabb* cbox = b.cbox[from];
+    std::uint32_t* to = b.cid[from ^ 1];
+    aabb* to_box = b.cbox[from ^ 1];
     exec::parallel_for(e, "ploc.nearest", c, [=] SIEVE_HD(std::uint32_t p) { b.nn[p] = ploc_nearest(cbox, c, p, s.radius); });
-    exec::parallel_for(e, "ploc.pairs", c, [=] SIEVE_HD(std::uint32_t p) {
-      const std::uint32_t q = b.nn[p];
-      const bool mutual = q != ploc_none && b.nn[q] == p;
-      b.keep[p] = mutual && q < p ? 0 : 1;
-      b.merge[p] = mutual && p < q ? 1 : 0;
-      b.pos[p] = p;
+    exec::parallel_for(e, "ploc.flags", c + 1, [=] SIEVE_HD(std::uint32_t p) { b.words[p] = p < c ? ploc_flags(b.nn, p) : 0; });
+    be.scan(b.words, b.words, c + 1);
+    exec::parallel_for(e, "ploc.merge", c, [=] SIEVE_HD(std::uint32_t p) {
+      const std::uint64_t before = b.words[p];
+      ploc_step(b, cid, cbox, to, to_box, p, before, b.words[p + 1] - before, next, s);
     });
-    be.compact(const_record(std::span<const std::uint32_t>(b.pos, c)), record(std::span<std::uint32_t>(b.merged, c)),
-               std::span<const std::uint8_t>(b.merge, c), c, b.counts);
-    exec::parallel_for(e, "ploc.merge", c, [=] SIEVE_HD(std::uint32_t j) {
-      if (j < *b.counts) ploc_merge(b, cid, cbox, b.merged[j], next + j, s);
-    });
-    be.compact(const_record(std::span<const std::uint32_t>(cid, c), std::span<const aabb>(cbox, c)),
-               record(std::span<std::uint32_t>(b.cid[from ^ 1], c), std::span<aabb>(b.cbox[from ^ 1], c)),
-               std::span<const std::uint8_t>(b.keep, c), c, b.counts + 1);
-    const auto left = static_cast<std::uint32_t>(be.read(b.counts + 1));
-    if (left >= c)
-      throw error("BVH (ploc): no clusters merged among " + std::to_string(c) + " (their boxes' areas are not finite: coordinates too large?)");
-    next += c - left, c = left, from ^= 1, ++t.rounds;
+    const std::uint64_t total = be.read(b.words + c);
+    const auto left = static_cast<std::uint32_t>(total);
+    if (left >= c) break;  // reported below
+    next += static_cast<std::uint32_t>(total >> 32), c = left, from ^= 1, ++t.rounds;
   }
+  if (c > 1 && c <= ploc_block_clusters) {
+    be.block_rounds(b, c, next, from, s);
+    const ploc_tail_state tail = be.read(b.tail);
+    next = tail.next, c = tail.clusters, t.rounds += tail.rounds;
+  }
+  if (c > 1)
+    throw error("BVH (ploc): no clusters merged among " + std::to_string(c) + " (their boxes' areas are not finite: coordinates too large?)");
   be.lap(&t.binary_ms);
   const std::uint32_t root = next - 1;
   ploc_result out;
@@ -435,6 +512,11 @@ ploc_result ploc_run(Exec e, Backend& be, const ploc_buffers& b, std::uint32_t n
       const auto inner = static_cast<std::uint32_t>(o >> 32), tris = static_cast<std::uint32_t>(o);
       ploc_emit_wide(b, kids + std::size_t{wide_arity} * i, child_start + inner, level_tris + tris, next_tasks + inner,
                      wide ? wide + start + i : nullptr, cw ? cw + start + i : nullptr);
+    });
+    exec::parallel_for(e, "ploc.wide_leaves", std::size_t{wide_arity} * m, [=] SIEVE_HD(std::uint32_t j) {
+      const ploc_kid kid = kids[j];
+      if (kid.node != ploc_none && !kid.inner)
+        ploc_leaf_triangles(b, kid, level_tris + static_cast<std::uint32_t>(offsets[j / wide_arity]) + kid.at);
     });
     start += m, tri_start += static_cast<std::uint32_t>(total), m = m_next, cur ^= 1;
   }

@@ -12,6 +12,7 @@
 #include <sieve/compaction/cuda_device.hpp>
 #include <sieve/compaction/radix_sort.hpp>
 
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 
@@ -28,15 +29,36 @@ namespace {
 
 constexpr const char* compaction_strategy = "space";  // stable, byte flags, out of place
 
+// ploc_block_rounds' team on the GPU: the block's threads.
+struct block_team {
+  using scan_type = cub::BlockScan<std::uint64_t, ploc_block_threads>;
+  typename scan_type::TempStorage* temp;
+  __device__ std::uint32_t size() const { return blockDim.x; }
+  __device__ std::uint32_t rank() const { return threadIdx.x; }
+  __device__ void sync() const { __syncthreads(); }
+  __device__ std::uint64_t exclusive_sum(std::uint64_t v, std::uint64_t& total) const {
+    std::uint64_t out = 0;
+    scan_type(*temp).ExclusiveSum(v, out, total);
+    __syncthreads();  // the storage free for the next sum
+    return out;
+  }
+};
+
+__global__ void __launch_bounds__(ploc_block_threads)
+    ploc_block_rounds_kernel(ploc_buffers b, std::uint32_t c, std::uint32_t next, int from, ploc_settings s) {
+  __shared__ typename block_team::scan_type::TempStorage temp;
+  block_team team{&temp};
+  ploc_block_rounds(team, b, c, next, from, s);
+}
+
 class cuda_backend {
  public:
   cuda_backend(cudaStream_t stream, exec::cuda_loop_clock* clock, std::uint32_t n, device_array<wide_node>& wide,
                device_array<cw_node>& cw, bool wide_nodes, bool cw_nodes)
       : stream_(stream), clock_(clock), wide_(wide), cw_(cw) {
     sort_ws_ = device_array<unsigned char>(sieve::cuda::radix_sort_workspace_bytes("onesweep", n, 0, 32));
-    // The widest record compacted: a cluster (its node and box).
-    const record shape(std::span<std::uint32_t>(static_cast<std::uint32_t*>(nullptr), n),
-                       std::span<aabb>(static_cast<aabb*>(nullptr), n));
+    // The record compacted: the binary tree's kept nodes.
+    const record shape(std::span<std::uint32_t>(static_cast<std::uint32_t*>(nullptr), n));
     compact_ws_ = device_array<unsigned char>(sieve::cuda::workspace_bytes(compaction_strategy, shape, form::byte_flags, false));
     // The wide levels' scratch and nodes for what trees of n triangles take (a level holds well under
     // n / 16 wide nodes, a tree under n / 6), allocated once here: growing inside the level loop
@@ -46,8 +68,8 @@ class cuda_backend {
     words_[0].reserve_discard(level + 1), words_[1].reserve_discard(level + 1);
     if (wide_nodes) wide_.reserve_discard(n / 6 + 64);
     if (cw_nodes) cw_.reserve_discard(n / 6 + 64);
-    std::size_t scan_bytes = 0;
-    SIEVE_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, words_[0].get(), words_[1].get(), level + 1, stream_));
+    std::size_t scan_bytes = 0;  // the rounds' scans, of n + 1 words at most, and the levels'
+    SIEVE_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, words_[0].get(), words_[1].get(), std::size_t{n} + 1, stream_));
     scan_ws_.reserve_discard(scan_bytes);
     start_.record(stream_);
   }
@@ -72,6 +94,12 @@ class cuda_backend {
     scan_ws_.reserve_discard(bytes);
     exec::timed(exec::cuda{stream_, clock_}, "ploc.scan (CUB)", n, [&] {
       SIEVE_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_ws_.get(), bytes, in, out, n, stream_));
+    });
+  }
+  void block_rounds(const ploc_buffers& b, std::uint32_t c, std::uint32_t next, int from, const ploc_settings& s) const {
+    exec::timed(exec::cuda{stream_, clock_}, "ploc.block_rounds", c, [&] {
+      ploc_block_rounds_kernel<<<1, ploc_block_threads, 0, stream_>>>(b, c, next, from, s);
+      SIEVE_CUDA_CHECK(cudaGetLastError());
     });
   }
   // A value back to the host: the copy timed, and the wait for the work before it.
@@ -165,18 +193,19 @@ device_tree::device_tree(std::span<const triangle> triangles, const bvh_build_op
   if (s.wide) a.wide_prims = device_array<std::uint32_t>(n), a.wide_triangles = device_array<leaf_triangle>(n);
   if (s.cw) a.cw_triangles = device_array<cw_triangle>(n);
   device_array<aabb> prim_box(n), centroid(lbvh_centroid_slots(n)), cbox0(n), cbox1(n);
-  device_array<std::uint32_t> keys(n), ids(n), sorted(n), order(n), cid0(n), cid1(n), nn(n), pos(n), merged(n),
-      kept_list(n - 1), rank(n - 1), depth(1);
-  device_array<std::uint8_t> keep(n), merge(n), kept(n - 1);
-  device_array<std::uint64_t> counts(2);
+  device_array<std::uint32_t> keys(n), ids(n), sorted(n), order(n), cid0(n), cid1(n), nn(n), kept_list(n - 1), rank(n - 1),
+      depth(1);
+  device_array<std::uint8_t> kept(n - 1);
+  device_array<std::uint64_t> counts(2), words(std::size_t{n} + 1);
+  device_array<ploc_tail_state> tail(1);
   device_array<ploc_node> nodes(all);
-  device_array<collapse_entry> plan(all);
+  device_array<collapse_entry> plan(n - 1);
   device_array<ploc_place> place(all);
   ploc_buffers b;
   b.triangles = a.triangles.get(), b.prim_box = prim_box.get(), b.centroid = centroid.get(), b.keys = keys.get();
   b.ids = ids.get(), b.sorted_keys = sorted.get(), b.order = order.get(), b.nodes = nodes.get(), b.plan = plan.get();
   b.place = place.get(), b.cid[0] = cid0.get(), b.cid[1] = cid1.get(), b.cbox[0] = cbox0.get(), b.cbox[1] = cbox1.get();
-  b.nn = nn.get(), b.keep = keep.get(), b.merge = merge.get(), b.pos = pos.get(), b.merged = merged.get();
+  b.nn = nn.get(), b.words = words.get(), b.tail = tail.get(), b.n = n;
   b.counts = counts.get(), b.depth = depth.get(), b.kept = kept.get(), b.kept_list = kept_list.get(), b.rank = rank.get();
   b.bin_nodes = a.nodes.get(), b.prims = a.prims.get(), b.pairs = a.pairs.get(), b.leaf_triangles = a.leaf_triangles.get();
   b.wide_prims = a.wide_prims.get(), b.wide_triangles = a.wide_triangles.get(), b.cw_triangles = a.cw_triangles.get();
