@@ -36,6 +36,7 @@
 #include <sieve/compaction/error.hpp>
 #include <sieve/compaction/record.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -403,6 +404,17 @@ SIEVE_HD inline bool ploc_kept(const ploc_node* nodes, std::uint32_t x, std::uin
   return true;
 }
 
+// Raises *depth to d: an atomic only where d is above the value seen (few are; millions of atomics
+// on one word would wait for each other).
+SIEVE_HD inline void ploc_raise_depth(std::uint32_t* depth, std::uint32_t d) {
+#if defined(__CUDA_ARCH__)
+  if (d <= *reinterpret_cast<const volatile std::uint32_t*>(depth)) return;
+#else
+  if (d <= std::atomic_ref<std::uint32_t>(*depth).load(std::memory_order_relaxed)) return;
+#endif
+  atomic_max_u32(depth, d);
+}
+
 // Kept node x (rank r): its two children as binary nodes 1 + 2r, 2 + 2r and as pair node r.
 SIEVE_HD inline void ploc_emit_binary(const ploc_buffers& b, std::uint32_t n, std::uint32_t x, std::uint32_t r) {
   const ploc_node node = b.nodes[x];
@@ -417,7 +429,7 @@ SIEVE_HD inline void ploc_emit_binary(const ploc_buffers& b, std::uint32_t n, st
     } else {
       const ploc_place at = b.place[c];
       first = pair = at.first, count = child.count;
-      atomic_max_u32(b.depth, at.depth);
+      ploc_raise_depth(b.depth, at.depth);
     }
     b.bin_nodes[1 + 2 * r + static_cast<std::uint32_t>(side)] = {box, first, count};
     if (b.pairs) set_pair_child(b.pairs[r], side, box, pair, count);

@@ -5,6 +5,7 @@
 #include <exec/cuda.cuh>
 #include <exec/device_array.cuh>
 
+#include "device_layouts.cuh"
 #include "ploc.hpp"
 
 #include <sieve/compaction/cuda.hpp>
@@ -159,17 +160,7 @@ class cuda_backend {
 }  // namespace
 
 // What a device tree owns: the scene's triangles and every layout.
-struct device_tree::arrays {
-  device_array<triangle> triangles;
-  device_array<bvh_node> nodes;
-  device_array<std::uint32_t> prims;
-  device_array<pair_node> pairs;
-  device_array<leaf_triangle> leaf_triangles;
-  device_array<wide_node> wide_nodes;
-  device_array<std::uint32_t> wide_prims;
-  device_array<leaf_triangle> wide_triangles;
-  device_array<cw_node> cw_nodes;
-  device_array<cw_triangle> cw_triangles;
+struct device_tree::arrays : device_layouts {
   ploc_settings settings;
   ploc_result result;
 };
@@ -233,11 +224,7 @@ device_tree::device_tree(std::span<const triangle> triangles, const bvh_build_op
   t.with_copies_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (timing) *timing = t;
   const ploc_result& r = a.result;
-  view_ = {a.nodes.get(),          a.prims.get(),
-           a.triangles.get(),      r.bin_nodes,
-           a.pairs.get(),          a.leaf_triangles.get(),
-           wide_view{a.wide_nodes.get(), a.wide_prims.get(), a.wide_triangles.get(), s.wide ? r.wide_nodes : 0},
-           cw_view{a.cw_nodes.get(), a.cw_triangles.get(), s.cw ? r.wide_nodes : 0}};
+  view_ = a.view(r.bin_nodes, s.wide ? r.wide_nodes : 0, s.cw ? r.wide_nodes : 0);
   stats_.nodes = r.bin_nodes;
   stats_.max_depth = r.depth;
   stats_.references = n;
