@@ -87,6 +87,7 @@ bvh build_cpu(std::span<const triangle> triangles, const ploc_settings& s, ploc_
   std::vector<ploc_tail_state> tail(1);
   std::vector<ploc_node> nodes(all);
   std::vector<collapse_entry> plan(n - 1);
+  std::vector<ploc_shape> shape(n - 1);
   std::vector<ploc_place> place(all);
   bvh out;
   out.nodes.resize(all);
@@ -99,6 +100,7 @@ bvh build_cpu(std::span<const triangle> triangles, const ploc_settings& s, ploc_
   b.ids = ids.data(), b.sorted_keys = sorted.data(), b.order = order.data(), b.nodes = nodes.data(), b.plan = plan.data();
   b.place = place.data(), b.cid[0] = cid0.data(), b.cid[1] = cid1.data(), b.cbox[0] = cbox0.data(), b.cbox[1] = cbox1.data();
   b.nn = nn.data(), b.words = words.data(), b.tail = tail.data(), b.n = n;
+  b.shape = shape.data();
   b.counts = counts.data(), b.depth = depth.data(), b.kept = kept.data(), b.kept_list = kept_list.data(), b.rank = rank.data();
   b.bin_nodes = out.nodes.data(), b.prims = out.prims.data();
   if (s.pairs) b.pairs = out.pairs.data(), b.leaf_triangles = out.leaf_triangles.data();

@@ -121,13 +121,27 @@ struct ploc_place {
 
 // A wide node to make (the level's tasks), and a slot of it (inner: a wide node of its own).
 struct ploc_task {
-  std::uint32_t node = 0, first = 0, depth = 0;
+  std::uint32_t node = 0, first = 0, depth = 0, count = 0;  // count: the node's triangles
 };
 struct ploc_kid {
-  std::uint32_t node = ploc_none, first = 0;
-  std::uint16_t depth = 0, inner = 0;
-  std::uint32_t at = 0;  // a leaf slot's first triangle among its wide node's (ploc_emit_wide sets it)
+  std::uint32_t node = ploc_none, first = 0, count = 0;
+  std::uint16_t depth = 0;
+  std::uint8_t inner = 0;
+  std::uint8_t at = 0;  // a leaf slot's first triangle among its wide node's (ploc_emit_wide sets it)
 };
+
+// An inner node as the wide levels' walks read it, 16 bytes (one load a step): its children, its
+// left child's triangles, and its plan's choices (bits: the left child's share of j slots at bits
+// 4 (j - 2) for j = 2 .. 8, the leaf flag at bit 28, split8 from bit 29).
+struct ploc_shape {
+  std::uint32_t left = 0, right = 0, lcount = 0, bits = 0;
+};
+
+SIEVE_HD inline std::uint32_t ploc_shape_bits(const collapse_entry& e) {
+  std::uint32_t bits = 0;
+  for (int j = 2; j <= wide_arity; ++j) bits |= std::uint32_t{e.pick[j - 1]} << (4 * (j - 2));
+  return bits | std::uint32_t{e.leaf} << 28 | std::uint32_t{e.split8} << 29;
+}
 
 struct ploc_settings {
   std::uint32_t max_leaf = 3, radius = ploc_default_radius;
@@ -152,6 +166,7 @@ struct ploc_buffers {
   std::uint32_t* order = nullptr;         // n: triangle by Morton position
   ploc_node* nodes = nullptr;             // 2n - 1
   collapse_entry* plan = nullptr;         // n - 1: the inner nodes' (node n + i's at i; a leaf's is plan_leaf's)
+  ploc_shape* shape = nullptr;            // n - 1: the inner nodes' shapes (node n + i's at i)
   ploc_place* place = nullptr;            // 2n - 1
   std::uint32_t* cid[2] = {};             // n each: the clusters' nodes (this round's, the next's)
   aabb* cbox[2] = {};                     // n each: their boxes
@@ -252,7 +267,10 @@ SIEVE_HD inline void ploc_step(const ploc_buffers& b, const std::uint32_t* cid, 
   b.nodes[l].parent = x;
   b.nodes[r].parent = x;
   const collapse_entry pl = ploc_plan(b, l, a.bcost, s.traversal_cost), pr = ploc_plan(b, r, c.bcost, s.traversal_cost);
-  plan_inner(area, count, cw_leaf_max, s.traversal_cost, pl, pr, b.plan[x - b.n]);
+  collapse_entry plan;
+  plan_inner(area, count, cw_leaf_max, s.traversal_cost, pl, pr, plan);
+  b.plan[x - b.n] = plan;
+  b.shape[x - b.n] = {l, r, a.count, ploc_shape_bits(plan)};
   to[at] = x;
   to_box[at] = box;
 }
@@ -293,40 +311,39 @@ SIEVE_HD void ploc_block_rounds(Team& team, const ploc_buffers& b, std::uint32_t
 }
 
 // The slots of wide node t.node (its plan's eight, in depth-first order), each with its first
-// triangle and depth (written to `place` for every node the expansion passes). Leaves of more than
-// cw_node_triangles in all: the largest leaf slots become wide nodes until they fit. Returns
-// (inner slots << 32) | leaf triangles.
+// triangle, triangles and depth (written to `place` for every node the expansion passes). Leaves of
+// more than cw_node_triangles in all: the largest leaf slots become wide nodes until they fit.
+// Returns (inner slots << 32) | leaf triangles.
 SIEVE_HD inline std::uint64_t ploc_expand(const ploc_buffers& b, const ploc_task& t, ploc_kid* kids) {
   ploc_task stack[wide_arity];
   std::uint8_t want[wide_arity];
   int top = 0, n = 0;
-  const ploc_node root = b.nodes[t.node];
+  const ploc_shape root = b.shape[t.node - b.n];
   b.place[t.node] = {t.first, t.depth};
-  const std::uint8_t k8 = b.plan[t.node - b.n].split8;
-  stack[top] = {root.right, t.first + b.nodes[root.left].count, t.depth + 1}, want[top++] = static_cast<std::uint8_t>(wide_arity - k8);
-  stack[top] = {root.left, t.first, t.depth + 1}, want[top++] = k8;
+  const std::uint32_t k8 = root.bits >> 29;
+  stack[top] = {root.right, t.first + root.lcount, t.depth + 1, t.count - root.lcount}, want[top++] = static_cast<std::uint8_t>(wide_arity - k8);
+  stack[top] = {root.left, t.first, t.depth + 1, root.lcount}, want[top++] = static_cast<std::uint8_t>(k8);
   while (top > 0) {
     const ploc_task e = stack[--top];
     const int j = want[top];
-    const ploc_node x = b.nodes[e.node];
     b.place[e.node] = {e.first, e.depth};
     const bool leaf = e.node < b.n;  // a triangle: one leaf slot
-    const collapse_entry* plan = leaf ? nullptr : b.plan + (e.node - b.n);
-    const std::uint8_t k = leaf ? collapse_one_slot : plan->pick[j - 1];
+    const ploc_shape x = leaf ? ploc_shape{} : b.shape[e.node - b.n];
+    const std::uint32_t k = leaf || j == 1 ? collapse_one_slot : x.bits >> (4 * (j - 2)) & 15U;
     if (k == collapse_one_slot) {
-      kids[n++] = {e.node, e.first, static_cast<std::uint16_t>(e.depth), static_cast<std::uint16_t>(leaf || plan->leaf ? 0 : 1)};
+      kids[n++] = {e.node, e.first, e.count, static_cast<std::uint16_t>(e.depth), static_cast<std::uint8_t>(leaf || (x.bits >> 28 & 1U) ? 0 : 1)};
       continue;
     }
-    stack[top] = {x.right, e.first + b.nodes[x.left].count, e.depth + 1}, want[top++] = static_cast<std::uint8_t>(j - k);
-    stack[top] = {x.left, e.first, e.depth + 1}, want[top++] = k;
+    stack[top] = {x.right, e.first + x.lcount, e.depth + 1, e.count - x.lcount}, want[top++] = static_cast<std::uint8_t>(j - static_cast<int>(k));
+    stack[top] = {x.left, e.first, e.depth + 1, x.lcount}, want[top++] = static_cast<std::uint8_t>(k);
   }
   std::uint32_t inner = 0, tris = 0;
-  for (int i = 0; i < n; ++i) inner += kids[i].inner, tris += kids[i].inner ? 0 : b.nodes[kids[i].node].count;
+  for (int i = 0; i < n; ++i) inner += kids[i].inner, tris += kids[i].inner ? 0 : kids[i].count;
   while (tris > cw_node_triangles) {  // the largest leaf slot (at least 5 of over 32 in 8 slots: a subtree) opened
     int big = -1;
     for (int i = 0; i < n; ++i)
-      if (!kids[i].inner && (big < 0 || b.nodes[kids[i].node].count > b.nodes[kids[big].node].count)) big = i;
-    kids[big].inner = 1, ++inner, tris -= b.nodes[kids[big].node].count;
+      if (!kids[i].inner && (big < 0 || kids[i].count > kids[big].count)) big = i;
+    kids[big].inner = 1, ++inner, tris -= kids[big].count;
   }
   for (int i = n; i < wide_arity; ++i) kids[i] = {};
   return std::uint64_t{inner} << 32 | tris;
@@ -337,21 +354,22 @@ SIEVE_HD inline std::uint64_t ploc_expand(const ploc_buffers& b, const ploc_task
 SIEVE_HD inline void ploc_leaf_triangles(const ploc_buffers& b, const ploc_kid& kid, std::uint32_t at) {
   ploc_task stack[cw_leaf_max + 1];
   int top = 0;
-  stack[top++] = {kid.node, kid.first, std::uint32_t{kid.depth}};
+  stack[top++] = {kid.node, kid.first, std::uint32_t{kid.depth}, kid.count};
   while (top > 0) {
     const ploc_task e = stack[--top];
-    const ploc_node x = b.nodes[e.node];
     b.place[e.node] = {e.first, e.depth};
-    if (x.right == ploc_none) {
-      const triangle tri = b.triangles[x.left];
+    if (e.node < b.n) {
+      const std::uint32_t tri = b.order[e.node];
+      const triangle t = b.triangles[tri];
       const std::uint32_t i = at + (e.first - kid.first);
-      b.prims[e.first] = x.left;
-      if (b.wide_prims) b.wide_prims[i] = x.left, b.wide_triangles[i] = leaf_triangle::of(tri);
-      if (b.cw_triangles) b.cw_triangles[i] = cw_triangle_of(tri, x.left);
+      b.prims[e.first] = tri;
+      if (b.wide_prims) b.wide_prims[i] = tri, b.wide_triangles[i] = leaf_triangle::of(t);
+      if (b.cw_triangles) b.cw_triangles[i] = cw_triangle_of(t, tri);
       continue;
     }
-    stack[top++] = {x.right, e.first + b.nodes[x.left].count, e.depth + 1};
-    stack[top++] = {x.left, e.first, e.depth + 1};
+    const ploc_shape x = b.shape[e.node - b.n];
+    stack[top++] = {x.right, e.first + x.lcount, e.depth + 1, e.count - x.lcount};
+    stack[top++] = {x.left, e.first, e.depth + 1, x.lcount};
   }
 }
 
@@ -378,12 +396,12 @@ SIEVE_HD inline void ploc_emit_wide(const ploc_buffers& b, ploc_kid* kids, std::
     if (kid.inner) {
       w.meta[s] = wide_meta_inner, c.meta[s] = cw_meta_inner;
       w.inner_mask = static_cast<std::uint8_t>(w.inner_mask | (1U << s));
-      next[inner++] = {kid.node, kid.first, kid.depth};
+      next[inner++] = {kid.node, kid.first, kid.depth, kid.count};
       continue;
     }
-    const std::uint32_t count = b.nodes[kid.node].count;
+    const std::uint32_t count = kid.count;
     w.meta[s] = static_cast<std::uint8_t>(count), c.meta[s] = static_cast<std::uint8_t>(count << 5 | offset);
-    kid.at = offset;
+    kid.at = static_cast<std::uint8_t>(offset);
     offset += count;
   }
   for (int k = 0; k < 3; ++k) {
@@ -501,7 +519,7 @@ ploc_result ploc_run(Exec e, Backend& be, const ploc_buffers& b, std::uint32_t n
   // The 8-wide levels: the level's wide nodes are nodes `start` onwards, its leaf triangles from tri_start.
   std::uint32_t m = 1, start = 0, tri_start = 0, cur = 0;
   ploc_task* first = be.tasks(0, 1);
-  exec::parallel_for(e, "ploc.root", 1, [=] SIEVE_HD(std::uint32_t) { *first = {root, 0, 1}; });
+  exec::parallel_for(e, "ploc.root", 1, [=] SIEVE_HD(std::uint32_t) { *first = {root, 0, 1, n}; });
   while (m > 0) {
     if (++out.wide_depth >= static_cast<std::uint32_t>(dfs_stack_size))
       throw error("BVH (ploc): the wide tree would be more than " + std::to_string(dfs_stack_size - 1) + " levels deep");

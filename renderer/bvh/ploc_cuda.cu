@@ -191,12 +191,14 @@ device_tree::device_tree(std::span<const triangle> triangles, const bvh_build_op
   device_array<ploc_tail_state> tail(1);
   device_array<ploc_node> nodes(all);
   device_array<collapse_entry> plan(n - 1);
+  device_array<ploc_shape> shape(n - 1);
   device_array<ploc_place> place(all);
   ploc_buffers b;
   b.triangles = a.triangles.get(), b.prim_box = prim_box.get(), b.centroid = centroid.get(), b.keys = keys.get();
   b.ids = ids.get(), b.sorted_keys = sorted.get(), b.order = order.get(), b.nodes = nodes.get(), b.plan = plan.get();
   b.place = place.get(), b.cid[0] = cid0.get(), b.cid[1] = cid1.get(), b.cbox[0] = cbox0.get(), b.cbox[1] = cbox1.get();
   b.nn = nn.get(), b.words = words.get(), b.tail = tail.get(), b.n = n;
+  b.shape = shape.get();
   b.counts = counts.get(), b.depth = depth.get(), b.kept = kept.get(), b.kept_list = kept_list.get(), b.rank = rank.get();
   b.bin_nodes = a.nodes.get(), b.prims = a.prims.get(), b.pairs = a.pairs.get(), b.leaf_triangles = a.leaf_triangles.get();
   b.wide_prims = a.wide_prims.get(), b.wide_triangles = a.wide_triangles.get(), b.cw_triangles = a.cw_triangles.get();
