@@ -51,6 +51,9 @@ class cpu_backend {
   static void scan(const std::uint64_t* in, std::uint64_t* out, std::uint32_t n) {
     std::exclusive_scan(in, in + n, out, std::uint64_t{0});
   }
+  static void nearest(std::uint32_t* nn, const aabb* cbox, std::uint32_t c, std::uint32_t radius) {
+    exec::parallel_for(exec::cpu{}, "ploc.nearest", c, [=](std::uint32_t p) { nn[p] = ploc_nearest(cbox, c, p, radius); });
+  }
   static void block_rounds(const ploc_buffers& b, std::uint32_t c, std::uint32_t next, int from, const ploc_settings& s) {
     serial_team team;
     ploc_block_rounds(team, b, c, next, from, s);

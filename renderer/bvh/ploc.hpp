@@ -5,17 +5,21 @@
 //   1. Morton order (lbvh.hpp's morton_order: boxes, centroid bounds, codes, the library's radix sort).
 //   2. Clustering: each triangle a cluster, in Morton order; each round every cluster finds its
 //      nearest neighbour (the least surface area of the two boxes' union) among the `radius`
-//      clusters before and after it; mutual nearest neighbours merge (the lower position keeps the
-//      new cluster); the library's stable compaction removes the merged-away clusters and lists the
-//      merges (whose rank numbers the new nodes): no atomics, so the tree is the same every run. A
-//      node made by a merge gets at once what the layouts need from its subtree: its box, its
-//      triangle count, its binary SAH cost (leaves of up to max_leaf triangles) and its 8-wide plan
-//      (node_steps.hpp: the collapse's cost table, the host collapse's own step).
+//      clusters before and after it (on the GPU from a block's copy of those boxes in shared
+//      memory); mutual nearest neighbours merge (the lower position keeps the new cluster). One
+//      prefix sum of the clusters' (merges, kept) flags numbers the new nodes and places the kept
+//      clusters in the next round's order: no atomics, so the tree is the same every run. The last
+//      rounds, of at most ploc_block_clusters clusters, run in one GPU block, with no launch or read
+//      back between them. A node made by a merge gets at once what the layouts need from its
+//      subtree: its box, its triangle count, its binary SAH cost (leaves of up to max_leaf
+//      triangles), its 8-wide plan (node_steps.hpp: the collapse's cost table, the host collapse's
+//      own step) and its shape (children, left count, the plan's choices: the wide walks' 16 bytes).
 //   3. The 8-wide tree, level by level from the root: each wide node takes the slots its plan names
 //      (leaf slots of at most cw_leaf_max triangles, at most cw_node_triangles in a node), a prefix
 //      sum over the level places the children's nodes and leaf triangles, and the node is written in
-//      the wide layout and in the compressed one (the same slots and boxes; the compressed meta and
-//      triangles). The walk also gives every node its first triangle in depth-first order.
+//      the wide layout and in the compressed one (the same slots and boxes; the compressed meta); a
+//      thread a leaf slot then writes its triangles. The walks also give every node its first
+//      triangle in depth-first order.
 //   4. The binary layouts: the nodes that stay inner (not inside a leaf) listed by the library's
 //      compaction in creation order; the last made (the root) first, each writing its children as the
 //      pair 1 + 2 rank (bvh_node) and as pair node `rank` (pair_node); leaves in depth-first order.
@@ -206,8 +210,10 @@ void finish_ploc(bvh& out, const ploc_result& r, const ploc_settings& s);
 // then to the pair whose lower position is even, then to the lower position: an order of pairs that
 // both clusters of a pair see alike (so the least pair is mutual and every round merges), and that
 // pairs (2k, 2k + 1) where boxes coincide, so equal boxes still merge by halves (a tree of log n
-// levels, not a chain).
-SIEVE_HD inline std::uint32_t ploc_nearest(const aabb* cbox, std::uint32_t c, std::uint32_t p, std::uint32_t radius) {
+// levels, not a chain). cbox: the clusters' boxes by position (an array, or what holds those
+// positions of it: the GPU's copy in shared memory).
+template <class Boxes>
+SIEVE_HD std::uint32_t ploc_nearest(const Boxes& cbox, std::uint32_t c, std::uint32_t p, std::uint32_t radius) {
   const aabb a = cbox[p];
   const std::uint32_t lo = p > radius ? p - radius : 0, hi = p + radius < c - 1 ? p + radius : c - 1;
   const auto tie = [p](std::uint32_t q) {
@@ -276,9 +282,11 @@ SIEVE_HD inline void ploc_step(const ploc_buffers& b, const std::uint32_t* cid, 
 }
 
 // The rounds from c clusters (positions in cid[from], cbox[from]) down to one, run by one team of
-// threads that wait for each other (team.sync()) and sum their values (team.exclusive_sum(v, total)):
-// a GPU block for the last rounds, whose clusters fit it (no launch or read back per round), or one
-// CPU thread. The same steps as the rounds of the whole device; what is left goes to *b.tail.
+// threads that wait for each other (team.sync()) and sum their values (team.exclusive_sum(v, total),
+// which waits too): a GPU block for the last rounds, whose clusters fit it (no launch or read back
+// per round), or one CPU thread. The team takes the positions a stripe of team.size() at a time
+// (neighbouring threads, neighbouring positions); a stripe's steps follow its sum at once. The same
+// steps as the rounds of the whole device; what is left goes to *b.tail.
 template <class Team>
 SIEVE_HD void ploc_block_rounds(Team& team, const ploc_buffers& b, std::uint32_t c, std::uint32_t next, int from,
                                 const ploc_settings& s) {
@@ -287,25 +295,20 @@ SIEVE_HD void ploc_block_rounds(Team& team, const ploc_buffers& b, std::uint32_t
   while (c > 1) {
     const std::uint32_t* cid = b.cid[from];
     const aabb* cbox = b.cbox[from];
-    const std::uint32_t chunk = (c + size - 1) / size, lo = rank * chunk < c ? rank * chunk : c,
-                        hi = lo + chunk < c ? lo + chunk : c;
-    for (std::uint32_t p = lo; p < hi; ++p) b.nn[p] = ploc_nearest(cbox, c, p, s.radius);
+    for (std::uint32_t p = rank; p < c; p += size) b.nn[p] = ploc_nearest(cbox, c, p, s.radius);
     team.sync();
-    std::uint64_t sum = 0, total = 0;
-    for (std::uint32_t p = lo; p < hi; ++p) {
-      const std::uint64_t w = ploc_flags(b.nn, p);
-      b.words[p] = w;
-      sum += w;
-    }
-    std::uint64_t before = team.exclusive_sum(sum, total);
-    if (static_cast<std::uint32_t>(total) >= c) break;  // nothing merged (the same answer for all)
-    for (std::uint32_t p = lo; p < hi; ++p) {
-      const std::uint64_t w = b.words[p];
-      ploc_step(b, cid, cbox, b.cid[from ^ 1], b.cbox[from ^ 1], p, before, w, next, s);
-      before += w;
+    std::uint64_t done = 0;  // the flags' sum over the stripes before
+    for (std::uint32_t base = 0; base < c; base += size) {
+      const std::uint32_t p = base + rank;
+      const std::uint64_t w = p < c ? ploc_flags(b.nn, p) : 0;
+      std::uint64_t total = 0;
+      const std::uint64_t before = done + team.exclusive_sum(w, total);
+      if (p < c) ploc_step(b, cid, cbox, b.cid[from ^ 1], b.cbox[from ^ 1], p, before, w, next, s);
+      done += total;
     }
     team.sync();
-    next += static_cast<std::uint32_t>(total >> 32), c = static_cast<std::uint32_t>(total), from ^= 1, ++rounds;
+    if (static_cast<std::uint32_t>(done) >= c) break;  // nothing merged (the same answer for all): nothing made
+    next += static_cast<std::uint32_t>(done >> 32), c = static_cast<std::uint32_t>(done), from ^= 1, ++rounds;
   }
   if (rank == 0) *b.tail = {next, rounds, c, 0};
 }
@@ -463,6 +466,7 @@ inline constexpr std::uint32_t ploc_block_clusters = 8192, ploc_block_threads = 
 //   compact(in, out, flags, count, d_count)  the library's stable compaction of a record (const_record
 //       in, record out) by byte flags, the count kept to *d_count (its memory);
 //   scan(in, out, count)  exclusive prefix sum of 64-bit words (in == out: in place);
+//   nearest(nn, cbox, c, radius)  nn[p] = ploc_nearest(cbox, c, p, radius) for every p < c;
 //   block_rounds(b, c, next, from, s)  ploc_block_rounds by one team (a GPU block, a CPU thread);
 //   read(p)  a value of its memory (waits for the work before it);
 //   tasks(which, n), kids(n), words(which, n), wide_nodes(n), cw_nodes(n)  scratch and output arrays of at
@@ -494,7 +498,7 @@ ploc_result ploc_run(Exec e, Backend& be, const ploc_buffers& b, std::uint32_t n
     const aabb* cbox = b.cbox[from];
     std::uint32_t* to = b.cid[from ^ 1];
     aabb* to_box = b.cbox[from ^ 1];
-    exec::parallel_for(e, "ploc.nearest", c, [=] SIEVE_HD(std::uint32_t p) { b.nn[p] = ploc_nearest(cbox, c, p, s.radius); });
+    be.nearest(b.nn, cbox, c, s.radius);
     exec::parallel_for(e, "ploc.flags", c + 1, [=] SIEVE_HD(std::uint32_t p) { b.words[p] = p < c ? ploc_flags(b.nn, p) : 0; });
     be.scan(b.words, b.words, c + 1);
     exec::parallel_for(e, "ploc.merge", c, [=] SIEVE_HD(std::uint32_t p) {

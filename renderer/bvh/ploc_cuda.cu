@@ -45,6 +45,28 @@ struct block_team {
   }
 };
 
+// The clusters' boxes at positions from..from + n held in shared memory (ploc_nearest's reads).
+struct tile_boxes {
+  const aabb* tile;
+  std::uint32_t from;
+  __device__ const aabb& operator[](std::uint32_t q) const { return tile[q - from]; }
+};
+
+// ploc_nearest for a block's positions, the boxes they search (radius on either side) first copied
+// into shared memory: each box is read once from memory, not 2 radius + 1 times.
+constexpr unsigned nearest_threads = 256;
+__global__ void __launch_bounds__(nearest_threads)
+    ploc_nearest_kernel(std::uint32_t* nn, const aabb* cbox, std::uint32_t c, std::uint32_t radius) {
+  extern __shared__ __align__(16) unsigned char shared[];
+  aabb* tile = reinterpret_cast<aabb*>(shared);
+  const std::uint32_t base = blockIdx.x * nearest_threads, lo = base > radius ? base - radius : 0,
+                      hi = base + nearest_threads + radius < c ? base + nearest_threads + radius : c;
+  for (std::uint32_t i = lo + threadIdx.x; i < hi; i += nearest_threads) tile[i - lo] = cbox[i];
+  __syncthreads();
+  const std::uint32_t p = base + threadIdx.x;
+  if (p < c) nn[p] = ploc_nearest(tile_boxes{tile, lo}, c, p, radius);
+}
+
 __global__ void __launch_bounds__(ploc_block_threads)
     ploc_block_rounds_kernel(ploc_buffers b, std::uint32_t c, std::uint32_t next, int from, ploc_settings s) {
   __shared__ typename block_team::scan_type::TempStorage temp;
@@ -95,6 +117,13 @@ class cuda_backend {
     scan_ws_.reserve_discard(bytes);
     exec::timed(exec::cuda{stream_, clock_}, "ploc.scan (CUB)", n, [&] {
       SIEVE_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_ws_.get(), bytes, in, out, n, stream_));
+    });
+  }
+  void nearest(std::uint32_t* nn, const aabb* cbox, std::uint32_t c, std::uint32_t radius) const {
+    exec::timed(exec::cuda{stream_, clock_}, "ploc.nearest", c, [&] {
+      const std::size_t shared = (nearest_threads + 2 * std::size_t{radius}) * sizeof(aabb);
+      ploc_nearest_kernel<<<(c + nearest_threads - 1) / nearest_threads, nearest_threads, shared, stream_>>>(nn, cbox, c, radius);
+      SIEVE_CUDA_CHECK(cudaGetLastError());
     });
   }
   void block_rounds(const ploc_buffers& b, std::uint32_t c, std::uint32_t next, int from, const ploc_settings& s) const {
