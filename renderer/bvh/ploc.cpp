@@ -26,6 +26,17 @@ T* at_least(std::vector<T>& v, std::size_t n, bool keep = false) {
   return v.data();
 }
 
+// ploc_block_rounds' team on the CPU: one thread.
+struct serial_team {
+  static std::uint32_t size() { return 1; }
+  static std::uint32_t rank() { return 0; }
+  static void sync() {}
+  static std::uint64_t exclusive_sum(std::uint64_t v, std::uint64_t& total) {
+    total = v;
+    return 0;
+  }
+};
+
 class cpu_backend {
  public:
   cpu_backend(std::vector<wide_node>& wide, std::vector<cw_node>& cw) : wide_(wide), cw_(cw) {}
@@ -39,6 +50,13 @@ class cpu_backend {
   }
   static void scan(const std::uint64_t* in, std::uint64_t* out, std::uint32_t n) {
     std::exclusive_scan(in, in + n, out, std::uint64_t{0});
+  }
+  static void nearest(std::uint32_t* nn, const aabb* cbox, std::uint32_t c, std::uint32_t radius) {
+    exec::parallel_for(exec::cpu{}, "ploc.nearest", c, [=](std::uint32_t p) { nn[p] = ploc_nearest(cbox, c, p, radius); });
+  }
+  static void block_rounds(const ploc_buffers& b, std::uint32_t c, std::uint32_t next, int from, const ploc_settings& s) {
+    serial_team team;
+    ploc_block_rounds(team, b, c, next, from, s);
   }
   template <class T>
   static T read(const T* p) { return *p; }
@@ -65,12 +83,14 @@ bvh build_cpu(std::span<const triangle> triangles, const ploc_settings& s, ploc_
   const auto n = static_cast<std::uint32_t>(triangles.size());
   const std::size_t all = 2 * std::size_t{n} - 1;
   std::vector<aabb> prim_box(n), centroid(lbvh_centroid_slots(n)), cbox0(n), cbox1(n);
-  std::vector<std::uint32_t> keys(n), ids(n), sorted(n), order(n), cid0(n), cid1(n), nn(n), pos(n), merged(n),
-      kept_list(n - 1), rank(n - 1), depth(1);
-  std::vector<std::uint8_t> keep(n), merge(n), kept(n - 1);
-  std::vector<std::uint64_t> counts(2);
+  std::vector<std::uint32_t> keys(n), ids(n), sorted(n), order(n), cid0(n), cid1(n), nn(n), kept_list(n - 1), rank(n - 1),
+      depth(1);
+  std::vector<std::uint8_t> kept(n - 1);
+  std::vector<std::uint64_t> counts(2), words(std::size_t{n} + 1);
+  std::vector<ploc_tail_state> tail(1);
   std::vector<ploc_node> nodes(all);
-  std::vector<collapse_entry> plan(all);
+  std::vector<collapse_entry> plan(n - 1);
+  std::vector<ploc_shape> shape(n - 1);
   std::vector<ploc_place> place(all);
   bvh out;
   out.nodes.resize(all);
@@ -82,7 +102,8 @@ bvh build_cpu(std::span<const triangle> triangles, const ploc_settings& s, ploc_
   b.triangles = triangles.data(), b.prim_box = prim_box.data(), b.centroid = centroid.data(), b.keys = keys.data();
   b.ids = ids.data(), b.sorted_keys = sorted.data(), b.order = order.data(), b.nodes = nodes.data(), b.plan = plan.data();
   b.place = place.data(), b.cid[0] = cid0.data(), b.cid[1] = cid1.data(), b.cbox[0] = cbox0.data(), b.cbox[1] = cbox1.data();
-  b.nn = nn.data(), b.keep = keep.data(), b.merge = merge.data(), b.pos = pos.data(), b.merged = merged.data();
+  b.nn = nn.data(), b.words = words.data(), b.tail = tail.data(), b.n = n;
+  b.shape = shape.data();
   b.counts = counts.data(), b.depth = depth.data(), b.kept = kept.data(), b.kept_list = kept_list.data(), b.rank = rank.data();
   b.bin_nodes = out.nodes.data(), b.prims = out.prims.data();
   if (s.pairs) b.pairs = out.pairs.data(), b.leaf_triangles = out.leaf_triangles.data();

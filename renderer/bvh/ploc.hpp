@@ -5,17 +5,21 @@
 //   1. Morton order (lbvh.hpp's morton_order: boxes, centroid bounds, codes, the library's radix sort).
 //   2. Clustering: each triangle a cluster, in Morton order; each round every cluster finds its
 //      nearest neighbour (the least surface area of the two boxes' union) among the `radius`
-//      clusters before and after it; mutual nearest neighbours merge (the lower position keeps the
-//      new cluster); the library's stable compaction removes the merged-away clusters and lists the
-//      merges (whose rank numbers the new nodes): no atomics, so the tree is the same every run. A
-//      node made by a merge gets at once what the layouts need from its subtree: its box, its
-//      triangle count, its binary SAH cost (leaves of up to max_leaf triangles) and its 8-wide plan
-//      (node_steps.hpp: the collapse's cost table, the host collapse's own step).
+//      clusters before and after it (on the GPU from a block's copy of those boxes in shared
+//      memory); mutual nearest neighbours merge (the lower position keeps the new cluster). One
+//      prefix sum of the clusters' (merges, kept) flags numbers the new nodes and places the kept
+//      clusters in the next round's order: no atomics, so the tree is the same every run. The last
+//      rounds, of at most ploc_block_clusters clusters, run in one GPU block, with no launch or read
+//      back between them. A node made by a merge gets at once what the layouts need from its
+//      subtree: its box, its triangle count, its binary SAH cost (leaves of up to max_leaf
+//      triangles), its 8-wide plan (node_steps.hpp: the collapse's cost table, the host collapse's
+//      own step) and its shape (children, left count, the plan's choices: the wide walks' 16 bytes).
 //   3. The 8-wide tree, level by level from the root: each wide node takes the slots its plan names
 //      (leaf slots of at most cw_leaf_max triangles, at most cw_node_triangles in a node), a prefix
 //      sum over the level places the children's nodes and leaf triangles, and the node is written in
-//      the wide layout and in the compressed one (the same slots and boxes; the compressed meta and
-//      triangles). The walk also gives every node its first triangle in depth-first order.
+//      the wide layout and in the compressed one (the same slots and boxes; the compressed meta); a
+//      thread a leaf slot then writes its triangles. The walks also give every node its first
+//      triangle in depth-first order.
 //   4. The binary layouts: the nodes that stay inner (not inside a leaf) listed by the library's
 //      compaction in creation order; the last made (the root) first, each writing its children as the
 //      pair 1 + 2 rank (bvh_node) and as pair node `rank` (pair_node); leaves in depth-first order.
@@ -36,6 +40,7 @@
 #include <sieve/compaction/error.hpp>
 #include <sieve/compaction/record.hpp>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <span>
@@ -120,16 +125,38 @@ struct ploc_place {
 
 // A wide node to make (the level's tasks), and a slot of it (inner: a wide node of its own).
 struct ploc_task {
-  std::uint32_t node = 0, first = 0, depth = 0;
+  std::uint32_t node = 0, first = 0, depth = 0, count = 0;  // count: the node's triangles
 };
 struct ploc_kid {
-  std::uint32_t node = ploc_none, first = 0, depth = 0, inner = 0;
+  std::uint32_t node = ploc_none, first = 0, count = 0;
+  std::uint16_t depth = 0;
+  std::uint8_t inner = 0;
+  std::uint8_t at = 0;  // a leaf slot's first triangle among its wide node's (ploc_emit_wide sets it)
 };
+
+// An inner node as the wide levels' walks read it, 16 bytes (one load a step): its children, its
+// left child's triangles, and its plan's choices (bits: the left child's share of j slots at bits
+// 4 (j - 2) for j = 2 .. 8, the leaf flag at bit 28, split8 from bit 29).
+struct ploc_shape {
+  std::uint32_t left = 0, right = 0, lcount = 0, bits = 0;
+};
+
+SIEVE_HD inline std::uint32_t ploc_shape_bits(const collapse_entry& e) {
+  std::uint32_t bits = 0;
+  for (int j = 2; j <= wide_arity; ++j) bits |= std::uint32_t{e.pick[j - 1]} << (4 * (j - 2));
+  return bits | std::uint32_t{e.leaf} << 28 | std::uint32_t{e.split8} << 29;
+}
 
 struct ploc_settings {
   std::uint32_t max_leaf = 3, radius = ploc_default_radius;
   float traversal_cost = 1;
   bool pairs = true, wide = true, cw = true;
+};
+
+// What the rounds run by one team (ploc_block_rounds) leave: the next node's number, the rounds
+// run, the clusters left (1, or more when a round merged none).
+struct ploc_tail_state {
+  std::uint32_t next = 0, rounds = 0, clusters = 0, unused = 0;
 };
 
 // Memory for a build of n >= 2 triangles (device memory for the GPU's run).
@@ -142,16 +169,15 @@ struct ploc_buffers {
   std::uint32_t* sorted_keys = nullptr;   // n
   std::uint32_t* order = nullptr;         // n: triangle by Morton position
   ploc_node* nodes = nullptr;             // 2n - 1
-  collapse_entry* plan = nullptr;         // 2n - 1
+  collapse_entry* plan = nullptr;         // n - 1: the inner nodes' (node n + i's at i; a leaf's is plan_leaf's)
+  ploc_shape* shape = nullptr;            // n - 1: the inner nodes' shapes (node n + i's at i)
   ploc_place* place = nullptr;            // 2n - 1
   std::uint32_t* cid[2] = {};             // n each: the clusters' nodes (this round's, the next's)
   aabb* cbox[2] = {};                     // n each: their boxes
   std::uint32_t* nn = nullptr;            // n: each cluster's nearest neighbour (position)
-  std::uint8_t* keep = nullptr;           // n: the cluster survives the round
-  std::uint8_t* merge = nullptr;          // n: the cluster is the lower of a merging pair
-  std::uint32_t* pos = nullptr;           // n: positions, the merges' compaction input
-  std::uint32_t* merged = nullptr;        // n: the lower positions of the round's merges
-  std::uint64_t* counts = nullptr;        // 2: the library's counts (merges, clusters left)
+  std::uint64_t* words = nullptr;         // n + 1: each cluster's (merges << 32 | kept), then their exclusive sums
+  ploc_tail_state* tail = nullptr;        // 1: what the rounds of one team left
+  std::uint64_t* counts = nullptr;        // 2: the library's counts; [0] the first non-finite triangle
   std::uint32_t* depth = nullptr;         // 1: the binary tree's depth (atomic maximum)
   std::uint8_t* kept = nullptr;           // n - 1: inner node n + i stays inner in the binary tree
   std::uint32_t* kept_list = nullptr;     // n - 1: those nodes in creation order
@@ -163,6 +189,7 @@ struct ploc_buffers {
   std::uint32_t* wide_prims = nullptr;    // n (wide)
   leaf_triangle* wide_triangles = nullptr;  // n (wide)
   cw_triangle* cw_triangles = nullptr;    // n (cw)
+  std::uint32_t n = 0;                    // triangles (nodes below n are leaves)
 };
 
 // What a run made: sizes and depths.
@@ -183,8 +210,10 @@ void finish_ploc(bvh& out, const ploc_result& r, const ploc_settings& s);
 // then to the pair whose lower position is even, then to the lower position: an order of pairs that
 // both clusters of a pair see alike (so the least pair is mutual and every round merges), and that
 // pairs (2k, 2k + 1) where boxes coincide, so equal boxes still merge by halves (a tree of log n
-// levels, not a chain).
-SIEVE_HD inline std::uint32_t ploc_nearest(const aabb* cbox, std::uint32_t c, std::uint32_t p, std::uint32_t radius) {
+// levels, not a chain). cbox: the clusters' boxes by position (an array, or what holds those
+// positions of it: the GPU's copy in shared memory).
+template <class Boxes>
+SIEVE_HD std::uint32_t ploc_nearest(const Boxes& cbox, std::uint32_t c, std::uint32_t p, std::uint32_t radius) {
   const aabb a = cbox[p];
   const std::uint32_t lo = p > radius ? p - radius : 0, hi = p + radius < c - 1 ? p + radius : c - 1;
   const auto tie = [p](std::uint32_t q) {
@@ -203,9 +232,35 @@ SIEVE_HD inline std::uint32_t ploc_nearest(const aabb* cbox, std::uint32_t c, st
   return best_q;
 }
 
-// Node x from the clusters at positions p and nn[p] (the lower's node its left child).
-SIEVE_HD inline void ploc_merge(const ploc_buffers& b, std::uint32_t* cid, aabb* cbox, std::uint32_t p, std::uint32_t x,
-                                const ploc_settings& s) {
+// A node's 8-wide plan: an inner node's as its merge made it, a leaf's (a triangle) plan_leaf's.
+SIEVE_HD inline collapse_entry ploc_plan(const ploc_buffers& b, std::uint32_t x, float area, float traversal_cost) {
+  if (x >= b.n) return b.plan[x - b.n];
+  collapse_entry e;
+  plan_leaf(area, 1, traversal_cost, e);
+  return e;
+}
+
+// Cluster p's part in the round, from the nearest neighbours: (merges << 32 | kept), where it
+// merges when it is the lower of a mutual pair and is kept unless it is the upper of one.
+SIEVE_HD inline std::uint64_t ploc_flags(const std::uint32_t* nn, std::uint32_t p) {
+  const std::uint32_t q = nn[p];
+  const bool mutual = q != ploc_none && nn[q] == p;
+  return std::uint64_t{mutual && p < q ? 1U : 0U} << 32 | (mutual && q < p ? 0U : 1U);
+}
+
+// Cluster p's step of the round (flags: ploc_flags'; before: the exclusive sums of the clusters'
+// flags before p): the lower of a merging pair makes node next + (merges before it) from its node
+// (the left child) and its neighbour's, every kept cluster goes to position (kept before it) of the
+// next round's clusters (to, to_box).
+SIEVE_HD inline void ploc_step(const ploc_buffers& b, const std::uint32_t* cid, const aabb* cbox, std::uint32_t* to,
+                               aabb* to_box, std::uint32_t p, std::uint64_t before, std::uint64_t flags,
+                               std::uint32_t next, const ploc_settings& s) {
+  const auto at = static_cast<std::uint32_t>(before);
+  if (!(flags >> 32)) {
+    if (flags & 1U) to[at] = cid[p], to_box[at] = cbox[p];
+    return;
+  }
+  const std::uint32_t x = next + static_cast<std::uint32_t>(before >> 32);
   const std::uint32_t l = cid[p], r = cid[b.nn[p]];
   const ploc_node a = b.nodes[l], c = b.nodes[r];
   aabb box = a.box;
@@ -217,45 +272,81 @@ SIEVE_HD inline void ploc_merge(const ploc_buffers& b, std::uint32_t* cid, aabb*
   b.nodes[x] = {box, l, r, count, ploc_none, as_leaf <= inner ? as_leaf : inner, as_leaf <= inner ? 1U : 0U};
   b.nodes[l].parent = x;
   b.nodes[r].parent = x;
-  plan_inner(area, count, cw_leaf_max, s.traversal_cost, b.plan[l], b.plan[r], b.plan[x]);
-  cid[p] = x;
-  cbox[p] = box;
+  const collapse_entry pl = ploc_plan(b, l, a.bcost, s.traversal_cost), pr = ploc_plan(b, r, c.bcost, s.traversal_cost);
+  collapse_entry plan;
+  plan_inner(area, count, cw_leaf_max, s.traversal_cost, pl, pr, plan);
+  b.plan[x - b.n] = plan;
+  b.shape[x - b.n] = {l, r, a.count, ploc_shape_bits(plan)};
+  to[at] = x;
+  to_box[at] = box;
+}
+
+// The rounds from c clusters (positions in cid[from], cbox[from]) down to one, run by one team of
+// threads that wait for each other (team.sync()) and sum their values (team.exclusive_sum(v, total),
+// which waits too): a GPU block for the last rounds, whose clusters fit it (no launch or read back
+// per round), or one CPU thread. The team takes the positions a stripe of team.size() at a time
+// (neighbouring threads, neighbouring positions); a stripe's steps follow its sum at once. The same
+// steps as the rounds of the whole device; what is left goes to *b.tail.
+template <class Team>
+SIEVE_HD void ploc_block_rounds(Team& team, const ploc_buffers& b, std::uint32_t c, std::uint32_t next, int from,
+                                const ploc_settings& s) {
+  std::uint32_t rounds = 0;
+  const std::uint32_t size = team.size(), rank = team.rank();
+  while (c > 1) {
+    const std::uint32_t* cid = b.cid[from];
+    const aabb* cbox = b.cbox[from];
+    for (std::uint32_t p = rank; p < c; p += size) b.nn[p] = ploc_nearest(cbox, c, p, s.radius);
+    team.sync();
+    std::uint64_t done = 0;  // the flags' sum over the stripes before
+    for (std::uint32_t base = 0; base < c; base += size) {
+      const std::uint32_t p = base + rank;
+      const std::uint64_t w = p < c ? ploc_flags(b.nn, p) : 0;
+      std::uint64_t total = 0;
+      const std::uint64_t before = done + team.exclusive_sum(w, total);
+      if (p < c) ploc_step(b, cid, cbox, b.cid[from ^ 1], b.cbox[from ^ 1], p, before, w, next, s);
+      done += total;
+    }
+    team.sync();
+    if (static_cast<std::uint32_t>(done) >= c) break;  // nothing merged (the same answer for all): nothing made
+    next += static_cast<std::uint32_t>(done >> 32), c = static_cast<std::uint32_t>(done), from ^= 1, ++rounds;
+  }
+  if (rank == 0) *b.tail = {next, rounds, c, 0};
 }
 
 // The slots of wide node t.node (its plan's eight, in depth-first order), each with its first
-// triangle and depth (written to `place` for every node the expansion passes). Leaves of more than
-// cw_node_triangles in all: the largest leaf slots become wide nodes until they fit. Returns
-// (inner slots << 32) | leaf triangles.
+// triangle, triangles and depth (written to `place` for every node the expansion passes). Leaves of
+// more than cw_node_triangles in all: the largest leaf slots become wide nodes until they fit.
+// Returns (inner slots << 32) | leaf triangles.
 SIEVE_HD inline std::uint64_t ploc_expand(const ploc_buffers& b, const ploc_task& t, ploc_kid* kids) {
   ploc_task stack[wide_arity];
   std::uint8_t want[wide_arity];
   int top = 0, n = 0;
-  const ploc_node root = b.nodes[t.node];
+  const ploc_shape root = b.shape[t.node - b.n];
   b.place[t.node] = {t.first, t.depth};
-  const std::uint8_t k8 = b.plan[t.node].split8;
-  stack[top] = {root.right, t.first + b.nodes[root.left].count, t.depth + 1}, want[top++] = static_cast<std::uint8_t>(wide_arity - k8);
-  stack[top] = {root.left, t.first, t.depth + 1}, want[top++] = k8;
+  const std::uint32_t k8 = root.bits >> 29;
+  stack[top] = {root.right, t.first + root.lcount, t.depth + 1, t.count - root.lcount}, want[top++] = static_cast<std::uint8_t>(wide_arity - k8);
+  stack[top] = {root.left, t.first, t.depth + 1, root.lcount}, want[top++] = static_cast<std::uint8_t>(k8);
   while (top > 0) {
     const ploc_task e = stack[--top];
     const int j = want[top];
-    const ploc_node x = b.nodes[e.node];
-    const collapse_entry& plan = b.plan[e.node];
     b.place[e.node] = {e.first, e.depth};
-    const std::uint8_t k = plan.pick[j - 1];
+    const bool leaf = e.node < b.n;  // a triangle: one leaf slot
+    const ploc_shape x = leaf ? ploc_shape{} : b.shape[e.node - b.n];
+    const std::uint32_t k = leaf || j == 1 ? collapse_one_slot : x.bits >> (4 * (j - 2)) & 15U;
     if (k == collapse_one_slot) {
-      kids[n++] = {e.node, e.first, e.depth, x.right != ploc_none && !plan.leaf ? 1U : 0U};
+      kids[n++] = {e.node, e.first, e.count, static_cast<std::uint16_t>(e.depth), static_cast<std::uint8_t>(leaf || (x.bits >> 28 & 1U) ? 0 : 1)};
       continue;
     }
-    stack[top] = {x.right, e.first + b.nodes[x.left].count, e.depth + 1}, want[top++] = static_cast<std::uint8_t>(j - k);
-    stack[top] = {x.left, e.first, e.depth + 1}, want[top++] = k;
+    stack[top] = {x.right, e.first + x.lcount, e.depth + 1, e.count - x.lcount}, want[top++] = static_cast<std::uint8_t>(j - static_cast<int>(k));
+    stack[top] = {x.left, e.first, e.depth + 1, x.lcount}, want[top++] = static_cast<std::uint8_t>(k);
   }
   std::uint32_t inner = 0, tris = 0;
-  for (int i = 0; i < n; ++i) inner += kids[i].inner, tris += kids[i].inner ? 0 : b.nodes[kids[i].node].count;
+  for (int i = 0; i < n; ++i) inner += kids[i].inner, tris += kids[i].inner ? 0 : kids[i].count;
   while (tris > cw_node_triangles) {  // the largest leaf slot (at least 5 of over 32 in 8 slots: a subtree) opened
     int big = -1;
     for (int i = 0; i < n; ++i)
-      if (!kids[i].inner && (big < 0 || b.nodes[kids[i].node].count > b.nodes[kids[big].node].count)) big = i;
-    kids[big].inner = 1, ++inner, tris -= b.nodes[kids[big].node].count;
+      if (!kids[i].inner && (big < 0 || kids[i].count > kids[big].count)) big = i;
+    kids[big].inner = 1, ++inner, tris -= kids[big].count;
   }
   for (int i = n; i < wide_arity; ++i) kids[i] = {};
   return std::uint64_t{inner} << 32 | tris;
@@ -266,28 +357,30 @@ SIEVE_HD inline std::uint64_t ploc_expand(const ploc_buffers& b, const ploc_task
 SIEVE_HD inline void ploc_leaf_triangles(const ploc_buffers& b, const ploc_kid& kid, std::uint32_t at) {
   ploc_task stack[cw_leaf_max + 1];
   int top = 0;
-  stack[top++] = {kid.node, kid.first, kid.depth};
+  stack[top++] = {kid.node, kid.first, std::uint32_t{kid.depth}, kid.count};
   while (top > 0) {
     const ploc_task e = stack[--top];
-    const ploc_node x = b.nodes[e.node];
     b.place[e.node] = {e.first, e.depth};
-    if (x.right == ploc_none) {
-      const triangle tri = b.triangles[x.left];
+    if (e.node < b.n) {
+      const std::uint32_t tri = b.order[e.node];
+      const triangle t = b.triangles[tri];
       const std::uint32_t i = at + (e.first - kid.first);
-      b.prims[e.first] = x.left;
-      if (b.wide_prims) b.wide_prims[i] = x.left, b.wide_triangles[i] = leaf_triangle::of(tri);
-      if (b.cw_triangles) b.cw_triangles[i] = cw_triangle_of(tri, x.left);
+      b.prims[e.first] = tri;
+      if (b.wide_prims) b.wide_prims[i] = tri, b.wide_triangles[i] = leaf_triangle::of(t);
+      if (b.cw_triangles) b.cw_triangles[i] = cw_triangle_of(t, tri);
       continue;
     }
-    stack[top++] = {x.right, e.first + b.nodes[x.left].count, e.depth + 1};
-    stack[top++] = {x.left, e.first, e.depth + 1};
+    const ploc_shape x = b.shape[e.node - b.n];
+    stack[top++] = {x.right, e.first + x.lcount, e.depth + 1, e.count - x.lcount};
+    stack[top++] = {x.left, e.first, e.depth + 1, x.lcount};
   }
 }
 
 // Wide node `at` from its slots (kids, ploc_expand's): slots by octant, boxes quantised, inner
 // children placed from child_base (and handed to the next level's tasks from next[0]), leaf
-// triangles from tri_base.
-SIEVE_HD inline void ploc_emit_wide(const ploc_buffers& b, const ploc_kid* kids, std::uint32_t child_base, std::uint32_t tri_base,
+// triangles from tri_base (each leaf slot's first, from tri_base, to its `at`: ploc_leaf_triangles
+// writes them).
+SIEVE_HD inline void ploc_emit_wide(const ploc_buffers& b, ploc_kid* kids, std::uint32_t child_base, std::uint32_t tri_base,
                                     ploc_task* next, wide_node* wide, cw_node* cw) {
   aabb boxes[wide_arity], slots[wide_arity], box;
   int n = 0, slot_of[wide_arity], kid_in[wide_arity];
@@ -302,16 +395,16 @@ SIEVE_HD inline void ploc_emit_wide(const ploc_buffers& b, const ploc_kid* kids,
   std::uint32_t inner = 0, offset = 0;
   for (int s = 0; s < wide_arity; ++s) {
     if (!used[s]) continue;
-    const ploc_kid& kid = kids[kid_in[s]];
+    ploc_kid& kid = kids[kid_in[s]];
     if (kid.inner) {
       w.meta[s] = wide_meta_inner, c.meta[s] = cw_meta_inner;
       w.inner_mask = static_cast<std::uint8_t>(w.inner_mask | (1U << s));
-      next[inner++] = {kid.node, kid.first, kid.depth};
+      next[inner++] = {kid.node, kid.first, kid.depth, kid.count};
       continue;
     }
-    const std::uint32_t count = b.nodes[kid.node].count;
+    const std::uint32_t count = kid.count;
     w.meta[s] = static_cast<std::uint8_t>(count), c.meta[s] = static_cast<std::uint8_t>(count << 5 | offset);
-    ploc_leaf_triangles(b, kid, tri_base + offset);
+    kid.at = static_cast<std::uint8_t>(offset);
     offset += count;
   }
   for (int k = 0; k < 3; ++k) {
@@ -332,6 +425,17 @@ SIEVE_HD inline bool ploc_kept(const ploc_node* nodes, std::uint32_t x, std::uin
   return true;
 }
 
+// Raises *depth to d: an atomic only where d is above the value seen (few are; millions of atomics
+// on one word would wait for each other).
+SIEVE_HD inline void ploc_raise_depth(std::uint32_t* depth, std::uint32_t d) {
+#if defined(__CUDA_ARCH__)
+  if (d <= *reinterpret_cast<const volatile std::uint32_t*>(depth)) return;
+#else
+  if (d <= std::atomic_ref<std::uint32_t>(*depth).load(std::memory_order_relaxed)) return;
+#endif
+  atomic_max_u32(depth, d);
+}
+
 // Kept node x (rank r): its two children as binary nodes 1 + 2r, 2 + 2r and as pair node r.
 SIEVE_HD inline void ploc_emit_binary(const ploc_buffers& b, std::uint32_t n, std::uint32_t x, std::uint32_t r) {
   const ploc_node node = b.nodes[x];
@@ -346,73 +450,80 @@ SIEVE_HD inline void ploc_emit_binary(const ploc_buffers& b, std::uint32_t n, st
     } else {
       const ploc_place at = b.place[c];
       first = pair = at.first, count = child.count;
-      atomic_max_u32(b.depth, at.depth);
+      ploc_raise_depth(b.depth, at.depth);
     }
     b.bin_nodes[1 + 2 * r + static_cast<std::uint32_t>(side)] = {box, first, count};
     if (b.pairs) set_pair_child(b.pairs[r], side, box, pair, count);
   }
 }
 
+// Clusters at which the rounds go to one team (ploc_block_rounds): a GPU block of
+// ploc_block_threads runs them faster than the whole device's launches and read backs per round.
+inline constexpr std::uint32_t ploc_block_clusters = 8192, ploc_block_threads = 1024;
+
 // The steps on `e` (exec::cpu or exec::cuda) for n >= 2 triangles. Backend (ploc.cpp, ploc_cuda.cu):
 //   sort(keys, values, keys_out, values_out, count, bits)  the library's stable radix sort;
 //   compact(in, out, flags, count, d_count)  the library's stable compaction of a record (const_record
 //       in, record out) by byte flags, the count kept to *d_count (its memory);
-//   scan(in, out, count)  exclusive prefix sum of 64-bit words;
-//   read(p)  a 32- or 64-bit value of its memory (waits for the work before it);
+//   scan(in, out, count)  exclusive prefix sum of 64-bit words (in == out: in place);
+//   nearest(nn, cbox, c, radius)  nn[p] = ploc_nearest(cbox, c, p, radius) for every p < c;
+//   block_rounds(b, c, next, from, s)  ploc_block_rounds by one team (a GPU block, a CPU thread);
+//   read(p)  a value of its memory (waits for the work before it);
 //   tasks(which, n), kids(n), words(which, n), wide_nodes(n), cw_nodes(n)  scratch and output arrays of at
 //       least n items (wide and cw nodes keep their contents when they grow);
 //   lap(ms)  adds the time since the last lap to *ms.
 template <class Exec, class Backend>
 ploc_result ploc_run(Exec e, Backend& be, const ploc_buffers& b, std::uint32_t n, const ploc_settings& s, ploc_timing& t) {
-  morton_order(e, be, b.triangles, b.prim_box, b.centroid, b.keys, b.ids, b.sorted_keys, b.order, n);
   exec::parallel_for(e, "ploc.start", 1, [=] SIEVE_HD(std::uint32_t) { b.counts[0] = ~std::uint64_t{0}; });
+  exec::parallel_for(e, "ploc.check", n, [=] SIEVE_HD(std::uint32_t i) {
+    const triangle& t = b.triangles[i];
+    const float sum = t.v0.x + t.v0.y + t.v0.z + t.v1.x + t.v1.y + t.v1.z + t.v2.x + t.v2.y + t.v2.z;
+    if (!(sum - sum == 0)) atomic_min_u64(b.counts, i);  // NaN or infinite (or their sum overflows)
+  });
+  morton_order(e, be, b.triangles, b.prim_box, b.centroid, b.keys, b.ids, b.sorted_keys, b.order, n);
   exec::parallel_for(e, "ploc.leaves", n, [=] SIEVE_HD(std::uint32_t j) {
     const std::uint32_t tri = b.order[j];
-    const triangle& t = b.triangles[tri];
-    const float sum = t.v0.x + t.v0.y + t.v0.z + t.v1.x + t.v1.y + t.v1.z + t.v2.x + t.v2.y + t.v2.z;
-    if (!(sum - sum == 0)) atomic_min_u64(b.counts, tri);  // NaN or infinite (or their sum overflows)
     const aabb box = b.prim_box[tri];
-    const float area = box.half_area();
-    b.nodes[j] = {box, tri, ploc_none, 1, ploc_none, area, 1};
-    plan_leaf(area, 1, s.traversal_cost, b.plan[j]);
+    b.nodes[j] = {box, tri, ploc_none, 1, ploc_none, box.half_area(), 1};
     b.cid[0][j] = j;
     b.cbox[0][j] = box;
   });
   if (const std::uint64_t bad = be.read(b.counts); bad != ~std::uint64_t{0})
     throw error("BVH (ploc): triangle " + std::to_string(bad) + " has a coordinate that is not finite (or too large to add)");
   be.lap(&t.morton_ms);
-  std::uint32_t c = n, next = n, from = 0;
-  while (c > 1) {  // the clustering rounds
-    std::uint32_t* cid = b.cid[from];
-    aabb* cbox = b.cbox[from];
-    exec::parallel_for(e, "ploc.nearest", c, [=] SIEVE_HD(std::uint32_t p) { b.nn[p] = ploc_nearest(cbox, c, p, s.radius); });
-    exec::parallel_for(e, "ploc.pairs", c, [=] SIEVE_HD(std::uint32_t p) {
-      const std::uint32_t q = b.nn[p];
-      const bool mutual = q != ploc_none && b.nn[q] == p;
-      b.keep[p] = mutual && q < p ? 0 : 1;
-      b.merge[p] = mutual && p < q ? 1 : 0;
-      b.pos[p] = p;
+  std::uint32_t c = n, next = n;
+  int from = 0;
+  while (c > ploc_block_clusters) {  // the rounds over the whole device
+    const std::uint32_t* cid = b.cid[from];
+    const aabb* cbox = b.cbox[from];
+    std::uint32_t* to = b.cid[from ^ 1];
+    aabb* to_box = b.cbox[from ^ 1];
+    be.nearest(b.nn, cbox, c, s.radius);
+    exec::parallel_for(e, "ploc.flags", c + 1, [=] SIEVE_HD(std::uint32_t p) { b.words[p] = p < c ? ploc_flags(b.nn, p) : 0; });
+    be.scan(b.words, b.words, c + 1);
+    exec::parallel_for(e, "ploc.merge", c, [=] SIEVE_HD(std::uint32_t p) {
+      const std::uint64_t before = b.words[p];
+      ploc_step(b, cid, cbox, to, to_box, p, before, b.words[p + 1] - before, next, s);
     });
-    be.compact(const_record(std::span<const std::uint32_t>(b.pos, c)), record(std::span<std::uint32_t>(b.merged, c)),
-               std::span<const std::uint8_t>(b.merge, c), c, b.counts);
-    exec::parallel_for(e, "ploc.merge", c, [=] SIEVE_HD(std::uint32_t j) {
-      if (j < *b.counts) ploc_merge(b, cid, cbox, b.merged[j], next + j, s);
-    });
-    be.compact(const_record(std::span<const std::uint32_t>(cid, c), std::span<const aabb>(cbox, c)),
-               record(std::span<std::uint32_t>(b.cid[from ^ 1], c), std::span<aabb>(b.cbox[from ^ 1], c)),
-               std::span<const std::uint8_t>(b.keep, c), c, b.counts + 1);
-    const auto left = static_cast<std::uint32_t>(be.read(b.counts + 1));
-    if (left >= c)
-      throw error("BVH (ploc): no clusters merged among " + std::to_string(c) + " (their boxes' areas are not finite: coordinates too large?)");
-    next += c - left, c = left, from ^= 1, ++t.rounds;
+    const std::uint64_t total = be.read(b.words + c);
+    const auto left = static_cast<std::uint32_t>(total);
+    if (left >= c) break;  // reported below
+    next += static_cast<std::uint32_t>(total >> 32), c = left, from ^= 1, ++t.rounds;
   }
+  if (c > 1 && c <= ploc_block_clusters) {
+    be.block_rounds(b, c, next, from, s);
+    const ploc_tail_state tail = be.read(b.tail);
+    next = tail.next, c = tail.clusters, t.rounds += tail.rounds;
+  }
+  if (c > 1)
+    throw error("BVH (ploc): no clusters merged among " + std::to_string(c) + " (their boxes' areas are not finite: coordinates too large?)");
   be.lap(&t.binary_ms);
   const std::uint32_t root = next - 1;
   ploc_result out;
   // The 8-wide levels: the level's wide nodes are nodes `start` onwards, its leaf triangles from tri_start.
   std::uint32_t m = 1, start = 0, tri_start = 0, cur = 0;
   ploc_task* first = be.tasks(0, 1);
-  exec::parallel_for(e, "ploc.root", 1, [=] SIEVE_HD(std::uint32_t) { *first = {root, 0, 1}; });
+  exec::parallel_for(e, "ploc.root", 1, [=] SIEVE_HD(std::uint32_t) { *first = {root, 0, 1, n}; });
   while (m > 0) {
     if (++out.wide_depth >= static_cast<std::uint32_t>(dfs_stack_size))
       throw error("BVH (ploc): the wide tree would be more than " + std::to_string(dfs_stack_size - 1) + " levels deep");
@@ -435,6 +546,11 @@ ploc_result ploc_run(Exec e, Backend& be, const ploc_buffers& b, std::uint32_t n
       const auto inner = static_cast<std::uint32_t>(o >> 32), tris = static_cast<std::uint32_t>(o);
       ploc_emit_wide(b, kids + std::size_t{wide_arity} * i, child_start + inner, level_tris + tris, next_tasks + inner,
                      wide ? wide + start + i : nullptr, cw ? cw + start + i : nullptr);
+    });
+    exec::parallel_for(e, "ploc.wide_leaves", std::size_t{wide_arity} * m, [=] SIEVE_HD(std::uint32_t j) {
+      const ploc_kid kid = kids[j];
+      if (kid.node != ploc_none && !kid.inner)
+        ploc_leaf_triangles(b, kid, level_tris + static_cast<std::uint32_t>(offsets[j / wide_arity]) + kid.at);
     });
     start += m, tri_start += static_cast<std::uint32_t>(total), m = m_next, cur ^= 1;
   }

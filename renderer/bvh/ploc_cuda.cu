@@ -5,6 +5,7 @@
 #include <exec/cuda.cuh>
 #include <exec/device_array.cuh>
 
+#include "device_layouts.cuh"
 #include "ploc.hpp"
 
 #include <sieve/compaction/cuda.hpp>
@@ -12,6 +13,7 @@
 #include <sieve/compaction/cuda_device.hpp>
 #include <sieve/compaction/radix_sort.hpp>
 
+#include <cub/block/block_scan.cuh>
 #include <cub/device/device_scan.cuh>
 #include <cuda_runtime.h>
 
@@ -28,15 +30,58 @@ namespace {
 
 constexpr const char* compaction_strategy = "space";  // stable, byte flags, out of place
 
+// ploc_block_rounds' team on the GPU: the block's threads.
+struct block_team {
+  using scan_type = cub::BlockScan<std::uint64_t, ploc_block_threads>;
+  typename scan_type::TempStorage* temp;
+  __device__ std::uint32_t size() const { return blockDim.x; }
+  __device__ std::uint32_t rank() const { return threadIdx.x; }
+  __device__ void sync() const { __syncthreads(); }
+  __device__ std::uint64_t exclusive_sum(std::uint64_t v, std::uint64_t& total) const {
+    std::uint64_t out = 0;
+    scan_type(*temp).ExclusiveSum(v, out, total);
+    __syncthreads();  // the storage free for the next sum
+    return out;
+  }
+};
+
+// The clusters' boxes at positions from..from + n held in shared memory (ploc_nearest's reads).
+struct tile_boxes {
+  const aabb* tile;
+  std::uint32_t from;
+  __device__ const aabb& operator[](std::uint32_t q) const { return tile[q - from]; }
+};
+
+// ploc_nearest for a block's positions, the boxes they search (radius on either side) first copied
+// into shared memory: each box is read once from memory, not 2 radius + 1 times.
+constexpr unsigned nearest_threads = 256;
+__global__ void __launch_bounds__(nearest_threads)
+    ploc_nearest_kernel(std::uint32_t* nn, const aabb* cbox, std::uint32_t c, std::uint32_t radius) {
+  extern __shared__ __align__(16) unsigned char shared[];
+  aabb* tile = reinterpret_cast<aabb*>(shared);
+  const std::uint32_t base = blockIdx.x * nearest_threads, lo = base > radius ? base - radius : 0,
+                      hi = base + nearest_threads + radius < c ? base + nearest_threads + radius : c;
+  for (std::uint32_t i = lo + threadIdx.x; i < hi; i += nearest_threads) tile[i - lo] = cbox[i];
+  __syncthreads();
+  const std::uint32_t p = base + threadIdx.x;
+  if (p < c) nn[p] = ploc_nearest(tile_boxes{tile, lo}, c, p, radius);
+}
+
+__global__ void __launch_bounds__(ploc_block_threads)
+    ploc_block_rounds_kernel(ploc_buffers b, std::uint32_t c, std::uint32_t next, int from, ploc_settings s) {
+  __shared__ typename block_team::scan_type::TempStorage temp;
+  block_team team{&temp};
+  ploc_block_rounds(team, b, c, next, from, s);
+}
+
 class cuda_backend {
  public:
   cuda_backend(cudaStream_t stream, exec::cuda_loop_clock* clock, std::uint32_t n, device_array<wide_node>& wide,
                device_array<cw_node>& cw, bool wide_nodes, bool cw_nodes)
       : stream_(stream), clock_(clock), wide_(wide), cw_(cw) {
     sort_ws_ = device_array<unsigned char>(sieve::cuda::radix_sort_workspace_bytes("onesweep", n, 0, 32));
-    // The widest record compacted: a cluster (its node and box).
-    const record shape(std::span<std::uint32_t>(static_cast<std::uint32_t*>(nullptr), n),
-                       std::span<aabb>(static_cast<aabb*>(nullptr), n));
+    // The record compacted: the binary tree's kept nodes.
+    const record shape(std::span<std::uint32_t>(static_cast<std::uint32_t*>(nullptr), n));
     compact_ws_ = device_array<unsigned char>(sieve::cuda::workspace_bytes(compaction_strategy, shape, form::byte_flags, false));
     // The wide levels' scratch and nodes for what trees of n triangles take (a level holds well under
     // n / 16 wide nodes, a tree under n / 6), allocated once here: growing inside the level loop
@@ -46,8 +91,8 @@ class cuda_backend {
     words_[0].reserve_discard(level + 1), words_[1].reserve_discard(level + 1);
     if (wide_nodes) wide_.reserve_discard(n / 6 + 64);
     if (cw_nodes) cw_.reserve_discard(n / 6 + 64);
-    std::size_t scan_bytes = 0;
-    SIEVE_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, words_[0].get(), words_[1].get(), level + 1, stream_));
+    std::size_t scan_bytes = 0;  // the rounds' scans, of n + 1 words at most, and the levels'
+    SIEVE_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(nullptr, scan_bytes, words_[0].get(), words_[1].get(), std::size_t{n} + 1, stream_));
     scan_ws_.reserve_discard(scan_bytes);
     start_.record(stream_);
   }
@@ -72,6 +117,19 @@ class cuda_backend {
     scan_ws_.reserve_discard(bytes);
     exec::timed(exec::cuda{stream_, clock_}, "ploc.scan (CUB)", n, [&] {
       SIEVE_CUDA_CHECK(cub::DeviceScan::ExclusiveSum(scan_ws_.get(), bytes, in, out, n, stream_));
+    });
+  }
+  void nearest(std::uint32_t* nn, const aabb* cbox, std::uint32_t c, std::uint32_t radius) const {
+    exec::timed(exec::cuda{stream_, clock_}, "ploc.nearest", c, [&] {
+      const std::size_t shared = (nearest_threads + 2 * std::size_t{radius}) * sizeof(aabb);
+      ploc_nearest_kernel<<<(c + nearest_threads - 1) / nearest_threads, nearest_threads, shared, stream_>>>(nn, cbox, c, radius);
+      SIEVE_CUDA_CHECK(cudaGetLastError());
+    });
+  }
+  void block_rounds(const ploc_buffers& b, std::uint32_t c, std::uint32_t next, int from, const ploc_settings& s) const {
+    exec::timed(exec::cuda{stream_, clock_}, "ploc.block_rounds", c, [&] {
+      ploc_block_rounds_kernel<<<1, ploc_block_threads, 0, stream_>>>(b, c, next, from, s);
+      SIEVE_CUDA_CHECK(cudaGetLastError());
     });
   }
   // A value back to the host: the copy timed, and the wait for the work before it.
@@ -131,17 +189,7 @@ class cuda_backend {
 }  // namespace
 
 // What a device tree owns: the scene's triangles and every layout.
-struct device_tree::arrays {
-  device_array<triangle> triangles;
-  device_array<bvh_node> nodes;
-  device_array<std::uint32_t> prims;
-  device_array<pair_node> pairs;
-  device_array<leaf_triangle> leaf_triangles;
-  device_array<wide_node> wide_nodes;
-  device_array<std::uint32_t> wide_prims;
-  device_array<leaf_triangle> wide_triangles;
-  device_array<cw_node> cw_nodes;
-  device_array<cw_triangle> cw_triangles;
+struct device_tree::arrays : device_layouts {
   ploc_settings settings;
   ploc_result result;
 };
@@ -165,18 +213,21 @@ device_tree::device_tree(std::span<const triangle> triangles, const bvh_build_op
   if (s.wide) a.wide_prims = device_array<std::uint32_t>(n), a.wide_triangles = device_array<leaf_triangle>(n);
   if (s.cw) a.cw_triangles = device_array<cw_triangle>(n);
   device_array<aabb> prim_box(n), centroid(lbvh_centroid_slots(n)), cbox0(n), cbox1(n);
-  device_array<std::uint32_t> keys(n), ids(n), sorted(n), order(n), cid0(n), cid1(n), nn(n), pos(n), merged(n),
-      kept_list(n - 1), rank(n - 1), depth(1);
-  device_array<std::uint8_t> keep(n), merge(n), kept(n - 1);
-  device_array<std::uint64_t> counts(2);
+  device_array<std::uint32_t> keys(n), ids(n), sorted(n), order(n), cid0(n), cid1(n), nn(n), kept_list(n - 1), rank(n - 1),
+      depth(1);
+  device_array<std::uint8_t> kept(n - 1);
+  device_array<std::uint64_t> counts(2), words(std::size_t{n} + 1);
+  device_array<ploc_tail_state> tail(1);
   device_array<ploc_node> nodes(all);
-  device_array<collapse_entry> plan(all);
+  device_array<collapse_entry> plan(n - 1);
+  device_array<ploc_shape> shape(n - 1);
   device_array<ploc_place> place(all);
   ploc_buffers b;
   b.triangles = a.triangles.get(), b.prim_box = prim_box.get(), b.centroid = centroid.get(), b.keys = keys.get();
   b.ids = ids.get(), b.sorted_keys = sorted.get(), b.order = order.get(), b.nodes = nodes.get(), b.plan = plan.get();
   b.place = place.get(), b.cid[0] = cid0.get(), b.cid[1] = cid1.get(), b.cbox[0] = cbox0.get(), b.cbox[1] = cbox1.get();
-  b.nn = nn.get(), b.keep = keep.get(), b.merge = merge.get(), b.pos = pos.get(), b.merged = merged.get();
+  b.nn = nn.get(), b.words = words.get(), b.tail = tail.get(), b.n = n;
+  b.shape = shape.get();
   b.counts = counts.get(), b.depth = depth.get(), b.kept = kept.get(), b.kept_list = kept_list.get(), b.rank = rank.get();
   b.bin_nodes = a.nodes.get(), b.prims = a.prims.get(), b.pairs = a.pairs.get(), b.leaf_triangles = a.leaf_triangles.get();
   b.wide_prims = a.wide_prims.get(), b.wide_triangles = a.wide_triangles.get(), b.cw_triangles = a.cw_triangles.get();
@@ -204,11 +255,7 @@ device_tree::device_tree(std::span<const triangle> triangles, const bvh_build_op
   t.with_copies_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (timing) *timing = t;
   const ploc_result& r = a.result;
-  view_ = {a.nodes.get(),          a.prims.get(),
-           a.triangles.get(),      r.bin_nodes,
-           a.pairs.get(),          a.leaf_triangles.get(),
-           wide_view{a.wide_nodes.get(), a.wide_prims.get(), a.wide_triangles.get(), s.wide ? r.wide_nodes : 0},
-           cw_view{a.cw_nodes.get(), a.cw_triangles.get(), s.cw ? r.wide_nodes : 0}};
+  view_ = a.view(r.bin_nodes, s.wide ? r.wide_nodes : 0, s.cw ? r.wide_nodes : 0);
   stats_.nodes = r.bin_nodes;
   stats_.max_depth = r.depth;
   stats_.references = n;

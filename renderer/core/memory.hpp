@@ -17,8 +17,9 @@
 //                 A tree built on the device (bvh/ploc.hpp) holds at its build's peak the layouts
 //                 (triangle 36, binary nodes 64, index 4, pair nodes 64, leaf triangles 48, the wide
 //                 tree's 52 and the compressed tree's 48 and their nodes, about 40) and the build's
-//                 scratch (boxes 96, the clustering's tree 96, its plans 88, places 16, lists 47, the
-//                 sort's and compaction's workspaces about 40): ploc_device_bytes_per_triangle, 760.
+//                 scratch (boxes 96, the clustering's tree 96, its plans and shapes 60, places 16,
+//                 lists 45, the sort's, scan's and compaction's workspaces about 40):
+//                 ploc_device_bytes_per_triangle, 760 (the sum 709, rounded up).
 //   per path      224: two path queues of 48, hit 16, shadow ray 28 + 12, wave film 12, marks 4,
 //                 reorder keys 16, compaction workspace.
 //   per pixel     12 (the film).

@@ -1,6 +1,8 @@
 #include "device_scene.hpp"
 #include "waves.hpp"
 
+#include "../bvh/device_layouts.cuh"
+
 #include <exec/device_array.cuh>
 
 #include <sieve/compaction/cuda.hpp>
@@ -14,32 +16,18 @@ namespace sieve::render {
 
 using exec::device_array;
 
-struct device_bvh::arrays {
-  device_array<bvh_node> nodes;
-  device_array<std::uint32_t> prims;
-  device_array<pair_node> pairs;
-  device_array<leaf_triangle> leaf_triangles;
-  device_array<wide_node> wide_nodes;
-  device_array<std::uint32_t> wide_prims;
-  device_array<leaf_triangle> wide_triangles;
-  device_array<cw_node> cw_nodes;
-  device_array<cw_triangle> cw_triangles;
-  device_array<triangle> triangles;
-};
+struct device_bvh::arrays : device_layouts {};
 
-device_bvh::device_bvh(const bvh& b, std::span<const triangle> triangles)
-    : arrays_(new arrays{device_array<bvh_node>(b.nodes), device_array<std::uint32_t>(b.prims),
-                         device_array<pair_node>(b.pairs), device_array<leaf_triangle>(b.leaf_triangles),
-                         device_array<wide_node>(b.wide.nodes), device_array<std::uint32_t>(b.wide.prims),
-                         device_array<leaf_triangle>(b.wide.triangles), device_array<cw_node>(b.cw.nodes),
-                         device_array<cw_triangle>(b.cw.triangles),
-                         device_array<triangle>(std::vector<triangle>(triangles.begin(), triangles.end()))}) {
-  const arrays& a = *arrays_;
-  view_ = {a.nodes.get(), a.prims.get(), a.triangles.get(), static_cast<std::uint32_t>(b.nodes.size()),
-           a.pairs.get(), a.leaf_triangles.get(),
-           wide_view{a.wide_nodes.get(), a.wide_prims.get(), a.wide_triangles.get(),
-                     static_cast<std::uint32_t>(b.wide.nodes.size())},
-           cw_view{a.cw_nodes.get(), a.cw_triangles.get(), static_cast<std::uint32_t>(b.cw.nodes.size())}};
+device_bvh::device_bvh(const bvh& b, std::span<const triangle> triangles) : arrays_(new arrays) {
+  arrays& a = *arrays_;
+  a.nodes = device_array<bvh_node>(b.nodes), a.prims = device_array<std::uint32_t>(b.prims);
+  a.pairs = device_array<pair_node>(b.pairs), a.leaf_triangles = device_array<leaf_triangle>(b.leaf_triangles);
+  a.wide_nodes = device_array<wide_node>(b.wide.nodes), a.wide_prims = device_array<std::uint32_t>(b.wide.prims);
+  a.wide_triangles = device_array<leaf_triangle>(b.wide.triangles);
+  a.cw_nodes = device_array<cw_node>(b.cw.nodes), a.cw_triangles = device_array<cw_triangle>(b.cw.triangles);
+  a.triangles = device_array<triangle>(std::vector<triangle>(triangles.begin(), triangles.end()));
+  view_ = a.view(static_cast<std::uint32_t>(b.nodes.size()), static_cast<std::uint32_t>(b.wide.nodes.size()),
+                 static_cast<std::uint32_t>(b.cw.nodes.size()));
 }
 
 device_bvh::device_bvh(const device_tree& tree) : view_(tree.view()) {}
