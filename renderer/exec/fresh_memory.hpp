@@ -97,8 +97,9 @@ using fresh_ptr = std::unique_ptr<T[], fresh_free>;
 template <class T>
 fresh_ptr<T> fresh_array(std::size_t n) {
   static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
-  if (n > SIZE_MAX / sizeof(T)) throw std::bad_alloc();
-  void* p = std::malloc(std::max<std::size_t>(n, 1) * sizeof(T));
+  constexpr std::size_t align = std::max<std::size_t>(alignof(T), 64);  // (a cache line; AVX lanes need 32)
+  if (n > (SIZE_MAX - align) / sizeof(T)) throw std::bad_alloc();
+  void* p = std::aligned_alloc(align, (std::max<std::size_t>(n, 1) * sizeof(T) + align - 1) / align * align);
   if (p == nullptr) throw std::bad_alloc();
   prefault(p, n * sizeof(T));
   return fresh_ptr<T>(static_cast<T*>(p));

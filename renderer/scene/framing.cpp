@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -91,19 +92,24 @@ occupancy occupancy_of(const scene& sc, std::size_t count, const aabb& box) {
   g.cell = std::max(max_component(e) / 48.0f, 1e-30f);
   for (int a = 0; a < 3; ++a) g.n[a] = clamped_int(std::ceil(e[a] / g.cell), 1, 64);
   g.set.assign(std::size_t(g.n[0]) * g.n[1] * g.n[2], 0);
+  // Every thread marks cells (a byte set to 1, relaxed: the grid is the same whoever sets a cell).
   const auto mark = [&](const vec3& p) {
     int c[3];
     for (int a = 0; a < 3; ++a) c[a] = clamped_int((p[a] - box.lo[a]) / g.cell, 0, g.n[a] - 1);
-    g.set[(std::size_t(c[2]) * g.n[1] + c[1]) * g.n[0] + c[0]] = 1;
+    std::uint8_t& cell = g.set[(std::size_t(c[2]) * g.n[1] + c[1]) * g.n[0] + c[0]];
+    if (std::atomic_ref<std::uint8_t>(cell).load(std::memory_order_relaxed) == 0)
+      std::atomic_ref<std::uint8_t>(cell).store(1, std::memory_order_relaxed);
   };
-  for (std::size_t t = 0; t < count; ++t) {
-    const triangle& tr = sc.triangles[t];
-    const float edge = std::max({length(tr.v1 - tr.v0), length(tr.v2 - tr.v0), length(tr.v2 - tr.v1)});
-    const int steps = clamped_int(std::ceil(edge / (0.5f * g.cell)), 1, 64);
-    for (int u = 0; u <= steps; ++u)
-      for (int v = 0; u + v <= steps; ++v)
-        mark(tr.v0 + (tr.v1 - tr.v0) * (float(u) / steps) + (tr.v2 - tr.v0) * (float(v) / steps));
-  }
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, 1 << 14), [&](const auto& r) {
+    for (std::size_t t = r.begin(); t != r.end(); ++t) {
+      const triangle& tr = sc.triangles[t];
+      const float edge = std::max({length(tr.v1 - tr.v0), length(tr.v2 - tr.v0), length(tr.v2 - tr.v1)});
+      const int steps = clamped_int(std::ceil(edge / (0.5f * g.cell)), 1, 64);
+      for (int u = 0; u <= steps; ++u)
+        for (int v = 0; u + v <= steps; ++v)
+          mark(tr.v0 + (tr.v1 - tr.v0) * (float(u) / steps) + (tr.v2 - tr.v0) * (float(v) / steps));
+    }
+  });
   return g;
 }
 
