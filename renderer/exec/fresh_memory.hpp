@@ -1,9 +1,10 @@
 // Large arrays that a parallel pass writes once (a loader's triangles, a BVH builder's layouts): the
 // first write to each page of fresh memory is a page fault, and the kernel serialises much of that
 // work (the page tables' locks, the memory cgroup's charge), so a loop that writes 300 MB of fresh
-// memory on 16 threads spends most of its time in the kernel. Here such memory is advised to be
-// backed by 2 MiB pages where the kernel allows it (MADV_HUGEPAGE: 512 times fewer faults) and
-// faulted in by every thread at once before the loop writes it.
+// memory on 16 threads spends most of its time in the kernel, and a std::vector's resize faults all
+// of it in on one thread. Here such memory is faulted in by every thread at once, a 2 MiB range a
+// task, before the loop writes it (and a vector's value-initialisation then runs over pages that
+// are there already).
 //
 //   fresh_resize(v, n)    std::vector<T> v (trivial T) grown to n: the new part faulted in in
 //                         parallel, then value-initialised (one pass over memory already there).
@@ -11,12 +12,15 @@
 //                         uninitialised (each item is written by its owner), faulted in in
 //                         parallel; freed by the pointer.
 //   prefault(p, bytes)    the advice and the parallel fault of any range.
-//   advise_huge(p, bytes) the advice alone.
+//   advise_huge(p, bytes) the advice alone (huge only).
 //
 // Small sizes (below 4 MiB) are left to the allocator. Nothing here changes what the memory holds.
-// SIEVE_FRESH_MEMORY=huge (the default), pages (the parallel fault without the advice: 4 KiB pages)
-// or off (neither: the allocator's pages, faulted by whoever writes first) picks the design, for
-// measuring them against each other and for systems where huge pages do harm.
+// SIEVE_FRESH_MEMORY picks the design, for measuring them against each other: pages (the default:
+// the parallel fault, 4 KiB pages), huge (the same, the ranges advised MADV_HUGEPAGE first: 2 MiB
+// pages where the kernel gives them, 512 times fewer faults) or off (neither: the allocator's
+// pages, faulted by whoever writes first). On the H200 host (a VM) pages beat huge: 1.65 against
+// 1.91 s for the 8.4M-triangle build on 16 threads, 169 against 189 ms for its load
+// (docs/results.md).
 #pragma once
 
 #include <tbb/parallel_for.h>
@@ -42,8 +46,8 @@ enum class fresh_mode { huge, pages, off };
 inline fresh_mode fresh_memory_mode() {
   static const fresh_mode mode = [] {
     const char* v = std::getenv("SIEVE_FRESH_MEMORY");
-    const std::string_view s = v ? v : "huge";
-    return s == "off" ? fresh_mode::off : s == "pages" ? fresh_mode::pages : fresh_mode::huge;
+    const std::string_view s = v ? v : "pages";
+    return s == "off" ? fresh_mode::off : s == "huge" ? fresh_mode::huge : fresh_mode::pages;
   }();
   return mode;
 }

@@ -47,14 +47,14 @@ std::array<double, 4> side_cover(const scene& sc, std::size_t count, const aabb&
   tbb::parallel_for(std::size_t{0}, part.size(), [&](std::size_t b) {
     for (std::size_t i = b * block; i < std::min(count, (b + 1) * block); ++i) {
       const triangle& t = sc.triangles[i];
-      const double area = 0.5 * length(cross(t.v1 - t.v0, t.v2 - t.v0));
       auto near = [&](int axis, float plane) {
         return std::fabs(t.v0[axis] - plane) <= tol && std::fabs(t.v1[axis] - plane) <= tol && std::fabs(t.v2[axis] - plane) <= tol;
       };
-      if (near(2, box.hi.z)) part[b][0] += area;
-      if (near(2, box.lo.z)) part[b][1] += area;
-      if (near(0, box.hi.x)) part[b][2] += area;
-      if (near(0, box.lo.x)) part[b][3] += area;
+      const bool in[4] = {near(2, box.hi.z), near(2, box.lo.z), near(0, box.hi.x), near(0, box.lo.x)};
+      if (!(in[0] || in[1] || in[2] || in[3])) continue;  // (most triangles: no area to work out)
+      const double area = 0.5 * length(cross(t.v1 - t.v0, t.v2 - t.v0));
+      for (int side = 0; side < 4; ++side)
+        if (in[side]) part[b][side] += area;
     }
   });
   sums cover{};
@@ -93,16 +93,25 @@ occupancy occupancy_of(const scene& sc, std::size_t count, const aabb& box) {
   for (int a = 0; a < 3; ++a) g.n[a] = clamped_int(std::ceil(e[a] / g.cell), 1, 64);
   g.set.assign(std::size_t(g.n[0]) * g.n[1] * g.n[2], 0);
   // Every thread marks cells (a byte set to 1, relaxed: the grid is the same whoever sets a cell).
-  const auto mark = [&](const vec3& p) {
+  const auto cell_of = [&](const vec3& p) {
     int c[3];
     for (int a = 0; a < 3; ++a) c[a] = clamped_int((p[a] - box.lo[a]) / g.cell, 0, g.n[a] - 1);
-    std::uint8_t& cell = g.set[(std::size_t(c[2]) * g.n[1] + c[1]) * g.n[0] + c[0]];
-    if (std::atomic_ref<std::uint8_t>(cell).load(std::memory_order_relaxed) == 0)
-      std::atomic_ref<std::uint8_t>(cell).store(1, std::memory_order_relaxed);
+    return (std::size_t(c[2]) * g.n[1] + c[1]) * g.n[0] + c[0];
   };
+  const auto set = [&](std::size_t c) {
+    if (std::atomic_ref<std::uint8_t>(g.set[c]).load(std::memory_order_relaxed) == 0)
+      std::atomic_ref<std::uint8_t>(g.set[c]).store(1, std::memory_order_relaxed);
+  };
+  const auto mark = [&](const vec3& p) { set(cell_of(p)); };
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, 1 << 14), [&](const auto& r) {
     for (std::size_t t = r.begin(); t != r.end(); ++t) {
       const triangle& tr = sc.triangles[t];
+      // A triangle inside one cell (its corners' cells the same: cells are boxes) sets that cell alone.
+      const std::size_t c0 = cell_of(tr.v0);
+      if (c0 == cell_of(tr.v1) && c0 == cell_of(tr.v2)) {
+        set(c0);
+        continue;
+      }
       const float edge = std::max({length(tr.v1 - tr.v0), length(tr.v2 - tr.v0), length(tr.v2 - tr.v1)});
       const int steps = clamped_int(std::ceil(edge / (0.5f * g.cell)), 1, 64);
       for (int u = 0; u <= steps; ++u)
