@@ -237,6 +237,25 @@ struct item_at {
   std::string text() const { return *file + ": " + *element + " " + std::to_string(item); }
 };
 
+// A value of type t in the machine's byte order at `bytes`, made a To.
+template <class To>
+To value_as(const unsigned char* bytes, ply_type t) {
+  auto as = [&](auto x) {
+    std::memcpy(&x, bytes, sizeof x);
+    return static_cast<To>(x);
+  };
+  switch (t) {
+    case ply_type::i8: return as(std::int8_t{});
+    case ply_type::u8: return as(std::uint8_t{});
+    case ply_type::i16: return as(std::int16_t{});
+    case ply_type::u16: return as(std::uint16_t{});
+    case ply_type::i32: return as(std::int32_t{});
+    case ply_type::u32: return as(std::uint32_t{});
+    case ply_type::f32: return as(float{});
+    default: return as(double{});
+  }
+}
+
 // Values of a binary body, from `at` on (a block's first item).
 class binary_cursor {
  public:
@@ -248,20 +267,7 @@ class binary_cursor {
     std::memcpy(v, p_, n);
     p_ += n;
     if (swap_) std::reverse(v, v + n);
-    auto as = [&](auto x) {
-      std::memcpy(&x, v, sizeof x);
-      return static_cast<double>(x);
-    };
-    switch (t) {
-      case ply_type::i8: return as(std::int8_t{});
-      case ply_type::u8: return as(std::uint8_t{});
-      case ply_type::i16: return as(std::int16_t{});
-      case ply_type::u16: return as(std::uint16_t{});
-      case ply_type::i32: return as(std::int32_t{});
-      case ply_type::u32: return as(std::uint32_t{});
-      case ply_type::f32: return as(float{});
-      default: return as(double{});
-    }
+    return value_as<double>(v, t);
   }
   // A list's count (an integer type, the header checked).
   double count(ply_type t, const item_at& where) { return value(t, where); }
@@ -331,6 +337,25 @@ struct vertex {
   tex_coord uv;
 };
 
+// A vertex property's value where its role puts it (a colour of an integer type scaled from 0..255).
+void set_role(vertex& v, role r, float f, bool float_color) {
+  const float col = float_color ? f : f / 255.0f;
+  switch (r) {
+    case role::x: v.p.x = f; break;
+    case role::y: v.p.y = f; break;
+    case role::z: v.p.z = f; break;
+    case role::nx: v.n.x = f; break;
+    case role::ny: v.n.y = f; break;
+    case role::nz: v.n.z = f; break;
+    case role::u: v.uv.u = f; break;
+    case role::v: v.uv.v = f; break;
+    case role::red: v.color.x = col; break;
+    case role::green: v.color.y = col; break;
+    case role::blue: v.color.z = col; break;
+    case role::none: break;
+  }
+}
+
 // The reading context: what every item needs to know.
 struct ply_context {
   const ply_header& h;
@@ -372,22 +397,7 @@ void read_item(Cursor& c, const ply_element& e, int which, const ply_context& cx
     if (!is_vertex || !v) continue;
     if (!(std::isfinite(x) && std::isfinite(static_cast<float>(x))))
       fail(where.text() + ": " + p.name + " " + str(x) + " is not a finite number" + cx.opt.context);
-    const auto f = static_cast<float>(x);
-    const float col = cx.float_color ? f : f / 255.0f;
-    switch (p.meaning) {
-      case role::x: v->p.x = f; break;
-      case role::y: v->p.y = f; break;
-      case role::z: v->p.z = f; break;
-      case role::nx: v->n.x = f; break;
-      case role::ny: v->n.y = f; break;
-      case role::nz: v->n.z = f; break;
-      case role::u: v->uv.u = f; break;
-      case role::v: v->uv.v = f; break;
-      case role::red: v->color.x = col; break;
-      case role::green: v->color.y = col; break;
-      case role::blue: v->color.z = col; break;
-      case role::none: break;
-    }
+    set_role(*v, p.meaning, static_cast<float>(x), cx.float_color);
   }
 }
 
@@ -643,23 +653,6 @@ std::optional<fast_layout> fast_layout_of(const ply_header& h, std::size_t body_
   return lay;
 }
 
-// A vertex property's value as the general path makes it (static_cast<float>(double(value))).
-inline float fast_value(const unsigned char* p, ply_type t) {
-  auto as = [&](auto x) {
-    std::memcpy(&x, p, sizeof x);
-    return static_cast<float>(x);
-  };
-  switch (t) {
-    case ply_type::i8: return as(std::int8_t{});
-    case ply_type::u8: return as(std::uint8_t{});
-    case ply_type::i16: return as(std::int16_t{});
-    case ply_type::u16: return as(std::uint16_t{});
-    case ply_type::i32: return as(std::int32_t{});
-    case ply_type::u32: return as(std::uint32_t{});
-    default: return as(float{});
-  }
-}
-
 // Every thread over [0, n) in blocks; f(first, end) returns false to give up. True when none did.
 template <class F>
 bool fast_blocks(std::uint64_t n, F&& f) {
@@ -687,23 +680,10 @@ bool fast_vertices(const unsigned char* verts, const fast_layout& lay, const ply
       const unsigned char* item = verts + k * lay.vertex_stride;
       vertex v;
       for (const fast_layout::field& f : lay.fields) {
-        const float x = fast_value(item + f.offset, f.type);
+        // (as the general path makes it: static_cast<float>(double(value)), the same for these types)
+        const float x = value_as<float>(item + f.offset, f.type);
         finite &= std::isfinite(x);
-        const float col = cx.float_color ? x : x / 255.0f;
-        switch (f.meaning) {
-          case role::x: v.p.x = x; break;
-          case role::y: v.p.y = x; break;
-          case role::z: v.p.z = x; break;
-          case role::nx: v.n.x = x; break;
-          case role::ny: v.n.y = x; break;
-          case role::nz: v.n.z = x; break;
-          case role::u: v.uv.u = x; break;
-          case role::v: v.uv.v = x; break;
-          case role::red: v.color.x = col; break;
-          case role::green: v.color.y = col; break;
-          case role::blue: v.color.z = col; break;
-          case role::none: break;
-        }
+        set_role(v, f.meaning, x, cx.float_color);
       }
       m.store(k, v);
     }
