@@ -65,19 +65,6 @@ std::array<double, 4> side_cover(const scene& sc, std::size_t count, const aabb&
   return cover;
 }
 
-// A coarse occupancy grid over the box (cells of about 1/48 of its longest side): a cell is set when
-// a triangle passes through it (each triangle sampled at half a cell's spacing, at most 64 x 64 points).
-struct occupancy {
-  aabb box;
-  float cell = 1;
-  int n[3] = {1, 1, 1};
-  std::vector<std::uint8_t> set;
-
-  bool inside(int i, int j, int k) const { return i >= 0 && j >= 0 && k >= 0 && i < n[0] && j < n[1] && k < n[2]; }
-  bool at(int i, int j, int k) const { return set[(std::size_t(k) * n[1] + j) * n[0] + i] != 0; }
-  vec3 centre(int i, int j, int k) const { return box.lo + vec3{i + 0.5f, j + 0.5f, k + 0.5f} * cell; }
-};
-
 // A float count or index made an int in [lo, hi] without undefined behaviour: NaN (a box that
 // overflows a float: inf / inf) becomes lo, anything past hi becomes hi.
 int clamped_int(float v, int lo, int hi) {
@@ -156,9 +143,16 @@ int free_run(const occupancy& g, int i, int j, int k, int di, int dk) {
 
 }  // namespace
 
-int front_side(const scene& sc, std::size_t count, bool& room) {
-  const aabb box = box_of(sc, count);
-  const std::array<double, 4> cover = side_cover(sc, count, box);
+bare_model::bare_model(const scene& s, std::size_t n) : sc(s), count(n), box(box_of(s, n)) {}
+
+const occupancy& bare_model::grid() const {
+  if (!grid_) grid_ = occupancy_of(sc, count, box);
+  return *grid_;
+}
+
+int front_side(const bare_model& model, bool& room) {
+  const aabb& box = model.box;
+  const std::array<double, 4> cover = side_cover(model.sc, model.count, box);
   int open = -1, closed = 0;
   for (int s = 0; s < 4; ++s) {
     if (cover[s] >= 0.5) ++closed;
@@ -173,14 +167,14 @@ int front_side(const scene& sc, std::size_t count, bool& room) {
   if (e.y <= 0.05f * std::min(e.x, e.z)) return above;
   if (e.x <= 0.05f * std::min(e.y, e.z)) return 2;
   // Walled on all four sides (a building): from inside.
-  const std::array<double, 4> walls = side_walls(occupancy_of(sc, count, box));
+  const std::array<double, 4> walls = side_walls(model.grid());
   if (*std::min_element(walls.begin(), walls.end()) >= 0.8) return inside;
   return 0;
 }
 
-bool inside_view(const scene& sc, std::size_t count, vec3& position, vec3& look_at) {
-  const aabb box = box_of(sc, count);
-  const occupancy g = occupancy_of(sc, count, box);
+bool inside_view(const bare_model& model, vec3& position, vec3& look_at) {
+  const aabb& box = model.box;
+  const occupancy& g = model.grid();
   // The floor under the box's centre, the eye 15 % of the box's height above it.
   const int ic = g.n[0] / 2, kc = g.n[2] / 2;
   int floor = -1;
@@ -212,8 +206,8 @@ bool inside_view(const scene& sc, std::size_t count, vec3& position, vec3& look_
   return true;
 }
 
-void frame_bare_model(const reader& rd, camera_given given, scene& sc, std::size_t count, int side) {
-  const aabb box = box_of(sc, count);
+void frame_bare_model(const reader& rd, camera_given given, scene& sc, const bare_model& model, int side) {
+  const aabb box = model.box;
   const vec3 c = box.center(), half = box.extent() * 0.5f;
   const double tan_v = std::tan(sc.camera.vfov_degrees / degrees / 2);
   const double tan_h = tan_v * sc.film.width / sc.film.height;
@@ -252,8 +246,8 @@ void use_bare_camera(const camera_desc& camera, camera_given given, scene& sc) {
   if (!given.lens) sc.camera.vfov_degrees = camera.vfov_degrees;
 }
 
-void add_key_light(scene& sc, std::size_t count) {
-  const aabb box = box_of(sc, count);
+void add_key_light(scene& sc, const bare_model& model) {
+  const aabb box = model.box;  // (the model's: the light's triangles join the scene below)
   const vec3 c = box.center();
   const float r = std::max(0.5f * length(box.extent()), 1e-3f);
   // Above, to the left of and in front of the model as the camera sees it, facing its centre.
