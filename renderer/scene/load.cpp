@@ -35,7 +35,8 @@ void dress_bare_model(const reader& rd, camera_given given, const std::optional<
                       scene& sc, std::size_t count) {
   std::string added;
   bool room = false, seen_inside = false;
-  const int side = front_side(sc, count, room);
+  const bare_model model(sc, count);
+  const int side = front_side(model, room);
   if (camera) {
     use_bare_camera(*camera, given, sc);
     // Its aspect ratio, at the film's height, unless the film's size was given.
@@ -45,7 +46,7 @@ void dress_bare_model(const reader& rd, camera_given given, const std::optional<
     }
   } else if (side == inside) {
     vec3 position, look_at;
-    if (inside_view(sc, count, position, look_at)) {
+    if (inside_view(model, position, look_at)) {
       if (!given.position) sc.camera.position = position;
       if (!given.look_at) sc.camera.look_at = look_at;
       seen_inside = true;
@@ -53,13 +54,13 @@ void dress_bare_model(const reader& rd, camera_given given, const std::optional<
         added = "a camera inside it (walled on every side, it hides its inside from any view outside), at " + str(position) +
                 " looking towards " + str(look_at);
     } else {
-      frame_bare_model(rd, given, sc, count, 0);
+      frame_bare_model(rd, given, sc, model, 0);
       if (!given.position)
         added = "a camera framing it from +z (its front), though it is walled on every side: what is inside stays hidden; "
                 "place the camera inside it with camera.position and camera.look_at";
     }
   } else {
-    frame_bare_model(rd, given, sc, count, side);
+    frame_bare_model(rd, given, sc, model, side);
     static const char* names[] = {"+z", "-z", "+x", "-x", "above"};
     if (!given.position)
       added = std::string("a camera framing it from ") + names[side] +
@@ -73,7 +74,7 @@ void dress_bare_model(const reader& rd, camera_given given, const std::optional<
     sc.environment = {2.5f, 2.5f, 2.5f};
     added += ", a bright grey sky (lighting it through its openings)";
   } else if (lit && !(room && !sc.emissive.empty())) {
-    add_key_light(sc, count);
+    add_key_light(sc, model);
     added += std::string(added.empty() ? "" : ", ") + "a grey sky and a key light";
   } else if (lit) {
     sc.environment = {0, 0, 0};
