@@ -13,9 +13,12 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <chrono>
 #include <cmath>
+#include <cstring>
 #include <fstream>
+#include <functional>
 #include <sstream>
 
 #if defined(__has_feature)
@@ -555,4 +558,123 @@ TEST(BareModel, NoLightWarnsAndEnvironmentMapOverride) {
   const std::string bare_err = ::testing::internal::GetCapturedStderr();
   EXPECT_FALSE(bare.environment_map.texels.empty());
   EXPECT_TRUE(bare.emissive.empty());  // the user's sky: no key light
+}
+
+namespace {
+
+// A terrain of n x n quads as a binary little-endian PLY: x y z, normals, texture coordinates and
+// uchar colours a vertex; each face a list of 3 (count `count_type`, int indices), followed by a
+// uchar flag where `flag` (a layout the loader's fast path does not take: the general reader's).
+struct ply_terrain {
+  int n = 160;
+  std::string count_type = "uchar";
+  bool flag = false;
+  std::string text() const {
+    std::string head = "ply\nformat binary_little_endian 1.0\nelement vertex " + std::to_string((n + 1) * (n + 1)) + "\n" + xyz_head +
+                       "property float nx\nproperty float ny\nproperty float nz\nproperty float s\nproperty float t\n"
+                       "property uchar red\nproperty uchar green\nproperty uchar blue\nproperty float quality\n"
+                       "element face " + std::to_string(2 * n * n) + "\nproperty list " + count_type + " int vertex_indices\n" +
+                       (flag ? "property uchar flags\n" : "") + "end_header\n";
+    auto put = [&](const auto& v) { head.append(reinterpret_cast<const char*>(&v), sizeof v); };
+    for (int y = 0; y <= n; ++y)
+      for (int x = 0; x <= n; ++x) {
+        for (const float f : {float(x), std::sin(x * 0.1f) * std::cos(y * 0.07f), float(y), 0.0f, 1.0f, 0.0f, x / float(n), y / float(n)}) put(f);
+        for (const std::uint8_t c : {std::uint8_t(x * 3), std::uint8_t(y * 5), std::uint8_t(x ^ y)}) put(c);
+        put(0.5f);
+      }
+    const std::size_t count_bytes = count_type == "uchar" ? 1 : count_type == "ushort" ? 2 : 4;
+    for (int y = 0; y < n; ++y)
+      for (int x = 0; x < n; ++x) {
+        const std::int32_t a = y * (n + 1) + x, b = a + 1, c = a + n + 1, d = c + 1;
+        for (const auto& f : {std::array<std::int32_t, 3>{a, b, d}, std::array<std::int32_t, 3>{a, d, c}}) {
+          const std::uint32_t three = 3;
+          head.append(reinterpret_cast<const char*>(&three), count_bytes);
+          for (const std::int32_t i : f) put(i);
+          if (flag) head += '\x01';
+        }
+      }
+    return head;
+  }
+  // Where face k's first index is (its count just before), in text().
+  std::size_t face_at(const std::string& t, std::size_t k) const {
+    const std::size_t count_bytes = count_type == "uchar" ? 1 : count_type == "ushort" ? 2 : 4;
+    const std::size_t faces = 2 * std::size_t(n) * n, stride = count_bytes + 12 + (flag ? 1 : 0);
+    return t.size() - (faces - k) * stride + count_bytes;
+  }
+};
+
+template <class T>
+void expect_same_bytes(const std::vector<T>& a, const std::vector<T>& b, const char* what) {
+  ASSERT_EQ(a.size(), b.size()) << what;
+  EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(T)), 0) << what;
+}
+
+}  // namespace
+
+// The loader reads the common binary layouts (fixed-size vertices, faces that are all triangles
+// of int indices) by a path of its own: the scene it makes is the general reader's to the byte
+// (positions, normals, texture coordinates, colours), with a count of uchar, ushort or uint; a
+// face of another length, an index past the vertices or below 0, a value that is not finite and
+// a truncated file are reported in the general reader's words.
+TEST(RealFiles, PlyFastLayoutsReadAsTheGeneralReader) {
+  const fs::path dir = sieve::render::testing::fresh_dir("ply-fast");
+  const std::vector<std::string> env = {"environment.color=[1,1,1]"};
+  ply_terrain general;
+  general.flag = true;
+  sieve::render::testing::write(dir / "general.ply", general.text());
+  const scene want = load_scene(dir / "general.ply", env);
+  ASSERT_EQ(want.triangles.size(), 2U * 160 * 160);
+  for (const char* count : {"uchar", "ushort", "uint"}) {
+    ply_terrain fast;
+    fast.count_type = count;
+    sieve::render::testing::write(dir / "fast.ply", fast.text());
+    const scene got = load_scene(dir / "fast.ply", env);
+    expect_same_bytes(got.triangles, want.triangles, "triangles");
+    expect_same_bytes(got.normals, want.normals, "normals");
+    expect_same_bytes(got.uvs, want.uvs, "uvs");
+    expect_same_bytes(got.material_of, want.material_of, "materials");
+    ASSERT_EQ(got.textures.size(), 1U);
+    expect_same_bytes(got.textures[0].texels, want.textures[0].texels, "vertex colours");
+  }
+  // Faults: the same message from either layout.
+  const std::size_t k = 40000;
+  const std::pair<std::function<void(std::string&, const ply_terrain&)>, std::string> faults[] = {
+      {[&](std::string& t, const ply_terrain& p) { const std::int32_t i = 99999999; std::memcpy(&t[p.face_at(t, k) + 4], &i, 4); },
+       "face 40000 refers to vertex 99999999, past the 25921 vertices"},
+      {[&](std::string& t, const ply_terrain& p) { const std::int32_t i = -1; std::memcpy(&t[p.face_at(t, k) + 8], &i, 4); },
+       "face 40000 refers to vertex -1"},
+      {[&](std::string& t, const ply_terrain& p) { t[p.face_at(t, 2 * 160 * 160 - 1) - 1] = '\xc8'; },  // 200
+       "the file ends inside face 51199"},
+      {[&](std::string& t, const ply_terrain& p) { t.resize(p.face_at(t, k) + 2); }, "the file ends inside face 40000"},
+      {[&](std::string& t, const ply_terrain&) {
+         const float nan = std::nanf("");
+         std::memcpy(&t[t.find("end_header\n") + 11 + 7 * 39 + 4], &nan, 4);
+       },
+       "vertex 7: y nan is not a finite number"},
+      {[&](std::string& t, const ply_terrain&) {
+         const float inf = INFINITY;
+         std::memcpy(&t[t.find("end_header\n") + 11 + 9 * 39 + 35], &inf, 4);
+       },
+       "vertex 9: quality inf is not a finite number"},
+  };
+  for (const auto& [fault, part] : faults) {
+    std::string messages[2];
+    for (int i = 0; i < 2; ++i) {
+      ply_terrain p;
+      p.flag = i == 1;
+      std::string t = p.text();
+      fault(t, p);
+      sieve::render::testing::write(dir / "m.ply", t);
+      messages[i] = sieve::render::testing::expect_error([&] { (void)load_scene(dir / "m.ply", env); }, {"m.ply", part});
+    }
+    EXPECT_EQ(messages[0], messages[1]);
+  }
+  // A quad among the triangles: read by the general reader, one triangle more.
+  ply_terrain p;
+  std::string t = p.text();
+  const std::size_t at = p.face_at(t, k) - 1;
+  t.insert(at + 13, std::string("\0\0\0\0", 4));  // face k: 4 indices (its own 3 and vertex 0)
+  t[at] = 4;
+  sieve::render::testing::write(dir / "quad.ply", t);
+  EXPECT_EQ(load_scene(dir / "quad.ply", env).triangles.size(), 2U * 160 * 160 + 1);
 }

@@ -28,6 +28,7 @@
 #include "sah_kernels.hpp"
 #include "split.hpp"
 
+#include "../exec/fresh_memory.hpp"
 #include "../exec/stop.hpp"
 
 #include <sieve/compaction/error.hpp>
@@ -70,7 +71,7 @@ class builder {
     } else {
       count_ = static_cast<std::uint32_t>(tris.size());
     }
-    refs_.reset(new prim_ref[std::max<std::size_t>(count_, 1)]);
+    refs_ = fresh_array<prim_ref>(count_);
     prim_ref* refs = refs_.get();
     auto put = [](prim_ref& p, const aabb& box, std::uint32_t index) {
       p.lane[0] = -box.lo.x, p.lane[1] = -box.lo.y, p.lane[2] = -box.lo.z;
@@ -97,10 +98,11 @@ class builder {
     // never written are never faulted in); the nodes built are copied out at the end.
     nodes_.reset(static_cast<bvh_node*>(std::malloc(std::max<std::size_t>(2 * std::size_t{count_}, 1) * sizeof(bvh_node))));
     if (!nodes_) throw std::bad_alloc();
+    advise_huge(nodes_.get(), 2 * std::size_t{count_} * sizeof(bvh_node));
   }
 
   void run() {
-    out_.prims.resize(count_);
+    fresh_resize(out_.prims, count_);
     if (count_ == 0) {
       out_.nodes.clear();
       return;
@@ -176,9 +178,9 @@ class builder {
   void compact_nodes() {
     const std::uint32_t pairs = count_ - 1;  // split points 1 .. count_ - 1
     const std::uint8_t* used = used_.get();
-    std::unique_ptr<std::uint32_t[]> rank(new std::uint32_t[std::max<std::uint32_t>(pairs, 1)]);
+    const fresh_ptr<std::uint32_t> rank = fresh_array<std::uint32_t>(pairs);
     const std::uint32_t inner = parallel_ranks(pairs, rank.get(), [&](std::size_t p) { return used[p] != 0; });
-    out_.nodes.resize(1 + 2 * std::size_t{inner});
+    fresh_resize(out_.nodes, 1 + 2 * std::size_t{inner});
     bvh_node* out = out_.nodes.data();
     auto moved = [&](bvh_node n) {
       if (!n.leaf()) n.first = 1 + 2 * rank[(n.first + 1) / 2 - 1];
@@ -328,7 +330,7 @@ class builder {
   const bvh_build_options& opt_;
   bvh& out_;
   const kernels k_;
-  std::unique_ptr<prim_ref[]> refs_;
+  fresh_ptr<prim_ref> refs_;
   struct free_deleter {
     void operator()(void* p) const { std::free(p); }
   };
@@ -361,9 +363,9 @@ std::vector<pair_node> pair_layout(const std::vector<bvh_node>& nodes) {
     set_pair_child(pairs[0], 1, aabb{{0, 0, 0}, {0, 0, 0}}, no_child, 0);
     return pairs;
   }
-  std::unique_ptr<std::uint32_t[]> rank(new std::uint32_t[nodes.size()]);  // inner node -> its pair node
+  const fresh_ptr<std::uint32_t> rank = fresh_array<std::uint32_t>(nodes.size());  // inner node -> its pair node
   const std::uint32_t inner = parallel_ranks(nodes.size(), rank.get(), [&](std::size_t i) { return !nodes[i].leaf(); });
-  pairs.resize(inner);
+  fresh_resize(pairs, inner);
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, nodes.size(), 1 << 14), [&](const auto& r) {
     for (std::size_t n = r.begin(); n != r.end(); ++n) {
       if (nodes[n].leaf()) continue;
@@ -440,7 +442,7 @@ void finish_bvh(bvh& out, std::span<const triangle> triangles, const bvh_build_o
   clock.lap(&bvh_phases::binary);
   if (options.pairs) {
     out.pairs = pair_layout(out.nodes);
-    out.leaf_triangles.resize(out.prims.size());
+    fresh_resize(out.leaf_triangles, out.prims.size());
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, out.prims.size(), 1 << 14), [&](const auto& r) {
       for (std::size_t i = r.begin(); i != r.end(); ++i) out.leaf_triangles[i] = leaf_triangle::of(triangles[out.prims[i]]);
     });

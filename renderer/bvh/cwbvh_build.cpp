@@ -15,6 +15,7 @@
 // numbering, each encoded on its own in parallel, its triangles after those of the nodes before it
 // (encode_in_parallel); otherwise a walk from the root encodes the tree (the encoder).
 #include "bvh.hpp"
+#include "../exec/fresh_memory.hpp"
 #include "node_encoding.hpp"
 #include "node_steps.hpp"
 
@@ -191,8 +192,9 @@ std::vector<std::uint32_t> encode_in_parallel(const wide_bvh& w, cw_bvh& out) {
     first[b + 1] = sum;
   });
   for (std::size_t b = 0; b < blocks; ++b) first[b + 1] += first[b];
-  out.nodes.resize(count);
-  std::vector<std::uint32_t> source(first[blocks]);
+  fresh_resize(out.nodes, count);
+  std::vector<std::uint32_t> source;
+  fresh_resize(source, first[blocks]);
   tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) {
     std::uint32_t at = first[b];
     for (std::size_t i = b * block; i < std::min(count, (b + 1) * block); ++i) {
@@ -236,7 +238,7 @@ cw_bvh encode_cw(const wide_bvh& w) {
     out.depth = e.depth();
   }
   const std::vector<std::uint32_t>& source = parallel ? in_parallel : e.source();
-  out.triangles.resize(source.size());
+  fresh_resize(out.triangles, source.size());
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, source.size(), 1 << 14), [&](const auto& r) {
     for (std::size_t i = r.begin(); i != r.end(); ++i) {
       out.triangles[i] = cw_triangle_of(w.triangles[source[i]].get(), w.prims[source[i]]);

@@ -14,6 +14,7 @@
 // Subtrees of many triangles collapse in parallel (tbb::task_group), each into its own arrays;
 // the arrays are stitched in tree order at the end.
 #include "node_steps.hpp"
+#include "../exec/fresh_memory.hpp"
 #include "node_encoding.hpp"
 
 #include <sieve/compaction/error.hpp>
@@ -67,9 +68,9 @@ class collapser {
     const std::size_t count = b_.nodes.size();
     // Uninitialised (every entry is written once, by the parallel walk): zeroing them would be a
     // serial pass as long as the plan.
-    range_of_.reset(new std::uint32_t[count]);
-    start_.reset(new std::uint32_t[count]);
-    plan_.reset(new collapse_entry[count]);
+    range_of_ = fresh_array<std::uint32_t>(count);
+    start_ = fresh_array<std::uint32_t>(count);
+    plan_ = fresh_array<collapse_entry>(count);
     plan(0, 0);
   }
 
@@ -229,8 +230,8 @@ class collapser {
   const bvh& b_;
   std::span<const triangle> tris_;
   float traversal_cost_;
-  std::unique_ptr<std::uint32_t[]> range_of_, start_;  // per binary node: its triangles, the first of them
-  std::unique_ptr<collapse_entry[]> plan_;                // per binary node (node_steps.hpp)
+  fresh_ptr<std::uint32_t> range_of_, start_;  // per binary node: its triangles, the first of them
+  fresh_ptr<collapse_entry> plan_;                        // per binary node (node_steps.hpp)
   tbb::task_group group_;
   static constexpr std::uint32_t parallel_above_ = 1 << 15;
   static constexpr int parallel_plan_depth_ = 12;  // levels of the binary tree whose subtrees plan in parallel
@@ -258,8 +259,8 @@ std::size_t stitch(const piece& root, wide_bvh& out) {
   std::uint32_t nodes = 1, prims = 0;
   std::size_t depth = 0;
   place(root, 0, nodes, prims, depth, where);
-  out.nodes.resize(nodes);
-  out.prims.resize(prims);
+  fresh_resize(out.nodes, nodes);
+  fresh_resize(out.prims, prims);
   tbb::parallel_for(std::size_t{0}, where.size(), [&](std::size_t k) {
     const placement& w = where[k];
     const piece& p = *w.p;
@@ -318,7 +319,7 @@ wide_bvh collapse_wide(const bvh& b, std::span<const triangle> triangles, float 
   root.depth = c.build(c.from_binary(0), 0, root, 1);
   c.wait();
   out.depth = stitch(root, out);
-  out.triangles.resize(out.prims.size());
+  fresh_resize(out.triangles, out.prims.size());
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, out.prims.size(), 1 << 14), [&](const auto& r) {
     for (std::size_t i = r.begin(); i != r.end(); ++i) {
       const std::uint32_t leaf_index = out.prims[i];  // an index into the binary leaf order

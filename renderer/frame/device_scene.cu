@@ -1,4 +1,5 @@
 #include "device_scene.hpp"
+#include "cuda_context.hpp"
 #include "waves.hpp"
 
 #include "../bvh/device_layouts.cuh"
@@ -10,6 +11,8 @@
 
 #include <cuda_runtime.h>
 
+#include <future>
+#include <mutex>
 #include <vector>
 
 namespace sieve::render {
@@ -110,7 +113,27 @@ scene_view device_scene::view(std::uint32_t width, std::uint32_t height) const {
   return v;
 }
 
+namespace {
+
+std::shared_future<void>& cuda_context_ready() {
+  static std::shared_future<void> ready;
+  return ready;
+}
+
+}  // namespace
+
+void start_cuda_context() {
+  static std::once_flag once;
+  std::call_once(once, [] {
+    cuda_context_ready() = std::async(std::launch::async, [] {
+      if (!sieve::cuda::available()) return;
+      if (cudaFree(nullptr) != cudaSuccess) cudaGetLastError();  // reported by the render's own first call
+    }).share();
+  });
+}
+
 std::optional<std::uint64_t> cuda_free_memory() {
+  if (cuda_context_ready().valid()) cuda_context_ready().wait();
   if (!sieve::cuda::available()) return std::nullopt;
   std::size_t free = 0, total = 0;
   SIEVE_CUDA_CHECK(cudaMemGetInfo(&free, &total));

@@ -1,5 +1,6 @@
 // Builds without CUDA: no device scene, no GPU memory to report.
 #include "device_scene.hpp"
+#include "cuda_context.hpp"
 #include "waves.hpp"
 
 #include <sieve/compaction/error.hpp>
@@ -22,5 +23,6 @@ device_scene::~device_scene() = default;
 scene_view device_scene::view(std::uint32_t width, std::uint32_t height) const { return prepared_.view(width, height); }
 
 std::optional<std::uint64_t> cuda_free_memory() { return std::nullopt; }
+void start_cuda_context() {}
 
 }  // namespace sieve::render

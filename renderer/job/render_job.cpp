@@ -4,6 +4,7 @@
 #include <core/image_io.hpp>
 #include <core/marks.hpp>
 #include <exec/stop.hpp>
+#include <frame/cuda_context.hpp>
 #include <frame/prepared_scene.hpp>
 #include <frame/tiles.hpp>
 #include <run/render.hpp>
@@ -203,6 +204,7 @@ void render_job::load() {
     std::error_code ec;
     if (!outputs_.image.empty() && !std::filesystem::exists(std::filesystem::symlink_status(outputs_.image, ec)))
       image_format_of(outputs_.image);
+    if (!hooks_.peers && rq_.backend != "cpu") start_cuda_context();  // made while the scene loads
     backend_ = resolve_backend(rq_.backend);
     if (hooks_.step) hooks_.step(job_step::load, *this);
     const auto t_load = clock_type::now();

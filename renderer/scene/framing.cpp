@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <vector>
@@ -46,14 +47,14 @@ std::array<double, 4> side_cover(const scene& sc, std::size_t count, const aabb&
   tbb::parallel_for(std::size_t{0}, part.size(), [&](std::size_t b) {
     for (std::size_t i = b * block; i < std::min(count, (b + 1) * block); ++i) {
       const triangle& t = sc.triangles[i];
-      const double area = 0.5 * length(cross(t.v1 - t.v0, t.v2 - t.v0));
       auto near = [&](int axis, float plane) {
         return std::fabs(t.v0[axis] - plane) <= tol && std::fabs(t.v1[axis] - plane) <= tol && std::fabs(t.v2[axis] - plane) <= tol;
       };
-      if (near(2, box.hi.z)) part[b][0] += area;
-      if (near(2, box.lo.z)) part[b][1] += area;
-      if (near(0, box.hi.x)) part[b][2] += area;
-      if (near(0, box.lo.x)) part[b][3] += area;
+      const bool in[4] = {near(2, box.hi.z), near(2, box.lo.z), near(0, box.hi.x), near(0, box.lo.x)};
+      if (!(in[0] || in[1] || in[2] || in[3])) continue;  // (most triangles: no area to work out)
+      const double area = 0.5 * length(cross(t.v1 - t.v0, t.v2 - t.v0));
+      for (int side = 0; side < 4; ++side)
+        if (in[side]) part[b][side] += area;
     }
   });
   sums cover{};
@@ -63,19 +64,6 @@ std::array<double, 4> side_cover(const scene& sc, std::size_t count, const aabb&
   for (int s = 0; s < 4; ++s) cover[s] /= std::max(1e-30, s < 2 ? z_side : x_side);
   return cover;
 }
-
-// A coarse occupancy grid over the box (cells of about 1/48 of its longest side): a cell is set when
-// a triangle passes through it (each triangle sampled at half a cell's spacing, at most 64 x 64 points).
-struct occupancy {
-  aabb box;
-  float cell = 1;
-  int n[3] = {1, 1, 1};
-  std::vector<std::uint8_t> set;
-
-  bool inside(int i, int j, int k) const { return i >= 0 && j >= 0 && k >= 0 && i < n[0] && j < n[1] && k < n[2]; }
-  bool at(int i, int j, int k) const { return set[(std::size_t(k) * n[1] + j) * n[0] + i] != 0; }
-  vec3 centre(int i, int j, int k) const { return box.lo + vec3{i + 0.5f, j + 0.5f, k + 0.5f} * cell; }
-};
 
 // A float count or index made an int in [lo, hi] without undefined behaviour: NaN (a box that
 // overflows a float: inf / inf) becomes lo, anything past hi becomes hi.
@@ -91,19 +79,33 @@ occupancy occupancy_of(const scene& sc, std::size_t count, const aabb& box) {
   g.cell = std::max(max_component(e) / 48.0f, 1e-30f);
   for (int a = 0; a < 3; ++a) g.n[a] = clamped_int(std::ceil(e[a] / g.cell), 1, 64);
   g.set.assign(std::size_t(g.n[0]) * g.n[1] * g.n[2], 0);
-  const auto mark = [&](const vec3& p) {
+  // Every thread marks cells (a byte set to 1, relaxed: the grid is the same whoever sets a cell).
+  const auto cell_of = [&](const vec3& p) {
     int c[3];
     for (int a = 0; a < 3; ++a) c[a] = clamped_int((p[a] - box.lo[a]) / g.cell, 0, g.n[a] - 1);
-    g.set[(std::size_t(c[2]) * g.n[1] + c[1]) * g.n[0] + c[0]] = 1;
+    return (std::size_t(c[2]) * g.n[1] + c[1]) * g.n[0] + c[0];
   };
-  for (std::size_t t = 0; t < count; ++t) {
-    const triangle& tr = sc.triangles[t];
-    const float edge = std::max({length(tr.v1 - tr.v0), length(tr.v2 - tr.v0), length(tr.v2 - tr.v1)});
-    const int steps = clamped_int(std::ceil(edge / (0.5f * g.cell)), 1, 64);
-    for (int u = 0; u <= steps; ++u)
-      for (int v = 0; u + v <= steps; ++v)
-        mark(tr.v0 + (tr.v1 - tr.v0) * (float(u) / steps) + (tr.v2 - tr.v0) * (float(v) / steps));
-  }
+  const auto set = [&](std::size_t c) {
+    if (std::atomic_ref<std::uint8_t>(g.set[c]).load(std::memory_order_relaxed) == 0)
+      std::atomic_ref<std::uint8_t>(g.set[c]).store(1, std::memory_order_relaxed);
+  };
+  const auto mark = [&](const vec3& p) { set(cell_of(p)); };
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count, 1 << 14), [&](const auto& r) {
+    for (std::size_t t = r.begin(); t != r.end(); ++t) {
+      const triangle& tr = sc.triangles[t];
+      // A triangle inside one cell (its corners' cells the same: cells are boxes) sets that cell alone.
+      const std::size_t c0 = cell_of(tr.v0);
+      if (c0 == cell_of(tr.v1) && c0 == cell_of(tr.v2)) {
+        set(c0);
+        continue;
+      }
+      const float edge = std::max({length(tr.v1 - tr.v0), length(tr.v2 - tr.v0), length(tr.v2 - tr.v1)});
+      const int steps = clamped_int(std::ceil(edge / (0.5f * g.cell)), 1, 64);
+      for (int u = 0; u <= steps; ++u)
+        for (int v = 0; u + v <= steps; ++v)
+          mark(tr.v0 + (tr.v1 - tr.v0) * (float(u) / steps) + (tr.v2 - tr.v0) * (float(v) / steps));
+    }
+  });
   return g;
 }
 
@@ -141,9 +143,16 @@ int free_run(const occupancy& g, int i, int j, int k, int di, int dk) {
 
 }  // namespace
 
-int front_side(const scene& sc, std::size_t count, bool& room) {
-  const aabb box = box_of(sc, count);
-  const std::array<double, 4> cover = side_cover(sc, count, box);
+bare_model::bare_model(const scene& s, std::size_t n) : sc(s), count(n), box(box_of(s, n)) {}
+
+const occupancy& bare_model::grid() const {
+  if (!grid_) grid_ = occupancy_of(sc, count, box);
+  return *grid_;
+}
+
+int front_side(const bare_model& model, bool& room) {
+  const aabb& box = model.box;
+  const std::array<double, 4> cover = side_cover(model.sc, model.count, box);
   int open = -1, closed = 0;
   for (int s = 0; s < 4; ++s) {
     if (cover[s] >= 0.5) ++closed;
@@ -158,14 +167,14 @@ int front_side(const scene& sc, std::size_t count, bool& room) {
   if (e.y <= 0.05f * std::min(e.x, e.z)) return above;
   if (e.x <= 0.05f * std::min(e.y, e.z)) return 2;
   // Walled on all four sides (a building): from inside.
-  const std::array<double, 4> walls = side_walls(occupancy_of(sc, count, box));
+  const std::array<double, 4> walls = side_walls(model.grid());
   if (*std::min_element(walls.begin(), walls.end()) >= 0.8) return inside;
   return 0;
 }
 
-bool inside_view(const scene& sc, std::size_t count, vec3& position, vec3& look_at) {
-  const aabb box = box_of(sc, count);
-  const occupancy g = occupancy_of(sc, count, box);
+bool inside_view(const bare_model& model, vec3& position, vec3& look_at) {
+  const aabb& box = model.box;
+  const occupancy& g = model.grid();
   // The floor under the box's centre, the eye 15 % of the box's height above it.
   const int ic = g.n[0] / 2, kc = g.n[2] / 2;
   int floor = -1;
@@ -197,8 +206,8 @@ bool inside_view(const scene& sc, std::size_t count, vec3& position, vec3& look_
   return true;
 }
 
-void frame_bare_model(const reader& rd, camera_given given, scene& sc, std::size_t count, int side) {
-  const aabb box = box_of(sc, count);
+void frame_bare_model(const reader& rd, camera_given given, scene& sc, const bare_model& model, int side) {
+  const aabb box = model.box;
   const vec3 c = box.center(), half = box.extent() * 0.5f;
   const double tan_v = std::tan(sc.camera.vfov_degrees / degrees / 2);
   const double tan_h = tan_v * sc.film.width / sc.film.height;
@@ -237,8 +246,8 @@ void use_bare_camera(const camera_desc& camera, camera_given given, scene& sc) {
   if (!given.lens) sc.camera.vfov_degrees = camera.vfov_degrees;
 }
 
-void add_key_light(scene& sc, std::size_t count) {
-  const aabb box = box_of(sc, count);
+void add_key_light(scene& sc, const bare_model& model) {
+  const aabb box = model.box;  // (the model's: the light's triangles join the scene below)
   const vec3 c = box.center();
   const float r = std::max(0.5f * length(box.extent()), 1e-3f);
   // Above, to the left of and in front of the model as the camera sees it, facing its centre.

@@ -1,6 +1,8 @@
 // Reading users' files safely (input_file.hpp).
 #include "input_file.hpp"
 
+#include "../exec/fresh_memory.hpp"
+
 #include <report.hpp>
 
 #include <sieve/compaction/error.hpp>
@@ -99,6 +101,7 @@ input_file::block input_file::read_parallel(std::uint64_t offset, std::uint64_t 
   if (offset >= size_) return {};
   if (n == 0 || n > size_ - offset) n = size_ - offset;
   block out{std::unique_ptr<unsigned char[]>(new unsigned char[static_cast<std::size_t>(n)]), 0};
+  advise_huge(out.data.get(), static_cast<std::size_t>(n));  // (SIEVE_FRESH_MEMORY=huge) faulted in by the threads' reads
   constexpr std::uint64_t chunk = std::uint64_t{4} << 20;
   const std::uint64_t chunks = (n + chunk - 1) / chunk;
   std::vector<std::uint64_t> got(chunks, 0);

@@ -35,7 +35,8 @@ void dress_bare_model(const reader& rd, camera_given given, const std::optional<
                       scene& sc, std::size_t count) {
   std::string added;
   bool room = false, seen_inside = false;
-  const int side = front_side(sc, count, room);
+  const bare_model model(sc, count);
+  const int side = front_side(model, room);
   if (camera) {
     use_bare_camera(*camera, given, sc);
     // Its aspect ratio, at the film's height, unless the film's size was given.
@@ -45,7 +46,7 @@ void dress_bare_model(const reader& rd, camera_given given, const std::optional<
     }
   } else if (side == inside) {
     vec3 position, look_at;
-    if (inside_view(sc, count, position, look_at)) {
+    if (inside_view(model, position, look_at)) {
       if (!given.position) sc.camera.position = position;
       if (!given.look_at) sc.camera.look_at = look_at;
       seen_inside = true;
@@ -53,13 +54,13 @@ void dress_bare_model(const reader& rd, camera_given given, const std::optional<
         added = "a camera inside it (walled on every side, it hides its inside from any view outside), at " + str(position) +
                 " looking towards " + str(look_at);
     } else {
-      frame_bare_model(rd, given, sc, count, 0);
+      frame_bare_model(rd, given, sc, model, 0);
       if (!given.position)
         added = "a camera framing it from +z (its front), though it is walled on every side: what is inside stays hidden; "
                 "place the camera inside it with camera.position and camera.look_at";
     }
   } else {
-    frame_bare_model(rd, given, sc, count, side);
+    frame_bare_model(rd, given, sc, model, side);
     static const char* names[] = {"+z", "-z", "+x", "-x", "above"};
     if (!given.position)
       added = std::string("a camera framing it from ") + names[side] +
@@ -73,7 +74,7 @@ void dress_bare_model(const reader& rd, camera_given given, const std::optional<
     sc.environment = {2.5f, 2.5f, 2.5f};
     added += ", a bright grey sky (lighting it through its openings)";
   } else if (lit && !(room && !sc.emissive.empty())) {
-    add_key_light(sc, count);
+    add_key_light(sc, model);
     added += std::string(added.empty() ? "" : ", ") + "a grey sky and a key light";
   } else if (lit) {
     sc.environment = {0, 0, 0};
@@ -85,7 +86,7 @@ void dress_bare_model(const reader& rd, camera_given given, const std::optional<
   }
 }
 
-scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool bare_model,
+scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool model_entry,
            std::string default_name, bool default_environment) {
   scene sc;
   rd.known_keys(doc, "", top_keys, "the scene file");
@@ -112,7 +113,7 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ba
   reg.texture_limits.max_bytes = rd.limits.max_texture_bytes;
   reg.texture_budget = rd.limits.max_texture_bytes;
   std::optional<camera_desc> bare_camera;
-  const std::vector<material_override> overrides = read_objects(doc, rd, sc, reg, base_dir, bare_model, bare_camera);
+  const std::vector<material_override> overrides = read_objects(doc, rd, sc, reg, base_dir, model_entry, bare_camera);
   apply_material_entries(entries, reg, base_dir, rd);
   apply_material_overrides(overrides, rd, reg, sc);
   read_lights(doc, rd, sc, reg);
@@ -129,8 +130,8 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ba
   if (!sc.tangents.empty()) sc.tangents.resize(sc.triangles.size(), triangle_tangents{});
   sc.textures = std::move(reg.textures);
   sc.files.insert(sc.files.end(), reg.texture_files.begin(), reg.texture_files.end());
-  if (bare_model) dress_bare_model(rd, given, bare_camera, default_environment, sc, sc.triangles.size());
-  if (!bare_model && sc.emissive.empty() && sc.environment_map.texels.empty() && max_component(sc.environment) <= 0)
+  if (model_entry) dress_bare_model(rd, given, bare_camera, default_environment, sc, sc.triangles.size());
+  if (!model_entry && sc.emissive.empty() && sc.environment_map.texels.empty() && max_component(sc.environment) <= 0)
     print_warning(rd.file + ": the scene has no light (no emissive material, [[lights]] or [environment]): it renders black");
   check_camera(doc, rd, sc);
   return sc;
@@ -165,7 +166,7 @@ scene load_scene(const std::filesystem::path& path, const std::vector<std::strin
 
   const std::string ext = lower(path.extension().string());
   toml::table doc;
-  bool bare_model = false;
+  bool model_entry = false;
   if (ext == ".toml") {
     try {
       const std::vector<unsigned char> bytes = input_file(path, "scene file").bytes(max_scene_file_bytes);
@@ -176,7 +177,7 @@ scene load_scene(const std::filesystem::path& path, const std::vector<std::strin
            std::to_string(e.source().begin.column) + ": " + std::string(e.description()));
     }
   } else {  // .obj, .gltf, .glb, .ply (check_scene_file)
-    bare_model = true;
+    model_entry = true;
     toml::table object;
     object.insert(ext == ".obj" ? "obj" : ext == ".ply" ? "ply" : "gltf", path.filename().string());
     doc.insert("objects", toml::array{std::move(object)});
@@ -185,10 +186,10 @@ scene load_scene(const std::filesystem::path& path, const std::vector<std::strin
   for (const auto& o : overrides) apply_override(doc, o, rd);
   if (fit) fit_film(doc, rd, fit);
   // A bare model's sky, unless the overrides gave one: grey, neutral, dim enough for the key light to shape it.
-  const bool default_environment = bare_model && !doc.get("environment");
+  const bool default_environment = model_entry && !doc.get("environment");
   if (default_environment) doc.insert("environment", toml::table{{"color", toml::array{0.35, 0.35, 0.35}}});
-  scene sc = read(doc, rd, path.parent_path(), bare_model, path.stem().string(), default_environment);
-  if (!bare_model) sc.files.insert(sc.files.begin(), path);  // a bare model (OBJ, PLY, glTF) is listed as the object
+  scene sc = read(doc, rd, path.parent_path(), model_entry, path.stem().string(), default_environment);
+  if (!model_entry) sc.files.insert(sc.files.begin(), path);  // a bare model (OBJ, PLY, glTF) is listed as the object
   return sc;
 }
 

@@ -99,7 +99,7 @@ obj_mesh load_gltf_object(const fs::path& path, const obj_options& opt, registry
 }  // namespace
 
 std::vector<material_override> read_objects(const toml::table& doc, const reader& rd, scene& sc, registry& reg,
-                                            const fs::path& base_dir, bool bare_model,
+                                            const fs::path& base_dir, bool model_entry,
                                             std::optional<camera_desc>& bare_camera) {
   const toml::array* objects = array_of_tables(doc, "objects", rd);
   std::vector<material_override> material_overrides;
@@ -143,9 +143,9 @@ std::vector<material_override> read_objects(const toml::table& doc, const reader
       if (const toml::node* v = t.get("material")) material_name = rd.string(*v, key + ".material");
 
       obj_options opt;
-      opt.strict = !bare_model;
+      opt.strict = !model_entry;
       opt.use_materials = !material_name;
-      if (!bare_model) opt.context = " (" + key + " in " + rd.file + ")";
+      if (!model_entry) opt.context = " (" + key + " in " + rd.file + ")";
       const std::uint64_t before = sc.triangles.size(), limit = rd.limits.max_triangles;
       opt.max_triangles = limit > before ? limit - before : 0;
       opt.admit = [&](std::uint64_t count) { rd.check_memory(before + count, sc.film); };
@@ -155,8 +155,8 @@ std::vector<material_override> read_objects(const toml::table& doc, const reader
       std::optional<camera_desc> camera;
       obj_mesh mesh = obj    ? load_obj(obj_path, opt, reg)
                       : ply ? load_ply(obj_path, opt, reg)
-                            : load_gltf_object(obj_path, opt, reg, bare_model ? &camera : nullptr);
-      if (bare_model) bare_camera = camera;
+                            : load_gltf_object(obj_path, opt, reg, model_entry ? &camera : nullptr);
+      if (model_entry) bare_camera = camera;
       sc.files.insert(sc.files.end(), mesh.files.begin(), mesh.files.end());
       rd.check_triangles(sc.triangles.size() + mesh.triangles.size(), "with " + in_quotes(rel));
 

@@ -173,9 +173,9 @@ struct material_override {
   std::string key;
 };
 // Objects are OBJ (`obj =`), PLY (`ply =`) or glTF (`gltf =`, scene/gltf.hpp) files. `bare_camera`: the camera of a
-// bare glTF (bare_model), if the file has one.
+// bare glTF (model_entry), if the file has one.
 std::vector<material_override> read_objects(const toml::table& doc, const reader& rd, scene& sc, registry& reg,
-                                            const fs::path& base_dir, bool bare_model,
+                                            const fs::path& base_dir, bool model_entry,
                                             std::optional<camera_desc>& bare_camera);
 void apply_material_overrides(const std::vector<material_override>& overrides, const reader& rd,
                               const registry& reg, scene& sc);
@@ -183,21 +183,48 @@ void apply_material_overrides(const std::vector<material_override>& overrides, c
 void read_lights(const toml::table& doc, const reader& rd, scene& sc, registry& reg);
 void read_procedural(const toml::table& doc, const reader& rd, scene& sc, registry& reg);
 
-// A bare model (OBJ, glTF or PLY alone), its first `count` triangles being the model's.
+// A coarse occupancy grid over a box (cells of about 1/48 of its longest side): a cell is set when
+// a triangle passes through it (each triangle sampled at half a cell's spacing, at most 64 x 64 points).
+struct occupancy {
+  aabb box;
+  float cell = 1;
+  int n[3] = {1, 1, 1};
+  std::vector<std::uint8_t> set;
+
+  bool inside(int i, int j, int k) const { return i >= 0 && j >= 0 && k >= 0 && i < n[0] && j < n[1] && k < n[2]; }
+  bool at(int i, int j, int k) const { return set[(std::size_t(k) * n[1] + j) * n[0] + i] != 0; }
+  vec3 centre(int i, int j, int k) const { return box.lo + vec3{i + 0.5f, j + 0.5f, k + 0.5f} * cell; }
+};
+
+// A bare model (OBJ, glTF or PLY alone): the scene's first `count` triangles, as the framing reads
+// them: their box, worked out once, and their occupancy grid, made the first time it is asked for
+// (each a pass over every triangle: a model's millions).
+class bare_model {
+ public:
+  bare_model(const scene& sc, std::size_t count);
+  const scene& sc;
+  const std::size_t count;
+  const aabb box;
+  const occupancy& grid() const;
+
+ private:
+  mutable std::optional<occupancy> grid_;
+};
+
 // front_side: the side to see it from: 0 (+z, the front of glTF models and most OBJ exports), an
 // open room's open side (1: -z, 2: +x, 3: -x): three of its four vertical sides covered by walls
 // (`room` says whether it is one); `above` for a flat model in the xz plane (2 for one in the yz
 // plane); `inside` for a model walled on all four sides (a building: inside_view).
 constexpr int above = 4, inside = 5;
-int front_side(const scene& sc, std::size_t count, bool& room);
+int front_side(const bare_model& model, bool& room);
 // Its bounding box framed from `side` (0 .. 3, above), looking at its centre, the whole box in view.
-void frame_bare_model(const reader& rd, camera_given given, scene& sc, std::size_t count, int side);
+void frame_bare_model(const reader& rd, camera_given given, scene& sc, const bare_model& model, int side);
 // For a model walled on all four sides: a camera inside, at eye height (15 % of the box's height
 // above the floor under its centre) in the free cell nearest the centre, near one end of the longer
 // free line through it, looking along it. False when no free cell is enclosed.
-bool inside_view(const scene& sc, std::size_t count, vec3& position, vec3& look_at);
+bool inside_view(const bare_model& model, vec3& position, vec3& look_at);
 // A quad light above, left of and before the model as the camera sees it (added after the camera).
-void add_key_light(scene& sc, std::size_t count);
+void add_key_light(scene& sc, const bare_model& model);
 void use_bare_camera(const camera_desc& camera, camera_given given, scene& sc);
 
 }  // namespace sieve::render::detail

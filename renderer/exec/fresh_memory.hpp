@@ -1,0 +1,112 @@
+// Large arrays that a parallel pass writes once (a loader's triangles, a BVH builder's layouts): the
+// first write to each page of fresh memory is a page fault, and the kernel serialises much of that
+// work (the page tables' locks, the memory cgroup's charge), so a loop that writes 300 MB of fresh
+// memory on 16 threads spends most of its time in the kernel, and a std::vector's resize faults all
+// of it in on one thread. Here such memory is faulted in by every thread at once, a 2 MiB range a
+// task, before the loop writes it (and a vector's value-initialisation then runs over pages that
+// are there already).
+//
+//   fresh_resize(v, n)    std::vector<T> v (trivial T) grown to n: the new part faulted in in
+//                         parallel, then value-initialised (one pass over memory already there).
+//   fresh_array<T>(n)     n items of T (an implicit-lifetime type: an aggregate of numbers), left
+//                         uninitialised (each item is written by its owner), faulted in in
+//                         parallel; freed by the pointer.
+//   prefault(p, bytes)    the advice and the parallel fault of any range.
+//   advise_huge(p, bytes) the advice alone (huge only).
+//
+// Small sizes (below 4 MiB) are left to the allocator. Nothing here changes what the memory holds.
+// SIEVE_FRESH_MEMORY picks the design, for measuring them against each other: pages (the default:
+// the parallel fault, 4 KiB pages), huge (the same, the ranges advised MADV_HUGEPAGE first: 2 MiB
+// pages where the kernel gives them, 512 times fewer faults) or off (neither: the allocator's
+// pages, faulted by whoever writes first). On the H200 host (a VM) pages beat huge: 1.65 against
+// 1.91 s for the 8.4M-triangle build on 16 threads, 169 against 189 ms for its load
+// (docs/results.md).
+#pragma once
+
+#include <tbb/parallel_for.h>
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdint>
+#include <cstdlib>
+#include <new>
+#include <string_view>
+#include <memory>
+#include <type_traits>
+#include <vector>
+
+namespace sieve::render {
+
+inline constexpr std::size_t fresh_threshold = std::size_t{4} << 20;
+
+enum class fresh_mode { huge, pages, off };
+
+inline fresh_mode fresh_memory_mode() {
+  static const fresh_mode mode = [] {
+    const char* v = std::getenv("SIEVE_FRESH_MEMORY");
+    const std::string_view s = v ? v : "pages";
+    return s == "off" ? fresh_mode::off : s == "huge" ? fresh_mode::huge : fresh_mode::pages;
+  }();
+  return mode;
+}
+
+inline constexpr std::uintptr_t huge_page = std::uintptr_t{2} << 20;
+
+// The advice alone (for memory that a parallel pass faults in itself, as pread does).
+inline void advise_huge(void* p, std::size_t bytes) {
+  if (p == nullptr || bytes < fresh_threshold || fresh_memory_mode() != fresh_mode::huge) return;
+  const auto lo = reinterpret_cast<std::uintptr_t>(p), hi = lo + bytes;
+  const std::uintptr_t a = (lo + huge_page - 1) & ~(huge_page - 1), b = hi & ~(huge_page - 1);
+#ifdef MADV_HUGEPAGE
+  if (b > a) ::madvise(reinterpret_cast<void*>(a), b - a, MADV_HUGEPAGE);  // advice only: ignored where refused
+#endif
+}
+
+inline void prefault(void* p, std::size_t bytes) {
+  if (p == nullptr || bytes < fresh_threshold || fresh_memory_mode() == fresh_mode::off) return;
+  advise_huge(p, bytes);
+  constexpr std::uintptr_t huge = huge_page, page = 4096;
+  const auto lo = reinterpret_cast<std::uintptr_t>(p), hi = lo + bytes;
+  // One write a page, 2 MiB a task: a huge page is faulted (and cleared) by the thread that owns it.
+  const std::uintptr_t first = (lo + page - 1) & ~(page - 1);
+  const std::uintptr_t tasks = (hi - first + huge - 1) / huge;
+  tbb::parallel_for(std::uintptr_t{0}, tasks, [&](std::uintptr_t t) {
+    const std::uintptr_t s = first + t * huge, e = std::min(hi, s + huge);
+    for (std::uintptr_t q = s; q < e; q += page) *reinterpret_cast<volatile unsigned char*>(q) = 0;
+  });
+}
+
+template <class T>
+void fresh_resize(std::vector<T>& v, std::size_t n) {
+  static_assert(std::is_trivially_copyable_v<T>);
+  if (n <= v.size()) {
+    v.resize(n);
+    return;
+  }
+  if ((n - v.size()) * sizeof(T) >= fresh_threshold) {
+    if (n > v.capacity()) v.reserve(n);
+    prefault(v.data() + v.size(), (n - v.size()) * sizeof(T));
+  }
+  v.resize(n);
+}
+
+struct fresh_free {
+  void operator()(void* p) const { std::free(p); }
+};
+template <class T>
+using fresh_ptr = std::unique_ptr<T[], fresh_free>;
+
+template <class T>
+fresh_ptr<T> fresh_array(std::size_t n) {
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+  constexpr std::size_t align = std::max<std::size_t>(alignof(T), 64);  // (a cache line; AVX lanes need 32)
+  if (n > (SIZE_MAX - align) / sizeof(T)) throw std::bad_alloc();
+  void* p = std::aligned_alloc(align, (std::max<std::size_t>(n, 1) * sizeof(T) + align - 1) / align * align);
+  if (p == nullptr) throw std::bad_alloc();
+  prefault(p, n * sizeof(T));
+  return fresh_ptr<T>(static_cast<T*>(p));
+}
+
+}  // namespace sieve::render
