@@ -38,10 +38,9 @@ int run_check(const check_args& a) {
       << (s.uvs.empty() ? "" : ", with texture coordinates") << "\n"
       << "materials: " << s.materials.size() << ": " << kinds[0] << " diffuse, " << kinds[1] << " mirror, " << kinds[2]
       << " dielectric; " << textured << " textured, " << cutout << " with opacity\n";
-  std::uint64_t texels = 0;
-  for (const texture& t : s.textures) texels += std::uint64_t{t.width} * t.height;
-  out << "textures: " << s.textures.size() << " (" << (texels * sizeof(vec3) >> 20) << " MiB as floats)\n";
-  for (const texture& t : s.textures) out << "  " << t.name << ": " << t.width << " x " << t.height << "\n";
+  out << "textures: " << texture_memory_line(s.textures) << "\n";
+  for (const texture& t : s.textures)
+    out << "  " << t.name << ": " << t.width << " x " << t.height << ", " << describe_storage(t) << "\n";
   std::size_t emitting = 0;
   for (const material& m : s.materials) emitting += max_component(m.emission) > 0;
   out << "lights: " << s.emissive.size() << " emissive triangles (" << emitting << " materials); environment: ";

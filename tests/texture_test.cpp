@@ -50,7 +50,8 @@ void write_bytes(const fs::path& p, const std::string& bytes) { std::ofstream(p,
 
 TEST(Texture, BilinearHitsTexelCentresAndBlendsBetweenThem) {
   const std::vector<vec3> texels = {{1, 0, 0}, {0, 1, 0}, {0, 0, 1}, {1, 1, 1}};  // 2 x 2, row 0 at the top
-  const texture_view t{texels.data(), 2, 2, wrap_mode::clamp};
+  const texture stored = make_texture("t", 2, 2, texels, wrap_mode::clamp);
+  const texture_view t = stored.view();
   // Texel (x, y) has its centre at u = (x + 0.5) / 2, v = 1 - (y + 0.5) / 2.
   expect_near(bilinear(t, 0.25f, 0.75f), {1, 0, 0}, 1e-6f);  // top-left
   expect_near(bilinear(t, 0.75f, 0.75f), {0, 1, 0}, 1e-6f);  // top-right
@@ -62,7 +63,8 @@ TEST(Texture, BilinearHitsTexelCentresAndBlendsBetweenThem) {
 
 TEST(Texture, RepeatWrapsAndClampExtendsTheEdges) {
   const std::vector<vec3> texels = {{0, 0, 0}, {1, 1, 1}};  // 2 x 1: black, white
-  texture_view t{texels.data(), 2, 1, wrap_mode::repeat};
+  const texture stored = make_texture("t", 2, 1, texels, wrap_mode::repeat);
+  texture_view t = stored.view();
   // At u = 0 (the left edge) repeat blends the last texel (white) and the first (black).
   expect_near(bilinear(t, 0.0f, 0.5f), {0.5f, 0.5f, 0.5f}, 1e-6f);
   expect_near(bilinear(t, 1.25f, 0.5f), bilinear(t, 0.25f, 0.5f), 1e-6f);
@@ -76,7 +78,8 @@ TEST(Texture, RepeatWrapsAndClampExtendsTheEdges) {
 TEST(Texture, NonFiniteOrHugeCoordinatesStayInside) {
   const std::vector<vec3> texels = {{0.25f, 0.5f, 0.75f}};
   for (const wrap_mode w : {wrap_mode::repeat, wrap_mode::clamp}) {
-    const texture_view t{texels.data(), 1, 1, w};
+    const texture stored = make_texture("t", 1, 1, texels, w);
+    const texture_view t = stored.view();
     for (const float bad : {NAN, INFINITY, -INFINITY, 3e9f, -3e9f})
       expect_near(bilinear(t, bad, 0.5f), texels[0], 0);
   }
@@ -371,7 +374,7 @@ TEST(ObjTextures, MapKdIsReadOnceAndClampIsItsWrapMode) {
   EXPECT_EQ(s.textures[static_cast<std::size_t>(s.materials[0].albedo_texture)].wrap, wrap_mode::repeat);
   EXPECT_EQ(s.textures[static_cast<std::size_t>(s.materials[2].albedo_texture)].wrap, wrap_mode::clamp);
   EXPECT_EQ(s.materials[3].albedo_texture, -1);
-  expect_near(s.textures[0].texels[3], testing::stored({0.5f, 0.25f, 1}), 1e-6f);
+  expect_near(s.textures[0].texel(1, 1), testing::stored({0.5f, 0.25f, 1}), 1e-6f);
 }
 
 TEST(ObjTextures, MissingTextureIsAWarningAndTheConstantColourStays) {
@@ -400,9 +403,12 @@ TEST(ObjTextures, UnreadableOrOversizedTexturesAreErrors) {
   limits.max_texture_side = 32;
   EXPECT_THROW((void)load_scene(dir / "m.obj", {}, limits), sieve::error);
   limits = {};
-  limits.max_texture_bytes = 40 * 2 * 12 - 1;  // the scene's budget for all textures
-  EXPECT_THROW((void)load_scene(dir / "m.obj", {}, limits), sieve::error);
-  limits.max_texture_bytes = 40 * 2 * 12;
+  // The scene's budget for all textures, on what they take stored: 8-bit RGBA with the pyramid.
+  limits.max_texture_bytes = pyramid_bytes(40, 2, 4, texel_format::unorm8) - 1;
+  testing::expect_error([&] { (void)load_scene(dir / "m.obj", {}, limits); },
+                        {"big.png: the texture takes 472 bytes stored with its mipmaps", "past the scene's texture budget",
+                         "material 'a'"});
+  limits.max_texture_bytes = pyramid_bytes(40, 2, 4, texel_format::unorm8);
   EXPECT_EQ(load_scene(dir / "m.obj", {}, limits).textures.size(), 1u);
 }
 
@@ -417,7 +423,7 @@ TEST(TomlTextures, MaterialsTakeATextureAndAWrapMode) {
   ASSERT_EQ(s.materials.size(), 1u);
   EXPECT_EQ(s.materials[0].albedo_texture, 0);
   EXPECT_EQ(s.textures[0].wrap, wrap_mode::clamp);
-  expect_near(s.textures[0].texels[0], testing::stored({0.25f, 0.5f, 0.75f}), 1e-6f);
+  expect_near(s.textures[0].texel(0, 0), testing::stored({0.25f, 0.5f, 0.75f}), 1e-6f);
 
   const std::vector<std::pair<std::string, std::string>> bad = {
       {"wrap = \"mirror\"\ntexture = \"t.png\"\n", "materials[0].wrap: 'mirror' is not one of repeat, clamp"},

@@ -53,6 +53,7 @@ render_settings requested_settings(const render_request& rq, const scene& sc, bo
   settings.bvh = rq.bvh;
   settings.integrator = rq.integrator;
   settings.queue = rq.queue;
+  settings.textures = rq.textures;
   settings.profile_stages = rq.profile_stages;
   try {  // an unknown or unfit strategy fails before the BVH build, naming where its name came from
     if (settings.strategy == "append")
@@ -242,6 +243,10 @@ nlohmann::json render_report(const render_request& rq, const scene& sc, const re
   j["max_bounces"] = sc.film.max_bounces;
   j["seed"] = sc.film.seed;
   j["triangles"] = sc.triangles.size();
+  std::uint64_t stored = 0, source = 0;
+  for (const texture& t : sc.textures) stored += t.bytes(), source += t.source_bytes;
+  j["textures"] = {{"count", sc.textures.size()}, {"stored_bytes", stored}, {"source_bytes", source},
+                   {"storage", gpu ? std::string(to_string(settings.textures)) : std::string("packed")}, {"summary", texture_memory_line(sc.textures)}};
   j["bvh_build_seconds"] = out.bvh_seconds;
   j["threads"] = tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
   j["seconds"] = out.seconds;

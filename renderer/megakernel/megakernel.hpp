@@ -19,8 +19,8 @@ SIEVE_HD inline void megakernel_path(std::uint32_t slot, const scene_view& s, co
   std::uint32_t own_slot = 0;
   ray r;
   vec3 beta;
-  float pdf = 0;
-  const path_columns p{&own_slot, &r, &beta, &pdf};
+  float pdf = 0, cone = 0;
+  const path_columns p{&own_slot, &r, &beta, &pdf, &cone};
   hit h;
   ray shadow;
   vec3 light;

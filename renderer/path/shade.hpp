@@ -39,35 +39,55 @@ struct shade_args {
 
 // The material of triangle `prim` at barycentrics (b1, b2): its albedo read from its texture where
 // it has one (at the interpolated texture coordinates; clamped to 0 .. 1, an albedo), its emission
-// times its emission texture's texel there, its roughness and metallic times the green and blue of
-// its metallic-roughness texture (glTF's channels).
-SIEVE_HD inline surface surface_at(const scene_view& s, std::uint32_t prim, float b1, float b2) {
+// times its emission texture's texel there, its roughness and metallic times the two channels of
+// its metallic-roughness texture (glTF's green and blue). The textures are read at the level of a
+// ray cone `width` wide meeting the triangle at cosine `cos_theta` (core/ray_cone.hpp), whose
+// level-0 term goes to `lod0` for the normal map; width 0: level 0.
+SIEVE_HD inline surface surface_at(const scene_view& s, std::uint32_t prim, float b1, float b2, float& lod0,
+                                   float width = 0, float cos_theta = 1) {
   surface m = s.surfaces[s.material_of[prim]];
-  if (m.albedo_texture < 0 && m.emission_texture < 0 && m.metal_rough_texture < 0) return m;
-  tex_coord t = s.uvs ? interpolate(s.uvs[prim], b1, b2) : tex_coord{};
+  lod0 = -1e30f;
+  if (m.albedo_texture < 0 && m.emission_texture < 0 && m.metal_rough_texture < 0 && m.normal_texture < 0) return m;
+  tex_coord t{};
+  if (s.uvs) {
+    t = interpolate(s.uvs[prim], b1, b2);
+    if (width > 0) lod0 = footprint_lod(s.bvh.triangles[prim], s.uvs[prim], m.uv, width, cos_theta);
+  }
   if (!m.uv.identity()) m.uv.apply(t.u, t.v);
-  if (m.albedo_texture >= 0)
-    m.albedo = min(max(bilinear(s.textures[m.albedo_texture], t.u, t.v), vec3{0, 0, 0}), vec3{1, 1, 1});
-  if (m.emission_texture >= 0) m.emission = m.emission * max(bilinear(s.textures[m.emission_texture], t.u, t.v), vec3{0, 0, 0});
+  auto read = [&](std::int32_t i) {
+    const texture_view& tex = s.textures[i];
+    return texture_lookup(tex, t.u, t.v, texture_lod(tex, lod0));
+  };
+  if (m.albedo_texture >= 0) m.albedo = min(max(read(m.albedo_texture), vec3{0, 0, 0}), vec3{1, 1, 1});
+  if (m.emission_texture >= 0) m.emission = m.emission * max(read(m.emission_texture), vec3{0, 0, 0});
   if (m.metal_rough_texture >= 0) {
-    const vec3 mr = min(max(bilinear(s.textures[m.metal_rough_texture], t.u, t.v), vec3{0, 0, 0}), vec3{1, 1, 1});
-    m.roughness *= mr.y;
-    m.metallic *= mr.z;
+    const vec3 mr = min(max(read(m.metal_rough_texture), vec3{0, 0, 0}), vec3{1, 1, 1});
+    m.roughness *= mr.x;
+    m.metallic *= mr.y;
   }
   return m;
 }
-SIEVE_HD inline surface surface_at(const scene_view& s, const hit& h) { return surface_at(s, h.prim, h.u, h.v); }
+SIEVE_HD inline surface surface_at(const scene_view& s, std::uint32_t prim, float b1, float b2) {
+  float lod0;
+  return surface_at(s, prim, b1, b2, lod0);
+}
 
 // The shading normal at hit h for a viewer in direction wo: ng on flat triangles; interpolated
 // where the mesh has vertex normals; bent by the material's normal map where it has one and the
-// triangle has tangents (core/shading.hpp).
-SIEVE_HD inline vec3 shading_normal_at(const scene_view& s, const hit& h, const surface& m, vec3 ng, vec3 wo) {
+// triangle has tangents (core/shading.hpp), read at level lod0 (surface_at's). A two-channel map
+// holds x and y; z is rebuilt as sqrt(1 - x^2 - y^2).
+SIEVE_HD inline vec3 shading_normal_at(const scene_view& s, const hit& h, const surface& m, vec3 ng, vec3 wo, float lod0) {
   if (!s.normals) return ng;
   const triangle_normals& tn = s.normals[h.prim];
   if (m.normal_texture >= 0 && s.tangents && s.tangents[h.prim].sign != 0) {
     tex_coord t = s.uvs ? interpolate(s.uvs[h.prim], h.u, h.v) : tex_coord{};
     if (!m.uv.identity()) m.uv.apply(t.u, t.v);
-    const vec3 c = bilinear(s.textures[m.normal_texture], t.u, t.v);
+    const texture_view& tex = s.textures[m.normal_texture];
+    vec3 c = texture_lookup(tex, t.u, t.v, texture_lod(tex, lod0));
+    if (tex.channels == 2) {
+      const float x = 2 * c.x - 1, y = 2 * c.y - 1, zz = 1 - x * x - y * y;
+      c.z = 0.5f * (zz > 0 ? sqrtf(zz) : 0.0f) + 0.5f;
+    }
     return shading_normal_towards(normal_mapped(tn, s.tangents[h.prim], h.u, h.v, ng, c, m.normal_scale), ng, wo);
   }
   return shading_normal_towards(shading_normal(tn, h.u, h.v, ng), ng, wo);
@@ -149,11 +169,13 @@ SIEVE_HD inline bool shade_path(std::uint32_t i, const shade_args& a, const wave
     seen = beta * escaped(s, r.direction, p.bsdf_pdf[j]);
   } else {
     const triangle& tri = s.bvh.triangles[h.prim];
-    const surface m = surface_at(s, h);
     const vec3 ng = geometric_normal(tri), wo = -r.direction, x = r.origin + r.direction * h.t;
+    const float cone = p.cone[j] + s.pixel_spread * h.t;  // the ray cone's width at the hit
+    float lod0;
+    const surface m = surface_at(s, h.prim, h.u, h.v, lod0, cone, dot(ng, r.direction));
     const rng_key key{w.pixel_of(slot), w.sample_of(slot), a.vertex + 1, s.seed};
     // (A cut-out's passes never reach here: the traversal refused them, core/alpha.hpp.)
-    const vec3 n = shading_normal_at(s, h, m, ng, wo);
+    const vec3 n = shading_normal_at(s, h, m, ng, wo, lod0);
     const bool smooth = n.x != ng.x || n.y != ng.y || n.z != ng.z;
     const vec3 le = emitted(m, ng, wo);
     if (max_component(le) > 0) {
@@ -178,6 +200,7 @@ SIEVE_HD inline bool shade_path(std::uint32_t i, const shade_args& a, const wave
       if (smooth && !sides_agree(wo, bs.wi, ng, n)) beta = {0, 0, 0};  // through the geometric surface: ends here
       if (max_component(beta) > 0 && finite(beta)) {
         p.rays[j] = spawn_ray(x, ng, bs.wi);
+        p.cone[j] = cone;
         p.throughput[j] = beta;
         p.bsdf_pdf[j] = bs.specular ? 0.0f : bs.pdf;
         keep = true;

@@ -260,7 +260,7 @@ class cuda_run {
   cuda_run(const prepared_scene& ps, const render_settings& settings, render_result& result)
       : settings_(settings), stats_(result.stats), film_desc_(ps.source().film),
         pixels_(film_desc_.width * film_desc_.height),
-        capacity_(wave_capacity(pixels_, film_desc_.spp, settings)), scene_(ps),
+        capacity_(wave_capacity(pixels_, film_desc_.spp, settings)), scene_(ps, settings.textures),
         view_(gpu_scene_view(scene_.view(film_desc_.width, film_desc_.height), settings)),
         backend_(result.stats, settings, stream_.s, capacity_, view_.material_count),
         film_(pixels_), wave_(1), h_wave_(1) {

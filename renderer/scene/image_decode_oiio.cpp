@@ -1,4 +1,4 @@
-// decode_image (image_file.hpp) through OpenImageIO. The format is told from the file's
+// decode_texels (image_file.hpp) through OpenImageIO. The format is told from the file's
 // signature here (TGA, which has none, from the name) and only that format's reader is asked, from
 // memory (an IOProxy over the bytes sieve read itself): no other reader of OpenImageIO's many is
 // tried on untrusted bytes. The header is read first and the image refused past the limits before
@@ -89,15 +89,21 @@ class quiet_stderr {
   int saved_ = -1;
 };
 
-bool linear_format(const OIIO::ImageSpec& spec) {
-  const OIIO::TypeDesc f = spec.format;
-  return f.basetype == OIIO::TypeDesc::FLOAT || f.basetype == OIIO::TypeDesc::HALF || f.basetype == OIIO::TypeDesc::DOUBLE;
+// The stored precision sieve keeps for a file's format: 8 and 16 bit, half and float as they are;
+// any other (32-bit integers, double) read as float.
+texel_format format_of(const OIIO::ImageSpec& spec, OIIO::TypeDesc& read_as) {
+  switch (spec.format.basetype) {
+    case OIIO::TypeDesc::UINT8: read_as = OIIO::TypeDesc::UINT8; return texel_format::unorm8;
+    case OIIO::TypeDesc::UINT16: read_as = OIIO::TypeDesc::UINT16; return texel_format::unorm16;
+    case OIIO::TypeDesc::HALF: read_as = OIIO::TypeDesc::HALF; return texel_format::half;
+    default: read_as = OIIO::TypeDesc::FLOAT; return texel_format::float32;
+  }
 }
 
 }  // namespace
 
-image_rgb decode_image(const unsigned char* data, std::size_t size, const std::string& name, const std::string& what,
-                       const image_limits& limits, image_use use) {
+texel_image decode_texels(const unsigned char* data, std::size_t size, const std::string& name, const std::string& what,
+                          const image_limits& limits) {
   static const bool configured = [] {
     OIIO::attribute("threads", 1);          // decoding runs inside the loader's own threads
     OIIO::attribute("try_all_readers", 0);  // only the reader of the format named
@@ -132,29 +138,29 @@ image_rgb decode_image(const unsigned char* data, std::size_t size, const std::s
   if (spec.width <= 0 || spec.height <= 0 || spec.nchannels <= 0) detail::fail(at + "the " + what + " has no pixels");
   check_image_size(static_cast<std::uint64_t>(spec.width), static_cast<std::uint64_t>(spec.height), name, what, limits);
 
-  int first = 0, count = std::min(spec.nchannels, 3);
-  if (spec.nchannels == 2) count = 1;  // grey and alpha
-  const bool has_alpha = (spec.alpha_channel >= 0 && spec.alpha_channel < spec.nchannels) || spec.nchannels == 2 ||
-                         spec.nchannels == 4;
-  if (use == image_use::alpha && !has_alpha) return image_rgb{1, 1, {vec3{1, 1, 1}}};  // opaque throughout: one texel
-  if (use != image_use::color) {
-    first = spec.alpha_channel >= 0 && spec.alpha_channel < spec.nchannels ? spec.alpha_channel
-            : spec.nchannels == 2 || spec.nchannels == 4                   ? spec.nchannels - 1
-                                                                          : 0;
-    count = 1;
-  }
-  image_rgb out;
+  // The colour channels (grey, or the first three) and the alpha channel where there is one, kept
+  // in that order: 1 .. 4 channels.
+  const int colour = spec.nchannels >= 3 ? 3 : 1;
+  const int alpha = spec.alpha_channel >= 0 && spec.alpha_channel < spec.nchannels ? spec.alpha_channel
+                    : spec.nchannels == 2 || spec.nchannels == 4                   ? spec.nchannels - 1
+                                                                                  : -1;
+  texel_image out;
+  OIIO::TypeDesc read_as;
+  out.format = format_of(spec, read_as);
+  const auto base = spec.format.basetype;  // integer images hold sRGB colour, floating-point ones linear
+  out.srgb = base != OIIO::TypeDesc::FLOAT && base != OIIO::TypeDesc::DOUBLE && base != OIIO::TypeDesc::HALF;
   out.width = static_cast<std::uint32_t>(spec.width);
   out.height = static_cast<std::uint32_t>(spec.height);
-  out.pixels.assign(std::size_t{out.width} * out.height, vec3{0, 0, 0});
-  if (!in->read_image(0, 0, first, first + count, OIIO::TypeDesc::FLOAT, out.pixels.data(), sizeof(vec3))) {
-    detail::fail(at + "cannot decode the " + what + ": " + one_line(in->geterror()));
-  }
-  const bool decode_srgb = use == image_use::color && !linear_format(spec);
-  for (vec3& p : out.pixels) {
-    if (count == 1) p.y = p.z = p.x;
-    if (decode_srgb) p = {srgb_to_linear(p.x), srgb_to_linear(p.y), srgb_to_linear(p.z)};
-  }
+  out.channels = static_cast<std::uint8_t>(colour + (alpha >= 0 ? 1 : 0));
+  const std::size_t cb = channel_bytes(out.format), pixel = out.channels * cb;
+  out.bytes.assign(std::size_t{out.width} * out.height * pixel, 0);
+  const bool together = alpha < 0 || alpha == colour;  // one contiguous range of channels
+  auto read = [&](int first, int end, std::size_t offset) {
+    if (!in->read_image(0, 0, first, end, read_as, out.bytes.data() + offset, static_cast<OIIO::stride_t>(pixel)))
+      detail::fail(at + "cannot decode the " + what + ": " + one_line(in->geterror()));
+  };
+  read(0, together ? out.channels : colour, 0);
+  if (!together) read(alpha, alpha + 1, colour * cb);
   check_finite(out, name, what);
   return out;
 }

@@ -1,4 +1,4 @@
-// decode_image (image_file.hpp) in a build without OpenImageIO (-DSIEVE_OPENIMAGEIO=OFF): PNG only,
+// decode_texels (image_file.hpp) in a build without OpenImageIO (-DSIEVE_OPENIMAGEIO=OFF): PNG only,
 // through stb_image's PNG decoder (8 and 16 bit, grey, palette, alpha), compiled in with static
 // linkage. Meant for machines where OpenImageIO's libraries cannot be installed; every other format
 // is refused with one line naming the option. The header is checked against the limits before a
@@ -27,8 +27,8 @@
 
 namespace sieve::render {
 
-image_rgb decode_image(const unsigned char* data, std::size_t size, const std::string& name, const std::string& what,
-                       const image_limits& limits, image_use use) {
+texel_image decode_texels(const unsigned char* data, std::size_t size, const std::string& name, const std::string& what,
+                          const image_limits& limits) {
   const std::string at = name + ": ";
   static const unsigned char png_start[16] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R'};
   if (size < 24 || !std::equal(png_start, png_start + 16, data)) {
@@ -47,32 +47,21 @@ image_rgb decode_image(const unsigned char* data, std::size_t size, const std::s
   int dw = 0, dh = 0, channels = 0;
   const bool wide = stbi_is_16_bit_from_memory(data, bytes);
   const std::unique_ptr<void, void (*)(void*)> p(
-      wide ? static_cast<void*>(stbi_load_16_from_memory(data, bytes, &dw, &dh, &channels, 4))
-           : static_cast<void*>(stbi_load_from_memory(data, bytes, &dw, &dh, &channels, 4)),
+      wide ? static_cast<void*>(stbi_load_16_from_memory(data, bytes, &dw, &dh, &channels, 0))
+           : static_cast<void*>(stbi_load_from_memory(data, bytes, &dw, &dh, &channels, 0)),
       stbi_image_free);
   if (!p) detail::fail(at + "cannot decode the " + what + ": " + stbi_failure_reason());
-  if (static_cast<std::uint64_t>(dw) != w || static_cast<std::uint64_t>(dh) != h)
+  if (static_cast<std::uint64_t>(dw) != w || static_cast<std::uint64_t>(dh) != h || channels < 1 || channels > 4)
     detail::fail(at + "the " + what + " decodes to a size other than its header's");
 
-  image_rgb out;
+  texel_image out;  // stb_image's layout is texel_image's: grey, grey + alpha, RGB, RGBA; 8 or 16 bit
   out.width = static_cast<std::uint32_t>(w);
   out.height = static_cast<std::uint32_t>(h);
-  out.pixels.resize(w * h);
-  const bool has_alpha = channels == 2 || channels == 4;
-  if (use == image_use::alpha && !has_alpha) return image_rgb{1, 1, {vec3{1, 1, 1}}};  // opaque throughout: one texel
-  const float scale = wide ? 1.0f / 65535.0f : 1.0f / 255.0f;
-  for (std::size_t i = 0; i < out.pixels.size(); ++i) {
-    float c[4];
-    for (int k = 0; k < 4; ++k)
-      c[k] = scale * (wide ? static_cast<const stbi_us*>(p.get())[4 * i + k] : static_cast<const stbi_uc*>(p.get())[4 * i + k]);
-    if (use != image_use::color) {
-      const float a = has_alpha ? c[3] : use == image_use::alpha ? 1.0f : c[0];
-      out.pixels[i] = {a, a, a};
-    } else {
-      out.pixels[i] = {srgb_to_linear(c[0]), srgb_to_linear(c[1]), srgb_to_linear(c[2])};
-    }
-  }
-  check_finite(out, name, what);
+  out.channels = static_cast<std::uint8_t>(channels);
+  out.format = wide ? texel_format::unorm16 : texel_format::unorm8;
+  out.srgb = true;
+  const auto* first = static_cast<const unsigned char*>(p.get());
+  out.bytes.assign(first, first + w * h * static_cast<std::uint64_t>(channels) * (wide ? 2 : 1));
   return out;
 }
 

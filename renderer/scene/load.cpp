@@ -88,7 +88,9 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
   const std::vector<material_entry> entries = read_material_entries(doc, rd);
   registry reg;
   reg.texture_limits.max_side = rd.limits.max_texture_side;
-  reg.texture_limits.max_bytes = rd.limits.max_texture_bytes;
+  // Each image within the decoder's own limits (its side, its file's size); all of them together,
+  // stored with their mipmaps, within the budget (checked on each image's stored size before its
+  // pyramid is allocated: textures.cpp).
   reg.texture_budget = rd.limits.max_texture_bytes;
   std::optional<camera_desc> bare_camera;
   const std::vector<material_override> overrides = read_objects(doc, rd, sc, reg, base_dir, obj_entry, bare_camera);

@@ -249,7 +249,7 @@ obj_mesh load_ply(const fs::path& path, const obj_options& opt, registry& reg) {
       const tex_coord uv{(float(t % side) + 0.5f) / side, 1 - (float(t / side) + 0.5f) / side};
       out.uvs[t] = {uv, uv, uv};
     }
-    m.albedo_texture = reg.texture_index(file + " (vertex colours)", std::move(img), wrap_mode::clamp, file);
+    m.albedo_texture = reg.texture_index(file + " (vertex colours)", img, wrap_mode::clamp, file);
   }
   const std::uint32_t mat = opt.use_materials ? reg.add(m, file) : 0;
   out.material_of.assign(out.triangles.size(), mat);
