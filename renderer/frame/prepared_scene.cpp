@@ -99,7 +99,7 @@ scene_view prepared_scene::view(std::uint32_t width, std::uint32_t height) const
   v.env_map = s.environment_map.view();
   v.cam = camera::look_at(s.camera.position, s.camera.look_at, s.camera.up, s.camera.vfov_degrees,
                           static_cast<float>(width) / static_cast<float>(height));
-  v.pixel_spread = length(v.cam.vertical) / static_cast<float>(height);
+  v.pixel_spread = s.film.mipmaps ? length(v.cam.vertical) / static_cast<float>(height) : 0.0f;
   v.bounds = bounds_;
   v.width = width;
   v.height = height;

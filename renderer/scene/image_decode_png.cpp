@@ -1,8 +1,8 @@
-// decode_texels (image_file.hpp) in a build without OpenImageIO (-DSIEVE_OPENIMAGEIO=OFF): PNG only,
-// through stb_image's PNG decoder (8 and 16 bit, grey, palette, alpha), compiled in with static
-// linkage. Meant for machines where OpenImageIO's libraries cannot be installed; every other format
-// is refused with one line naming the option. The header is checked against the limits before a
-// pixel is decoded.
+// decode_texels (image_file.hpp) in a build without OpenImageIO (-DSIEVE_OPENIMAGEIO=OFF): PNG and
+// JPEG only, through stb_image's decoders (PNG: 8 and 16 bit, grey, palette, alpha; JPEG: baseline
+// and progressive, 8 bit), compiled in with static linkage. Meant for machines where OpenImageIO's
+// libraries cannot be installed; every other format is refused with one line naming the option. The
+// header is checked against the limits before a pixel is decoded.
 #include "image_file.hpp"
 
 #include "input_file.hpp"
@@ -11,6 +11,7 @@
 #define STB_IMAGE_IMPLEMENTATION
 #define STBI_NO_STDIO
 #define STBI_ONLY_PNG
+#define STBI_ONLY_JPEG
 #if defined(__GNUC__)
 #pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wunused-function"
@@ -31,15 +32,26 @@ texel_image decode_texels(const unsigned char* data, std::size_t size, const std
                           const image_limits& limits) {
   const std::string at = name + ": ";
   static const unsigned char png_start[16] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R'};
-  if (size < 24 || !std::equal(png_start, png_start + 16, data)) {
-    detail::fail(at + "the " + what + " is not a PNG image, the one format this build reads (built without "
-                 "OpenImageIO: configure with -DSIEVE_OPENIMAGEIO=ON for JPEG, TGA, TIFF, OpenEXR and .hdr)");
+  static const unsigned char jpeg_start[3] = {0xff, 0xd8, 0xff};
+  const bool png = size >= 24 && std::equal(png_start, png_start + 16, data);
+  const bool jpeg = size >= 3 && std::equal(jpeg_start, jpeg_start + 3, data);
+  if (!png && !jpeg) {
+    detail::fail(at + "the " + what + " is not a PNG or JPEG image, the formats this build reads (built without "
+                 "OpenImageIO: configure with -DSIEVE_OPENIMAGEIO=ON for TGA, TIFF, OpenEXR and .hdr)");
   }
   if (size > static_cast<std::size_t>(INT_MAX)) detail::fail(at + "the " + what + " file is too large to decode");
   auto be32 = [&](std::size_t i) {
     return std::uint64_t{data[i]} << 24 | std::uint64_t{data[i + 1]} << 16 | std::uint64_t{data[i + 2]} << 8 | data[i + 3];
   };
-  const std::uint64_t w = be32(16), h = be32(20);
+  std::uint64_t w = 0, h = 0;
+  if (png) {
+    w = be32(16), h = be32(20);
+  } else {  // the JPEG's frame header, read by stb_image without decoding
+    int iw = 0, ih = 0, ic = 0;
+    if (!stbi_info_from_memory(data, static_cast<int>(size), &iw, &ih, &ic))
+      detail::fail(at + "cannot read the " + what + ": " + stbi_failure_reason());
+    w = static_cast<std::uint64_t>(iw), h = static_cast<std::uint64_t>(ih);
+  }
   if (w == 0 || h == 0) detail::fail(at + "the " + what + " has no pixels");
   check_image_size(w, h, name, what, limits);
 

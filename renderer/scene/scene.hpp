@@ -74,6 +74,7 @@ struct film_desc {
   std::uint32_t spp = 16;
   std::uint32_t max_bounces = 8;
   std::uint32_t seed = 1;
+  bool mipmaps = true;  // false: textures read at level 0 alone (no ray cones), the aliasing baseline
 };
 
 struct compaction_desc {
