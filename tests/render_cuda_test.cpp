@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "scenes_dir.hpp"
 #include "environment_scenes.hpp"
 #include "materials_scene.hpp"
 #include "microfacet_scenes.hpp"
@@ -34,7 +35,7 @@ namespace {
 
 scene cornell(const std::string& file, std::uint32_t w, std::uint32_t h, std::uint32_t spp, std::uint32_t seed,
               const std::string& folder = "cornell-box") {
-  return load_scene(std::string(SIEVE_SCENES_DIR) + "/" + folder + "/" + file,
+  return load_scene(sieve::test::scenes_dir() + "/" + folder + "/" + file,
                     {"film.width=" + std::to_string(w), "film.height=" + std::to_string(h),
                      "film.spp=" + std::to_string(spp), "film.seed=" + std::to_string(seed)});
 }
@@ -220,7 +221,7 @@ TEST(GpuEnvironment, WhiteFurnaceAndTheCpuImage) {
     EXPECT_LE(std::fabs(c.mean_diff), 4 * c.stderr_diff + 1e-6 * c.mean_b);
     EXPECT_GE(c.close_fraction, 0.95);
   }
-  const scene sky = load_scene(std::string(SIEVE_SCENES_DIR) + "/sky/sky-terrain.toml",
+  const scene sky = load_scene(sieve::test::scenes_dir() + "/sky/sky-terrain.toml",
                                {"film.width=64", "film.height=48", "film.spp=4", "procedural.grid=32",
                                 "camera.position=[16, 12, -4]", "camera.look_at=[16, 3, 20]"});
   const prepared_scene ps(sky);
@@ -272,7 +273,7 @@ TEST(GpuRender, TexturedQuadShowsItsTexturesColours) {
 
 TEST(GpuRender, TexturedSceneMatchesTheCpuAndEveryStrategy) {
   SKIP_WITHOUT_GPU();
-  const scene s = load_scene(std::string(SIEVE_SCENES_DIR) + "/textured/textured.toml",
+  const scene s = load_scene(sieve::test::scenes_dir() + "/textured/textured.toml",
                              {"film.width=96", "film.height=72", "film.spp=4", "film.seed=3"});
   ASSERT_FALSE(s.normals.empty());
   ASSERT_FALSE(s.textures.empty());
@@ -549,7 +550,7 @@ TEST(GpuRender, MicrofacetMaterialsMatchTheCpuAndTheMegakernel) {
   SKIP_WITHOUT_GPU();
   for (const bool thin : {false, true}) {
     SCOPED_TRACE(thin ? "thin" : "thick");
-    const scene s = load_scene(std::string(SIEVE_SCENES_DIR) + "/cornell-box/cornell-mirror-glass.toml",
+    const scene s = load_scene(sieve::test::scenes_dir() + "/cornell-box/cornell-mirror-glass.toml",
                                test_scenes::microfacet_box(thin, 96, 4));
     const prepared_scene ps(s);
     render_settings rs = render_settings::from(s);
@@ -574,7 +575,7 @@ TEST(GpuRender, CutOutsAndThePbrHelmetMatchTheCpuAndEveryTraversal) {
   SKIP_WITHOUT_GPU();
   std::vector<scene> scenes{testing::cutout_scene(64, 8)};
   try {
-    scenes.push_back(load_scene(std::string(SIEVE_SCENES_DIR) + "/helmet/helmet.toml",
+    scenes.push_back(load_scene(sieve::test::scenes_dir() + "/helmet/helmet.toml",
                                 {"film.width=64", "film.height=64", "film.spp=4", "film.seed=3"}));
     ASSERT_FALSE(scenes.back().tangents.empty());
   } catch (const sieve::error& e) {
@@ -631,7 +632,7 @@ TEST(GpuRender, MegakernelMatchesTheWavefront) {
 // route stage are in the tables.
 TEST(GpuRender, EveryRoutingIsIdentical) {
   SKIP_WITHOUT_GPU();
-  const scene s = load_scene(std::string(SIEVE_SCENES_DIR) + "/materials/materials.toml",
+  const scene s = load_scene(sieve::test::scenes_dir() + "/materials/materials.toml",
                              test_scenes::small_materials(96, 54, 4));
   const prepared_scene ps(s);
   render_settings base = render_settings::from(s);
