@@ -16,15 +16,16 @@ namespace sieve::render {
 
 // The level-0 term of a hit's level of detail (texture_lod adds each texture's size): log2 of the
 // footprint's side in texture coordinates, for a cone `width` wide at a triangle whose unit
-// geometric normal makes cosine `cos_theta` with the ray. The footprint's area decides (its side:
-// the geometric mean of the ellipse's axes width and width / |cos|): 0.5 log2(uv area / area) +
-// log2(width) - 0.5 log2|cos|. -inf (level 0) where the triangle has no uv area.
+// geometric normal makes cosine `cos_theta` with the ray. The footprint is an ellipse of axes width
+// and width / |cos|; the isotropic lookup takes its major axis, as the paper does (eq. 34): blurry
+// along the minor axis at grazing angles, never aliased along the major one:
+// 0.5 log2(uv area / area) + log2(width) - log2|cos|. -inf (level 0) where the triangle has no uv area.
 SIEVE_HD inline float footprint_lod(const triangle& tri, const triangle_uvs& uv, const uv_transform& map, float width,
                                     float cos_theta) {
   const float area = length(cross(tri.v1 - tri.v0, tri.v2 - tri.v0));
   const float uv_area = fabsf((uv.t1.u - uv.t0.u) * (uv.t2.v - uv.t0.v) - (uv.t2.u - uv.t0.u) * (uv.t1.v - uv.t0.v)) *
                         map.area_scale();
-  return 0.5f * log2f(uv_area / (area * fabsf(cos_theta))) + log2f(width);
+  return 0.5f * log2f(uv_area / area) + log2f(width / fabsf(cos_theta));
 }
 
 }  // namespace sieve::render
