@@ -81,6 +81,14 @@ prepared_scene::prepared_scene(const scene& s, bvh tree) : scene_(&s), bvh_(std:
   }
 }
 
+material_family prepared_scene::family() const {
+  if (surfaces_.empty()) return material_family::any;
+  const material_family f = family_of(surfaces_.front().kind);
+  for (const surface& m : surfaces_)
+    if (family_of(m.kind) != f) return material_family::any;
+  return f;
+}
+
 scene_view prepared_scene::view(std::uint32_t width, std::uint32_t height) const {
   const scene& s = *scene_;
   scene_view v;
