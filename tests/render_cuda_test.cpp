@@ -271,6 +271,27 @@ TEST(GpuRender, TexturedQuadShowsItsTexturesColours) {
   std::filesystem::remove_all(dir);
 }
 
+// A textured scene's GPU image against the CPU's. With the packed texels the GPU filters as the CPU
+// does: the means agree within the noise and nearly every pixel within 1e-3 (`close`). With the
+// texture unit (`hardware`, the image `gpu`) each lookup may differ by its bound (docs/textures.md:
+// 2^-8 of its value plus 3/256 of its texels' range), so pixels differ beyond 1e-3 and the mean
+// is held to that bound: within the noise plus 4/256 of the CPU's.
+void expect_textures_match_the_cpu(const prepared_scene& ps, const render_settings& rs, const render_result& gpu,
+                                   const render_result& cpu, const std::string& name, double close) {
+  render_settings packed = rs;
+  packed.textures = texture_storage::packed;
+  const comparison c = compare(render_cuda(ps, packed), cpu);
+  std::printf("%s, packed: GPU mean %.6f, CPU mean %.6f, diff %.3g +- %.3g, %.2f %% of pixels within 1e-3\n", name.c_str(),
+              c.mean_a, c.mean_b, c.mean_diff, c.stderr_diff, 100 * c.close_fraction);
+  EXPECT_GT(c.mean_a, 0.01);
+  EXPECT_LE(std::fabs(c.mean_diff), 4 * c.stderr_diff + 1e-6 * c.mean_b);
+  EXPECT_GE(c.close_fraction, close);
+  const comparison h = compare(gpu, cpu);
+  std::printf("%s, hardware: GPU mean %.6f, CPU mean %.6f, diff %.3g +- %.3g, %.2f %% of pixels within 1e-3\n", name.c_str(),
+              h.mean_a, h.mean_b, h.mean_diff, h.stderr_diff, 100 * h.close_fraction);
+  EXPECT_LE(std::fabs(h.mean_diff), 4 * h.stderr_diff + 4.0 / 256 * h.mean_b);
+}
+
 TEST(GpuRender, TexturedSceneMatchesTheCpuAndEveryStrategy) {
   SKIP_WITHOUT_GPU();
   const scene s = load_scene(sieve::test::scenes_dir() + "/textured/textured.toml",
@@ -281,12 +302,8 @@ TEST(GpuRender, TexturedSceneMatchesTheCpuAndEveryStrategy) {
   render_settings rs = render_settings::from(s);
   rs.max_queue = 4000;
   const render_result want = render_cuda(ps, rs);
-  const comparison c = compare(want, render_cpu(ps, rs));
-  std::printf("textured: GPU mean %.6f, CPU mean %.6f, diff %.3g +- %.3g, %.2f %% of pixels within 1e-3, %s\n", c.mean_a,
-              c.mean_b, c.mean_diff, c.stderr_diff, 100 * c.close_fraction, c.identical ? "bit-identical" : "not bit-identical");
-  EXPECT_GT(c.mean_a, 0.01);
-  EXPECT_LE(std::fabs(c.mean_diff), 4 * c.stderr_diff + 1e-6 * c.mean_b);
-  EXPECT_GE(c.close_fraction, 0.99);
+  const render_result cpu = render_cpu(ps, rs);
+  expect_textures_match_the_cpu(ps, rs, want, cpu, "textured", 0.99);
   for (const char* strategy : {"cub", "redzone", "space"})
     for (const char* traversal : {"dfs", "bfs"}) {
       SCOPED_TRACE(std::string(strategy) + " " + traversal);
@@ -589,14 +606,9 @@ TEST(GpuRender, CutOutsAndThePbrHelmetMatchTheCpuAndEveryTraversal) {
     const prepared_scene ps(*s);
     const render_settings rs = render_settings::from(*s);
     const render_result want = render_cuda(ps, rs);
-    const comparison c = compare(want, render_cpu(ps, rs));
-    std::printf("%s: GPU mean %.6f, CPU mean %.6f, diff %.3g +- %.3g, %.2f %% of pixels within 1e-3\n", s->name.c_str(),
-                c.mean_a, c.mean_b, c.mean_diff, c.stderr_diff, 100 * c.close_fraction);
-    EXPECT_GT(c.mean_a, 0.01);
-    EXPECT_LE(std::fabs(c.mean_diff), 4 * c.stderr_diff + 1e-6 * c.mean_b);
     // A blended cut-out's decision hashes the ray's bits: a ray a rounding apart on the GPU decides
     // anew (noise of mean zero, which the mean's test bounds): 97 % of the pixels agree on the H200.
-    EXPECT_GE(c.close_fraction, s == &scenes.front() ? 0.95 : 0.98);
+    expect_textures_match_the_cpu(ps, rs, want, render_cpu(ps, rs), s->name, s == &scenes.front() ? 0.95 : 0.98);
     render_settings r = rs;
     r.traversal = traversal_kind::bfs;
     EXPECT_TRUE(compare(render_cuda(ps, r), want).identical) << "bfs";
