@@ -22,9 +22,10 @@ run: build
 	$(BUILD)/app/sieve render scenes/cornell-box/cornell-box.toml \
 	  --out out/cornell-box.png --exr out/cornell-box.exr --json out/cornell-box.json
 
-# Every benchmark of the backends present, then bench/results/<device>/report.md with plots and
-# images (`sieve bench all`; it prints its plan and expected duration first). QUICK=1: a few minutes,
-# into bench/results/<device>/quick/. BENCH_ARGS: more options, e.g. BENCH_ARGS="--backend both".
+# Every benchmark of the backends present, then report.md with plots and images in a fresh
+# out/bench-<device>-<UTC date-time>/ (`sieve bench all`; it prints its plan and expected duration
+# first). QUICK=1: a few minutes. BENCH_ARGS: more options, e.g. BENCH_ARGS="--backend both", or
+# BENCH_ARGS="--out bench/results/<device>" to update the committed results.
 .PHONY: bench
 bench: build
 	$(BUILD)/app/sieve bench all $(if $(QUICK),--quick) $(BENCH_ARGS)
@@ -36,13 +37,13 @@ test: setup
 	$(MAKE) --no-print-directory sanitize
 
 # The CPU code built by clang with ASan + UBSan (every finding fatal) and the libFuzzer targets; runs
-# the CPU tests (not the install and library-only tests, which build consumers without the sanitizers) and the
+# the CPU tests (not the install, build-tree pkg-config and library-only tests, which build consumers without the sanitizers) and the
 # fuzzers' regression inputs plus a few seconds of fuzzing each. scripts/fuzz runs them for longer.
 sanitize: setup
 	cmake -S . -B $(SAN_BUILD) -G Ninja -DCMAKE_BUILD_TYPE=Debug -DCMAKE_CXX_FLAGS_DEBUG="-O1 -g" \
 	  -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ -DSIEVE_CUDA=OFF -DSIEVE_SANITIZE=ON -DSIEVE_FUZZ=ON
 	cmake --build $(SAN_BUILD) -j $(JOBS)
-	ctest --test-dir $(SAN_BUILD) --output-on-failure -j $(JOBS) -L 'cpu|fuzz' -E 'install_consumer|install_layout|library_only|examples'
+	ctest --test-dir $(SAN_BUILD) --output-on-failure -j $(JOBS) -L 'cpu|fuzz' -E 'install_consumer|install_layout|library_only|examples|build_tree_pkgconfig'
 
 clean:
 	rm -rf $(BUILD) $(TEST_BUILD) $(SAN_BUILD)

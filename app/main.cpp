@@ -1,8 +1,9 @@
 // sieve: one command, subcommands per job.
-//   sieve render SCENE [options]       render a scene (.toml) or mesh (.obj): PNG, EXR, JSON report
+//   sieve render SCENE [options]       render a scene (.toml) or model (.obj, .ply, .gltf, .glb): PNG, EXR, JSON report
 //   sieve check SCENE [--set K=V]      load a scene without rendering: what it holds, its warnings
 //   sieve bench compaction [options]   the compaction benchmark grid (see --help)
 //   sieve bench trace SCENE [options]  rays per second through the BVH
+//   sieve bench setup SCENE [options]  the load (MB/s) and the BVH build by phase, per thread count
 //   sieve bench sort [options]         GPU radix sort: own onesweep vs CUB
 //   sieve bench multisplit [options]   N-way split by bucket id: the library's designs vs CUB, std
 //   sieve bench render SCENE [options] the renderer per compaction strategy: compaction's share, per bounce
@@ -20,14 +21,21 @@
 #include "check.hpp"
 #include "mpi.hpp"
 #include "render.hpp"
+#include "setup/setup.hpp"
 #include "trace/trace.hpp"
 
 #include <sieve/compaction.hpp>
 #include <sieve/compaction/backend.hpp>
 #include <sieve/compaction/cuda.hpp>
+#include <sieve/compaction/names.hpp>
 
 #include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
+
+#include <scene/load.hpp>
+
+#include <algorithm>
+#include <unistd.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -35,6 +43,7 @@
 #include <iostream>
 #include <new>
 #include <string>
+#include <vector>
 
 namespace {
 
@@ -74,6 +83,7 @@ void print_info(bool json) {
     for (const auto& s : sieve::compaction_strategies())
       j["strategies"].push_back({{"name", s.name},
                                  {"summary", s.summary},
+                                 {"in_this_build", forms_of(s, sieve::backend::cpu) != "-" || forms_of(s, sieve::backend::cuda) != "-"},
                                  {"cpu", forms_json(s, sieve::backend::cpu)},
                                  {"cuda", forms_json(s, sieve::backend::cuda)},
                                  {"stable", s.stable},
@@ -87,10 +97,17 @@ void print_info(bool json) {
             << "CUDA: " << sieve::cuda::device_description() << "\n"
             << "default backend (--backend auto): " << sieve::resolve_backend("auto") << "\n"
             << "data (scenes, bench/report.py): " << data << "\n\n";
+  // A build without the CUDA backend lists the CUDA-only strategies as absent, not as strategies without forms.
+  const bool cuda_built = sieve::cuda::device_description().find("no CUDA backend") == std::string::npos;
   for (const auto& s : sieve::compaction_strategies()) {
+    const std::string cpu = forms_of(s, sieve::backend::cpu), cuda = forms_of(s, sieve::backend::cuda);
+    if (cpu == "-" && cuda == "-") {
+      std::cout << s.name << ": not in this build (CUDA only; built without the CUDA backend): " << s.summary << "\n";
+      continue;
+    }
     std::cout << s.name << ": " << s.summary << "\n"
-              << "    cpu: " << forms_of(s, sieve::backend::cpu) << "\n"
-              << "    cuda: " << forms_of(s, sieve::backend::cuda) << "\n"
+              << "    cpu: " << cpu << "\n"
+              << "    cuda: " << (cuda_built ? cuda : std::string("- (no CUDA backend in this build)")) << "\n"
               << "    " << (s.stable ? "stable" : "unstable") << ", "
               << (s.in_place && s.out_of_place ? "in place or out of place"
                   : s.in_place                 ? "in place"
@@ -138,9 +155,12 @@ std::string unknown_subcommand(const CLI::App& app, int argc, char** argv) {
       if (s->get_name() == word) next = s;
     if (!next) {
       std::string names;
-      for (const CLI::App* s : at->get_subcommands([](const CLI::App*) { return true; }))
+      std::vector<std::string> list;
+      for (const CLI::App* s : at->get_subcommands([](const CLI::App*) { return true; })) {
         names += (names.empty() ? "" : ", ") + s->get_name();
-      return "unknown subcommand '" + word + "' of '" + path + "'; subcommands: " + names;
+        list.push_back(s->get_name());
+      }
+      return "unknown subcommand '" + word + "' of '" + path + "'" + sieve::did_you_mean(word, list) + "; subcommands: " + names;
     }
     if (next->get_subcommands([](const CLI::App*) { return true; }).empty()) return "";  // a leaf: its own arguments follow
     at = next;
@@ -149,15 +169,93 @@ std::string unknown_subcommand(const CLI::App& app, int argc, char** argv) {
   return "";
 }
 
+// The options of the subcommands the command line selected, and of those above them (what falls
+// through): the names a mistyped flag is compared with.
+void option_names(const CLI::App& app, std::vector<std::string>& names) {
+  for (const CLI::Option* o : app.get_options())
+    for (const std::string& n : o->get_lnames()) names.push_back("--" + n);
+  for (const CLI::App* sub : app.get_subcommands())
+    if (sub->parsed()) option_names(*sub, names);
+}
+
+// A parse error with a suggestion where a word looks mistyped: an option no selected subcommand
+// has ("--stratgy": did you mean --strategy?), or a value outside a list of names ("--queue
+// apend": did you mean 'append'?).
+std::string with_suggestion(const CLI::App& app, const CLI::ParseError& e, int argc, char** argv) {
+  std::string text = one_line(e.what());
+  if (dynamic_cast<const CLI::ExtrasError*>(&e)) {
+    std::vector<std::string> names;
+    option_names(app, names);
+    for (int i = 1; i < argc; ++i) {
+      std::string word = argv[i];
+      if (word.rfind("--", 0) != 0) continue;
+      word = word.substr(0, word.find('='));
+      if (std::find(names.begin(), names.end(), word) != names.end()) continue;
+      if (const std::string hint = sieve::did_you_mean(word, names, ""); !hint.empty()) return text + hint;
+    }
+    return text;
+  }
+  // CLI11's IsMember: "--queue: apend not in {pass,index,append}".
+  const std::size_t not_in = text.find(" not in {");
+  const std::size_t close = text.find('}', not_in);
+  if (not_in == std::string::npos || close == std::string::npos) return text;
+  const std::size_t start = text.rfind(' ', not_in - 1);
+  const std::string value = text.substr(start == std::string::npos ? 0 : start + 1, not_in - (start == std::string::npos ? 0 : start + 1));
+  std::vector<std::string> names;
+  std::string list = text.substr(not_in + 9, close - not_in - 9);
+  for (std::size_t at = 0; at <= list.size();) {
+    const std::size_t comma = std::min(list.find(',', at), list.size());
+    names.push_back(list.substr(at, comma - at));
+    at = comma + 1;
+  }
+  return text + sieve::did_you_mean(value, names);
+}
+
+// std::cout's buffer: write(2) on descriptor 1, keeping the first write's failure and its errno, so
+// that the reason is the one the write got, however much ran between it and the end (errno itself
+// is overwritten by then). What follows a failure is dropped.
+class stdout_buffer : public std::streambuf {
+ public:
+  stdout_buffer() { setp(data_, data_ + sizeof data_); }
+  int error() const { return error_; }
+
+ private:
+  bool drain() {
+    for (const char* p = pbase(); p < pptr() && error_ == 0;) {
+      const ssize_t n = ::write(STDOUT_FILENO, p, static_cast<std::size_t>(pptr() - p));
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) error_ = n < 0 ? errno : EIO;
+      else p += n;
+    }
+    setp(data_, data_ + sizeof data_);
+    return error_ == 0;
+  }
+  int_type overflow(int_type c) override {
+    const bool ok = drain();
+    if (!traits_type::eq_int_type(c, traits_type::eof())) sputc(traits_type::to_char_type(c));
+    return ok ? traits_type::not_eof(c) : traits_type::eof();
+  }
+  int sync() override { return drain() ? 0 : -1; }
+
+  char data_[1 << 14];
+  int error_ = 0;
+};
+
+// Never destroyed: std::cout is flushed at exit, after the function-local statics are gone.
+stdout_buffer& checked_stdout() {
+  static stdout_buffer* const buffer = new stdout_buffer;
+  return *buffer;
+}
+
 // Runs `command` and then flushes stdout: output that could not be written (a full disk, a closed
-// pipe) is an error with the system's reason, not a silent success.
+// pipe) is an error naming the reason the write got, not a silent success.
 template <class F>
 int with_stdout_checked(F&& command) {
   const int rc = command();
   std::cout.flush();
-  const bool failed = !std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout);
+  const int err = checked_stdout().error();
+  const bool failed = err != 0 || !std::cout.good() || std::fflush(stdout) != 0 || std::ferror(stdout);
   if (!failed) return rc;
-  const int err = errno;
   say(std::string("sieve: cannot write to standard output") + (err ? std::string(": ") + std::strerror(err) : ""));
   return rc ? rc : 1;
 }
@@ -169,6 +267,7 @@ int main(int argc, char** argv) {
   // runs as printed wherever sieve is on PATH (not the path of the binary that ran it).
   std::string command_line = "sieve";
   for (int i = 1; i < argc; ++i) command_line += " " + sieve::report::shell_quote(argv[i]);
+  std::cout.rdbuf(&checked_stdout());  // every write on stdout checked (with_stdout_checked)
 
   CLI::App app{"sieve: stream compaction on the CPU and GPU, measured in isolation and inside a path tracer"};
   app.option_defaults()->always_capture_default();  // --help shows every default
@@ -195,6 +294,9 @@ int main(int argc, char** argv) {
   auto* bench_trace = bench->add_subcommand("trace", "rays per second through the BVH (DFS, BFS), validated against DFS");
   sieve::bench::trace_args trace_args;
   sieve::bench::trace_options().add(*bench_trace, trace_args);
+  auto* bench_setup = bench->add_subcommand("setup", "what comes before the first sample: the load (MB/s) and the BVH build by phase, per thread count");
+  sieve::bench::setup_args setup_args;
+  sieve::bench::setup_options().add(*bench_setup, setup_args);
   auto* bench_sort = bench->add_subcommand("sort", "time the GPU radix sorts: own onesweep vs cub::DeviceRadixSort");
   sieve::bench::sort_args sort_args;
   sieve::bench::sort_options().add(*bench_sort, sort_args);
@@ -211,7 +313,8 @@ int main(int argc, char** argv) {
   sieve::bench::add_all_options(*bench_all, all_args);
 
   // --dry-run (and --help) also after the subcommand: what a subcommand does not know goes up.
-  for (CLI::App* sub : {render, info, bench, bench_compaction, bench_trace, bench_sort, bench_render, bench_all})
+  for (CLI::App* sub : {render, check, info, bench, bench_compaction, bench_trace, bench_setup, bench_sort, bench_multisplit,
+                        bench_render, bench_all})
     sub->fallthrough();
   if (const std::string unknown = unknown_subcommand(app, argc, argv); !unknown.empty()) {
     say("sieve: " + unknown + " (see sieve --help)");
@@ -220,20 +323,26 @@ int main(int argc, char** argv) {
   try {
     app.parse(argc, argv);
   } catch (const CLI::Success& e) {  // --help, --version
-    return app.exit(e);
+    return with_stdout_checked([&] { return app.exit(e); });
   } catch (const CLI::ParseError& e) {
-    say("sieve: " + one_line(e.what()) + " (see sieve --help)");
+    say("sieve: " + with_suggestion(app, e, argc, argv) + " (see sieve --help)");
     return 2;
   }
-  if (dry_run) {  // what the run would refuse before it starts is refused here too
+  if (dry_run) {  // what the run would refuse before it loads anything is refused here too, with its exit status
     try {
-      if (*render) sieve::app::check_render_args(render_args);
+      if (*render) sieve::app::check_render_args(render_args, true);
+      if (*check) sieve::render::check_scene_file(check_args.scene);
     } catch (const sieve::usage_error& e) {
       say("sieve: " + one_line(e.what()) + " (see sieve --help)");
       return 2;
+    } catch (const std::exception& e) {
+      say("sieve: " + one_line(e.what()));
+      return 1;
     }
-    std::cout << "sieve: --dry-run: the command line is valid; nothing was loaded or run (sieve check SCENE loads a scene)\n";
-    return 0;
+    return with_stdout_checked([] {
+      std::cout << "sieve: --dry-run: the command line is valid; nothing was loaded or run (sieve check SCENE loads a scene)\n";
+      return 0;
+    });
   }
   return with_stdout_checked([&]() -> int {
     try {
@@ -251,6 +360,7 @@ int main(int argc, char** argv) {
       if (*bench_multisplit) return sieve::bench::run_multisplit_bench(multisplit_args, command_line);
       if (*bench_render) return sieve::bench::run_render_bench(render_bench_args, command_line);
       if (*bench_trace) return sieve::bench::run_trace_bench(trace_args, command_line);
+      if (*bench_setup) return sieve::bench::run_setup_bench(setup_args, command_line);
       if (*bench_all) return sieve::bench::run_bench_all(all_args, command_line);
     } catch (const sieve::usage_error& e) {
       say("sieve: " + rank_prefix() + one_line(e.what()) + " (see sieve --help)");

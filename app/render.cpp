@@ -1,13 +1,16 @@
 #include "render.hpp"
 
 #include "mpi.hpp"
+#include "setup_lines.hpp"
 
 #include <job/render_job.hpp>
+#include <scene/load.hpp>
 
 #include <output_files.hpp>
 #include <report.hpp>
 
 #include <sieve/compaction.hpp>
+#include <sieve/compaction/backend.hpp>
 
 #include <oneapi/tbb/global_control.h>
 #include <unistd.h>
@@ -232,16 +235,28 @@ class mpi_peers final : public job_peers {
   std::optional<mpi::tile_post> post_;
 };
 
+// The modes that apply to this render, named once: the integrator, the traversal and the tree, the
+// queue and its strategy (none where no strategy runs), the reordering and the routing.
+std::string modes_line(const render_settings& s, bool gpu) {
+  std::string line(to_string(s.integrator));
+  if (s.uses_megakernel()) return line + (s.integrator == integrator_kind::megakernel ? "" : " (routing megakernel)") +
+                                  (gpu ? ", bvh " + std::string(to_string(s.bvh)) : "") + " (no queue, no compaction)";
+  line += ", " + std::string(to_string(s.traversal));
+  if (gpu && s.traversal == traversal_kind::dfs) line += ", bvh " + std::string(to_string(s.bvh));
+  line += ", queue " + std::string(to_string(s.queue));
+  line += s.runs_strategy() ? ", strategy " + s.strategy : " (no compaction pass)";
+  line += ", reorder " + std::string(to_string(s.reorder));
+  if (gpu && s.reorders()) line += " (sort " + std::string(to_string(s.sort)) + ")";
+  return line + ", routing " + std::string(to_string(s.routing));
+}
+
 // Before the work: what is rendered, how and where.
 void print_header(const render_job& job) {
   const scene& sc = job.loaded();
   const render_settings& s = job.settings();
   const bool gpu = job.backend() == "cuda";
   std::cout << sc.name << ": " << sc.film.width << " x " << sc.film.height << ", " << sc.film.spp << " spp, "
-            << sc.triangles.size() << " triangles, strategy " << s.strategy << ", " << to_string(s.integrator) << ", "
-            << to_string(s.traversal) << (gpu && s.traversal == traversal_kind::dfs ? ", bvh " + std::string(to_string(s.bvh)) : "")
-            << ", queue " << to_string(s.queue) << ", reorder " << to_string(s.reorder)
-            << ", routing " << to_string(s.routing) << "\n"
+            << sc.triangles.size() << " triangles; " << modes_line(s, gpu) << "\n"
             << "device: " << report::machine_info(gpu)[gpu ? "gpu" : "cpu"].get<std::string>() << " (" << job.backend() << ")\n"
             << (!s.profile_stages ? std::string("stage times: not measured (--no-profile)\n")
                 : gpu ? "stage times: measured (CUDA events around each stage and loop in one wave of every " +
@@ -275,7 +290,8 @@ void print_ranks(const nlohmann::json& ranks, double seconds) {
             << " (rendering alone " << report::fixed(ranks["efficiency_rendering"].get<double>(), 3) << ")\n\n";
 }
 
-// The stage, loop and bounce tables: measured figures only; the stages and "other" add up to the frame.
+// The stage, loop and bounce tables: measured figures only. The stages, the first wave's one-time
+// costs and the time between the stages add up to the frame.
 void print_times(const render_settings& settings, const render_stats& st) {
   const double total_ms = st.seconds * 1e3;
   if (!settings.profile_stages) {
@@ -285,13 +301,23 @@ void print_times(const render_settings& settings, const render_stats& st) {
     bounces.print(std::cout);
     return;
   }
+  const bool bfs = settings.traversal == traversal_kind::bfs && !settings.uses_megakernel();
+  const double first_ms = st.first_wave_extra_seconds * 1e3;
   report::table stages({"stage", "ms", "share"});
-  for (const auto& s : st.stages) stages.add({s.name, report::fixed(s.ms, 1), pct(s.ms, total_ms)});
-  stages.add({"other (between the stages)", report::fixed(st.other_ms(), 1), pct(st.other_ms(), total_ms)});
-  if (settings.traversal == traversal_kind::bfs)
-    stages.add({"(bfs frontier compaction, in extend)", report::fixed(st.bfs_compact_ms, 1), pct(st.bfs_compact_ms, total_ms)});
-  stages.add({"compaction, all", report::fixed(st.compaction_ms(), 1), pct(st.compaction_ms(), total_ms)});
+  for (const auto& s : st.stages) {
+    stages.add({s.name, report::fixed(s.ms, 1), pct(s.ms, total_ms)});
+    if (bfs && s.name == "extend")
+      stages.add({"  of which the BFS frontier's compaction", report::fixed(st.bfs_compact_ms, 1), pct(st.bfs_compact_ms, total_ms)});
+  }
+  const std::string between = first_ms > 0 ? "(2)" : "(1)";
+  if (first_ms > 0) stages.add({"first wave's one-time costs (1)", report::fixed(first_ms, 1), pct(first_ms, total_ms)});
+  stages.add({"between the stages " + between, report::fixed(st.other_ms(), 1), pct(st.other_ms(), total_ms)});
+  stages.add({"frame", report::fixed(total_ms, 1), pct(total_ms, total_ms)});
   stages.print(std::cout);
+  if (first_ms > 0)
+    std::cout << "(1) the first wave's time outside the stages over the other waves' mean: queues allocated, code "
+                 "loaded and the wave's graph captured on the GPU, memory touched the first time\n";
+  std::cout << between << " outside every timed stage: launches, waits for the device, the host's work between the stages\n";
   if (st.measured_waves < st.waves)
     std::cout << "stage and loop times measured on " << st.measured_waves << " of " << st.waves
               << " waves, scaled to all of them\n";
@@ -305,34 +331,51 @@ void print_times(const render_settings& settings, const render_stats& st) {
       std::cout << "(graph: each loop launches over the wave's capacity; items counts slots, not live paths)\n";
     std::cout << "\n";
   }
-  report::table bounces({"bounce", "live paths", "compact ms"});
-  for (std::size_t b = 0; b < st.bounces.size(); ++b)
-    if (st.bounces[b].live)
-      bounces.add({std::to_string(b), std::to_string(st.bounces[b].live), report::fixed(st.bounces[b].compact_ms, 2)});
+  const bool compacts = settings.runs_strategy();
+  report::table bounces(compacts ? std::vector<std::string>{"bounce", "live paths", "compact ms"}
+                                 : std::vector<std::string>{"bounce", "live paths"});
+  for (std::size_t b = 0; b < st.bounces.size(); ++b) {
+    if (!st.bounces[b].live) continue;
+    std::vector<std::string> row{std::to_string(b), std::to_string(st.bounces[b].live)};
+    if (compacts) row.push_back(report::fixed(st.bounces[b].compact_ms, 2));
+    bounces.add(row);
+  }
   bounces.print(std::cout);
 }
 
-// After the work: what ran, how fast, where the time went, what was written.
+// After the work: what ran, how fast, where the time went, what was written. Each figure once; the
+// ranks' figures (waiting, reduction) only for a render split over them.
 void print_outcome(const render_job& job, const render_outcome& out) {
   const render_settings& settings = job.settings();
   const render_stats& st = out.result.stats;
+  const bool split = out.report.contains("ranks");
   const double rays = static_cast<double>(st.extension_rays + st.shadow_rays);
   const double mrays = out.seconds > 0 ? rays / out.seconds / 1e6 : 0;
+  if (!st.strategies_ran.empty())
+    std::cout << "strategy: "
+              << (st.strategy_reason.empty()
+                      ? report::strategy_shown(settings.strategy, st.strategies_ran) + " (" + std::string(sieve::to_string(st.form)) + ")"
+                      : st.strategy_reason)
+              << "\n";
+  std::cout << out.samples << " spp in " << report::fixed(out.seconds, 3) << " s, " << report::fixed(mrays, 2)
+            << " Mrays/s (" << st.extension_rays << " extension + " << st.shadow_rays << " shadow rays)\n";
   std::cout << "time: setup " << report::fixed(out.setup_seconds, 3) << " s (load " << report::fixed(out.load_seconds, 3)
-            << ", BVH " << report::fixed(out.bvh_seconds, 3) << ", upload and capture "
-            << report::fixed(st.setup_seconds, 3) << "), rendering " << report::fixed(out.render_seconds, 3) << " s, waiting "
-            << report::fixed(out.wait_seconds, 3) << " s, reduction " << report::fixed(out.reduction_seconds, 3) << " s, all "
-            << report::fixed(out.total_seconds, 3) << " s\n";
-  std::cout << out.samples << " spp done, BVH " << report::fixed(out.bvh_seconds, 3) << " s, strategy "
-            << report::strategy_shown(settings.strategy, st.strategies_ran) << " (" << sieve::to_string(st.form) << ")\n"
-            << (st.strategy_reason.empty() ? "" : "strategy: " + st.strategy_reason + "\n")
-            << report::fixed(out.seconds, 3) << " s, " << report::fixed(mrays, 2) << " Mrays/s (" << st.extension_rays
-            << " extension + " << st.shadow_rays << " shadow rays)\n\n";
-  std::cout << st.waves << " waves (" << st.wave_launch << "), " << st.host_syncs << " host synchronisations\n";
+            << ", BVH " << report::fixed(out.bvh_seconds, 3)
+            << (job.backend() == "cuda" ? ", upload and capture " + report::fixed(st.setup_seconds, 3) : std::string()) << "), rendering "
+            << report::fixed(out.render_seconds, 3) << " s"
+            << (split ? ", waiting " + report::fixed(out.wait_seconds, 3) + " s, reduction " + report::fixed(out.reduction_seconds, 3) + " s"
+                      : std::string())
+            << ", all " << report::fixed(out.total_seconds, 3) << " s\n";
+  if (!settings.profile_stages && st.first_wave_extra_seconds > 0)
+    std::cout << "the first wave took " << report::fixed(st.first_wave_extra_seconds, 3)
+              << " s more than the mean of the others (one-time costs)\n";
+  std::cout << "\n" << st.waves << (st.waves == 1 ? " wave (" : " waves (") << st.wave_launch << ")";
+  if (st.wave_launch != "cpu") std::cout << ", " << st.host_syncs << " host synchronisations";
+  std::cout << "\n";
   if (out.report["textures"]["count"].get<std::size_t>() > 0)
     std::cout << "textures: " << out.report["textures"]["summary"].get<std::string>() << ", read "
               << out.report["textures"]["storage"].get<std::string>() << "\n";
-  if (out.report.contains("ranks")) print_ranks(out.report["ranks"], out.seconds);
+  if (split) print_ranks(out.report["ranks"], out.seconds);
   print_times(settings, st);
   std::cout << "\nwrote";
   for (const auto& f : {job.outputs().image, job.outputs().exr, job.outputs().json})
@@ -342,8 +385,19 @@ void print_outcome(const render_job& job, const render_outcome& out) {
 
 }  // namespace
 
-void check_render_args(const render_args& a) {
-  if (!a.png.empty()) render::check_image_name(a.png);
+void check_render_args(const render_args& a, bool dry_run) {
+  render::check_scene_file(a.scene);  // the loader's first checks: there, a regular file, a known type
+  // The job's first checks of the outputs: none is the scene file or another output, each writable.
+  report::output_set files;
+  files.add_input(a.scene);
+  files.add_output(a.png.empty() && a.exr.empty() ? default_image_name(a.scene) : a.png, "--out");
+  files.add_output(a.exr, "--exr");
+  files.add_output(a.json, "--json");
+  // The image's format: the run checks it once the scene's own files are known (an output that is
+  // one of them is refused as such first).
+  if (dry_run && !a.png.empty()) render::check_image_name(a.png);
+  // A strategy from the command line: known, and able to run on the backend the render would take.
+  if (!a.strategy.empty()) render::check_strategy(a.strategy, sieve::resolve_backend(a.backend) == "cuda", "--strategy");
 }
 
 render::render_request render_args::request() const {
@@ -354,6 +408,7 @@ render::render_request render_args::request() const {
   rq.integrator = parse_mode<integrator_kind>(integrator);  // the names were checked by the command line
   rq.traversal = parse_mode<traversal_kind>(traversal);
   rq.bvh = parse_mode<bvh_layout>(bvh);
+  rq.build = parse_mode<bvh_builder>(build);
   rq.queue = parse_mode<queue_mode>(queue);
   if (!reorder.empty()) rq.reorder = parse_mode<reorder_key>(reorder);
   if (!sort.empty()) rq.sort = parse_mode<sort_kind>(sort);
@@ -372,7 +427,7 @@ render::render_request render_args::request() const {
 }
 
 void add_render_options(CLI::App& cmd, render_args& a) {
-  cmd.add_option("scene", a.scene, "scene file (.toml) or model (.obj, .gltf, .glb)")->required();
+  cmd.add_option("scene", a.scene, "scene file (.toml) or model (.obj, .ply, .gltf, .glb)")->required();
   cmd.add_option("--strategy", a.strategy, "compaction strategy for the path queue (default: the scene's)");
   cmd.add_option("--backend", a.backend, "auto (the GPU when there is one), cpu or cuda")
       ->check(CLI::IsMember({"auto", "cpu", "cuda"}));
@@ -383,12 +438,19 @@ void add_render_options(CLI::App& cmd, render_args& a) {
                  "the tree the GPU's depth-first rays walk: auto (per ray kind, whichever measured faster), binary, "
                  "cwbvh (the compressed 8-wide tree by persistent warps) or cwbvh-thread (one ray a thread)")
       ->check(CLI::IsMember(mode_name_list<bvh_layout>()));
+  cmd.add_option("--build", a.build,
+                 "the BVH's builder: auto (ploc when the GPU renders, else sah), sah (binned SAH on the CPU), lbvh "
+                 "(linear BVH: its binary tree on the GPU when the GPU renders) or ploc (on the GPU with every layout "
+                 "when the GPU renders, else its CPU run)")
+      ->check(CLI::IsMember(mode_name_list<bvh_builder>()));
   cmd.add_option("--queue", a.queue,
                  "pass (the strategy compacts the path state), index (it compacts 4-byte path indices) or append "
                  "(shade appends the survivors: no compaction pass)")
       ->check(CLI::IsMember(mode_name_list<queue_mode>()));
-  cmd.add_option("--reorder", a.reorder, "ray reordering: none, morton, octant, termination (default: the scene's)");
-  cmd.add_option("--sort", a.sort, "GPU radix sort for --reorder: onesweep or cub (default: the scene's)");
+  cmd.add_option("--reorder", a.reorder, "ray reordering: none, morton, octant, termination (default: the scene's)")
+      ->check(CLI::IsMember(mode_name_list<reorder_key>()));
+  cmd.add_option("--sort", a.sort, "GPU radix sort for --reorder: onesweep or cub (default: the scene's)")
+      ->check(CLI::IsMember(mode_name_list<sort_kind>()));
   cmd.add_option("--routing", a.routing,
                  "how shade reaches the material families: branch (one kernel), multisplit, queues (appended by "
                  "extend), sort (by material) or megakernel (default: the scene's, else branch)")
@@ -451,6 +513,9 @@ int run_render(const render_args& a, const std::string& command_line) {
     peers->on_every_rank([&] { gpu_index = mpi::select_gpu(); });  // before anything touches CUDA
     peers.emplace(gpu_index);
   }
+  // What --dry-run checks, with the same exit status (every rank, failing together under mpirun).
+  if (split) peers->on_every_rank([&] { check_render_args(a, false); });
+  else check_render_args(a, false);
   // The image: --out, or the default name unless only an EXR is named (--json alone still writes it).
   render_outputs outputs{a.png.empty() && a.exr.empty() ? default_image_name(a.scene) : a.png, a.exr, a.json};
   const bool talk = lead && !a.quiet;
@@ -462,12 +527,15 @@ int run_render(const render_args& a, const std::string& command_line) {
   hooks.peers = split ? &*peers : nullptr;
   // The signal, if any, when the outputs began to be written (-1: they were not written).
   int sig_before_write = -1;
+  job_step step_now = job_step::load;
   hooks.step = [&](job_step s, const render_job& j) {
+    step_now = s;
     if (s == job_step::write) sig_before_write = stop_signal.load();
     if (progress) progress->step(s, j);
   };
   if (talk) {
     hooks.ready = [](const render_job& j) { print_header(j); };
+    hooks.phase = [](setup_phase p, const render_job& j) { print_setup_phase(std::cout, p, j); };
     hooks.progress = [&](std::uint32_t done, std::uint32_t total) { progress->samples(done, total); };
   }
   render_job job(a.request(), outputs, command_line, hooks);
@@ -477,6 +545,14 @@ int run_render(const render_args& a, const std::string& command_line) {
   const int sig_now = stop_signal.load();
   if (!lead) return sig_now ? 128 + sig_now : 0;
   const int sig = sig_before_write >= 0 ? sig_before_write : sig_now;
+  if (out.stopped_early) {  // nothing to write: the outputs stay as they were
+    std::cerr << (bar_drawn ? "\n" : "") << "sieve: interrupted "
+              << (step_now == job_step::load      ? "while the scene was loading"
+                  : step_now == job_step::prepare ? "while the BVH was being built"
+                                                  : "before the first sample of every pixel was done")
+              << "; nothing was written\n";
+    return 128 + (sig ? sig : SIGINT);
+  }
   if (out.partial())
     std::cerr << (bar_drawn ? "\n" : "") << "sieve: interrupted after " << out.samples << " of " << out.spp
               << " samples per pixel" << (split ? " (all ranks)" : "") << "; writing what was accumulated\n";

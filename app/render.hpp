@@ -26,6 +26,7 @@ struct render_args {
   std::string strategy;   // empty: the scene's [compaction] strategy
   std::string backend = "auto";
   std::string integrator = "wavefront", traversal = "dfs", bvh = "auto", queue = "pass", textures = "hardware";
+  std::string build = "auto";  // the BVH's builder
   std::string reorder, sort, routing;  // empty: the scene's
   std::uint32_t spp = 0, width = 0, height = 0;
   std::vector<std::string> set;
@@ -45,8 +46,11 @@ struct render_args {
 void add_render_options(CLI::App& cmd, render_args& args);
 // Returns the exit code: 0, or 128 + the signal when interrupted (the partial image is still written).
 int run_render(const render_args& args, const std::string& command_line);
-// The checks of the options that need more than their own value (--out's format from its
-// extension), as run_render makes them; throws sieve::usage_error. For --dry-run.
-void check_render_args(const render_args& args);
+// What a render checks before it loads anything: the scene file there and of a known type, the
+// outputs none of them the scene or each other, --strategy known and able to run on the backend;
+// with `dry_run` also --out's format (the run checks it once the scene's own files are known).
+// Throws sieve::usage_error for the command line, sieve::error otherwise: run_render and
+// --dry-run make the same checks, so they exit alike.
+void check_render_args(const render_args& args, bool dry_run);
 
 }  // namespace sieve::app

@@ -3,7 +3,8 @@
 
   bench/plot_trace.py OUT.png TRACE.json [--title TEXT] [--goal KIND=MRAYS ...]
 
-Each bar is one configuration (traversal, and the BFS frontier's strategy), labelled with its rate
+Each bar is one configuration (the tree's builder when there are several, traversal, and the BFS
+frontier's strategy), labelled with its rate
 over the DFS's on the same rays; --goal draws a dotted line at a goal rate for a ray kind.
 """
 import argparse
@@ -38,21 +39,25 @@ def main():
         except ValueError:
             sys.exit(f"bench/plot_trace.py: --goal {g}: expected KIND=MRAYS")
     kinds = list(dict.fromkeys(r["rays"] for r in rows))
-    configs = list(dict.fromkeys((r["traversal"], r["strategy"]) for r in rows))
+    configs = list(dict.fromkeys((r.get("build", "sah"), r["traversal"], r["strategy"]) for r in rows))
+    several = len({c[0] for c in configs}) > 1  # more than one builder's tree: each bar names its tree
     if not kinds:
         sys.exit(f"bench/plot_trace.py: {a.result}: no validated rows")
     fig, ax = plt.subplots(figsize=(1.2 + 0.55 * len(configs) * len(kinds), 4.4))
     width = 0.8 / len(configs)
-    for j, (traversal, strategy) in enumerate(configs):
+    for j, (build, traversal, strategy) in enumerate(configs):
         xs, ys, ratios = [], [], []
         for i, kind in enumerate(kinds):
-            r = next((r for r in rows if r["rays"] == kind and (r["traversal"], r["strategy"]) == (traversal, strategy)), None)
+            r = next((r for r in rows if r["rays"] == kind and (r.get("build", "sah"), r["traversal"], r["strategy"]) ==
+                      (build, traversal, strategy)), None)
             if r is None:
                 continue
             xs.append(i + (j - (len(configs) - 1) / 2) * width)
             ys.append(r["mrays_per_s"])
             ratios.append(r.get("vs_dfs"))
         label = traversal if strategy == "-" else f"{traversal} ({strategy})"
+        if several:
+            label = f"{build}: {label}"
         bars = ax.bar(xs, ys, width * 0.95, label=label)
         for b, x in zip(bars, ratios):
             if x:

@@ -64,7 +64,8 @@ def render(args, config, extra, tmp):
 def row_of(j, load):
     r = j["ranks"]
     per = r["per_rank"]
-    return {"whole": r["job_seconds"], "seconds": j["seconds"], "setup": r["setup_seconds"], "render": r["render_seconds"],
+    return {"whole": r["job_seconds"], "seconds": j.get("frame_seconds", j.get("seconds")),  # schema 2: frame_seconds
+            "setup": r["setup_seconds"], "render": r["render_seconds"],
             "wait": r["wait_seconds"], "reduce": r["reduction_seconds"], "rays": j["rays"]["extension"] + j["rays"]["shadow"],
             "load": load, "tiles": [x["tiles"] for x in per], "backends": [x["backend"] for x in per],
             "rank_render": [x["render_seconds"] for x in per], "cpu_seconds": sum(x["cpu_seconds"] for x in per),

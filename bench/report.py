@@ -58,6 +58,7 @@ SOURCES = {
     "multisplit-dists": ["multisplit-dists.json"],
     "multisplit-cpu": ["multisplit-cpu.json"],
     "trace": ["trace.json", "trace-sphere-gpu.json", "trace-sphere-room.json"],
+    "setup": ["setup.json"],
 }
 
 FIGURE_NAMES = {"redzone": "Redzone's grid", "space": "SPACE's grid", "billeter": "Billeter's Table 3",
@@ -809,32 +810,64 @@ def multisplit_section(folder):
     return text
 
 
+def setup_section(folder):
+    ds = find(folder, "setup")
+    if not ds:
+        return "## Setup\n\nNot measured in this run.\n\n"
+    text = (f"## Setup: the load and the BVH build\n\n*Scene `{ds.doc.get('scene')}`; median of the runs a row "
+            f"(wall clock); build phases: references, binary SAH tree, pair layout, 8-wide collapse, compressed "
+            f"encoding; efficiency: the one-thread row's time over this row's, per thread; every run's triangles "
+            f"and tree the same bytes as the first run's. {ds.provenance()}.*\n\n")
+    # Upload and first frame: measured where the backend uploads (CUDA); older files have no such keys.
+    gpu = any(r.get("upload_ms") is not None for r in ds.rows)
+    head = ["threads", "triangles", "load ms", "MB/s", "build ms", "refs", "binary", "pairs", "collapse", "cw",
+            *(["upload ms", "first frame ms"] if gpu else []), "Mtris/s", "build efficiency", "SAH"]
+    rows = [[str(r["threads"]), f"{r['triangles']:,}", ms(r["load_ms"]),
+             f"{r['load_mb_per_s']:.0f}" if r.get("load_mb_per_s") else "-", ms(r["build_ms"]),
+             ms(r["refs_ms"]), ms(r["binary_ms"]), ms(r["pairs_ms"]), ms(r["collapse_ms"]), ms(r["cw_ms"]),
+             *([ms(r.get("upload_ms")), ms(r.get("first_frame_ms"))] if gpu else []),
+             f"**{r['build_mtris_per_s']:.2f}**", f"{r['build_efficiency']:.2f}", f"{r['sah_cost']:.2f}"]
+            for r in ds.rows if r.get("validated")]
+    if gpu:
+        text += ("*Upload: the scene and the film copied to the device; first frame: from then to one sample over "
+                 "the whole film (the wave's graph captured).*\n\n")
+    return text + md_table(head, rows)
+
+
 def trace_section(folder):
     ds = find(folder, "trace")
     if not ds:
         return "## Traversal\n\nNot measured in this run.\n\n"
     rows = [r for r in ds.rows if r.get("validated")]
     bvh = ds.doc.get("bvh", {})
+    builds = bvh.get("builds") or [bvh]  # one entry per builder (older results: the one tree's keys)
+    built = "; ".join(f"{b.get('builder', 'sah')}: {b.get('nodes', 0):,} nodes, depth {b.get('depth')}, built in "
+                      f"{ms(b.get('total_ms', b.get('build_ms')))} ms ({b.get('mtris_per_s', 0):.2f} M triangles/s, "
+                      f"{b.get('where', 'CPU')}), SAH cost {b.get('sah_cost', 0):.2f}" for b in builds)
     text = (f"## Traversal: rays per second through the BVH\n\n"
-            f"*Scene `{ds.doc.get('scene')}`, {ds.doc.get('triangles', 0):,} triangles; BVH of {bvh.get('nodes', 0):,} "
-            f"nodes, depth {bvh.get('depth')}, built in {ms(bvh.get('build_ms'))} ms "
-            f"({bvh.get('mtris_per_s', 0):.2f} M triangles/s, CPU). Counts: rays traced (primary: one per pixel "
+            f"*Scene `{ds.doc.get('scene')}`, {ds.doc.get('triangles', 0):,} triangles; BVH {built}. "
+            f"Counts: rays traced (primary: one per pixel "
             f"centre; diffuse: one cosine ray per primary hit), closest hit, Mrays/s = rays / median time "
             f"({'GPU kernel time, CUDA events' if ds.gpu else 'CPU clock'}); every configuration matched DFS first. "
             f"{ds.provenance()}.*\n\n")
     def shown(r):  # the GPU BFS names its level loop (graph: on the device; host: one sync a step)
         loop = r.get("bfs_loop", "-")
         return r["traversal"] + ("" if loop in ("-", None) else f" ({loop} loop)")
-    text += md_table(["rays", "traversal", "BFS frontier strategy", "rays traced", "ms", "Mrays/s", "x DFS",
-                      "host syncs"],
-                     [[r["rays"], shown(r), r["strategy"], f"{r['count']:,}", ms(r["ms_median"]),
+    text += md_table(["tree", "rays", "traversal", "BFS frontier strategy", "rays traced", "ms", "Mrays/s", "x DFS",
+                      "x first tree", "host syncs"],
+                     [[r.get("build", "sah"), r["rays"], shown(r), r["strategy"], f"{r['count']:,}", ms(r["ms_median"]),
                        f"**{r['mrays_per_s']:.2f}**", f"{r['vs_dfs']:.2f}" if r.get("vs_dfs") else "-",
+                       f"{r['vs_first_build']:.2f}" if r.get("vs_first_build") else "-",
                        str(r.get("host_syncs", "-"))] for r in rows])
     if plt and rows:
         kinds = sorted({r["rays"] for r in rows}, key=lambda k: (k != "primary", k))
+        multi = len({r.get("build", "sah") for r in rows}) > 1
+        def label(r):  # the tree's builder first when there are several
+            return ((r.get("build", "sah") + ": ") if multi else "") + r["traversal"] + (
+                "" if r["strategy"] == "-" else f" + {r['strategy']}")
         configs = []
         for r in rows:
-            c = r["traversal"] + ("" if r["strategy"] == "-" else f" + {r['strategy']}")
+            c = label(r)
             if c not in configs:
                 configs.append(c)
         fig, ax = plt.subplots(figsize=(max(5.5, 1.1 * len(configs) * len(kinds)), 4))
@@ -842,10 +875,9 @@ def trace_section(folder):
         for i, c in enumerate(configs):
             ys = []
             for k in kinds:
-                r = next((r for r in rows if r["rays"] == k and
-                          r["traversal"] + ("" if r["strategy"] == "-" else f" + {r['strategy']}") == c), None)
+                r = next((r for r in rows if r["rays"] == k and label(r) == c), None)
                 ys.append(r["mrays_per_s"] if r else 0)
-            name = c.split(" + ")[-1] if " + " in c else c
+            name = c.split(" + ")[-1] if " + " in c else c.split(": ")[-1]
             hatch = ["", "//", "..", "xx", "\\\\", "++"][i % 6]  # apart in grey print too
             bars = ax.bar([j + i * w for j in range(len(kinds))], ys, w, label=c, hatch=hatch,
                           color=OTHER_COLORS.get(name, color_of(name)), edgecolor="white", linewidth=0.5)
@@ -1030,8 +1062,9 @@ def images_section(folder):
         rays = doc.get("rays", {})
         text += (f"![{doc.get('scene')}]({os.path.basename(png)})\n\n*{doc.get('scene')}: {doc.get('width')} x "
                  f"{doc.get('height')}, {doc.get('samples_completed')} spp, {doc.get('triangles', 0):,} triangles, "
-                 f"{doc.get('backend')} {doc.get('integrator')} with `{doc.get('strategy')}` "
-                 f"({doc.get('form')}), {doc.get('seconds', 0):.2f} s, {doc.get('mrays_per_s', 0):.1f} Mrays/s "
+                 f"{doc.get('backend')} {doc.get('integrator')}"
+                 + (f" with `{doc['strategy']}` ({doc.get('form')})" if doc.get("strategy") else "")  # null: none ran
+                 + f", {doc.get('frame_seconds', doc.get('seconds', 0)):.2f} s, {doc.get('mrays_per_s', 0):.1f} Mrays/s "
                  f"(extension {rays.get('extension', 0):,} + shadow {rays.get('shadow', 0):,} rays). "
                  f"{ds.provenance()}.*\n\n")
     return "## Rendered images\n\n" + (text or "None in this folder.\n\n")
@@ -1099,6 +1132,7 @@ def write_report(folder):
         sort_section(folder),
         multisplit_section(folder),
         trace_section(folder),
+        setup_section(folder),
         render_section(folder),
         images_section(folder),
         reproduce(folder),

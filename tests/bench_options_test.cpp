@@ -155,6 +155,8 @@ TEST(BenchOptions, TraceAndSortCommandsParseBack) {
   t.height = 48;
   t.spp = 2;
   t.repeats = 1;
+  t.builders = {"sah", "ploc"};
+  t.ploc_radius = 8;
   const std::string tc = trace_options().command("sieve", t);
   const trace_args u = parse_back<trace_args>(tc, "sieve bench trace", trace_options());
   EXPECT_EQ(u.scene, t.scene);
@@ -167,6 +169,8 @@ TEST(BenchOptions, TraceAndSortCommandsParseBack) {
   EXPECT_EQ(u.height, t.height);
   EXPECT_EQ(u.spp, t.spp);
   EXPECT_EQ(u.repeats, t.repeats);
+  EXPECT_EQ(u.builders, t.builders);
+  EXPECT_EQ(u.ploc_radius, t.ploc_radius);
 
   sort_args s;
   s.algorithms = {"cub"};
@@ -275,8 +279,8 @@ TEST(BenchRows, SortTableCsvAndJsonFromOneSchema) {
 
 TEST(BenchRows, TraceTableIsTheCsvAndTheJsonKeysFollowTheBackend) {
   sieve::report::row_schema<trace_row> rows = trace_rows();
-  const std::vector<std::string> columns = {"rays",   "traversal", "strategy",    "count",        "ms_median",
-                                            "ms_min", "ms_max",    "Mrays/s",     "x_dfs",        "syncs",
+  const std::vector<std::string> columns = {"build",  "rays",     "traversal", "strategy",    "count",        "ms_median",
+                                            "ms_min", "ms_max",   "Mrays/s",   "x_dfs",       "x_build0",     "syncs",
                                             "x_embree", "Mrays/cpu-s", "x_embree_cpu", "validated"};
   EXPECT_EQ(rows.csv().header(), columns);
   EXPECT_EQ(rows.printed().header(), columns);
@@ -292,6 +296,8 @@ TEST(BenchRows, TraceTableIsTheCsvAndTheJsonKeysFollowTheBackend) {
   dfs.mrays = dfs.dfs_mrays = 4.8;
   dfs.per_cpu_s = 2.4;
   dfs.counted = false;
+  dfs.build = "ploc";
+  dfs.first_build_mrays = 9.6;  // over the first builder's tree on the same rays: x_build0 0.5
   trace_row gpu{.rays = "diffuse", .traversal = "bfs", .strategy = "cub", .gpu = true, .bfs_loop = "graph", .count = 1000,
                 .ms = {0.5, 0.4, 0.6}};
   gpu.mrays = 2.0;
@@ -304,15 +310,16 @@ TEST(BenchRows, TraceTableIsTheCsvAndTheJsonKeysFollowTheBackend) {
   rows.add(dfs);
   rows.add(gpu);
   ASSERT_EQ(rows.json().size(), 3U);
-  const std::vector<std::string> cpu_keys = sorted({"count", "cpu_ms_median", "host_syncs", "mrays_per_cpu_s", "mrays_per_s",
-                                             "ms_max", "ms_median", "ms_min", "rays", "strategy", "traversal",
-                                             "validated", "versus_embree", "versus_embree_cpu", "vs_dfs"});
+  const std::vector<std::string> cpu_keys = sorted({"build", "count", "cpu_ms_median", "host_syncs", "mrays_per_cpu_s",
+                                             "mrays_per_s", "ms_max", "ms_median", "ms_min", "rays", "strategy", "traversal",
+                                             "validated", "versus_embree", "versus_embree_cpu", "vs_dfs", "vs_first_build"});
   EXPECT_EQ(keys_of(rows.json()[0]), cpu_keys);
   EXPECT_EQ(keys_of(rows.json()[1]), cpu_keys);
   EXPECT_EQ(keys_of(rows.json()[2]),
-            sorted({"backend", "bfs_loop", "count", "differing_rays", "host_syncs", "ms_max", "ms_median", "ms_min",
-                    "mrays_per_s", "profile", "rays", "strategy", "traversal", "validated", "vs_dfs"}));
-  expect_outputs_agree(rows, {{"rays", "rays"},
+            sorted({"backend", "bfs_loop", "build", "count", "differing_rays", "host_syncs", "ms_max", "ms_median", "ms_min",
+                    "mrays_per_s", "profile", "rays", "strategy", "traversal", "validated", "vs_dfs", "vs_first_build"}));
+  expect_outputs_agree(rows, {{"build", "build"},
+                              {"rays", "rays"},
                               {"strategy", "strategy"},
                               {"count", "count"},
                               {"ms_median", "ms_median"},
@@ -320,19 +327,23 @@ TEST(BenchRows, TraceTableIsTheCsvAndTheJsonKeysFollowTheBackend) {
                               {"ms_max", "ms_max"},
                               {"Mrays/s", "mrays_per_s"},
                               {"x_dfs", "vs_dfs"},
+                              {"x_build0", "vs_first_build"},
                               {"syncs", "host_syncs"},
                               {"x_embree", "versus_embree"},
                               {"Mrays/cpu-s", "mrays_per_cpu_s"},
                               {"x_embree_cpu", "versus_embree_cpu"},
                               {"validated", "validated"}});
-  EXPECT_EQ(rows.csv().rows()[0], (std::vector<std::string>{"primary", "embree", "-", "192", "0.02", "0.02", "0.03", "9.60",
-                                                             "-", "0", "1.00", "4.80", "1.00", "yes (0 differ)"}));
-  EXPECT_EQ(rows.csv().rows()[1][8], "1.00");
-  EXPECT_EQ(rows.csv().rows()[1][10], "0.50");
+  EXPECT_EQ(rows.csv().rows()[0], (std::vector<std::string>{"sah", "primary", "embree", "-", "192", "0.02", "0.02", "0.03",
+                                                             "9.60", "-", "-", "0", "1.00", "4.80", "1.00", "yes (0 differ)"}));
+  EXPECT_EQ(rows.csv().rows()[1][0], "ploc");
+  EXPECT_EQ(rows.csv().rows()[1][9], "1.00");
+  EXPECT_EQ(rows.csv().rows()[1][10], "0.500");
+  EXPECT_EQ(rows.csv().rows()[1][12], "0.50");
   EXPECT_EQ(rows.csv().rows()[1].back(), "yes");
   // The GPU's rows: the loop in the table's traversal, 3 decimals, no Embree or CPU time.
-  EXPECT_EQ(rows.csv().rows()[2], (std::vector<std::string>{"diffuse", "bfs graph (cuda)", "cub", "1000", "0.500", "0.400",
-                                                             "0.600", "2.0", "0.50", "1", "-", "-", "-", "yes (2 differ)"}));
+  EXPECT_EQ(rows.csv().rows()[2], (std::vector<std::string>{"sah", "diffuse", "bfs graph (cuda)", "cub", "1000", "0.500",
+                                                             "0.400", "0.600", "2.0", "0.50", "-", "1", "-", "-", "-",
+                                                             "yes (2 differ)"}));
   EXPECT_EQ(rows.json()[2]["traversal"], "bfs");
   EXPECT_EQ(rows.json()[2]["backend"], "cuda");
   EXPECT_EQ(rows.json()[2]["profile"]["steps"], 12);

@@ -8,11 +8,13 @@
 #include "triangle_soup.hpp"
 
 #include <gtest/gtest.h>
+#include <oneapi/tbb/global_control.h>
 
 #include <algorithm>
 #include <cstring>
 #include <initializer_list>
 #include <random>
+#include <string>
 #include <vector>
 
 namespace sieve::render {
@@ -393,6 +395,19 @@ void expect_same_tree(const bvh& x, std::uint32_t a, const bvh& y, std::uint32_t
   expect_same_tree(x, n.first + 1, y, m.first + 1);
 }
 
+// n random rays (seed): the binary and the wide DFS over `b` find brute force's closest hits; some hit.
+void expect_answers_as_brute_force(const bvh& b, const std::vector<triangle>& tris, std::size_t n, unsigned seed) {
+  const bvh_view v = view_of(b, tris);
+  int hits = 0;
+  for (const ray& r : rays(tris, n, seed)) {
+    const hit want = brute_force(tris, r);
+    ASSERT_NO_FATAL_FAILURE(expect_hit_matches(tris, r, closest_hit(v, r), want));
+    ASSERT_NO_FATAL_FAILURE(expect_hit_matches(tris, r, wide_closest_hit_cpu(v.wide, r), want));
+    hits += want.found();
+  }
+  EXPECT_GT(hits, 0);
+}
+
 // Over 64K triangles the top levels bin a sample: the tree still answers as brute force does, and
 // the AVX2 kernels build exactly the tree the portable ones do.
 TEST(Bvh, SampledTopLevelsAndSimdKernels) {
@@ -402,15 +417,62 @@ TEST(Bvh, SampledTopLevelsAndSimdKernels) {
   const bvh a = build_bvh(tris), b = build_bvh(tris, portable);
   EXPECT_EQ(a.prims, b.prims);
   expect_same_tree(a, 0, b, 0);
-  const bvh_view v = view_of(a, tris);
-  int hits = 0;
-  for (const ray& r : rays(tris, 300, 5)) {
-    const hit want = brute_force(tris, r);
-    ASSERT_NO_FATAL_FAILURE(expect_hit_matches(tris, r, closest_hit(v, r), want));
-    ASSERT_NO_FATAL_FAILURE(expect_hit_matches(tris, r, wide_closest_hit_cpu(v.wide, r), want));
-    hits += want.found();
+  expect_answers_as_brute_force(a, tris, 300, 5);
+}
+
+// Byte for byte, every array of two builds.
+template <class T>
+bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
+  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+
+// Past 2^17 references the top levels are partitioned by every thread and the subtrees built in
+// parallel: the same arrays come out whatever the number of threads (1, 2, 8), and the tree still
+// answers as brute force does.
+// A terrain of n x n quads (two triangles each) on a regular grid: centroids tie on every axis.
+std::vector<triangle> terrain(std::uint32_t n) {
+  std::mt19937 rng(3);
+  std::uniform_real_distribution<float> h(0, 4);
+  std::vector<float> z(std::size_t{n + 1} * (n + 1));
+  for (float& v : z) v = h(rng);
+  auto p = [&](std::uint32_t x, std::uint32_t y) { return vec3{float(x), z[std::size_t{y} * (n + 1) + x], float(y)}; };
+  std::vector<triangle> out;
+  for (std::uint32_t y = 0; y < n; ++y)
+    for (std::uint32_t x = 0; x < n; ++x) {
+      out.push_back({p(x, y), p(x, y + 1), p(x + 1, y + 1)});
+      out.push_back({p(x, y), p(x + 1, y + 1), p(x + 1, y)});
+    }
+  return out;
+}
+
+TEST(Bvh, SameTreeWhateverTheThreads) {
+  for (const bool grid : {false, true}) {
+  SCOPED_TRACE(grid ? "terrain" : "soup");
+  const auto tris = grid ? terrain(400) : soup(300000, 17, 0.3f);
+  std::vector<bvh> built;
+  for (const int threads : {1, 2, 8, 2}) {
+    tbb::global_control limit(tbb::global_control::max_allowed_parallelism, static_cast<std::size_t>(threads));
+    built.push_back(build_bvh(tris));
   }
-  EXPECT_GT(hits, 0);
+  for (std::size_t i = 1; i < built.size(); ++i) {
+    SCOPED_TRACE("build " + std::to_string(i));
+    EXPECT_TRUE(same_bytes(built[0].nodes, built[i].nodes));
+    EXPECT_TRUE(same_bytes(built[0].prims, built[i].prims));
+    EXPECT_TRUE(same_bytes(built[0].pairs, built[i].pairs));
+    EXPECT_TRUE(same_bytes(built[0].wide.nodes, built[i].wide.nodes));
+    EXPECT_TRUE(same_bytes(built[0].wide.prims, built[i].wide.prims));
+    EXPECT_TRUE(same_bytes(built[0].cw.nodes, built[i].cw.nodes));
+    EXPECT_TRUE(same_bytes(built[0].cw.triangles, built[i].cw.triangles));
+  }
+  expect_answers_as_brute_force(built[0], tris, 100, 9);
+  // Every reference once, each leaf's in [first, first + count), every node reached once.
+  EXPECT_EQ(built[0].stats.references, tris.size());
+  std::vector<int> seen(built[0].nodes.size(), 0);
+  seen[0] = 1;
+  for (const bvh_node& n : built[0].nodes)
+    if (!n.leaf()) ++seen[n.first], ++seen[n.first + 1];
+  EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int k) { return k == 1; }));
+  }
 }
 
 // The collapse of least SAH cost: never above the binary tree's cost but for the quantised boxes'

@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """tests/check_docs_test.py SCRIPT: scripts/check-docs on small planted trees. A clean tree passes;
 each kind of finding (a word about how the work was organised, in the text or a file's name, a
-dead link or anchor, a recorded command from a build folder, naming a machine's folder or holding
-a number in exponent form) fails with a line naming the file."""
+dead link or anchor, a recorded command from a build folder, naming a machine's folder, holding
+a number in exponent form or running no program the project has, a file README.md names that is
+not there, a list of model formats that leaves one out) fails with a line naming the file."""
 import json
 import os
 import subprocess
@@ -62,6 +63,22 @@ class CheckDocs(unittest.TestCase):
         self.planted("bench/results/gpu/render.json",
                      json.dumps({"run": {"command": "sieve render a.toml --json /tmp/a/render.json"}}), "machine's folder")
         self.planted("bench/results/gpu/render.txt", "# command: sieve bench compaction --n 1.04858e+06\n", "exponent")
+        self.planted("bench/results/gpu/render.json", json.dumps({"run": {"command": "sort_bench --n 4096"}}),
+                     "runs no program")
+
+    def test_readme_names_files_that_are_there(self):
+        self.planted("README.md", "# sieve\n\n`sieve render DamagedHelmet.glb` renders it.\n", "not there: DamagedHelmet.glb")
+        self.planted("README.md", "# sieve\n\nSee `scenes/gone/gone.toml`.\n", "not there: scenes/gone/gone.toml")
+        rc, out = run({**CLEAN, "README.md": "# sieve\n\n`sieve render SCENE.toml`, `sieve check scenes/a.toml`\n",
+                       "scenes/a.toml": "name = 'a'\n"})
+        self.assertEqual(rc, 0, out)
+
+    def test_model_format_lists(self):
+        self.planted("docs/cli.md", "# The command\n\n## Exit status\n\nA model (.obj, .gltf, .glb).\n", "without .ply")
+        self.planted("app/render.cpp", 'cmd.add_option("scene", s, "scene (.toml) or model (.obj, .gltf)");\n', "without .ply")
+        self.planted("python/sieve/__init__.py", '"""Render a scene file (.toml, .obj, .gltf)."""\n', "without .ply")
+        rc, out = run({**CLEAN, "app/render.cpp": '"model (.obj, .ply, .gltf, .glb)"; "box.obj, box.gltf"\n'})
+        self.assertEqual(rc, 0, out)
 
 
 if __name__ == "__main__":

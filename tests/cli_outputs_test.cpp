@@ -251,6 +251,10 @@ TEST_F(Outputs, CtrlCStopsALargeFrameWithinABounce) {
     // two cores shared by another build.
     EXPECT_LT(seconds, 6.0) << integrator << ": from the signal to the exit";
     std::cout << integrator << ": exited " << seconds << " s after the signal\n";
+    if (o.err.find("nothing was written") != std::string::npos) {  // not one sample of every pixel yet
+      EXPECT_FALSE(fs::exists(json)) << integrator;
+      continue;
+    }
     const auto j = nlohmann::json::parse(slurp(json));
     EXPECT_EQ(j["partial"], true) << integrator;
     EXPECT_LT(j["samples_completed"].get<int>(), 4) << integrator;  // a fast CPU may finish a sample first

@@ -56,8 +56,8 @@ class Cli : public ::testing::Test {
   }
 
   // Starts `sieve args...` with stdout and stderr to files (in `cwd`, default the test's folder
-  // too); returns its pid.
-  pid_t start(const std::vector<std::string>& args, const fs::path& cwd = {}) const {
+  // too; stdout to `out` where given, an existing file such as /dev/full); returns its pid.
+  pid_t start(const std::vector<std::string>& args, const fs::path& cwd = {}, const fs::path& out = {}) const {
     std::vector<std::string> all{SIEVE_BINARY};
     all.insert(all.end(), args.begin(), args.end());
     std::vector<char*> argv;
@@ -65,7 +65,8 @@ class Cli : public ::testing::Test {
     argv.push_back(nullptr);
     posix_spawn_file_actions_t fa;
     posix_spawn_file_actions_init(&fa);
-    posix_spawn_file_actions_addopen(&fa, 1, (dir_ / "stdout").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    if (out.empty()) posix_spawn_file_actions_addopen(&fa, 1, (dir_ / "stdout").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    else posix_spawn_file_actions_addopen(&fa, 1, out.c_str(), O_WRONLY, 0);
     posix_spawn_file_actions_addopen(&fa, 2, (dir_ / "stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
     if (!cwd.empty()) posix_spawn_file_actions_addchdir_np(&fa, cwd.c_str());
     pid_t pid = -1;

@@ -109,9 +109,11 @@ TEST_F(Cli, RenderWritesImagesAndReport) {
   EXPECT_GT(fs::file_size(png), 100U);
   EXPECT_GT(fs::file_size(exr), 500U);
   const auto j = nlohmann::json::parse(slurp(json));
-  for (const char* key : {"scene", "backend", "device", "strategy", "width", "height", "spp", "seconds", "mrays_per_s",
-                          "compaction_ms", "compaction_share", "stages", "bounces", "run"})
+  for (const char* key : {"schema_version", "scene", "backend", "device", "strategy", "width", "height", "spp",
+                          "frame_seconds", "mrays_per_s", "compaction_ms", "compaction_percent", "stages_ms",
+                          "between_stages_ms", "first_wave_extra_ms", "bounces", "run"})
     EXPECT_TRUE(j.contains(key)) << key;
+  EXPECT_EQ(j["schema_version"], 2);
   EXPECT_EQ(j["scene"], "cornell-box");
   EXPECT_EQ(j["strategy"], "redzone");
   EXPECT_EQ(j["form"], "removal list");
@@ -119,10 +121,11 @@ TEST_F(Cli, RenderWritesImagesAndReport) {
   EXPECT_EQ(j["spp"], 2);
   EXPECT_EQ(j["partial"], false);
   EXPECT_GT(j["mrays_per_s"].get<double>(), 0.0);
-  EXPECT_GE(j["compaction_share"].get<double>(), 0.0);
-  EXPECT_LE(j["compaction_share"].get<double>(), 1.0);
+  EXPECT_GE(j["compaction_percent"].get<double>(), 0.0);
+  EXPECT_LE(j["compaction_percent"].get<double>(), 100.0);
   EXPECT_EQ(j["bounces"][0]["live"], 16 * 12 * 2);
-  EXPECT_TRUE(j["stages"].contains("extend"));
+  EXPECT_TRUE(j["stages_ms"].contains("extend"));
+  EXPECT_TRUE(j["first_wave_extra_ms"].is_null());  // one wave: nothing to compare it with
   EXPECT_EQ(j["profile_stages"], true);
   EXPECT_EQ(j["waves"], 1);
   // The loops the stages are made of, in the order they first ran, and their table on stdout.
@@ -138,7 +141,9 @@ TEST_F(Cli, RenderWritesImagesAndReport) {
   EXPECT_TRUE(bfs_begin);
   if (j["backend"] == "cpu") {
     EXPECT_EQ(j["wave_launch"], "cpu");
-    EXPECT_EQ(j["host_syncs_per_wave"], 0.0);
+    EXPECT_TRUE(j["host_syncs_per_wave"].is_null());  // the GPU's figure: null on the CPU
+    EXPECT_TRUE(j["bvh"].is_null());
+    EXPECT_FALSE(j["time"].contains("wait_seconds"));  // the ranks' figures: only under mpirun
   } else {
     EXPECT_EQ(j["wave_launch"], "stream");  // a profiled GPU BFS: its host-driven loop times the frontier
   }
@@ -148,11 +153,11 @@ TEST_F(Cli, RenderWritesImagesAndReport) {
   ASSERT_EQ(run(with({"render", cornell, "--out", png.string(), "--json", plain.string(), "--no-profile"}, tiny)).rc, 0);
   const auto p = nlohmann::json::parse(slurp(plain));
   EXPECT_EQ(p["profile_stages"], false);
-  EXPECT_TRUE(p["stages"].empty());
+  EXPECT_TRUE(p["stages_ms"].empty());
   EXPECT_TRUE(p["loops"].empty());
-  EXPECT_TRUE(p["stages_other_ms"].is_null());
+  EXPECT_TRUE(p["between_stages_ms"].is_null());
   EXPECT_TRUE(p["bounces"][0]["compaction_ms"].is_null());
-  EXPECT_GT(p["seconds"].get<double>(), 0.0);
+  EXPECT_GT(p["frame_seconds"].get<double>(), 0.0);
   for (const auto& e : fs::directory_iterator(dir_))
     EXPECT_EQ(e.path().string().find(".tmp-"), std::string::npos) << "temporary left behind: " << e.path();
 }
@@ -165,7 +170,7 @@ TEST_F(Cli, ProfiledRenderPrintsTheLoopTable) {
                                           "--backend", "cpu", "--out", (dir_ / "t.png").string()};
   const outcome o = run(with(with({"render", cornell, "--profile-stages"}, small), {"--reorder", "morton"}));
   ASSERT_EQ(o.rc, 0) << o.err;
-  const auto stage_table = o.out.find("compaction, all"), loop_header = o.out.find("launches");
+  const auto stage_table = o.out.find("between the stages"), loop_header = o.out.find("launches");
   ASSERT_NE(stage_table, std::string::npos) << o.out;
   ASSERT_NE(loop_header, std::string::npos) << o.out;
   EXPECT_LT(stage_table, loop_header) << o.out;
@@ -175,14 +180,14 @@ TEST_F(Cli, ProfiledRenderPrintsTheLoopTable) {
   // Stage times are measured by default: the same tables without asking.
   const outcome dflt = run(with({"render", cornell}, small));
   ASSERT_EQ(dflt.rc, 0) << dflt.err;
-  EXPECT_NE(dflt.out.find("compaction, all"), std::string::npos) << dflt.out;
+  EXPECT_NE(dflt.out.find("between the stages"), std::string::npos) << dflt.out;
   EXPECT_NE(dflt.out.find("launches"), std::string::npos) << dflt.out;
   // --no-profile: no table of figures that were not measured, and it says so in words.
   const outcome plain = run(with({"render", cornell, "--no-profile"}, small));
   ASSERT_EQ(plain.rc, 0) << plain.err;
   EXPECT_EQ(plain.out.find("launches"), std::string::npos) << plain.out;
   EXPECT_EQ(plain.out.find("reorder.keys"), std::string::npos) << plain.out;
-  EXPECT_EQ(plain.out.find("compaction, all"), std::string::npos) << plain.out;
+  EXPECT_EQ(plain.out.find("between the stages"), std::string::npos) << plain.out;
   EXPECT_EQ(plain.out.find("compact ms"), std::string::npos) << plain.out;
   EXPECT_NE(plain.out.find("stage times: not measured"), std::string::npos) << plain.out;
 }
@@ -198,15 +203,21 @@ TEST_F(Cli, DefaultRenderMeasuresItsStagesAndTheyAddUp) {
   const auto j = nlohmann::json::parse(slurp(json));
   ASSERT_TRUE(j["profile_stages"].get<bool>());
   EXPECT_GT(j["compaction_ms"].get<double>(), 0.0);
-  EXPECT_GT(j["compaction_share"].get<double>(), 0.0);
-  double sum = j["stages_other_ms"].get<double>();
-  for (const auto& [name, ms] : j["stages"].items()) sum += ms.get<double>();
-  EXPECT_NEAR(sum, j["seconds"].get<double>() * 1e3, 1e-6 * std::max(1.0, sum));
-  EXPECT_NE(o.out.find("other (between the stages)"), std::string::npos) << o.out;
-  const auto header = o.out.find("device: "), table = o.out.find("compaction, all");
+  EXPECT_GT(j["compaction_percent"].get<double>(), 0.0);
+  double sum = j["between_stages_ms"].get<double>();
+  if (!j["first_wave_extra_ms"].is_null()) sum += j["first_wave_extra_ms"].get<double>();
+  for (const auto& [name, ms] : j["stages_ms"].items()) sum += ms.get<double>();
+  EXPECT_NEAR(sum, j["frame_seconds"].get<double>() * 1e3, 1e-6 * std::max(1.0, sum));
+  // The table adds up too: its rows are printed once each, "compaction, all" no longer repeats "compact".
+  EXPECT_NE(o.out.find("between the stages (1)"), std::string::npos) << o.out;  // one wave: no first-wave line
+  EXPECT_NE(o.out.find("\nframe "), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("compaction, all"), std::string::npos) << o.out;
+  EXPECT_EQ(o.out.find("reduction"), std::string::npos) << o.out;  // the ranks' figures: only under mpirun
+  const auto header = o.out.find("device: "), table = o.out.find("between the stages");
   ASSERT_NE(header, std::string::npos) << o.out;
   EXPECT_LT(header, table) << o.out;
-  // Without a terminal progress is a line every few seconds: a quick render prints none.
+  // Without a terminal progress is a line every few seconds: a quick render prints none (its setup
+  // lines are on stdout).
   EXPECT_EQ(o.err, "") << o.err;
 
   // Unmeasured: null in the report, never zeros.
@@ -216,8 +227,86 @@ TEST_F(Cli, DefaultRenderMeasuresItsStagesAndTheyAddUp) {
   ASSERT_EQ(n.rc, 0) << n.err;
   const auto b = nlohmann::json::parse(slurp(bare));
   EXPECT_TRUE(b["compaction_ms"].is_null());
-  EXPECT_TRUE(b["compaction_share"].is_null());
-  EXPECT_TRUE(b["stages"].empty());
+  EXPECT_TRUE(b["compaction_percent"].is_null());
+  EXPECT_TRUE(b["stages_ms"].empty());
+}
+
+// The setup the user waits for, a plain line per phase on stdout as it ends (also off a terminal,
+// no carriage returns): the load with its triangles and MB, the BVH by phase, the first frame; no
+// upload on the CPU. The same times in the report's setup_s; --quiet prints none.
+TEST_F(Cli, RenderPrintsTheSetupPhasesAsTheyEnd) {
+  const fs::path cornell = scenes_dir / "cornell-box" / "cornell-box.toml";
+  const fs::path json = dir_ / "s.json";
+  const outcome o = run({"render", cornell.string(), "--backend", "cpu", "--set", "film.width=32", "--set",
+                         "film.height=24", "--spp", "2", "--json", json.string(), "--out", (dir_ / "s.png").string()});
+  ASSERT_EQ(o.rc, 0) << o.err;
+  EXPECT_EQ(o.err, "") << o.err;
+  EXPECT_EQ(o.out.find('\r'), std::string::npos) << o.out;
+  const auto j = nlohmann::json::parse(slurp(json));
+  const auto& s = j["setup_s"];
+  const std::string triangles = std::to_string(j["triangles"].get<std::uint64_t>());
+  const auto header = o.out.find("device: "), load = o.out.find("\nsetup: load "), bvh = o.out.find("\nsetup: BVH "),
+             first = o.out.find("\nsetup: first frame "), outcome_line = o.out.find("\ntime: setup ");
+  ASSERT_NE(load, std::string::npos) << o.out;
+  ASSERT_NE(bvh, std::string::npos) << o.out;
+  ASSERT_NE(first, std::string::npos) << o.out;
+  EXPECT_LT(header, load) << o.out;
+  EXPECT_LT(load, bvh) << o.out;
+  EXPECT_LT(bvh, first) << o.out;
+  EXPECT_LT(first, outcome_line) << o.out;
+  EXPECT_EQ(o.out.find("setup: upload"), std::string::npos) << o.out;  // the CPU renders from host memory
+  const std::string load_line = o.out.substr(load + 1, o.out.find('\n', load + 1) - load - 1);
+  EXPECT_NE(load_line.find(" s, " + triangles + " triangles from "), std::string::npos) << load_line;
+  const std::string bvh_line = o.out.substr(bvh + 1, o.out.find('\n', bvh + 1) - bvh - 1);
+  EXPECT_NE(bvh_line.find("binary "), std::string::npos) << bvh_line;
+  EXPECT_NE(bvh_line.find(" threads, "), std::string::npos) << bvh_line;
+  EXPECT_NE(o.out.find("(2 spp over the whole film)"), std::string::npos) << o.out;
+
+  // The report: the same phases, in seconds, consistent with each other.
+  EXPECT_DOUBLE_EQ(s["load_s"].get<double>(), j["time"]["load_seconds"].get<double>());
+  EXPECT_DOUBLE_EQ(s["build_s"].get<double>(), j["time"]["bvh_build_seconds"].get<double>());
+  std::uint64_t bytes = 0;
+  for (const char* f : {"cornell-box.toml", "cornell-box.obj", "cornell-box.mtl"})
+    if (fs::exists(cornell.parent_path() / f)) bytes += fs::file_size(cornell.parent_path() / f);
+  EXPECT_GE(s["load_bytes"].get<std::uint64_t>(), bytes);
+  EXPECT_GT(s["load_bytes"].get<std::uint64_t>(), 0U);
+  double phases = 0;
+  for (const auto& [name, t] : s["build_phases_s"].items()) phases += t.get<double>();
+  EXPECT_GT(s["build_phases_s"]["binary_s"].get<double>(), 0.0);
+  EXPECT_LE(phases, s["build_s"].get<double>());
+  EXPECT_TRUE(s["upload_s"].is_null());
+  EXPECT_EQ(s["first_frame_spp"].get<int>(), 2);
+  EXPECT_GT(s["first_frame_s"].get<double>(), 0.0);
+  EXPECT_GE(s["first_image_s"].get<double>(), s["load_s"].get<double>() + s["build_s"].get<double>() + s["first_frame_s"].get<double>());
+  EXPECT_LE(s["first_image_s"].get<double>(), j["time"]["total_seconds"].get<double>());
+
+  const outcome q = run({"render", cornell.string(), "--backend", "cpu", "--quiet", "--set", "film.width=16", "--set",
+                         "film.height=12", "--spp", "1", "--out", (dir_ / "q.png").string()});
+  ASSERT_EQ(q.rc, 0) << q.err;
+  EXPECT_EQ(q.out.find("setup:"), std::string::npos) << q.out;
+}
+
+// `bench setup` on the CPU: a validated row per thread count, the build's phases inside its time,
+// the same triangles and tree at any thread count; no upload or first frame (null, never zeros).
+TEST_F(Cli, BenchSetupRowsOnTheCpu) {
+  const fs::path json = dir_ / "setup.json";
+  const outcome o = run({"bench", "setup", (scenes_dir / "procedural" / "heightfield.toml").string(), "--backend", "cpu",
+                         "--set", "procedural.grid=32", "--threads", "1,2", "--repeats", "2", "--json", json.string()});
+  ASSERT_EQ(o.rc, 0) << o.err << o.out;
+  EXPECT_NE(o.out.find("first_frame"), std::string::npos) << o.out;
+  const auto j = nlohmann::json::parse(slurp(json));
+  ASSERT_EQ(j["results"].size(), 2U) << j.dump();
+  for (const auto& r : j["results"]) {
+    EXPECT_TRUE(r["validated"].get<bool>()) << r.dump();
+    EXPECT_EQ(r["triangles"].get<std::uint64_t>(), 2U * 32 * 32) << r.dump();
+    EXPECT_TRUE(r["upload_ms"].is_null()) << r.dump();
+    EXPECT_TRUE(r["first_frame_ms"].is_null()) << r.dump();
+    double phases = 0;
+    for (const char* k : {"refs_ms", "binary_ms", "pairs_ms", "collapse_ms", "cw_ms"}) phases += r[k].get<double>();
+    EXPECT_GT(r["binary_ms"].get<double>(), 0.0) << r.dump();
+    EXPECT_LE(phases, r["build_ms"].get<double>() * 1.001) << r.dump();
+  }
+  EXPECT_EQ(j["results"][0]["sah_cost"], j["results"][1]["sah_cost"]);
 }
 
 // --json alone still writes the image, under the default name, in the current folder.
@@ -240,7 +329,8 @@ TEST_P(Interrupt, WritesThePartialImage) {
   const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
   const fs::path png = dir_ / "p.png", exr = dir_ / "p.exr", json = dir_ / "p.json";
   // A loaded machine (CI runs tests in parallel, sanitizers slow the start) may not finish a sample
-  // pass before the signal: then the outputs must still be there, and the test waits longer.
+  // pass before the signal: then nothing is written (an image of no samples never replaces an
+  // output), and the test waits longer.
   int samples = 0;
   for (const int wait_ms : {1500, 5000, 15000}) {
     // One bounce: a wave (the 2^20 paths the queue holds) completes in about a second; a signal
@@ -255,6 +345,10 @@ TEST_P(Interrupt, WritesThePartialImage) {
     const outcome o = finish(pid);
     EXPECT_EQ(o.rc, 128 + sig) << o.err;
     EXPECT_NE(o.err.find("interrupted"), std::string::npos) << o.err;
+    if (o.err.find("nothing was written") != std::string::npos) {
+      EXPECT_FALSE(fs::exists(png) || fs::exists(exr) || fs::exists(json)) << o.err;
+      continue;
+    }
     ASSERT_TRUE(fs::exists(png));
     EXPECT_GT(fs::file_size(exr), 500U);
     const auto j = nlohmann::json::parse(slurp(json));
@@ -369,7 +463,7 @@ TEST_F(Cli, AutoNamesTheStrategyItRan) {
   EXPECT_EQ(j["strategy_asked"], "auto");
   EXPECT_EQ(j["backend"], "cpu");
   EXPECT_FALSE(j["device"].get<std::string>().empty());
-  EXPECT_NE(o.out.find("strategy auto -> " + ran), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("strategy: auto -> " + ran), std::string::npos) << o.out;  // once, with why
   EXPECT_NE(o.out.find("device: "), std::string::npos) << o.out;
 
   const fs::path bench = dir_ / "b.json", bench_csv = dir_ / "b.csv";
@@ -470,8 +564,8 @@ TEST_F(Cli, DryRunChecksACommandLine) {
 
 // --dry-run checks the command line only, and says so; `sieve check` loads the scene.
 TEST_F(Cli, CheckLoadsTheSceneAndDryRunDoesNot) {
-  const outcome dry = run({"--dry-run", "render", "no-such-scene.toml"});
-  EXPECT_EQ(dry.rc, 0);
+  const outcome dry = run({"--dry-run", "render", (scenes_dir / "cornell-box" / "cornell-box.toml").string()});
+  EXPECT_EQ(dry.rc, 0) << dry.err;
   EXPECT_NE(dry.out.find("nothing was loaded or run"), std::string::npos) << dry.out;
   const outcome missing = run({"check", "no-such-scene.toml"});
   EXPECT_EQ(missing.rc, 1);
@@ -486,6 +580,70 @@ TEST_F(Cli, CheckLoadsTheSceneAndDryRunDoesNot) {
   EXPECT_EQ(t.rc, 0) << t.err;
   EXPECT_NE(t.out.find("checker.png: "), std::string::npos) << t.out;  // each texture with its size
   EXPECT_NE(t.out.find(" x "), std::string::npos) << t.out;
+}
+
+// --dry-run refuses what the run refuses before it loads anything, with the run's exit status: a
+// usage error (a mistyped flag, an unknown name) 2, a runtime error (a missing scene, a strategy
+// the backend cannot run) 1; a command line the run takes is valid.
+TEST_F(Cli, DryRunRefusesWhatTheRunRefusesWithItsExitStatus) {
+  const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
+  const std::vector<std::string> base = with({"render", cornell, "--backend", "cpu"}, tiny);
+  for (const auto& [extra, rc] : std::vector<std::pair<std::vector<std::string>, int>>{
+           {{"--strategy", "bogus"}, 2}, {{"--queue", "bogus"}, 2}, {{"--reorder", "sideways"}, 2},
+           {{"--stratgy", "redzone"}, 2}, {{"--out", "x.jpg"}, 2}, {{"--strategy", "space"}, 1}}) {
+    std::string shown;
+    for (const auto& a : extra) shown += a + " ";
+    const outcome real = run(with(base, extra));
+    const outcome dry = run(with(with({"--dry-run"}, base), extra));
+    EXPECT_EQ(real.rc, rc) << shown << real.err;
+    EXPECT_EQ(dry.rc, rc) << shown << dry.err;
+    EXPECT_EQ(std::count(dry.err.begin(), dry.err.end(), '\n'), 1) << shown << dry.err;
+  }
+  const outcome missing = run({"--dry-run", "render", (dir_ / "missing.toml").string()});
+  EXPECT_EQ(missing.rc, run({"render", (dir_ / "missing.toml").string()}).rc);
+  EXPECT_EQ(missing.rc, 1);
+  EXPECT_NE(missing.err.find("scene file not found"), std::string::npos) << missing.err;
+  EXPECT_EQ(run({"--dry-run", "check", (dir_ / "missing.toml").string()}).rc, 1);
+  EXPECT_EQ(run(with(with({"--dry-run"}, base), {"--strategy", "redzone"})).rc, 0);
+}
+
+// A mistyped flag, subcommand, mode or strategy gets the nearest known name; a word far from any
+// gets none.
+TEST_F(Cli, MistypedNamesGetASuggestion) {
+  const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
+  expect_one_line_error({"render", cornell, "--stratgy", "redzone"}, "did you mean --strategy?");
+  expect_one_line_error({"render", cornell, "--queue", "apend"}, "did you mean 'append'?");
+  expect_one_line_error({"render", cornell, "--backend", "cpu", "--strategy", "redzon"}, "did you mean 'redzone'?");
+  expect_one_line_error({"rendr", cornell}, "did you mean 'render'?");
+  expect_one_line_error({"bench", "compactoin"}, "did you mean 'compaction'?");
+  const outcome far = run({"render", cornell, "--backend", "cpu", "--strategy", "bogus"});
+  EXPECT_EQ(far.rc, 2);
+  EXPECT_EQ(far.err.find("did you mean"), std::string::npos) << far.err;
+}
+
+// No strategy is reported where none ran: the append queue (shade appends the survivors) and the
+// megakernel (no queue) name none, in the console and in the report.
+TEST_F(Cli, NoStrategyWhereNoneRan) {
+  const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
+  for (const std::vector<std::string>& mode : {std::vector<std::string>{"--queue", "append"},
+                                               std::vector<std::string>{"--integrator", "megakernel"}}) {
+    const fs::path json = dir_ / "what-ran.json";
+    const outcome o = run(with({"render", cornell, "--backend", "cpu", "--strategy", "redzone", "--set", "film.width=16",
+                                "--set", "film.height=12", "--spp", "2", "--json", json.string(), "--out",
+                                (dir_ / "what-ran.png").string()},
+                               mode));
+    ASSERT_EQ(o.rc, 0) << mode[1] << ": " << o.err;
+    EXPECT_EQ(o.out.find("redzone"), std::string::npos) << mode[1] << ": " << o.out;
+    EXPECT_EQ(o.out.find("strategy:"), std::string::npos) << mode[1] << ": " << o.out;
+    EXPECT_EQ(o.out.find("compact ms"), std::string::npos) << mode[1] << ": " << o.out;
+    const auto j = nlohmann::json::parse(slurp(json));
+    EXPECT_TRUE(j["strategy"].is_null()) << mode[1];
+    EXPECT_TRUE(j["form"].is_null()) << mode[1];
+    EXPECT_TRUE(j["compaction_ms"].is_null()) << mode[1];
+    EXPECT_TRUE(j["strategies_ran"].empty()) << mode[1];
+    EXPECT_EQ(j["strategy_asked"], "redzone") << mode[1];
+    EXPECT_TRUE(j["sort"].is_null()) << mode[1];  // no reordering: the sort does not apply
+  }
 }
 
 // A glTF renders alone (.gltf and .glb) as a bare OBJ does; a broken one is one line.
@@ -522,6 +680,11 @@ TEST_F(Cli, OneCommandLineForEverySubcommand) {
   EXPECT_EQ(run({"bench", "sort", "--backend", "auto", "--dry-run"}).rc, 0);
   const outcome plan = run({"bench", "all", "--backend", "auto", "--plan", "--smoke", "--out", (dir_ / "all").string()});
   EXPECT_EQ(plan.rc, 0) << plan.err;
+  // Without --out: a fresh folder, never the committed bench/results/<device>/.
+  const outcome fresh = run({"bench", "all", "--backend", "auto", "--plan", "--smoke"}, dir_);
+  EXPECT_EQ(fresh.rc, 0) << fresh.err;
+  EXPECT_NE(fresh.out.find("into out/bench-"), std::string::npos) << fresh.out;
+  EXPECT_EQ(fresh.out.find("bench/results"), std::string::npos) << fresh.out;
 
   expect_one_line_error({"frobnicate"}, "unknown subcommand 'frobnicate' of 'sieve'; subcommands: render");
   expect_one_line_error({"bench", "frobnicate"}, "unknown subcommand 'frobnicate' of 'sieve bench'");

@@ -12,6 +12,7 @@
 #include "cuda_support.cuh"
 
 #include <algorithm>
+#include <cstdlib>
 #include <array>
 #include <numeric>
 #include <random>
@@ -26,7 +27,9 @@ using sieve::bench::reference_split;
 using sieve::bench::split_reference;
 using sieve::test::device_array;
 
-constexpr unsigned bucket_counts[] = {1, 2, 3, 8, 32, 255, 256};
+// The ballot designs take ceil(log2 buckets) ballots (1..5) up to 32 buckets; unchecked, a power of two
+// of buckets adds an extra bin (2, 4, 8, 16, 32); 33: the first count past a lane's own bin.
+constexpr unsigned bucket_counts[] = {1, 2, 3, 4, 8, 16, 31, 32, 33, 64, 255, 256};
 constexpr std::size_t sizes[] = {0, 1, 2047, 4096, 4097, 100003};
 
 struct ray28 {
@@ -46,6 +49,19 @@ struct workspace_buffer {
   ~workspace_buffer() { cudaFree(data); }
   sieve::cuda::workspace ws() const { return {data, bytes}; }
 };
+
+// The designs under test: every one, or those SIEVE_MULTISPLIT_ALGORITHMS lists (comma-separated; the
+// sanitizer runs take the new designs alone).
+std::vector<std::string_view> designs() {
+  const auto all = sieve::cuda::multisplit_algorithms();
+  const char* only = std::getenv("SIEVE_MULTISPLIT_ALGORITHMS");
+  if (only == nullptr || *only == 0) return {all.begin(), all.end()};
+  std::vector<std::string_view> picked;
+  const std::string list = std::string(",") + only + ",";
+  for (auto a : all)
+    if (list.find("," + std::string(a) + ",") != std::string::npos) picked.push_back(a);
+  return picked;
+}
 
 // got[j] is the input index at slot j; the first `n` slots and the offsets are compared.
 void expect_split(const std::string& algorithm, const std::vector<std::uint32_t>& got,
@@ -70,7 +86,7 @@ std::vector<std::uint32_t> iota(std::size_t n) {
 
 TEST(CudaMultisplit, EveryDesignBucketCountAndDistributionMatchesTheReference) {
   REQUIRE_DEVICE();
-  for (auto algorithm : sieve::cuda::multisplit_algorithms())
+  for (auto algorithm : designs())
     for (unsigned buckets : bucket_counts)
       for (auto dist : bucket_distributions)
         for (std::size_t n : sizes) {
@@ -83,10 +99,54 @@ TEST(CudaMultisplit, EveryDesignBucketCountAndDistributionMatchesTheReference) {
           const sieve::const_record rin(in.cspan());
           const sieve::record rout(out.span());
           workspace_buffer ws(sieve::cuda::multisplit_workspace_bytes(algorithm, rout, buckets));
-          std::vector<std::uint64_t> offsets(buckets + 1);
-          sieve::cuda::multisplit(algorithm, rin, rout, sieve::bucket_ids{d_ids.cspan()}, buckets, offsets, ws.ws());
-          expect_split(std::string(algorithm), out.host(), offsets, want, what);
+          for (bool checked : {true, false}) {  // unchecked keeps a bin for ids out of range: one more
+            std::vector<std::uint64_t> offsets(buckets + 1);
+            SIEVE_CUDA_CHECK(cudaMemset(out.data, 0xFF, n * 4));
+            sieve::cuda::multisplit(algorithm, rin, rout, sieve::bucket_ids{d_ids.cspan()}, buckets, offsets, ws.ws(),
+                                    nullptr, sieve::options{.checked = checked});
+            expect_split(std::string(algorithm), out.host(), offsets, want, what + (checked ? "" : ", unchecked"));
+          }
         }
+}
+
+// The path record (four columns of 4-byte words) around the tile sizes of every design, out of place
+// and unchecked, as the renderer and the benchmark call it.
+TEST(CudaMultisplit, WordRecordsAroundTheTileSizes) {
+  REQUIRE_DEVICE();
+  for (auto algorithm : designs())
+    for (std::size_t n : {std::size_t{1}, std::size_t{1023}, std::size_t{1024}, std::size_t{1025}, std::size_t{4097},
+                          std::size_t{33000}})
+      for (unsigned buckets : {2U, 5U, 32U, 200U}) {
+        const std::string a(algorithm);
+        const std::string what = a + ", " + std::to_string(buckets) + " buckets, n " + std::to_string(n);
+        const auto ids = make_bucket_ids(n, buckets, "uniform", n + buckets);
+        const auto want = reference_split(ids, n, buckets);
+        std::vector<std::uint32_t> pixel(n), depth(n);
+        std::vector<ray28> ray(n);
+        for (std::size_t i = 0; i < n; ++i) {
+          pixel[i] = static_cast<std::uint32_t>(i);
+          depth[i] = static_cast<std::uint32_t>(5 * i + 1);
+          for (int k = 0; k < 7; ++k) ray[i].v[k] = static_cast<float>(i % 4099) + 0.25f * k;
+        }
+        device_array<std::uint8_t> d_ids(ids);
+        device_array<std::uint32_t> d_pixel(pixel), d_depth(depth), o_pixel(n), o_depth(n);
+        device_array<ray28> d_ray(ray), o_ray(n);
+        const sieve::const_record rin(d_pixel.cspan(), d_ray.cspan(), d_depth.cspan());
+        const sieve::record rout(o_pixel.span(), o_ray.span(), o_depth.span());
+        workspace_buffer ws(sieve::cuda::multisplit_workspace_bytes(a, rout, buckets));
+        device_array<std::uint64_t> d_offsets(buckets + 1);
+        sieve::cuda::multisplit_async(a, rin, rout, sieve::bucket_ids{d_ids.cspan()}, buckets, d_offsets.data, ws.ws(),
+                                      nullptr, nullptr, sieve::options{.checked = false});
+        const auto got = o_pixel.host();
+        expect_split(a, got, d_offsets.host(), want, what);
+        const auto got_ray = o_ray.host();
+        const auto got_depth = o_depth.host();
+        for (std::size_t j = 0; j < n; ++j) {
+          ASSERT_EQ(got_depth[j], 5 * got[j] + 1) << what << " slot " << j;
+          for (int k = 0; k < 7; ++k)
+            ASSERT_EQ(got_ray[j].v[k], static_cast<float>(got[j] % 4099) + 0.25f * k) << what << " slot " << j;
+        }
+      }
 }
 
 TEST(CudaMultisplit, RecordsMoveTogetherInPlaceAndOut) {
@@ -104,7 +164,7 @@ TEST(CudaMultisplit, RecordsMoveTogetherInPlaceAndOut) {
     wide[i] = i * 0x100000001ULL;
     bytes[i] = static_cast<std::uint8_t>(i * 7);
   }
-  for (auto algorithm : sieve::cuda::multisplit_algorithms()) {
+  for (auto algorithm : designs()) {
     const std::string a(algorithm);
     device_array<std::uint8_t> d_ids(ids);
     // The path record as four columns (moved as 4-byte words), and three columns of 8, 4 and 1 bytes.
@@ -169,7 +229,7 @@ TEST(CudaMultisplit, DeviceCountsReplayedInAGraph) {
   std::mt19937_64 rng(11);
   std::vector<std::size_t> lives = {0, 1, cap, 4096, 12345};
   for (int r = 0; r < 4; ++r) lives.push_back(rng() % (cap + 1));
-  for (auto algorithm : sieve::cuda::multisplit_algorithms()) {
+  for (auto algorithm : designs()) {
     const std::string a(algorithm);
     for (auto dist : bucket_distributions) {
       const auto ids = make_bucket_ids(cap, buckets, dist, 21);
@@ -210,7 +270,7 @@ TEST(CudaMultisplit, CheckedModeRefusesIdsOutOfRange) {
   std::vector<std::uint8_t> ids(n, 2);
   ids[30000] = 7;
   ids[40000] = 200;
-  for (auto algorithm : sieve::cuda::multisplit_algorithms()) {
+  for (auto algorithm : designs()) {
     const std::string a(algorithm);
     device_array<std::uint8_t> d_ids(ids);
     device_array<std::uint32_t> in(iota(n)), out(n);
@@ -238,6 +298,35 @@ TEST(CudaMultisplit, CheckedModeRefusesIdsOutOfRange) {
     std::sort(tail.begin(), tail.end());
     EXPECT_EQ(tail, (std::vector<std::uint32_t>{30000, 40000})) << a;
   }
+}
+
+// Unchecked, ids at or past the bucket count go, in input order, after the last bucket: every design
+// x bucket count with a tenth of the ids out of range (any byte), against the reference of the ids
+// mapped to the extra bin. Whole tiles with and without such ids take different ranking paths.
+TEST(CudaMultisplit, UncheckedIdsOutOfRangeFollowTheLastBucket) {
+  REQUIRE_DEVICE();
+  for (auto algorithm : designs())
+    for (unsigned buckets : {1U, 2U, 3U, 4U, 5U, 8U, 16U, 31U, 32U, 33U, 64U, 255U})
+      for (std::size_t n : {std::size_t{4097}, std::size_t{100003}}) {
+        const std::string what = std::string(algorithm) + ", " + std::to_string(buckets) + " buckets, n " + std::to_string(n);
+        std::vector<std::uint8_t> ids = make_bucket_ids(n, buckets, "uniform", n + buckets);
+        std::mt19937 rng(static_cast<unsigned>(n * 7 + buckets));
+        for (std::size_t i = 0; i < n; ++i)
+          if (rng() % 10 == 0 && i < n / 2) ids[i] = static_cast<std::uint8_t>(buckets + rng() % (256 - buckets));
+        std::vector<std::uint8_t> bins(ids);
+        for (auto& b : bins) b = static_cast<std::uint8_t>(std::min<unsigned>(b, buckets));
+        split_reference want = reference_split(bins, n, buckets + 1);
+        want.offsets.pop_back();  // the call reports the buckets' bounds: the extra bin ends at n
+        device_array<std::uint8_t> d_ids(ids);
+        device_array<std::uint32_t> in(iota(n)), out(n);
+        const sieve::const_record rin(in.cspan());
+        const sieve::record rout(out.span());
+        workspace_buffer ws(sieve::cuda::multisplit_workspace_bytes(algorithm, rout, buckets));
+        std::vector<std::uint64_t> offsets(buckets + 1);
+        sieve::cuda::multisplit(algorithm, rin, rout, sieve::bucket_ids{d_ids.cspan()}, buckets, offsets, ws.ws(),
+                                nullptr, sieve::options{.checked = false});
+        expect_split(std::string(algorithm), out.host(), offsets, want, what);
+      }
 }
 
 TEST(CudaMultisplit, BadArgumentsAreErrors) {

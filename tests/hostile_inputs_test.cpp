@@ -12,6 +12,7 @@
 
 #include <chrono>
 #include <cstring>
+#include <sstream>
 #include <thread>
 
 namespace {
@@ -56,6 +57,8 @@ class Hostile : public Cli {
   std::vector<std::string> render(const fs::path& scene, std::vector<std::string> more = {}) const {
     return with(with({"render", scene.string(), "--out", (dir_ / "out.png").string()}, tiny), more);
   }
+  // Runs sieve with its stdout on /dev/full (every write fails: ENOSPC).
+  outcome run_onto_full_stdout(const std::vector<std::string>& args) const { return finish(start(args, {}, "/dev/full")); }
   // Runs sieve with `ignored` set to SIG_IGN (as nohup or `trap '' INT` leave it) and sends it that
   // signal every 100 ms until it ends.
   outcome run_ignoring(int ignored, const std::vector<std::string>& args) const {
@@ -293,22 +296,9 @@ TEST_F(Hostile, DryRunChecksTheOutputFormat) {
 
 // A failed write on stdout is an error, not a silent success.
 TEST_F(Hostile, StdoutWriteErrorsAreReported) {
-  std::vector<std::string> all{SIEVE_BINARY, "info", "--json"};
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, 1, "/dev/full", O_WRONLY, 0);
-  posix_spawn_file_actions_addopen(&fa, 2, (dir_ / "stderr").c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  pid_t pid = -1;
-  ASSERT_EQ(posix_spawn(&pid, argv[0], &fa, nullptr, argv.data(), environ), 0);
-  posix_spawn_file_actions_destroy(&fa);
-  int status = 0;
-  waitpid(pid, &status, 0);
-  ASSERT_TRUE(WIFEXITED(status));
-  EXPECT_NE(WEXITSTATUS(status), 0);
-  EXPECT_NE(slurp(dir_ / "stderr").find("standard output"), std::string::npos) << slurp(dir_ / "stderr");
+  const outcome o = run_onto_full_stdout({"info", "--json"});
+  EXPECT_NE(o.rc, 0);
+  EXPECT_NE(o.err.find("standard output"), std::string::npos) << o.err;
 }
 
 // bench: negative counts and seeds are usage errors; memory is admitted before it is allocated.
@@ -340,6 +330,94 @@ TEST_F(Hostile, BenchTraceValidatesCoincidentTriangles) {
   EXPECT_EQ(o.rc, 0) << o.out << o.err;
   EXPECT_EQ(o.err.find("differs"), std::string::npos) << o.err;
   EXPECT_EQ(o.out.find(" NO "), std::string::npos) << o.out;
+}
+
+// `sieve check` counted materials in a 3-slot array indexed by a 6-value kind (a stack overflow on
+// every glTF model): every family is counted and named, and emissive triangles are explained.
+TEST_F(Hostile, CheckCountsEveryMaterialFamily) {
+  const outcome g = run({"check", (scenes_dir / "gltf" / "box.gltf").string()});
+  EXPECT_EQ(g.rc, 0) << g.err;
+  for (const char* family : {" diffuse, ", " mirror, ", " dielectric, ", " conductor, ", " rough dielectric, ", " glTF metallic-roughness;"})
+    EXPECT_NE(g.out.find(family), std::string::npos) << family << " not in: " << g.out;
+  const outcome m = run({"check", (scenes_dir / "materials" / "materials.toml").string()});
+  EXPECT_EQ(m.rc, 0) << m.err;
+  // The counts add up to the materials' number.
+  const std::size_t at = m.out.find("materials: ");
+  ASSERT_NE(at, std::string::npos) << m.out;
+  std::istringstream line(m.out.substr(at + 11, m.out.find(';', at) - at - 11));
+  std::size_t total = 0, sum = 0, n = 0;
+  char colon = 0;
+  line >> total >> colon;
+  for (std::string word; line >> n && std::getline(line, word, ',');) sum += n;
+  EXPECT_EQ(sum, total) << m.out;
+  const outcome c = run({"check", (scenes_dir / "cornell-box" / "cornell-box.toml").string()});
+  EXPECT_NE(c.out.find("an emissive triangle is one whose material emits"), std::string::npos) << c.out;
+}
+
+// Texture names reached stdout raw: a name holding an escape sequence is written as \xNN.
+TEST_F(Hostile, CheckEscapesTextureNames) {
+  const std::string name = "a\x1b[2Jb.png";
+  fs::copy_file(scenes_dir / "textured" / "checker.png", dir_ / name);
+  file("q.obj", "mtllib q.mtl\nv -1 -1 0\nv 1 -1 0\nv 1 1 0\nvt 0 0\nvt 1 0\nvt 1 1\nusemtl t\nf 1/1 2/2 3/3\n");
+  file("q.mtl", "newmtl t\nKd 1 1 1\nmap_Kd " + name + "\n");
+  file("q.toml", "[camera]\nposition = [0, 0, -3]\n[[objects]]\nobj = \"q.obj\"\n");
+  const outcome o = run({"check", (dir_ / "q.toml").string()});
+  EXPECT_EQ(o.rc, 0) << o.err;
+  EXPECT_EQ(o.out.find('\x1b'), std::string::npos) << o.out;
+  EXPECT_NE(o.out.find("a\\x1b[2Jb.png"), std::string::npos) << o.out;
+}
+
+// MTL -inf and -nan were read as options (like -halo) and skipped: the material loaded with 0.
+TEST_F(Hostile, MtlNonFiniteNegativesAreRefused) {
+  file("t.obj", "mtllib t.mtl\nv 0 0 0\nv 1 0 0\nv 0 1 0\nusemtl m\nf 1 2 3\n");
+  for (const char* value : {"-inf", "-nan", "-infinity"}) {
+    file("t.mtl", std::string("newmtl m\nKd 0.5 ") + value + " 0.5\n");
+    expect_one_line_error({"check", (dir_ / "t.obj").string()}, std::string("'") + value + "' is not a finite number");
+  }
+}
+
+// Ctrl-C or SIGTERM while the scene loads or the BVH builds stopped nothing until the step ended,
+// then wrote an image of 0 samples over the output. Now the job stops at the next safe point and
+// writes nothing: the old output stays.
+TEST_F(Hostile, StopWhileLoadingWritesNothing) {
+  const std::string heightfield = (scenes_dir / "procedural" / "heightfield.toml").string();
+  for (const int sig : {SIGINT, SIGTERM}) {
+    const fs::path png = dir_ / "old.png";
+    file("old.png", "the old output");
+    const pid_t pid = start({"render", heightfield, "--backend", "cpu", "--spp", "1", "--quiet", "--out", png.string()});
+    ASSERT_TRUE(wait_for_handler(pid, sig));
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));  // into the load (8.4M triangles) or the build
+    ::kill(pid, sig);
+    const auto t0 = std::chrono::steady_clock::now();
+    const outcome o = finish(pid);
+    EXPECT_LT(std::chrono::steady_clock::now() - t0, std::chrono::seconds(5)) << "the stop took that long";
+    EXPECT_EQ(o.rc, 128 + sig) << o.err;
+    EXPECT_NE(o.err.find("nothing was written"), std::string::npos) << o.err;
+    EXPECT_EQ(slurp(png), "the old output");
+  }
+}
+
+// --help, --version and --dry-run wrote onto a full stdout and exited 0; a render named a stale
+// errno as the reason.
+TEST_F(Hostile, FullStdoutIsAnErrorWithItsReason) {
+  const std::string cornell = (scenes_dir / "cornell-box" / "cornell-box.toml").string();
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--help"}, {"--version"}, {"--dry-run", "render", cornell},
+           {"render", cornell, "--backend", "cpu", "--set", "film.width=8", "--set", "film.height=8", "--spp", "1",
+            "--out", (dir_ / "o.png").string()}}) {
+    const outcome o = run_onto_full_stdout(args);
+    EXPECT_NE(o.rc, 0) << args[0] << ": " << o.err;
+    EXPECT_NE(o.err.find("cannot write to standard output: No space left on device"), std::string::npos)
+        << args[0] << ": " << o.err;
+  }
+}
+
+// An --out of the wrong extension was refused only after the scene had loaded (and after its errors).
+TEST_F(Hostile, OutputExtensionIsCheckedBeforeTheLoad) {
+  file("bad.toml", "[[objects]]\nobj = \"missing.obj\"\n");
+  const outcome o = run({"render", (dir_ / "bad.toml").string(), "--out", (dir_ / "new.jpg").string()});
+  EXPECT_EQ(o.rc, 2) << o.err;
+  EXPECT_NE(o.err.find(".png or .exr"), std::string::npos) << o.err;
 }
 
 }  // namespace

@@ -182,6 +182,8 @@ TEST_F(Mpi, RanksRenderTheOneProcessImage) {
     EXPECT_GT(j["ranks"]["efficiency_rendering"].get<double>(), 0.0);
     EXPECT_GE(j["ranks"]["reduction_seconds"].get<double>(), 0.0);
     EXPECT_GE(j["time"]["total_seconds"].get<double>(), j["time"]["render_seconds"].get<double>());
+    EXPECT_GE(j["time"]["reduction_seconds"].get<double>(), 0.0);  // the ranks' figures, under mpirun only
+    EXPECT_GE(j["time"]["wait_seconds"].get<double>(), 0.0);
     EXPECT_EQ(j["rays"], plain_json["rays"]);  // every path traced once, by one rank
     EXPECT_EQ(j["wave_launch"], "cpu");
   }
@@ -242,6 +244,14 @@ TEST_F(Mpi, TheTreeSharedOrBuiltByEveryRankGivesThePlainImage) {
     const auto j = nlohmann::json::parse(slurp(dir_ / (std::string("tree-") + tree + ".json")));
     EXPECT_EQ(j["rays"], nlohmann::json::parse(slurp(dir_ / "plain.json"))["rays"]);
   }
+  // Every rank builds its own tree with the builder asked for (PLOC: on its GPU where it renders on
+  // one, else its CPU run, as here): the same image.
+  std::vector<std::string> args = render_args(dir_, "tree-ploc");
+  args.insert(args.end(), {"--build", "ploc"});
+  const outcome o = run_mpi(3, args);
+  ASSERT_EQ(o.rc, 0) << o.err;
+  expect_plain_image(dir_, "tree-ploc");
+  EXPECT_EQ(nlohmann::json::parse(slurp(dir_ / "tree-ploc.json"))["bvh_builder"], "ploc (CPU)");
 }
 
 // A profiled split render's loop times are the ranks' summed: every path generated and extended

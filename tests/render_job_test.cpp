@@ -70,12 +70,32 @@ TEST(RenderJob, HooksFollowTheSteps) {
   hooks.progress = [&](std::uint32_t done, std::uint32_t total) {
     seen.push_back("progress " + std::to_string(done) + "/" + std::to_string(total));
   };
+  // Each setup phase as it ends, its time already in the outcome (no upload on the CPU).
+  hooks.phase = [&](setup_phase p, const render_job& j) {
+    static const char* names[] = {"load", "build", "upload", "first_frame"};
+    seen.push_back(std::string("phase ") + names[static_cast<int>(p)]);
+    const render_outcome& o = j.outcome();
+    if (p == setup_phase::load) EXPECT_GT(o.setup.load_bytes, 0U);
+    if (p == setup_phase::build) {
+      EXPECT_GT(o.bvh_seconds, 0.0);
+      EXPECT_GT(o.setup.build_phases.binary, 0.0);
+      EXPECT_LE(o.setup.build_phases.total(), o.bvh_seconds);
+    }
+    if (p == setup_phase::first_frame) {
+      EXPECT_EQ(o.setup.first_frame_spp, 2U);
+      EXPECT_GE(o.setup.first_frame_s, 0.0);
+      EXPECT_GE(o.setup.first_image_s, o.load_seconds + o.bvh_seconds + o.setup.first_frame_s);
+    }
+  };
   render_request rq = small_request();
   rq.integrator = integrator_kind::megakernel;
   render_job job(rq, {}, "test", hooks);
-  job.run();
-  const std::vector<std::string> expected = {"load", "ready", "prepare", "render", "progress 2/2"};
+  const render_outcome& out = job.run();
+  const std::vector<std::string> expected = {"load", "ready", "phase load", "prepare", "phase build", "render",
+                                             "phase first_frame", "progress 2/2"};
   EXPECT_EQ(seen, expected);
+  EXPECT_EQ(out.report["setup_s"]["first_frame_s"].get<double>(), out.setup.first_frame_s);
+  EXPECT_TRUE(out.report["setup_s"]["upload_s"].is_null());
 }
 
 TEST(RenderJob, ABadOutputNameFailsBeforeAnyWork) {

@@ -897,6 +897,58 @@ TEST(Tiles, TiledFilmIsTheOneProcessFilmBitForBit) {
   EXPECT_EQ(f.samples_of(3), 5U);
 }
 
+// Every builder's tree gives the same image: the traversals find the least (t, primitive) whatever
+// the tree, and the counter RNG ties every sample to its pixel.
+TEST(Builders, EveryTreeRendersTheSameImage) {
+  const scene s = load_scene(scenes_dir / "cornell-box/cornell-box.toml",
+                             {"film.width=48", "film.height=36", "film.spp=4", "film.max_bounces=3"});
+  const render_settings settings = render_settings::from(s);
+  const prepared_scene sah(s);
+  const std::vector<vec3> want = render_cpu(sah, settings).sum;
+  for (const bvh_builder b : {bvh_builder::sah, bvh_builder::lbvh, bvh_builder::ploc, bvh_builder::automatic}) {
+    const prepared_scene ps(s, b, false);
+    EXPECT_EQ(ps.device(), nullptr) << "the CPU render's tree is built on the host";
+    EXPECT_FALSE(ps.tree().nodes.empty());
+    const std::vector<vec3> got = render_cpu(ps, settings).sum;
+    ASSERT_EQ(got.size(), want.size());
+    EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(vec3)), 0) << to_string(b);
+  }
+  EXPECT_TRUE(builds_on_device(bvh_builder::automatic, true, 2));
+  EXPECT_TRUE(builds_on_device(bvh_builder::ploc, true, 2));
+  EXPECT_FALSE(builds_on_device(bvh_builder::sah, true, 2));
+  EXPECT_FALSE(builds_on_device(bvh_builder::ploc, false, 2));
+  EXPECT_FALSE(builds_on_device(bvh_builder::ploc, true, 1));
+}
+
+// A tree the GPU builds needs more GPU memory at its build's peak than a tree uploaded from the host:
+// the check counts it and names it before any device allocation.
+TEST(Memory, GpuBuiltTreeIsCountedBeforeTheBuild) {
+  scene sc;
+  sc.triangles.resize(1'000'000);
+  sc.film.width = 1024;
+  sc.film.height = 1024;
+  sc.film.spp = 4;
+  render_settings settings;
+  memory::counts c{1'000'000, 1U << 20, 1U << 20, false};
+  const std::uint64_t uploaded = memory::gpu_bytes(c);
+  c.gpu_triangle_bytes = ploc_device_bytes_per_triangle;
+  const std::uint64_t built = memory::gpu_bytes(c), host = memory::host_bytes(c);
+  ASSERT_GT(built, uploaded);
+  settings.build = bvh_builder::sah;
+  EXPECT_NO_THROW(check_render_memory(sc, settings, true, host, uploaded));
+  settings.build = bvh_builder::automatic;  // the GPU builds it
+  try {
+    check_render_memory(sc, settings, true, host, built - 1);
+    ADD_FAILURE() << "expected an error";
+  } catch (const sieve::error& e) {
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("the tree built on the GPU: " + std::to_string(ploc_device_bytes_per_triangle) + " bytes"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("of GPU memory ("), std::string::npos) << msg;
+  }
+  EXPECT_NO_THROW(check_render_memory(sc, settings, true, host, built));
+  EXPECT_NO_THROW(check_render_memory(sc, settings, false, host, std::uint64_t{1}));  // the CPU path is unaffected
+}
+
 // The memory model (core/memory.hpp) is checked before the BVH is built: a render too large for
 // the memory given fails naming what it needs and what is free, of the host and of the GPU.
 TEST(Memory, RenderTooLargeIsNamedBeforeTheBvh) {

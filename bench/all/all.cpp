@@ -4,6 +4,7 @@
 #include "../compaction/suite.hpp"
 #include "../render/render_bench.hpp"
 #include "../sort/suite.hpp"
+#include "../setup/setup.hpp"
 #include "../trace/trace.hpp"
 
 #include <job/render_job.hpp>
@@ -18,6 +19,7 @@
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
+#include <ctime>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
@@ -224,9 +226,11 @@ std::vector<step> plan(const context& c) {
                                a, sort_options(), run_sort_bench));
   }
   {  // Traversal: primary and diffuse rays through the ~1M-triangle sphere room: DFS (binary and
-     // 8-wide), BFS, and on the CPU Embree (when this build has it) as the baseline.
+     // 8-wide), BFS, and on the CPU Embree (when this build has it) as the baseline; over the SAH
+     // builder's tree and PLOC's (on the GPU with the GPU: the renderer's default there).
     trace_args a;
     a.scene = c.scene("procedural/sphere-room.toml");
+    a.builders = {"sah", "ploc"};
     a.traversals = gpu ? std::vector<std::string>{"dfs", "wide", "bfs"} : std::vector<std::string>{"dfs", "wide", "bfs", "embree"};
     a.strategies = gpu ? std::vector<std::string>{"atomic", "cub", "space", "redzone"}
                        : std::vector<std::string>{"billeter", "redzone"};
@@ -241,9 +245,18 @@ std::vector<step> plan(const context& c) {
     a.repeats = c.by_mode(1, gpu ? 3 : 2, gpu ? 10 : 3);
     steps.push_back(suite_step(c, "trace",
                                "traversal Mrays/s, sphere room, " + std::to_string(a.width) + " x " +
-                                   std::to_string(a.height) + " rays: DFS, wide DFS, BFS per strategy" +
+                                   std::to_string(a.height) + " rays: DFS, wide DFS, BFS per strategy, SAH and PLOC trees" +
                                    (gpu ? "" : ", Embree"),
                                c.expect(1, 12, 60, 2, 15, 40), a, trace_options(), run_trace_bench));
+  }
+  {  // The setup: the heightfield's generation and its BVH build by phase, on one thread and on all.
+    setup_args a;
+    a.scene = c.scene("procedural/heightfield.toml");
+    a.threads = {1, 0};
+    if (c.m != mode::full) a.set = {c.m == mode::smoke ? "procedural.grid=64" : "procedural.grid=512"};
+    a.repeats = c.by_mode(1, 3, 3);
+    steps.push_back(suite_step(c, "setup", "the scene's load and the BVH build by phase, one thread and all, heightfield",
+                               c.expect(1, 5, 60, 1, 5, 60), a, setup_options(), run_setup_bench));
   }
   {  // The render workload: compaction's share of the frame per strategy, scene and bounce.
     render_bench_args box;
@@ -588,14 +601,35 @@ void add_all_options(CLI::App& cmd, all_args& a) {
   cmd.add_flag("--quick", a.quick, "small grids and few repeats: a few minutes");
   cmd.add_flag("--smoke", a.smoke, "tiny grids, one repeat: seconds (what CI runs)");
   cmd.add_option("--out", a.out,
-                 "results folder (default: bench/results/<device> in the working directory, with /quick or /smoke for those modes; "
-                 "with --backend both: <out>/<device> for each)");
+                 "results folder (default: a fresh out/bench-<device>[-quick|-smoke]-<UTC date-time> in the working directory, "
+                 "never the committed bench/results/<device>: name that to update it; with --backend both: <out>/<device> for each)");
   cmd.add_option("--only", a.only,
                  "run only the steps whose names start with these (comma-separated), e.g. compaction,trace")
       ->delimiter(',');
   cmd.add_flag("--plan", a.plan_only, "print the steps and the expected duration, run nothing");
   cmd.add_flag("!--no-report", a.report, "skip bench/report.py (the JSON and CSV are still written)");
 }
+
+namespace {
+
+// The time now as YYYYMMDD-HHMMSS (UTC): a results folder's name.
+std::string utc_stamp() {
+  const std::time_t now = std::time(nullptr);
+  std::tm t{};
+  gmtime_r(&now, &t);
+  char text[32];
+  std::strftime(text, sizeof text, "%Y%m%d-%H%M%S", &t);
+  return text;
+}
+
+// `base`, or base-2, base-3 ... when it exists already.
+fs::path fresh_folder(const fs::path& base) {
+  fs::path p = base;
+  for (int i = 2; fs::exists(p); ++i) p = base.string() + "-" + std::to_string(i);
+  return p;
+}
+
+}  // namespace
 
 int run_bench_all(const all_args& a, const std::string& command_line) {
   if (a.quick && a.smoke) throw error("--quick and --smoke: choose one");
@@ -610,9 +644,9 @@ int run_bench_all(const all_args& a, const std::string& command_line) {
   int rc = 0;
   for (bool gpu : gpus) {
     fs::path out;
-    if (a.out.empty()) {
-      out = fs::path("bench") / "results" / device_slug(gpu);
-      if (m != mode::full) out /= mode_name(m);
+    if (a.out.empty()) {  // a fresh folder: never over the committed bench/results/<device>/
+      out = fresh_folder(fs::path("out") / ("bench-" + device_slug(gpu) + (m != mode::full ? "-" + std::string(mode_name(m)) : "") +
+                                            "-" + utc_stamp()));
     } else {
       out = gpus.size() > 1 ? fs::path(a.out) / device_slug(gpu) : fs::path(a.out);
     }

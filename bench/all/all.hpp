@@ -21,7 +21,7 @@ struct all_args {
   std::string backend;  // cpu, cuda or both; empty: cuda when a GPU is present, else cpu
   bool quick = false;   // small grids, a few minutes
   bool smoke = false;   // tiny grids, seconds (CI)
-  std::string out;      // the results folder; default bench/results/<device>[/quick|/smoke] in the working directory
+  std::string out;      // the results folder; default a fresh out/bench-<device>[-quick|-smoke]-<UTC stamp> in the working directory
   std::vector<std::string> only;  // run only the steps whose names start with one of these
   bool plan_only = false;         // print the plan and stop
   bool report = true;             // run bench/report.py at the end

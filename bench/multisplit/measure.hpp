@@ -37,7 +37,8 @@ struct multisplit_plan {
 
 // The GPU algorithms at one point: the library's designs by name, and the baselines "cub_sort"
 // (cub::DeviceRadixSort::SortPairs of 8-bit ids over the bucket bits; for records, of (id, index)
-// pairs then a gather) and "cub_partition" (cub::DevicePartition::If three-way, u32 items, buckets <= 3).
+// pairs then a gather) and "cub_partition" (cub::DevicePartition::If three-way, u32 items, buckets <= 3);
+// "<design>_gather" (records): the design splits a u32 index, then the columns are gathered.
 std::vector<multisplit_measurement> measure_multisplit_cuda(const std::vector<std::string>& algorithms,
                                                             const multisplit_point& p,
                                                             const std::vector<std::uint8_t>& ids,

@@ -197,6 +197,31 @@ algorithm_call library_call(const std::string& name, point_buffers& b, const mul
   return c;
 }
 
+// A record split as an index: the library's design `name` splits the u32 index column (0, 1, ...),
+// then the columns are gathered in that order ("ballot_gather": `ballot` and the gather).
+algorithm_call index_gather_call(const std::string& name, point_buffers& b, const multisplit_point& p,
+                                 const split_reference& want, const std::vector<std::uint8_t>& ids, void*& ws,
+                                 std::size_t& ws_bytes) {
+  if (b.columns == 1) throw error(name + "_gather: records only (u32 items are their own index)");
+  const record sorted(std::span(b.sorted_index.data, b.n));
+  ws_bytes = cuda::multisplit_workspace_bytes(name, sorted, p.buckets);
+  SIEVE_CUDA_CHECK(cudaMalloc(&ws, std::max<std::size_t>(ws_bytes, 1)));
+  const const_record index(std::span<const std::uint32_t>(b.index.data, b.n));
+  const bucket_ids keys{std::span<const std::uint8_t>(b.ids.data, b.n)};
+  algorithm_call c;
+  c.run = [=, &b](cudaStream_t s) {
+    cuda::multisplit_async(name, index, sorted, keys, p.buckets, b.offsets.data, {ws, ws_bytes}, s, nullptr,
+                           options{.checked = false});
+    if (b.n) gather_words<<<2048, 256, 0, s>>>(b.in_ptrs.data, b.out_ptrs.data, b.d_words.data, b.columns, b.sorted_index.data, b.n);
+  };
+  c.check = [&b, &want, &ids](const multisplit_measurement& m) {
+    std::string e = check_offsets(b, want);
+    if (e.empty()) e = check_order(m, host_words(b.out[0]->data, b.n), want, true, ids);
+    return e.empty() ? check_words(b) : e;
+  };
+  return c;
+}
+
 // cub::DeviceRadixSort::SortPairs over the bucket bits: of (id, item) for u32 items, of (id, index)
 // then a gather for records.
 algorithm_call cub_sort_call(point_buffers& b, const multisplit_point& p, const split_reference& want,
@@ -303,9 +328,11 @@ std::vector<multisplit_measurement> measure_multisplit_cuda(const std::vector<st
     m.timing = plan.graph ? "graph" : "events";
     void* ws = nullptr;
     try {
+      const bool gathers = a.size() > 7 && a.ends_with("_gather");
       algorithm_call c = a == "cub_sort"        ? cub_sort_call(b, p, want, host_ids, ws, m.workspace_bytes)
                          : a == "cub_partition" ? cub_partition_call(b, p, want, host_ids, ws, m.workspace_bytes)
-                                                : library_call(a, b, p, want, host_ids, ws, m.workspace_bytes);
+                         : gathers ? index_gather_call(a.substr(0, a.size() - 7), b, p, want, host_ids, ws, m.workspace_bytes)
+                                   : library_call(a, b, p, want, host_ids, ws, m.workspace_bytes);
       for (unsigned k = 0; k < b.columns; ++k)
         SIEVE_CUDA_CHECK(cudaMemset(b.out[k]->data, 0xA5, std::max<std::size_t>(b.n, 1) * 4 * b.words[k]));
       SIEVE_CUDA_CHECK(cudaMemset(b.offsets.data, 0xA5, 257 * 8));

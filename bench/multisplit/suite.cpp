@@ -19,7 +19,10 @@
 namespace sieve::bench {
 namespace {
 
-const std::vector<std::string> cuda_algorithms = {"onesweep", "radix", "atomic", "cub_sort", "cub_partition"};
+// The default GPU list; "auto" and the index-then-gather form of a design ("<design>_gather") on request.
+const std::vector<std::string> cuda_algorithms = {"onesweep", "radix",    "atomic",        "ballot",
+                                                  "ballot_lookback", "ballot_gather", "cub_sort", "cub_partition"};
+const std::vector<std::string> cuda_extra = {"auto", "onesweep_gather", "ballot_lookback_gather"};
 const std::vector<std::string> cpu_algorithms = {"tbb", "std_stable_partition"};
 
 std::string human_n(std::size_t n) {
@@ -151,7 +154,8 @@ const option_schema<multisplit_args>& multisplit_options() {
     o.option(&A::backend, "--backend", "cuda, cpu or auto (cuda when there is a device)",
              [](CLI::Option* x) { x->check(CLI::IsMember({"auto", "cuda", "cpu"})); });
     o.option(&A::algorithms, "--algorithms",
-             "comma-separated; cuda: onesweep, radix, atomic, cub_sort, cub_partition; cpu: tbb, std_stable_partition");
+             "comma-separated; cuda: onesweep, radix, atomic, ballot, ballot_lookback, auto, cub_sort, cub_partition, "
+             "and <design>_gather (records: the design splits an index, then a gather); cpu: tbb, std_stable_partition");
     o.option(&A::n, "--n", "item counts, comma-separated (default 2^14, 2^16, 2^20, 2^24, 2^26, 2^28; cpu to 2^24)");
     o.option(&A::buckets, "--buckets", "bucket counts 1..256, comma-separated (default 2, 3, 8, 32, 256)",
              [](CLI::Option* x) { x->check(CLI::Range(1, 256)); });
@@ -177,7 +181,8 @@ int run_multisplit_bench(const multisplit_args& a, const std::string& command_li
   const auto& known = gpu ? cuda_algorithms : cpu_algorithms;
   const std::vector<std::string> algorithms = a.algorithms.empty() ? known : a.algorithms;
   for (const auto& x : algorithms)
-    if (std::find(known.begin(), known.end(), x) == known.end())
+    if (std::find(known.begin(), known.end(), x) == known.end() &&
+        !(gpu && std::find(cuda_extra.begin(), cuda_extra.end(), x) != cuda_extra.end()))
       throw error("--algorithms: unknown '" + x + "' for the " + (gpu ? "cuda" : "cpu") + " backend");
   std::vector<std::size_t> ns = a.n;
   if (ns.empty()) {
@@ -207,7 +212,8 @@ int run_multisplit_bench(const multisplit_args& a, const std::string& command_li
           const auto want = reference_split(ids, n, b);
           std::vector<std::string> here;
           for (const auto& x : algorithms)
-            if ((x != "cub_partition" || b <= 3) && (it == "u32" || (x != "cub_partition" && x != "std_stable_partition")))
+            if ((x != "cub_partition" || b <= 3) && (it == "u32" || (x != "cub_partition" && x != "std_stable_partition")) &&
+                (it != "u32" || !x.ends_with("_gather")))
               here.push_back(x);
           const auto measured = gpu ? measure_multisplit_cuda(here, p, ids, want, {a.warmup, repeats, n <= a.graph_below})
                                     : measure_cpu(here, p, ids, want, a.warmup, repeats);

@@ -12,6 +12,7 @@
 #include <sieve/compaction/backend.hpp>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <tuple>
 #include <cstring>
@@ -204,6 +205,8 @@ const option_schema<render_bench_args>& render_bench_options() {
              "the trees the GPU's depth-first rays walk: auto, binary, cwbvh, cwbvh-thread (comma-separated; "
              "the CPU walks its 8-wide tree whatever this says)",
              [](CLI::Option* x) { x->check(CLI::IsMember(mode_name_list<bvh_layout>())); });
+    o.option(&A::build, "--build", "the tree's builder: auto (ploc when the GPU renders, else sah), sah, lbvh, ploc",
+             [](CLI::Option* x) { x->check(CLI::IsMember(mode_name_list<bvh_builder>())); });
     o.option(&A::reorders, "--reorder", "none, morton, octant, termination (comma-separated)");
     o.option(&A::routings, "--routing",
              "how shade reaches the material families: branch (one kernel), multisplit (the queue's entries split "
@@ -262,10 +265,15 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
   rq.height = a.height;
   const scene sc = load_requested_scene(rq);
   for (const auto& f : sc.files) outputs.add_input(f);
-  const prepared_scene ps(sc);
+  const bvh_builder builder = parse_mode<bvh_builder>(a.build);
+  const auto t_build = std::chrono::steady_clock::now();
+  const prepared_scene ps(sc, builder, gpu);
+  const double build_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_build).count();
   const nlohmann::json machine = machine_info(gpu);
   const std::string device = device_of(machine);
   std::cout << "device: " << device << " (" << backend << ")\n";
+  std::cout << "BVH: " << builder_ran(builder, gpu, sc.triangles.size()) << ", built in " << fixed(build_s * 1e3, 1)
+            << " ms (wall clock, its first build: the GPU's kernels loaded too)\n";
   std::cout << "scene " << sc.name << ": " << sc.triangles.size() << " triangles, " << sc.film.width << " x "
             << sc.film.height << ", " << sc.film.spp << " spp, " << sc.film.max_bounces << " bounces\n";
 
@@ -327,6 +335,7 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
           {{"benchmark", "render"},
            {"scene", a.scene},
            {"triangles", sc.triangles.size()},
+           {"bvh", {{"builder", builder_ran(builder, gpu, sc.triangles.size())}, {"build_ms", build_s * 1e3}}},
            {"film", {{"width", sc.film.width}, {"height", sc.film.height}, {"spp", sc.film.spp},
                      {"max_bounces", sc.film.max_bounces}}},
            {"backend", backend},

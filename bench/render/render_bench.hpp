@@ -21,6 +21,7 @@ struct render_bench_args : scene_suite_args {
   std::vector<std::string> integrators = {"wavefront"};
   std::vector<std::string> traversals = {"dfs"};
   std::vector<std::string> bvhs = {"auto"};  // the GPU's depth-first trees (render_settings::bvh)
+  std::string build = "auto";  // the tree's builder (render_settings::build)
   std::vector<std::string> queues = {"pass"};  // pass, index, append (render_settings::queue)
   std::vector<std::string> launches = {"graph"};  // GPU: graph, stream (render_settings::wave_graph)
   std::vector<std::string> reorders = {"none"};

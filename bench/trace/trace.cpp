@@ -9,6 +9,7 @@
 #include <bvh/wide.hpp>
 #include <bvh/cwbvh.hpp>
 #include <bvh/lbvh.hpp>
+#include <bvh/ploc.hpp>
 #include <core/camera.hpp>
 #include <core/lights.hpp>
 #include <output_files.hpp>
@@ -31,6 +32,7 @@
 #include <ctime>
 #include <iostream>
 #include <limits>
+#include <map>
 
 namespace sieve::bench {
 namespace {
@@ -236,6 +238,7 @@ row_schema<trace_row> trace_rows() {
     return cell{text, text, embree > 0 ? x / embree : 0.0};
   };
   return row_schema<row>(std::vector<col>{
+      {"build", "build", "build", [](const row& r) { return text_cell(r.build); }},
       {"rays", "rays", "rays", [](const row& r) { return text_cell(r.rays); }},
       {"traversal", "traversal", "traversal",
        [](const row& r) {
@@ -253,6 +256,11 @@ row_schema<trace_row> trace_rows() {
        [](const row& r) {
          const std::string text = r.dfs_mrays > 0 && r.mrays > 0 ? fixed(r.mrays / r.dfs_mrays, 2) : "-";
          return cell{text, text, r.dfs_mrays > 0 ? r.mrays / r.dfs_mrays : 0.0};
+       }},
+      {"x_build0", "x_build0", "vs_first_build",
+       [](const row& r) {
+         const std::string text = r.first_build_mrays > 0 && r.mrays > 0 ? fixed(r.mrays / r.first_build_mrays, 3) : "-";
+         return cell{text, text, r.first_build_mrays > 0 ? r.mrays / r.first_build_mrays : 0.0};
        }},
       {"", "", "bfs_loop", [](const row& r) { return cell{"", "", r.gpu ? nlohmann::json(r.bfs_loop) : omitted()}; }},
       {"syncs", "syncs", "host_syncs", [](const row& r) { return count_cell(r.host_syncs); }},
@@ -299,10 +307,14 @@ const option_schema<trace_args>& trace_options() {
              [](CLI::Option* x) { x->check(CLI::Range(1, 1000)); });
     o.option(&A::threads, "--threads", "CPU threads (oneTBB) for the build and the CPU traces; 0: all (1: the per-core rates)",
              [](CLI::Option* x) { x->check(CLI::Range(0U, 4096U)); });
-    o.option(&A::builder, "--build",
-             "the tree's builder: sah (binned SAH on the CPU), lbvh (linear BVH from Morton codes: on the GPU with "
-             "--backend cuda, else its CPU run)",
-             [](CLI::Option* x) { x->check(CLI::IsMember({"sah", "lbvh"})); });
+    o.option(&A::builders, "--build",
+             "the trees' builders, each traced (comma-separated): sah (binned SAH on the CPU), lbvh (linear BVH from "
+             "Morton codes: its binary tree on the GPU with --backend cuda, the rest on the host), ploc (clustering, the "
+             "8-wide collapse and the compressed encoding all on the GPU with --backend cuda; else its CPU run); "
+             "x_build0 = Mrays/s over the first builder's tree on the same rays",
+             [](CLI::Option* x) { x->check(CLI::IsMember({"sah", "lbvh", "ploc"})); });
+    o.option(&A::ploc_radius, "--ploc-radius", "ploc: the clusters each cluster searches for its nearest on either side",
+             [](CLI::Option* x) { x->check(CLI::Range(1U, 256U)); });
     o.option(&A::split, "--split",
              "split large triangles into references before the build, this many extra references per triangle "
              "(0: none); every traversal is then checked against the binary DFS of the unsplit tree",
@@ -387,29 +399,129 @@ void print_bvh_summary(const scene& sc, const bvh& b, const trace_args& a, doubl
             << fixed(cw_tri_mb, 1) << " MiB (vertex and edges)\n";
 }
 
-// The tree the traces run over (lbvh: on the GPU with the cuda backend); with --wide-node-cost, the
-// collapse at its own node cost.
-bvh build_tree(const trace_args& a, const scene& sc, bool gpu, lbvh_timing& t) {
-  if (a.builder == "lbvh") return build_lbvh(sc.triangles, {}, gpu ? lbvh_device::cuda : lbvh_device::cpu, &t);
-  const float wide_cost = a.wide_node_cost > 0 ? a.wide_node_cost : a.node_cost;
-  const bool own_collapse = wide_cost != a.node_cost;
+// A builder's tree and what its build took.
+struct built {
+  bvh tree;
+  double build_s = 0, build_cpu_s = 0;  // wall clock and the process's CPU time, the copies included
+  lbvh_timing lbvh;
+  ploc_timing ploc;
+  std::vector<exec::loop_time> loops;  // ploc on the GPU: a profiled build's launches by loop, the longest first
+};
+
+// The tree the traces run over, built by `builder` (lbvh and ploc: on the GPU with the cuda backend,
+// after one untimed build that loads their kernels; ploc's tree copied back from the device, byte
+// for byte the one the renderer keeps there); sah with --wide-node-cost: the collapse at its own cost.
+built build_tree(const trace_args& a, const std::string& builder, const scene& sc, bool gpu) {
   bvh_build_options options = options_of(a);
-  options.wide = !own_collapse;
-  bvh b = build_bvh(sc.triangles, options);
-  if (own_collapse) {
-    b.wide = collapse_wide(b, sc.triangles, wide_cost);
-    b.cw = encode_cw(b.wide);
+  if (gpu && builder == "lbvh") (void)build_lbvh(sc.triangles, {}, lbvh_device::cuda);
+  if (gpu && builder == "ploc" && sc.triangles.size() > 1) (void)device_tree(sc.triangles, options, nullptr, a.ploc_radius);
+  built out;
+  const auto t0 = std::chrono::steady_clock::now();
+  const double c0 = process_cpu_seconds();
+  if (builder == "lbvh") {
+    out.tree = build_lbvh(sc.triangles, {}, gpu ? lbvh_device::cuda : lbvh_device::cpu, &out.lbvh);
+  } else if (builder == "ploc") {
+    out.tree = build_ploc(sc.triangles, options, gpu ? lbvh_device::cuda : lbvh_device::cpu, &out.ploc, a.ploc_radius);
+  } else {
+    const float wide_cost = a.wide_node_cost > 0 ? a.wide_node_cost : a.node_cost;
+    const bool own_collapse = wide_cost != a.node_cost;
+    options.wide = !own_collapse;
+    out.tree = build_bvh(sc.triangles, options);
+    if (own_collapse) {
+      out.tree.wide = collapse_wide(out.tree, sc.triangles, wide_cost);
+      out.tree.cw = encode_cw(out.tree.wide);
+    }
   }
-  return b;
+  out.build_s = seconds_since(t0), out.build_cpu_s = process_cpu_seconds() - c0;
+  if (gpu && builder == "ploc" && sc.triangles.size() > 1) {  // once more, every launch timed: where the time goes
+    ploc_timing p;
+    p.profile = true;
+    (void)device_tree(sc.triangles, options, &p, a.ploc_radius);
+    out.loops = std::move(p.loops);
+    std::sort(out.loops.begin(), out.loops.end(), [](const exec::loop_time& x, const exec::loop_time& y) { return x.ms > y.ms; });
+  }
+  return out;
 }
 
-void print_lbvh_timing(const scene& sc, bool gpu, const lbvh_timing& t) {
+// A build's row: where its time went by phase (binary tree, 8-wide collapse, compressed encoding,
+// the binary DFS's layout), where it ran, its rate and its trees' SAH costs.
+struct build_row {
+  std::string builder, where;
+  double binary_ms = 0, collapse_ms = 0, encoding_ms = 0, layouts_ms = 0, total_ms = 0, with_copies_ms = 0;
+  bool fused = false;  // the encoding is made with the collapse (ploc): its time is in collapse_ms
+  double sah = 0, wide_sah = 0;
+  std::vector<exec::loop_time> loops;
+  nlohmann::json json;
+};
+
+build_row build_row_of(const std::string& builder, bool gpu, const scene& sc, const built& b) {
+  build_row r;
+  r.builder = builder;
+  const bvh_phases& cpu = b.tree.stats.cpu;
+  if (builder == "ploc") {
+    r.where = gpu ? "GPU (CUDA events)" : "CPU (wall clock)";
+    r.binary_ms = b.ploc.morton_ms + b.ploc.binary_ms, r.collapse_ms = b.ploc.collapse_ms, r.fused = true;
+    r.layouts_ms = b.ploc.layout_ms, r.total_ms = b.ploc.device_ms, r.with_copies_ms = b.ploc.with_copies_ms;
+  } else if (builder == "lbvh") {
+    r.where = gpu ? "binary tree on the GPU, the rest on the host" : "CPU";
+    r.binary_ms = b.lbvh.device_ms, r.collapse_ms = cpu.collapse * 1e3, r.encoding_ms = cpu.cw * 1e3, r.layouts_ms = cpu.pairs * 1e3;
+    r.total_ms = b.build_s * 1e3, r.with_copies_ms = b.build_s * 1e3;
+  } else {
+    r.where = "CPU (phases in CPU seconds, total wall clock)";
+    r.binary_ms = (cpu.refs + cpu.binary) * 1e3, r.collapse_ms = cpu.collapse * 1e3, r.encoding_ms = cpu.cw * 1e3;
+    r.layouts_ms = cpu.pairs * 1e3, r.total_ms = b.build_s * 1e3, r.with_copies_ms = b.build_s * 1e3;
+  }
+  r.sah = sah_cost(b.tree), r.wide_sah = sah_cost(b.tree.wide);
+  r.loops = b.loops;
   const double n = static_cast<double>(sc.triangles.size());
-  std::cout << "lbvh on the " << (gpu ? "GPU" : "CPU") << ": the binary tree in " << fixed(t.device_ms, 2) << " ms ("
-            << fixed(n / t.device_ms / 1e3, 1) << " Mtris/s; " << (gpu ? "CUDA events, triangles already on the device" : "wall clock")
-            << "), " << fixed(t.with_copies_ms, 2) << " ms with the triangles copied in and the tree copied back ("
-            << fixed(n / t.with_copies_ms / 1e3, 1) << " Mtris/s); then the host's layouts and wide collapse "
-            << fixed(t.finish_ms, 1) << " ms\n";
+  const bvh& t = b.tree;
+  r.json = {{"builder", builder}, {"where", r.where}, {"binary_ms", r.binary_ms}, {"collapse_ms", r.collapse_ms},
+            {"encoding_ms", r.fused ? nlohmann::json("with the collapse") : nlohmann::json(r.encoding_ms)},
+            {"layouts_ms", r.layouts_ms}, {"total_ms", r.total_ms}, {"with_copies_ms", r.with_copies_ms},
+            {"mtris_per_s", r.total_ms > 0 ? n / r.total_ms / 1e3 : 0}, {"wall_ms", b.build_s * 1e3},
+            {"build_cpu_ms", b.build_cpu_s * 1e3}, {"rounds", b.ploc.rounds},
+            {"nodes", t.nodes.size()}, {"depth", t.stats.max_depth}, {"references", t.stats.references},
+            {"node_bytes", t.nodes.size() * sizeof(bvh_node)}, {"pair_bytes", t.pairs.size() * sizeof(pair_node)},
+            {"wide_nodes", t.wide.nodes.size()}, {"wide_bytes", t.wide.nodes.size() * sizeof(wide_node)},
+            {"wide_depth", t.wide.depth}, {"cw_nodes", t.cw.nodes.size()}, {"sah_cost", r.sah}, {"wide_sah_cost", r.wide_sah}};
+  r.json["profiled_loops"] = nlohmann::json::array();
+  for (const exec::loop_time& l : r.loops)
+    r.json["profiled_loops"].push_back({{"name", l.name}, {"launches", l.launches}, {"items", l.items}, {"ms", l.ms}});
+  return r;
+}
+
+void print_build_phases(const build_row& r) {
+  std::cout << r.builder << " build on the " << r.where << ": binary tree " << fixed(r.binary_ms, 2) << " ms, 8-wide collapse "
+            << fixed(r.collapse_ms, 2) << " ms, compressed encoding "
+            << (r.fused ? std::string("(made with the collapse)") : fixed(r.encoding_ms, 2) + " ms") << ", binary DFS layout "
+            << fixed(r.layouts_ms, 2) << " ms; " << fixed(r.total_ms, 2) << " ms in all, " << fixed(r.with_copies_ms, 2)
+            << " ms with the copies; SAH cost " << fixed(r.sah, 2) << " (8-wide " << fixed(r.wide_sah, 2) << ")\n";
+  if (r.loops.empty()) return;
+  double all = 0;
+  for (const exec::loop_time& l : r.loops) all += l.ms;
+  std::cout << "  a profiled build (every launch between CUDA events, " << fixed(all, 2) << " ms in them), by loop: launches, items, ms\n";
+  for (const exec::loop_time& l : r.loops)
+    std::cout << "    " << l.name << ": " << l.launches << ", " << l.items << ", " << fixed(l.ms, 3) << "\n";
+}
+
+// Every builder's row, their rates and SAH costs against the first's.
+void print_builds(const std::vector<build_row>& builds, std::size_t triangles) {
+  if (builds.empty()) return;
+  const double n = static_cast<double>(triangles);
+  std::cout << "\nbuilds (" << triangles << " triangles): builder, binary ms, collapse ms, encoding ms, layouts ms, total ms, "
+               "Mtris/s (total), Mtris/s (with copies), SAH cost, x first, 8-wide SAH cost, x first\n";
+  for (const build_row& r : builds)
+    std::cout << "  " << r.builder << " | " << fixed(r.binary_ms, 2) << " | " << fixed(r.collapse_ms, 2) << " | "
+              << (r.fused ? std::string("fused") : fixed(r.encoding_ms, 2)) << " | " << fixed(r.layouts_ms, 2) << " | "
+              << fixed(r.total_ms, 2) << " | " << fixed(n / r.total_ms / 1e3, 1) << " | " << fixed(n / r.with_copies_ms / 1e3, 1)
+              << " | " << fixed(r.sah, 2) << " | " << fixed(r.sah / builds.front().sah, 3) << " | " << fixed(r.wide_sah, 2) << " | "
+              << fixed(r.wide_sah / builds.front().wide_sah, 3) << "   (" << r.where << ")\n";
+}
+
+nlohmann::json builds_json(const std::vector<build_row>& builds) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const build_row& r : builds) out.push_back(r.json);
+  return out;
 }
 
 // Where a build's CPU time went, phase by phase, and the same for the build of the CPU tracer's
@@ -575,6 +687,67 @@ trace_row cpu_row(const bvh_view& v, const embree_scene* embree, const scene& sc
   return row;
 }
 
+// Every ray kind and traversal over one builder's tree: its rows added (named after the builder, with
+// the first builder's rate on the same rays), the compressed tree's work per ray into `work`; returns
+// the number of rows that failed their validation.
+struct trace_context {
+  const trace_args& a;
+  const scene& sc;
+  bool gpu;
+  const std::vector<std::string>& traversals;
+  row_schema<trace_row>& rows;
+  std::vector<std::string>& profiles;           // GPU BFS: where a trace's time goes
+  std::map<std::string, double>& first_build;   // (rays, traversal, strategy, loop) -> Mrays/s over the first tree
+  nlohmann::json& work;
+};
+
+int trace_tree(trace_context& c, const std::string& builder, const bvh& tree, const bvh_view& v, const bvh_view& reference_view,
+               const embree_scene* embree) {
+  const trace_args& a = c.a;
+  const scene& sc = c.sc;
+  const bool gpu = c.gpu;
+  int failed = 0;
+  const std::vector<ray> primary = primary_rays(sc, a.width, a.height, a.spp);
+  const std::vector<hit> primary_hits = trace_dfs(reference_view, primary);
+  // BFS and the wide DFS against DFS on the same rays in the same run (DFS runs first when asked for).
+  double dfs_mrays = 0;
+  for (const auto& kind : a.rays) {
+    const bool any = kind == "shadow";
+    const std::vector<ray> rays = kind == "primary" ? primary
+                                  : any             ? shadow_rays(sc, primary, primary_hits)
+                                                    : diffuse_rays(sc, primary, primary_hits);
+    const std::vector<hit> reference = kind == "primary" ? primary_hits
+                                       : any             ? trace_dfs_any(reference_view, rays)
+                                                         : trace_dfs(reference_view, rays);
+    const auto [cw_nodes, cw_tris] = cw_work_per_ray(v, rays, any);
+    std::cout << kind << " rays, the compressed tree's work per ray (every 16th ray): " << fixed(cw_nodes, 2) << " nodes, "
+              << fixed(cw_tris, 2) << " triangle tests\n";
+    c.work[builder][kind] = {{"cw_nodes_per_ray", cw_nodes}, {"cw_triangles_per_ray", cw_tris}};
+    dfs_mrays = 0;
+    double embree_mrays = 0, embree_cpu = 0;  // of this ray kind, when Embree ran
+    for (const auto& traversal : c.traversals) {
+      const bool breadth = is_bfs_traversal(traversal);
+      if (any && breadth) continue;  // the BFS traversal finds closest hits only
+      std::vector<std::pair<std::string, std::string>> runs;  // (strategy, GPU BFS loop)
+      for (const auto& s : breadth ? a.strategies : std::vector<std::string>{"-"})
+        if (s == "-" || bfs_runs_with(traversal, s))
+          for (const auto& l : gpu && breadth ? a.bfs_loops : std::vector<std::string>{"-"}) runs.emplace_back(s, l);
+      for (const auto& [strategy, loop] : runs) {
+        trace_row row = gpu ? gpu_row(tree, sc, rays, reference, kind, traversal, strategy, loop, a, dfs_mrays, c.profiles)
+                            : cpu_row(v, embree, sc, rays, reference, kind, traversal, strategy, a, dfs_mrays,
+                                      embree_mrays, embree_cpu);
+        row.build = builder;
+        const std::string key = kind + " " + traversal + " " + strategy + " " + loop;
+        if (builder == a.builders.front()) c.first_build[key] = row.mrays;
+        row.first_build_mrays = c.first_build[key];
+        if (!row.validated) ++failed;
+        c.rows.add(row);
+      }
+    }
+  }
+  return failed;
+}
+
 }  // namespace
 
 int run_trace_bench(const trace_args& a, const std::string& command_line) {
@@ -584,7 +757,8 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
   const bool gpu = backend == "cuda";
   if (std::uint64_t{a.width} * a.height * a.spp >= (std::uint64_t{1} << 31))
     throw sieve::error("bench trace: width x height x spp must stay below 2^31 rays");
-  if (a.split > 0 && a.builder != "sah") throw sieve::error("bench trace: --split applies to the sah builder only");
+  for (const auto& builder : a.builders)
+    if (a.split > 0 && builder != "sah") throw sieve::error("bench trace: --split applies to the sah builder only");
   std::vector<std::string> traversals;
   for (const auto& t : a.traversals) {
     if (t == "wide-avx512" && (gpu || !cpu_has_avx512()))
@@ -609,77 +783,41 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
                    static_cast<double>(sc.triangles.size()) * render::memory::host_per_triangle,
                "bench trace: " + std::to_string(static_cast<std::uint64_t>(rays)) + " rays through " +
                    std::to_string(sc.triangles.size()) + " triangles");
-  // lbvh on the GPU: one untimed build first, which loads the kernels (lazy module loading).
-  if (a.builder == "lbvh" && gpu) (void)build_lbvh(sc.triangles, {}, lbvh_device::cuda);
-  const auto t0 = std::chrono::steady_clock::now();
-  const double build_c0 = process_cpu_seconds();
-  lbvh_timing lbvh_t;
-  const bvh b = build_tree(a, sc, gpu, lbvh_t);
-  const double build_s = seconds_since(t0), build_cpu_s = process_cpu_seconds() - build_c0;
-  const bvh_view v = view_of(b, sc.triangles);
-  // The hits every traversal must match: the binary DFS of the tree without splits (its own tree
-  // when there are none), so a split tree is checked against the tree it replaces.
-  std::optional<bvh> unsplit;
-  if (a.split > 0) {
-    bvh_build_options plain = options_of(a);
-    plain.split_budget = 0, plain.wide = false;
-    unsplit = build_bvh(sc.triangles, plain);
-  }
-  const bvh_view reference_view = unsplit ? view_of(*unsplit, sc.triangles) : v;
   const nlohmann::json machine = machine_info(gpu);
   const std::string device = device_of(machine);
-  print_bvh_summary(sc, b, a, build_s, build_cpu_s, device, backend);
-  if (a.builder == "lbvh") print_lbvh_timing(sc, gpu, lbvh_t);
-  const nlohmann::json phases = build_phases(sc, b, a);
-  std::unique_ptr<embree_scene> embree;
-  if (!traversals.empty() && traversals.front() == "embree") {
-    embree = std::make_unique<embree_scene>(sc.triangles);
-    std::cout << "Embree " << "3: scene built in " << fixed(embree->build_seconds() * 1e3, 1) << " ms ("
-              << fixed(static_cast<double>(sc.triangles.size()) / embree->build_seconds() / 1e6, 2) << " Mtris/s)\n";
-  }
-
-  const std::vector<ray> primary = primary_rays(sc, a.width, a.height, a.spp);
-  const std::vector<hit> primary_hits = trace_dfs(reference_view, primary);
   row_schema<trace_row> rows = trace_rows();
-  // BFS and the wide DFS against DFS on the same rays in the same run (DFS runs first when asked for).
-  double dfs_mrays = 0;
-  nlohmann::json work = nlohmann::json::object();  // per ray kind: the compressed tree's work per ray
   std::vector<std::string> profiles;  // GPU BFS: where a trace's time goes
+  std::vector<build_row> builds;
+  std::unique_ptr<embree_scene> embree;
+  std::map<std::string, double> first_build;  // (rays, traversal, strategy, loop) -> Mrays/s over the first builder's tree
+  nlohmann::json work = nlohmann::json::object();  // per builder and ray kind: the compressed tree's work per ray
   int failed = 0;
-  for (const auto& kind : a.rays) {
-    const bool any = kind == "shadow";
-    const std::vector<ray> rays = kind == "primary" ? primary
-                                  : any             ? shadow_rays(sc, primary, primary_hits)
-                                                    : diffuse_rays(sc, primary, primary_hits);
-    const std::vector<hit> reference = kind == "primary" ? primary_hits
-                                       : any             ? trace_dfs_any(reference_view, rays)
-                                                         : trace_dfs(reference_view, rays);
-    const auto [cw_nodes, cw_tris] = cw_work_per_ray(v, rays, any);
-    std::cout << kind << " rays, the compressed tree's work per ray (every 16th ray): " << fixed(cw_nodes, 2) << " nodes, "
-              << fixed(cw_tris, 2) << " triangle tests\n";
-    work[kind] = {{"cw_nodes_per_ray", cw_nodes}, {"cw_triangles_per_ray", cw_tris}};
-    dfs_mrays = 0;
-    double embree_mrays = 0, embree_cpu = 0;  // of this ray kind, when Embree ran
-    for (const auto& traversal : traversals) {
-      const bool breadth = is_bfs_traversal(traversal);
-      if (any && breadth) continue;  // the BFS traversal finds closest hits only
-      std::vector<std::pair<std::string, std::string>> runs;  // (strategy, GPU BFS loop)
-      for (const auto& s : breadth ? a.strategies : std::vector<std::string>{"-"})
-        if (s == "-" || bfs_runs_with(traversal, s))
-          for (const auto& l : gpu && breadth ? a.bfs_loops : std::vector<std::string>{"-"}) runs.emplace_back(s, l);
-      for (const auto& [strategy, loop] : runs) {
-        if (gpu) {
-          const trace_row row = gpu_row(b, sc, rays, reference, kind, traversal, strategy, loop, a, dfs_mrays, profiles);
-          if (!row.validated) ++failed;
-          rows.add(row);
-          continue;
-        }
-        const trace_row row = cpu_row(v, embree.get(), sc, rays, reference, kind, traversal, strategy, a, dfs_mrays,
-                                      embree_mrays, embree_cpu);
-        if (!row.validated) ++failed;
-        rows.add(row);
-      }
+  for (const auto& builder : a.builders) {
+    const built b = build_tree(a, builder, sc, gpu);
+    const bvh_view v = view_of(b.tree, sc.triangles);
+    // The hits every traversal must match: the binary DFS of the tree without splits (its own tree
+    // when there are none), so a split tree is checked against the tree it replaces.
+    std::optional<bvh> unsplit;
+    if (a.split > 0) {
+      bvh_build_options plain = options_of(a);
+      plain.split_budget = 0, plain.wide = false;
+      unsplit = build_bvh(sc.triangles, plain);
     }
+    const bvh_view reference_view = unsplit ? view_of(*unsplit, sc.triangles) : v;
+    std::cout << "\n== " << builder << " ==\n";
+    print_bvh_summary(sc, b.tree, a, b.build_s, b.build_cpu_s, device, backend);
+    builds.push_back(build_row_of(builder, gpu, sc, b));
+    print_build_phases(builds.back());
+    const nlohmann::json phases = builder == "sah" ? build_phases(sc, b.tree, a) : nlohmann::json(nullptr);
+    builds.back().json["build_phases_cpu_ms"] = phases;
+    if (!embree && !traversals.empty() && traversals.front() == "embree") {
+      embree = std::make_unique<embree_scene>(sc.triangles);
+      std::cout << "Embree " << "3: scene built in " << fixed(embree->build_seconds() * 1e3, 1) << " ms ("
+                << fixed(static_cast<double>(sc.triangles.size()) / embree->build_seconds() / 1e6, 2) << " Mtris/s)\n";
+    }
+
+    trace_context context{a, sc, gpu, traversals, rows, profiles, first_build, work};
+    failed += trace_tree(context, builder, b.tree, v, reference_view, embree.get());
   }
   rows.printed().print(std::cout);
   if (!profiles.empty()) {
@@ -688,6 +826,7 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
                  "and synchronisation):\n";
     for (const auto& line : profiles) std::cout << "  " << line << "\n";
   }
+  print_builds(builds, sc.triangles.size());
   print_trace_notes(a, gpu);
   // The table is also the CSV.
   a.stage(outputs, rows,
@@ -695,28 +834,13 @@ int run_trace_bench(const trace_args& a, const std::string& command_line) {
            {"scene", a.scene},
            {"triangles", sc.triangles.size()},
            {"spp", a.spp},
-           {"bvh", {{"builder", a.builder},
-                    {"lbvh_ms", a.builder == "lbvh" ? nlohmann::json{{"device", lbvh_t.device_ms}, {"with_copies", lbvh_t.with_copies_ms},
-                                                                     {"finish", lbvh_t.finish_ms}}
-                                                    : nlohmann::json(nullptr)},
-                    {"nodes", b.nodes.size()}, {"depth", b.stats.max_depth}, {"build_ms", build_s * 1e3},
-                    {"split_budget", a.split}, {"references", b.stats.references},
-                    {"mtris_per_s", static_cast<double>(sc.triangles.size()) / build_s / 1e6},
-                    {"build_cpu_ms", build_cpu_s * 1e3},
-                    {"build_phases_cpu_ms", phases},
-                    {"node_bytes", b.nodes.size() * sizeof(bvh_node)},
-                    {"pair_bytes", b.pairs.size() * sizeof(pair_node)},
-                    {"wide_nodes", b.wide.nodes.size()},
-                    {"wide_bytes", b.wide.nodes.size() * sizeof(wide_node)},
-                    {"wide_depth", b.wide.depth},
-                    {"collapse_ms", b.wide.seconds * 1e3},
-                    {"sah_cost", sah_cost(b)},
-                    {"wide_sah_cost", sah_cost(b.wide)},
+           {"bvh", {{"builds", builds_json(builds)},
+                    {"split_budget", a.split},
+                    {"ploc_radius", a.ploc_radius},
                     {"bins", a.bins},
                     {"max_leaf", a.max_leaf},
                     {"node_cost", a.node_cost},
                     {"wide_node_cost", a.wide_node_cost > 0 ? a.wide_node_cost : a.node_cost},
-                    {"cw_nodes", b.cw.nodes.size()},
                     {"work_per_ray", work},
                     {"threads", tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism)}}},
            {"backend", backend},

@@ -9,6 +9,7 @@
 #include "../options.hpp"
 
 #include <bvh/bvh.hpp>
+#include <bvh/ploc.hpp>
 
 #include <CLI/CLI.hpp>
 
@@ -29,7 +30,11 @@ struct trace_args : scene_suite_args {
   unsigned spp = 1;  // primary rays per pixel
   int repeats = 5;
   unsigned threads = 0;  // CPU threads (oneTBB) for the build and the CPU traces; 0: all
-  std::string builder = "sah";  // sah (binned SAH, CPU) or lbvh (linear: GPU with --backend cuda, else CPU)
+  // The trees' builders, each traced in turn: sah (binned SAH, CPU), lbvh (linear: its binary tree on
+  // the GPU with --backend cuda, else CPU), ploc (bvh/ploc.hpp: every layout on the GPU with --backend
+  // cuda, else its CPU run).
+  std::vector<std::string> builders = {"sah"};
+  unsigned ploc_radius = render::ploc_default_radius;  // ploc: the clustering's search radius
   float split = 0;       // the build's split_budget (extra references per triangle); hits checked against an unsplit tree
   // The tree's build (render::bvh_build_options): SAH bins, leaf size, the binary SAH's cost of a
   // node and the collapse's cost of a wide node (0: the binary one's), in triangle tests.
@@ -51,6 +56,7 @@ int run_trace_bench(const trace_args& args, const std::string& command_line);
 
 // One timed configuration as the results show it.
 struct trace_row {
+  std::string build = "sah";  // the tree's builder
   std::string rays;       // primary, diffuse, shadow
   std::string traversal;  // dfs, wide, cwbvh, cwbvh-thread, bfs, wide-bfs, cw-bfs, embree
   std::string strategy;   // BFS: the frontier's strategy (CPU: as shown, "auto -> x"); "-" otherwise
@@ -60,6 +66,7 @@ struct trace_row {
   report::stats ms;
   double mrays = 0;       // Mrays/s over the median
   double dfs_mrays = 0;   // DFS's on the same rays (0: not measured before this row)
+  double first_build_mrays = 0;  // the same rays and traversal over the first builder's tree (0: none)
   std::size_t host_syncs = 0;
   double embree_mrays = 0, embree_cpu = 0;  // CPU: Embree's Mrays/s and Mrays per CPU-second (0: not measured)
   double cpu_ms = 0, per_cpu_s = 0;         // CPU: the process's CPU time (median) and Mrays per CPU-second

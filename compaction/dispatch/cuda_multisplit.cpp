@@ -15,13 +15,32 @@
 namespace sieve::cuda {
 namespace {
 
-constexpr std::array<std::string_view, 3> names = {"onesweep", "radix", "atomic"};
+constexpr std::array<std::string_view, 6> names = {"onesweep", "radix", "atomic", "ballot", "ballot_lookback", "auto"};
 
 detail::cuda_multisplit_fn design_named(std::string_view name) {
   if (name == "onesweep") return &detail::cuda_multisplit_onesweep;
   if (name == "radix") return &detail::cuda_multisplit_radix;
   if (name == "atomic") return &detail::cuda_multisplit_atomic;
-  throw error("unknown multisplit algorithm '" + std::string(name) + "'; algorithms: onesweep, radix, atomic");
+  if (name == "ballot") return &detail::cuda_multisplit_ballot;
+  if (name == "ballot_lookback") return &detail::cuda_multisplit_ballot_lookback;
+  throw error("unknown multisplit algorithm '" + std::string(name) +
+              "'; algorithms: onesweep, radix, atomic, ballot, ballot_lookback, auto");
+}
+
+// What `auto` runs for a call of this shape, from the H200's measurements (bench/results/h200/
+// multisplit-*): records of 4-byte-word columns, which `ballot` moves column by column through shared
+// memory, go to `ballot` (`ballot_lookback` above 33 bins); one column goes to `ballot` from 2^20 items
+// and up to 33 bins, else to `onesweep` (faster at small n, where launches dominate, and at many bins).
+std::string_view auto_design(const detail::cuda_multisplit_call& c) {
+  const unsigned bins = detail::multisplit_bins(c.buckets, c.checked);
+  bool words = c.in.columns() >= 2;
+  for (std::size_t k = 0; k < c.in.columns(); ++k) words = words && c.in[k].width % 4 == 0;
+  if (words) return bins <= 33 ? "ballot" : "ballot_lookback";
+  return bins <= 33 && c.capacity > (std::size_t{1} << 20) ? "ballot" : "onesweep";
+}
+
+std::string_view resolve(std::string_view name, const detail::cuda_multisplit_call& c) {
+  return name == "auto" ? auto_design(c) : name;
 }
 
 constexpr std::size_t align(std::size_t bytes) { return (bytes + 255) / 256 * 256; }
@@ -68,7 +87,7 @@ void check_workspace(std::string_view algorithm, const workspace& ws, std::size_
 void enqueue(std::string_view algorithm, detail::cuda_multisplit_call c, bool in_place, std::uint64_t* d_offsets,
              const std::uint64_t* d_live, workspace ws, stream_t stream) {
   if (d_offsets == nullptr) throw error("cuda multisplit: the device offsets pointer is null");
-  const detail::cuda_multisplit_fn fn = design_named(algorithm);
+  const detail::cuda_multisplit_fn fn = design_named(resolve(algorithm, c));
   const layout l = layout_of(fn, c, in_place);
   check_workspace(algorithm, ws, l.total);
   auto* base = static_cast<std::byte*>(ws.data);
@@ -95,18 +114,17 @@ void enqueue(std::string_view algorithm, detail::cuda_multisplit_call c, bool in
 
 std::span<const std::string_view> multisplit_algorithms() { return names; }
 bool multisplit_stable(std::string_view algorithm) {
-  design_named(algorithm);
-  return algorithm != "atomic";
+  if (algorithm != "auto") design_named(algorithm);
+  return algorithm != "atomic";  // auto picks stable designs only
 }
 
 std::size_t multisplit_workspace_bytes(std::string_view algorithm, const record& items, unsigned buckets,
                                        bool in_place) {
-  const detail::cuda_multisplit_fn fn = design_named(algorithm);
   if (buckets < 1 || buckets > multisplit_max_buckets)
     throw error("multisplit: " + std::to_string(buckets) + " buckets; 1 to 256");
   detail::cuda_multisplit_call q = call_of(items, items, {}, buckets, {});
   q.checked = false;  // the larger of the two shapes
-  return layout_of(fn, q, in_place).total;
+  return layout_of(design_named(resolve(algorithm, q)), q, in_place).total;
 }
 
 void multisplit_async(std::string_view algorithm, const_record in, record out, const bucket_ids& keys,
@@ -127,7 +145,7 @@ void multisplit(std::string_view algorithm, const_record in, record out, const b
                 std::span<std::uint64_t> offsets, workspace ws, stream_t stream, const options& opt) {
   detail::validate_multisplit(in, out, false, keys.ids.size(), buckets, offsets.size());
   const detail::cuda_multisplit_call c = call_of(in, out, keys, buckets, opt);
-  const layout l = layout_of(design_named(algorithm), c, false);
+  const layout l = layout_of(design_named(resolve(algorithm, c)), c, false);
   check_workspace(algorithm, ws, l.total);
   auto* d_offsets = reinterpret_cast<std::uint64_t*>(static_cast<std::byte*>(ws.data) + l.offsets);
   enqueue(algorithm, c, false, d_offsets, nullptr, ws, stream);

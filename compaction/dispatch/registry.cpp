@@ -5,6 +5,7 @@
 
 #include <sieve/compaction/backend.hpp>
 #include <sieve/compaction/cuda.hpp>
+#include <sieve/compaction/names.hpp>
 
 #include <array>
 #include <string>
@@ -136,7 +137,10 @@ std::span<const strategy_info> compaction_strategies() { return infos; }
 const detail::strategy_entry& detail::strategy_entry_for(std::string_view name) {
   for (const auto& e : table)
     if (e.info.name == name) return e;
-  throw error("unknown compaction strategy '" + std::string(name) + "'; strategies: " + known_names());
+  std::vector<std::string_view> names;
+  for (const auto& e : table) names.push_back(e.info.name);
+  throw error("unknown compaction strategy '" + std::string(name) + "'" + did_you_mean(name, names) +
+              "; strategies: " + known_names());
 }
 
 const detail::strategy_entry& detail::strategy_entry_for(const strategy& s) { return table[s.index()]; }

@@ -50,6 +50,8 @@ using cuda_multisplit_fn = std::size_t (*)(const cuda_multisplit_call&);
 std::size_t cuda_multisplit_onesweep(const cuda_multisplit_call&);
 std::size_t cuda_multisplit_radix(const cuda_multisplit_call&);
 std::size_t cuda_multisplit_atomic(const cuda_multisplit_call&);
+std::size_t cuda_multisplit_ballot(const cuda_multisplit_call&);
+std::size_t cuda_multisplit_ballot_lookback(const cuda_multisplit_call&);
 
 // The most items a split takes (the look-back statuses hold 30-bit counts).
 constexpr std::size_t multisplit_max_n = (std::size_t{1} << 30) - 1;

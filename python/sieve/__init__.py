@@ -4,7 +4,7 @@ __cuda_array_interface__), without copies, on the CPU or on the GPU on the calle
     import numpy as np, sieve
     x = np.arange(10, dtype=np.float32)
     sieve.compact(x, x % 3 == 0)          # array([0., 3., 6., 9.], dtype=float32)
-    sieve.remove(x, np.array([1, 2], dtype=np.uint32))
+    sieve.remove(x, np.array([1, 2]))      # any integer width
 
 See docs/python.md.
 """
@@ -76,16 +76,20 @@ def _stream(a, kind, stream):
 
 def _empty(a, kind, n):
     """An uninitialised array of n items shaped and typed like a's items, of a's kind and device."""
-    shape = (n, *a.shape[1:])
     if kind == "torch":
-        return _sys.modules["torch"].empty(shape, dtype=a.dtype, device=a.device)
+        return _sys.modules["torch"].empty((n, *a.shape[1:]), dtype=a.dtype, device=a.device)
     if kind == "cupy":
-        return _sys.modules["cupy"].empty(shape, dtype=a.dtype)
+        return _sys.modules["cupy"].empty((n, *a.shape[1:]), dtype=a.dtype)
     if kind != "numpy" and (_on_cuda(a) or hasattr(a, "__cuda_array_interface__")):
         import cupy  # another CUDA array (JAX, Numba): the result is a CuPy array on the current device
-        return cupy.empty(shape, dtype=str(a.dtype))
+        return cupy.empty((n, *a.shape[1:]), dtype=str(a.dtype))
     import numpy
-    return numpy.empty(shape, dtype=numpy.dtype(str(a.dtype)))
+    if kind != "numpy":  # another host array: bytes, memoryview, array.array, a DLPack host array
+        try:
+            a = numpy.asarray(memoryview(a))
+        except TypeError:
+            a = numpy.from_dlpack(a)
+    return numpy.empty((n, *a.shape[1:]), dtype=a.dtype)  # the dtype itself: structured ones too
 
 
 def _on_cuda(a):
@@ -152,9 +156,21 @@ def _copy(a, kind):
     return numpy.array(a, copy=True)
 
 
+def _columns(x):
+    """The arrays of x: a record's (a tuple or list of arrays), else x alone."""
+    cols = list(x) if isinstance(x, (tuple, list)) else [x]
+    if not cols:
+        raise Error("x: a record of no arrays (a record has 1 to 8)")
+    return cols
+
+
 def _call(x, keep, form, strategy, out, count, n, k, checked, stream, removed):
+    if not isinstance(strategy, str):
+        raise Error(f"strategy: {strategy!r} is not a strategy's name (see sieve.strategies())")
+    if checked is not None and not isinstance(checked, bool):
+        raise Error(f"checked: {checked!r} is not True, False or None")
     record = isinstance(x, (tuple, list))
-    cols = list(x) if record else [x]
+    cols = _columns(x)
     a = cols[0]
     kind = _module_of(a)
     s = _stream(a, kind, stream)
@@ -192,21 +208,58 @@ def compact(x, keep, *, strategy="auto", out=None, count=None, n=None, checked=N
     if isinstance(keep, bits):
         form, keep = 2, keep.words
     elif isinstance(keep, comparison):
-        keep = keep.flags(x[0] if isinstance(x, (tuple, list)) else x)
+        keep = keep.flags(_columns(x)[0])
     return _call(x, keep, form, strategy, out, count, n, None, checked, stream, 0)
 
 
-def remove(x, indices, *, strategy="auto", out=None, count=None, n=None, k=None, checked=None, stream=None):
-    """x without the items at `indices` (distinct, each < len(x); uint32 or int32, checked unless
-    checked=False). The indices are copied first (the strategies use the list as scratch).
-    count, n: as for compact(); k: with n, a one-element device array holding the live index count."""
-    kind = _module_of(indices)
+def _is_integer_dtype(a, kind):
+    if kind == "torch":
+        return not (a.dtype.is_floating_point or a.dtype.is_complex or a.dtype == _sys.modules["torch"].bool)
+    return a.dtype.kind in ("i", "u")  # NumPy and CuPy dtypes
+
+
+def _index_list(indices, kind, n):
+    """A removal list as the library takes it: a copy in uint32 (the strategies use the list as
+    scratch). Integer arrays of any width are accepted: in host memory an index of another width than
+    32 bits is checked to fit (0 <= i < n), the error naming it; on a CUDA device (no wait, so a
+    CUDA graph can capture the call) an index outside 0 .. 2^32 - 1 becomes 2^32 - 1, which the
+    library's check then refuses as out of range."""
     if kind is None and not hasattr(indices, "__dlpack__") and not hasattr(indices, "__cuda_array_interface__"):
         import numpy
-        indices = numpy.asarray(indices, dtype=numpy.uint32)
+        indices = numpy.asarray(indices)
+        if indices.size == 0:
+            indices = indices.astype(numpy.uint32)
         kind = "numpy"
-    scratch = _copy(indices, kind)
-    first = x[0] if isinstance(x, (tuple, list)) else x
+    if kind is None:
+        return _copy(indices, kind)  # another library's array: the core checks its dtype
+    if not _is_integer_dtype(indices, kind):
+        raise Error(f"indices: a removal list holds integers, got {indices.dtype}")
+    if str(indices.dtype).rpartition(".")[2] in ("uint32", "int32"):
+        return _copy(indices, kind)  # as the library takes them (it checks them unless checked=False)
+    if (kind == "numpy" or (kind == "torch" and not indices.is_cuda)) and len(indices):
+        lo, hi = int(indices.min()), int(indices.max())
+        bad = lo if lo < 0 else hi if hi >= n else None
+        if bad is not None:
+            raise Error(f"indices: index {bad} is out of range for {n} items")
+    if kind == "numpy":
+        return indices.astype("uint32")  # a copy
+    if kind == "torch":
+        torch = _sys.modules["torch"]
+        wide = indices.to(torch.int64)
+        wide = torch.where((wide < 0) | (wide > 0xFFFFFFFF), torch.full_like(wide, 0xFFFFFFFF), wide)
+        return wide.to(torch.int32)  # the same 32 bits as uint32, which older PyTorch lacks
+    cupy = _sys.modules["cupy"]
+    wide = indices.astype(cupy.int64) if indices.dtype.kind == "i" else indices.astype(cupy.uint64)
+    return cupy.where((wide < 0) | (wide > 0xFFFFFFFF), 0xFFFFFFFF, wide).astype(cupy.uint32)
+
+
+def remove(x, indices, *, strategy="auto", out=None, count=None, n=None, k=None, checked=None, stream=None):
+    """x without the items at `indices` (distinct, each in 0 .. len(x) - 1; a list or an integer
+    array of any width, checked unless checked=False). The indices are copied first (to uint32:
+    the strategies use the list as scratch).
+    count, n: as for compact(); k: with n, a one-element device array holding the live index count."""
+    first = _columns(x)[0]
+    scratch = _index_list(indices, _module_of(indices), len(first))
     removed = min(len(scratch), len(first)) if n is None else 0  # live counts: out holds the capacity
     return _call(x, scratch, 0, strategy, out, count, n, k, checked, stream, removed)
 
@@ -230,13 +283,15 @@ def cuda_available():
 
 
 def render(scene, **settings):
-    """Render a scene file (.toml, .obj, .gltf): returns (image, report), the image a float32 NumPy
-    array (height, width, 3) of mean radiance, row 0 at the top, and the report the dict that
-    `sieve render --json` writes. Settings: strategy, backend ("auto", "cpu", "cuda"), queue
-    ("pass", "index", "append"), spp, width, height, integrator, traversal, reorder, sort,
-    set (a list of "key=value" scene overrides), profile (per-stage times)."""
-    known = {"strategy", "backend", "queue", "spp", "width", "height", "integrator", "traversal", "reorder",
-             "sort", "set", "profile"}
+    """Render a scene file (.toml, .obj, .ply, .gltf, .glb): returns (image, report), the image a
+    float32 NumPy array (height, width, 3) of mean radiance, row 0 at the top, and the report the
+    dict that `sieve render --json` writes. Settings: strategy, backend ("auto", "cpu", "cuda"),
+    queue ("pass", "index", "append"), routing ("branch", "multisplit", "queues", "sort",
+    "megakernel"), bvh ("auto", "binary", "cwbvh", "cwbvh-thread"), spp, width, height, integrator,
+    traversal, reorder, sort, set (a list of "key=value" scene overrides) and profile (per-stage
+    times, measured by default as `sieve render` does; profile=False for the bare frame time)."""
+    known = {"strategy", "backend", "queue", "routing", "bvh", "spp", "width", "height", "integrator", "traversal",
+             "reorder", "sort", "set", "profile"}
     unknown = sorted(set(settings) - known)
     if unknown:
         raise Error(f"render: no setting {', '.join(unknown)} (one of {', '.join(sorted(known))})")

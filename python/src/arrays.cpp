@@ -44,12 +44,24 @@ std::vector<std::int64_t> ints(py::handle seq) {
   return out;
 }
 
+// Whether a buffer format holds Python object pointers: 'O' outside the field names (which sit
+// between colons in a structured format, "T{<i:a:O:b:}").
+bool holds_objects(const std::string& fmt) {
+  bool in_name = false;
+  for (const char c : fmt) {
+    if (c == ':') in_name = !in_name;
+    else if (!in_name && c == 'O') return true;
+  }
+  return false;
+}
+
 // The buffer protocol's format character (NumPy's: "<f", "=I", "?", "Zd"...) as kind and size.
 void set_format(array_view& v, std::string fmt, std::size_t itemsize) {
   if (!fmt.empty() && (fmt[0] == '<' || fmt[0] == '=' || fmt[0] == '@' || fmt[0] == '!' || fmt[0] == '>'))
     fmt = fmt.substr(1);
   v.element_bytes = static_cast<std::uint32_t>(itemsize);
-  if (fmt == "?") v.kind = 'b';
+  if (holds_objects(fmt)) v.kind = 'O';
+  else if (fmt == "?") v.kind = 'b';
   else if (fmt == "e" || fmt == "f" || fmt == "d" || fmt == "g") v.kind = 'f';
   else if (fmt.size() == 2 && fmt[0] == 'Z') v.kind = 'c';
   else if (fmt.size() == 1 && std::string("bhilq").find(fmt[0]) != std::string::npos) v.kind = 'i';
@@ -71,6 +83,10 @@ bool from_buffer(py::handle obj, const char* what, array_view& v) {
   v.data = static_cast<std::byte*>(buf->buf);
   v.writable = !buf->readonly;
   set_format(v, buf->format ? buf->format : "B", static_cast<std::size_t>(buf->itemsize));
+  // Python objects moved as bytes would be references copied without their counts: the interpreter
+  // frees what the copies still point to.
+  if (v.kind == 'O')
+    fail(what, "an array of Python objects (dtype object); sieve moves plain data only (convert it, e.g. x.astype(np.int64))");
   std::vector<std::int64_t> shape(buf->shape, buf->shape + buf->ndim), strides;
   for (int d = 0; d < buf->ndim; ++d) {
     if (buf->strides[d] % buf->itemsize != 0) fail(what, "strides that are not a multiple of the element size");
@@ -195,6 +211,7 @@ std::string array_view::dtype() const {
     case 'u': return "uint" + bits;
     case 'f': return "float" + bits;
     case 'c': return "complex" + bits;
+    case 'O': return "object";
     default: return "void" + bits;
   }
 }

@@ -19,7 +19,7 @@ struct array_view {
   std::byte* data = nullptr;
   std::size_t items = 0;         // the first dimension
   std::uint32_t item_bytes = 0;  // bytes of one item (the element times the other dimensions)
-  char kind = 'u';               // 'b' bool, 'i' signed, 'u' unsigned, 'f' float, 'c' complex
+  char kind = 'u';               // 'b' bool, 'i' signed, 'u' unsigned, 'f' float, 'c' complex, 'V' bytes (structured), 'O' objects (refused)
   std::uint32_t element_bytes = 0;
   int device = -1;               // -1: host memory; else the CUDA device
   bool writable = true;

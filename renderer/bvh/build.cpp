@@ -13,17 +13,28 @@
 // all of them: the split they choose is that of the sample, the bounds still exact (the partition
 // measures them), and the top levels cost a partition each instead of a binning and a partition.
 // Small nodes bin into fewer slots (no more than they have primitives, at least four), so the sweep
-// does not outweigh their binning. Children of a node are adjacent (first, first + 1), reserved
-// from an atomic counter; nodes of many primitives build their children in parallel
-// (tbb::parallel_invoke).
+// does not outweigh their binning.
+//
+// Every core works from the root down: a node of many references is partitioned by all threads
+// (parallel_partition: fixed blocks of references each partitioned in place, then the references
+// on the wrong side of the split swapped pairwise, in parallel), and the two children of a node of
+// many primitives build in parallel (tbb::parallel_invoke). Nothing depends on the thread count or
+// on timing: the blocks are fixed, the bounds are maxima, and a node's place is a function of its
+// range: the children of the node split at reference m (a split point is never shared) sit at
+// 2m - 1 and 2m of a sparse array that the end compacts in split order (an in-order layout). The
+// same tree, the same arrays, whatever the threads.
 #include "bvh.hpp"
+#include "node_steps.hpp"
 #include "split.hpp"
+
+#include "../exec/stop.hpp"
 
 #include <sieve/compaction/error.hpp>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 #include <tbb/parallel_invoke.h>
+#include <tbb/parallel_reduce.h>
 
 #include <algorithm>
 #include <atomic>
@@ -48,6 +59,8 @@ namespace {
 
 constexpr std::uint32_t max_bins = 32;
 constexpr std::uint32_t parallel_above = 1 << 12;  // primitives: the children build in parallel
+constexpr std::uint32_t partition_block = 1 << 14;  // references a block of a parallel partition or measure
+constexpr std::uint32_t parallel_partition_above = 1 << 17;  // references: the node's partition is parallel
 constexpr std::uint32_t sample_above = 1 << 16;    // primitives: the node bins a sample of them
 constexpr std::uint32_t sample_size = 1 << 14;     // at least this many references in a sample
 constexpr int max_depth = dfs_depth_limit();
@@ -315,6 +328,26 @@ kernels pick_kernels() {
   return kernels_of<portable_ops>();
 }
 
+// Exclusive prefix counts of pred(i) over i in [0, n), in parallel (fixed blocks, so the same
+// result whatever the threads): rank[i] = how many j < i have pred(j); returns the total.
+template <class Pred>
+std::uint32_t parallel_ranks(std::size_t n, std::uint32_t* rank, Pred pred) {
+  constexpr std::size_t block = std::size_t{1} << 14;
+  const std::size_t blocks = (n + block - 1) / block;
+  std::vector<std::uint32_t> offset(blocks + 1, 0);
+  tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) {
+    std::uint32_t sum = 0;
+    for (std::size_t i = b * block; i < std::min(n, (b + 1) * block); ++i) sum += pred(i) ? 1 : 0;
+    offset[b + 1] = sum;
+  });
+  for (std::size_t b = 0; b < blocks; ++b) offset[b + 1] += offset[b];
+  tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) {
+    std::uint32_t at = offset[b];
+    for (std::size_t i = b * block; i < std::min(n, (b + 1) * block); ++i) rank[i] = at, at += pred(i) ? 1 : 0;
+  });
+  return offset[blocks];
+}
+
 class builder {
  public:
   builder(std::span<const triangle> tris, const bvh_build_options& opt, bvh& out)
@@ -365,9 +398,13 @@ class builder {
       out_.nodes.clear();
       return;
     }
-    range_bounds all;
-    k_.measure(refs_.get(), 0, count_, all);
-    build(0, 0, count_, 1, all);
+    // used_[m - 1]: the node split at reference m has put its children at 2m - 1 and 2m.
+    used_.reset(new std::uint8_t[count_]);
+    tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, count_, 1 << 16), [&](const auto& r) {
+      std::fill(used_.get() + r.begin(), used_.get() + r.end(), std::uint8_t{0});
+    });
+    build(0, 0, count_, 1, measure(0, count_));
+    compact_nodes();
     const prim_ref* refs = refs_.get();
     if (dropped_.load() == 0) {
       tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count_, 1 << 14), [&](const auto& r) {
@@ -376,7 +413,6 @@ class builder {
     } else {
       compact_leaves();
     }
-    out_.nodes.assign(nodes_.get(), nodes_.get() + next_.load());
     out_.stats.nodes = out_.nodes.size();
     out_.stats.leaves = leaves_.load();
     out_.stats.max_depth = depth_.load();
@@ -422,11 +458,121 @@ class builder {
       if (refs[i].index() != ~0U) out_.prims[live++] = refs[i].index();
     }
     out_.prims.resize(live);
-    const std::uint32_t built = next_.load();
-    tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, built, 1 << 14), [&](const auto& r) {
-      for (std::uint32_t n = r.begin(); n != r.end(); ++n)
-        if (nodes_[n].leaf()) nodes_[n].first = moved[nodes_[n].first];
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, out_.nodes.size(), 1 << 14), [&](const auto& r) {
+      for (std::size_t n = r.begin(); n != r.end(); ++n)
+        if (out_.nodes[n].leaf()) out_.nodes[n].first = moved[out_.nodes[n].first];
     });
+  }
+
+  // The sparse node array made dense (out_.nodes): the root, then the child pairs in the order of
+  // their parents' split points; an inner node's `first` renumbered to match.
+  void compact_nodes() {
+    const std::uint32_t pairs = count_ - 1;  // split points 1 .. count_ - 1
+    const std::uint8_t* used = used_.get();
+    std::unique_ptr<std::uint32_t[]> rank(new std::uint32_t[std::max<std::uint32_t>(pairs, 1)]);
+    const std::uint32_t inner = parallel_ranks(pairs, rank.get(), [&](std::size_t p) { return used[p] != 0; });
+    out_.nodes.resize(1 + 2 * std::size_t{inner});
+    bvh_node* out = out_.nodes.data();
+    auto moved = [&](bvh_node n) {
+      if (!n.leaf()) n.first = 1 + 2 * rank[(n.first + 1) / 2 - 1];
+      return n;
+    };
+    out[0] = moved(nodes_[0]);
+    tbb::parallel_for(tbb::blocked_range<std::uint32_t>(0, pairs, partition_block), [&](const auto& r) {
+      for (std::uint32_t p = r.begin(); p != r.end(); ++p) {
+        if (!used[p]) continue;
+        const std::size_t slot = 2 * std::size_t{p} + 1;
+        out[1 + 2 * std::size_t{rank[p]}] = moved(nodes_[slot]);
+        out[2 + 2 * std::size_t{rank[p]}] = moved(nodes_[slot + 1]);
+      }
+    });
+  }
+
+  // The bounds of [begin, end): by blocks in parallel when it is long.
+  range_bounds measure(std::uint32_t begin, std::uint32_t end) const {
+    range_bounds all;
+    if (end - begin < 2 * partition_block) {
+      k_.measure(refs_.get(), begin, end, all);
+      return all;
+    }
+    return tbb::parallel_reduce(
+        tbb::blocked_range<std::uint32_t>(begin, end, partition_block), all,
+        [&](const auto& r, range_bounds acc) {
+          k_.measure(refs_.get(), r.begin(), r.end(), acc);
+          return acc;
+        },
+        [](range_bounds a, const range_bounds& b) {
+          a.add(b);
+          return a;
+        });
+  }
+
+  // partition_kernel over [begin, end) by every thread: each fixed block partitioned in place, then
+  // the references on the wrong side of the split (a block's right part below the split point, its
+  // left part above) swapped pairwise; both sides' bounds are the blocks' (maxima, in any order).
+  std::uint32_t parallel_partition(std::uint32_t begin, std::uint32_t end, int axis, std::int32_t split, const binner& bn,
+                                   range_bounds& left, range_bounds& right) {
+    const std::uint32_t blocks = (end - begin + partition_block - 1) / partition_block;
+    std::vector<std::uint32_t> cut(blocks);
+    std::vector<range_bounds> lb(blocks), rb(blocks);
+    prim_ref* refs = refs_.get();
+    tbb::parallel_for(std::uint32_t{0}, blocks, [&](std::uint32_t b) {
+      const std::uint32_t lo = begin + b * partition_block, hi = std::min(end, lo + partition_block);
+      cut[b] = k_.partition(refs, lo, hi, axis, split, bn, lb[b], rb[b]);
+    });
+    std::uint64_t lefts = 0;
+    for (std::uint32_t b = 0; b < blocks; ++b) {
+      left.add(lb[b]), right.add(rb[b]);
+      lefts += cut[b] - (begin + b * partition_block);
+    }
+    const auto mid = static_cast<std::uint32_t>(begin + lefts);
+    // Runs of misplaced references, in order: right ones below mid, left ones at or above it.
+    struct run {
+      std::uint32_t first, count;
+    };
+    std::vector<run> high, low;  // belong right (sit below mid), belong left (sit above)
+    for (std::uint32_t b = 0; b < blocks; ++b) {
+      const std::uint32_t lo = begin + b * partition_block, hi = std::min(end, lo + partition_block);
+      if (cut[b] < mid && cut[b] < hi) high.push_back({cut[b], std::min(hi, mid) - cut[b]});
+      if (cut[b] > mid && lo < cut[b]) low.push_back({std::max(lo, mid), cut[b] - std::max(lo, mid)});
+    }
+    swap_runs(high, low);
+    return mid;
+  }
+
+  // Swaps the k-th reference of the runs `a` with the k-th of `b` (as many in both), in parallel.
+  template <class Run>
+  void swap_runs(const std::vector<Run>& a, const std::vector<Run>& b) {
+    auto starts = [](const std::vector<Run>& runs) {
+      std::vector<std::uint64_t> s(runs.size() + 1, 0);
+      for (std::size_t i = 0; i < runs.size(); ++i) s[i + 1] = s[i] + runs[i].count;
+      return s;
+    };
+    const std::vector<std::uint64_t> sa = starts(a), sb = starts(b);
+    prim_ref* refs = refs_.get();
+    // Position of the k-th reference of `runs` (its run found by bisection), then steps on.
+    struct cursor {
+      const std::vector<Run>* runs;
+      std::size_t run;
+      std::uint32_t at;
+      void step() {
+        if (++at == (*runs)[run].first + (*runs)[run].count && run + 1 < runs->size()) at = (*runs)[++run].first;
+      }
+    };
+    auto find = [](const std::vector<Run>& runs, const std::vector<std::uint64_t>& s, std::uint64_t k) {
+      const std::size_t r = static_cast<std::size_t>(std::upper_bound(s.begin(), s.end(), k) - s.begin()) - 1;
+      return cursor{&runs, r, static_cast<std::uint32_t>(runs[r].first + (k - s[r]))};
+    };
+    tbb::parallel_for(tbb::blocked_range<std::uint64_t>(0, sa.back(), partition_block), [&](const auto& r) {
+      cursor x = find(a, sa, r.begin()), y = find(b, sb, r.begin());
+      for (std::uint64_t k = r.begin(); k != r.end(); ++k, x.step(), y.step()) std::swap(refs[x.at], refs[y.at]);
+    });
+  }
+
+  std::uint32_t partition(std::uint32_t begin, std::uint32_t end, int axis, std::int32_t split, const binner& bn,
+                          range_bounds& left, range_bounds& right) {
+    if (end - begin >= parallel_partition_above) return parallel_partition(begin, end, axis, split, bn, left, right);
+    return k_.partition(refs_.get(), begin, end, axis, split, bn, left, right);
   }
 
   // rb: the bounds of the node's references and of their centroids.
@@ -438,6 +584,7 @@ class builder {
     if (count <= opt_.max_leaf || depth >= max_depth || (c2.extent(0) <= 0 && c2.extent(1) <= 0 && c2.extent(2) <= 0))
       return make_leaf(node, begin, end, depth);
 
+    if (count >= parallel_above) stop_point();  // a large node: a stop asked for ends the build here
     const std::uint32_t n = std::clamp(count, 4U, opt_.bins);
     const binner bn = binner_of(c2, n);
     const std::uint32_t stride = count > sample_above ? count / sample_size : 1;
@@ -448,17 +595,18 @@ class builder {
       const float parent = rb.bounds.half_area();
       const float cost = opt_.traversal_cost + (parent > 0 ? s.cost / parent : 0);  // in triangle tests
       if (cost >= static_cast<float>(count) && count <= 4 * opt_.max_leaf) return make_leaf(node, begin, end, depth);
-      mid = k_.partition(refs_.get(), begin, end, s.axis, s.bin, bn, left, right);
+      mid = partition(begin, end, s.axis, s.bin, bn, left, right);
     } else {  // every bin split leaves one side empty: median on the widest centroid axis
       const int axis = c2.extent(0) >= c2.extent(1) && c2.extent(0) >= c2.extent(2) ? 0 : (c2.extent(1) >= c2.extent(2) ? 1 : 2);
       mid = begin + count / 2;
       std::nth_element(refs_.get() + begin, refs_.get() + mid, refs_.get() + end,
                        [&](const prim_ref& a, const prim_ref& c) { return a.centroid2(axis) < c.centroid2(axis); });
-      k_.measure(refs_.get(), begin, mid, left);
-      k_.measure(refs_.get(), mid, end, right);
+      left = measure(begin, mid);
+      right = measure(mid, end);
     }
 
-    const std::uint32_t children = next_.fetch_add(2);
+    const std::uint32_t children = 2 * mid - 1;  // mid is this node's alone (the header)
+    used_[mid - 1] = 1;
     nodes_[node].first = children;
     nodes_[node].count = 0;
     if (count >= parallel_above)
@@ -478,25 +626,11 @@ class builder {
     void operator()(void* p) const { std::free(p); }
   };
   std::unique_ptr<bvh_node[], free_deleter> nodes_;  // bvh_node is an implicit-lifetime aggregate
+  std::unique_ptr<std::uint8_t[]> used_;              // per split point (compact_nodes)
   std::uint32_t count_ = 0;
-  std::atomic<std::uint32_t> next_{1};
   std::atomic<std::size_t> leaves_{0}, depth_{0}, largest_leaf_{0};
   std::atomic<std::uint32_t> dropped_{0};  // repeated references dropped from leaves
 };
-
-// The 64-byte layout: one pair node per inner binary node, numbered in depth-first order.
-// The next float below x (toward -infinity; std::nextafter's, without its call): x's bits step
-// one unit away from zero when negative, toward it when positive; 0 steps to the smallest negative
-// subnormal; -infinity and NaN stay.
-float float_below(float x) {
-  std::uint32_t u;
-  std::memcpy(&u, &x, sizeof u);
-  if (x != x || x == -std::numeric_limits<float>::infinity()) return x;
-  if (x == 0) u = 0x80000001U;
-  else u += (u >> 31) * 2 - 1;  // negative (sign bit set): + 1; positive: - 1 (no branch on the sign)
-  std::memcpy(&x, &u, sizeof u);
-  return x;
-}
 
 // Every node's box one float step wider on each side. A ray lying in the plane of a box's face (a
 // direction component 0 and the origin on that plane: a camera's central column along a mesh's grid
@@ -505,55 +639,36 @@ float float_below(float x) {
 // compressed tree's quantised boxes are wider anyway), and hits tied on the edge chosen apart.
 void widen_boxes(std::vector<bvh_node>& nodes) {
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, nodes.size(), 1 << 14), [&](const auto& r) {
-    for (std::size_t i = r.begin(); i != r.end(); ++i) {
-      aabb& b = nodes[i].bounds;
-      b.lo = {float_below(b.lo.x), float_below(b.lo.y), float_below(b.lo.z)};
-      b.hi = {-float_below(-b.hi.x), -float_below(-b.hi.y), -float_below(-b.hi.z)};
-    }
+    for (std::size_t i = r.begin(); i != r.end(); ++i) nodes[i].bounds = widened(nodes[i].bounds);
   });
 }
 
+// The 64-byte layout: one pair node per inner binary node, in the binary nodes' order (the root's
+// first), written in parallel.
 std::vector<pair_node> pair_layout(const std::vector<bvh_node>& nodes) {
   std::vector<pair_node> pairs;
   if (nodes.empty()) return pairs;
-  auto bits = [](std::uint32_t v) {
-    float f;
-    std::memcpy(&f, &v, sizeof f);
-    return f;
-  };
-  auto set_child = [&](pair_node& p, int c, const aabb& box, std::uint32_t child, std::uint32_t count) {
-    quad& xy = p.q[c];
-    xy = {box.lo.x, box.hi.x, box.lo.y, box.hi.y};
-    (c == 0 ? p.q[2].x : p.q[2].z) = box.lo.z;
-    (c == 0 ? p.q[2].y : p.q[2].w) = box.hi.z;
-    (c == 0 ? p.q[3].x : p.q[3].z) = bits(child);
-    (c == 0 ? p.q[3].y : p.q[3].w) = bits(count);
-  };
   if (nodes[0].leaf()) {  // a single leaf: one pair node with one child
     pairs.emplace_back();
-    set_child(pairs[0], 0, nodes[0].bounds, nodes[0].first, nodes[0].count);
-    set_child(pairs[0], 1, aabb{{0, 0, 0}, {0, 0, 0}}, no_child, 0);
+    set_pair_child(pairs[0], 0, nodes[0].bounds, nodes[0].first, nodes[0].count);
+    set_pair_child(pairs[0], 1, aabb{{0, 0, 0}, {0, 0, 0}}, no_child, 0);
     return pairs;
   }
-  pairs.reserve(nodes.size() / 2 + 1);
-  // Iterative: (binary node, pair slot) pairs to fill.
-  std::vector<std::pair<std::uint32_t, std::uint32_t>> todo{{0, 0}};
-  pairs.emplace_back();
-  while (!todo.empty()) {
-    const auto [n, slot] = todo.back();
-    todo.pop_back();
-    for (int c = 0; c < 2; ++c) {
-      const bvh_node& child = nodes[nodes[n].first + c];
-      if (child.leaf()) {
-        set_child(pairs[slot], c, child.bounds, child.first, child.count);
-      } else {
-        const auto next = static_cast<std::uint32_t>(pairs.size());
-        pairs.emplace_back();
-        set_child(pairs[slot], c, child.bounds, next, 0);
-        todo.push_back({nodes[n].first + c, next});
+  std::unique_ptr<std::uint32_t[]> rank(new std::uint32_t[nodes.size()]);  // inner node -> its pair node
+  const std::uint32_t inner = parallel_ranks(nodes.size(), rank.get(), [&](std::size_t i) { return !nodes[i].leaf(); });
+  pairs.resize(inner);
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, nodes.size(), 1 << 14), [&](const auto& r) {
+    for (std::size_t n = r.begin(); n != r.end(); ++n) {
+      if (nodes[n].leaf()) continue;
+      pair_node& p = pairs[rank[n]];
+      for (int c = 0; c < 2; ++c) {
+        const std::uint32_t at = nodes[n].first + static_cast<std::uint32_t>(c);
+        const bvh_node& child = nodes[at];
+        if (child.leaf()) set_pair_child(p, c, child.bounds, child.first, child.count);
+        else set_pair_child(p, c, child.bounds, rank[at], 0);
       }
     }
-  }
+  });
   return pairs;
 }
 
@@ -562,6 +677,24 @@ double process_cpu_seconds() {
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
   return static_cast<double>(ts.tv_sec) + 1e-9 * static_cast<double>(ts.tv_nsec);
 }
+
+// Adds the CPU and wall-clock time since the last lap to a phase of stats.cpu and stats.wall.
+class phase_clock {
+ public:
+  explicit phase_clock(bvh_stats& s) : s_(s) {}
+  void lap(double bvh_phases::*phase) {
+    const double cpu = process_cpu_seconds();
+    const auto wall = std::chrono::steady_clock::now();
+    s_.cpu.*phase += cpu - cpu_;
+    s_.wall.*phase += std::chrono::duration<double>(wall - wall_).count();
+    cpu_ = cpu, wall_ = wall;
+  }
+
+ private:
+  bvh_stats& s_;
+  double cpu_ = process_cpu_seconds();
+  std::chrono::steady_clock::time_point wall_ = std::chrono::steady_clock::now();
+};
 
 }  // namespace
 
@@ -583,42 +716,37 @@ bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& opti
   if (triangles.size() >= (std::size_t{1} << 31)) throw error("BVH: too many triangles (" + std::to_string(triangles.size()) + ")");
   const auto start = std::chrono::steady_clock::now();
   bvh out;
-  bvh_phases& cpu = out.stats.cpu;
-  double mark = process_cpu_seconds();
+  phase_clock clock(out.stats);
   builder b(triangles, options, out);
-  cpu.refs += process_cpu_seconds() - mark;
-  mark = process_cpu_seconds();
+  clock.lap(&bvh_phases::refs);
   b.run();
-  cpu.binary += process_cpu_seconds() - mark;
+  stop_point();
+  clock.lap(&bvh_phases::binary);
   finish_bvh(out, triangles, options);
   out.stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   return out;
 }
 
 void finish_bvh(bvh& out, std::span<const triangle> triangles, const bvh_build_options& options) {
-  bvh_phases& cpu = out.stats.cpu;
-  double mark = process_cpu_seconds();
-  auto lap = [&mark](double& phase) {
-    const double now = process_cpu_seconds();
-    phase += now - mark;
-    mark = now;
-  };
+  phase_clock clock(out.stats);
   widen_boxes(out.nodes);
-  lap(cpu.binary);
+  clock.lap(&bvh_phases::binary);
   if (options.pairs) {
     out.pairs = pair_layout(out.nodes);
     out.leaf_triangles.resize(out.prims.size());
     tbb::parallel_for(tbb::blocked_range<std::size_t>(0, out.prims.size(), 1 << 14), [&](const auto& r) {
       for (std::size_t i = r.begin(); i != r.end(); ++i) out.leaf_triangles[i] = leaf_triangle::of(triangles[out.prims[i]]);
     });
-    lap(cpu.pairs);
+    clock.lap(&bvh_phases::pairs);
   }
   if (options.wide) {
+    stop_point();
     out.wide = collapse_wide(out, triangles, options.traversal_cost);
-    lap(cpu.collapse);
+    clock.lap(&bvh_phases::collapse);
     if (options.cw) {
+      stop_point();
       out.cw = encode_cw(out.wide);
-      lap(cpu.cw);
+      clock.lap(&bvh_phases::cw);
     }
   }
 }

@@ -40,7 +40,7 @@ inline constexpr std::uint32_t no_child = ~0U;
 // triangles sit side by side and each loads as three vector loads, without going through prims[].
 struct alignas(16) leaf_triangle {
   quad v[3];
-  static leaf_triangle of(const triangle& t) {
+  SIEVE_HD static leaf_triangle of(const triangle& t) {
     return {{{t.v0.x, t.v0.y, t.v0.z, 0}, {t.v1.x, t.v1.y, t.v1.z, 0}, {t.v2.x, t.v2.y, t.v2.z, 0}}};
   }
   SIEVE_HD triangle get() const {
@@ -176,6 +176,7 @@ struct bvh_stats {
   std::size_t references = 0;  // entries of prims[]: the triangles, more with split_budget
   double seconds = 0;
   bvh_phases cpu;             // CPU seconds per phase (bvh_phases)
+  bvh_phases wall;            // wall-clock seconds per phase
 };
 
 // The build of the 8-wide tree alone, for the CPU traversal (wide_cpu.cpp): no pair nodes, no

@@ -10,14 +10,20 @@
 // coincide), so this is rare (none in the sphere room).
 //
 // Triangles are stored as the first vertex and two edges, with the primitive's index in v0's w.
+//
+// When no node needs such a split (the usual case) the compressed nodes are the wide nodes, same
+// numbering, each encoded on its own in parallel, its triangles after those of the nodes before it
+// (encode_in_parallel); otherwise a walk from the root encodes the tree (the encoder).
 #include "bvh.hpp"
 #include "dfs.hpp"
+#include "node_steps.hpp"
 #include "wide.hpp"
 
 #include <sieve/compaction/error.hpp>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_reduce.h>
 
 #include <algorithm>
 #include <chrono>
@@ -103,7 +109,6 @@ class encoder {
   // Where each output triangle comes from (an index into the wide tree's triangles).
   const std::vector<std::uint32_t>& source() const { return source_; }
 
- private:
   static cw_node header(const float* origin, const std::int8_t* exponent, const std::uint8_t (*lo)[wide_arity],
                         const std::uint8_t (*hi)[wide_arity]) {
     cw_node c{};
@@ -115,6 +120,7 @@ class encoder {
     return c;
   }
 
+ private:
   vec3 centre(std::uint32_t i) const {
     const quad* v = w_.triangles[i].v;
     return vec3{v[0].x + v[1].x + v[2].x, v[0].y + v[1].y + v[2].y, v[0].z + v[1].z + v[2].z};
@@ -156,6 +162,64 @@ class encoder {
   std::size_t depth_ = 0;
 };
 
+// Whether every wide node encodes as one compressed node (no leaf above cw_leaf_max triangles, no
+// node's leaves above cw_node_triangles): then the nodes keep the wide tree's numbering and are
+// encoded all at once, in parallel (encode_in_parallel); else the walk above (rare).
+bool one_to_one(const wide_bvh& w) {
+  return tbb::parallel_reduce(
+      tbb::blocked_range<std::size_t>(0, w.nodes.size(), 1 << 14), true,
+      [&](const auto& r, bool ok) {
+        for (std::size_t i = r.begin(); ok && i != r.end(); ++i) {
+          const wide_node& n = w.nodes[i];
+          ok = leaf_total(n) <= cw_node_triangles;
+          for (int s = 0; ok && s < wide_arity; ++s) ok = n.meta[s] == wide_meta_inner || n.meta[s] <= cw_leaf_max;
+        }
+        return ok;
+      },
+      [](bool a, bool b) { return a && b; });
+}
+
+// Node i of the output is wide node i; its triangles follow those of the nodes before it. Returns
+// where each output triangle comes from (an index into the wide tree's triangles).
+std::vector<std::uint32_t> encode_in_parallel(const wide_bvh& w, cw_bvh& out) {
+  const std::size_t count = w.nodes.size();
+  constexpr std::size_t block = std::size_t{1} << 12;
+  const std::size_t blocks = (count + block - 1) / block;
+  std::vector<std::uint32_t> first(blocks + 1, 0);  // the first triangle of each block of nodes
+  tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) {
+    std::uint32_t sum = 0;
+    for (std::size_t i = b * block; i < std::min(count, (b + 1) * block); ++i) sum += leaf_total(w.nodes[i]);
+    first[b + 1] = sum;
+  });
+  for (std::size_t b = 0; b < blocks; ++b) first[b + 1] += first[b];
+  out.nodes.resize(count);
+  std::vector<std::uint32_t> source(first[blocks]);
+  tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) {
+    std::uint32_t at = first[b];
+    for (std::size_t i = b * block; i < std::min(count, (b + 1) * block); ++i) {
+      const wide_node& n = w.nodes[i];
+      cw_node c = encoder::header(n.origin, n.exponent, n.lo, n.hi);
+      c.inner_mask = n.inner_mask;
+      c.child_base = n.child_base;
+      c.tri_base = at;
+      const std::uint64_t counts = leaf_counts(n);
+      for (int s = 0; s < wide_arity; ++s) {
+        if (n.meta[s] == wide_meta_inner) {
+          c.meta[s] = cw_meta_inner;
+        } else if (n.meta[s] != 0) {
+          const std::uint32_t offset = leaf_offset(counts, s);
+          c.meta[s] = static_cast<std::uint8_t>(n.meta[s] << 5 | offset);
+          for (std::uint32_t t = 0; t < n.meta[s]; ++t) source[at + offset + t] = n.tri_base + offset + t;
+        }
+      }
+      at += leaf_total(n);
+      out.nodes[i] = c;
+    }
+  });
+  out.depth = w.depth;
+  return source;
+}
+
 }  // namespace
 
 cw_bvh encode_cw(const wide_bvh& w) {
@@ -163,16 +227,20 @@ cw_bvh encode_cw(const wide_bvh& w) {
   cw_bvh out;
   if (w.nodes.empty()) return out;
   encoder e(w, out);
-  out.nodes.resize(1);
-  e.wide(0, 0, 1);
-  out.depth = e.depth();
-  const std::vector<std::uint32_t>& source = e.source();
+  std::vector<std::uint32_t> in_parallel;
+  const bool parallel = one_to_one(w);
+  if (parallel) {
+    in_parallel = encode_in_parallel(w, out);
+  } else {
+    out.nodes.resize(1);
+    e.wide(0, 0, 1);
+    out.depth = e.depth();
+  }
+  const std::vector<std::uint32_t>& source = parallel ? in_parallel : e.source();
   out.triangles.resize(source.size());
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, source.size(), 1 << 14), [&](const auto& r) {
     for (std::size_t i = r.begin(); i != r.end(); ++i) {
-      const triangle t = w.triangles[source[i]].get();
-      const vec3 e1 = t.v1 - t.v0, e2 = t.v2 - t.v0;
-      out.triangles[i] = {{t.v0.x, t.v0.y, t.v0.z, bits_float(w.prims[source[i]])}, {e1.x, e1.y, e1.z, 0}, {e2.x, e2.y, e2.z, 0}};
+      out.triangles[i] = cw_triangle_of(w.triangles[source[i]].get(), w.prims[source[i]]);
     }
   });
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -28,9 +28,7 @@ struct cpu_sync {
 struct cpu_backend {
   static void sort(const std::uint32_t* keys, const std::uint32_t* values, std::uint32_t* keys_out,
                    std::uint32_t* values_out, std::uint32_t n, int bits) {
-    std::copy(keys, keys + n, keys_out);
-    std::copy(values, values + n, values_out);
-    radix_sort_pairs({keys_out, n}, {values_out, n}, 0, bits);
+    sort_pairs_cpu(keys, values, keys_out, values_out, n, bits);
   }
   static std::uint32_t read(const std::uint32_t* p) { return *p; }
 };
@@ -78,6 +76,13 @@ void measure(bvh& out) {
 }
 
 }  // namespace
+
+void sort_pairs_cpu(const std::uint32_t* keys, const std::uint32_t* values, std::uint32_t* keys_out,
+                    std::uint32_t* values_out, std::uint32_t n, int bits) {
+  std::copy(keys, keys + n, keys_out);
+  std::copy(values, values + n, values_out);
+  radix_sort_pairs({keys_out, n}, {values_out, n}, 0, bits);
+}
 
 bvh build_lbvh(std::span<const triangle> triangles, const bvh_build_options& options, lbvh_device device,
                lbvh_timing* timing) {

@@ -83,6 +83,10 @@ struct lbvh_tree {
   std::vector<bvh_node> nodes;
   std::vector<std::uint32_t> prims;
 };
+// The library's stable radix sort of (key, value) pairs on the CPU: the CPU runs' Backend::sort.
+void sort_pairs_cpu(const std::uint32_t* keys, const std::uint32_t* values, std::uint32_t* keys_out,
+                    std::uint32_t* values_out, std::uint32_t n, int bits);
+
 // The GPU's run (lbvh_cuda.cu; without CUDA or a device, a sieve::error). n >= 2.
 lbvh_tree lbvh_build_cuda(std::span<const triangle> triangles, std::uint32_t max_leaf, lbvh_timing& timing);
 
@@ -179,18 +183,19 @@ SIEVE_HD inline bvh_node lbvh_node_of(const lbvh_buffers& b, std::uint32_t id) {
   return {b.inner_box[id], in.first, in.last - in.first + 1};
 }
 
-// The steps on `e` (exec::cpu or exec::cuda) for n >= 2 triangles. Backend: sort(keys, values,
-// keys_out, values_out, count, bits) the library's stable radix sort; read(p) a value in its memory.
-// Returns the number of nodes written (1 + 2 x kept inner nodes).
-template <class Exec, class Backend, class Sync>
-std::uint32_t lbvh_run(Exec e, Backend& backend, const lbvh_buffers& b, std::uint32_t n, std::uint32_t max_leaf,
-                       Sync sync) {
+// The Morton order of n >= 2 triangles (the first steps of both linear builders, lbvh_run and
+// ploc_run): each triangle's box (prim_box) and centroid; the centroids' bounds (a reduction in
+// chunks over `centroid`, lbvh_centroid_slots(n)); a 30-bit Morton code per centroid; the library's
+// stable radix sort of (code, index) pairs into (sorted_keys, order). keys and ids: scratch.
+template <class Exec, class Backend>
+void morton_order(Exec e, Backend& backend, const triangle* triangles, aabb* prim_box, aabb* centroid, std::uint32_t* keys,
+                  std::uint32_t* ids, std::uint32_t* sorted_keys, std::uint32_t* order, std::uint32_t n) {
   exec::parallel_for(e, "lbvh.boxes", n, [=] SIEVE_HD(std::uint32_t i) {
-    const triangle t = b.triangles[i];
+    const triangle t = triangles[i];
     const aabb box{min(min(t.v0, t.v1), t.v2), max(max(t.v0, t.v1), t.v2)};
-    b.prim_box[i] = box;
+    prim_box[i] = box;
     const vec3 c = box.center();
-    b.centroid[i] = {c, c};
+    centroid[i] = {c, c};
   });
   // The centroids' bounds: each level folds chunks of lbvh_chunk boxes into the next level's slots.
   std::uint32_t at = 0, count = n;
@@ -199,17 +204,26 @@ std::uint32_t lbvh_run(Exec e, Backend& backend, const lbvh_buffers& b, std::uin
     exec::parallel_for(e, "lbvh.bounds", chunks, [=] SIEVE_HD(std::uint32_t c) {
       aabb box;
       const std::uint32_t end = c * lbvh_chunk + lbvh_chunk < count ? c * lbvh_chunk + lbvh_chunk : count;
-      for (std::uint32_t k = c * lbvh_chunk; k < end; ++k) box.grow(b.centroid[from + k]);
-      b.centroid[next + c] = box;
+      for (std::uint32_t k = c * lbvh_chunk; k < end; ++k) box.grow(centroid[from + k]);
+      centroid[next + c] = box;
     });
     at = next, count = chunks;
   }
-  const aabb* bounds = b.centroid + at;
+  const aabb* bounds = centroid + at;
   exec::parallel_for(e, "lbvh.morton", n, [=] SIEVE_HD(std::uint32_t i) {
-    b.keys[i] = lbvh_morton(b.centroid[i].lo, *bounds);
-    b.ids[i] = i;
+    keys[i] = lbvh_morton(centroid[i].lo, *bounds);
+    ids[i] = i;
   });
-  backend.sort(b.keys, b.ids, b.sorted_keys, b.order, n, 30);
+  backend.sort(keys, ids, sorted_keys, order, n, 30);
+}
+
+// The steps on `e` (exec::cpu or exec::cuda) for n >= 2 triangles. Backend: sort(keys, values,
+// keys_out, values_out, count, bits) the library's stable radix sort; read(p) a value in its memory.
+// Returns the number of nodes written (1 + 2 x kept inner nodes).
+template <class Exec, class Backend, class Sync>
+std::uint32_t lbvh_run(Exec e, Backend& backend, const lbvh_buffers& b, std::uint32_t n, std::uint32_t max_leaf,
+                       Sync sync) {
+  morton_order(e, backend, b.triangles, b.prim_box, b.centroid, b.keys, b.ids, b.sorted_keys, b.order, n);
   exec::parallel_for(e, "lbvh.split", n - 1, [=] SIEVE_HD(std::uint32_t i) {
     lbvh_split(b.sorted_keys, n, i, b.inner, b.parent);
     b.visits[i] = 0;

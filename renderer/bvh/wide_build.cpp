@@ -13,12 +13,14 @@
 // child lying furthest back along the octant's diagonal (least centroid . diagonal).
 // Subtrees of many triangles collapse in parallel (tbb::task_group), each into its own arrays;
 // the arrays are stitched in tree order at the end.
+#include "node_steps.hpp"
 #include "wide.hpp"
 
 #include <sieve/compaction/error.hpp>
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include <tbb/parallel_invoke.h>
 #include <tbb/task_group.h>
 
 #include <algorithm>
@@ -33,7 +35,6 @@ namespace {
 
 constexpr std::uint32_t none = ~0U;
 constexpr std::uint32_t collapse_leaf_max = 8;  // triangles: a subtree this small may become one leaf slot
-constexpr std::uint8_t as_one_slot = 0;          // pick: the subtree is one slot (no distribution)
 
 // A node of the tree being collapsed: a binary node, or a range of a leaf too big for one slot.
 struct vnode {
@@ -60,61 +61,41 @@ class collapser {
  public:
   collapser(const bvh& b, std::span<const triangle> tris, float traversal_cost) : b_(b), tris_(tris), traversal_cost_(traversal_cost) {}
 
-  // The dynamic programme, bottom-up (children have higher indices than their parent: a reverse
-  // sweep). cost_[8n + j - 1]: cost(n, j); pick_[8n + j - 1]: k, the left child's share of the j
-  // slots, or as_one_slot; leaf_[n]: as one slot, n is a leaf slot (not a wide node).
+  // The dynamic programme, bottom-up (a node after its children, the subtrees near the root in
+  // parallel), a node's plan (node_steps.hpp: its costs, picks and leaf choice) from its children's.
   void plan() {
     const std::size_t count = b_.nodes.size();
-    range_of_.resize(count);
-    start_.resize(count);
-    cost_.resize(count * wide_arity);
-    pick_.resize(count * wide_arity);
-    leaf_.resize(count);
-    split8_.resize(count);
-    for (std::size_t i = count; i-- > 0;) {
-      const bvh_node& n = b_.nodes[i];
-      const float area = n.bounds.half_area();
-      float* c = &cost_[i * wide_arity];
-      std::uint8_t* p = &pick_[i * wide_arity];
-      if (n.leaf()) {
-        range_of_[i] = n.count, start_[i] = n.first;
-        // A leaf too big for one slot will be split: charge it a node.
-        const float own = area * static_cast<float>(n.count) + (n.count > wide_leaf_max ? area * traversal_cost_ : 0);
-        for (int j = 0; j < wide_arity; ++j) c[j] = own, p[j] = as_one_slot;
-        leaf_[i] = 1;
-        continue;
-      }
-      const std::uint32_t l = n.first, r = n.first + 1;
-      range_of_[i] = range_of_[l] + range_of_[r], start_[i] = start_[l];
-      const float* cl = &cost_[l * wide_arity];
-      const float* cr = &cost_[r * wide_arity];
-      float dist[wide_arity + 1];
-      std::uint8_t best_k[wide_arity + 1] = {};
-      for (int j = 2; j <= wide_arity; ++j) {
-        dist[j] = 1e38f;
-        for (int k = 1; k < j; ++k) {
-          const float v = cl[k - 1] + cr[j - k - 1];
-          if (v < dist[j]) dist[j] = v, best_k[j] = static_cast<std::uint8_t>(k);
-        }
-      }
-      const float inner = area * traversal_cost_ + dist[wide_arity];
-      const float as_leaf = range_of_[i] <= collapse_leaf_max ? area * static_cast<float>(range_of_[i]) : 1e38f;
-      leaf_[i] = as_leaf <= inner;
-      split8_[i] = best_k[wide_arity];
-      c[0] = std::min(as_leaf, inner), p[0] = as_one_slot;
-      for (int j = 2; j <= wide_arity; ++j) {
-        if (dist[j] < c[j - 2]) c[j - 1] = dist[j], p[j - 1] = best_k[j];
-        else c[j - 1] = c[j - 2], p[j - 1] = p[j - 2];
-      }
+    // Uninitialised (every entry is written once, by the parallel walk): zeroing them would be a
+    // serial pass as long as the plan.
+    range_of_.reset(new std::uint32_t[count]);
+    start_.reset(new std::uint32_t[count]);
+    plan_.reset(new collapse_entry[count]);
+    plan(0, 0);
+  }
+
+  void plan(std::uint32_t i, int depth) {
+    const bvh_node& n = b_.nodes[i];
+    const float area = n.bounds.half_area();
+    if (n.leaf()) {
+      range_of_[i] = n.count, start_[i] = n.first;
+      plan_leaf(area, n.count, traversal_cost_, plan_[i]);
+      return;
     }
+    const std::uint32_t l = n.first, r = n.first + 1;
+    if (depth < parallel_plan_depth_)
+      tbb::parallel_invoke([&] { plan(l, depth + 1); }, [&] { plan(r, depth + 1); });
+    else
+      plan(l, depth + 1), plan(r, depth + 1);
+    range_of_[i] = range_of_[l] + range_of_[r], start_[i] = std::min(start_[l], start_[r]);
+    plan_inner(area, range_of_[i], collapse_leaf_max, traversal_cost_, plan_[l], plan_[r], plan_[i]);
   }
 
   // The slots the subtree of binary node i fills when given at most j of them.
   void expand(std::uint32_t i, int j, vnode* kids, int& n) const {
-    const std::uint8_t k = pick_[i * wide_arity + static_cast<std::size_t>(j) - 1];
-    if (k == as_one_slot) {
+    const std::uint8_t k = plan_[i].pick[j - 1];
+    if (k == collapse_one_slot) {
       const bvh_node& b = b_.nodes[i];
-      kids[n++] = leaf_[i] && !b.leaf() ? vnode{b.bounds, none, start_[i], range_of_[i]} : from_binary(i);
+      kids[n++] = plan_[i].leaf && !b.leaf() ? vnode{b.bounds, none, start_[i], range_of_[i]} : from_binary(i);
       return;
     }
     const std::uint32_t l = b_.nodes[i].first;
@@ -158,7 +139,7 @@ class collapser {
     vnode kids[wide_arity];
     int n = 0;
     if (v.node != none && !b_.nodes[v.node].leaf()) {  // the slots of the best distribution
-      const std::uint32_t k = split8_[v.node];
+      const std::uint32_t k = plan_[v.node].split8;
       expand(b_.nodes[v.node].first, static_cast<int>(k), kids, n);
       expand(b_.nodes[v.node].first + 1, wide_arity - static_cast<int>(k), kids, n);
     } else if (is_inner(v)) {  // a leaf too big for one slot
@@ -235,27 +216,11 @@ class collapser {
   }
 
   static void assign_slots(const vnode* kids, int n, vnode* slots, bool* used) {
-    aabb all;
-    for (int i = 0; i < n; ++i) all.grow(kids[i].box);
-    const vec3 centre = all.center();
-    float cost[wide_arity][wide_arity];
-    for (int i = 0; i < n; ++i) {
-      const vec3 c = kids[i].box.center() - centre;
-      for (int s = 0; s < wide_arity; ++s)
-        cost[i][s] = (s & 1 ? -c.x : c.x) + (s & 2 ? -c.y : c.y) + (s & 4 ? -c.z : c.z);
-    }
-    bool placed[wide_arity] = {};
-    for (int round = 0; round < n; ++round) {
-      int bi = -1, bs = -1;
-      float best = 0;
-      for (int i = 0; i < n; ++i) {
-        if (placed[i]) continue;
-        for (int s = 0; s < wide_arity; ++s)
-          if (!used[s] && (bi < 0 || cost[i][s] < best)) best = cost[i][s], bi = i, bs = s;
-      }
-      placed[bi] = used[bs] = true;
-      slots[bs] = kids[bi];
-    }
+    aabb boxes[wide_arity];
+    int slot_of[wide_arity];
+    for (int i = 0; i < n; ++i) boxes[i] = kids[i].box;
+    assign_octant_slots(boxes, n, slot_of);
+    for (int i = 0; i < n; ++i) used[slot_of[i]] = true, slots[slot_of[i]] = kids[i];
   }
 
   void wait() { group_.wait(); }
@@ -264,56 +229,58 @@ class collapser {
   const bvh& b_;
   std::span<const triangle> tris_;
   float traversal_cost_;
-  std::vector<std::uint32_t> range_of_, start_;  // per binary node: its triangles, the first of them
-  std::vector<float> cost_;
-  std::vector<std::uint8_t> pick_, leaf_, split8_;
+  std::unique_ptr<std::uint32_t[]> range_of_, start_;  // per binary node: its triangles, the first of them
+  std::unique_ptr<collapse_entry[]> plan_;                // per binary node (node_steps.hpp)
   tbb::task_group group_;
   static constexpr std::uint32_t parallel_above_ = 1 << 15;
+  static constexpr int parallel_plan_depth_ = 12;  // levels of the binary tree whose subtrees plan in parallel
 };
 
-// Appends piece p to the output, its root at the reserved node root_at, then the pieces of its
-// subtasks; returns the deepest level. Local node j > 0 lands at start + j - 1.
-std::size_t stitch(piece& p, std::uint32_t root_at, wide_bvh& out) {
-  const auto start = static_cast<std::uint32_t>(out.nodes.size());
-  const auto prim_offset = static_cast<std::uint32_t>(out.prims.size());
-  for (std::size_t j = 0; j < p.nodes.size(); ++j) {
-    wide_node n = p.nodes[j];
-    n.tri_base += prim_offset;
-    n.child_base += start - 1;  // children are never a piece's node 0
-    if (j == 0) out.nodes[root_at] = n;
-    else out.nodes.push_back(n);
-  }
-  out.prims.insert(out.prims.end(), p.prims.begin(), p.prims.end());
-  std::size_t depth = p.depth;
-  for (auto& t : p.subtasks) depth = std::max(depth, stitch(*t.sub, start + t.placeholder - 1, out));
+// Where each piece lands in the output: its first node (local node j > 0 lands at first + j - 1;
+// its root at the node reserved for it) and its first triangle, in tree order.
+struct placement {
+  const piece* p;
+  std::uint32_t root_at, first_node, first_prim;
+};
+void place(const piece& p, std::uint32_t root_at, std::uint32_t& nodes, std::uint32_t& prims, std::size_t& depth,
+           std::vector<placement>& out) {
+  out.push_back({&p, root_at, nodes, prims});
+  const std::uint32_t start = nodes;
+  nodes += static_cast<std::uint32_t>(p.nodes.size()) - 1;
+  prims += static_cast<std::uint32_t>(p.prims.size());
+  depth = std::max(depth, p.depth);
+  for (const auto& t : p.subtasks) place(*t.sub, start + t.placeholder - 1, nodes, prims, depth, out);
+}
+
+// The pieces joined into the output (copied in parallel); returns the deepest level.
+std::size_t stitch(const piece& root, wide_bvh& out) {
+  std::vector<placement> where;
+  std::uint32_t nodes = 1, prims = 0;
+  std::size_t depth = 0;
+  place(root, 0, nodes, prims, depth, where);
+  out.nodes.resize(nodes);
+  out.prims.resize(prims);
+  tbb::parallel_for(std::size_t{0}, where.size(), [&](std::size_t k) {
+    const placement& w = where[k];
+    const piece& p = *w.p;
+    std::vector<bool> reserved(p.nodes.size());  // placeholders: their pieces write them
+    for (const auto& t : p.subtasks) reserved[t.placeholder] = true;
+    for (std::size_t j = 0; j < p.nodes.size(); ++j) {
+      if (reserved[j]) continue;
+      wide_node n = p.nodes[j];
+      n.tri_base += w.first_prim;
+      n.child_base += w.first_node - 1;  // children are never a piece's node 0
+      out.nodes[j == 0 ? w.root_at : w.first_node + j - 1] = n;
+    }
+    std::copy(p.prims.begin(), p.prims.end(), out.prims.begin() + w.first_prim);
+  });
   return depth;
 }
 
 }  // namespace
 
-// Per axis: a power-of-two step s with the box's extent within 250 steps and no finer than
-// 2^-20 of its magnitude; the origin two steps below the box, so every child box widens by one
-// step on each side without leaving 0..255, and rounding in the traversal cannot cut into it.
 void quantise_slots(const aabb& box, const aabb* slots, const bool* used, wide_node& node) {
-  for (int k = 0; k < 3; ++k) {
-    const double lo = box.lo[k], hi = box.hi[k];
-    const double magnitude = std::max(std::fabs(lo), std::fabs(hi));
-    const double want = std::max({(hi - lo) / 250.0, magnitude * 0x1p-20, 0x1p-100});
-    int e = 0;
-    std::frexp(want, &e);  // want < 2^e
-    e = std::clamp(e, -100, 127);
-    const double step = std::ldexp(1.0, e);
-    const float origin = static_cast<float>(lo - 2 * step);
-    node.origin[k] = origin;
-    node.exponent[k] = static_cast<std::int8_t>(e);
-    for (int s = 0; s < wide_arity; ++s) {
-      if (!used[s]) continue;
-      const double qlo = std::floor((static_cast<double>(slots[s].lo[k]) - origin) / step) - 1;
-      const double qhi = std::ceil((static_cast<double>(slots[s].hi[k]) - origin) / step) + 1;
-      node.lo[k][s] = static_cast<std::uint8_t>(std::clamp(qlo, 0.0, 255.0));
-      node.hi[k][s] = static_cast<std::uint8_t>(std::clamp(qhi, 0.0, 255.0));
-    }
-  }
+  quantise_wide_slots(box, slots, used, node);
 }
 
 double sah_cost(const wide_bvh& w, float traversal_cost) {
@@ -350,8 +317,7 @@ wide_bvh collapse_wide(const bvh& b, std::span<const triangle> triangles, float 
   root.nodes.resize(1);
   root.depth = c.build(c.from_binary(0), 0, root, 1);
   c.wait();
-  out.nodes.resize(1);
-  out.depth = stitch(root, 0, out);
+  out.depth = stitch(root, out);
   out.triangles.resize(out.prims.size());
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, out.prims.size(), 1 << 14), [&](const auto& r) {
     for (std::size_t i = r.begin(); i != r.end(); ++i) {

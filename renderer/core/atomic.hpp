@@ -1,4 +1,5 @@
-// Atomic minimum of a 64-bit word, on the CPU (std::atomic_ref) and on the GPU (atomicMin).
+// Atomics on the CPU (std::atomic_ref) and on the GPU: minimum of a 64-bit word, maximum, or and add
+// of 32-bit words, and the aggregated forms.
 #pragma once
 
 #include "math.hpp"  // float_bits, bits_float
@@ -39,6 +40,17 @@ SIEVE_HD inline void atomic_or_u32(std::uint32_t* address, std::uint32_t bits) {
   atomicOr(address, bits);
 #else
   std::atomic_ref<std::uint32_t>(*address).fetch_or(bits, std::memory_order_relaxed);
+#endif
+}
+
+SIEVE_HD inline void atomic_max_u32(std::uint32_t* address, std::uint32_t value) {
+#if defined(__CUDA_ARCH__)
+  atomicMax(address, value);
+#else
+  std::atomic_ref<std::uint32_t> a(*address);
+  std::uint32_t seen = a.load(std::memory_order_relaxed);
+  while (value > seen && !a.compare_exchange_weak(seen, value, std::memory_order_relaxed)) {
+  }
 #endif
 }
 

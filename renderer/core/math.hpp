@@ -6,6 +6,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 
 // For the few small functions a traversal's inner loop must not call (g++ would otherwise keep
 // the triangle test out of line in the AVX2 traversal, which has another target).
@@ -76,10 +77,13 @@ struct ray {
   float tmax = 1e30f;
 };
 
-// An axis-aligned box; empty() until something is added.
+// An axis-aligned box; empty() until something is added. It starts at +-infinity, not at a large
+// finite value, so that a point beyond that value (any finite float) still moves both bounds.
 struct aabb {
-  vec3 lo{1e30f, 1e30f, 1e30f};
-  vec3 hi{-1e30f, -1e30f, -1e30f};
+  vec3 lo{std::numeric_limits<float>::infinity(), std::numeric_limits<float>::infinity(),
+          std::numeric_limits<float>::infinity()};
+  vec3 hi{-std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity(),
+          -std::numeric_limits<float>::infinity()};
 
   SIEVE_HD constexpr void grow(vec3 p) {
     lo = min(lo, p);

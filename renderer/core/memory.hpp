@@ -13,7 +13,12 @@
 //   per BFS ray   140 at most (bvh/bfs.hpp's bound on the frontier), on the host or the GPU.
 // GPU bytes, from the arrays render_cuda allocates (bounds, not measurements):
 //   per triangle  220: triangle 36, leaf triangle 48, index 4, material 4, and a binary BVH of at
-//                 most 2T - 1 nodes of 32 bytes and T pair nodes of 64.
+//                 most 2T - 1 nodes of 32 bytes and T pair nodes of 64 (a tree built on the host).
+//                 A tree built on the device (bvh/ploc.hpp) holds at its build's peak the layouts
+//                 (triangle 36, binary nodes 64, index 4, pair nodes 64, leaf triangles 48, the wide
+//                 tree's 52 and the compressed tree's 48 and their nodes, about 40) and the build's
+//                 scratch (boxes 96, the clustering's tree 96, its plans 88, places 16, lists 47, the
+//                 sort's and compaction's workspaces about 40): ploc_device_bytes_per_triangle, 760.
 //   per path      224: two path queues of 48, hit 16, shadow ray 28 + 12, wave film 12, marks 4,
 //                 reorder keys 16, compaction workspace.
 //   per pixel     12 (the film).
@@ -45,6 +50,7 @@ struct counts {
   std::uint64_t paths = 0;  // in flight (a wave)
   bool bfs = false;         // the BFS traversal's frontier, one per path in flight
   std::uint64_t attribute_bytes = 0;  // shading normals, texture coordinates and textures (host, and device for the GPU)
+  std::uint64_t gpu_triangle_bytes = gpu_per_triangle;  // per triangle on the GPU (more when the device builds the tree)
 };
 
 inline std::uint64_t host_bytes(const counts& c) {
@@ -53,7 +59,7 @@ inline std::uint64_t host_bytes(const counts& c) {
 }
 
 inline std::uint64_t gpu_bytes(const counts& c) {
-  return gpu_base + c.attribute_bytes + c.triangles * gpu_per_triangle + c.pixels * gpu_per_pixel +
+  return gpu_base + c.attribute_bytes + c.triangles * c.gpu_triangle_bytes + c.pixels * gpu_per_pixel +
          c.paths * (gpu_per_path + (c.bfs ? bfs_per_ray : 0));
 }
 
@@ -86,6 +92,8 @@ inline std::string describe(const counts& c) {
   std::string s = std::to_string(c.triangles) + " triangles";
   if (c.pixels) s += ", " + std::to_string(c.pixels) + " pixels";
   if (c.paths) s += ", " + std::to_string(c.paths) + " paths in flight" + (c.bfs ? " with BFS" : "");
+  if (c.gpu_triangle_bytes != gpu_per_triangle)
+    s += " (the tree built on the GPU: " + std::to_string(c.gpu_triangle_bytes) + " bytes of GPU memory a triangle)";
   return s;
 }
 

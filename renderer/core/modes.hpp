@@ -5,6 +5,7 @@
 #pragma once
 
 #include <sieve/compaction/error.hpp>
+#include <sieve/compaction/names.hpp>
 
 #include <array>
 #include <cstdint>
@@ -24,6 +25,11 @@ enum class traversal_kind : std::uint8_t { dfs, bfs };
 // measured faster (automatic); the binary pair nodes; or the compressed 8-wide tree, by persistent
 // warps (cwbvh) or one ray a thread (cwbvh_thread). The CPU walks its 8-wide tree whatever this says.
 enum class bvh_layout : std::uint8_t { automatic, binary, cwbvh, cwbvh_thread };
+// Who builds the tree: automatic (ploc when the GPU renders, sah on the CPU), the binned SAH builder on
+// the CPU (the quality reference), the linear BVH (its binary tree on the GPU when the GPU renders,
+// the rest on the host) or PLOC (bvh/ploc.hpp: on the GPU, every layout there, when the GPU renders;
+// its CPU run otherwise).
+enum class bvh_builder : std::uint8_t { automatic, sah, lbvh, ploc };
 // How the path queue shrinks (wavefront/driver.hpp): the strategy compacts the path state (pass) or
 // 4-byte path indices with the state in place (index), or shade appends the survivors (append).
 enum class queue_mode : std::uint8_t { pass, index, append };
@@ -65,6 +71,12 @@ struct mode_names<bvh_layout> {
                                                                                  {bvh_layout::binary, "binary"},
                                                                                  {bvh_layout::cwbvh, "cwbvh"},
                                                                                  {bvh_layout::cwbvh_thread, "cwbvh-thread"}}};
+};
+template <>
+struct mode_names<bvh_builder> {
+  static constexpr std::string_view what = "BVH builder", plural = "builders";
+  static constexpr std::array<std::pair<bvh_builder, std::string_view>, 4> table{
+      {{bvh_builder::automatic, "auto"}, {bvh_builder::sah, "sah"}, {bvh_builder::lbvh, "lbvh"}, {bvh_builder::ploc, "ploc"}}};
 };
 template <>
 struct mode_names<queue_mode> {
@@ -143,8 +155,11 @@ std::string mode_names_joined() {
 template <mode E>
 E parse_mode(std::string_view name) {
   if (const auto e = find_mode<E>(name)) return *e;
-  throw sieve::error("unknown " + std::string(mode_names<E>::what) + " '" + std::string(name) + "'; " +
-                     std::string(mode_names<E>::plural) + ": " + mode_names_joined<E>());
+  std::vector<std::string_view> names;
+  for (const auto& [k, n] : mode_names<E>::table) names.push_back(n);
+  throw sieve::error("unknown " + std::string(mode_names<E>::what) + " '" + std::string(name) + "'" +
+                     sieve::did_you_mean(name, names) + "; " + std::string(mode_names<E>::plural) + ": " +
+                     mode_names_joined<E>());
 }
 
 }  // namespace sieve::render

@@ -42,6 +42,8 @@ device_bvh::device_bvh(const bvh& b, std::span<const triangle> triangles)
            cw_view{a.cw_nodes.get(), a.cw_triangles.get(), static_cast<std::uint32_t>(b.cw.nodes.size())}};
 }
 
+device_bvh::device_bvh(const device_tree& tree) : view_(tree.view()) {}
+
 device_bvh::~device_bvh() = default;
 
 namespace {
@@ -116,7 +118,8 @@ struct device_scene::arrays {
 };
 
 device_scene::device_scene(const prepared_scene& ps, texture_storage storage)
-    : prepared_(ps), bvh_(ps.tree(), ps.source().triangles), arrays_(std::make_unique<arrays>()) {
+    : prepared_(ps), bvh_(ps.device() ? device_bvh(*ps.device()) : device_bvh(ps.tree(), ps.source().triangles)),
+      arrays_(std::make_unique<arrays>()) {
   const scene& sc = ps.source();
   const scene_view host = ps.view(sc.film.width, sc.film.height);
   arrays& a = *arrays_;

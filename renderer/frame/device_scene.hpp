@@ -17,10 +17,12 @@
 
 namespace sieve::render {
 
-// A BVH and its triangles in device memory.
+// A BVH and its triangles in device memory: uploaded from the host, or a tree the device built.
 class device_bvh {
  public:
   device_bvh(const bvh& b, std::span<const triangle> triangles);
+  // A tree built on the device (ploc.hpp): its arrays are the tree's own (it must outlive this).
+  explicit device_bvh(const device_tree& tree);
   ~device_bvh();
   device_bvh(const device_bvh&) = delete;
   device_bvh& operator=(const device_bvh&) = delete;

@@ -12,6 +12,9 @@ struct device_scene::arrays {};
 device_bvh::device_bvh(const bvh&, std::span<const triangle>) {
   throw sieve::error("the cuda backend is not available: this build has no CUDA");
 }
+device_bvh::device_bvh(const device_tree&) {
+  throw sieve::error("the cuda backend is not available: this build has no CUDA");
+}
 device_bvh::~device_bvh() = default;
 
 device_scene::device_scene(const prepared_scene& ps, texture_storage) : prepared_(ps), bvh_(ps.tree(), ps.source().triangles) {}

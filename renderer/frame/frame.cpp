@@ -3,6 +3,7 @@
 #include "stats.hpp"
 #include "waves.hpp"
 #include "queue_strategy.hpp"
+#include "prepared_scene.hpp"
 
 #include "../core/marks.hpp"
 #include "../core/memory.hpp"
@@ -54,7 +55,28 @@ std::vector<vec3> render_result::mean() const {
 double render_stats::other_ms() const {
   double named = 0;
   for (const auto& s : stages) named += s.ms;
-  return std::max(0.0, seconds * 1e3 - named);
+  return std::max(0.0, (seconds - first_wave_extra_seconds) * 1e3 - named);
+}
+
+void render_stats::note_first_wave(const render_stats& first, double first_seconds) {
+  if (waves < 2) return;  // no other wave to compare it with
+  const double others = (seconds - first_seconds) / static_cast<double>(waves - 1);
+  // Not timed (the GPU's sampled waves never time the first): all of its excess lies outside the
+  // stage times, which come from the other waves.
+  double extra = first_seconds - others;
+  if (first.measured_waves > 0 && measured_waves == waves) {
+    // Every wave timed: the first's time outside its stages over the others' mean of it (what it
+    // spent inside its stages stays in the stage times).
+    const auto staged = [](const render_stats& st) {
+      double ms = 0;
+      for (const auto& s : st.stages) ms += s.ms;
+      return ms * 1e-3;
+    };
+    const double first_staged = staged(first), all_staged = staged(*this);
+    extra = (first_seconds - first_staged) -
+            (seconds - first_seconds - (all_staged - first_staged)) / static_cast<double>(waves - 1);
+  }
+  first_wave_extra_seconds = std::max(0.0, extra);
 }
 
 void render_stats::scale_measured() {
@@ -101,6 +123,7 @@ void check_render_memory(const scene& s, const render_settings& settings, bool g
   c.bfs = settings.traversal == traversal_kind::bfs;
   c.attribute_bytes = s.normals.size() * sizeof(triangle_normals) + s.uvs.size() * sizeof(triangle_uvs);
   for (const texture& t : s.textures) c.attribute_bytes += t.bytes();
+  if (builds_on_device(settings.build, gpu, s.triangles.size())) c.gpu_triangle_bytes = ploc_device_bytes_per_triangle;
   if (gpu && !gpu_free) gpu_free = cuda_free_memory();
   memory::check(c, available, gpu ? gpu_free : std::nullopt, "render");
 }

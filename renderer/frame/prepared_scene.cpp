@@ -1,5 +1,7 @@
 #include "prepared_scene.hpp"
 
+#include "../bvh/lbvh.hpp"
+
 #include <utility>
 
 namespace sieve::render {
@@ -47,7 +49,36 @@ std::vector<alpha_material> alpha_table(const scene& s) {
   return out;
 }
 
+bool builds_on_device(bvh_builder builder, bool gpu, std::size_t triangles) {
+  return gpu && triangles >= 2 && (builder == bvh_builder::automatic || builder == bvh_builder::ploc);
+}
+
+std::string builder_ran(bvh_builder builder, bool gpu, std::size_t triangles) {
+  if (builds_on_device(builder, gpu, triangles)) return "ploc (GPU)";
+  if (builder == bvh_builder::lbvh) return gpu ? "lbvh (GPU)" : "lbvh (CPU)";
+  return builder == bvh_builder::ploc ? "ploc (CPU)" : "sah (CPU)";
+}
+
+namespace {
+
+bvh host_tree(const scene& s, bvh_builder builder, bool gpu) {
+  switch (builder) {
+    case bvh_builder::lbvh: return build_lbvh(s.triangles, {}, gpu ? lbvh_device::cuda : lbvh_device::cpu);
+    case bvh_builder::ploc: return build_ploc(s.triangles, {}, lbvh_device::cpu);
+    case bvh_builder::automatic:
+    case bvh_builder::sah: break;
+  }
+  return build_bvh(s.triangles);
+}
+
+}  // namespace
+
 prepared_scene::prepared_scene(const scene& s) : prepared_scene(s, build_bvh(s.triangles)) {}
+
+prepared_scene::prepared_scene(const scene& s, bvh_builder builder, bool gpu)
+    : prepared_scene(s, builds_on_device(builder, gpu, s.triangles.size()) ? bvh{} : host_tree(s, builder, gpu)) {
+  if (builds_on_device(builder, gpu, s.triangles.size())) device_ = std::make_shared<const device_tree>(s.triangles, bvh_build_options{});
+}
 
 prepared_scene::prepared_scene(const scene& s, bvh tree) : scene_(&s), bvh_(std::move(tree)) {
   surfaces_.reserve(s.materials.size());

@@ -19,6 +19,7 @@ struct render_settings {
   std::string strategy = "auto";      // compaction of the path queue (and of the BFS frontier)
   traversal_kind traversal = traversal_kind::dfs;
   bvh_layout bvh = bvh_layout::automatic;  // the GPU's depth-first trees (bvh/traverse.hpp: gpu_trees_for)
+  bvh_builder build = bvh_builder::automatic;  // who builds the tree (prepared_scene)
   // How the path queue shrinks (driver.hpp): pass (the strategy compacts the path state), index (it
   // compacts 4-byte path indices; the state stays in place) or append (shade appends the survivors
   // to the next queue: no pass, no strategy).
@@ -46,6 +47,9 @@ struct render_settings {
   std::function<void(std::uint32_t first_pixel, std::span<const vec3> sums)> tile_rendered;
   const std::atomic<bool>* cancel = nullptr;  // set: stop at the next bounce or chunk (the cut wave is dropped)
   std::function<void(std::uint32_t done, std::uint32_t total)> progress;  // samples done, after each wave
+  // GPU: called once the scene and the film are on the device, with the seconds the upload took
+  // (render_stats::upload_seconds); the CPU renders from host memory and never calls it.
+  std::function<void(double seconds)> uploaded;
   // Per-stage, per-bounce and per-loop times (CPU clock; on the GPU CUDA events recorded inside the
   // wave's graph). Off (the default): the frame time only, nothing added between the stages.
   bool profile_stages = false;
@@ -60,6 +64,14 @@ struct render_settings {
   bool wave_graph = true;
 
   bool uses_megakernel() const { return integrator == integrator_kind::megakernel || routing == routing_kind::megakernel; }
+  // Whether `strategy` runs at all: on the path queue (wavefront, pass or index) or on the BFS
+  // frontier; not with the append queue's DFS (shade appends the survivors) nor in the megakernel
+  // (no queue, depth-first).
+  bool runs_strategy() const {
+    return !uses_megakernel() && (queue != queue_mode::append || traversal == traversal_kind::bfs);
+  }
+  // Whether the wavefront's rays are reordered (and `sort` sorts them on the GPU).
+  bool reorders() const { return !uses_megakernel() && reorder != reorder_key::none; }
 
   // The scene's [compaction] settings.
   static render_settings from(const scene& s);

@@ -38,6 +38,13 @@ struct render_stats {
   // the device, the wave's CUDA graph captured and instantiated (0 on the CPU). Part of it (the
   // capture) lies inside `seconds`.
   double setup_seconds = 0;
+  // Inside `seconds`, outside the stage times: how much longer the first wave took than the mean of
+  // the others (allocating the queues, the GPU's code loaded and its graph captured, memory touched
+  // the first time): the render's one-time costs (note_first_wave). 0 with one wave.
+  double first_wave_extra_seconds = 0;
+  // Of setup_seconds: the device's buffers made and the scene and the film copied to them (a process
+  // that made no CUDA context before: its making too); 0 on the CPU.
+  double upload_seconds = 0;
   std::uint64_t waves = 0;          // waves rendered (for_each_wave)
   // Waves whose stages and loops were timed (profile_stages): all of them, or on the GPU's graph path
   // one in settings.profile_every, whose times scale_measured() then scales to all the waves.
@@ -67,10 +74,16 @@ struct render_stats {
   // Stage, bounce-compaction and loop figures measured on measured_waves of the waves, scaled to all
   // of them (times waves / measured_waves; nothing when none or all were measured).
   void scale_measured();
+  // With `first` the statistics as they stood after the first wave (its wall time `first_seconds`,
+  // the integrator's set-up included) and this render's `seconds` set, before scale_measured:
+  // first_wave_extra_seconds, the first wave's time outside the stage times over the other waves'
+  // mean of it. Stage, loop and bounce figures are left as they are.
+  void note_first_wave(const render_stats& first, double first_seconds);
   // Queue compaction plus the BFS frontier's.
   double compaction_ms() const { return stage_ms("compact") + bfs_compact_ms; }
-  // The render's time outside the named stages (0 when the stages cover it); the stages and it add
-  // up to the frame time.
+  // The render's time outside the named stages and the first wave's one-time costs (0 when they
+  // cover it): launches, host synchronisations, the host's work between the stages. The stages, the
+  // one-time costs and it add up to the frame time.
   double other_ms() const;
 };
 

@@ -2,6 +2,7 @@
 
 #include <core/image_io.hpp>
 #include <core/marks.hpp>
+#include <exec/stop.hpp>
 #include <frame/prepared_scene.hpp>
 #include <frame/tiles.hpp>
 #include <run/render.hpp>
@@ -10,6 +11,7 @@
 #include <output_files.hpp>
 #include <report.hpp>
 #include <sieve/compaction/backend.hpp>
+#include <sieve/compaction/names.hpp>
 
 #include <oneapi/tbb/global_control.h>
 #include <sys/resource.h>
@@ -51,26 +53,17 @@ render_settings requested_settings(const render_request& rq, const scene& sc, bo
   if (rq.routing) settings.routing = *rq.routing;
   settings.traversal = rq.traversal;
   settings.bvh = rq.bvh;
+  settings.build = rq.build;
   settings.integrator = rq.integrator;
   settings.queue = rq.queue;
   settings.textures = rq.textures;
   settings.profile_stages = rq.profile_stages;
-  try {  // an unknown or unfit strategy fails before the BVH build, naming where its name came from
-    if (settings.strategy == "append")
-      throw sieve::error("renderer: 'append' is a queue, not a strategy: --queue append (shade appends the survivors)");
-    marks_form_for(settings.strategy, gpu ? sieve::backend::cuda : sieve::backend::cpu, "renderer");
-  } catch (const sieve::error& e) {
-    std::string from = "compaction.strategy in " + rq.scene;
-    if (rq.strategy) from = "--strategy";
-    else
-      for (const auto& kv : rq.set)
-        if (kv.rfind("compaction.strategy=", 0) == 0) from = "--set compaction.strategy";
-    std::string what = e.what();
-    if (what.find("unknown compaction strategy") != std::string::npos)  // the library's list: every backend's
-      what = "renderer: unknown strategy '" + settings.strategy + "'; on " + (gpu ? "cuda" : "cpu") +
-             " use one of: " + strategies_for_marks(gpu ? sieve::backend::cuda : sieve::backend::cpu);
-    throw sieve::error(what + " (the name from " + from + ")");
-  }
+  std::string from = "compaction.strategy in " + rq.scene;
+  if (rq.strategy) from = "--strategy";
+  else
+    for (const auto& kv : rq.set)
+      if (kv.rfind("compaction.strategy=", 0) == 0) from = "--set compaction.strategy";
+  check_strategy(settings.strategy, gpu, from);
   check_render_memory(sc, settings, gpu);  // before the BVH build
   return settings;
 }
@@ -106,6 +99,7 @@ std::string film_fingerprint(const scene& sc) {
 nlohmann::json stats_json(const render_stats& st) {
   nlohmann::json j = {{"extension_rays", st.extension_rays}, {"shadow_rays", st.shadow_rays},
                       {"bfs_compact_ms", st.bfs_compact_ms}, {"seconds", st.seconds},
+                      {"first_wave_extra_seconds", st.first_wave_extra_seconds},
                       {"waves", st.waves}, {"measured_waves", st.measured_waves}, {"host_syncs", st.host_syncs}, {"graphs", st.graphs},
                       {"wave_launch", st.wave_launch}, {"strategies_ran", st.strategies_ran},
                       {"stages", nlohmann::json::array()}, {"loops", nlohmann::json::array()},
@@ -121,6 +115,7 @@ void add_stats(render_stats& into, const nlohmann::json& j) {
   into.shadow_rays += j["shadow_rays"].get<std::uint64_t>();
   into.bfs_compact_ms += j["bfs_compact_ms"].get<double>();
   into.seconds += j["seconds"].get<double>();
+  into.first_wave_extra_seconds += j["first_wave_extra_seconds"].get<double>();
   into.waves += j["waves"].get<std::uint64_t>();
   into.measured_waves += j["measured_waves"].get<std::uint64_t>();
   into.host_syncs += j["host_syncs"].get<std::uint64_t>();
@@ -198,6 +193,28 @@ scene load_requested_scene(const render_request& rq) {
 
 void check_image_name(const std::string& path) { image_format_of(path); }
 
+void check_strategy(const std::string& name, bool gpu, const std::string& from) {
+  const sieve::backend b = gpu ? sieve::backend::cuda : sieve::backend::cpu;
+  const auto names = sieve::compaction_strategies();
+  const bool known = std::any_of(names.begin(), names.end(), [&](const sieve::strategy_info& s) { return s.name == name; });
+  const std::string where = " (the name from " + from + ")";
+  if (name == "append")
+    throw sieve::error("renderer: 'append' is a queue, not a strategy: --queue append (shade appends the survivors)" + where);
+  if (!known) {  // the library's list holds every backend's: name this one's
+    std::vector<std::string_view> list;
+    for (const auto& s : names) list.push_back(s.name);
+    const std::string what = "renderer: unknown strategy '" + name + "'" + sieve::did_you_mean(name, list) + "; on " +
+                             (gpu ? "cuda" : "cpu") + " use one of: " + strategies_for_marks(b) + where;
+    if (from == "--strategy") throw usage_error(what);  // the command line is at fault
+    throw sieve::error(what);
+  }
+  try {
+    marks_form_for(name, b, "renderer");
+  } catch (const sieve::error& e) {
+    throw sieve::error(e.what() + where);
+  }
+}
+
 bool render_outcome::partial() const { return samples < spp; }
 
 nlohmann::json loops_json(const render_stats& st) {
@@ -207,6 +224,9 @@ nlohmann::json loops_json(const render_stats& st) {
   return loops;
 }
 
+// The report's schema: its version goes up when a key changes meaning or name (docs/renderer.md).
+constexpr int report_schema_version = 2;
+
 nlohmann::json render_report(const render_request& rq, const scene& sc, const render_settings& settings,
                              const render_outcome& out, const std::string& command_line) {
   const render_result& r = out.result;
@@ -214,24 +234,32 @@ nlohmann::json render_report(const render_request& rq, const scene& sc, const re
   const bool gpu = out.backend == "cuda";
   const double total_ms = st.seconds * 1e3;
   const double rays = static_cast<double>(st.extension_rays + st.shadow_rays);
+  // A setting that did not apply to this render is null: no strategy where no compaction ran, no
+  // sort without reordering, no tree choice off the GPU.
+  const auto applies = [](bool yes, nlohmann::json v) { return yes ? std::move(v) : nlohmann::json(nullptr); };
+  const bool strategy_ran = settings.runs_strategy();
   nlohmann::json j;
+  j["schema_version"] = report_schema_version;
   j["scene"] = sc.name;
   j["scene_file"] = rq.scene;
   j["backend"] = out.backend;
   const nlohmann::json machine = report::machine_info(gpu);
   j["device"] = gpu ? machine["gpu"] : machine["cpu"];
   j["machine"] = machine;
-  j["strategy"] = report::strategy_shown(settings.strategy, st.strategies_ran);
+  j["strategy"] = applies(strategy_ran, report::strategy_shown(settings.strategy, st.strategies_ran));
   j["strategy_asked"] = settings.strategy;
   j["strategies_ran"] = st.strategies_ran;
-  j["strategy_reason"] = st.strategy_reason;
-  j["form"] = std::string(sieve::to_string(st.form));
+  j["strategy_reason"] = applies(strategy_ran && !st.strategy_reason.empty(), st.strategy_reason);
+  j["form"] = applies(strategy_ran, std::string(sieve::to_string(st.form)));
   j["integrator"] = std::string(to_string(settings.integrator));
-  j["traversal"] = std::string(to_string(settings.traversal));
-  j["bvh"] = std::string(to_string(settings.bvh));
-  j["queue"] = std::string(to_string(settings.queue));
+  j["traversal"] = std::string(to_string(settings.uses_megakernel() ? traversal_kind::dfs : settings.traversal));
+  j["bvh"] = applies(gpu && (settings.uses_megakernel() || settings.traversal == traversal_kind::dfs),
+                     std::string(to_string(settings.bvh)));
+  j["bvh_builder"] = builder_ran(settings.build, gpu, sc.triangles.size());
+  j["queue"] = applies(!settings.uses_megakernel(), std::string(to_string(settings.queue)));
   j["reorder"] = std::string(to_string(settings.reorder));
-  j["sort"] = std::string(to_string(settings.sort));
+  j["sort"] = applies(gpu && (settings.reorders() || (!settings.uses_megakernel() && settings.routing == routing_kind::sort)),
+                      std::string(to_string(settings.sort)));
   j["routing"] = std::string(to_string(settings.routing));
   j["width"] = r.width;
   j["height"] = r.height;
@@ -239,7 +267,6 @@ nlohmann::json render_report(const render_request& rq, const scene& sc, const re
   j["spp"] = sc.film.spp;
   j["samples_completed"] = out.samples;
   j["partial"] = out.samples < sc.film.spp;
-  j["load_seconds"] = out.load_seconds;
   j["max_bounces"] = sc.film.max_bounces;
   j["seed"] = sc.film.seed;
   j["triangles"] = sc.triangles.size();
@@ -247,35 +274,42 @@ nlohmann::json render_report(const render_request& rq, const scene& sc, const re
   for (const texture& t : sc.textures) stored += t.bytes(), source += t.source_bytes;
   j["textures"] = {{"count", sc.textures.size()}, {"stored_bytes", stored}, {"source_bytes", source},
                    {"storage", gpu ? std::string(to_string(settings.textures)) : std::string("packed")}, {"summary", texture_memory_line(sc.textures)}};
-  j["bvh_build_seconds"] = out.bvh_seconds;
   j["threads"] = tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
-  j["seconds"] = out.seconds;
-  j["time"] = {{"setup_seconds", out.setup_seconds},         {"render_seconds", out.render_seconds},
-               {"wait_seconds", out.wait_seconds},           {"reduction_seconds", out.reduction_seconds},
-               {"total_seconds", out.total_seconds},         {"render_setup_seconds", st.setup_seconds}};
+  // Times: every key names its unit. frame_seconds is the render (what Mrays/s are over); "time"
+  // the job's steps (a split render adds the ranks' waiting and reduction: write()).
+  j["frame_seconds"] = out.seconds;
+  j["time"] = {{"load_seconds", out.load_seconds},     {"bvh_build_seconds", out.bvh_seconds},
+               {"setup_seconds", out.setup_seconds},   {"render_setup_seconds", st.setup_seconds},
+               {"render_seconds", out.render_seconds}, {"total_seconds", out.total_seconds}};
   j["rays"] = {{"extension", st.extension_rays}, {"shadow", st.shadow_rays}};
   j["mrays_per_s"] = out.seconds > 0 ? rays / out.seconds / 1e6 : 0;
-  // Times measured only with profile_stages: otherwise null (not measured), never zeros.
+  // Times measured only with profile_stages: otherwise null (not measured), never zeros. The stages,
+  // the first wave's one-time costs and the time between the stages add up to frame_seconds.
   const bool measured = settings.profile_stages;
   const auto ms_or_null = [&](double v) { return measured ? nlohmann::json(v) : nlohmann::json(nullptr); };
-  j["compaction_ms"] = ms_or_null(st.compaction_ms());
-  j["compaction_share"] = measured ? nlohmann::json(total_ms > 0 ? st.compaction_ms() / total_ms : 0) : nlohmann::json(nullptr);
-  j["bfs_frontier_compaction_ms"] = ms_or_null(st.bfs_compact_ms);
   j["profile_stages"] = settings.profile_stages;
-  j["stages"] = nlohmann::json::object();  // empty unless profile_stages
-  for (const auto& s : st.stages) j["stages"][s.name] = s.ms;
-  // The frame's time outside the named stages (the host's work between them, waiting, launching).
-  j["stages_other_ms"] = ms_or_null(st.other_ms());
+  j["stages_ms"] = nlohmann::json::object();  // empty unless profile_stages
+  for (const auto& s : st.stages) j["stages_ms"][s.name] = s.ms;
+  j["first_wave_extra_ms"] = st.waves > 1 ? nlohmann::json(st.first_wave_extra_seconds * 1e3) : nlohmann::json(nullptr);
+  j["between_stages_ms"] = ms_or_null(st.other_ms());
+  j["compaction_ms"] = applies(strategy_ran, ms_or_null(st.compaction_ms()));
+  j["compaction_percent"] = applies(strategy_ran, measured ? nlohmann::json(total_ms > 0 ? 100 * st.compaction_ms() / total_ms : 0)
+                                                           : nlohmann::json(nullptr));
+  j["bfs_frontier_compaction_ms"] = applies(settings.traversal == traversal_kind::bfs && !settings.uses_megakernel(),
+                                            ms_or_null(st.bfs_compact_ms));
   j["loops"] = loops_json(st);
   j["waves"] = st.waves;
   j["measured_waves"] = measured ? nlohmann::json(st.measured_waves) : nlohmann::json(nullptr);
   j["wave_launch"] = st.wave_launch;
-  j["host_syncs"] = st.host_syncs;
-  j["host_syncs_per_wave"] = st.waves ? static_cast<double>(st.host_syncs) / static_cast<double>(st.waves) : 0.0;
+  j["host_syncs"] = applies(gpu, st.host_syncs);
+  j["host_syncs_per_wave"] =
+      applies(gpu, st.waves ? static_cast<double>(st.host_syncs) / static_cast<double>(st.waves) : 0.0);
   j["bounces"] = nlohmann::json::array();
   for (std::size_t b = 0; b < st.bounces.size(); ++b)
     if (st.bounces[b].live)
-      j["bounces"].push_back({{"bounce", b}, {"live", st.bounces[b].live}, {"compaction_ms", ms_or_null(st.bounces[b].compact_ms)}});
+      j["bounces"].push_back({{"bounce", b}, {"live", st.bounces[b].live},
+                              {"compaction_ms", applies(strategy_ran, ms_or_null(st.bounces[b].compact_ms))}});
+  j["setup_s"] = setup_report(out, sc.triangles.size());
   j["run"] = report::run_info(command_line);
   return j;
 }
@@ -304,11 +338,20 @@ void render_job::on_every_rank(F&& step) {
 }
 
 const render_outcome& render_job::run() {
-  load();
-  prepare();
+  // A stop while the scene loads or the tree builds ends the job at the next safe point; a split
+  // render's ranks see stops through their relay, during the render only.
+  const stop_scope scope(hooks_.peers ? nullptr : hooks_.cancel);
+  try {
+    load();
+    prepare();
+  } catch (const stopped&) {
+    out_.stopped_early = true;
+    return out_;
+  }
   render();
   reduce();
-  if (out_.writes) write();
+  out_.stopped_early = !hooks_.peers && out_.samples == 0;
+  if (out_.writes && !out_.stopped_early) write();
   return out_;
 }
 
@@ -325,6 +368,11 @@ void render_job::load() {
       state_->files.add_output(outputs_.exr, "--exr");
       state_->files.add_output(outputs_.json, "--json");
     }
+    // An image name of the wrong extension is refused before the load, where it names no existing
+    // file; an existing one may be an input, which the check after the load names as such first.
+    std::error_code ec;
+    if (!outputs_.image.empty() && !std::filesystem::exists(std::filesystem::symlink_status(outputs_.image, ec)))
+      image_format_of(outputs_.image);
     backend_ = resolve_backend(rq_.backend);
     if (hooks_.step) hooks_.step(job_step::load, *this);
     const auto t_load = clock_type::now();
@@ -344,7 +392,14 @@ void render_job::load() {
   }
   out_.backend = backend_;
   out_.spp = scene_.film.spp;
+  out_.setup.load_bytes = input_bytes(scene_);
   if (hooks_.ready) hooks_.ready(*this);
+  phase_done(setup_phase::load);
+}
+
+void render_job::phase_done(setup_phase p) {
+  if (p == setup_phase::build) out_.setup.build_phases = state_->prepared->tree().stats.wall;
+  if (hooks_.phase) hooks_.phase(p, *this);
 }
 
 namespace {
@@ -374,7 +429,8 @@ void share_tree(bvh& tree, job_peers& peers) {
 void render_job::prepare() {
   if (hooks_.step) hooks_.step(job_step::prepare, *this);
   const auto t_bvh = clock_type::now();
-  if (hooks_.peers && rq_.share_tree && hooks_.peers->size() > 1) {
+  const bool gpu = backend_ == "cuda";
+  if (hooks_.peers && rq_.share_tree && hooks_.peers->size() > 1 && !builds_on_device(settings_.build, gpu, scene_.triangles.size())) {
     // Built once, by rank 0 with every core the others would have shared, and sent to them.
     bvh tree;
     on_every_rank([&] {
@@ -383,9 +439,11 @@ void render_job::prepare() {
     share_tree(tree, *hooks_.peers);
     state_->prepared.emplace(scene_, std::move(tree));
     out_.bvh_seconds = since(t_bvh);
+    phase_done(setup_phase::build);
   } else if (!hooks_.peers || hooks_.peers->size() < 2) {
-    on_every_rank([&] { state_->prepared.emplace(scene_); });
+    on_every_rank([&] { state_->prepared.emplace(scene_, settings_.build, gpu); });
     out_.bvh_seconds = since(t_bvh);
+    phase_done(setup_phase::build);
   }
   // Else each rank builds its own inside the split render (render()): a rank whose build ends first
   // takes tiles at once instead of waiting for the slowest build at a collective.
@@ -403,7 +461,20 @@ void render_job::prepare() {
     if (peers.rank() == 0) state_->inbox.assign(pixels, vec3{0, 0, 0});
   }
   settings_.cancel = hooks_.cancel;
-  settings_.progress = hooks_.progress;
+  settings_.uploaded = [this](double seconds) {
+    out_.setup.upload_s = seconds;
+    phase_done(setup_phase::upload);
+  };
+  // The first pass of samples over the whole film ends the setup (and the hooks' progress follows).
+  settings_.progress = [this, progress = hooks_.progress](std::uint32_t done, std::uint32_t total) {
+    if (out_.setup.first_frame_s < 0) {
+      out_.setup.first_frame_s = std::max(0.0, since(state_->t0) - out_.setup.upload_s);
+      out_.setup.first_image_s = since(state_->t_job);
+      out_.setup.first_frame_spp = done;
+      phase_done(setup_phase::first_frame);
+    }
+    if (progress) progress(done, total);
+  };
 }
 
 namespace {
@@ -443,10 +514,11 @@ void render_job::render() {
   if (hooks_.step) hooks_.step(job_step::render, *this);
   const bool gpu = backend_ == "cuda";
   auto run = [&] {
-    if (!state_->prepared) {  // a split render's own BVH (prepare)
+    if (!state_->prepared) {  // a split render's own BVH (prepare), on this rank's GPU when it renders there
       const auto t_bvh = clock_type::now();
-      state_->prepared.emplace(scene_);
+      state_->prepared.emplace(scene_, settings_.build, gpu);
       out_.bvh_seconds = since(t_bvh);
+      phase_done(setup_phase::build);
     }
     state_->t0 = clock_type::now();
     state_->cpu0 = cpu_seconds();
@@ -576,8 +648,10 @@ void render_job::reduce() {
 void render_job::write() {
   out_.report = render_report(rq_, scene_, settings_, out_, command_line_);
   if (hooks_.peers) {
+    out_.report["time"]["wait_seconds"] = out_.wait_seconds;
+    out_.report["time"]["reduction_seconds"] = out_.reduction_seconds;
     out_.report["ranks"] = state_->ranks;
-    out_.report["stages_note"] = "stage and loop times, rays and bounces are summed over the ranks; seconds is the job's";
+    out_.report["stages_note"] = "stage and loop times, rays and bounces are summed over the ranks; frame_seconds is the job's";
   }
   if (outputs_.image.empty() && outputs_.exr.empty() && outputs_.json.empty()) return;
   if (hooks_.step) hooks_.step(job_step::write, *this);

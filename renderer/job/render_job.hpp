@@ -10,6 +10,7 @@
 // and the report.
 #pragma once
 
+#include <bvh/bvh.hpp>
 #include <frame/settings.hpp>
 #include <frame/stats.hpp>
 #include <frame/waves.hpp>
@@ -37,6 +38,7 @@ struct render_request {
   integrator_kind integrator = integrator_kind::wavefront;
   traversal_kind traversal = traversal_kind::dfs;
   bvh_layout bvh = bvh_layout::automatic;  // render_settings::bvh
+  bvh_builder build = bvh_builder::automatic;  // render_settings::build (auto: PLOC on the GPU when it renders, else SAH)
   queue_mode queue = queue_mode::pass;    // pass | index | append (render_settings::queue)
   std::optional<reorder_key> reorder;     // unset: the scene's [compaction] reorder
   std::optional<sort_kind> sort;          // unset: the scene's [compaction] sort
@@ -53,7 +55,8 @@ struct render_request {
   std::uint32_t tile_units = 0;
   // A split render: the BVH built by process 0 alone and sent to the others (MPI_Bcast of its
   // arrays), instead of each process building its own. Off by default: on a 64-core host a 2 GB tree
-  // took longer to send than 4 concurrent builds took (docs/mpi.md).
+  // took longer to send than 4 concurrent builds took (docs/mpi.md). A tree the GPU builds is never
+  // sent: each GPU rank builds its own in milliseconds.
   bool share_tree = false;
 };
 
@@ -66,6 +69,10 @@ struct render_outputs {
 
 // Refuses (sieve::usage_error) an image name whose extension is neither .png nor .exr.
 void check_image_name(const std::string& path);
+// Refuses a compaction strategy the renderer cannot run on that backend, naming those it can and
+// where the name came from (`from`: "--strategy", "compaction.strategy in FILE", ...): an unknown
+// name from the command line is a sieve::usage_error, anything else a sieve::error.
+void check_strategy(const std::string& name, bool gpu, const std::string& from);
 
 // The other processes of a split render (the ranks of an MPI job, app/mpi.hpp). Every call is
 // collective: each process makes it at the same step.
@@ -102,14 +109,36 @@ scene load_requested_scene(const render_request& rq);
 enum class job_step { load, prepare, render, write };
 class render_job;
 
+// The setup's phases as the user waits for them, in order: the scene loaded, the BVH built, the
+// scene uploaded (GPU only), the first pass of samples over the whole film done (not in a split
+// render, whose ranks render tiles). render_outcome::setup holds their times as each ends.
+enum class setup_phase { load, build, upload, first_frame };
+
+// The setup's times beyond render_outcome's load_seconds and bvh_seconds.
+struct setup_times {
+  std::uint64_t load_bytes = 0;  // the scene's input files (input_bytes), the load's MB/s
+  bvh_phases build_phases;       // the BVH build's phases, wall clock (bvh_stats::wall)
+  double upload_s = 0;           // GPU: the scene and the film copied to the device (render_stats::upload_seconds)
+  // From the render's start, the upload excluded, to the first pass of samples over the whole film
+  // (first_frame_spp samples each pixel; the GPU's graph capture included); from the job's start
+  // (process start, near enough) to the same moment. Negative: no such pass (a split render, or a
+  // render stopped before it).
+  double first_frame_s = -1, first_image_s = -1;
+  std::uint32_t first_frame_spp = 0;
+};
+
 // What the job calls back; each is optional.
 struct job_hooks {
   // A step begins: load (the scene file), prepare (the BVH build), render, write.
   std::function<void(job_step, const render_job&)> step;
   // Once the scene is loaded and the settings checked, before any long work: the header.
   std::function<void(const render_job&)> ready;
+  // A setup phase ended; its time is in outcome() (load_seconds, bvh_seconds, setup).
+  std::function<void(setup_phase, const render_job&)> phase;
   std::function<void(std::uint32_t done, std::uint32_t total)> progress;  // samples, after each pass
-  const std::atomic<bool>* cancel = nullptr;  // set: stop at the next bounce; the samples done are kept
+  // Set: stop at the next bounce, the samples done kept; while the scene loads or the BVH builds
+  // (one process), at their next safe point, with nothing written (render_outcome::stopped_early).
+  const std::atomic<bool>* cancel = nullptr;
   job_peers* peers = nullptr;                 // a split render's other processes; null: this one alone
 };
 
@@ -122,12 +151,17 @@ struct render_outcome {
   double seconds = 0;           // the render's wall time (a split render: until the tiles are put together)
   double bvh_seconds = 0;       // building the BVH (prepared_scene)
   double load_seconds = 0;      // loading the scene file
+  setup_times setup;            // the setup's phases (setup_phase), as far as they ran
   // This process's time: setup (load, BVH, the render's setup: upload, graph capture), rendering,
   // waiting for the other processes to finish rendering, the reduction (the tiles to rank 0), all.
   double setup_seconds = 0, render_seconds = 0, wait_seconds = 0, reduction_seconds = 0, total_seconds = 0;
   std::vector<vec3> image;      // per pixel, the mean of its samples (where the job writes: rank 0)
   nlohmann::json report;        // the JSON report (render_report), on the process that writes
   bool writes = true;           // false on the ranks other than 0 of a split render
+  // A job of one process stopped (job_hooks::cancel) before one sample of every pixel was done:
+  // while the scene loaded, the BVH was built (at their next safe point: exec/stop.hpp) or in the
+  // first pass. It ended there and wrote nothing: an image of no samples never replaces an output.
+  bool stopped_early = false;
   bool partial() const;
 };
 
@@ -139,6 +173,11 @@ nlohmann::json render_report(const render_request& rq, const scene& sc, const re
 // A profiled render's loops (render_stats::loops) as a JSON array of {name, launches, items, ms}, in
 // the order they first ran; empty unless profile_stages. The render report's and the benchmark's.
 nlohmann::json loops_json(const render_stats& st);
+
+// The setup's phases as the report's "setup_s" object, seconds under keys ending in _s: load_s (and
+// load_bytes, load_mb_per_s), build_s with build_phases_s, upload_s, first_frame_s, first_image_s
+// (null where the phase did not run).
+nlohmann::json setup_report(const render_outcome& out, std::size_t triangles);
 
 class render_job {
  public:
@@ -161,6 +200,7 @@ class render_job {
   void render();
   void reduce();
   void write();
+  void phase_done(setup_phase p);
   template <class F>
   void on_every_rank(F&& step);
 

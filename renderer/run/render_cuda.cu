@@ -55,7 +55,7 @@ scene_view gpu_scene_view(scene_view v, const render_settings& settings) {
 constexpr bool bfs_in_graph = true;
 
 // The multisplit routing's design: the library's stable one-pass split (bench multisplit's fastest).
-constexpr std::string_view multisplit_algorithm = "onesweep";
+constexpr std::string_view multisplit_algorithm = "auto";
 
 // Pinned host memory of T (cudaMallocHost): what a graph's copy nodes read and write.
 template <class T>
@@ -193,7 +193,7 @@ class cuda_backend {
   // 2048 threads a multiprocessor (Hopper's most).
   std::uint32_t resident_threads() const { return static_cast<std::uint32_t>(sieve::cuda::sm_count()) * 2048U; }
 
-  // The library's onesweep multisplit with device counts (*live items of n), the bounds on the device.
+  // The library's multisplit (auto: the fastest design) with device counts (*live items of n), the bounds on the device.
   void multisplit(const std::uint8_t* keys, const std::uint32_t* in, std::uint32_t* out, std::uint32_t n,
                   const std::uint64_t* live, unsigned buckets, std::uint64_t* bounds) const {
     sieve::cuda::multisplit_async(multisplit_algorithm, sieve::const_record(std::span(in, n)),
@@ -445,7 +445,9 @@ render_result render_cuda(const prepared_scene& ps, const render_settings& setti
   const auto t_setup = std::chrono::steady_clock::now();
   cuda_run run(ps, settings, result);
   run.wait();  // the scene and the film on the device
-  result.stats.setup_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_setup).count();
+  result.stats.upload_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_setup).count();
+  result.stats.setup_seconds += result.stats.upload_seconds;
+  if (settings.uploaded) settings.uploaded(result.stats.upload_seconds);
   run_waves(run, ps.source().film, settings, result);
   run.read_film(result);
   return result;

@@ -37,6 +37,16 @@ void run_waves(Run& run, const film_desc& film, const render_settings& settings,
   const std::uint32_t capacity = wave_capacity(pixels, film.spp, settings);
   const std::uint32_t max_pixels = std::min(pixels, settings.max_queue);
   const auto start = std::chrono::steady_clock::now();
+  const auto seconds_since_start = [&] { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count(); };
+  // The statistics after the first wave and its time (from the start: the integrator's set-up in it).
+  render_stats first;
+  double first_seconds = 0;
+  const auto wave_done = [&] {
+    if (++stats.waves != 1) return;
+    first_seconds = seconds_since_start();
+    first = stats;
+    if (settings.profile_stages && !stats.sampled_waves) first.measured_waves = 1;
+  };
   // A tile's sums handed on as it ends (render_settings::tile_rendered).
   const auto tile_end = [&](const tile_done& t) {
     if (!settings.tile_rendered) return;
@@ -51,7 +61,7 @@ void run_waves(Run& run, const film_desc& film, const render_settings& settings,
       if (!integrator.run(w, rays)) return false;
       stats.extension_rays += rays[0];
       stats.shadow_rays += rays[1];
-      ++stats.waves;
+      wave_done();
       return true;
     }, tile_end);
   } else {
@@ -62,14 +72,15 @@ void run_waves(Run& run, const film_desc& film, const render_settings& settings,
       const std::uint64_t* counts = integrator.run(w);
       if (!counts) return false;
       driver_type::tally(counts, film.max_bounces, stats);
-      ++stats.waves;
+      wave_done();
       return true;
     }, tile_end);
   }
   run.wait();
   if (settings.profile_stages && !stats.sampled_waves) stats.measured_waves = stats.waves;
+  stats.seconds = seconds_since_start();
+  stats.note_first_wave(first, first_seconds);
   stats.scale_measured();
-  stats.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
 }
 
 }  // namespace sieve::render

@@ -570,7 +570,7 @@ std::vector<instance> walk_nodes(const tinygltf::Model& model, const model_reade
       rd.check_index(where, "mesh", node.mesh, model.meshes.size());
       instances.push_back({node.mesh, world, where});
     }
-    if (node.camera >= 0 && !out.camera) {
+    if (opt.camera && node.camera >= 0 && !out.camera) {
       rd.check_index(where, "camera", node.camera, model.cameras.size());
       const tinygltf::Camera& cam = model.cameras[static_cast<std::size_t>(node.camera)];
       const std::string cwhere = idx("cameras", static_cast<std::size_t>(node.camera));

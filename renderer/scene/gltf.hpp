@@ -24,6 +24,7 @@ struct gltf_options {
   std::string limit_text;                    // how to name that limit in the message
   std::function<void(std::uint64_t)> admit;  // given the file's triangle count before they are made
   bool used_materials_only = false;          // read the images of only the materials some primitive uses
+  bool camera = true;  // read the first perspective camera; false (a scene that places its own): cameras are not read or checked
 };
 
 struct gltf_mesh {

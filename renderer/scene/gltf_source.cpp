@@ -9,6 +9,10 @@
 
 #include <nlohmann/json.hpp>
 
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstring>
 #include <utility>
 
@@ -99,6 +103,23 @@ void move_draco_indices(nlohmann::json& doc) {
   }
 }
 
+// The first `extensions` or `extras` below `j` (at `where`) whose value is of the wrong type: an
+// extensions value that is not an object (tinygltf skips it, and every extension in it, silently).
+// Returns its path, or empty. The JSON's depth is already bounded (max_gltf_json_depth).
+std::string misplaced_extensions(const nlohmann::json& j, const std::string& where) {
+  if (j.is_object()) {
+    for (const auto& [key, value] : j.items()) {
+      const std::string at = where.empty() ? key : where + "." + key;
+      if (key == "extensions" && !value.is_object()) return at;
+      if (std::string found = misplaced_extensions(value, at); !found.empty()) return found;
+    }
+  } else if (j.is_array()) {
+    for (std::size_t i = 0; i < j.size(); ++i)
+      if (std::string found = misplaced_extensions(j[i], where + "[" + std::to_string(i) + "]"); !found.empty()) return found;
+  }
+  return {};
+}
+
 }  // namespace
 
 resolved_uri resolve_gltf_uri(const fs::path& folder, const std::string& uri) {
@@ -127,7 +148,11 @@ resolved_uri resolve_gltf_uri(const fs::path& folder, const std::string& uri) {
   const fs::path where = ec ? fs::path{} : fs::weakly_canonical(folder / rel, ec);
   if (ec || !is_within(base, where))
     return {{}, "leads out of the glTF file's folder through a symbolic link (URIs name files in it or below it)"};
-  return {folder / rel, {}};
+  return {folder / rel, {}, rel};
+}
+
+gltf_source::~gltf_source() {
+  if (folder_fd_ >= 0) ::close(folder_fd_);
 }
 
 void gltf_source::error(const std::string& where, const std::string& what) const {
@@ -142,6 +167,8 @@ gltf_source::gltf_source(const fs::path& path, std::string context) : file_(path
   std::error_code ec;
   const fs::path abs = fs::absolute(path, ec);
   folder_ = (ec ? path : abs).parent_path();
+  folder_fd_ = ::open(folder_.empty() ? "." : folder_.c_str(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+  if (folder_fd_ < 0) fail(file_ + ": cannot open the glTF file's folder: " + std::strerror(errno) + context_);
   std::string text;
   binary_ = bytes.size() >= 4 && std::memcmp(bytes.data(), "glTF", 4) == 0;
   if (binary_) {
@@ -224,6 +251,20 @@ void gltf_source::read_json(const std::string& text) {
     if (!it->is_string()) error(where, std::string(key) + " is not a string");
     return it->get<std::string>();
   };
+  // Values tinygltf would replace by their defaults without a word where their type is wrong.
+  if (const std::string at = misplaced_extensions(doc, ""); !at.empty()) error(at, "is not an object");
+  auto shown = [](const json& v) {  // a value in a message, cut short
+    const std::string text = v.dump();
+    return text.size() > 40 ? text.substr(0, 40) + "..." : text;
+  };
+  each_object("materials", [&](const json& m, const std::string& where) {
+    if (const auto it = m.find("alphaCutoff"); it != m.end() && !(it->is_number() && it->get<double>() >= 0))
+      error(where, "alphaCutoff " + shown(*it) + " is not a number >= 0");
+    if (const auto it = m.find("alphaMode"); it != m.end() && !(it->is_string() && (*it == "OPAQUE" || *it == "MASK" || *it == "BLEND")))
+      error(where, "alphaMode " + shown(*it) + " is not \"OPAQUE\", \"MASK\" or \"BLEND\"");
+    if (const auto it = m.find("doubleSided"); it != m.end() && !it->is_boolean())
+      error(where, "doubleSided " + shown(*it) + " is not true or false");
+  });
   each_object("bufferViews", [&](const json& v, const std::string& where) {
     for (const char* key : {"buffer", "byteOffset", "byteLength", "byteStride"}) count(v, where, key);
   });
@@ -278,13 +319,21 @@ std::optional<std::vector<unsigned char>> gltf_source::read_uri(const std::strin
   }
   const resolved_uri r = resolve_gltf_uri(folder_, uri);
   if (!r.error.empty()) error(where, "uri " + in_quotes(uri) + " " + r.error);
-  if (!file_exists(r.path)) {
-    if (may_be_missing) return std::nullopt;
-    error(where, "file " + in_quotes(r.path.string()) + " not found");
+  // Opened once, below the folder's descriptor: what was checked above is what is read.
+  const int fd = open_beneath(folder_fd_, r.relative);
+  if (fd < 0) {
+    const int e = errno;
+    if (e == ENOENT && may_be_missing) return std::nullopt;
+    if (e == ENOENT) error(where, "file " + in_quotes(r.path.string()) + " not found");
+    if (e == EXDEV || e == ELOOP) {
+      error(where, "uri " + in_quotes(uri) +
+                       " leads out of the glTF file's folder through a symbolic link (URIs name files in it or below it)");
+    }
+    error(where, "cannot open the file " + in_quotes(r.path.string()) + " the glTF file names: " + std::strerror(e));
   }
   std::optional<input_file> opened;
   try {
-    opened.emplace(r.path, "file the glTF file names");
+    opened.emplace(fd, r.path, "file the glTF file names");
   } catch (const sieve::error& e) {
     error(where, e.what());
   }

@@ -25,6 +25,9 @@ class gltf_source {
   // Reads and checks `path`; `context` is appended to every message. Throws sieve::error naming the
   // file (and the element at fault).
   gltf_source(const std::filesystem::path& path, std::string context);
+  ~gltf_source();
+  gltf_source(const gltf_source&) = delete;
+  gltf_source& operator=(const gltf_source&) = delete;
 
   const std::string& file() const { return file_; }
   // The JSON for tinygltf: the file's, without its `buffers` and `images` (sieve reads those).
@@ -79,6 +82,7 @@ class gltf_source {
   std::string file_;
   std::string context_;
   std::filesystem::path folder_;  // the glTF file's folder
+  int folder_fd_ = -1;            // ... open (O_PATH): every URI is opened below it (open_beneath)
   std::string json_;
   std::vector<unsigned char> bin_;  // a GLB's BIN chunk
   bool binary_ = false;
@@ -89,10 +93,13 @@ class gltf_source {
 };
 
 // `uri` percent-decoded and resolved under `folder`: the file it names, or an error message (an
-// absolute path, a scheme, a NUL, or a path that leaves the folder, lexically or through a link).
+// absolute path, a scheme, a NUL, or a path that leaves the folder, lexically or through a link as
+// the folder stands now). The file is then opened by open_beneath (input_file.hpp), which checks
+// again what it opens: a link swapped in after this check is not followed out of the folder.
 struct resolved_uri {
   std::filesystem::path path;
   std::string error;
+  std::filesystem::path relative;  // the path below `folder` (what is opened, from the folder's descriptor)
 };
 resolved_uri resolve_gltf_uri(const std::filesystem::path& folder, const std::string& uri);
 

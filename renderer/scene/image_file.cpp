@@ -1,7 +1,6 @@
 // Reading image files (image_file.hpp): what every decoder shares (limits, sRGB, the checks),
-// reading a file and the texels as linear floats. decode_texels itself is image_decode_oiio.cpp
-// (OpenImageIO, the default) or, in a build without OpenImageIO (-DSIEVE_OPENIMAGEIO=OFF),
-// image_decode_png.cpp (PNG only).
+// reading a file, and the texels as linear floats (decode_image). decode_texels itself, the format
+// told and its decoder asked, is image_decode.cpp.
 #include "image_file.hpp"
 
 #include "input_file.hpp"

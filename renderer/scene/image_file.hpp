@@ -1,9 +1,10 @@
 // Reading image files (textures; Radiance .hdr environment maps): the one place that decodes
-// images, through OpenImageIO (docs/images.md says why that library). Formats: PNG (8 and 16 bit),
-// JPEG (baseline and progressive), TGA, TIFF, OpenEXR and Radiance .hdr. A decoder returns the
-// texels at the file's precision (decode_texels: 8-bit, 16-bit, half or float, with the colour
-// space: 8- and 16-bit colour is sRGB, float and half linear); decode_image turns them into linear
-// RGB floats (grey images become RGB; the alpha channel is dropped unless opacity is asked for).
+// images. Formats: PNG (8 and 16 bit) and JPEG (baseline and progressive) by decoders linked in;
+// TGA, TIFF, OpenEXR and Radiance .hdr through OpenImageIO, loaded on first use (docs/images.md). A
+// decoder returns the texels at the file's precision (decode_texels: 8-bit, 16-bit, half or float,
+// with the colour space: 8- and 16-bit colour is sRGB, float and half linear); decode_image turns
+// them into linear RGB floats (grey images become RGB; the alpha channel is dropped unless opacity
+// is asked for).
 #pragma once
 
 #include "../core/math.hpp"
@@ -44,10 +45,10 @@ image_rgb read_image(const std::filesystem::path& path, const std::string& what,
 // The same at the file's precision (decode_texels).
 texel_image read_texels(const std::filesystem::path& path, const std::string& what, const image_limits& limits = {});
 
-// The texels of an image in memory at the file's precision (texel_image): the decoder's one entry
-// point (image_decode_oiio.cpp, or image_decode_png.cpp without OpenImageIO). `name` names the
-// bytes in messages (and its extension tells a TGA file, the one format without a signature).
-// Errors as read_image's; half and float texels are checked finite.
+// The texels of an image in memory at the file's precision (texel_image): the decoders' one entry
+// point (image_decode.cpp: the header checked, then the format's decoder). `name` names the bytes in
+// messages (and its extension tells a TGA file, the one format without a signature). Errors as
+// read_image's; half and float texels are checked finite.
 texel_image decode_texels(const unsigned char* data, std::size_t size, const std::string& name, const std::string& what,
                           const image_limits& limits = {});
 

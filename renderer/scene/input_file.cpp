@@ -6,7 +6,10 @@
 #include <sieve/compaction/error.hpp>
 
 #include <fcntl.h>
+#include <linux/openat2.h>
 #include <sys/stat.h>
+#include <tbb/parallel_for.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -51,6 +54,15 @@ input_file::input_file(const fs::path& path, const std::string& what) : path_(pa
     if (e == ENOENT) fail(path_ + ": " + what + " not found");
     fail(path_ + ": cannot open the " + what + ": " + std::strerror(e));
   }
+  check_opened();
+}
+
+input_file::input_file(int fd, const fs::path& path, const std::string& what) : path_(path.string()), what_(what), fd_(fd) {
+  check_opened();
+}
+
+void input_file::check_opened() {
+  const std::string& what = what_;
   struct stat st {};
   if (::fstat(fd_, &st) != 0) {
     const int e = errno;
@@ -83,6 +95,34 @@ std::vector<unsigned char> input_file::bytes(std::uint64_t max_bytes) {
   return out;
 }
 
+input_file::block input_file::read_parallel(std::uint64_t offset, std::uint64_t n) {
+  if (offset >= size_) return {};
+  if (n == 0 || n > size_ - offset) n = size_ - offset;
+  block out{std::unique_ptr<unsigned char[]>(new unsigned char[static_cast<std::size_t>(n)]), 0};
+  constexpr std::uint64_t chunk = std::uint64_t{4} << 20;
+  const std::uint64_t chunks = (n + chunk - 1) / chunk;
+  std::vector<std::uint64_t> got(chunks, 0);
+  std::vector<int> err(chunks, 0);
+  tbb::parallel_for(std::uint64_t{0}, chunks, [&](std::uint64_t c) {
+    const std::uint64_t lo = c * chunk, hi = std::min(n, lo + chunk);
+    std::uint64_t at = lo;
+    while (at < hi) {
+      const ssize_t r = ::pread(fd_, out.data.get() + at, static_cast<std::size_t>(hi - at), static_cast<off_t>(offset + at));
+      if (r < 0 && errno == EINTR) continue;
+      if (r < 0) err[c] = errno;
+      if (r <= 0) break;  // a file that shrank ends here
+      at += static_cast<std::uint64_t>(r);
+    }
+    got[c] = at - lo;
+  });
+  for (std::uint64_t c = 0; c < chunks; ++c) {
+    if (err[c]) fail(path_ + ": cannot read the " + what_ + ": " + std::strerror(err[c]));
+    out.size += static_cast<std::size_t>(got[c]);
+    if (got[c] < std::min(n, (c + 1) * chunk) - c * chunk) break;  // the file ends inside this chunk
+  }
+  return out;
+}
+
 std::istream& input_file::stream() {
   if (::lseek(fd_, 0, SEEK_SET) != 0) fail(path_ + ": cannot rewind: " + std::strerror(errno));
   buf_.restart(fd_, size_);
@@ -108,6 +148,39 @@ input_file::bounded_buf::int_type input_file::bounded_buf::underflow() {
   }
   left = 0;
   return traits_type::eof();
+}
+
+int open_beneath(int folder_fd, const fs::path& relative) {
+  constexpr int flags = O_RDONLY | O_NONBLOCK | O_CLOEXEC;
+  if (relative.empty() || relative.is_absolute()) {
+    errno = EXDEV;
+    return -1;
+  }
+  open_how how{};
+  how.flags = flags;
+  how.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS;
+  const long fd = ::syscall(SYS_openat2, folder_fd, relative.c_str(), &how, sizeof how);
+  if (fd >= 0 || (errno != ENOSYS && errno != EPERM)) return static_cast<int>(fd);  // EPERM: a seccomp filter
+  // No openat2: component by component, no symbolic link followed.
+  int at = folder_fd;
+  const auto last = std::prev(relative.end());
+  for (auto it = relative.begin(); it != relative.end(); ++it) {
+    const std::string part = it->string();
+    if (part.empty() || part == "." || part == "..") {
+      if (at != folder_fd) ::close(at);
+      errno = EXDEV;
+      return -1;
+    }
+    const int next = ::openat(at, part.c_str(), it == last ? flags | O_NOFOLLOW : O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    const int e = errno;
+    if (at != folder_fd) ::close(at);
+    if (next < 0) {
+      errno = e == ENOTDIR ? ELOOP : e;  // a symbolic link where a folder was expected
+      return -1;
+    }
+    at = next;
+  }
+  return at == folder_fd ? -1 : at;
 }
 
 bool next_line(std::istream& in, std::string& line, const std::string& file, std::size_t line_no) {

@@ -6,6 +6,8 @@
 #include <cstdint>
 #include <filesystem>
 #include <istream>
+#include <memory>
+#include <span>
 #include <streambuf>
 #include <string>
 #include <string_view>
@@ -36,6 +38,9 @@ bool file_exists(const std::filesystem::path& p);
 class input_file {
  public:
   input_file(const std::filesystem::path& path, const std::string& what);
+  // The file already open as `fd` (taken over: closed by this object, also where it throws),
+  // checked as above; `path` names it in messages.
+  input_file(int fd, const std::filesystem::path& path, const std::string& what);
   ~input_file();
   input_file(const input_file&) = delete;
   input_file& operator=(const input_file&) = delete;
@@ -43,9 +48,19 @@ class input_file {
   std::uint64_t size() const { return size_; }
   // The whole file, at most max_bytes of it (a larger file is an error naming both sizes).
   std::vector<unsigned char> bytes(std::uint64_t max_bytes);
+  // Bytes [offset, offset + n) (n == 0: to the end) read by every thread at once (pread in fixed
+  // chunks, into memory never zeroed); fewer where the file ends first or shrank since it was
+  // opened (never past its size at opening). A read error is an error naming the file.
+  struct block {
+    std::unique_ptr<unsigned char[]> data;
+    std::size_t size = 0;
+    std::span<const unsigned char> bytes() const { return {data.get(), size}; }
+  };
+  block read_parallel(std::uint64_t offset, std::uint64_t n = 0);
   std::istream& stream();
 
  private:
+  void check_opened();
   struct bounded_buf : std::streambuf {
     int fd = -1;
     std::uint64_t left = 0;  // bytes still to be read
@@ -60,6 +75,15 @@ class input_file {
   bounded_buf buf_;
   std::istream in_{&buf_};
 };
+
+// Opens `relative` (a relative path without "." or ".." components) for reading below the folder
+// open as `folder_fd`, in one step that never leaves it, so that what is checked is what is read (no
+// window between a check and an open for a swapped symbolic link): openat2 with RESOLVE_BENEATH (a
+// symbolic link may lead elsewhere inside the folder, never out of it); where the kernel has no
+// openat2, every component opened from its parent's descriptor with O_NOFOLLOW (no symbolic link
+// followed). Returns the descriptor (O_NONBLOCK, as input_file opens), or -1 with errno: ENOENT
+// where nothing is there, EXDEV or ELOOP where the path leads out of the folder.
+int open_beneath(int folder_fd, const std::filesystem::path& relative);
 
 // The next line of `in`, ended by LF, CR or CR LF (as tinyobjloader reads them); false at the end.
 // A line longer than max_line_bytes is an error naming `file` and `line_no` (read no further).

@@ -34,7 +34,7 @@ void keep_used_materials(registry& reg, scene& sc) {
 void dress_bare_model(const reader& rd, camera_given given, const std::optional<camera_desc>& camera, bool lit,
                       scene& sc, std::size_t count) {
   std::string added;
-  bool room = false;
+  bool room = false, seen_inside = false;
   const int side = front_side(sc, count, room);
   if (camera) {
     use_bare_camera(*camera, given, sc);
@@ -43,15 +43,36 @@ void dress_bare_model(const reader& rd, camera_given given, const std::optional<
       const double w = std::round(sc.film.height * double(camera->aspect));
       sc.film.width = static_cast<std::uint32_t>(std::clamp(w, 1.0, 16384.0));
     }
+  } else if (side == inside) {
+    vec3 position, look_at;
+    if (inside_view(sc, count, position, look_at)) {
+      if (!given.position) sc.camera.position = position;
+      if (!given.look_at) sc.camera.look_at = look_at;
+      seen_inside = true;
+      if (!given.position)
+        added = "a camera inside it (walled on every side, it hides its inside from any view outside), at " + str(position) +
+                " looking towards " + str(look_at);
+    } else {
+      frame_bare_model(rd, given, sc, count, 0);
+      if (!given.position)
+        added = "a camera framing it from +z (its front), though it is walled on every side: what is inside stays hidden; "
+                "place the camera inside it with camera.position and camera.look_at";
+    }
   } else {
     frame_bare_model(rd, given, sc, count, side);
-    static const char* names[] = {"+z", "-z", "+x", "-x"};
+    static const char* names[] = {"+z", "-z", "+x", "-x", "above"};
     if (!given.position)
-      added = std::string("a camera framing it from ") + names[side] + (room ? " (its open side)" : " (its front)");
+      added = std::string("a camera framing it from ") + names[side] +
+              (room ? " (its open side)" : side == above ? " at an angle (it is flat)" : side == 2 ? " (it is flat across x)" : " (its front)");
   }
   // An open room with lights of its own (a Cornell box) is lit by them alone; anything else gets
   // the grey sky and a key light, its own emitters (a glTF's emissive parts) kept besides.
-  if (lit && !(room && !sc.emissive.empty())) {
+  // Seen from inside: a brighter sky, whose light comes in through the model's openings (a key light
+  // outside its walls would light nothing the camera sees).
+  if (lit && seen_inside) {
+    sc.environment = {2.5f, 2.5f, 2.5f};
+    added += ", a bright grey sky (lighting it through its openings)";
+  } else if (lit && !(room && !sc.emissive.empty())) {
     add_key_light(sc, count);
     added += std::string(added.empty() ? "" : ", ") + "a grey sky and a key light";
   } else if (lit) {
@@ -125,13 +146,24 @@ std::string lower(std::string s) {
 }  // namespace
 }  // namespace detail
 
+void check_scene_file(const std::filesystem::path& path) {
+  using namespace detail;
+  const std::string file = path.string();
+  if (!file_exists(path)) fail(file + ": scene file not found");
+  const std::string ext = lower(path.extension().string());
+  if (ext != ".toml" && ext != ".obj" && ext != ".gltf" && ext != ".glb" && ext != ".ply")
+    fail(file + ": unknown scene file type " + in_quotes(path.extension().string()) +
+         " (expected .toml, .obj, .gltf, .glb or .ply)");
+  input_file(path, "scene file");  // refuses what is not a regular file before anything else
+}
+
 scene load_scene(const std::filesystem::path& path, const std::vector<std::string>& overrides,
                  const scene_limits& limits, const film_fit& fit) {
   using namespace detail;
   reader rd;
   rd.file = path.string();
   rd.limits = limits;
-  if (!file_exists(path)) fail(rd.file + ": scene file not found");
+  check_scene_file(path);
 
   const std::string ext = lower(path.extension().string());
   toml::table doc;
@@ -145,15 +177,11 @@ scene load_scene(const std::filesystem::path& path, const std::vector<std::strin
       fail(rd.file + ":" + std::to_string(e.source().begin.line) + ":" +
            std::to_string(e.source().begin.column) + ": " + std::string(e.description()));
     }
-  } else if (ext == ".obj" || ext == ".gltf" || ext == ".glb" || ext == ".ply") {
-    input_file(path, "scene file");  // refuses what is not a regular file before anything else
+  } else {  // .obj, .gltf, .glb, .ply (check_scene_file)
     obj_entry = true;
     toml::table object;
     object.insert(ext == ".obj" ? "obj" : ext == ".ply" ? "ply" : "gltf", path.filename().string());
     doc.insert("objects", toml::array{std::move(object)});
-  } else {
-    fail(rd.file + ": unknown scene file type " + in_quotes(path.extension().string()) +
-         " (expected .toml, .obj, .gltf, .glb or .ply)");
   }
 
   for (const auto& o : overrides) apply_override(doc, o, rd);
@@ -164,6 +192,16 @@ scene load_scene(const std::filesystem::path& path, const std::vector<std::strin
   scene sc = read(doc, rd, path.parent_path(), obj_entry, path.stem().string(), default_environment);
   if (!obj_entry) sc.files.insert(sc.files.begin(), path);  // a bare .obj or glTF is listed as the object
   return sc;
+}
+
+std::uint64_t input_bytes(const scene& s) {
+  std::uint64_t sum = 0;
+  for (const auto& f : s.files) {
+    std::error_code ec;
+    const auto n = std::filesystem::file_size(f, ec);
+    if (!ec) sum += n;
+  }
+  return sum;
 }
 
 }  // namespace sieve::render

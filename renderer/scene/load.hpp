@@ -51,8 +51,16 @@ struct scene_limits {
 // `fit`, when given, sizes the film from the one the file and the overrides give (width, height),
 // before the scene is read: the loader checks that size and frames a bare mesh for it, so a film
 // that follows the scene's aspect needs one load.
+// The checks load_scene makes before it reads anything: the file is there, a regular file, of a known
+// type (.toml, .obj, .gltf, .glb, .ply); throws sieve::error naming it. `sieve --dry-run` makes them.
+void check_scene_file(const std::filesystem::path& path);
+
 using film_fit = std::function<std::pair<std::uint32_t, std::uint32_t>(const film_desc&)>;
 scene load_scene(const std::filesystem::path& path, const std::vector<std::string>& overrides = {},
                  const scene_limits& limits = {}, const film_fit& fit = {});
+
+// The bytes of the scene's input files (scene::files: the scene file, models, buffers, images) as
+// they are now; a file gone since the load counts nothing. The load's MB/s divides it.
+std::uint64_t input_bytes(const scene& s);
 
 }  // namespace sieve::render

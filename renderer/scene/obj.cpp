@@ -1,6 +1,8 @@
 // OBJ meshes and their MTL materials, read by tinyobjloader (checked by obj_prescan.cpp first).
 #include "sections.hpp"
 
+#include "../exec/stop.hpp"
+
 #include <tiny_obj_loader.h>
 
 #include <algorithm>
@@ -73,7 +75,9 @@ obj_mesh load_obj(const fs::path& path, const obj_options& opt, registry& reg) {
   std::string warn, err;
   mtl_reader mtl_source(dir, opt.context);
   std::istringstream obj_text(scan.text);  // comments after values removed
+  stop_point();
   const bool ok = tinyobj::LoadObj(&attrib, &shapes, &mtl, &warn, &err, &obj_text, &mtl_source, true);
+  stop_point();
   if (!ok || !trim(err).empty()) {
     fail(file + ": " + std::string(trim(err.empty() ? warn : err)) + opt.context);
   }

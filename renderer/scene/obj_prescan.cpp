@@ -149,12 +149,13 @@ std::string prescan_mtl(std::istream& in, const std::string& file, const std::st
     const std::string at = file + ":" + std::to_string(line_no) + ": " + std::string(tok[0]) + " ";
     for (std::size_t i = 1; i < tok.size(); ++i) {
       if (tok[i] == "xyz" || tok[i] == "spectral") break;        // colour forms tinyobjloader skips
-      if (tok[i].size() > 1 && tok[i][0] == '-' && std::isalpha(static_cast<unsigned char>(tok[i][1]))) {
-        ++i;  // an option with its value (d -halo 0.5)
-        continue;
-      }
       bool finite = false;
       const std::optional<double> v = number_token(tok[i], finite);
+      // An option with its value (d -halo 0.5); -inf and -nan are numbers, checked below.
+      if (!v && tok[i].size() > 1 && tok[i][0] == '-' && std::isalpha(static_cast<unsigned char>(tok[i][1]))) {
+        ++i;
+        continue;
+      }
       if (!v) fail(at + in_quotes(tok[i]) + " is not a number" + context);
       if (!finite) fail(at + in_quotes(tok[i]) + " is not a finite number" + context);
       if (contains(unit, tok[0]) && (*v < 0 || *v > 1)) fail(at + str(*v) + " is out of range (0 .. 1)" + context);

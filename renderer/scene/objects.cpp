@@ -3,7 +3,12 @@
 
 #include "gltf.hpp"
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+#include "../exec/stop.hpp"
+
 #include <algorithm>
+#include <atomic>
 #include <cmath>
 
 namespace sieve::render::detail {
@@ -14,8 +19,9 @@ namespace {
 // A diffuse material's base colour texture becomes its albedo texture (times baseColorFactor); an
 // emissive texture's mean multiplies the emission (sieve has no textured emission).
 obj_mesh load_gltf_object(const fs::path& path, const obj_options& opt, registry& reg,
-                          std::optional<camera_desc>& camera) {
+                          std::optional<camera_desc>* camera) {
   gltf_options g;
+  g.camera = camera != nullptr;  // a model in a scene file: its cameras play no part
   g.context = opt.context;
   g.max_triangles = opt.max_triangles;
   g.limit_text = opt.limit_text;
@@ -88,7 +94,7 @@ obj_mesh load_gltf_object(const fs::path& path, const obj_options& opt, registry
                               : i == gltf_mesh::no_material ? reg.default_grey()
                                                             : index[i]);
   }
-  camera = m.camera;
+  if (camera) *camera = m.camera;
   return out;
 }
 
@@ -101,6 +107,7 @@ std::vector<material_override> read_objects(const toml::table& doc, const reader
   std::vector<material_override> material_overrides;
   if (objects) {
     for (std::size_t i = 0; i < objects->size(); ++i) {
+      stop_point();
       const std::string key = "objects[" + std::to_string(i) + "]";
       const toml::table& t = *(*objects)[i].as_table();
       rd.known_keys(t, key + ".", table_keys.at("objects"), "[[objects]]");
@@ -150,7 +157,7 @@ std::vector<material_override> read_objects(const toml::table& doc, const reader
       std::optional<camera_desc> camera;
       obj_mesh mesh = obj    ? load_obj(obj_path, opt, reg)
                       : ply ? load_ply(obj_path, opt, reg)
-                            : load_gltf_object(obj_path, opt, reg, camera);
+                            : load_gltf_object(obj_path, opt, reg, obj_entry ? &camera : nullptr);
       if (obj_entry) bare_camera = camera;
       sc.files.insert(sc.files.end(), mesh.files.begin(), mesh.files.end());
       rd.check_triangles(sc.triangles.size() + mesh.triangles.size(), "with " + in_quotes(rel));
@@ -170,15 +177,22 @@ std::vector<material_override> read_objects(const toml::table& doc, const reader
         return l > 0 && std::isfinite(l) ? n / l : vec3{0, 0, 0};
       };
       const std::size_t begin = sc.triangles.size();
+      // Each array sized once, then transformed in parallel (a model's millions of triangles).
+      auto each = [](std::size_t n, auto&& f) {
+        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1 << 14), [&](const auto& r) {
+          for (std::size_t k = r.begin(); k != r.end(); ++k) f(k);
+        });
+      };
       if (!mesh.normals.empty()) {
-        sc.normals.resize(begin);  // flat for the triangles before this object
-        for (const triangle_normals& n : mesh.normals) {
+        sc.normals.resize(begin + mesh.normals.size());  // flat for the triangles before this object
+        each(mesh.normals.size(), [&](std::size_t k) {
+          const triangle_normals& n = mesh.normals[k];
           triangle_normals out{xf_normal(n.n0), xf_normal(n.n1), xf_normal(n.n2)};
           const vec3 zero{0, 0, 0};
           auto is_zero = [](vec3 v) { return v.x == 0 && v.y == 0 && v.z == 0; };
           if (is_zero(out.n0) || is_zero(out.n1) || is_zero(out.n2)) out = {zero, zero, zero};  // degenerate: flat
-          sc.normals.push_back(out);
-        }
+          sc.normals[begin + k] = out;
+        });
       }
       if (!mesh.uvs.empty()) {
         sc.uvs.resize(begin);
@@ -192,19 +206,29 @@ std::vector<material_override> read_objects(const toml::table& doc, const reader
           const float l = length(d);
           return l > 0 && std::isfinite(l) ? d / l : vec3{0, 0, 0};
         };
-        sc.tangents.resize(begin);
-        for (const triangle_tangents& tt : mesh.tangents)
-          sc.tangents.push_back({xf_dir(tt.t0), xf_dir(tt.t1), xf_dir(tt.t2), tt.sign * mirror});
+        sc.tangents.resize(begin + mesh.tangents.size());
+        each(mesh.tangents.size(), [&](std::size_t k) {
+          const triangle_tangents& tt = mesh.tangents[k];
+          sc.tangents[begin + k] = {xf_dir(tt.t0), xf_dir(tt.t1), xf_dir(tt.t2), tt.sign * mirror};
+        });
       }
-      for (std::size_t k = 0; k < mesh.triangles.size(); ++k) {
-        const triangle& tri = mesh.triangles[k];
-        const triangle out{xf(tri.v0), xf(tri.v1), xf(tri.v2)};
-        if (!finite(out.v0) || !finite(out.v1) || !finite(out.v2)) {
-          rd.fail_at(&(*objects)[i], key,
-                     "the transformed vertices of " + in_quotes(rel) + " overflow a float");
-        }
-        sc.triangles.push_back(out);
-        sc.material_of.push_back(material_name ? 0 : mesh.material_of[k]);
+      const bool identity = rotate == 0 && scale.x == 1 && scale.y == 1 && scale.z == 1 && translate.x == 0 &&
+                            translate.y == 0 && translate.z == 0;
+      if (begin == 0 && identity && !material_name) {  // the first object, as it was read: moved, not copied
+        sc.triangles = std::move(mesh.triangles);
+        sc.material_of = std::move(mesh.material_of);
+      } else {
+        sc.triangles.resize(begin + mesh.triangles.size());
+        sc.material_of.resize(begin + mesh.triangles.size());
+        std::atomic<bool> overflow{false};
+        each(mesh.triangles.size(), [&](std::size_t k) {
+          const triangle& tri = mesh.triangles[k];
+          const triangle out{xf(tri.v0), xf(tri.v1), xf(tri.v2)};
+          if (!finite(out.v0) || !finite(out.v1) || !finite(out.v2)) overflow = true;
+          sc.triangles[begin + k] = out;
+          sc.material_of[begin + k] = material_name ? 0 : mesh.material_of[k];
+        });
+        if (overflow) rd.fail_at(&(*objects)[i], key, "the transformed vertices of " + in_quotes(rel) + " overflow a float");
       }
       if (material_name) {
         material_overrides.push_back(

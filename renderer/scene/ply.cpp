@@ -1,15 +1,38 @@
 // PLY meshes (Stanford polygon files): ASCII and binary, little and big endian. Read here (Debian 12
-// packages no PLY library): the header first, every count checked against the file's size and the
-// scene's limits before anything is allocated, every index against the vertex list.
+// packages no PLY library).
+//
+// The header is read and checked first, alone (at most max_header_bytes): every count a decimal
+// integer, the items of all elements together no more than the file could hold (an item of no
+// property is refused: it would cost no byte), one vertex and one face element, the face's vertex
+// index list of an integer type. Only then is the body read, by every thread (input_file::
+// read_parallel). A binary body is parsed in parallel: each element's items are located (fixed
+// sizes by arithmetic; lists of one length, verified at every item in parallel, likewise; else one
+// serial pass that records where every block of items starts), the faces' triangles are counted
+// and admitted against the scene's limits before any is made, then vertices and faces are parsed by
+// blocks, each block writing its own part of the arrays. An ASCII body is read by one thread, twice
+// (counted, then made). The same per-item code serves both (a cursor over binary values or over
+// words); where blocks fail at once, the first item's error in the file is the one reported.
 #include "sections.hpp"
 
+#include <sieve/compaction/error.hpp>
+
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
+#include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cmath>
 #include <cstring>
-#include <sstream>
+#include <limits>
+#include <memory>
+#include <mutex>
 
 namespace sieve::render::detail {
 namespace {
+
+constexpr std::size_t max_header_bytes = std::size_t{1} << 20;
+constexpr std::uint64_t block_items = 1 << 12;  // items a block of a parallel pass
 
 enum class ply_type : std::uint8_t { i8, u8, i16, u16, i32, u32, f32, f64 };
 
@@ -29,86 +52,102 @@ std::size_t size_of(ply_type t) {
   constexpr std::size_t sizes[] = {1, 1, 2, 2, 4, 4, 4, 8};
   return sizes[static_cast<int>(t)];
 }
+bool integral(ply_type t) { return t != ply_type::f32 && t != ply_type::f64; }
+
+// What a vertex property means to the renderer.
+enum class role : std::uint8_t { none, x, y, z, nx, ny, nz, u, v, red, green, blue };
+
+role role_of(std::string_view n) {
+  if (n == "x") return role::x;
+  if (n == "y") return role::y;
+  if (n == "z") return role::z;
+  if (n == "nx") return role::nx;
+  if (n == "ny") return role::ny;
+  if (n == "nz") return role::nz;
+  if (n == "u" || n == "s" || n == "texture_u") return role::u;
+  if (n == "v" || n == "t" || n == "texture_v") return role::v;
+  if (n == "red" || n == "diffuse_red") return role::red;
+  if (n == "green" || n == "diffuse_green") return role::green;
+  if (n == "blue" || n == "diffuse_blue") return role::blue;
+  return role::none;
+}
 
 struct ply_property {
   std::string name;
   ply_type type = ply_type::f32;
   bool list = false;
   ply_type count_type = ply_type::u8;
+  role meaning = role::none;
 };
 
 struct ply_element {
   std::string name;
   std::uint64_t count = 0;
   std::vector<ply_property> properties;
+  std::size_t fixed = 0;  // bytes an item (binary), when no property is a list
+  bool has_list = false;
 };
 
 enum class ply_format : std::uint8_t { ascii, little, big };
 
-// Values one at a time from the body, whatever its format; an error names the file and element.
-class ply_body {
- public:
-  ply_body(const std::vector<unsigned char>& bytes, std::size_t at, ply_format f, std::string file)
-      : b_(bytes), i_(at), f_(f), file_(std::move(file)) {}
-  double read(ply_type t, const std::string& what) {
-    if (f_ == ply_format::ascii) return word(what);
-    const std::size_t n = size_of(t);
-    if (i_ + n > b_.size()) fail(file_ + ": the file ends inside " + what);
-    unsigned char v[8];
-    std::memcpy(v, b_.data() + i_, n);
-    i_ += n;
-    if ((f_ == ply_format::big) == (std::endian::native == std::endian::little)) std::reverse(v, v + n);
-    auto as = [&](auto x) { std::memcpy(&x, v, sizeof x); return static_cast<double>(x); };
-    switch (t) {
-      case ply_type::i8: return as(std::int8_t{});
-      case ply_type::u8: return as(std::uint8_t{});
-      case ply_type::i16: return as(std::int16_t{});
-      case ply_type::u16: return as(std::uint16_t{});
-      case ply_type::i32: return as(std::int32_t{});
-      case ply_type::u32: return as(std::uint32_t{});
-      case ply_type::f32: return as(float{});
-      default: return as(double{});
-    }
-  }
-
- private:
-  // The next word of an ASCII body; a line starting "comment" is skipped (hand-edited files have them).
-  double word(const std::string& what) {
-    std::string_view w;
-    for (;;) {
-      while (i_ < b_.size() && std::isspace(b_[i_])) ++i_;
-      const std::size_t start = i_;
-      while (i_ < b_.size() && !std::isspace(b_[i_]) && i_ - start < 64) ++i_;
-      if (i_ == start) fail(file_ + ": the file ends inside " + what);
-      w = std::string_view(reinterpret_cast<const char*>(b_.data() + start), i_ - start);
-      if (w != "comment") break;
-      while (i_ < b_.size() && b_[i_] != '\n') ++i_;
-    }
-    bool finite = false;
-    const std::optional<double> v = number_token(w, finite);
-    if (!v) fail(file_ + ": " + what + ": " + in_quotes(w) + " is not a number");
-    return *v;
-  }
-  const std::vector<unsigned char>& b_;
-  std::size_t i_;
-  ply_format f_;
-  std::string file_;
-};
-
 struct ply_header {
   ply_format format = ply_format::ascii;
   std::vector<ply_element> elements;
-  std::size_t body = 0;  // where the data begins
+  std::size_t body = 0;   // where the data begins
+  int vertex = -1, face = -1;  // the elements' indices
+  int index_list = -1;         // the face element's vertex index list (a property index)
 };
 
-ply_header read_header(const std::vector<unsigned char>& bytes, const std::string& file) {
+// A count in the header: decimal digits only (no sign, point, exponent or hexadecimal).
+std::optional<std::uint64_t> decimal_count(std::string_view s) {
+  if (s.empty() || s.size() > 15) return std::nullopt;
+  std::uint64_t v = 0;
+  for (const char c : s) {
+    if (c < '0' || c > '9') return std::nullopt;
+    v = v * 10 + static_cast<std::uint64_t>(c - '0');
+  }
+  return v;
+}
+
+void read_property(const std::vector<std::string_view>& tok, std::string_view line, const std::string& at, ply_header& h) {
+  if (h.elements.empty()) fail(at + "a property before any element");
+  if (tok.size() != 3 && tok.size() != 5) fail(at + "cannot read the property " + in_quotes(line));
+  const bool list = tok.size() == 5 && tok[1] == "list";
+  const auto t = type_of(tok[list ? 3 : 1]);
+  const auto c = list ? type_of(tok[2]) : std::optional<ply_type>(ply_type::u8);
+  if ((!list && tok.size() != 3) || !t || !c) fail(at + "cannot read the property " + in_quotes(line));
+  if (list && !integral(*c)) fail(at + "a list's count must be of an integer type: " + in_quotes(line));
+  ply_element& e = h.elements.back();
+  e.properties.push_back({std::string(tok.back()), *t, list, *c, role_of(tok.back())});
+  e.has_list |= list;
+  e.fixed += size_of(*t);
+}
+
+void read_element(const std::vector<std::string_view>& tok, const std::string& at, ply_header& h) {
+  const std::optional<std::uint64_t> n = tok.size() == 3 ? decimal_count(tok[2]) : std::nullopt;
+  if (!n) fail(at + "element needs a name and a count (decimal digits)");
+  const int index = static_cast<int>(h.elements.size());
+  if (tok[1] == "vertex" || tok[1] == "face") {
+    int& slot = tok[1] == "vertex" ? h.vertex : h.face;
+    if (slot >= 0) fail(at + "a second " + in_quotes(tok[1]) + " element (a PLY mesh has one)");
+    slot = index;
+  }
+  h.elements.push_back({std::string(tok[1]), *n, {}, 0, false});
+}
+
+// The header's lines, checked; `bytes` holds at least the header (the file's first bytes).
+ply_header parse_header(std::span<const unsigned char> bytes, bool whole_file, const std::string& file) {
   ply_header h;
   std::size_t i = 0, line_no = 0;
   bool format_seen = false;
   for (;;) {
     const std::size_t start = i;
     while (i < bytes.size() && bytes[i] != '\n' && i - start < 4096) ++i;
-    if (i >= bytes.size() || bytes[i] != '\n') fail(file + ": the PLY header does not end (no end_header line)");
+    if (i >= bytes.size() || bytes[i] != '\n') {
+      if (i >= bytes.size() && !whole_file)
+        fail(file + ": the PLY header does not end within its first " + std::to_string(max_header_bytes >> 20) + " MiB");
+      fail(file + ": the PLY header does not end (no end_header line)");
+    }
     std::string_view line(reinterpret_cast<const char*>(bytes.data() + start), i - start);
     ++i, ++line_no;
     if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -128,20 +167,9 @@ ply_header read_header(const std::vector<unsigned char>& bytes, const std::strin
       else fail(at + "unknown PLY format " + in_quotes(tok[1]));
       format_seen = true;
     } else if (tok[0] == "element") {
-      bool finite = false;
-      const std::optional<double> n = tok.size() == 3 ? number_token(tok[2], finite) : std::nullopt;
-      if (!n || *n < 0 || *n != std::floor(*n) || *n > 1e15) fail(at + "element needs a name and a count");
-      h.elements.push_back({std::string(tok[1]), static_cast<std::uint64_t>(*n), {}});
+      read_element(tok, at, h);
     } else if (tok[0] == "property") {
-      if (h.elements.empty()) fail(at + "a property before any element");
-      if (tok.size() != 3 && tok.size() != 5) fail(at + "cannot read the property " + in_quotes(line));
-      ply_property p;
-      const bool list = tok.size() == 5 && tok[1] == "list";
-      const auto t = type_of(tok[list ? 3 : 1]);
-      const auto c = list ? type_of(tok[2]) : std::optional<ply_type>(ply_type::u8);
-      if ((!list && tok.size() != 3) || !t || !c) fail(at + "cannot read the property " + in_quotes(line));
-      p = {std::string(tok.back()), *t, list, *c};
-      h.elements.back().properties.push_back(p);
+      read_property(tok, line, at, h);
     } else {
       fail(at + "unknown PLY header line " + in_quotes(line));
     }
@@ -151,108 +179,469 @@ ply_header read_header(const std::vector<unsigned char>& bytes, const std::strin
   return h;
 }
 
+// The element table against the body's size and the renderer's needs, before the body is read.
+void check_elements(ply_header& h, std::uint64_t body_bytes, const std::string& file, const std::string& context) {
+  // Every item takes at least its fixed part of the body (ASCII: a digit and a separator a value),
+  // and the items of all elements together must fit: an element alone may not, nor may thousands.
+  std::uint64_t least_total = 0;
+  for (const ply_element& e : h.elements) {
+    if (e.count > 0 && e.properties.empty())
+      fail(file + ": element " + in_quotes(e.name) + " has " + std::to_string(e.count) + " items but no property" + context);
+    std::uint64_t least = 0;
+    for (const ply_property& p : e.properties) least += h.format == ply_format::ascii ? 2 : size_of(p.list ? p.count_type : p.type);
+    if (e.count > body_bytes / std::max<std::uint64_t>(least, 1) || least_total + e.count * least > body_bytes)
+      fail(file + ": element " + in_quotes(e.name) + " claims " + std::to_string(e.count) + " items, more than the file holds" + context);
+    least_total += e.count * least;
+  }
+  if (h.face >= 0) {
+    const auto& props = h.elements[static_cast<std::size_t>(h.face)].properties;
+    for (std::size_t p = 0; p < props.size(); ++p) {
+      if (!props[p].list || (props[p].name != "vertex_indices" && props[p].name != "vertex_index")) continue;
+      if (h.index_list >= 0) fail(file + ": the face element has two vertex index lists" + context);
+      if (!integral(props[p].type)) fail(file + ": the face element's " + props[p].name + " must be of an integer type" + context);
+      h.index_list = static_cast<int>(p);
+    }
+  }
+  if (h.vertex >= 0)
+    for (const ply_property& p : h.elements[static_cast<std::size_t>(h.vertex)].properties)
+      if (p.list && p.meaning != role::none) fail(file + ": vertex property " + in_quotes(p.name) + " is a list" + context);
+}
+
+// The most bytes a binary body's elements can take (saturating): a file longer than its header
+// claims (a large tail, a sparse file) is read no further than that. An ASCII body is read whole.
+std::uint64_t body_bound(const ply_header& h, std::uint64_t body_bytes) {
+  if (h.format == ply_format::ascii) return body_bytes;
+  constexpr std::uint64_t most = std::numeric_limits<std::uint64_t>::max();
+  const auto add = [](std::uint64_t a, std::uint64_t b) { return a > most - b ? most : a + b; };
+  const auto mul = [](std::uint64_t a, std::uint64_t b) { return a != 0 && b > most / a ? most : a * b; };
+  std::uint64_t sum = 0;
+  for (const ply_element& e : h.elements) {
+    std::uint64_t item = 0;
+    for (const ply_property& p : e.properties) {
+      constexpr std::uint64_t longest[] = {127, 255, 32767, 65535, 2147483647ULL, 4294967295ULL};
+      item = add(item, p.list ? add(size_of(p.count_type), mul(longest[static_cast<int>(p.count_type)], size_of(p.type)))
+                              : size_of(p.type));
+    }
+    sum = add(sum, mul(e.count, item));
+  }
+  return std::min(sum, body_bytes);
+}
+
+// Where an error is: the element's name and the item's number, made into text only on failure.
+struct item_at {
+  const std::string* file;
+  const std::string* element;
+  std::uint64_t item;
+  std::string text() const { return *file + ": " + *element + " " + std::to_string(item); }
+};
+
+// Values of a binary body, from `at` on (a block's first item).
+class binary_cursor {
+ public:
+  binary_cursor(const unsigned char* at, const unsigned char* end, bool swap) : p_(at), end_(end), swap_(swap) {}
+  double value(ply_type t, const item_at& where) {
+    const std::size_t n = size_of(t);
+    if (static_cast<std::size_t>(end_ - p_) < n) ends_inside(where);
+    unsigned char v[8];
+    std::memcpy(v, p_, n);
+    p_ += n;
+    if (swap_) std::reverse(v, v + n);
+    auto as = [&](auto x) {
+      std::memcpy(&x, v, sizeof x);
+      return static_cast<double>(x);
+    };
+    switch (t) {
+      case ply_type::i8: return as(std::int8_t{});
+      case ply_type::u8: return as(std::uint8_t{});
+      case ply_type::i16: return as(std::int16_t{});
+      case ply_type::u16: return as(std::uint16_t{});
+      case ply_type::i32: return as(std::int32_t{});
+      case ply_type::u32: return as(std::uint32_t{});
+      case ply_type::f32: return as(float{});
+      default: return as(double{});
+    }
+  }
+  // A list's count (an integer type, the header checked).
+  double count(ply_type t, const item_at& where) { return value(t, where); }
+  void skip(ply_type t, std::uint64_t n, const item_at& where) {
+    if (n > static_cast<std::uint64_t>(end_ - p_) / size_of(t)) ends_inside(where);
+    p_ += n * size_of(t);
+  }
+  const unsigned char* at() const { return p_; }
+
+ private:
+  [[noreturn]] static void ends_inside(const item_at& where) { fail(*where.file + ": the file ends inside " + *where.element + " " + std::to_string(where.item)); }
+  const unsigned char* p_;
+  const unsigned char* end_;
+  bool swap_;
+};
+
+// Words of an ASCII body; a line starting "comment" is skipped (hand-edited files have them).
+// Integer properties take decimal integers in their type's range, others decimal numbers.
+class ascii_cursor {
+ public:
+  ascii_cursor(const unsigned char* at, const unsigned char* end) : p_(at), end_(end) {}
+  double value(ply_type t, const item_at& where) {
+    const std::string_view w = word(where);
+    bool finite = false;
+    const bool hex = w.find_first_of("xX") != std::string_view::npos;
+    const std::optional<double> v = hex ? std::nullopt : number_token(w, finite);
+    if (!v) fail(where.text() + ": " + in_quotes(w) + " is not a number");
+    // An integer property takes decimal digits (a sign allowed), within its type's range.
+    const std::size_t digits = w.front() == '-' || w.front() == '+' ? 1 : 0;
+    if (integral(t) && (w.size() == digits || w.find_first_not_of("0123456789", digits) != std::string_view::npos ||
+                        *v < lowest(t) || *v > highest(t)))
+      fail(where.text() + ": " + in_quotes(w) + " is not an integer of the property's type");
+    return *v;
+  }
+  double count(ply_type t, const item_at& where) { return value(t, where); }
+  void skip(ply_type t, std::uint64_t n, const item_at& where) {
+    for (std::uint64_t i = 0; i < n; ++i) value(t, where);
+  }
+
+ private:
+  static double lowest(ply_type t) {
+    constexpr double v[] = {-128, 0, -32768, 0, -2147483648.0, 0};
+    return v[static_cast<int>(t)];
+  }
+  static double highest(ply_type t) {
+    constexpr double v[] = {127, 255, 32767, 65535, 2147483647.0, 4294967295.0};
+    return v[static_cast<int>(t)];
+  }
+  std::string_view word(const item_at& where) {
+    for (;;) {
+      while (p_ < end_ && std::isspace(*p_)) ++p_;
+      const unsigned char* start = p_;
+      while (p_ < end_ && !std::isspace(*p_) && p_ - start < 64) ++p_;
+      if (p_ == start) fail(*where.file + ": the file ends inside " + *where.element + " " + std::to_string(where.item));
+      const std::string_view w(reinterpret_cast<const char*>(start), static_cast<std::size_t>(p_ - start));
+      if (w != "comment") return w;
+      while (p_ < end_ && *p_ != '\n') ++p_;
+    }
+  }
+  const unsigned char* p_;
+  const unsigned char* end_;
+};
+
+// Trivially constructible (allocated without a serial pass; each item sets its own).
+struct vertex {
+  vec3 p, n, color;
+  tex_coord uv;
+};
+
+// The reading context: what every item needs to know.
+struct ply_context {
+  const ply_header& h;
+  std::string file;
+  const obj_options& opt;
+  std::uint64_t vertices = 0;
+  bool float_color = false;
+};
+
+// One item of element e. Vertex: its values into v (each a finite number). Face: the vertex index
+// list into idx (n of them, each inside the vertex list). Any other property is read over.
+template <class Cursor>
+void read_item(Cursor& c, const ply_element& e, int which, const ply_context& cx, std::uint64_t k, vertex* v,
+               std::uint32_t* idx, std::uint32_t& n) {
+  const item_at where{&cx.file, &e.name, k};
+  const bool is_vertex = which == cx.h.vertex, is_face = which == cx.h.face;
+  if (v) *v = {{0, 0, 0}, {0, 0, 0}, {0, 0, 0}, {0, 0}};
+  for (std::size_t pi = 0; pi < e.properties.size(); ++pi) {
+    const ply_property& p = e.properties[pi];
+    if (p.list) {
+      const double count = c.count(p.count_type, where);
+      if (!(count >= 0)) fail(where.text() + " has a list of " + str(count) + " items" + cx.opt.context);
+      if (!is_face || static_cast<int>(pi) != cx.h.index_list) {
+        c.skip(p.type, static_cast<std::uint64_t>(count), where);
+        continue;
+      }
+      if (count > double(max_face_vertices))
+        fail(where.text() + " has a list of " + str(count) + " vertices (at most " + std::to_string(max_face_vertices) + ")" + cx.opt.context);
+      n = static_cast<std::uint32_t>(count);
+      for (std::uint32_t j = 0; j < n; ++j) {
+        const double x = c.value(p.type, where);
+        if (!(x >= 0 && x < double(cx.vertices)))
+          fail(where.text() + " refers to vertex " + str(x) + ", past the " + std::to_string(cx.vertices) + " vertices" + cx.opt.context);
+        if (idx) idx[j] = static_cast<std::uint32_t>(x);
+      }
+      continue;
+    }
+    const double x = c.value(p.type, where);
+    if (!is_vertex || !v) continue;
+    if (!(std::isfinite(x) && std::isfinite(static_cast<float>(x))))
+      fail(where.text() + ": " + p.name + " " + str(x) + " is not a finite number" + cx.opt.context);
+    const auto f = static_cast<float>(x);
+    const float col = cx.float_color ? f : f / 255.0f;
+    switch (p.meaning) {
+      case role::x: v->p.x = f; break;
+      case role::y: v->p.y = f; break;
+      case role::z: v->p.z = f; break;
+      case role::nx: v->n.x = f; break;
+      case role::ny: v->n.y = f; break;
+      case role::nz: v->n.z = f; break;
+      case role::u: v->uv.u = f; break;
+      case role::v: v->uv.v = f; break;
+      case role::red: v->color.x = col; break;
+      case role::green: v->color.y = col; break;
+      case role::blue: v->color.z = col; break;
+      case role::none: break;
+    }
+  }
+}
+
+// The first error of a parallel pass in file order: blocks run at once, each stops at its first
+// failing item; the lowest block's message is the one thrown.
+class first_error {
+ public:
+  template <class F>
+  void run(std::uint64_t block, F&& f) {
+    if (block > lowest_.load()) return;  // an earlier block failed already
+    try {
+      f();
+    } catch (const sieve::error& e) {
+      std::lock_guard<std::mutex> lock(m_);
+      if (block < lowest_.load()) lowest_ = block, message_ = e.what();
+    }
+  }
+  void rethrow() const {
+    if (lowest_.load() != none) throw sieve::error(message_);
+  }
+
+ private:
+  static constexpr std::uint64_t none = std::numeric_limits<std::uint64_t>::max();
+  std::atomic<std::uint64_t> lowest_{none};
+  std::mutex m_;
+  std::string message_;
+};
+
+// Where each block of block_items items of every element starts in a binary body, and where the
+// body ends.
+struct body_layout {
+  std::vector<std::vector<std::size_t>> starts;  // per element: block b's first byte
+  std::size_t end = 0;
+};
+
+// The length of every item when each of its lists has the length the first item's has, checked
+// at every item in parallel; 0 when they differ (or the element is empty).
+std::size_t uniform_stride(std::span<const unsigned char> body, std::size_t at, const ply_element& e, const ply_context& cx) {
+  if (e.count == 0) return 0;
+  const bool swap = (cx.h.format == ply_format::big) == (std::endian::native == std::endian::little);
+  struct list_at {
+    std::size_t offset;  // of its count, in the item
+    ply_type type;
+    double length;
+  };
+  std::vector<list_at> lists;
+  binary_cursor c(body.data() + at, body.data() + body.size(), swap);
+  const item_at first{&cx.file, &e.name, 0};
+  for (const ply_property& p : e.properties) {
+    double n = 1;
+    if (p.list) {
+      const auto offset = static_cast<std::size_t>(c.at() - (body.data() + at));
+      n = c.count(p.count_type, first);
+      if (!(n >= 0)) return 0;
+      lists.push_back({offset, p.count_type, n});
+    }
+    c.skip(p.type, static_cast<std::uint64_t>(n), first);
+  }
+  const auto stride = static_cast<std::size_t>(c.at() - (body.data() + at));
+  if (e.count > (body.size() - at) / stride) return 0;
+  std::atomic<bool> same{true};
+  tbb::parallel_for(tbb::blocked_range<std::uint64_t>(1, e.count, block_items), [&](const auto& r) {
+    for (std::uint64_t k = r.begin(); k != r.end() && same.load(std::memory_order_relaxed); ++k)
+      for (const list_at& l : lists) {
+        binary_cursor item(body.data() + at + k * stride + l.offset, body.data() + body.size(), swap);
+        if (item.count(l.type, {&cx.file, &e.name, k}) != l.length) same = false;
+      }
+  });
+  return same.load() ? stride : 0;
+}
+
+body_layout locate(std::span<const unsigned char> body, const ply_context& cx) {
+  const bool swap = (cx.h.format == ply_format::big) == (std::endian::native == std::endian::little);
+  body_layout out;
+  std::size_t at = 0;
+  for (std::size_t ei = 0; ei < cx.h.elements.size(); ++ei) {
+    const ply_element& e = cx.h.elements[ei];
+    std::vector<std::size_t>& starts = out.starts.emplace_back((e.count + block_items - 1) / block_items);
+    std::size_t stride = e.has_list ? uniform_stride(body, at, e, cx) : e.fixed;
+    if (e.count > 0 && stride > 0) {
+      if (e.count > (body.size() - at) / stride)
+        fail(cx.file + ": the file ends inside " + e.name + " " + std::to_string((body.size() - at) / stride));
+      for (std::size_t b = 0; b < starts.size(); ++b) starts[b] = at + b * block_items * stride;
+      at += e.count * stride;
+      continue;
+    }
+    // Lists of differing lengths: one pass over the items' lengths.
+    binary_cursor c(body.data() + at, body.data() + body.size(), swap);
+    for (std::uint64_t k = 0; k < e.count; ++k) {
+      if (k % block_items == 0) starts[k / block_items] = static_cast<std::size_t>(c.at() - body.data());
+      const item_at where{&cx.file, &e.name, k};
+      for (const ply_property& p : e.properties) {
+        const double n = p.list ? c.count(p.count_type, where) : 1;
+        if (!(n >= 0)) fail(where.text() + " has a list of " + str(n) + " items" + cx.opt.context);
+        c.skip(p.type, static_cast<std::uint64_t>(n), where);
+      }
+    }
+    at = static_cast<std::size_t>(c.at() - body.data());
+  }
+  out.end = at;
+  return out;
+}
+
+struct mesh_parts {
+  std::unique_ptr<vertex[]> verts;
+  std::vector<std::uint32_t> color_index;  // 3 a triangle: the vertices whose colours it takes
+  bool normals = false, uvs = false, colors = false;
+};
+
+// The triangles of one face (a fan over its vertex index list) at out[t...].
+void put_face(const std::uint32_t* idx, std::uint32_t n, std::uint64_t t, const mesh_parts& m, obj_mesh& out,
+              std::vector<std::uint32_t>& color_index) {
+  for (std::uint32_t j = 1; j + 1 < n; ++j, ++t) {
+    const vertex &a = m.verts[idx[0]], &b = m.verts[idx[j]], &c = m.verts[idx[j + 1]];
+    out.triangles[t] = {a.p, b.p, c.p};
+    if (m.normals) out.normals[t] = {a.n, b.n, c.n};
+    if (m.uvs) out.uvs[t] = {a.uv, b.uv, c.uv};
+    if (m.colors) color_index[3 * t] = idx[0], color_index[3 * t + 1] = idx[j], color_index[3 * t + 2] = idx[j + 1];
+  }
+}
+
+std::uint64_t triangles_of(std::uint32_t n) { return n >= 3 ? n - 2 : 0; }
+
+// Sizes the output for `triangles`, after the scene's limits have admitted them.
+void make_room(std::uint64_t triangles, const ply_context& cx, mesh_parts& m, obj_mesh& out) {
+  if (triangles == 0) fail(cx.file + ": no triangles: the PLY file has no faces of 3 or more vertices" + cx.opt.context);
+  if (triangles > cx.opt.max_triangles)
+    fail(cx.file + ": more than " + std::to_string(cx.opt.max_triangles) + " triangles " + cx.opt.limit_text + cx.opt.context);
+  if (cx.opt.admit) cx.opt.admit(triangles);
+  out.triangles.resize(triangles);
+  if (m.normals) out.normals.resize(triangles);
+  if (m.uvs) out.uvs.resize(triangles);
+  if (m.colors) m.color_index.resize(3 * triangles);
+}
+
+// A binary body by every thread: located, triangles counted and admitted, vertices and faces parsed.
+void read_binary(std::span<const unsigned char> body, const ply_context& cx, mesh_parts& m, obj_mesh& out) {
+  const bool swap = (cx.h.format == ply_format::big) == (std::endian::native == std::endian::little);
+  const body_layout lay = locate(body, cx);
+  auto items = [&](int ei, auto&& f) {  // f(cursor, first item, end item, block) over element ei's blocks
+    const ply_element& e = cx.h.elements[static_cast<std::size_t>(ei)];
+    first_error err;
+    tbb::parallel_for(std::size_t{0}, lay.starts[static_cast<std::size_t>(ei)].size(), [&](std::size_t b) {
+      err.run(b, [&] {
+        binary_cursor c(body.data() + lay.starts[static_cast<std::size_t>(ei)][b], body.data() + body.size(), swap);
+        f(c, e, b * block_items, std::min<std::uint64_t>(e.count, (b + 1) * block_items), b);
+      });
+    });
+    err.rethrow();
+  };
+  const std::size_t face_blocks = cx.h.face >= 0 ? lay.starts[static_cast<std::size_t>(cx.h.face)].size() : 0;
+  std::vector<std::uint64_t> first(face_blocks + 1, 0);  // each block's first triangle
+  if (cx.h.face >= 0)
+    items(cx.h.face, [&](binary_cursor& c, const ply_element& e, std::uint64_t k0, std::uint64_t k1, std::size_t b) {
+      std::uint64_t sum = 0;
+      for (std::uint64_t k = k0; k < k1; ++k) {
+        std::uint32_t n = 0;
+        read_item(c, e, cx.h.face, cx, k, nullptr, nullptr, n);
+        sum += triangles_of(n);
+      }
+      first[b + 1] = sum;
+    });
+  for (std::size_t b = 0; b < face_blocks; ++b) first[b + 1] += first[b];
+  make_room(first[face_blocks], cx, m, out);  // no face element: no triangles, an error
+  if (cx.h.vertex >= 0)
+    items(cx.h.vertex, [&](binary_cursor& c, const ply_element& e, std::uint64_t k0, std::uint64_t k1, std::size_t) {
+      std::uint32_t n = 0;
+      for (std::uint64_t k = k0; k < k1; ++k) read_item(c, e, cx.h.vertex, cx, k, &m.verts[k], nullptr, n);
+    });
+  items(cx.h.face, [&](binary_cursor& c, const ply_element& e, std::uint64_t k0, std::uint64_t k1, std::size_t b) {
+    std::uint32_t face[max_face_vertices];
+    std::uint64_t t = first[b];
+    for (std::uint64_t k = k0; k < k1; ++k) {
+      std::uint32_t n = 0;
+      read_item(c, e, cx.h.face, cx, k, nullptr, face, n);
+      put_face(face, n, t, m, out, m.color_index);
+      t += triangles_of(n);
+    }
+  });
+}
+
+// An ASCII body by one thread: once to count the triangles, once to make them.
+void read_ascii(std::span<const unsigned char> body, const ply_context& cx, mesh_parts& m, obj_mesh& out) {
+  std::uint32_t idx[max_face_vertices];
+  for (const bool make : {false, true}) {
+    ascii_cursor c(body.data(), body.data() + body.size());
+    std::uint64_t t = 0;
+    for (std::size_t ei = 0; ei < cx.h.elements.size(); ++ei) {
+      const ply_element& e = cx.h.elements[ei];
+      const int which = static_cast<int>(ei);
+      for (std::uint64_t k = 0; k < e.count; ++k) {
+        std::uint32_t n = 0;
+        read_item(c, e, which, cx, k, make && which == cx.h.vertex ? &m.verts[k] : nullptr, idx, n);
+        if (which != cx.h.face) continue;
+        if (make) put_face(idx, n, t, m, out, m.color_index);
+        t += triangles_of(n);
+      }
+    }
+    if (!make) make_room(t, cx, m, out);
+  }
+}
+
+// Vertex colours as albedo: each triangle's mean colour in a texel of its own, read at its centre.
+void colour_texture(const mesh_parts& m, const ply_context& cx, registry& reg, obj_mesh& out, material& mat) {
+  const std::size_t n = out.triangles.size();
+  const auto side = static_cast<std::uint32_t>(std::ceil(std::sqrt(double(n))));
+  image_rgb img;
+  img.width = img.height = side;
+  img.pixels.assign(std::size_t{side} * side, vec3{0, 0, 0});
+  out.uvs.assign(n, triangle_uvs{});
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1 << 14), [&](const auto& r) {
+    for (std::size_t t = r.begin(); t != r.end(); ++t) {
+      vec3 c{0, 0, 0};
+      for (int k = 0; k < 3; ++k) c = c + m.verts[m.color_index[3 * t + k]].color;
+      c = c / 3.0f;
+      img.pixels[t] = cx.float_color ? c : vec3{srgb_to_linear(c.x), srgb_to_linear(c.y), srgb_to_linear(c.z)};
+      const tex_coord uv{(float(t % side) + 0.5f) / side, 1 - (float(t / side) + 0.5f) / side};
+      out.uvs[t] = {uv, uv, uv};
+    }
+  });
+  mat.albedo_texture = reg.texture_index(cx.file + " (vertex colours)", img, wrap_mode::clamp, cx.file);
+}
+
 }  // namespace
 
 obj_mesh load_ply(const fs::path& path, const obj_options& opt, registry& reg) {
   const std::string file = path.string();
   if (!file_exists(path)) fail(file + ": PLY file not found" + opt.context);
-  const std::vector<unsigned char> bytes = input_file(path, "PLY file").bytes(std::uint64_t{1} << 34);
-  const ply_header h = read_header(bytes, file);
-  const std::size_t left = bytes.size() - h.body;
-  // Every item of an element takes at least its fixed part of the body (ASCII: two bytes a value).
-  for (const ply_element& e : h.elements) {
-    std::size_t least = 0;  // ASCII: a digit and a separator a value
-    for (const ply_property& p : e.properties) least += h.format == ply_format::ascii ? 2 : size_of(p.list ? p.count_type : p.type);
-    if (e.count > left / std::max<std::size_t>(least, 1))
-      fail(file + ": element " + in_quotes(e.name) + " claims " + std::to_string(e.count) + " items, more than the file holds" + opt.context);
+  input_file in(path, "PLY file");
+  // The header alone first: nothing of the body is read before its element table is checked.
+  const input_file::block head = in.read_parallel(0, max_header_bytes);
+  ply_header h = parse_header(head.bytes(), head.size == in.size(), file);
+  check_elements(h, in.size() - h.body, file, opt.context);
+  const input_file::block body = in.read_parallel(h.body, std::max<std::uint64_t>(body_bound(h, in.size() - h.body), 1));
+  ply_context cx{h, file, opt};
+  mesh_parts m;
+  if (h.vertex >= 0) {
+    const ply_element& v = h.elements[static_cast<std::size_t>(h.vertex)];
+    cx.vertices = v.count;
+    for (const ply_property& p : v.properties) {
+      m.normals |= p.meaning == role::nx;
+      m.uvs |= p.meaning == role::u;
+      m.colors |= p.meaning == role::red;
+      cx.float_color |= p.meaning == role::red && !integral(p.type);
+    }
+    m.verts.reset(new vertex[v.count]);
   }
-  ply_body body(bytes, h.body, h.format, file);
-  struct vertex { vec3 p, n, color; tex_coord uv; };
-  std::vector<vertex> verts;
-  bool normals = false, uvs = false, colors = false, float_color = false;
   obj_mesh out;
   out.files.push_back(path);
-  std::vector<std::uint32_t> face_color_index;
-  for (const ply_element& e : h.elements) {
-    const bool is_vertex = e.name == "vertex", is_face = e.name == "face";
-    if (is_vertex) {
-      verts.resize(e.count);
-      for (const ply_property& p : e.properties) {
-        normals |= p.name == "nx";
-        uvs |= p.name == "u" || p.name == "s" || p.name == "texture_u";
-        colors |= p.name == "red" || p.name == "diffuse_red";
-        float_color |= (p.name == "red" || p.name == "diffuse_red") && (p.type == ply_type::f32 || p.type == ply_type::f64);
-      }
-    }
-    for (std::uint64_t k = 0; k < e.count; ++k) {
-      const std::string what = e.name + " " + std::to_string(k);
-      for (const ply_property& p : e.properties) {
-        if (p.list) {
-          const double n = body.read(p.count_type, what);
-          if (!(n >= 0 && n <= double(max_face_vertices)))
-            fail(file + ": " + what + " has a list of " + str(n) + " items (at most " + std::to_string(max_face_vertices) + ")" + opt.context);
-          std::uint32_t idx[256];
-          for (std::size_t j = 0; j < n; ++j) {
-            const double v = body.read(p.type, what);
-            if (is_face && !(v >= 0 && v < double(verts.size())))
-              fail(file + ": " + what + " refers to vertex " + str(v) + ", past the " + std::to_string(verts.size()) + " vertices" + opt.context);
-            idx[j] = is_face ? static_cast<std::uint32_t>(v) : 0;
-          }
-          if (!is_face || (p.name != "vertex_indices" && p.name != "vertex_index")) continue;
-          if (n < 3) continue;  // a point or an edge: nothing to render
-          if (out.triangles.size() + std::size_t(n) - 2 > opt.max_triangles)
-            fail(file + ": more than " + std::to_string(opt.max_triangles) + " triangles " + opt.limit_text + opt.context);
-          for (std::size_t j = 1; j + 1 < n; ++j) {
-            const vertex &a = verts[idx[0]], &b = verts[idx[j]], &c = verts[idx[j + 1]];
-            out.triangles.push_back({a.p, b.p, c.p});
-            if (normals) out.normals.push_back({a.n, b.n, c.n});
-            if (uvs) out.uvs.push_back({a.uv, b.uv, c.uv});
-            if (colors) face_color_index.push_back(idx[0]), face_color_index.push_back(idx[j]), face_color_index.push_back(idx[j + 1]);
-          }
-          continue;
-        }
-        const double v = body.read(p.type, what);
-        if (!is_vertex) continue;
-        bool finite = std::isfinite(v) && std::isfinite(static_cast<float>(v));
-        if (!finite) fail(file + ": " + what + ": " + p.name + " " + str(v) + " is not a finite number" + opt.context);
-        vertex& vx = verts[k];
-        const auto f = static_cast<float>(v);
-        const float c = float_color ? f : f / 255.0f;
-        const std::string& n = p.name;
-        if (n == "x") vx.p.x = f; else if (n == "y") vx.p.y = f; else if (n == "z") vx.p.z = f;
-        else if (n == "nx") vx.n.x = f; else if (n == "ny") vx.n.y = f; else if (n == "nz") vx.n.z = f;
-        else if (n == "u" || n == "s" || n == "texture_u") vx.uv.u = f;
-        else if (n == "v" || n == "t" || n == "texture_v") vx.uv.v = f;
-        else if (n == "red" || n == "diffuse_red") vx.color.x = c;
-        else if (n == "green" || n == "diffuse_green") vx.color.y = c;
-        else if (n == "blue" || n == "diffuse_blue") vx.color.z = c;
-      }
-    }
-  }
-  if (out.triangles.empty()) fail(file + ": no triangles: the PLY file has no faces of 3 or more vertices" + opt.context);
-  if (opt.admit) opt.admit(out.triangles.size());
-  material m;
-  m.name = path.stem().string();
-  if (colors) {
-    // Vertex colours as albedo: each triangle's mean colour in a texel of its own, read at its centre.
-    const std::size_t n = out.triangles.size();
-    const auto side = static_cast<std::uint32_t>(std::ceil(std::sqrt(double(n))));
-    image_rgb img;
-    img.width = img.height = side;
-    img.pixels.assign(std::size_t{side} * side, vec3{0, 0, 0});
-    out.uvs.assign(n, triangle_uvs{});
-    for (std::size_t t = 0; t < n; ++t) {
-      vec3 c{0, 0, 0};
-      for (int k = 0; k < 3; ++k) c = c + verts[face_color_index[3 * t + k]].color;
-      c = c / 3.0f;
-      img.pixels[t] = float_color ? c : vec3{srgb_to_linear(c.x), srgb_to_linear(c.y), srgb_to_linear(c.z)};
-      const tex_coord uv{(float(t % side) + 0.5f) / side, 1 - (float(t / side) + 0.5f) / side};
-      out.uvs[t] = {uv, uv, uv};
-    }
-    m.albedo_texture = reg.texture_index(file + " (vertex colours)", img, wrap_mode::clamp, file);
-  }
-  const std::uint32_t mat = opt.use_materials ? reg.add(m, file) : 0;
-  out.material_of.assign(out.triangles.size(), mat);
+  if (h.format == ply_format::ascii) read_ascii(body.bytes(), cx, m, out);
+  else read_binary(body.bytes(), cx, m, out);
+  material mat;
+  mat.name = path.stem().string();
+  if (m.colors) colour_texture(m, cx, reg, out, mat);
+  const std::uint32_t id = opt.use_materials ? reg.add(mat, file) : 0;
+  out.material_of.assign(out.triangles.size(), id);
   return out;
 }
 

@@ -2,8 +2,11 @@
 
 #include "../core/rng.hpp"
 #include "../core/sampling.hpp"
+#include "../exec/stop.hpp"
 
 #include <sieve/compaction/error.hpp>
+
+#include <tbb/parallel_for.h>
 
 #include <cmath>
 #include <string>
@@ -48,7 +51,7 @@ void add_sphere_room(scene& s, std::uint32_t n, std::uint32_t segments) {
     const float phi = 2 * pi * static_cast<float>(i) / static_cast<float>(segments);
     return c + vec3{std::sin(theta) * std::cos(phi), std::cos(theta), std::sin(theta) * std::sin(phi)} * radius;
   };
-  for (std::uint32_t gy = 0; gy < n; ++gy)
+  for (std::uint32_t gy = 0; gy < n; ++gy, stop_point())
     for (std::uint32_t gx = 0; gx < n; ++gx) {
       const vec3 c{spacing * (static_cast<float>(gx) + 0.5f), radius, spacing * (static_cast<float>(gy) + 0.5f)};
       const std::uint32_t mat = tints[(gx + 2 * gy) % 3];
@@ -82,15 +85,28 @@ void add_heightfield(scene& s, std::uint32_t grid, float height, std::uint32_t s
     }
     return sum * height;
   };
+  // Row by row in parallel: the heights, then each row's quads in their place (the same order as
+  // one thread would add them).
   std::vector<float> z(static_cast<std::size_t>(grid + 1) * (grid + 1));
-  for (std::uint32_t y = 0; y <= grid; ++y)
+  tbb::parallel_for(std::uint32_t{0}, grid + 1, [&](std::uint32_t y) {
+    stop_point();
     for (std::uint32_t x = 0; x <= grid; ++x) z[std::size_t{y} * (grid + 1) + x] = noise(static_cast<float>(x), static_cast<float>(y));
+  });
   auto p = [&](std::uint32_t x, std::uint32_t y) {
     return vec3{static_cast<float>(x), z[std::size_t{y} * (grid + 1) + x], static_cast<float>(y)};
   };
-  s.triangles.reserve(s.triangles.size() + 2 * std::size_t{grid} * grid);
-  for (std::uint32_t y = 0; y < grid; ++y)
-    for (std::uint32_t x = 0; x < grid; ++x) add_quad(s, p(x, y), p(x, y + 1), p(x + 1, y + 1), p(x + 1, y), ground);
+  const std::size_t first = s.triangles.size();
+  s.triangles.resize(first + 2 * std::size_t{grid} * grid);
+  s.material_of.resize(s.triangles.size(), ground);
+  tbb::parallel_for(std::uint32_t{0}, grid, [&](std::uint32_t y) {
+    stop_point();
+    triangle* out = &s.triangles[first + 2 * std::size_t{y} * grid];
+    for (std::uint32_t x = 0; x < grid; ++x) {
+      const vec3 a = p(x, y), b = p(x, y + 1), c = p(x + 1, y + 1), d = p(x + 1, y);
+      *out++ = {a, b, c};  // add_quad's two triangles
+      *out++ = {a, c, d};
+    }
+  });
   const float g = static_cast<float>(grid);
   s.camera = {{g * 0.5f, height * 1.6f + g * 0.05f, -g * 0.15f}, {g * 0.5f, 0, g * 0.6f}, {0, 1, 0}, 45};
   if (s.environment.x == 0 && s.environment.y == 0 && s.environment.z == 0) s.environment = {0.6f, 0.7f, 0.9f};

@@ -185,12 +185,18 @@ void read_lights(const toml::table& doc, const reader& rd, scene& sc, registry& 
 void read_procedural(const toml::table& doc, const reader& rd, scene& sc, registry& reg);
 
 // A bare model (OBJ, glTF or PLY alone), its first `count` triangles being the model's.
-// front_side: the side to see it from: 0 (+z, the front of glTF models and most OBJ exports), or an
+// front_side: the side to see it from: 0 (+z, the front of glTF models and most OBJ exports), an
 // open room's open side (1: -z, 2: +x, 3: -x): three of its four vertical sides covered by walls
-// (`room` says whether it is one).
+// (`room` says whether it is one); `above` for a flat model in the xz plane (2 for one in the yz
+// plane); `inside` for a model walled on all four sides (a building: inside_view).
+constexpr int above = 4, inside = 5;
 int front_side(const scene& sc, std::size_t count, bool& room);
-// Its bounding box framed from `side`, looking at its centre, the whole box in view.
+// Its bounding box framed from `side` (0 .. 3, above), looking at its centre, the whole box in view.
 void frame_bare_model(const reader& rd, camera_given given, scene& sc, std::size_t count, int side);
+// For a model walled on all four sides: a camera inside, at eye height (15 % of the box's height
+// above the floor under its centre) in the free cell nearest the centre, near one end of the longer
+// free line through it, looking along it. False when no free cell is enclosed.
+bool inside_view(const scene& sc, std::size_t count, vec3& position, vec3& look_at);
 // A quad light above, left of and before the model as the camera sees it (added after the camera).
 void add_key_light(scene& sc, std::size_t count);
 void use_bare_camera(const camera_desc& camera, camera_given given, scene& sc);

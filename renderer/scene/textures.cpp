@@ -2,8 +2,9 @@
 // its mipmaps (core/texture_store.hpp), within the scene's limits and its texture budget.
 #include "sections.hpp"
 
+#include "../exec/stop.hpp"
+
 #include <algorithm>
-#include <cmath>
 
 namespace sieve::render::detail {
 
@@ -71,6 +72,7 @@ std::int32_t registry::keep(const std::string& key, texture t) {
 std::int32_t registry::add_texture(const std::string& key, const std::string& name, wrap_mode wrap,
                                    const std::string& who, image_use use, vec3 scale,
                                    const std::function<texel_image(const image_limits&)>& read) {
+  stop_point();
   texel_image image;
   try {
     image = read(texture_limits);

@@ -1,6 +1,7 @@
 // libFuzzer: an image file read as a texture (its texels stored with their mipmaps), opacity map or environment map is (scene/image_file.hpp:
-// OpenImageIO's PNG, JPEG, TGA, TIFF, OpenEXR and Radiance .hdr readers, the format told from the
-// signature; the file is named .tga, so input without one reaches the TGA reader). Input: the file's
+// the format told from the signature; PNG by stb_image's decoder and JPEG by libjpeg-turbo, linked
+// in; TGA, TIFF, OpenEXR and Radiance .hdr by OpenImageIO's readers in the image module, loaded on
+// first use; the file is named .tga, so input without a signature reaches the TGA reader). Input: the file's
 // bytes. Bad input must end in sieve::error; anything else (a crash, a sanitizer report, another
 // exception, a hang, a leak) is a finding.
 #include "scratch.hpp"

@@ -110,7 +110,11 @@ def test_out_in_place_and_count():
     (lambda x: sieve.compact(x, x > 1, strategy="nope"), "nope"),
     (lambda x: sieve.remove(x, np.array([1, 1], np.uint32)), "index 1 appears more than once"),
     (lambda x: sieve.remove(x, np.array([10], np.uint32)), "10"),
-    (lambda x: sieve.remove(x, np.array([1], np.int64)), "indices: a removal list is a 1-D uint32 or int32 array"),
+    (lambda x: sieve.remove(x, np.array([1, 10], np.int64)), "indices: index 10 is out of range for 10 items"),
+    (lambda x: sieve.remove(x, np.array([-1], np.int16)), "indices: index -1 is out of range for 10 items"),
+    (lambda x: sieve.remove(x, np.array([2**40], np.uint64)), f"index {2**40} is out of range"),
+    (lambda x: sieve.remove(x, [1.5]), "a removal list holds integers, got float64"),
+    (lambda x: sieve.remove(x, np.array([True])), "a removal list holds integers, got bool"),
     (lambda x: sieve.compact(x, x > 1, out=np.empty(4, np.float64)), "out: column 0 holds 4 items of 8 bytes; needs 10"),
     (lambda x: sieve.compact(x, sieve.bits(np.zeros(0, np.uint32))), "a bit mask of 0 words for 10 items"),
     (lambda x: sieve.compact("text", x > 1), "no array"),
@@ -131,6 +135,29 @@ def test_strategies_and_resolve():
     assert sieve.resolve("billeter", n=10, backend="cpu") == "billeter"
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.uint8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64])
+def test_remove_takes_integer_indices_of_any_width(dtype):
+    x = np.arange(100, dtype=np.float32)
+    dead = np.array([3, 17, 4], dtype=dtype)
+    np.testing.assert_array_equal(sieve.remove(x, dead), np.delete(x, [3, 17, 4]))
+    np.testing.assert_array_equal(sieve.remove(x, np.array([3, 17, 4])), np.delete(x, [3, 17, 4]))  # NumPy's default int64
+    np.testing.assert_array_equal(sieve.remove(x, [3, 17, 4]), np.delete(x, [3, 17, 4]))
+    np.testing.assert_array_equal(sieve.remove(x, []), x)
+    assert dead.dtype == dtype and list(dead) == [3, 17, 4]  # the caller's list is not changed
+
+
+def test_render_measures_by_default_and_takes_routing_and_bvh():
+    scene = os.path.join(ROOT, "scenes", "cornell-box", "cornell-box.toml")
+    image, report = sieve.render(scene, backend="cpu", width=16, height=12, spp=1, routing="multisplit", bvh="binary")
+    assert report["profile_stages"] is True and report["schema_version"] == 2
+    assert "extend" in report["stages_ms"] and report["compaction_percent"] is not None
+    assert report["routing"] == "multisplit"
+    bare, plain = sieve.render(scene, backend="cpu", width=16, height=12, spp=1, profile=False)
+    assert plain["profile_stages"] is False and plain["stages_ms"] == {} and plain["compaction_percent"] is None
+    with pytest.raises(sieve.Error, match="routing"):
+        sieve.render(scene, backend="cpu", width=16, height=12, spp=1, routing="sideways")
+
+
 def test_render_returns_the_image_and_the_report():
     scene = os.path.join(ROOT, "scenes", "cornell-box", "cornell-box.toml")
     a, report = sieve.render(scene, backend="cpu", width=24, height=16, spp=2, strategy="billeter")
@@ -143,3 +170,97 @@ def test_render_returns_the_image_and_the_report():
         sieve.render(scene, colour="red")
     with pytest.raises(sieve.Error):
         sieve.render(os.path.join(ROOT, "scenes", "no-such-scene.toml"))
+
+
+def test_object_arrays_are_refused_and_structured_ones_move():
+    # Object arrays held PyObject pointers, copied without their references: a crash calls later.
+    objs = np.array([object() for _ in range(10)], dtype=object)
+    with pytest.raises(sieve.Error, match="x: an array of Python objects"):
+        sieve.compact(objs, np.ones(10, bool))
+    with pytest.raises(sieve.Error, match="keep: an array of Python objects"):
+        sieve.compact(np.arange(10.0), np.ones(10, dtype=object))
+    mixed = np.zeros(4, dtype=[("a", "<i8"), ("o", "O")])
+    with pytest.raises(sieve.Error, match="Python objects"):
+        sieve.compact(mixed, np.ones(4, bool))
+    # A structured dtype without out= (a TypeError before: its dtype rebuilt from its name).
+    rec = np.zeros(10, dtype=[("a", "<i4"), ("b", "<f8")])
+    rec["a"] = np.arange(10)
+    got = sieve.compact(rec, rec["a"] % 2 == 0, strategy="std")
+    assert got.dtype == rec.dtype and list(got["a"]) == [0, 2, 4, 6, 8]
+
+
+def test_bytes_and_memoryviews_are_arrays():
+    keep = np.array([1, 0, 1, 0, 1, 0], bool)
+    assert bytes(sieve.compact(b"abcdef", keep, strategy="std")) == b"ace"
+    assert bytes(sieve.compact(memoryview(bytearray(b"abcdef")), keep, strategy="std")) == b"ace"
+    assert bytes(sieve.remove(b"abcdef", [0, 5], strategy="std")) == b"bcde"
+
+
+@pytest.mark.parametrize("indices, message", [
+    ([2**32 + 3], "index 4294967299 is out of range"),   # was wrapped to 3
+    ([-1], "index -1 is out of range"),
+    ([1.5], "holds integers, got float64"),
+    ([True], "holds integers, got bool"),
+    (["3"], "holds integers, got <U1"),
+    (None, "holds integers, got object"),
+    ("12", "holds integers, got <U2"),
+])
+def test_index_lists_are_never_wrapped(indices, message):
+    with pytest.raises(sieve.Error, match=message):
+        sieve.remove(np.arange(10.0), indices)
+
+
+def test_index_lists_of_python_integers_work():
+    x = np.arange(10.0)
+    np.testing.assert_array_equal(sieve.remove(x, [3, np.int64(1)], strategy="std"), np.delete(x, [1, 3]))
+
+
+@pytest.mark.parametrize("setting, message", [
+    ({"spp": -1}, "spp -1 is not a whole number from 1 to 1048576"),
+    ({"spp": 0}, "spp 0 is not"),
+    ({"width": 0}, "width 0 is not"),            # was read as "the scene's"
+    ({"height": 2**40}, "height 1099511627776 is not"),
+    ({"width": 1.5}, "width 1.5 is not"),
+    ({"spp": True}, "spp True is not"),
+    ({"strategy": 5}, "strategy 5 is not a string"),
+    ({"set": [1]}, "set holds 1"),
+    ({"set": 3}, "set 3 is not a list"),
+    ({"profile": "yes"}, "profile 'yes' is not True or False"),
+])
+def test_render_arguments_are_checked(setting, message):
+    scene = os.path.join(ROOT, "scenes", "cornell-box", "cornell-box.toml")
+    with pytest.raises(sieve.Error, match=message):
+        sieve.render(scene, backend="cpu", **setting)
+
+
+def test_random_arguments_give_results_or_clear_errors():
+    """A plain random property test: compact, remove and render with arguments drawn from a pool of
+    good and bad values either return a result of the right length or raise sieve.Error (a
+    ValueError) or TypeError: never another exception, never a crash of the interpreter."""
+    import random
+    rng = random.Random(44)
+    arrays = [np.arange(10.0), np.arange(10, dtype=np.uint32), np.ones(10, bool), np.zeros(0, np.uint8),
+              np.ones(3, object), np.array(3.0), np.ones((10, 2), np.float32), np.arange(20.0)[::2],
+              np.zeros(10, dtype=[("a", "<i4"), ("b", "<f8")]), np.zeros(4, dtype=[("a", "<i8"), ("o", "O")]),
+              np.array([1, 1], np.uint32), np.array([9], np.int32), np.array([-1], np.int32), np.ones(10, np.int64)]
+    scalars = [None, 0, -1, 2**32 + 3, 2**70, 1.5, float("nan"), "x", b"abcdefghij", memoryview(b"abcd"), [], [1, 2],
+               [2**40], [-3], [[1]], (1, 2), sieve.bits(np.zeros(1, np.uint32)), sieve.gt(3), sieve.eq("a")]
+    pool = arrays + scalars
+    options = {"strategy": ["auto", "std", "billeter", "nope", 5], "out": [None, np.empty(10), np.empty(3, np.uint8), "x"],
+               "count": [None, np.zeros(1, np.int64), np.zeros(1, np.float64), 7], "checked": [None, True, "yes"]}
+    for _ in range(3000):
+        f = rng.choice([sieve.compact, sieve.remove])
+        x, keep = rng.choice(pool), rng.choice(pool)
+        kwargs = {k: rng.choice(v) for k, v in options.items() if rng.random() < 0.3}
+        try:
+            got = f(x, keep, **kwargs)
+        except (ValueError, TypeError):
+            continue
+        assert got is None or len(got) <= len(x) or kwargs.get("count") is not None
+    scene = os.path.join(ROOT, "scenes", "no-such-scene.toml")
+    values = [None, -1, 0, 1, 2**40, 1.5, "cpu", True, [], ["film.spp=1"], [1], {}, b"x"]
+    for _ in range(300):
+        settings = {k: rng.choice(values) for k in ("spp", "width", "height", "strategy", "backend", "queue", "set",
+                                                     "profile", "integrator") if rng.random() < 0.3}
+        with pytest.raises((ValueError, TypeError)):
+            sieve.render(scene, **settings)

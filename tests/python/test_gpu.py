@@ -75,6 +75,21 @@ def test_remove_matches_np_delete(xp, strategy):
     np.testing.assert_array_equal(host(xp, d), dead)
 
 
+@pytest.mark.parametrize("dtype", [np.int8, np.int16, np.int64, np.uint8, np.uint16])
+def test_remove_takes_device_indices_of_any_width(xp, dtype):
+    if xp.__name__ == "torch" and dtype == np.uint16:
+        pytest.skip("PyTorch has no general uint16 tensors before 2.3")
+    hx = np.arange(1000, dtype=np.float32)
+    dead = np.array([3, 17, 4, 99], dtype=dtype)
+    got = sieve.remove(array(xp, hx), array(xp, dead))
+    np.testing.assert_array_equal(host(xp, got), np.delete(hx, [3, 17, 4, 99]))
+    # Out of range: refused without a wait on the device (the index becomes one the check refuses).
+    with pytest.raises(sieve.Error, match="out of range"):
+        sieve.remove(array(xp, hx), array(xp, np.array([5, 1 << 40], dtype=np.int64)))
+    with pytest.raises(sieve.Error, match="out of range"):
+        sieve.remove(array(xp, hx), array(xp, np.array([-1], dtype=np.int64)))
+
+
 def test_bits_records_and_zero_copy_out(xp):
     rng = np.random.default_rng(8)
     n = 100_000

@@ -62,7 +62,18 @@ namespace sieve::cuda {
 //   "radix"     stable: the library's onesweep radix sort of (bucket id, index) pairs over the bucket
 //               bits only, then a gather of the items;
 //   "atomic"    unstable: the counting pass, then each warp takes its slots in each bucket with one
-//               atomic per (warp, bucket) and writes its items there (order within a bucket varies).
+//               atomic per (warp, bucket) and writes its items there (order within a bucket varies);
+//   "ballot"    stable, the warp-synchronous multisplit (Ashkiani et al., PPoPP 2016): a pass counts
+//               every tile's buckets (laid out [bucket][tile]), one scan of those counts gives where
+//               each tile's run of each bucket starts, and the tile pass ranks each tile's items by
+//               ballots of the id bits and popc (no shared histogram, no atomics), reorders the tile
+//               in shared memory and writes every bucket's run with coalesced stores; records of
+//               4-byte-word columns move column by column through shared memory;
+//   "ballot_lookback"  stable: the same tile pass after a histogram, finding each tile's starts by
+//               decoupled look-back over (tile, bucket) counts instead of the scan;
+//   "auto"      the fastest stable design for the call's shape, size and bucket count (H200):
+//               ballot for records of 4-byte-word columns (ballot_lookback above 32 buckets), and
+//               for one column above 2^20 items and up to 32 buckets; onesweep otherwise.
 std::span<const std::string_view> multisplit_algorithms();
 // Whether the algorithm keeps input order within a bucket.
 bool multisplit_stable(std::string_view algorithm);
