@@ -81,6 +81,17 @@ SIEVE_HD inline hit trace_closest(const bvh_view& v, const ray& r) {
   return closest_hit(v, r);
 }
 
+// trace_closest compiled for the compressed tree alone and a scene without cut-outs (the caller
+// knows both: v.cw present, v.alpha absent), so that a kernel that calls it (the megakernel) holds
+// one traversal and no cut-out test. The CPU: trace_closest.
+SIEVE_HD inline hit trace_closest_compressed_opaque(const bvh_view& v, const ray& r) {
+#if !defined(__CUDA_ARCH__)
+  return trace_closest(v, r);
+#else
+  return cw_trace<false, false>(cw_of(v), r);
+#endif
+}
+
 SIEVE_HD inline bool trace_any(const bvh_view& v, const ray& r) {
 #if !defined(__CUDA_ARCH__)
   if (v.wide.node_count != 0) return wide_any_hit_cpu(v.wide, r, wide_path::automatic, v.alpha);

@@ -14,12 +14,13 @@
 namespace sieve::render {
 
 // rays[0] and rays[1] count the extension and shadow rays traced (atomically, once per path).
-// F: the one material family of the scene's surfaces (prepared_scene::family), or `any`: a hit is
-// shaded by shade_path<F>, a miss by shade_path<miss>, so the kernel holds the BSDFs of that family
-// alone. Every BSDF compiled into one kernel took its registers from 78 to 142 and the cut-out test
+// F: the one material family of the scene's surfaces (prepared_scene::family), or `any`: shade_in<F>,
+// so the kernel holds the BSDFs of that family alone. Every BSDF compiled into one kernel took its registers from 78 to 142 and the cut-out test
 // of the traversals, the tree choice and the texture reads the rest to 198 (nvcc -Xptxas -v, sm_90):
 // fewer threads in flight for every scene, whatever its materials.
-template <material_family F = material_family::any>
+// Opaque: the scene has no cut-outs and the GPU walks the compressed tree for every extension ray
+// (megakernel below checks both), so the kernel holds that one traversal without the cut-out test.
+template <material_family F = material_family::any, bool Opaque = false>
 SIEVE_HD inline void megakernel_path(std::uint32_t slot, const scene_view& s, const wave& w, vec3* film,
                                      std::uint32_t* rays) {
   std::uint32_t own_slot = 0;
@@ -37,12 +38,11 @@ SIEVE_HD inline void megakernel_path(std::uint32_t slot, const scene_view& s, co
   generate_path(0, slot, s, w, p);
   std::uint32_t traced = 0, shadows = 0;
   for (std::uint32_t vertex = 0; vertex <= s.max_bounces; ++vertex) {
-    h = trace_closest(s.bvh, r);
+    if constexpr (Opaque) h = trace_closest_compressed_opaque(s.bvh, r);
+    else h = trace_closest(s.bvh, r);
     ++traced;
     const shade_args a{s, p, b, film, marks, vertex};
-    if constexpr (F == material_family::any) shade_path<F>(0, a, w);
-    else if (h.found()) shade_path<F>(0, a, w);
-    else shade_path<material_family::miss>(0, a, w);
+    shade_in<F>(0, a, w);
     shadows += max_component(light) > 0;  // shade wrote a shadow ray
     connect_path(0, s, p, b, film);
     if (!alive) break;
@@ -59,6 +59,19 @@ template <class Exec>
 void megakernel(Exec e, const scene_view& s, const wave& w, vec3* film, std::uint32_t* rays, material_family family,
                 std::uint32_t first = 0, std::uint32_t count = 0xffffffffU) {
   const std::uint32_t n = count < w.size() - first ? count : w.size() - first;
+  const bool opaque = !s.bvh.alpha.present() && s.bvh.cw.node_count != 0;
+  if (opaque && family == material_family::diffuse) {
+    exec::parallel_for(e, "megakernel", n, [=] SIEVE_HD(std::uint32_t i) {
+      megakernel_path<material_family::diffuse, true>(first + i, s, w, film, rays);
+    });
+    return;
+  }
+  if (opaque && family == material_family::pbr) {
+    exec::parallel_for(e, "megakernel", n, [=] SIEVE_HD(std::uint32_t i) {
+      megakernel_path<material_family::pbr, true>(first + i, s, w, film, rays);
+    });
+    return;
+  }
   switch (family) {
     case material_family::diffuse:
       exec::parallel_for(e, "megakernel", n, [=] SIEVE_HD(std::uint32_t i) {

@@ -9,6 +9,8 @@
 
 #include <exec/exec.hpp>
 
+#include <type_traits>
+
 #include "../core/marks.hpp"
 #include "../core/rng.hpp"
 #include "paths.hpp"
@@ -212,11 +214,40 @@ SIEVE_HD inline bool shade_path(std::uint32_t i, const shade_args& a, const wave
   return keep;
 }
 
-template <class Exec>
-void shade(Exec e, std::uint32_t capacity, const std::uint32_t* live, const shade_args& a, const wave* w) {
+// Queue entry i shaded where every surface is of family F (prepared_scene::family): a hit by
+// shade_path<F>, a miss by shade_path<miss>, so that the kernel holds the BSDFs of that family
+// alone (fewer registers: more paths in flight); `any`: the one kernel that branches on the surface.
+// The image is the same bit for bit (F only prunes the dispatch).
+template <material_family F>
+SIEVE_HD inline bool shade_in(std::uint32_t i, const shade_args& a, const wave& w) {
+  if constexpr (F == material_family::any) return shade_path<F>(i, a, w);
+  else if (a.scratch.hits[i].found()) return shade_path<F>(i, a, w);
+  else return shade_path<material_family::miss>(i, a, w);
+}
+
+// Calls launch(std::integral_constant<material_family, F>{}) with the family the shading kernels
+// are compiled for: the scene's one family among those with kernels of their own, else `any`.
+template <class L>
+void with_family(material_family family, const L& launch) {
+  switch (family) {
+    case material_family::diffuse: return launch(std::integral_constant<material_family, material_family::diffuse>{});
+    case material_family::pbr: return launch(std::integral_constant<material_family, material_family::pbr>{});
+    default: return launch(std::integral_constant<material_family, material_family::any>{});
+  }
+}
+
+template <material_family F, class Exec>
+void shade_as(Exec e, std::uint32_t capacity, const std::uint32_t* live, const shade_args& a, const wave* w) {
   exec::parallel_for(e, "shade", capacity, [=] SIEVE_HD(std::uint32_t i) {
-    if (i < *live) shade_path(i, a, *w);
+    if (i < *live) shade_in<F>(i, a, *w);
   });
+}
+
+// `family`: the scene's one material family (prepared_scene::family), or `any`.
+template <class Exec>
+void shade(Exec e, std::uint32_t capacity, const std::uint32_t* live, const shade_args& a, const wave* w,
+           material_family family = material_family::any) {
+  with_family(family, [&](auto f) { shade_as<decltype(f)::value>(e, capacity, live, a, w); });
 }
 
 // The slot of a surviving item in a queue whose length is *count (producer-side append): one
@@ -233,14 +264,21 @@ SIEVE_HD inline std::uint32_t append_slot(std::uint32_t* count, bool survives) {
 // Stage `shade` with producer-side append: each surviving path is written straight to the next
 // queue (`next`, *next_count paths long), so no compaction pass runs. Queue order changes, the
 // image does not (random numbers and film entries are keyed by the path's slot).
-template <class Exec>
-void shade_append(Exec e, std::uint32_t capacity, const std::uint32_t* live, const shade_args& a, const wave* w,
-                  const path_columns& next, std::uint32_t* next_count) {
+template <material_family F, class Exec>
+void shade_append_as(Exec e, std::uint32_t capacity, const std::uint32_t* live, const shade_args& a, const wave* w,
+                     const path_columns& next, std::uint32_t* next_count) {
   exec::parallel_for(e, "shade", capacity, [=] SIEVE_HD(std::uint32_t i) {
-    const bool keep = i < *live && shade_path(i, a, *w);
+    const bool keep = i < *live && shade_in<F>(i, a, *w);
     const std::uint32_t k = append_slot(next_count, keep);
     if (keep) next.copy_from(k, a.paths, a.scratch.path(i));
   });
+}
+
+template <class Exec>
+void shade_append(Exec e, std::uint32_t capacity, const std::uint32_t* live, const shade_args& a, const wave* w,
+                  const path_columns& next, std::uint32_t* next_count, material_family family = material_family::any) {
+  with_family(family,
+              [&](auto f) { shade_append_as<decltype(f)::value>(e, capacity, live, a, w, next, next_count); });
 }
 
 }  // namespace sieve::render

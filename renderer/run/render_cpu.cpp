@@ -118,6 +118,7 @@ class cpu_run {
 
   cpu_backend& backend() { return backend_; }
   const scene_view& view() const { return view_; }
+  material_family family() const { return family_; }
   wave* wave_slot() { return &current_; }
   vec3* film() const { return film_; }
   void wait() const {}
@@ -162,7 +163,7 @@ class cpu_run {
  private:
   const render_settings& settings_;
   scene_view view_;
-  material_family family_;  // the megakernel's (prepared_scene::family)
+  material_family family_;  // the shading kernels' (prepared_scene::family)
   vec3* film_;
   cpu_backend backend_;
   wave current_;  // the wave being rendered, where the stages read it

@@ -269,6 +269,7 @@ class cuda_run {
 
   cuda_backend& backend() { return backend_; }
   const scene_view& view() const { return view_; }
+  material_family family() const { return family_; }
   wave* wave_slot() const { return wave_.get(); }
   vec3* film() const { return film_.get(); }
   void wait() const { SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream_.s)); }
@@ -429,7 +430,7 @@ class cuda_run {
   std::uint32_t capacity_;  // the most paths a wave holds
   const device_scene scene_;  // the scene in device memory
   scene_view view_;
-  material_family family_;  // the megakernel's (prepared_scene::family)
+  material_family family_;  // the shading kernels' (prepared_scene::family)
   stream_owner stream_;
   cuda_backend backend_;
   device_array<vec3> film_;

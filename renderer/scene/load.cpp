@@ -119,6 +119,7 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool ob
   apply_material_overrides(overrides, rd, reg, sc);
   read_lights(doc, rd, sc, reg);
   read_procedural(doc, rd, sc, reg);
+  reg.decode_textures();  // every image file the materials named, decoded together
 
   if (sc.triangles.empty()) fail(rd.file + ": the scene has no triangles");
   rd.check_triangles(sc.triangles.size(), "in all");

@@ -64,12 +64,28 @@ struct registry {
                              vec3 scale, const std::string& who, image_use use = image_use::color);
   // An image made by the loader (a PLY's vertex colours), within the limits and the budget.
   std::int32_t texture_index(const std::string& name, const image_rgb& image, wrap_mode wrap, const std::string& who);
+  // Decodes the image files the calls above asked for, each its own task (oneTBB), their pyramids
+  // likewise; called once the scene's materials are known, before `textures` is read. The outcome
+  // is the serial one's whatever the threads: each texture at the index texture_index returned, the
+  // budget checked in that order (before any pyramid is allocated), the first failing image in that
+  // order the one error reported.
+  void decode_textures();
 
  private:
-  // Decodes through `read`, checks what the texture will take against what is left of the budget
-  // (one error naming the budget, before the texels are stored) and keeps it under `key`.
+  // An image file asked for and not decoded yet: its texture's slot, how to read it, what it is for.
+  struct pending_texture {
+    std::int32_t index;
+    std::string name, who;
+    wrap_mode wrap;
+    image_use use;
+    vec3 scale;
+    std::function<texel_image(const image_limits&)> read;
+  };
+  std::vector<pending_texture> pending;
+
+  // Reserves the slot of a texture read through `read` (decoded by decode_textures) under `key`.
   std::int32_t add_texture(const std::string& key, const std::string& name, wrap_mode wrap, const std::string& who,
-                           image_use use, vec3 scale, const std::function<texel_image(const image_limits&)>& read);
+                           image_use use, vec3 scale, std::function<texel_image(const image_limits&)> read);
   std::int32_t keep(const std::string& key, texture t);
   std::string over_budget(const std::string& name, std::uint64_t bytes, const std::string& who) const;
 };
