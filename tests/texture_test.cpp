@@ -11,6 +11,7 @@
 #include <run/render.hpp>
 
 #include <gtest/gtest.h>
+#include <tbb/global_control.h>
 
 #include "scene_test_support.hpp"
 #include "textured_quad.hpp"
@@ -410,6 +411,43 @@ TEST(ObjTextures, UnreadableOrOversizedTexturesAreErrors) {
                          "material 'a'"});
   limits.max_texture_bytes = pyramid_bytes(40, 2, 4, texel_format::unorm8);
   EXPECT_EQ(load_scene(dir / "m.obj", {}, limits).textures.size(), 1u);
+}
+
+// The image files are decoded together, each its own task: the textures, their order and the
+// materials' indices are the one-thread load's; where several fail, the first in the scene's order
+// is the error, and the budget is checked in that order.
+TEST(ObjTextures, DecodedTogetherAsASerialLoadWould) {
+  const fs::path dir = scratch("together");
+  std::string mtl, obj = "mtllib m.mtl\nv 0 0 0\nv 1 0 0\nv 1 1 0\nvt 0 0\nvt 1 0\nvt 1 1\n";
+  for (int k = 0; k < 12; ++k) {
+    const std::uint32_t w = 8 + 3 * static_cast<std::uint32_t>(k), h = 5 + static_cast<std::uint32_t>(k);
+    std::vector<vec3> px(std::size_t{w} * h);
+    for (std::size_t i = 0; i < px.size(); ++i)
+      px[i] = {static_cast<float>((i * 7 + k) % 11) / 10.0f, static_cast<float>(k) / 12.0f, static_cast<float>(i % 5) / 4.0f};
+    write_png(dir / ("t" + std::to_string(k) + ".png"), w, h, px);
+    mtl += "newmtl m" + std::to_string(k) + "\nmap_Kd t" + std::to_string(k) + ".png\n";
+    obj += "usemtl m" + std::to_string(k) + "\nf 1/1 2/2 3/3\n";
+  }
+  testing::write_text(dir / "m.mtl", mtl);
+  testing::write_text(dir / "m.obj", obj);
+  scene serial;
+  {
+    const tbb::global_control one(tbb::global_control::max_allowed_parallelism, 1);
+    serial = load_scene(dir / "m.obj");
+  }
+  const scene together = load_scene(dir / "m.obj");
+  ASSERT_EQ(serial.textures.size(), 12u);
+  ASSERT_EQ(together.textures.size(), serial.textures.size());
+  for (std::size_t k = 0; k < serial.textures.size(); ++k) {
+    EXPECT_EQ(together.textures[k].name, serial.textures[k].name);
+    EXPECT_EQ(together.textures[k].texels, serial.textures[k].texels) << k;
+    EXPECT_EQ(together.materials[k].albedo_texture, serial.materials[k].albedo_texture);
+  }
+  // Two broken files: the first in the scene's order is the one reported, whatever decodes first.
+  testing::write_text(dir / "t3.png", "not a png\n");
+  testing::write_text(dir / "t9.png", "not a png either\n");
+  for (int run = 0; run < 4; ++run)
+    testing::expect_error([&] { (void)load_scene(dir / "m.obj"); }, {"t3.png: the texture is not an image sieve reads", "m3"});
 }
 
 TEST(TomlTextures, MaterialsTakeATextureAndAWrapMode) {

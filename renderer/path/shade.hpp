@@ -236,9 +236,19 @@ void with_family(material_family family, const L& launch) {
   }
 }
 
+// The entries whose ray hit a surface, grouped apart from those that escaped (exec::parallel_for_grouped):
+// a warp of both kinds runs the surface's shading (textures, next-event estimation, BSDF sampling)
+// at the few lanes that hit, with the others idle; after the first bounces most of the helmet's
+// rays escape to the sky.
+struct hit_first {
+  const hit* hits;
+  const std::uint32_t* live;
+  SIEVE_HD bool operator()(std::uint32_t i) const { return i < *live && hits[i].found(); }
+};
+
 template <material_family F, class Exec>
 void shade_as(Exec e, std::uint32_t capacity, const std::uint32_t* live, const shade_args& a, const wave* w) {
-  exec::parallel_for(e, "shade", capacity, [=] SIEVE_HD(std::uint32_t i) {
+  exec::parallel_for_grouped(e, "shade", capacity, hit_first{a.scratch.hits, live}, [=] SIEVE_HD(std::uint32_t i) {
     if (i < *live) shade_in<F>(i, a, *w);
   });
 }
@@ -267,7 +277,7 @@ SIEVE_HD inline std::uint32_t append_slot(std::uint32_t* count, bool survives) {
 template <material_family F, class Exec>
 void shade_append_as(Exec e, std::uint32_t capacity, const std::uint32_t* live, const shade_args& a, const wave* w,
                      const path_columns& next, std::uint32_t* next_count) {
-  exec::parallel_for(e, "shade", capacity, [=] SIEVE_HD(std::uint32_t i) {
+  exec::parallel_for_grouped(e, "shade", capacity, hit_first{a.scratch.hits, live}, [=] SIEVE_HD(std::uint32_t i) {
     const bool keep = i < *live && shade_in<F>(i, a, *w);
     const std::uint32_t k = append_slot(next_count, keep);
     if (keep) next.copy_from(k, a.paths, a.scratch.path(i));
