@@ -682,7 +682,7 @@ TEST(RenderCuda, DeviceBuiltTreeRendersAsTheSahTree) {
   SKIP_WITHOUT_GPU();
   for (const char* name : {"cornell-box/cornell-box.toml", "third-party/sponza/sponza.toml"}) {
     SCOPED_TRACE(name);
-    const scene s = load_scene(std::string(SIEVE_SCENES_DIR) + "/" + name,
+    const scene s = load_scene(sieve::test::scenes_dir() + "/" + name,
                                {"film.width=64", "film.height=48", "film.spp=4", "film.max_bounces=3"});
     const prepared_scene sah(s), built(s, bvh_builder::automatic, true);
     ASSERT_NE(built.device(), nullptr);
