@@ -48,12 +48,10 @@ int run_check(const check_args& a) {
       << "materials: " << s.materials.size() << ":";
   for (std::size_t k = 0; k < kinds.size(); ++k) out << (k ? ", " : " ") << kinds[k] << " " << family_names[k];
   out << "; " << textured << " textured, " << cutout << " with opacity\n";
-  std::uint64_t texels = 0;
-  for (const texture& t : s.textures) texels += std::uint64_t{t.width} * t.height;
-  out << "textures: " << s.textures.size() << " (" << (texels * sizeof(vec3) >> 20) << " MiB as floats)\n";
+  out << "textures: " << texture_memory_line(s.textures) << "\n";
   // A name comes from the scene's files: escaped, never a terminal sequence.
   for (const texture& t : s.textures)
-    out << "  " << report::printable(t.name) << ": " << t.width << " x " << t.height << "\n";
+    out << "  " << report::printable(t.name) << ": " << t.width << " x " << t.height << ", " << describe_storage(t) << "\n";
   std::size_t emitting = 0, emission_mapped = 0;
   for (const material& m : s.materials) {
     emitting += max_component(m.emission) > 0;

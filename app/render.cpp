@@ -372,6 +372,9 @@ void print_outcome(const render_job& job, const render_outcome& out) {
   std::cout << "\n" << st.waves << (st.waves == 1 ? " wave (" : " waves (") << st.wave_launch << ")";
   if (st.wave_launch != "cpu") std::cout << ", " << st.host_syncs << " host synchronisations";
   std::cout << "\n";
+  if (out.report["textures"]["count"].get<std::size_t>() > 0)
+    std::cout << "textures: " << out.report["textures"]["summary"].get<std::string>() << ", read "
+              << out.report["textures"]["storage"].get<std::string>() << "\n";
   if (split) print_ranks(out.report["ranks"], out.seconds);
   print_times(settings, st);
   std::cout << "\nwrote";
@@ -410,6 +413,7 @@ render::render_request render_args::request() const {
   if (!reorder.empty()) rq.reorder = parse_mode<reorder_key>(reorder);
   if (!sort.empty()) rq.sort = parse_mode<sort_kind>(sort);
   if (!routing.empty()) rq.routing = parse_mode<routing_kind>(routing);
+  rq.textures = parse_mode<texture_storage>(textures);
   rq.spp = spp;
   rq.width = width;
   rq.height = height;
@@ -451,6 +455,10 @@ void add_render_options(CLI::App& cmd, render_args& a) {
                  "how shade reaches the material families: branch (one kernel), multisplit, queues (appended by "
                  "extend), sort (by material) or megakernel (default: the scene's, else branch)")
       ->check(CLI::IsMember(mode_name_list<routing_kind>()));
+  cmd.add_option("--textures", a.textures,
+                 "how the GPU reads textures: hardware (texture objects: the texture unit filters) or packed (the "
+                 "stored texels filtered by the CPU's code)")
+      ->check(CLI::IsMember(mode_name_list<texture_storage>()));
   cmd.add_option("--spp", a.spp, "samples per pixel")->check(CLI::Range(1U, 1U << 20))->default_str("the scene's film.spp");
   cmd.add_option("--out", a.png,
                  "image, its format from the extension: .png (8-bit sRGB) or .exr (32-bit float, linear); "

@@ -25,7 +25,7 @@ struct render_args {
   std::string scene;
   std::string strategy;   // empty: the scene's [compaction] strategy
   std::string backend = "auto";
-  std::string integrator = "wavefront", traversal = "dfs", bvh = "auto", queue = "pass";
+  std::string integrator = "wavefront", traversal = "dfs", bvh = "auto", queue = "pass", textures = "hardware";
   std::string build = "auto";  // the BVH's builder
   std::string reorder, sort, routing;  // empty: the scene's
   std::uint32_t spp = 0, width = 0, height = 0;

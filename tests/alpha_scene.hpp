@@ -17,6 +17,7 @@ struct alpha_scene {
   std::vector<alpha_material> materials;    // [0] as given, [1] opaque
   std::vector<triangle_uvs> uvs;            // u = (x + 1) / 2, v = (y + 1) / 2
   std::vector<vec3> texels;                 // the mask: 4 x 1 texels, alpha 0 0 1 1 (clamped)
+  texture mask;                             // those texels stored
   std::vector<texture_view> textures;
   std::vector<ray> rays;
 
@@ -38,7 +39,8 @@ inline void make_alpha_scene(alpha_scene& s, const alpha_material& front, int n 
   quad(2, 1);
   s.materials = {front, alpha_material{}};
   s.texels = {vec3{0, 0, 0}, vec3{0, 0, 0}, vec3{1, 1, 1}, vec3{1, 1, 1}};
-  s.textures = {texture_view{s.texels.data(), 4, 1, wrap_mode::clamp}};
+  s.mask = make_texture("mask", 4, 1, s.texels, wrap_mode::clamp);
+  s.textures = {s.mask.view()};
   for (int j = 0; j < n; ++j)
     for (int i = 0; i < n; ++i) {
       const float x = -0.95f + 1.9f * (i + 0.5f) / n, y = -0.95f + 1.9f * (j + 0.5f) / n;
@@ -65,11 +67,7 @@ inline scene cutout_scene(std::uint32_t size, std::uint32_t spp) {
   back.opacity = 0.5f;
   light.emission = {4, 4, 4};
   s.materials = {front, back, light};
-  texture t;
-  t.name = "mask";
-  t.width = 4, t.height = 1, t.wrap = wrap_mode::clamp;
-  t.texels = a.texels;
-  s.textures = {t};
+  s.textures = {a.mask};
   const vec3 p0{-1, 2, 0}, p1{1, 2, 0}, p2{1, 2, 3}, p3{-1, 2, 3};  // facing -y
   for (const triangle& tri : {triangle{p0, p1, p2}, triangle{p0, p2, p3}}) {
     s.emissive.push_back(static_cast<std::uint32_t>(s.triangles.size()));

@@ -119,6 +119,7 @@ TEST(BenchOptions, RenderBenchCommandRepeatsEveryOption) {
   a.launches = {"stream"};
   a.traversals = {"bfs"};
   a.reorders = {"morton", "none"};
+  a.textures = {"packed", "hardware"};
   a.repeats = 2;
   a.profile_stages = "on";
   a.csv = "r.csv";
@@ -133,6 +134,7 @@ TEST(BenchOptions, RenderBenchCommandRepeatsEveryOption) {
   EXPECT_EQ(b.queues, a.queues) << cmd;
   EXPECT_EQ(b.launches, a.launches) << cmd;
   EXPECT_EQ(b.traversals, a.traversals);
+  EXPECT_EQ(b.textures, a.textures) << cmd;
   EXPECT_EQ(b.reorders, a.reorders) << cmd;
   EXPECT_EQ(b.repeats, a.repeats);
   EXPECT_EQ(b.profile_stages, a.profile_stages) << cmd;
@@ -351,7 +353,7 @@ TEST(BenchRows, RenderBenchTableIsTheCsvAndTheJsonHoldsTheBounces) {
   sieve::report::row_schema<render_bench_row> rows = render_bench_rows();
   const std::vector<std::string> columns = {
       "integrator", "queue",      "routing",  "strategy",    "form",          "traversal",   "bvh",
-      "reorder",    "launch",     "syncs/wave", "s_median",  "s_profiled",    "Mrays/s",
+      "reorder",    "textures",   "launch",     "syncs/wave", "s_median",  "s_profiled",    "Mrays/s",
       "compact_ms", "route_ms",   "queue_share", "compact_share", "compact_ms_per_bounce", "identical"};
   EXPECT_EQ(rows.csv().header(), columns);
   EXPECT_EQ(rows.printed().header(), columns);
@@ -379,7 +381,7 @@ TEST(BenchRows, RenderBenchTableIsTheCsvAndTheJsonHoldsTheBounces) {
   const std::vector<std::string> keys = sorted({
       "bfs_frontier_compaction_ms", "bounces", "bvh", "compaction_ms", "compaction_share", "extension_rays", "form",
       "host_syncs", "host_syncs_per_wave", "identical", "integrator", "loops", "mrays_per_s", "profile_stages", "queue",
-      "queue_share", "reorder", "route_ms", "routing", "seconds", "seconds_unprofiled", "shadow_rays", "stages", "strategies_ran", "strategy", "traversal",
+      "queue_share", "reorder", "route_ms", "routing", "seconds", "seconds_unprofiled", "shadow_rays", "stages", "strategies_ran", "strategy", "textures", "traversal",
       "wave_launch", "waves"});
   for (const auto& j : rows.json()) EXPECT_EQ(keys_of(j), keys);
   expect_outputs_agree(rows, {{"integrator", "integrator"},
@@ -389,13 +391,14 @@ TEST(BenchRows, RenderBenchTableIsTheCsvAndTheJsonHoldsTheBounces) {
                               {"form", "form"},
                               {"traversal", "traversal"},
                               {"reorder", "reorder"},
+                              {"textures", "textures"},
                               {"launch", "wave_launch"},
                               {"syncs/wave", "host_syncs_per_wave"},
                               {"s_median", "seconds_unprofiled"},
                               {"identical", "identical"}});
   EXPECT_EQ(rows.csv().rows()[0],
             (std::vector<std::string>{"wavefront", "pass", "multisplit", "auto -> billeter", "bit mask", "dfs", "auto", "none",
-                                      "graph", "1.5", "0.400", "0.500", "10.00", "2.0", "0.5", "0.50 %", "0.40 %",
+                                      "hardware", "graph", "1.5", "0.400", "0.500", "10.00", "2.0", "0.5", "0.50 %", "0.40 %",
                                       "1.25 0.75", "yes"}));
   // Mrays/s is over s_median; the JSON's mrays_per_s over seconds (the profiled median).
   EXPECT_DOUBLE_EQ(rows.json()[0]["mrays_per_s"].get<double>(), 8.0);
@@ -410,7 +413,7 @@ TEST(BenchRows, RenderBenchTableIsTheCsvAndTheJsonHoldsTheBounces) {
   // Without stage times the table says "-" for what was not measured; the JSON keeps its keys.
   EXPECT_EQ(rows.csv().rows()[1],
             (std::vector<std::string>{"wavefront", "pass", "multisplit", "auto -> billeter", "bit mask", "dfs", "auto", "none",
-                                      "graph", "1.5", "0.400", "-", "10.00", "-", "-", "-", "-", "-", "NO"}));
+                                      "hardware", "graph", "1.5", "0.400", "-", "10.00", "-", "-", "-", "-", "-", "NO"}));
   EXPECT_EQ(rows.json()[1]["profile_stages"], false);
   EXPECT_TRUE(rows.json()[1]["stages"].is_null());
   EXPECT_TRUE(rows.json()[1]["loops"].empty());

@@ -11,6 +11,7 @@
 
 #include "cuda_support.cuh"
 #include "hairball.hpp"
+#include "scenes_dir.hpp"
 
 #include <cstdio>
 #include <filesystem>
@@ -102,7 +103,7 @@ TEST(GpuCwBvh, MatchesTheBinaryDfs) {
 TEST(GpuCwBvh, MatchesTheBinaryDfsOnTheShippedScenes) {
   REQUIRE_DEVICE();
   for (const char* file : {"cornell-box/cornell-box.toml", "procedural/sphere-room.toml"}) {
-    const scene sc = load_scene(std::filesystem::path(SIEVE_SCENES_DIR) / file);
+    const scene sc = load_scene(std::filesystem::path(sieve::test::scenes_dir()) / file);
     expect_matches_dfs({sc.triangles, rays_around(sc.triangles, 4000000, 7)}, {}, file);
   }
 }

@@ -88,6 +88,7 @@ void expect_same_scene(const scene& a, const scene& b, bool kinds = true) {
   for (std::size_t i = 0; i < a.textures.size(); ++i) {
     EXPECT_EQ(a.textures[i].wrap, b.textures[i].wrap);
     EXPECT_TRUE(same_bytes(a.textures[i].texels, b.textures[i].texels)) << "texture " << i;
+    EXPECT_TRUE(same_bits(a.textures[i].scale, b.textures[i].scale)) << "texture " << i;
   }
   EXPECT_EQ(a.emissive, b.emissive);
   EXPECT_TRUE(same_bits(a.camera.position, b.camera.position));
@@ -547,8 +548,9 @@ TEST(Gltf, TexturedQuadMatchesItsObjTwin) {
     ASSERT_EQ(image.size(), expected.size());
     EXPECT_TRUE(same_bytes(image, expected)) << embedded;
   }
-  // baseColorFactor multiplies the texels; an emissive texture is read per texel (the unscaled
-  // image, its own texture), the factor kept on the material.
+  // baseColorFactor multiplies what the texture reads (its scale; the texels stay as stored); an
+  // emissive texture is read per texel (the unscaled image, its own texture), the factor kept on
+  // the material.
   doc["materials"][0]["pbrMetallicRoughness"]["baseColorFactor"] = {0.5, 0.5, 0.25, 1};
   doc["materials"][0]["emissiveFactor"] = {1, 1, 1};
   doc["materials"][0]["emissiveTexture"] = {{"index", 0}};
@@ -558,7 +560,10 @@ TEST(Gltf, TexturedQuadMatchesItsObjTwin) {
   const material& fm = f.materials[0];
   ASSERT_GE(fm.albedo_texture, 0);
   ASSERT_GE(fm.emission_texture, 0);
-  const vec3 a = obj.textures[0].texels[0], b = f.textures[fm.albedo_texture].texels[0];
+  const texture& base = f.textures[static_cast<std::size_t>(fm.albedo_texture)];
+  EXPECT_TRUE(same_bytes(base.texels, obj.textures[0].texels));
+  EXPECT_TRUE(same_bits(base.scale, vec3{0.5f, 0.5f, 0.25f}));
+  const vec3 a = obj.textures[0].texel(0, 0), b = bilinear(base.view(), 0.5f / base.width, 1 - 0.5f / base.height);
   EXPECT_EQ(b.x, a.x * 0.5f);
   EXPECT_EQ(b.z, a.z * 0.25f);
   EXPECT_TRUE(same_bytes(f.textures[fm.emission_texture].texels, obj.textures[0].texels));
@@ -572,7 +577,7 @@ TEST(Gltf, TexturedQuadMatchesItsObjTwin) {
   ASSERT_GE(masked.materials[0].opacity_texture, 0);
   const texture& alpha = masked.textures[static_cast<std::size_t>(masked.materials[0].opacity_texture)];
   EXPECT_EQ(alpha.width * alpha.height, 1u);
-  EXPECT_TRUE(same_bits(alpha.texels[0], vec3{1, 1, 1}));
+  EXPECT_TRUE(same_bits(alpha.texel(0, 0), vec3{1, 1, 1}));
   doc["materials"][0].erase("alphaMode");
   // KHR_texture_transform (offset, rotation, scale) becomes the material's map of sieve's (u, v):
   // glTF's u' = -v + 0.5, v' = 2 u, with v = 1 - v_sieve.

@@ -9,6 +9,7 @@
 
 #include "hairball.hpp"
 #include "lbvh_check.hpp"
+#include "scenes_dir.hpp"
 
 #include <gtest/gtest.h>
 
@@ -48,7 +49,7 @@ TEST(LbvhCuda, EqualsItsCpuRunAndTracesAsTheSahTree) {
 
 TEST(LbvhCuda, ShippedScenes) {
   if (!sieve::cuda::available()) GTEST_SKIP() << "no CUDA device: " << sieve::cuda::device_description();
-  const std::filesystem::path dir = SIEVE_SCENES_DIR;
+  const std::filesystem::path dir = sieve::test::scenes_dir();
   for (const char* name : {"third-party/sponza/sponza.toml", "procedural/sphere-room.toml"}) {
     const scene sc = load_scene(dir / name);
     expect_gpu_equals_cpu(sc.triangles, rays_around(sc.triangles, 20000, 7), 4, name);

@@ -7,6 +7,7 @@
 // swapped texture coordinates (the bitangent's handedness).
 #include <core/shading.hpp>
 #include <core/texture.hpp>
+#include <core/texture_store.hpp>
 #include <scene/tangents.hpp>
 
 #include <gtest/gtest.h>
@@ -78,7 +79,8 @@ void check_quad(const placed_quad& q, const texture_view& map) {
 TEST(NormalMap, FlatQuadShadesAsTheBumpedSurface) {
   constexpr int n = 256;
   const std::vector<vec3> texels = bake(n);
-  const texture_view map{texels.data(), n, n, wrap_mode::repeat};
+  const texture stored = make_texture("bumps", n, n, texels, wrap_mode::repeat);
+  const texture_view map = stored.view();
   const float r = std::sqrt(0.5f);
   const placed_quad quads[] = {
       {{0, 0, 0}, {1, 0, 0}, {0, 1, 0}, [](float s, float t) { return tex_coord{s, t}; }},

@@ -262,8 +262,9 @@ TEST(RealFiles, PlyAsciiAndBinary) {
   EXPECT_EQ(le.uvs[0].t1.u, 1.0f);  // s, t of vertex 1
   // Vertex colours: the quad red, the last triangle mostly blue (one blue vertex of three).
   ASSERT_EQ(a.textures.size(), 1u);
-  EXPECT_NEAR(a.textures[0].texels[0].x, 1.0f, 1e-6f);
-  EXPECT_NEAR(a.textures[0].texels[2].z, srgb_to_linear(1.0f / 3), 1e-5f);
+  const std::uint32_t side = a.textures[0].width;
+  EXPECT_NEAR(a.textures[0].texel(0, 0).x, 1.0f, 1e-6f);
+  EXPECT_NEAR(a.textures[0].texel(2 % side, 2 / side).z, srgb_to_linear(1.0f / 3), 1e-5f);
 }
 
 TEST(RealFiles, HostilePly) {

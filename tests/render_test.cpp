@@ -388,7 +388,8 @@ TEST(PathColumns, AllocationRecordAndGatherFollowTheOneList) {
   std::size_t bytes = 0;
   path_columns::for_each_column([&](auto m) { bytes += sizeof(*(path_columns{}.*m)); });
   const std::size_t item_bytes = bytes;
-  EXPECT_EQ(item_bytes, sizeof(std::uint32_t) + sizeof(ray) + sizeof(vec3) + sizeof(float));
+  // slot, ray, throughput, the last BSDF pdf, the ray cone's spread
+  EXPECT_EQ(item_bytes, sizeof(std::uint32_t) + sizeof(ray) + sizeof(vec3) + sizeof(float) + sizeof(float));
   EXPECT_GE(path_columns::column_bytes(n), n * item_bytes);
   std::vector<std::byte> a(path_columns::column_bytes(n)), b(path_columns::column_bytes(n));
   const path_columns p = path_columns::carve(a.data(), n), q = path_columns::carve(b.data(), n);
@@ -402,8 +403,10 @@ TEST(PathColumns, AllocationRecordAndGatherFollowTheOneList) {
     p.rays[i] = ray{{float(i), 1, 2}, {0, 0, 1}, 1e30f};
     p.throughput[i] = {float(i), 0.5f, 0.25f};
     p.bsdf_pdf[i] = 0.5f * float(i);
+    p.cone[i] = 0.125f * float(i);
   }
   EXPECT_LE(reinterpret_cast<std::byte*>(p.bsdf_pdf + n), a.data() + a.size());
+  EXPECT_LE(reinterpret_cast<std::byte*>(p.cone + n), a.data() + a.size());
   for (std::uint32_t i = 0; i < n; ++i) q.copy_from(i, p, n - 1 - i);  // what gather_paths runs per path
   for (std::uint32_t i = 0; i < n; ++i) {
     const std::uint32_t j = n - 1 - i;
@@ -411,6 +414,7 @@ TEST(PathColumns, AllocationRecordAndGatherFollowTheOneList) {
     EXPECT_EQ(q.rays[i].origin.x, float(j));
     EXPECT_EQ(q.throughput[i].x, float(j));
     EXPECT_EQ(q.bsdf_pdf[i], 0.5f * float(j));
+    EXPECT_EQ(q.cone[i], 0.125f * float(j));
   }
 }
 

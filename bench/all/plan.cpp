@@ -268,6 +268,27 @@ void render_steps(const context& c, std::vector<step>& steps) {
                                     "renderer, heavy-material scene: shading routed by material family",
                                     c.expect(1, 10, 120, 3, 10, 30), mats));
 
+  // Textures: each storage the GPU has (texture objects, the packed filter) on the scenes whose
+  // shading reads them: the helmet (4 maps of 2048 x 2048) and the textured Sponza (30 maps).
+  const std::pair<const char*, const char*> textured[] = {{"helmet", "helmet/helmet.toml"},
+                                                          {"sponza-textured", "third-party/sponza/sponza-textured.toml"}};
+  for (const auto& [name, file] : textured) {
+    render_bench_args tex = box;
+    tex.scene = c.scene(file);
+    tex.set = c.by_mode(std::vector<std::string>{"film.width=32", "film.height=32", "film.spp=1"},
+                        gpu ? std::vector<std::string>{"film.width=512", "film.height=512", "film.spp=16"}
+                            : std::vector<std::string>{"film.width=128", "film.height=128", "film.spp=2"},
+                        gpu ? std::vector<std::string>{"film.width=512", "film.height=512", "film.spp=64"}
+                            : std::vector<std::string>{"film.width=256", "film.height=256", "film.spp=4"});
+    tex.integrators = {"wavefront"};
+    tex.strategies = {"auto"};
+    tex.queues = {"pass", "append"};
+    if (gpu) tex.textures = {"hardware", "packed"};
+    steps.push_back(render_bench_step(c, std::string("render-") + name + "-textures",
+                                      std::string("renderer, ") + name + ": texture storage (texture objects, packed)",
+                                      c.expect(1, 10, 120, 3, 10, 30), tex));
+  }
+
   if (c.m == mode::full) {
     render_bench_args bfs = box;
     bfs.set = {gpu ? "film.spp=16" : "film.spp=4"};
@@ -307,8 +328,10 @@ void image_steps(const context& c, std::vector<step>& steps) {
       {"heightfield", "procedural/heightfield.toml", 1, gpu ? 16u : 4u, gpu ? 64u : 4u,
        {"procedural.grid=32", "film.width=32", "film.height=24"},
        {"procedural.grid=512", "film.width=512", "film.height=384"}},
+      {"sponza-textured", "third-party/sponza/sponza-textured.toml", 1, gpu ? 16u : 2u, gpu ? 256u : 16u,
+       {"film.width=32", "film.height=18"}, {"film.width=320", "film.height=180"}},
   };
-  const std::vector<double> cpu_quick = {3, 5, 8, 4}, cpu_full = {30, 40, 300, 90};
+  const std::vector<double> cpu_quick = {3, 5, 8, 4, 8}, cpu_full = {30, 40, 300, 90, 120};
   for (std::size_t i = 0; i < shots.size(); ++i) {
     const shot& sh = shots[i];
     image_request r;

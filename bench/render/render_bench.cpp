@@ -37,10 +37,10 @@ std::vector<std::string> queue_strategies(sieve::backend b) {
 // One configuration of the bench: its labels, its settings, the checked warm-up's result and the
 // timed renders (without and with stage times), gathered over the rounds.
 struct config {
-  std::string integrator, queue, routing, traversal, bvh, reorder, strategy;
+  std::string integrator, queue, routing, traversal, bvh, reorder, strategy, textures;
   render_settings settings;
-  bool same = false;  // the warm-up's image equals the first configuration's
-  render_result checked;  // its image kept for the first configuration only
+  bool same = false;  // the warm-up's image equals the first configuration's (of the same texture storage)
+  render_result checked;  // its image kept for the first configuration (of each texture storage) only
   std::vector<render_stats> fast, profiled;
 };
 
@@ -69,6 +69,7 @@ std::vector<config> render_configs(const render_bench_args& a, const scene& sc, 
         else
           add_kind(integrator, queue, routing);
   std::vector<config> configs;
+  for (const auto& textures : gpu ? a.textures : std::vector<std::string>{"-"})
   for (const auto& [integrator, queue, routing] : kinds)
   for (const auto& launch : gpu && integrator == "wavefront" ? a.launches : std::vector<std::string>{"graph"})
   for (const auto& traversal : a.traversals)
@@ -85,7 +86,8 @@ std::vector<config> render_configs(const render_bench_args& a, const scene& sc, 
         rs.traversal = parse_mode<traversal_kind>(traversal);
         if (bvh != "-") rs.bvh = parse_mode<bvh_layout>(bvh);
         rs.reorder = parse_mode<reorder_key>(reorder);
-        configs.push_back({integrator, queue, routing, traversal, bvh, reorder, strategy, rs, false, {}, {}, {}});
+        if (textures != "-") rs.textures = parse_mode<texture_storage>(textures);
+        configs.push_back({integrator, queue, routing, traversal, bvh, reorder, strategy, textures, rs, false, {}, {}, {}});
       }
   return configs;
 }
@@ -117,6 +119,7 @@ row_schema<render_bench_row> render_bench_rows() {
       {"traversal", "traversal", "traversal", [](const row& r) { return text_cell(r.traversal); }},
       {"bvh", "bvh", "bvh", [](const row& r) { return text_cell(r.bvh); }},
       {"reorder", "reorder", "reorder", [](const row& r) { return text_cell(r.reorder); }},
+      {"textures", "textures", "textures", [](const row& r) { return text_cell(r.textures); }},
       {"launch", "launch", "wave_launch", [](const row& r) { return text_cell(r.stats.wave_launch); }},
       {"", "", "waves", [=](const row& r) { return json_only(r.stats.waves); }},
       {"", "", "host_syncs", [=](const row& r) { return json_only(r.stats.host_syncs); }},
@@ -210,6 +213,10 @@ const option_schema<render_bench_args>& render_bench_options() {
              "by family, a kernel each), queues (per-family queues appended by extend), sort (radix sort by "
              "material), megakernel (its row); comma-separated",
              [](CLI::Option* x) { x->check(CLI::IsMember(mode_name_list<routing_kind>())); });
+    o.option(&A::textures, "--textures",
+             "how the GPU reads textures: hardware (texture objects: the texture unit's filter), packed (the CPU's "
+             "texels and filter in one buffer); comma-separated (images compared within each; the CPU: packed)",
+             [](CLI::Option* x) { x->check(CLI::IsMember(mode_name_list<render::texture_storage>())); });
     o.option(&A::repeats, "--repeats", "timed renders per configuration (median reported)",
              [](CLI::Option* x) { x->check(CLI::Range(1, 100)); });
     o.option(&A::profile_stages, "--profile-stages",
@@ -278,17 +285,20 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
   for (config& c : configs) {
     c.settings.profile_stages = profiled && !fast;
     c.checked = render(ps, c.settings);
-    const auto& img = c.checked.sum, &reference = configs.front().checked.sum;
+    // The reference: the first configuration of the same texture storage (the texture unit's filter
+    // and the packed texels' agree within a bound, not to the bit).
+    const config& first = *std::find_if(configs.begin(), configs.end(), [&](const config& x) { return x.textures == c.textures; });
+    const auto& img = c.checked.sum, &reference = first.checked.sum;
     c.same = img.size() == reference.size() && std::memcmp(img.data(), reference.data(), img.size() * sizeof(vec3)) == 0;
     if (!c.same) {
       ++failed;
       const image_difference d = difference(img, reference);
       std::cerr << "sieve bench render: " << c.integrator << " / " << c.queue << " / " << c.routing << " / "
-                << c.strategy << " / " << c.traversal << " / " << c.bvh << " / " << c.reorder
+                << c.strategy << " / " << c.traversal << " / " << c.bvh << " / " << c.reorder << " / " << c.textures
                 << ": the image differs from the first configuration's in " << d.pixels << " of " << img.size()
                 << " pixels (largest difference " << d.largest << " of a channel's sum)\n";
     }
-    if (&c != &configs.front()) c.checked.sum = {};
+    if (&c != &first) c.checked.sum = {};
   }
   // The timed renders in rounds, each round every configuration once, so that a drift of the
   // machine (clocks, another process) falls on every configuration alike, not on the first ones.
@@ -307,7 +317,7 @@ int run_render_bench(const render_bench_args& a, const std::string& command_line
     const bool passless = c.integrator == "megakernel" || c.queue == "append";
     rows.add({c.integrator, c.queue, passless ? "-" : strategy_shown(c.strategy, m.strategies_ran),
               passless ? "-" : std::string(sieve::to_string(m.form)), c.routing, c.traversal, c.bvh, c.reorder, m,
-              seconds_fast, profiled, c.same});
+              seconds_fast, profiled, c.same, c.textures});
   }
   rows.printed().print(std::cout);
   std::cout << "\nMrays/s counts extension and shadow rays (over s_median); compact_ms is the path queue's compaction "

@@ -1,7 +1,8 @@
 // `sieve bench render SCENE`: the wavefront renderer once per (strategy, traversal, reorder), and
 // what compaction costs inside it: total time, Mrays/s, compaction ms and its share of the frame,
 // bounce by bounce. Every configuration's image must equal the first one's bit for bit (the
-// renderer's invariant) before it is timed.
+// renderer's invariant) before it is timed; on the GPU the first one's of the same texture storage
+// (the texture unit's filter is not the packed texels' to the bit: docs/textures.md).
 #pragma once
 
 #include "../options.hpp"
@@ -26,6 +27,9 @@ struct render_bench_args : scene_suite_args {
   std::vector<std::string> reorders = {"none"};
   // How shade reaches the material families (render_settings::routing); megakernel: the megakernel's row.
   std::vector<std::string> routings = {"branch"};
+  // How the GPU reads textures (render_settings::textures): hardware (texture objects), packed (the
+  // CPU's texels and filter in one buffer). The CPU reads its packed texels whatever this says.
+  std::vector<std::string> textures = {"hardware"};
   int repeats = 3;
   std::uint32_t width = 0, height = 0, spp = 0;  // 0: the scene's (one of width, height: the aspect kept)
   // Stage times (render_settings::profile_stages): both = the timed renders without them (the frame
@@ -45,7 +49,8 @@ struct render_bench_row {
   render::render_stats stats;       // of the median render (with stage times when profiled)
   double seconds_unprofiled = 0;    // the median render without stage times
   bool profiled = false;            // stage times (and compaction's) measured
-  bool identical = false;           // the image equals the first configuration's
+  bool identical = false;           // the image equals the first configuration's (of its texture storage)
+  std::string textures = "hardware";  // how the GPU read the textures
 };
 // The columns of the printed table (also the CSV) and the JSON, declared once.
 report::row_schema<render_bench_row> render_bench_rows();

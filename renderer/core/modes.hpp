@@ -74,6 +74,11 @@ enum class reorder_key : std::uint8_t { none, morton, octant, termination };
 // entries by (family, material) (sort); or the megakernel, one thread per path and no queue.
 enum class routing_kind : std::uint8_t { branch, multisplit, queues, sort, megakernel };
 
+// How the GPU reads textures (core/texture.hpp): texture objects over mipmapped arrays, filtered by
+// the texture unit (hardware), or the stored texels packed in one buffer and filtered by the code
+// the CPU runs (packed). The CPU always reads them packed.
+enum class texture_storage : std::uint8_t { hardware, packed };
+
 // Per mode: what it is called in messages, and its names.
 template <class E>
 struct mode_names;
@@ -152,6 +157,13 @@ struct mode_names<routing_kind> {
        {routing_kind::queues, "queues"},
        {routing_kind::sort, "sort"},
        {routing_kind::megakernel, "megakernel"}}};
+};
+
+template <>
+struct mode_names<texture_storage> {
+  static constexpr std::string_view what = "texture storage", plural = "texture storages";
+  static constexpr std::array<std::pair<texture_storage, std::string_view>, 2> table{
+      {{texture_storage::hardware, "hardware"}, {texture_storage::packed, "packed"}}};
 };
 
 template <class E>

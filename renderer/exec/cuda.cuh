@@ -77,6 +77,50 @@ __global__ void parallel_for_kernel(std::size_t n, F body) {
 }
 }  // namespace detail
 
+namespace detail {
+inline constexpr unsigned grouped_threads = 256;  // a block: 8 warps
+
+// Block b's items [256 b, 256 b + 256): those with first(i) go to the block's first threads, the
+// others to the threads after them (each kind in its order), so that every warp but the one at the
+// boundary runs one kind. One slice a block: a warp that ends early leaves, where a grid-stride
+// loop would hold it at the barrier before the next slice until the block's slowest warp ends.
+template <class Index, class P, class F>
+__global__ void __launch_bounds__(grouped_threads) parallel_for_grouped_kernel(std::size_t n, P first, F body) {
+  constexpr unsigned warps = grouped_threads / 32;
+  __shared__ unsigned short order[grouped_threads];
+  __shared__ unsigned firsts[warps], items[warps];
+  const unsigned lane = threadIdx.x & 31U, warp = threadIdx.x >> 5;
+  const std::size_t base = static_cast<std::size_t>(blockIdx.x) * grouped_threads, i = base + threadIdx.x;
+  const bool in = i < n, f = in && first(static_cast<Index>(i));
+  const unsigned fb = __ballot_sync(~0U, f), ib = __ballot_sync(~0U, in);
+  if (lane == 0) firsts[warp] = __popc(fb), items[warp] = __popc(ib);
+  __syncthreads();
+  unsigned f_before = 0, o_before = 0, f_total = 0, total = 0;
+  for (unsigned w = 0; w < warps; ++w) {
+    if (w < warp) f_before += firsts[w], o_before += items[w] - firsts[w];
+    f_total += firsts[w];
+    total += items[w];
+  }
+  const unsigned below = (1U << lane) - 1U;
+  if (in) order[f ? f_before + __popc(fb & below) : f_total + o_before + __popc(ib & ~fb & below)] = threadIdx.x;
+  __syncthreads();
+  if (threadIdx.x < total) body(static_cast<Index>(base + order[threadIdx.x]));
+}
+}  // namespace detail
+
+template <class Index = std::uint32_t, class P, class F>
+void parallel_for_grouped(cuda e, const char* name, std::size_t n, const P& first, const F& body) {
+  check_index_range<Index>(name, n);
+  if (n == 0) return;
+  const stage_range range(name);
+  constexpr unsigned threads = detail::grouped_threads;
+  const std::size_t blocks = (n + threads - 1) / threads;  // Index's range (checked above) keeps it below 2^32
+  timed(e, name, n, [&] {
+    detail::parallel_for_grouped_kernel<Index><<<static_cast<unsigned>(blocks), threads, 0, e.stream>>>(n, first, body);
+    SIEVE_CUDA_CHECK(cudaGetLastError());
+  });
+}
+
 template <class Index = std::uint32_t, class F>
 void parallel_for(cuda e, const char* name, std::size_t n, const F& body) {
   check_index_range<Index>(name, n);

@@ -68,6 +68,15 @@ void parallel_for(cpu e, const char* name, std::size_t n, const F& body) {
   });
 }
 
+// body(i) for every i < n, as parallel_for, where items of two kinds take different paths through
+// `body`: on the GPU each block's items are handed to its threads with those for which first(i)
+// holds first, so that a warp runs one kind (one path) and no warp pays for both (exec/cuda.cuh).
+// The CPU runs parallel_for: the order of the items is not part of the result.
+template <class Index = std::uint32_t, class P, class F>
+void parallel_for_grouped(cpu e, const char* name, std::size_t n, const P&, const F& body) {
+  parallel_for<Index>(e, name, n, body);
+}
+
 }  // namespace sieve::exec
 
 // In CUDA code the GPU's overloads come with the CPU's: the stages call exec::parallel_for by

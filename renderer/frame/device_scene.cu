@@ -37,6 +37,61 @@ device_bvh::device_bvh(const device_tree& tree) : view_(tree.view()) {}
 
 device_bvh::~device_bvh() = default;
 
+namespace {
+
+// A texture in a CUDA mipmapped array, filtered by the texture unit: trilinear, normalised
+// coordinates, the view's wrap mode, sRGB decoded where the texels are sRGB.
+class device_texture {
+ public:
+  explicit device_texture(const texture& t) {
+    const int bits = static_cast<int>(channel_bytes(t.format)) * 8;
+    const cudaChannelFormatKind kind = t.format == texel_format::half || t.format == texel_format::float32
+                                           ? cudaChannelFormatKindFloat
+                                           : cudaChannelFormatKindUnsigned;
+    const cudaChannelFormatDesc desc = cudaCreateChannelDesc(bits, t.channels >= 2 ? bits : 0, t.channels >= 4 ? bits : 0,
+                                                             t.channels >= 4 ? bits : 0, kind);
+    SIEVE_CUDA_CHECK(cudaMallocMipmappedArray(&array_, &desc, make_cudaExtent(t.width, t.height, 0), t.levels));
+    const texture_view v = t.view();
+    for (std::uint32_t l = 0; l < t.levels; ++l) {
+      cudaArray_t level = nullptr;
+      SIEVE_CUDA_CHECK(cudaGetMipmappedArrayLevel(&level, array_, l));
+      const std::size_t row = std::size_t{v.level_width(l)} * v.texel_bytes();
+      SIEVE_CUDA_CHECK(cudaMemcpy2DToArray(level, 0, 0, t.texels.data() + t.level_offset[l], row, row, v.level_height(l),
+                                           cudaMemcpyHostToDevice));
+    }
+    cudaResourceDesc res{};
+    res.resType = cudaResourceTypeMipmappedArray;
+    res.res.mipmap.mipmap = array_;
+    cudaTextureDesc tex{};
+    const cudaTextureAddressMode mode = t.wrap == wrap_mode::clamp ? cudaAddressModeClamp : cudaAddressModeWrap;
+    tex.addressMode[0] = tex.addressMode[1] = tex.addressMode[2] = mode;
+    tex.filterMode = cudaFilterModeLinear;
+    tex.mipmapFilterMode = cudaFilterModeLinear;
+    tex.readMode = kind == cudaChannelFormatKindFloat ? cudaReadModeElementType : cudaReadModeNormalizedFloat;
+    tex.sRGB = t.srgb ? 1 : 0;
+    tex.normalizedCoords = 1;
+    tex.maxAnisotropy = 1;
+    tex.minMipmapLevelClamp = 0;
+    tex.maxMipmapLevelClamp = static_cast<float>(t.levels - 1);
+    SIEVE_CUDA_CHECK(cudaCreateTextureObject(&object_, &res, &tex, nullptr));
+  }
+  ~device_texture() {
+    if (object_) cudaDestroyTextureObject(object_);
+    if (array_) cudaFreeMipmappedArray(array_);
+  }
+  device_texture(device_texture&& o) noexcept : array_(o.array_), object_(o.object_) { o.array_ = nullptr, o.object_ = 0; }
+  device_texture(const device_texture&) = delete;
+  device_texture& operator=(const device_texture&) = delete;
+  device_texture& operator=(device_texture&&) = delete;
+  cudaTextureObject_t object() const { return object_; }
+
+ private:
+  cudaMipmappedArray_t array_ = nullptr;
+  cudaTextureObject_t object_ = 0;
+};
+
+}  // namespace
+
 struct device_scene::arrays {
   device_array<surface> surfaces;
   device_array<alpha_material> alpha;
@@ -44,7 +99,8 @@ struct device_scene::arrays {
   device_array<triangle_normals> normals;
   device_array<triangle_uvs> uvs;
   device_array<triangle_tangents> tangents;
-  device_array<vec3> texels;  // every texture's texels in one allocation, the views pointing into it
+  device_array<unsigned char> texels;  // packed: every texture's levels in one allocation, the views pointing into it
+  std::vector<device_texture> texture_objects;  // hardware: one mipmapped array and texture object each
   device_array<texture_view> textures;
   device_array<std::uint32_t> light_triangles;
   device_array<float> light_cdf;
@@ -52,7 +108,7 @@ struct device_scene::arrays {
   device_array<float> env_weight, env_conditional, env_marginal;
 };
 
-device_scene::device_scene(const prepared_scene& ps)
+device_scene::device_scene(const prepared_scene& ps, texture_storage storage)
     : prepared_(ps), bvh_(ps.device() ? device_bvh(*ps.device()) : device_bvh(ps.tree(), ps.source().triangles)),
       arrays_(std::make_unique<arrays>()) {
   const scene& sc = ps.source();
@@ -64,18 +120,29 @@ device_scene::device_scene(const prepared_scene& ps)
   a.normals = device_array<triangle_normals>(sc.normals);
   a.uvs = device_array<triangle_uvs>(sc.uvs);
   a.tangents = device_array<triangle_tangents>(sc.tangents);
-  std::size_t texels = 0;
-  for (const texture& t : sc.textures) texels += t.texels.size();
-  a.texels = device_array<vec3>(texels);
   std::vector<texture_view> views;
-  std::size_t at = 0;
-  for (const texture& t : sc.textures) {
-    texture_view v = t.view();
-    v.texels = a.texels.get() + at;
-    if (!t.texels.empty())
-      SIEVE_CUDA_CHECK(cudaMemcpy(a.texels.get() + at, t.texels.data(), t.texels.size() * sizeof(vec3), cudaMemcpyHostToDevice));
-    at += t.texels.size();
-    views.push_back(v);
+  if (storage == texture_storage::packed) {
+    std::size_t bytes = 0;
+    for (const texture& t : sc.textures) bytes += (t.texels.size() + 15) / 16 * 16;  // each texture 16-byte aligned
+    a.texels = device_array<unsigned char>(bytes);
+    std::size_t at = 0;
+    for (const texture& t : sc.textures) {
+      texture_view v = t.view();
+      v.texels = a.texels.get() + at;
+      if (!t.texels.empty())
+        SIEVE_CUDA_CHECK(cudaMemcpy(a.texels.get() + at, t.texels.data(), t.texels.size(), cudaMemcpyHostToDevice));
+      at += (t.texels.size() + 15) / 16 * 16;
+      views.push_back(v);
+    }
+  } else {
+    a.texture_objects.reserve(sc.textures.size());
+    for (const texture& t : sc.textures) {
+      a.texture_objects.emplace_back(t);
+      texture_view v = t.view();
+      v.texels = nullptr;
+      v.object = a.texture_objects.back().object();
+      views.push_back(v);
+    }
   }
   a.textures = device_array<texture_view>(views);
   a.light_triangles = device_array<std::uint32_t>(

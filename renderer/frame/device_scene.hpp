@@ -8,6 +8,7 @@
 #include "prepared_scene.hpp"
 
 #include "../bvh/bvh.hpp"
+#include "../core/modes.hpp"
 
 #include <cstdint>
 #include <memory>
@@ -37,7 +38,8 @@ class device_bvh {
 // A prepared scene in device memory.
 class device_scene {
  public:
-  explicit device_scene(const prepared_scene& ps);
+  // Textures as `textures` says (core/modes.hpp): texture objects, or packed texels.
+  explicit device_scene(const prepared_scene& ps, texture_storage textures = texture_storage::hardware);
   ~device_scene();
   device_scene(const device_scene&) = delete;
   device_scene& operator=(const device_scene&) = delete;

@@ -18,7 +18,7 @@ device_bvh::device_bvh(const device_tree&) {
 }
 device_bvh::~device_bvh() = default;
 
-device_scene::device_scene(const prepared_scene& ps) : prepared_(ps), bvh_(ps.tree(), ps.source().triangles) {}
+device_scene::device_scene(const prepared_scene& ps, texture_storage) : prepared_(ps), bvh_(ps.tree(), ps.source().triangles) {}
 device_scene::~device_scene() = default;
 scene_view device_scene::view(std::uint32_t width, std::uint32_t height) const { return prepared_.view(width, height); }
 

@@ -122,7 +122,7 @@ void check_render_memory(const scene& s, const render_settings& settings, bool g
   c.paths = wave_capacity(s.film.width * s.film.height, s.film.spp, std::max(settings.max_queue, 1U));
   c.bfs = settings.traversal == traversal_kind::bfs;
   c.attribute_bytes = s.normals.size() * sizeof(triangle_normals) + s.uvs.size() * sizeof(triangle_uvs);
-  for (const texture& t : s.textures) c.attribute_bytes += t.texels.size() * sizeof(vec3);
+  for (const texture& t : s.textures) c.attribute_bytes += t.bytes();
   if (builds_on_device(settings.build, gpu, s.triangles.size())) c.gpu_triangle_bytes = ploc_device_bytes_per_triangle;
   if (gpu && !gpu_free) gpu_free = cuda_free_memory();
   memory::check(c, available, gpu ? gpu_free : std::nullopt, "render");

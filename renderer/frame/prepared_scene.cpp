@@ -112,6 +112,14 @@ prepared_scene::prepared_scene(const scene& s, bvh tree) : scene_(&s), bvh_(std:
   }
 }
 
+material_family prepared_scene::family() const {
+  if (surfaces_.empty()) return material_family::any;
+  const material_family f = family_of(surfaces_.front().kind);
+  for (const surface& m : surfaces_)
+    if (family_of(m.kind) != f) return material_family::any;
+  return f;
+}
+
 scene_view prepared_scene::view(std::uint32_t width, std::uint32_t height) const {
   const scene& s = *scene_;
   scene_view v;
@@ -130,6 +138,7 @@ scene_view prepared_scene::view(std::uint32_t width, std::uint32_t height) const
   v.env_map = s.environment_map.view();
   v.cam = camera::look_at(s.camera.position, s.camera.look_at, s.camera.up, s.camera.vfov_degrees,
                           static_cast<float>(width) / static_cast<float>(height));
+  v.pixel_spread = s.film.mipmaps ? length(v.cam.vertical) / static_cast<float>(height) : 0.0f;
   v.bounds = bounds_;
   v.width = width;
   v.height = height;

@@ -41,6 +41,9 @@ class prepared_scene {
   const device_tree* device() const { return device_.get(); }
   // The view the stages read, for a film of width x height.
   scene_view view(std::uint32_t width, std::uint32_t height) const;
+  // The one material family of every surface (core/bsdf.hpp: family_of), or `any` where they mix:
+  // the megakernel compiles its shading for that family alone (megakernel/megakernel.hpp).
+  material_family family() const;
 
  private:
   const scene* scene_;

@@ -29,6 +29,7 @@ struct render_settings {
   // whatever `integrator` says (uses_megakernel()).
   routing_kind routing = routing_kind::branch;
   sort_kind sort = sort_kind::onesweep;  // the GPU radix sort for reordering (the CPU has one)
+  texture_storage textures = texture_storage::hardware;  // how the GPU reads textures
   std::uint32_t max_queue = 1U << 20;  // paths in flight at once (a wave): bounds the queues' memory
   // The film's samples to render: [first_sample, first_sample + sample_count), sample_count 0 for
   // all of them (from first_sample to spp); the counter RNG gives sample s of pixel p the same

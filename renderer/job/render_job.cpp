@@ -58,6 +58,7 @@ render_settings requested_settings(const render_request& rq, const scene& sc, bo
   settings.build = rq.build;
   settings.integrator = rq.integrator;
   settings.queue = rq.queue;
+  settings.textures = rq.textures;
   settings.profile_stages = rq.profile_stages;
   std::string from = "compaction.strategy in " + rq.scene;
   if (rq.strategy) from = "--strategy";

@@ -45,6 +45,7 @@ struct render_request {
   std::optional<reorder_key> reorder;     // unset: the scene's [compaction] reorder
   std::optional<sort_kind> sort;          // unset: the scene's [compaction] sort
   std::optional<routing_kind> routing;    // unset: the scene's [compaction] routing
+  texture_storage textures = texture_storage::hardware;  // render_settings::textures
   std::uint32_t spp = 0;                  // 0: the scene's film.spp
   std::uint32_t width = 0, height = 0;    // 0: the scene's film size (one alone: the other keeps the aspect)
   std::vector<std::string> set;           // key=value overrides of the scene file

@@ -20,6 +20,7 @@ SIEVE_HD inline void generate_path(std::uint32_t i, std::uint32_t slot, const sc
   p.rays[i] = s.cam.generate(sx, sy);
   p.throughput[i] = {1, 1, 1};
   p.bsdf_pdf[i] = 0;
+  p.cone[i] = 0;
 }
 
 // Over `capacity` slots (at least w->size()); *w may live in device memory, so that one launch

@@ -10,6 +10,7 @@
 #include "../core/camera.hpp"
 #include "../core/environment.hpp"
 #include "../core/lights.hpp"
+#include "../core/ray_cone.hpp"
 #include "../core/shading.hpp"
 #include "../core/texture.hpp"
 
@@ -43,10 +44,12 @@ struct path_columns {
   ray* rays = nullptr;             // its next segment (unit direction)
   vec3* throughput = nullptr;      // product of BSDF weights so far
   float* bsdf_pdf = nullptr;       // solid-angle pdf of the last bounce's direction; 0: camera or specular
+  float* cone = nullptr;           // the ray cone's width at the ray's origin (core/ray_cone.hpp): 0 at the camera
 
   // The list (a function, so that device code gets it by value).
   SIEVE_HD static constexpr auto columns() {
-    return std::tuple{&path_columns::slot, &path_columns::rays, &path_columns::throughput, &path_columns::bsdf_pdf};
+    return std::tuple{&path_columns::slot, &path_columns::rays, &path_columns::throughput, &path_columns::bsdf_pdf,
+                      &path_columns::cone};
   }
 
   // f(member pointer) for each column, in order.
@@ -118,6 +121,7 @@ struct scene_view {
   vec3 environment;                          // radiance of escaping rays, where there is no map
   environment_map env_map;                   // the HDR environment (present() or not)
   camera cam;
+  float pixel_spread = 0;                    // the camera ray cone's spread angle: a pixel's height at distance 1
   aabb bounds;                               // of the whole scene (ray reordering keys)
   std::uint32_t width = 0, height = 0, max_bounces = 0, seed = 0;
 };

@@ -9,6 +9,8 @@
 
 #include <exec/exec.hpp>
 
+#include <type_traits>
+
 #include "../core/marks.hpp"
 #include "../core/rng.hpp"
 #include "paths.hpp"
@@ -39,35 +41,55 @@ struct shade_args {
 
 // The material of triangle `prim` at barycentrics (b1, b2): its albedo read from its texture where
 // it has one (at the interpolated texture coordinates; clamped to 0 .. 1, an albedo), its emission
-// times its emission texture's texel there, its roughness and metallic times the green and blue of
-// its metallic-roughness texture (glTF's channels).
-SIEVE_HD inline surface surface_at(const scene_view& s, std::uint32_t prim, float b1, float b2) {
+// times its emission texture's texel there, its roughness and metallic times the two channels of
+// its metallic-roughness texture (glTF's green and blue). The textures are read at the level of a
+// ray cone `width` wide meeting the triangle at cosine `cos_theta` (core/ray_cone.hpp), whose
+// level-0 term goes to `lod0` for the normal map; width 0: level 0.
+SIEVE_HD inline surface surface_at(const scene_view& s, std::uint32_t prim, float b1, float b2, float& lod0,
+                                   float width = 0, float cos_theta = 1) {
   surface m = s.surfaces[s.material_of[prim]];
-  if (m.albedo_texture < 0 && m.emission_texture < 0 && m.metal_rough_texture < 0) return m;
-  tex_coord t = s.uvs ? interpolate(s.uvs[prim], b1, b2) : tex_coord{};
+  lod0 = -1e30f;
+  if (m.albedo_texture < 0 && m.emission_texture < 0 && m.metal_rough_texture < 0 && m.normal_texture < 0) return m;
+  tex_coord t{};
+  if (s.uvs) {
+    t = interpolate(s.uvs[prim], b1, b2);
+    if (width > 0) lod0 = footprint_lod(s.bvh.triangles[prim], s.uvs[prim], m.uv, width, cos_theta);
+  }
   if (!m.uv.identity()) m.uv.apply(t.u, t.v);
-  if (m.albedo_texture >= 0)
-    m.albedo = min(max(bilinear(s.textures[m.albedo_texture], t.u, t.v), vec3{0, 0, 0}), vec3{1, 1, 1});
-  if (m.emission_texture >= 0) m.emission = m.emission * max(bilinear(s.textures[m.emission_texture], t.u, t.v), vec3{0, 0, 0});
+  auto read = [&](std::int32_t i) {
+    const texture_view& tex = s.textures[i];
+    return texture_lookup(tex, t.u, t.v, texture_lod(tex, lod0));
+  };
+  if (m.albedo_texture >= 0) m.albedo = min(max(read(m.albedo_texture), vec3{0, 0, 0}), vec3{1, 1, 1});
+  if (m.emission_texture >= 0) m.emission = m.emission * max(read(m.emission_texture), vec3{0, 0, 0});
   if (m.metal_rough_texture >= 0) {
-    const vec3 mr = min(max(bilinear(s.textures[m.metal_rough_texture], t.u, t.v), vec3{0, 0, 0}), vec3{1, 1, 1});
-    m.roughness *= mr.y;
-    m.metallic *= mr.z;
+    const vec3 mr = min(max(read(m.metal_rough_texture), vec3{0, 0, 0}), vec3{1, 1, 1});
+    m.roughness *= mr.x;
+    m.metallic *= mr.y;
   }
   return m;
 }
-SIEVE_HD inline surface surface_at(const scene_view& s, const hit& h) { return surface_at(s, h.prim, h.u, h.v); }
+SIEVE_HD inline surface surface_at(const scene_view& s, std::uint32_t prim, float b1, float b2) {
+  float lod0;
+  return surface_at(s, prim, b1, b2, lod0);
+}
 
 // The shading normal at hit h for a viewer in direction wo: ng on flat triangles; interpolated
 // where the mesh has vertex normals; bent by the material's normal map where it has one and the
-// triangle has tangents (core/shading.hpp).
-SIEVE_HD inline vec3 shading_normal_at(const scene_view& s, const hit& h, const surface& m, vec3 ng, vec3 wo) {
+// triangle has tangents (core/shading.hpp), read at level lod0 (surface_at's). A two-channel map
+// holds x and y; z is rebuilt as sqrt(1 - x^2 - y^2).
+SIEVE_HD inline vec3 shading_normal_at(const scene_view& s, const hit& h, const surface& m, vec3 ng, vec3 wo, float lod0) {
   if (!s.normals) return ng;
   const triangle_normals& tn = s.normals[h.prim];
   if (m.normal_texture >= 0 && s.tangents && s.tangents[h.prim].sign != 0) {
     tex_coord t = s.uvs ? interpolate(s.uvs[h.prim], h.u, h.v) : tex_coord{};
     if (!m.uv.identity()) m.uv.apply(t.u, t.v);
-    const vec3 c = bilinear(s.textures[m.normal_texture], t.u, t.v);
+    const texture_view& tex = s.textures[m.normal_texture];
+    vec3 c = texture_lookup(tex, t.u, t.v, texture_lod(tex, lod0));
+    if (tex.channels == 2) {
+      const float x = 2 * c.x - 1, y = 2 * c.y - 1, zz = 1 - x * x - y * y;
+      c.z = 0.5f * (zz > 0 ? sqrtf(zz) : 0.0f) + 0.5f;
+    }
     return shading_normal_towards(normal_mapped(tn, s.tangents[h.prim], h.u, h.v, ng, c, m.normal_scale), ng, wo);
   }
   return shading_normal_towards(shading_normal(tn, h.u, h.v, ng), ng, wo);
@@ -149,11 +171,13 @@ SIEVE_HD inline bool shade_path(std::uint32_t i, const shade_args& a, const wave
     seen = beta * escaped(s, r.direction, p.bsdf_pdf[j]);
   } else {
     const triangle& tri = s.bvh.triangles[h.prim];
-    const surface m = surface_at(s, h);
     const vec3 ng = geometric_normal(tri), wo = -r.direction, x = r.origin + r.direction * h.t;
+    const float cone = p.cone[j] + s.pixel_spread * h.t;  // the ray cone's width at the hit
+    float lod0;
+    const surface m = surface_at(s, h.prim, h.u, h.v, lod0, cone, dot(ng, r.direction));
     const rng_key key{w.pixel_of(slot), w.sample_of(slot), a.vertex + 1, s.seed};
     // (A cut-out's passes never reach here: the traversal refused them, core/alpha.hpp.)
-    const vec3 n = shading_normal_at(s, h, m, ng, wo);
+    const vec3 n = shading_normal_at(s, h, m, ng, wo, lod0);
     const bool smooth = n.x != ng.x || n.y != ng.y || n.z != ng.z;
     const vec3 le = emitted(m, ng, wo);
     if (max_component(le) > 0) {
@@ -178,6 +202,7 @@ SIEVE_HD inline bool shade_path(std::uint32_t i, const shade_args& a, const wave
       if (smooth && !sides_agree(wo, bs.wi, ng, n)) beta = {0, 0, 0};  // through the geometric surface: ends here
       if (max_component(beta) > 0 && finite(beta)) {
         p.rays[j] = spawn_ray(x, ng, bs.wi);
+        p.cone[j] = cone;
         p.throughput[j] = beta;
         p.bsdf_pdf[j] = bs.specular ? 0.0f : bs.pdf;
         keep = true;
@@ -189,11 +214,50 @@ SIEVE_HD inline bool shade_path(std::uint32_t i, const shade_args& a, const wave
   return keep;
 }
 
-template <class Exec>
-void shade(Exec e, std::uint32_t capacity, const std::uint32_t* live, const shade_args& a, const wave* w) {
-  exec::parallel_for(e, "shade", capacity, [=] SIEVE_HD(std::uint32_t i) {
-    if (i < *live) shade_path(i, a, *w);
+// Queue entry i shaded where every surface is of family F (prepared_scene::family): a hit by
+// shade_path<F>, a miss by shade_path<miss>, so that the kernel holds the BSDFs of that family
+// alone (fewer registers: more paths in flight); `any`: the one kernel that branches on the surface.
+// The image is the same bit for bit (F only prunes the dispatch).
+template <material_family F>
+SIEVE_HD inline bool shade_in(std::uint32_t i, const shade_args& a, const wave& w) {
+  if constexpr (F == material_family::any) return shade_path<F>(i, a, w);
+  else if (a.scratch.hits[i].found()) return shade_path<F>(i, a, w);
+  else return shade_path<material_family::miss>(i, a, w);
+}
+
+// Calls launch(std::integral_constant<material_family, F>{}) with the family the shading kernels
+// are compiled for: the scene's one family among those with kernels of their own, else `any`.
+template <class L>
+void with_family(material_family family, const L& launch) {
+  switch (family) {
+    case material_family::diffuse: return launch(std::integral_constant<material_family, material_family::diffuse>{});
+    case material_family::pbr: return launch(std::integral_constant<material_family, material_family::pbr>{});
+    default: return launch(std::integral_constant<material_family, material_family::any>{});
+  }
+}
+
+// The entries whose ray hit a surface, grouped apart from those that escaped (exec::parallel_for_grouped):
+// a warp of both kinds runs the surface's shading (textures, next-event estimation, BSDF sampling)
+// at the few lanes that hit, with the others idle; after the first bounces most of the helmet's
+// rays escape to the sky.
+struct hit_first {
+  const hit* hits;
+  const std::uint32_t* live;
+  SIEVE_HD bool operator()(std::uint32_t i) const { return i < *live && hits[i].found(); }
+};
+
+template <material_family F, class Exec>
+void shade_as(Exec e, std::uint32_t capacity, const std::uint32_t* live, const shade_args& a, const wave* w) {
+  exec::parallel_for_grouped(e, "shade", capacity, hit_first{a.scratch.hits, live}, [=] SIEVE_HD(std::uint32_t i) {
+    if (i < *live) shade_in<F>(i, a, *w);
   });
+}
+
+// `family`: the scene's one material family (prepared_scene::family), or `any`.
+template <class Exec>
+void shade(Exec e, std::uint32_t capacity, const std::uint32_t* live, const shade_args& a, const wave* w,
+           material_family family = material_family::any) {
+  with_family(family, [&](auto f) { shade_as<decltype(f)::value>(e, capacity, live, a, w); });
 }
 
 // The slot of a surviving item in a queue whose length is *count (producer-side append): one
@@ -210,14 +274,21 @@ SIEVE_HD inline std::uint32_t append_slot(std::uint32_t* count, bool survives) {
 // Stage `shade` with producer-side append: each surviving path is written straight to the next
 // queue (`next`, *next_count paths long), so no compaction pass runs. Queue order changes, the
 // image does not (random numbers and film entries are keyed by the path's slot).
-template <class Exec>
-void shade_append(Exec e, std::uint32_t capacity, const std::uint32_t* live, const shade_args& a, const wave* w,
-                  const path_columns& next, std::uint32_t* next_count) {
-  exec::parallel_for(e, "shade", capacity, [=] SIEVE_HD(std::uint32_t i) {
-    const bool keep = i < *live && shade_path(i, a, *w);
+template <material_family F, class Exec>
+void shade_append_as(Exec e, std::uint32_t capacity, const std::uint32_t* live, const shade_args& a, const wave* w,
+                     const path_columns& next, std::uint32_t* next_count) {
+  exec::parallel_for_grouped(e, "shade", capacity, hit_first{a.scratch.hits, live}, [=] SIEVE_HD(std::uint32_t i) {
+    const bool keep = i < *live && shade_in<F>(i, a, *w);
     const std::uint32_t k = append_slot(next_count, keep);
     if (keep) next.copy_from(k, a.paths, a.scratch.path(i));
   });
+}
+
+template <class Exec>
+void shade_append(Exec e, std::uint32_t capacity, const std::uint32_t* live, const shade_args& a, const wave* w,
+                  const path_columns& next, std::uint32_t* next_count, material_family family = material_family::any) {
+  with_family(family,
+              [&](auto f) { shade_append_as<decltype(f)::value>(e, capacity, live, a, w, next, next_count); });
 }
 
 }  // namespace sieve::render

@@ -113,11 +113,12 @@ class cpu_run {
   using driver_backend = cpu_backend;
 
   cpu_run(const prepared_scene& ps, const render_settings& settings, const render_controls& controls, render_result& result)
-      : controls_(controls), view_(ps.view(ps.source().film.width, ps.source().film.height)),
+      : controls_(controls), view_(ps.view(ps.source().film.width, ps.source().film.height)), family_(ps.family()),
         film_(result.sum.data()), backend_(result.stats, settings) {}
 
   cpu_backend& backend() { return backend_; }
   const scene_view& view() const { return view_; }
+  material_family family() const { return family_; }
   wave* wave_slot() { return &current_; }
   vec3* film() const { return film_; }
   void wait() const {}
@@ -133,7 +134,7 @@ class cpu_run {
       constexpr std::uint32_t slice = 1U << 16;  // a cancel is seen within a slice of paths, not a whole wave
       for (std::uint32_t first = 0; first < w.size(); first += slice) {
         if (first > 0 && cancelled(r_.controls_)) return false;
-        r_.backend_.time("megakernel", -1, [&] { megakernel(cpu, r_.view_, w, wave_film_.data(), rays, first, slice); });
+        r_.backend_.time("megakernel", -1, [&] { megakernel(cpu, r_.view_, w, wave_film_.data(), rays, r_.family_, first, slice); });
       }
       r_.backend_.time("accumulate", -1,
                        [&] { accumulate(cpu, max_pixels_, &r_.current_, wave_film_.data(), r_.film_); });
@@ -162,6 +163,7 @@ class cpu_run {
  private:
   const render_controls& controls_;
   scene_view view_;
+  material_family family_;  // the shading kernels' (prepared_scene::family)
   vec3* film_;
   cpu_backend backend_;
   wave current_;  // the wave being rendered, where the stages read it

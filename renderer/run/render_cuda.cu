@@ -260,8 +260,8 @@ class cuda_run {
   cuda_run(const prepared_scene& ps, const render_settings& settings, render_result& result)
       : settings_(settings), stats_(result.stats), film_desc_(ps.source().film),
         pixels_(film_desc_.width * film_desc_.height),
-        capacity_(wave_capacity(pixels_, film_desc_.spp, settings)), scene_(ps),
-        view_(gpu_scene_view(scene_.view(film_desc_.width, film_desc_.height), settings)),
+        capacity_(wave_capacity(pixels_, film_desc_.spp, settings)), scene_(ps, settings.textures),
+        view_(gpu_scene_view(scene_.view(film_desc_.width, film_desc_.height), settings)), family_(ps.family()),
         backend_(result.stats, settings, stream_.s, capacity_, view_.material_count),
         film_(pixels_), wave_(1), h_wave_(1) {
     SIEVE_CUDA_CHECK(cudaMemsetAsync(film_.get(), 0, pixels_ * sizeof(vec3), stream_.s));
@@ -269,6 +269,7 @@ class cuda_run {
 
   cuda_backend& backend() { return backend_; }
   const scene_view& view() const { return view_; }
+  material_family family() const { return family_; }
   wave* wave_slot() const { return wave_.get(); }
   vec3* film() const { return film_.get(); }
   void wait() const { SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream_.s)); }
@@ -304,7 +305,7 @@ class cuda_run {
       *r_.h_wave_.get() = w;
       SIEVE_CUDA_CHECK(cudaMemcpyAsync(r_.wave_.get(), r_.h_wave_.get(), sizeof(wave), cudaMemcpyHostToDevice, stream));
       SIEVE_CUDA_CHECK(cudaMemsetAsync(rays_.get(), 0, 2 * sizeof(std::uint32_t), stream));
-      r_.backend_.time("megakernel", -1, [&] { megakernel(gpu, r_.view_, w, wave_film_.get(), rays_.get()); });
+      r_.backend_.time("megakernel", -1, [&] { megakernel(gpu, r_.view_, w, wave_film_.get(), rays_.get(), r_.family_); });
       r_.backend_.time("accumulate", -1,
                        [&] { accumulate(gpu, max_pixels_, r_.wave_.get(), wave_film_.get(), r_.film_.get()); });
       SIEVE_CUDA_CHECK(cudaMemcpyAsync(h_rays_.get(), rays_.get(), 2 * sizeof(std::uint32_t), cudaMemcpyDeviceToHost, stream));
@@ -429,6 +430,7 @@ class cuda_run {
   std::uint32_t capacity_;  // the most paths a wave holds
   const device_scene scene_;  // the scene in device memory
   scene_view view_;
+  material_family family_;  // the shading kernels' (prepared_scene::family)
   stream_owner stream_;
   cuda_backend backend_;
   device_array<vec3> film_;

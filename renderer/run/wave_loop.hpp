@@ -67,7 +67,8 @@ void run_waves(Run& run, const film_desc& film, const render_settings& settings,
     }, tile_end);
   } else {
     using driver_type = wavefront_driver<typename Run::driver_backend>;
-    driver_type driver(run.backend(), run.view(), settings, controls, stats.form, capacity, max_pixels, run.wave_slot(), run.film());
+    driver_type driver(run.backend(), run.view(), settings, controls, stats.form, capacity, max_pixels, run.wave_slot(), run.film(),
+                       run.family());
     typename Run::wavefront_waves integrator(run, driver);
     for_each_wave(pixels, film.spp, settings, controls, result, [&](const wave& w) {
       const std::uint64_t* counts = integrator.run(w);

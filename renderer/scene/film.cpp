@@ -23,6 +23,10 @@ void read_film(const toml::table& doc, const reader& rd, scene& sc) {
       sc.film.max_bounces = static_cast<std::uint32_t>(rd.integer(*v, "film.max_bounces", 0, 1024));
     if (const toml::node* v = t.get("seed"))
       sc.film.seed = static_cast<std::uint32_t>(rd.integer(*v, "film.seed", 0, 0xffffffffLL));
+    if (const toml::node* v = t.get("mipmaps")) {
+      if (!v->is_boolean()) rd.fail_at(v, "film.mipmaps", "expected true or false");
+      sc.film.mipmaps = v->as_boolean()->get();
+    }
   }
 }
 

@@ -1,4 +1,4 @@
-// decode_image (image_file.hpp): the format told from the file's signature (TGA, which has none,
+// decode_texels (image_file.hpp): the format told from the file's signature (TGA, which has none,
 // from the name) and only that format's decoder asked: PNG and JPEG by the decoders linked in
 // (image_decoders.hpp); TGA, TIFF, OpenEXR and Radiance .hdr through OpenImageIO in the image
 // module (image_module.hpp), opened with dlopen when the first such file is read. A `sieve` that
@@ -34,19 +34,6 @@ extern "C" const char* __lsan_default_suppressions() { return "leak:libOpenImage
 #endif
 
 namespace sieve::render {
-namespace detail {
-
-void finish_image(image_rgb& out, const image_source& src, int count, bool linear) {
-  const bool decode_srgb = src.use == image_use::color && !linear;
-  for (vec3& p : out.pixels) {
-    if (count == 1) p.y = p.z = p.x;
-    if (decode_srgb) p = {srgb_to_linear(p.x), srgb_to_linear(p.y), srgb_to_linear(p.z)};
-  }
-  check_finite(out, src.name, src.what);
-}
-
-}  // namespace detail
-
 namespace {
 
 using detail::fail;
@@ -106,7 +93,7 @@ const image_module& the_module() {
   return m;
 }
 
-image_rgb decode_with_module(const detail::image_source& src, const char* format_name, const char* format) {
+texel_image decode_with_module(const detail::image_source& src, const char* format_name, const char* format) {
   const std::string at = src.name + ": ";
   const image_module& m = the_module();
   if (!m.open) fail(at + "the " + src.what + " is " + format + ", and " + m.why_not);
@@ -116,40 +103,52 @@ image_rgb decode_with_module(const detail::image_source& src, const char* format
   if (!in) fail(at + "cannot read the " + src.what + ": " + why);
   if (spec.deep) fail(at + "the " + src.what + " is a deep or volume image");
   if (spec.width <= 0 || spec.height <= 0 || spec.channels <= 0) fail(at + "the " + src.what + " has no pixels");
+  if (spec.format < 0 || spec.format > 3) fail(at + "the " + src.what + " has samples of no format sieve keeps");
   check_image_size(static_cast<std::uint64_t>(spec.width), static_cast<std::uint64_t>(spec.height), src.name, src.what,
                    src.limits);
+  texel_image out;
+  out.format = static_cast<texel_format>(spec.format);
+  const std::size_t cb = channel_bytes(out.format);
   if (spec.channels > 4)
     detail::check_image_samples(static_cast<std::uint64_t>(spec.width), static_cast<std::uint64_t>(spec.height),
-                                static_cast<std::uint64_t>(spec.channels), sizeof(float), src.name, src.what, src.limits);
-  int first = 0, count = std::min(spec.channels, 3);
-  if (spec.channels == 2) count = 1;  // grey and alpha
-  const bool alpha_named = spec.alpha_channel >= 0 && spec.alpha_channel < spec.channels;
-  const bool has_alpha = alpha_named || spec.channels == 2 || spec.channels == 4;
-  if (src.use == image_use::alpha && !has_alpha) return image_rgb{1, 1, {vec3{1, 1, 1}}};  // opaque throughout: one texel
-  if (src.use == image_use::opacity || src.use == image_use::alpha) {  // data keeps three channels
-    first = alpha_named ? spec.alpha_channel : spec.channels == 2 || spec.channels == 4 ? spec.channels - 1 : 0;
-    count = 1;
-  }
-  image_rgb out;
+                                static_cast<std::uint64_t>(spec.channels), cb, src.name, src.what, src.limits);
+  // The colour channels (grey, or the first three) and the alpha channel where there is one, kept
+  // in that order: 1 .. 4 channels. Integer images hold sRGB colour, floating-point ones linear.
+  const int colour = spec.channels >= 3 ? 3 : 1;
+  const int alpha = spec.alpha_channel >= 0 && spec.alpha_channel < spec.channels ? spec.alpha_channel
+                    : spec.channels == 2 || spec.channels == 4                   ? spec.channels - 1
+                                                                                : -1;
+  out.srgb = !spec.linear;
   out.width = static_cast<std::uint32_t>(spec.width);
   out.height = static_cast<std::uint32_t>(spec.height);
-  out.pixels.assign(std::size_t{out.width} * out.height, vec3{0, 0, 0});
-  bool read = false;
+  out.channels = static_cast<std::uint8_t>(colour + (alpha >= 0 ? 1 : 0));
+  const std::size_t pixel = out.channels * cb;
+  const bool together = alpha < 0 || alpha == colour;  // one contiguous range of channels
+  auto read = [&](int first, int count, std::size_t offset) {
+    bool done = false;
+    try {
+      done = m.read(in.get(), first, count, spec.format, out.bytes.data() + offset, pixel, &why);
+    } catch (const std::bad_alloc&) {
+      fail(at + "cannot decode the " + src.what + ": out of memory");
+    }
+    if (!done) fail(at + "cannot decode the " + src.what + ": " + why);
+  };
   try {
-    read = m.read(in.get(), first, count, &out.pixels[0].x, sizeof(vec3), &why);
+    out.bytes.assign(std::size_t{out.width} * out.height * pixel, 0);
   } catch (const std::bad_alloc&) {
     fail(at + "cannot decode the " + src.what + ": out of memory");
   }
-  if (!read) fail(at + "cannot decode the " + src.what + ": " + why);
-  detail::finish_image(out, src, count, spec.linear);
+  read(0, together ? out.channels : colour, 0);
+  if (!together) read(alpha, 1, colour * cb);
+  check_finite(out, src.name, src.what);
   return out;
 }
 
 }  // namespace
 
-image_rgb decode_image(const unsigned char* data, std::size_t size, const std::string& name, const std::string& what,
-                       const image_limits& limits, image_use use) {
-  const detail::image_source src{data, size, name, what, limits, use};
+texel_image decode_texels(const unsigned char* data, std::size_t size, const std::string& name, const std::string& what,
+                          const image_limits& limits) {
+  const detail::image_source src{data, size, name, what, limits};
   using detail::image_kind;
   const image_kind kind = detail::sniff_image(data, size, name);
   // The header read by sieve first: sizes, samples, and what the decoders mishandle (image_header.hpp).

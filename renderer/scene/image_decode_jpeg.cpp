@@ -1,7 +1,8 @@
 // JPEG (baseline and progressive, grey or colour) through libjpeg-turbo, from memory. The header is
 // read first and the image refused past the limits before a scanline is decoded; libjpeg's errors
-// and warnings leave by longjmp to one place here and become one line naming the file. A JPEG has
-// no alpha channel: as an opacity its first channel is read, as an alpha it is opaque throughout.
+// and warnings leave by longjmp to one place here and become one line naming the file. The texels
+// are kept as decoded (8-bit sRGB, grey or RGB); a JPEG has no alpha channel, so as an opacity its
+// first channel is read and as an alpha it is opaque throughout (image_use).
 #include "image_decoders.hpp"
 
 #include "input_file.hpp"
@@ -39,11 +40,9 @@ struct decompressor {
 
 }  // namespace
 
-image_rgb decode_jpeg(const image_source& src) {
+texel_image decode_jpeg(const image_source& src) {
   const std::string at = src.name + ": ";
-  if (src.use == image_use::alpha) return image_rgb{1, 1, {vec3{1, 1, 1}}};  // no alpha channel: opaque throughout
-  image_rgb out;
-  std::vector<unsigned char> row;
+  texel_image out;
   decompressor d;
   jpeg_failure failure{};
   d.info.err = jpeg_std_error(&failure.mgr);
@@ -59,23 +58,19 @@ image_rgb decode_jpeg(const image_source& src) {
   failure.step = "decode";
   jpeg_start_decompress(&d.info);
   const unsigned channels = static_cast<unsigned>(d.info.output_components);
+  if (channels != 1 && channels != 3) fail(at + "the " + src.what + " decodes to " + std::to_string(channels) + " channels");
   out.width = d.info.output_width;
   out.height = d.info.output_height;
-  out.pixels.assign(std::size_t{out.width} * out.height, vec3{0, 0, 0});
-  row.resize(std::size_t{out.width} * channels);
-  const int count = (src.use == image_use::color || src.use == image_use::data) && !grey ? 3 : 1;  // data keeps three
+  out.channels = static_cast<std::uint8_t>(channels);
+  out.format = texel_format::unorm8;
+  out.srgb = true;
+  const std::size_t row = std::size_t{out.width} * channels;  // the decoder's rows are texel_image's
+  out.bytes.assign(row * out.height, 0);
   while (d.info.output_scanline < d.info.output_height) {
-    const std::size_t y = d.info.output_scanline;
-    JSAMPROW rows[1] = {row.data()};
+    JSAMPROW rows[1] = {out.bytes.data() + d.info.output_scanline * row};
     jpeg_read_scanlines(&d.info, rows, 1);
-    vec3* to = out.pixels.data() + y * out.width;
-    for (std::size_t x = 0; x < out.width; ++x) {
-      const unsigned char* c = row.data() + x * channels;
-      to[x] = count == 3 ? vec3{c[0] / 255.0f, c[1] / 255.0f, c[2] / 255.0f} : vec3{c[0] / 255.0f, 0, 0};
-    }
   }
   jpeg_finish_decompress(&d.info);
-  finish_image(out, src, count, false);
   return out;
 }
 

@@ -13,6 +13,7 @@
 
 #include <cstdio>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 namespace {
@@ -25,9 +26,10 @@ std::string one_line(const std::string& why) {
 }
 
 // The decoders below OpenImageIO also print their complaints on stderr, besides the error it returns
-// (which the one error line reports): stderr is silenced while a file is decoded (the loader decodes
-// on one thread, before a render prints anything). Not in the sanitizer builds, whose reports of a
-// fault inside a decoder go to stderr.
+// (which the one error line reports): stderr is silenced while a file is decoded. The loader decodes
+// several files at once, so the silence is shared: the first decoder in redirects descriptor 2, the
+// last one out restores it. Not in the sanitizer builds, whose reports of a fault inside a decoder
+// go to stderr.
 #if defined(__has_feature)
 #if __has_feature(address_sanitizer)
 #define SIEVE_ADDRESS_SANITIZER 1
@@ -37,24 +39,42 @@ class quiet_stderr {
  public:
   quiet_stderr() {
 #if !defined(__SANITIZE_ADDRESS__) && !defined(SIEVE_ADDRESS_SANITIZER)
+    const std::lock_guard<std::mutex> lock(mutex());
+    active_ = true;
+    if (users()++ > 0) return;  // silenced already
     std::fflush(stderr);
-    saved_ = ::dup(2);
+    saved() = ::dup(2);
     const int null = ::open("/dev/null", O_WRONLY | O_CLOEXEC);
-    if (saved_ >= 0 && null >= 0) ::dup2(null, 2);
+    if (saved() >= 0 && null >= 0) ::dup2(null, 2);
     if (null >= 0) ::close(null);
 #endif
   }
   ~quiet_stderr() {
-    if (saved_ < 0) return;
+    if (!active_) return;
+    const std::lock_guard<std::mutex> lock(mutex());
+    if (--users() > 0 || saved() < 0) return;
     std::fflush(stderr);
-    ::dup2(saved_, 2);
-    ::close(saved_);
+    ::dup2(saved(), 2);
+    ::close(saved());
+    saved() = -1;
   }
   quiet_stderr(const quiet_stderr&) = delete;
   quiet_stderr& operator=(const quiet_stderr&) = delete;
 
  private:
-  int saved_ = -1;
+  static std::mutex& mutex() {
+    static std::mutex m;
+    return m;
+  }
+  static int& users() {
+    static int n = 0;
+    return n;
+  }
+  static int& saved() {
+    static int fd = -1;
+    return fd;
+  }
+  bool active_ = false;
 };
 
 // An open image: the bytes' proxy and the reader over it.
@@ -93,17 +113,24 @@ __attribute__((visibility("default"))) void* sieve_image_open(const unsigned cha
   const OIIO::ImageSpec& spec = image->in->spec();
   const OIIO::TypeDesc::BASETYPE t = static_cast<OIIO::TypeDesc::BASETYPE>(spec.format.basetype);
   *info = {spec.width, spec.height, spec.nchannels, spec.alpha_channel, spec.deep || spec.depth > 1,
-           t == OIIO::TypeDesc::FLOAT || t == OIIO::TypeDesc::HALF || t == OIIO::TypeDesc::DOUBLE};
+           t == OIIO::TypeDesc::FLOAT || t == OIIO::TypeDesc::HALF || t == OIIO::TypeDesc::DOUBLE,
+           t == OIIO::TypeDesc::UINT8 ? 0 : t == OIIO::TypeDesc::UINT16 ? 1 : t == OIIO::TypeDesc::HALF ? 2 : 3};
   return image.release();
 }
 
-__attribute__((visibility("default"))) bool sieve_image_read(void* image, int first, int count, float* pixels,
-                                                              std::size_t stride, std::string* error) {
+__attribute__((visibility("default"))) bool sieve_image_read(void* image, int first, int count, int format,
+                                                              void* pixels, std::size_t stride, std::string* error) {
+  static const OIIO::TypeDesc as[] = {OIIO::TypeDesc::UINT8, OIIO::TypeDesc::UINT16, OIIO::TypeDesc::HALF,
+                                      OIIO::TypeDesc::FLOAT};
   auto* im = static_cast<open_image*>(image);
   const quiet_stderr quiet;
   // A reader may return true and keep its library's error (a truncated or corrupt JPEG or TIFF
   // decoded as grey or zero texels): every error it kept fails the file.
-  const bool read = im->in->read_image(0, 0, first, first + count, OIIO::TypeDesc::FLOAT, pixels,
+  if (format < 0 || format > 3) {
+    *error = "no such sample format";
+    return false;
+  }
+  const bool read = im->in->read_image(0, 0, first, first + count, as[format], pixels,
                                        static_cast<OIIO::stride_t>(stride));
   const std::string why = im->in->geterror();
   if (read && why.empty()) return true;

@@ -25,7 +25,7 @@
 
 namespace sieve::render::detail {
 
-image_rgb decode_png(const image_source& src) {
+texel_image decode_png(const image_source& src) {
   const std::string at = src.name + ": ";
   const unsigned char* data = src.data;
   static const unsigned char png_start[16] = {0x89, 'P', 'N', 'G', '\r', '\n', 0x1a, '\n', 0, 0, 0, 13, 'I', 'H', 'D', 'R'};
@@ -53,29 +53,21 @@ image_rgb decode_png(const image_source& src) {
   int dw = 0, dh = 0, channels = 0;
   const bool wide = stbi_is_16_bit_from_memory(data, bytes);
   const std::unique_ptr<void, void (*)(void*)> p(
-      wide ? static_cast<void*>(stbi_load_16_from_memory(data, bytes, &dw, &dh, &channels, 4))
-           : static_cast<void*>(stbi_load_from_memory(data, bytes, &dw, &dh, &channels, 4)),
+      wide ? static_cast<void*>(stbi_load_16_from_memory(data, bytes, &dw, &dh, &channels, 0))
+           : static_cast<void*>(stbi_load_from_memory(data, bytes, &dw, &dh, &channels, 0)),
       stbi_image_free);
   if (!p) fail(at + "cannot decode the " + src.what + ": the PNG is corrupt or truncated (stb_image: " + stbi_failure_reason() + ")");
-  if (static_cast<std::uint64_t>(dw) != w || static_cast<std::uint64_t>(dh) != h)
+  if (static_cast<std::uint64_t>(dw) != w || static_cast<std::uint64_t>(dh) != h || channels < 1 || channels > 4)
     fail(at + "the " + src.what + " decodes to a size other than its header's");
 
-  const bool has_alpha = channels == 2 || channels == 4;
-  if (src.use == image_use::alpha && !has_alpha) return image_rgb{1, 1, {vec3{1, 1, 1}}};  // opaque throughout: one texel
-  image_rgb out;
+  texel_image out;  // stb_image's layout is texel_image's: grey, grey and alpha, RGB, RGBA; 8 or 16 bit
   out.width = static_cast<std::uint32_t>(w);
   out.height = static_cast<std::uint32_t>(h);
-  out.pixels.resize(w * h);
-  const float scale = wide ? 1.0f / 65535.0f : 1.0f / 255.0f;
-  // One channel (the alpha where there is one, else the first) for an opacity; else RGB.
-  const int only = src.use == image_use::opacity || src.use == image_use::alpha ? (has_alpha ? 3 : 0) : -1;  // data keeps three
-  for (std::size_t i = 0; i < out.pixels.size(); ++i) {
-    float c[4];
-    for (int k = 0; k < 4; ++k)
-      c[k] = scale * (wide ? static_cast<const stbi_us*>(p.get())[4 * i + k] : static_cast<const stbi_uc*>(p.get())[4 * i + k]);
-    out.pixels[i] = only < 0 ? vec3{c[0], c[1], c[2]} : vec3{c[only], 0, 0};
-  }
-  finish_image(out, src, only < 0 ? 3 : 1, false);
+  out.channels = static_cast<std::uint8_t>(channels);
+  out.format = wide ? texel_format::unorm16 : texel_format::unorm8;
+  out.srgb = true;
+  const auto* first = static_cast<const unsigned char*>(p.get());
+  out.bytes.assign(first, first + w * h * static_cast<std::uint64_t>(channels) * (wide ? 2 : 1));
   return out;
 }
 

@@ -1,11 +1,14 @@
-// Reading image files (textures; Radiance .hdr environment maps) into linear RGB floats: the one
-// place that decodes images, through OpenImageIO (docs/images.md says why that library). Formats:
-// PNG (8 and 16 bit), JPEG (baseline and progressive), TGA, TIFF, OpenEXR and Radiance .hdr. 8- and
-// 16-bit colour is decoded from sRGB to linear; float and half images are linear as stored. Grey
-// images become RGB; the alpha channel is dropped unless opacity is asked for.
+// Reading image files (textures; Radiance .hdr environment maps): the one place that decodes
+// images. Formats: PNG (8 and 16 bit) and JPEG (baseline and progressive) by decoders linked in;
+// TGA, TIFF, OpenEXR and Radiance .hdr through OpenImageIO, loaded on first use (docs/images.md). A
+// decoder returns the texels at the file's precision (decode_texels: 8-bit, 16-bit, half or float,
+// with the colour space: 8- and 16-bit colour is sRGB, float and half linear); decode_image turns
+// them into linear RGB floats (grey images become RGB; the alpha channel is dropped unless opacity
+// is asked for).
 #pragma once
 
 #include "../core/math.hpp"
+#include "../core/texture_store.hpp"
 
 #include <cstdint>
 #include <filesystem>
@@ -25,13 +28,6 @@ struct image_limits {
   std::uint64_t max_bytes = std::uint64_t{1} << 31;  // of decoded floats (12 bytes a pixel); also the file's size
 };
 
-// What an image is read as: its colour (RGB, linear), or an opacity (the alpha channel where the
-// image has one, else its first channel, as stored: 0 transparent .. 1 opaque, in all three
-// components: MTL's map_d), or its alpha (likewise, but 1 where the image has no alpha channel: a
-// glTF base colour's alpha), or data (its colour channels as stored, never decoded from sRGB,
-// whatever the file's precision: normal and metallic-roughness maps).
-enum class image_use : std::uint8_t { color, opacity, alpha, data };
-
 // Throws sieve::error naming `name` where a width x height image is past `limits`.
 void check_image_size(std::uint64_t width, std::uint64_t height, const std::string& name, const std::string& what,
                       const image_limits& limits);
@@ -46,13 +42,25 @@ bool is_radiance_hdr(const unsigned char* data, std::size_t size);
 image_rgb read_image(const std::filesystem::path& path, const std::string& what, const image_limits& limits = {},
                      image_use use = image_use::color);
 
-// The same from bytes already in memory; `name` names them in messages (and its extension tells a
-// TGA file, the one format without a signature).
+// The same at the file's precision (decode_texels).
+texel_image read_texels(const std::filesystem::path& path, const std::string& what, const image_limits& limits = {});
+
+// The texels of an image in memory at the file's precision (texel_image): the decoders' one entry
+// point (image_decode.cpp: the header checked, then the format's decoder). `name` names the bytes in
+// messages (and its extension tells a TGA file, the one format without a signature). Errors as
+// read_image's; half and float texels are checked finite.
+texel_image decode_texels(const unsigned char* data, std::size_t size, const std::string& name, const std::string& what,
+                          const image_limits& limits = {});
+
+// The same as linear RGB floats, read as `use` (texture_store.hpp): colour (sRGB decoded where the
+// file is sRGB), an opacity or alpha (in all three components), or data (normal, metal_rough: the
+// stored values of red, green, blue).
 image_rgb decode_image(const unsigned char* data, std::size_t size, const std::string& name, const std::string& what,
                        const image_limits& limits = {}, image_use use = image_use::color);
 
 // Throws sieve::error naming `name` and the first pixel with a NaN or infinite component.
 void check_finite(const image_rgb& image, const std::string& name, const std::string& what);
+void check_finite(const texel_image& image, const std::string& name, const std::string& what);
 
 // The linear value of an sRGB-encoded one in [0, 1].
 float srgb_to_linear(float encoded);

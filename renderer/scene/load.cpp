@@ -110,7 +110,9 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool mo
   const std::vector<material_entry> entries = read_material_entries(doc, rd);
   registry reg;
   reg.texture_limits.max_side = rd.limits.max_texture_side;
-  reg.texture_limits.max_bytes = rd.limits.max_texture_bytes;
+  // Each image within the decoder's own limits (its side, its file's size); all of them together,
+  // stored with their mipmaps, within the budget (checked on each image's stored size before its
+  // pyramid is allocated: textures.cpp).
   reg.texture_budget = rd.limits.max_texture_bytes;
   std::optional<camera_desc> bare_camera;
   const std::vector<material_override> overrides = read_objects(doc, rd, sc, reg, base_dir, model_entry, bare_camera);
@@ -118,6 +120,7 @@ scene read(const toml::table& doc, reader& rd, const fs::path& base_dir, bool mo
   apply_material_overrides(overrides, rd, reg, sc);
   read_lights(doc, rd, sc, reg);
   read_procedural(doc, rd, sc, reg);
+  reg.decode_textures();  // every image file the materials named, decoded together
 
   if (sc.triangles.empty()) fail(rd.file + ": the scene has no triangles");
   rd.check_triangles(sc.triangles.size(), "in all");

@@ -24,7 +24,8 @@ struct scene_limits {
   // 0: MemAvailable of /proc/meminfo.
   std::uint64_t available_memory = 0;
   // Textures (map_Kd): each image at most max_texture_side pixels on a side, and all of them
-  // together at most max_texture_bytes of texels (12 bytes each, linear RGB floats).
+  // together at most max_texture_bytes as stored (at their precision, mipmaps included): the
+  // texture budget.
   std::uint32_t max_texture_side = 16384;
   std::uint64_t max_texture_bytes = std::uint64_t{1} << 31;
 };

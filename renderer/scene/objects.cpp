@@ -65,7 +65,7 @@ obj_mesh load_gltf_object(const fs::path& path, const obj_options& opt, registry
     // alphaMode MASK or BLEND: the base colour texture's alpha channel times the factor's (core/alpha.hpp).
     if (const auto* im = image(m.base_color_texture[i]); im && mat.alpha != alpha_mode::opaque) {
       mat.opacity_texture = reg.texture_index(im->name, im->bytes, m.base_color_texture[i].wrap, vec3{1, 1, 1}, who,
-                                              false, image_use::alpha);
+                                              image_use::alpha);
     }
     // The emission: factor x strength (the material's) times the texel at each hit (shade.hpp).
     if (const auto* im = image(m.emissive_texture[i]); im && max_component(mat.emission) > 0) {
@@ -73,10 +73,12 @@ obj_mesh load_gltf_object(const fs::path& path, const obj_options& opt, registry
     }
     // A normal map: stored values (not sRGB), read in the tangent frame of the primitive (gltf.cpp).
     if (const auto* im = image(m.normal_texture[i])) {
-      mat.normal_texture = reg.texture_index(im->name, im->bytes, m.normal_texture[i].wrap, vec3{1, 1, 1}, who, true);
+      mat.normal_texture = reg.texture_index(im->name, im->bytes, m.normal_texture[i].wrap, vec3{1, 1, 1}, who,
+                                             image_use::normal);
     }
     if (const auto* im = image(m.metal_rough_texture[i]); im && mat.kind == material_kind::gltf) {
-      mat.metal_rough_texture = reg.texture_index(im->name, im->bytes, m.metal_rough_texture[i].wrap, vec3{1, 1, 1}, who, true);
+      mat.metal_rough_texture = reg.texture_index(im->name, im->bytes, m.metal_rough_texture[i].wrap, vec3{1, 1, 1},
+                                                  who, image_use::metal_rough);
     }
     index[i] = reg.add(mat, path.string());
   }

@@ -766,7 +766,7 @@ void colour_texture(const mesh_parts& m, const ply_context& cx, registry& reg, o
       out.uvs[t] = {uv, uv, uv};
     }
   });
-  mat.albedo_texture = reg.texture_index(cx.file + " (vertex colours)", std::move(img), wrap_mode::clamp, cx.file);
+  mat.albedo_texture = reg.texture_index(cx.file + " (vertex colours)", img, wrap_mode::clamp, cx.file);
 }
 
 // What the vertex element holds, and its arrays.

@@ -6,6 +6,7 @@
 #include "../core/environment_data.hpp"
 #include "../core/math.hpp"
 #include "../core/texture.hpp"
+#include "../core/texture_store.hpp"
 #include "../core/modes.hpp"
 #include "../core/triangle.hpp"
 
@@ -53,19 +54,10 @@ struct material {
   std::string specular_map{}, roughness_map{}, metallic_map{}, bump_map{};  // map_Ks, map_Pr, map_Pm, map_Bump/bump/norm: named, not read
   bool dissolve_ignored = false;  // `d 0` without map_d, read as opaque (exporters write it for opaque)
   std::int32_t emission_texture = -1;  // likewise: `emission` is multiplied by its texel at each point
-  std::int32_t metal_rough_texture = -1;  // likewise (gltf): roughness x green, metallic x blue (not sRGB)
+  std::int32_t metal_rough_texture = -1;  // likewise (gltf): roughness x green, metallic x blue (not sRGB; stored as two channels)
   std::int32_t normal_texture = -1;  // likewise: a tangent-space normal map (glTF normalTexture; stored values)
   float normal_scale = 1;            // its x and y scaled (normalTexture.scale)
   uv_transform uv;  // applied to the texture coordinates before every texture of the material is read
-};
-
-// An image a material reads: linear RGB (8- and 16-bit files decoded from sRGB, .hdr as stored).
-struct texture {
-  std::string name;  // the file it was read from
-  std::uint32_t width = 0, height = 0;
-  wrap_mode wrap = wrap_mode::repeat;
-  std::vector<vec3> texels;  // width * height, row 0 at the top
-  texture_view view() const { return {texels.data(), width, height, wrap}; }
 };
 
 struct camera_desc {
@@ -82,6 +74,7 @@ struct film_desc {
   std::uint32_t spp = 16;
   std::uint32_t max_bounces = 8;
   std::uint32_t seed = 1;
+  bool mipmaps = true;  // false: textures read at level 0 alone (no ray cones), the aliasing baseline
 };
 
 struct compaction_desc {

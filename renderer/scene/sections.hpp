@@ -39,7 +39,7 @@ struct registry {
   std::vector<texture> textures;
   std::map<std::pair<std::string, wrap_mode>, std::int32_t> texture_of;  // (path[ as opacity], wrap) -> index; -1: missing
   image_limits texture_limits;         // each image's
-  std::uint64_t texture_budget = 0;    // bytes of texels all textures may take (scene_limits::max_texture_bytes)
+  std::uint64_t texture_budget = 0;    // bytes all textures may take stored, mipmaps included (scene_limits::max_texture_bytes)
   std::uint64_t texture_bytes = 0;     // taken so far
   std::vector<fs::path> texture_files;  // every texture file named (found or not): inputs of the scene
 
@@ -56,21 +56,38 @@ struct registry {
   // or corrupt image, one past the limits, or one past what is left of the budget is an error.
   std::int32_t texture_index(const fs::path& path, wrap_mode wrap, const std::string& who,
                              image_use use = image_use::color);
-  // The same for an image already in memory (a glTF's), named `name`, its texels multiplied by
-  // `scale` (a glTF base colour factor); each (name, wrap, scale, data) decoded once. `data`: the
-  // image holds numbers, not colours (a normal or metallic-roughness map): its texels are the values
-  // as stored, never decoded from sRGB, whatever the file's precision (image_use::data). `use`:
-  // image_use::alpha reads its alpha channel (a glTF base colour's alpha; one texel of 1 where the
-  // image has none).
+  // The same for an image already in memory (a glTF's), named `name`, its lookups multiplied by
+  // `scale` (a glTF base colour factor); each (name, wrap, scale, use) decoded once. `use`
+  // (core/texture_store.hpp) picks the channels kept and whether they are colour (sRGB decoded) or
+  // numbers (a normal or metallic-roughness map: the stored values in 0 .. 1).
   std::int32_t texture_index(const std::string& name, const std::vector<unsigned char>& bytes, wrap_mode wrap,
-                             vec3 scale, const std::string& who, bool data = false, image_use use = image_use::color);
+                             vec3 scale, const std::string& who, image_use use = image_use::color);
   // An image made by the loader (a PLY's vertex colours), within the limits and the budget.
-  std::int32_t texture_index(const std::string& name, image_rgb image, wrap_mode wrap, const std::string& who);
+  std::int32_t texture_index(const std::string& name, const image_rgb& image, wrap_mode wrap, const std::string& who);
+  // Decodes the image files the calls above asked for, each its own task (oneTBB), their pyramids
+  // likewise; called once the scene's materials are known, before `textures` is read. The outcome
+  // is the serial one's whatever the threads: each texture at the index texture_index returned, the
+  // budget checked in that order (before any pyramid is allocated), the first failing image in that
+  // order the one error reported.
+  void decode_textures();
 
  private:
-  // Decodes through `read` within what is left of the budget and keeps the texture under `key`.
+  // An image file asked for and not decoded yet: its texture's slot, how to read it, what it is for.
+  struct pending_texture {
+    std::int32_t index;
+    std::string name, who;
+    wrap_mode wrap;
+    image_use use;
+    vec3 scale;
+    std::function<texel_image(const image_limits&)> read;
+  };
+  std::vector<pending_texture> pending;
+
+  // Reserves the slot of a texture read through `read` (decoded by decode_textures) under `key`.
   std::int32_t add_texture(const std::string& key, const std::string& name, wrap_mode wrap, const std::string& who,
-                           const std::function<image_rgb(const image_limits&)>& read);
+                           image_use use, vec3 scale, std::function<texel_image(const image_limits&)> read);
+  std::int32_t keep(const std::string& key, texture t);
+  std::string over_budget(const std::string& name, std::uint64_t bytes, const std::string& who) const;
 };
 
 // The MTL mapping of scene.hpp / scenes/README.md.

@@ -153,7 +153,8 @@ struct cw_counter {
 
 // Closest hit (Any = false: the least (t, primitive) within (0, r.tmax], as closest_hit finds it) or
 // any hit (Any = true: found() says whether anything blocks r), a node a step.
-template <bool Any, class Counter = cw_no_counter>
+// Cutouts false: the scene has none, and the walk leaves out the cut-out test (accept_hit).
+template <bool Any, class Counter = cw_no_counter, bool Cutouts = true>
 class cw_walk {
  public:
   SIEVE_HD void start(const cw_view& v, const ray& r) {
@@ -198,11 +199,12 @@ class cw_walk {
         continue;
       const std::uint32_t prim = float_bits(t.v0.w);
       if (Any) {
-        if (!accept_hit(v.alpha, r_, prim, th.u, th.v)) continue;  // a cut-out lets the ray through
+        if (Cutouts && !accept_hit(v.alpha, r_, prim, th.u, th.v)) continue;  // a cut-out lets the ray through
         best_ = {th.t, prim, th.u, th.v};
         return live_ = false;
       }
-      if (closer(th.t, prim, best_) && accept_hit(v.alpha, r_, prim, th.u, th.v)) best_ = {th.t, prim, th.u, th.v};
+      if (closer(th.t, prim, best_) && (!Cutouts || accept_hit(v.alpha, r_, prim, th.u, th.v)))
+        best_ = {th.t, prim, th.u, th.v};
     }
     if (group_ >> 40) return true;
     if (top_ == 0) return live_ = false;
@@ -259,9 +261,9 @@ SIEVE_HD inline cw_view cw_of(const bvh_view& v) {
 }
 
 // The whole walk of one ray (a GPU thread's loop, or the CPU's).
-template <bool Any>
+template <bool Any, bool Cutouts = true>
 SIEVE_HD inline hit cw_trace(const cw_view& v, const ray& r) {
-  cw_walk<Any> w;
+  cw_walk<Any, cw_no_counter, Cutouts> w;
   cw_stack stack;
   w.start(v, r);
   if (w.live())

@@ -139,6 +139,18 @@ SIEVE_HD inline hit trace_closest(const bvh_view& v, const traversal& t, const r
   return closest_hit(v, r);
 }
 
+// trace_closest compiled for the compressed tree alone and a scene without cut-outs (the caller
+// knows both: t.tree is compressed, v.alpha absent), so that a kernel that calls it (the megakernel)
+// holds one traversal and no cut-out test. The CPU: trace_closest.
+SIEVE_HD inline hit trace_closest_compressed_opaque(const bvh_view& v, const traversal& t, const ray& r) {
+#if !defined(__CUDA_ARCH__)
+  return trace_closest(v, t, r);
+#else
+  (void)t;
+  return cw_trace<false, false>(cw_of(v), r);
+#endif
+}
+
 SIEVE_HD inline bool trace_any(const bvh_view& v, const traversal& t, const ray& r) {
 #if !defined(__CUDA_ARCH__)
   if (t.tree == trace_tree::wide) return wide_any_hit_cpu(v.wide, r, t.boxes, v.alpha);

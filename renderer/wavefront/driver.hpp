@@ -171,9 +171,13 @@ class wavefront_driver {
  public:
   // `wave` (backend memory) holds the wave being rendered; `film` is the image's sums (backend
   // memory); `capacity` the most paths a wave holds, `max_pixels` the most pixels.
+  // `family`: the scene's one material family (prepared_scene::family), or `any`: shade's kernels are
+  // compiled for it.
   wavefront_driver(Backend& b, const scene_view& view, const render_settings& settings, const render_controls& controls,
-                   sieve::form form, std::uint32_t capacity, std::uint32_t max_pixels, const wave* wave, vec3* film)
+                   sieve::form form, std::uint32_t capacity, std::uint32_t max_pixels, const wave* wave, vec3* film,
+                   material_family family = material_family::any)
       : b_(b), view_(view), settings_(settings), controls_(controls), capacity_(capacity), max_pixels_(max_pixels), wave_(wave), film_(film),
+        family_(family),
         queue_(b, capacity, settings.strategy, form, settings.queue), hits_(capacity),
         shadow_rays_(capacity), shadow_light_(capacity), wave_film_(capacity),
         counts_(wave_counts::size(view.max_bounces)), cursor_(1),
@@ -255,8 +259,8 @@ class wavefront_driver {
           };
           return shade_families(e, width, lists, args, wave_, append ? &next : nullptr, low_word(c.live(vertex + 1)));
         }
-        if (append) return shade_append(e, n, live, args, wave_, queue_.spare(), low_word(c.live(vertex + 1)));
-        shade(e, n, live, args, wave_);
+        if (append) return shade_append(e, n, live, args, wave_, queue_.spare(), low_word(c.live(vertex + 1)), family_);
+        shade(e, n, live, args, wave_, family_);
       });
       b_.time("connect", -1, [&] { connect(e, n, live, view_, paths, scratch, wfilm); });
       if (vertex == max_bounces) break;  // every path ended at this vertex
@@ -351,6 +355,7 @@ class wavefront_driver {
   std::uint32_t capacity_, max_pixels_;
   const wave* wave_;
   vec3* film_;
+  material_family family_;
   path_queue<Backend> queue_;
   typename Backend::template array<hit> hits_;
   typename Backend::template array<ray> shadow_rays_;

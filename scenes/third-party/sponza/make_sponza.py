@@ -190,13 +190,8 @@ def glb(surfaces, matrix):
             struct.pack("<II", len(blob), 0x004E4942) + bytes(blob))
 
 
-def main():
-    if len(sys.argv) != 3:
-        sys.exit(__doc__)
-    source = open(sys.argv[1], "rb").read()
-    digest = hashlib.sha256(source).hexdigest()
-    if digest != SOURCE_SHA256:
-        sys.exit(f"make_sponza.py: {sys.argv[1]} has SHA-256 {digest}, expected {SOURCE_SHA256}")
+def surfaces_and_matrix(source):
+    """The mesh's surfaces and the instance's transform (glTF's column-major 4x4) in the .scn bytes."""
     res = resources(decompress(source))
     mesh = [p for kind, p in res if kind == "ArrayMesh"]
     scene = [p for kind, p in res if kind == "PackedScene"]
@@ -207,7 +202,17 @@ def main():
     if len(transforms) != 1:
         sys.exit("make_sponza.py: expected the one MeshInstance's transform")
     b = transforms[0]  # Godot: the basis's rows, then the origin; glTF: column-major 4x4
-    matrix = [b[0], b[3], b[6], 0, b[1], b[4], b[7], 0, b[2], b[5], b[8], 0, b[9], b[10], b[11], 1]
+    return surfaces, [b[0], b[3], b[6], 0, b[1], b[4], b[7], 0, b[2], b[5], b[8], 0, b[9], b[10], b[11], 1]
+
+
+def main():
+    if len(sys.argv) != 3:
+        sys.exit(__doc__)
+    source = open(sys.argv[1], "rb").read()
+    digest = hashlib.sha256(source).hexdigest()
+    if digest != SOURCE_SHA256:
+        sys.exit(f"make_sponza.py: {sys.argv[1]} has SHA-256 {digest}, expected {SOURCE_SHA256}")
+    surfaces, matrix = surfaces_and_matrix(source)
     open(sys.argv[2], "wb").write(glb(surfaces, matrix))
 
 
