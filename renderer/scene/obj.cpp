@@ -1,11 +1,18 @@
-// OBJ meshes and their MTL materials, read by tinyobjloader (checked by obj_prescan.cpp first).
+// OBJ meshes and their MTL materials: the common subset read in parallel chunks (obj_fast.cpp), the
+// rest (and every fault) by tinyobjloader, checked by obj_prescan.cpp first.
+#include "obj_fast.hpp"
 #include "sections.hpp"
 
+#include "../exec/fresh_memory.hpp"
 #include "../exec/stop.hpp"
 
 #include <tiny_obj_loader.h>
 
+#include <tbb/blocked_range.h>
+#include <tbb/parallel_for.h>
+
 #include <algorithm>
+#include <set>
 #include <sstream>
 
 namespace sieve::render::detail {
@@ -13,10 +20,12 @@ namespace {
 
 
 // tinyobjloader's MTL source: the files read as input_file, checked by prescan_mtl first. A missing
-// file is reported the way tinyobjloader reports it (load_obj has named it already).
+// file is reported the way tinyobjloader reports it (load_obj has named it already). Its warnings
+// are printed at once, or kept in `held` (the fast path prints them once it has kept its result).
 class mtl_reader : public tinyobj::MaterialReader {
  public:
-  mtl_reader(fs::path dir, std::string context) : dir_(std::move(dir)), context_(std::move(context)) {}
+  mtl_reader(fs::path dir, std::string context, std::vector<std::string>* held = nullptr)
+      : dir_(std::move(dir)), context_(std::move(context)), held_(held) {}
   bool operator()(const std::string& name, std::vector<tinyobj::material_t>* materials,
                   std::map<std::string, int>* by_name, std::string* warn, std::string* /*err*/) override {
     const fs::path path = dir_ / name;
@@ -34,7 +43,9 @@ class mtl_reader : public tinyobj::MaterialReader {
     for (std::string w; std::getline(lines, w);) {
       const std::string_view t = trim(w);
       if (t.empty() || t.find("Both `d` and `Tr`") != std::string_view::npos) continue;
-      print_warning(path.string() + ": " + std::string(t) + context_);
+      const std::string remark = path.string() + ": " + std::string(t) + context_;
+      if (held_) held_->push_back(remark);
+      else print_warning(remark);
     }
     return true;
   }
@@ -42,6 +53,7 @@ class mtl_reader : public tinyobj::MaterialReader {
  private:
   fs::path dir_;
   std::string context_;
+  std::vector<std::string>* held_;
 };
 
 // The MTL files an OBJ names: each found, or a missing one an error (strict) or a warning.
@@ -225,12 +237,91 @@ void add_faces(const obj_parsed& o, const std::string& file, const obj_options& 
   }
 }
 
+// The fast path's materials: its mtllib and usemtl lines replayed in file order as tinyobjloader
+// reads them (a mtllib line loads its first file that is there and not loaded yet; a usemtl takes
+// the material known by that name at its line, else none), and a run (first triangle,
+// tinyobjloader's material id) at each change. Nothing where a usemtl names a material unknown at
+// its line and tinyobjloader's warning would be heard (the general reader reports it). The MTL
+// files' warnings are printed once kept, and before an error in a later one.
+struct material_runs {
+  std::vector<tinyobj::material_t> mtl;
+  std::vector<std::pair<std::uint64_t, int>> runs{{0, -1}};
+};
+
+std::optional<material_runs> replay_materials(const std::vector<obj_directive>& directives, const fs::path& path,
+                                              const obj_options& opt, const mtl_libs& libs) {
+  material_runs r;
+  std::map<std::string, int> by_name;
+  std::set<std::string> loaded;
+  std::vector<std::string> held;
+  mtl_reader reader(path.parent_path(), opt.context, &held);
+  auto print_held = [&] {
+    for (const std::string& w : held) print_warning(w);
+  };
+  try {
+    for (const obj_directive& d : directives) {
+      std::string warn, err;  // (a missing file's: reported by check_mtl_libs)
+      if (d.mtllib) {
+        for (const std::string& name : d.names)
+          if (!loaded.count(name) && reader(name, &r.mtl, &by_name, &warn, &err)) {
+            loaded.insert(name);
+            break;
+          }
+        continue;
+      }
+      const auto it = by_name.find(d.names[0]);
+      if (it == by_name.end() && opt.use_materials && !libs.missing) return std::nullopt;
+      const int id = it == by_name.end() ? -1 : it->second;
+      if (id != r.runs.back().second) r.runs.emplace_back(d.triangle, id);
+    }
+  } catch (...) {
+    print_held();
+    throw;
+  }
+  print_held();
+  return r;
+}
+
+// The common subset read in parallel (obj_fast.hpp), or nothing where the general reader must read
+// the file (from the start: nothing was reported or registered).
+std::optional<obj_mesh> read_fast(input_file& in, const fs::path& path, const obj_options& opt, registry& reg) {
+  if (!obj_fast_enabled()) return std::nullopt;
+  const input_file::block text = in.read_parallel(0);
+  std::optional<obj_geometry> g = read_obj_geometry(text.bytes(), opt);
+  if (!g) return std::nullopt;
+  const fs::path dir = path.parent_path();
+  obj_scan scan;  // the MTL files named, as the prescan lists them
+  for (const obj_directive& d : g->directives)
+    for (const std::string& name : d.names)
+      if (d.mtllib) scan.mtllibs.emplace_back(name, d.line);
+  const mtl_libs libs = check_mtl_libs(scan, path, opt);
+  const std::optional<material_runs> m = replay_materials(g->directives, path, opt, libs);
+  if (!m) return std::nullopt;
+  obj_materials mats(m->mtl, dir, libs.files, opt, reg);
+  obj_mesh& out = g->mesh;
+  out.files.push_back(path);
+  for (const auto& lib : scan.mtllibs)
+    if (file_exists(dir / lib.first)) out.files.push_back(dir / lib.first);
+  fresh_resize(out.material_of, out.triangles.size());
+  for (std::size_t k = 0; k < m->runs.size() && opt.use_materials; ++k) {
+    const std::uint64_t b = m->runs[k].first, e = k + 1 < m->runs.size() ? m->runs[k + 1].first : out.triangles.size();
+    if (b == e) continue;
+    const std::uint32_t id = mats.of(m->runs[k].second);  // registered in the order the triangles first use them
+    tbb::parallel_for(tbb::blocked_range<std::uint64_t>(b, e, 1 << 16), [&](const auto& r) {
+      std::fill(out.material_of.begin() + static_cast<std::ptrdiff_t>(r.begin()), out.material_of.begin() + static_cast<std::ptrdiff_t>(r.end()), id);
+    });
+  }
+  count_obj_fast_read();
+  return std::move(out);
+}
+
 }  // namespace
 
 obj_mesh load_obj(const fs::path& path, const obj_options& opt, registry& reg) {
   const std::string file = path.string();
   if (!file_exists(path)) fail(file + ": OBJ file not found" + opt.context);
   input_file obj(path, "OBJ file");
+  if (std::optional<obj_mesh> fast = read_fast(obj, path, opt, reg)) return std::move(*fast);
   const obj_scan scan = prescan_obj(obj.stream(), file, opt);
   if (opt.admit) opt.admit(scan.triangles);
   const mtl_libs libs = check_mtl_libs(scan, path, opt);
