@@ -13,7 +13,9 @@
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
 
+#include <array>
 #include <atomic>
+#include <limits>
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
@@ -152,13 +154,16 @@ struct corner {
   int v = 0, t = 0, n = 0;  // as written; 0: none given
 };
 
-// A face's corners after its `f`: 3 or 4 in the forms v, v/t, v//n, v/t/n; 0 for anything else.
-int corners_of(const char* p, const char* e, corner (&c)[4]) {
+using face_corners = corner[max_face_vertices];
+
+// A face's corners after its `f`: 3 to max_face_vertices in the forms v, v/t, v//n, v/t/n; 0 for
+// anything else.
+int corners_of(const char* p, const char* e, face_corners& c) {
   int k = 0;
   for (;;) {
     while (p < e && blank(*p)) ++p;
     if (p == e || *p == '#') break;
-    if (k == 4) return 0;
+    if (k == static_cast<int>(max_face_vertices)) return 0;
     corner& x = c[k++] = corner{};
     if (!index_of(p, e, x.v)) return 0;
     if (p < e && *p == '/') {
@@ -238,7 +243,7 @@ bool count(chunk& c) {
       case kind::vt: return ++c.vt, true;
       case kind::vn: return ++c.vn, true;
       case kind::f: {
-        corner k[4];
+        face_corners k;
         const int n = corners_of(p + 2, e, k);
         for (int i = 0; i < n; ++i) c.normals |= k[i].n != 0, c.uvs |= k[i].t != 0;
         c.triangles += n > 2 ? n - 2 : 0;
@@ -305,7 +310,7 @@ bool resolve(int written, std::uint64_t count, std::int64_t& out) {
 
 // One face's corners, resolved.
 struct face {
-  std::int64_t v[4], t[4], n[4];
+  std::int64_t v[max_face_vertices], t[max_face_vertices], n[max_face_vertices];
 };
 
 // Triangle `tri` of corners a, b, c, as the general reader stores it.
@@ -338,22 +343,100 @@ void put_quad(const face& f, std::uint64_t tri, const lists& l, chunk& ch, obj_m
   }
 }
 
+// tinyobjloader's pnpoly: whether (tx, ty) is inside the polygon (vx, vy) of n corners.
+bool inside(int n, const float* vx, const float* vy, float tx, float ty) {
+  bool c = false;
+  for (int i = 0, j = n - 1; i < n; j = i++)
+    if (((vy[i] > ty) != (vy[j] > ty)) && (tx < (vx[j] - vx[i]) * (ty - vy[i]) / (vy[j] - vy[i]) + vx[i])) c = !c;
+  return c;
+}
+
+// The two axes tinyobjloader projects a polygon on: those of the first corner's plane that is not
+// degenerate (its normal's largest component left out).
+std::array<int, 2> polygon_axes(const face& f, int n, const vec3* pos) {
+  std::array<int, 2> axes = {1, 2};
+  for (int k = 0; k < n; ++k) {
+    const vec3 &v0 = pos[f.v[k % n]], &v1 = pos[f.v[(k + 1) % n]], &v2 = pos[f.v[(k + 2) % n]];
+    const float e0x = v1.x - v0.x, e0y = v1.y - v0.y, e0z = v1.z - v0.z;
+    const float e1x = v2.x - v1.x, e1y = v2.y - v1.y, e1z = v2.z - v1.z;
+    const float cx = std::fabs(e0y * e1z - e0z * e1y), cy = std::fabs(e0z * e1x - e0x * e1z), cz = std::fabs(e0x * e1y - e0y * e1x);
+    const float eps = std::numeric_limits<float>::epsilon();
+    if (cx > eps || cy > eps || cz > eps) {
+      if (!(cx > cy && cx > cz)) {
+        axes[0] = 0;
+        if (cz > cx && cz > cy) axes[1] = 1;
+      }
+      break;
+    }
+  }
+  return axes;
+}
+
+// A polygon of 5 or more corners triangulated as tinyobjloader's built-in ear clipping does it (its
+// steps, in float): the triangles as corner triples in `ears`. False where it leaves corners
+// unclipped (fewer than n - 2 triangles: the count the first pass made; the general reader's then).
+bool clip_ears(const face& f, int n, const vec3* pos, std::vector<std::array<int, 3>>& ears) {
+  const std::array<int, 2> axes = polygon_axes(f, n, pos);
+  auto coord = [&](int corner, int axis) { return pos[f.v[corner]][axes[static_cast<std::size_t>(axis)]]; };
+  int left[max_face_vertices];
+  for (int k = 0; k < n; ++k) left[k] = k;
+  ears.clear();
+  std::size_t size = static_cast<std::size_t>(n), guess = 0, tries = size, previous = size;
+  while (size > 3 && tries > 0) {
+    const std::size_t m = size;
+    if (guess >= m) guess -= m;
+    if (previous != m) previous = m, tries = m;
+    else --tries;
+    int ind[3];
+    float vx[3], vy[3];
+    for (std::size_t k = 0; k < 3; ++k) {
+      ind[k] = left[(guess + k) % m];
+      vx[k] = coord(ind[k], 0), vy[k] = coord(ind[k], 1);
+    }
+    const float e0x = vx[1] - vx[0], e0y = vy[1] - vy[0], e1x = vx[2] - vx[1], e1y = vy[2] - vy[1];
+    const float cross = e0x * e1y - e0y * e1x;
+    const float area = (vx[0] * vy[1] - vy[0] * vx[1]) * 0.5f;
+    if (cross * area < 0.0f) {
+      ++guess;
+      continue;
+    }
+    bool overlap = false;
+    for (std::size_t other = 3; other < m && !overlap; ++other) {
+      const int o = left[(guess + other) % m];
+      overlap = inside(3, vx, vy, coord(o, 0), coord(o, 1));
+    }
+    if (overlap) {
+      ++guess;
+      continue;
+    }
+    ears.push_back({ind[0], ind[1], ind[2]});
+    for (std::size_t r = (guess + 1) % m; r + 1 < m; ++r) left[r] = left[r + 1];
+    --size;
+  }
+  if (size == 3) ears.push_back({left[0], left[1], left[2]});
+  return ears.size() == static_cast<std::size_t>(n - 2);
+}
+
 // Pass 3 over one chunk: its faces' triangles into their slice.
 bool make_faces(chunk& c, const lists& l, obj_mesh& out) {
   std::uint64_t v = c.v0, t = c.vt0, n = c.vn0, tri = c.t0;
+  face_corners w;
+  face f;
+  std::vector<std::array<int, 3>> ears;
   return each_line(c.begin, c.end, false, [&](const char* p, const char* e) {
     while (p < e && blank(*p)) ++p;
     const kind k = kind_of(p, e);
     v += k == kind::v, t += k == kind::vt, n += k == kind::vn;
     if (k != kind::f) return true;
-    corner w[4];
-    face f;
     const int corners = corners_of(p + 2, e, w);
     if (corners < 3) return false;
     for (int i = 0; i < corners; ++i)
       if (!resolve(w[i].v, v, f.v[i]) || !resolve(w[i].t, t, f.t[i]) || !resolve(w[i].n, n, f.n[i])) return false;
     if (corners == 3) put(f, 0, 1, 2, tri++, l, c, out);
-    else put_quad(f, tri, l, c, out), tri += 2;
+    else if (corners == 4) put_quad(f, tri, l, c, out), tri += 2;
+    else if (!clip_ears(f, corners, l.pos.get(), ears)) return false;
+    else
+      for (const auto& [a, b, d] : ears) put(f, a, b, d, tri++, l, c, out);
     return true;
   });
 }
