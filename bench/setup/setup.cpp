@@ -181,7 +181,7 @@ setup_row measure(const setup_args& a, unsigned threads, bool gpu, expected& wan
   }
   row.triangles = sc.triangles.size();
   row.bytes = input_bytes(sc);
-  for (int r = 0; r < a.repeats; ++r) {
+  for (int r = 0; r < a.repeats && !a.load_only; ++r) {
     const auto t0 = std::chrono::steady_clock::now();
     const double c0 = process_cpu_seconds();
     bvh b = build_bvh(sc.triangles);
@@ -194,6 +194,8 @@ setup_row measure(const setup_args& a, unsigned threads, bool gpu, expected& wan
     if (r == 0) row.sah = sah_cost(b);
     if (r + 1 == a.repeats) last = std::move(b);
   }
+  row.load_ms = median(load_ms), row.load_cpu_ms = median(load_cpu);
+  if (a.load_only) return row;
   if (gpu) {
     const prepared_scene ps(sc, std::move(last));
     std::vector<double> upload, first;
@@ -212,7 +214,6 @@ setup_row measure(const setup_args& a, unsigned threads, bool gpu, expected& wan
     }
     row.upload_ms = median(upload), row.first_frame_ms = median(first);
   }
-  row.load_ms = median(load_ms), row.load_cpu_ms = median(load_cpu);
   row.build_ms = median(build_ms), row.build_cpu_ms = median(build_cpu);
   // The phases of the run whose total is the median.
   const auto at = std::find(build_ms.begin(), build_ms.end(), row.build_ms) - build_ms.begin();
@@ -230,6 +231,7 @@ const option_schema<setup_args>& setup_options() {
     o.option(&A::threads, "--threads", "oneTBB threads, one row each (comma-separated; 0: all)",
              [](CLI::Option* x) { x->check(CLI::Range(0U, 4096U)); });
     o.option(&A::repeats, "--repeats", "runs of each step per row (median reported)", [](CLI::Option* x) { x->check(CLI::Range(1, 100)); });
+    o.flag(&A::load_only, "--load-only", "the load alone: no build, upload or first frame (the readers' rates)");
     o.outputs();
     return o;
   }();

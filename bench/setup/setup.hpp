@@ -19,6 +19,7 @@ namespace sieve::bench {
 struct setup_args : scene_suite_args {
   std::vector<unsigned> threads = {0};  // oneTBB threads per row; 0: all
   int repeats = 3;
+  bool load_only = false;  // --load-only: the load's rows alone
 };
 
 const option_schema<setup_args>& setup_options();
