@@ -98,12 +98,13 @@ double median(std::vector<double> v) {
   return v.empty() ? 0 : v[v.size() / 2];
 }
 
-row_schema<setup_row> setup_rows() {
+// The columns; with `load_only` the load's and the validation's alone.
+row_schema<setup_row> setup_rows(bool load_only) {
   using col = field<setup_row>;
   using row = setup_row;
   const auto number = [](double x, int digits) { return cell{fixed(x, digits), fixed(x, digits), x}; };
   const auto ms = [=](double s) { return number(s * 1e3, 1); };
-  return row_schema<row>(std::vector<col>{
+  std::vector<col> cols{
       {"threads", "threads", "threads", [](const row& r) { return report::count_cell(r.threads); }},
       {"triangles", "triangles", "triangles", [](const row& r) { return report::count_cell(r.triangles); }},
       {"load_ms", "load_ms", "load_ms", [=](const row& r) { return number(r.load_ms, 1); }},
@@ -130,7 +131,9 @@ row_schema<setup_row> setup_rows() {
        [=](const row& r) { return r.first_frame_ms < 0 ? cell{"-", "-", nullptr} : number(r.first_frame_ms, 1); }},
       {"SAH", "sah_cost", "sah_cost", [=](const row& r) { return number(r.sah, 2); }},
       {"validated", "validated", "validated",
-       [](const row& r) { return cell{r.validated ? "yes" : "NO", r.validated ? "yes" : "NO", r.validated}; }}});
+       [](const row& r) { return cell{r.validated ? "yes" : "NO", r.validated ? "yes" : "NO", r.validated}; }}};
+  if (load_only) cols.erase(cols.begin() + 5, cols.end() - 1);  // build_ms .. SAH
+  return row_schema<row>(std::move(cols));
 }
 
 // The references every later run is checked against (the first run's).
@@ -244,10 +247,11 @@ int run_setup_bench(const setup_args& a, const std::string& command_line) {
   const bool gpu = resolve_backend(a.backend) == sieve::backend::cuda;
   const nlohmann::json machine = report::machine_info(gpu);
   const std::string device = report::device_of(machine);
-  std::cout << "setup of " << a.scene << " on " << device << ": the scene's load and the BVH build (every layout)"
-            << (gpu ? ", the upload and the first frame" : "") << ", median of " << a.repeats << " runs a row\n";
+  std::cout << "setup of " << a.scene << " on " << device << ": the scene's load"
+            << (a.load_only ? "" : " and the BVH build (every layout)") << (gpu && !a.load_only ? ", the upload and the first frame" : "")
+            << ", median of " << a.repeats << " runs a row\n";
   expected want;
-  row_schema<setup_row> rows = setup_rows();
+  row_schema<setup_row> rows = setup_rows(a.load_only);
   std::vector<setup_row> done;
   for (const unsigned t : a.threads) {
     setup_row row = measure(a, t, gpu, want);
@@ -263,14 +267,19 @@ int run_setup_bench(const setup_args& a, const std::string& command_line) {
     rows.add(row);
   }
   rows.printed().print(std::cout);
-  std::cout << "\nload_ms: the scene file read and parsed into triangles (MB/s: its files' bytes over that time); "
-               "build_ms: the BVH with every layout the renderer reads, by phase (wall clock): references, the binary "
-               "SAH tree, the pair layout, the 8-wide collapse, the compressed encoding; upload (CUDA): the scene and the film "
-               "copied to the device; first_frame (CUDA): from then to one sample over the whole film (the wave's graph "
-               "captured, the first launches); Mtris/cpu-s: per CPU-second of "
-               "the process; *_eff: the first row's time over this row's, per thread (parallel efficiency). Validated: "
-               "the triangles and every array of the tree the same bytes as the first run's, the tree whole, the first "
-               "frame's film whole and finite.\n";
+  if (a.load_only)
+    std::cout << "\nload_ms: the scene file read and parsed into triangles (MB/s: its files' bytes over that time); "
+                 "load_eff: the first row's time over this row's, per thread (parallel efficiency). Validated: the "
+                 "triangles the same bytes as the first run's.\n";
+  else
+    std::cout << "\nload_ms: the scene file read and parsed into triangles (MB/s: its files' bytes over that time); "
+                 "build_ms: the BVH with every layout the renderer reads, by phase (wall clock): references, the binary "
+                 "SAH tree, the pair layout, the 8-wide collapse, the compressed encoding; upload (CUDA): the scene and the film "
+                 "copied to the device; first_frame (CUDA): from then to one sample over the whole film (the wave's graph "
+                 "captured, the first launches); Mtris/cpu-s: per CPU-second of "
+                 "the process; *_eff: the first row's time over this row's, per thread (parallel efficiency). Validated: "
+                 "the triangles and every array of the tree the same bytes as the first run's, the tree whole, the first "
+                 "frame's film whole and finite.\n";
   bool ok = true;
   for (const setup_row& r : done) ok &= r.validated;
   a.stage(outputs, rows,
