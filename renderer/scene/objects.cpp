@@ -5,6 +5,7 @@
 
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
+#include "../exec/fresh_memory.hpp"
 #include "../exec/stop.hpp"
 
 #include <algorithm>
@@ -184,7 +185,7 @@ std::vector<material_override> read_objects(const toml::table& doc, const reader
         });
       };
       if (!mesh.normals.empty()) {
-        sc.normals.resize(begin + mesh.normals.size());  // flat for the triangles before this object
+        fresh_resize(sc.normals, begin + mesh.normals.size());  // flat for the triangles before this object
         each(mesh.normals.size(), [&](std::size_t k) {
           const triangle_normals& n = mesh.normals[k];
           triangle_normals out{xf_normal(n.n0), xf_normal(n.n1), xf_normal(n.n2)};
@@ -194,9 +195,11 @@ std::vector<material_override> read_objects(const toml::table& doc, const reader
           sc.normals[begin + k] = out;
         });
       }
-      if (!mesh.uvs.empty()) {
-        sc.uvs.resize(begin);
-        sc.uvs.insert(sc.uvs.end(), mesh.uvs.begin(), mesh.uvs.end());
+      if (!mesh.uvs.empty() && begin == 0) {
+        sc.uvs = std::move(mesh.uvs);
+      } else if (!mesh.uvs.empty()) {
+        fresh_resize(sc.uvs, begin + mesh.uvs.size());  // unmapped for the triangles before this object
+        each(mesh.uvs.size(), [&](std::size_t k) { sc.uvs[begin + k] = mesh.uvs[k]; });
       }
       if (!mesh.tangents.empty()) {  // directions, like the vertices; a mirroring scale turns the handedness
         const float mirror = scale.x * scale.y * scale.z < 0 ? -1.0f : 1.0f;
