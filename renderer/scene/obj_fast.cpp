@@ -214,6 +214,8 @@ struct chunk {
   bool smooth = false, mapped = false;  // a triangle whose three corners have them (pass 3)
   std::vector<obj_directive> directives;  // line and triangle counted in the chunk
   std::uint64_t line0 = 0, v0 = 0, vt0 = 0, vn0 = 0, t0 = 0;
+  std::size_t d0 = 0, d1 = 0;  // its directives among the file's
+  std::uint64_t made = 0;      // its triangles made (pass 3): fewer where an ear clipping fell short
 };
 
 std::vector<chunk> chunks_of(const char* b, const char* e, std::size_t bytes) {
@@ -373,9 +375,9 @@ std::array<int, 2> polygon_axes(const face& f, int n, const vec3* pos) {
 }
 
 // A polygon of 5 or more corners triangulated as tinyobjloader's built-in ear clipping does it (its
-// steps, in float): the triangles as corner triples in `ears`. False where it leaves corners
-// unclipped (fewer than n - 2 triangles: the count the first pass made; the general reader's then).
-bool clip_ears(const face& f, int n, const vec3* pos, std::vector<std::array<int, 3>>& ears) {
+// steps, in float): the triangles as corner triples in `ears`, fewer than n - 2 where it leaves
+// corners unclipped (as it does: its `area` is a cross product of positions, not of edges).
+void clip_ears(const face& f, int n, const vec3* pos, std::vector<std::array<int, 3>>& ears) {
   const std::array<int, 2> axes = polygon_axes(f, n, pos);
   auto coord = [&](int corner, int axis) { return pos[f.v[corner]][axes[static_cast<std::size_t>(axis)]]; };
   int left[max_face_vertices];
@@ -414,31 +416,60 @@ bool clip_ears(const face& f, int n, const vec3* pos, std::vector<std::array<int
     --size;
   }
   if (size == 3) ears.push_back({left[0], left[1], left[2]});
-  return ears.size() == static_cast<std::size_t>(n - 2);
 }
 
-// Pass 3 over one chunk: its faces' triangles into their slice.
-bool make_faces(chunk& c, const lists& l, obj_mesh& out) {
+// Pass 3 over one chunk: its faces' triangles into their slice, from its start (a slice counted n - 2
+// triangles a polygon: its end is left unwritten where an ear clipping made fewer), and each of its
+// usemtl and mtllib lines given the triangles made before it.
+bool make_faces(chunk& c, const lists& l, obj_mesh& out, std::vector<obj_directive>& directives) {
   std::uint64_t v = c.v0, t = c.vt0, n = c.vn0, tri = c.t0;
+  std::size_t d = c.d0;
   face_corners w;
   face f;
   std::vector<std::array<int, 3>> ears;
-  return each_line(c.begin, c.end, false, [&](const char* p, const char* e) {
+  const bool ok = each_line(c.begin, c.end, false, [&](const char* p, const char* e) {
     while (p < e && blank(*p)) ++p;
     const kind k = kind_of(p, e);
     v += k == kind::v, t += k == kind::vt, n += k == kind::vn;
+    if (k == kind::usemtl || k == kind::mtllib) directives[d++].triangle = tri;
     if (k != kind::f) return true;
     const int corners = corners_of(p + 2, e, w);
     if (corners < 3) return false;
     for (int i = 0; i < corners; ++i)
       if (!resolve(w[i].v, v, f.v[i]) || !resolve(w[i].t, t, f.t[i]) || !resolve(w[i].n, n, f.n[i])) return false;
-    if (corners == 3) put(f, 0, 1, 2, tri++, l, c, out);
-    else if (corners == 4) put_quad(f, tri, l, c, out), tri += 2;
-    else if (!clip_ears(f, corners, l.pos.get(), ears)) return false;
-    else
-      for (const auto& [a, b, d] : ears) put(f, a, b, d, tri++, l, c, out);
+    if (corners == 3) {
+      put(f, 0, 1, 2, tri++, l, c, out);
+    } else if (corners == 4) {
+      put_quad(f, tri, l, c, out), tri += 2;
+    } else {
+      clip_ears(f, corners, l.pos.get(), ears);
+      for (const auto& [a, b, x] : ears) put(f, a, b, x, tri++, l, c, out);
+    }
     return true;
   });
+  c.made = tri - c.t0;
+  return ok && d == c.d1;
+}
+
+template <class T>
+void shift(std::vector<T>& v, std::uint64_t from, std::uint64_t to, std::uint64_t n) {
+  if (!v.empty() && n > 0) std::memmove(v.data() + to, v.data() + from, n * sizeof(T));
+}
+
+// Where ear clippings made fewer triangles than counted, the chunks' triangles closed up in file order
+// (each slice moves towards the start; one thread) and the directives' triangle numbers with them.
+void close_up(const std::vector<chunk>& chunks, std::vector<obj_directive>& directives, obj_mesh& out) {
+  std::uint64_t at = 0;
+  for (const chunk& c : chunks) {
+    if (at != c.t0) {
+      shift(out.triangles, c.t0, at, c.made), shift(out.normals, c.t0, at, c.made), shift(out.uvs, c.t0, at, c.made);
+      for (std::size_t d = c.d0; d < c.d1; ++d) directives[d].triangle -= c.t0 - at;
+    }
+    at += c.made;
+  }
+  out.triangles.resize(at);
+  if (!out.normals.empty()) out.normals.resize(at);
+  if (!out.uvs.empty()) out.uvs.resize(at);
 }
 
 // f(chunk) on every thread, one chunk a task; false where any call was.
@@ -457,6 +488,7 @@ std::vector<obj_directive> prefix(std::vector<chunk>& chunks, chunk& total) {
   std::vector<obj_directive> all;
   for (chunk& c : chunks) {
     c.line0 = total.lines, c.v0 = total.v, c.vt0 = total.vt, c.vn0 = total.vn, c.t0 = total.triangles;
+    c.d0 = all.size(), c.d1 = all.size() + c.directives.size();
     for (obj_directive& d : c.directives) {
       d.line += c.line0, d.triangle += c.t0;
       all.push_back(std::move(d));
@@ -493,9 +525,10 @@ std::optional<obj_geometry> read_obj_geometry(std::span<const unsigned char> tex
   fresh_resize(out.triangles, total.triangles);
   if (total.normals) fresh_resize(out.normals, total.triangles);
   if (total.uvs) fresh_resize(out.uvs, total.triangles);
-  if (!every_chunk(chunks, [&](chunk& c) { return make_faces(c, l, out); })) return std::nullopt;
-  bool smooth = false, mapped = false;
-  for (const chunk& c : chunks) smooth |= c.smooth, mapped |= c.mapped;
+  if (!every_chunk(chunks, [&](chunk& c) { return make_faces(c, l, out, g.directives); })) return std::nullopt;
+  bool smooth = false, mapped = false, short_of = false;
+  for (const chunk& c : chunks) smooth |= c.smooth, mapped |= c.mapped, short_of |= c.made != c.triangles;
+  if (short_of) close_up(chunks, g.directives, out);
   if (!smooth) out.normals = {};  // no triangle has three normals: none kept, as the general reader keeps none
   if (!mapped) out.uvs = {};
   return g;

@@ -1,12 +1,12 @@
-// The common OBJ subset read in parallel chunks (obj_fast.cpp): v, vt, vn, faces of 3 or 4 corners in
-// any of the forms v, v/vt, v//vn, v/vt/vn (relative indices too), usemtl, mtllib, o, g, s, comments,
+// The common OBJ subset read in parallel chunks (obj_fast.cpp): v, vt, vn, faces of 3 to 256 corners
+// in any of the forms v, v/vt, v//vn, v/vt/vn (relative indices too), usemtl, mtllib, o, g, s, comments,
 // blank lines, LF or CR LF. The scene it makes is the general reader's (obj.cpp: the prescan and
 // tinyobjloader) to the byte: the same numbers (tinyobjloader's own decimal conversion), the same
-// triangles in the same order (its split of a quad along the shorter diagonal, in float), the same normals,
-// texture coordinates and materials. It reports nothing: on anything else (a polygon of 5 or more
-// corners, a number in another form, an index past what is there, a line tinyobjloader would warn
-// about, a limit) it gives up, and the general reader reads the file and says what it finds in its
-// own words. Internal to the loader.
+// triangles in the same order (its split of a quad along the shorter diagonal and its ear clipping of
+// larger polygons, in float, the triangles that clipping drops dropped too), the same normals,
+// texture coordinates and materials. It reports nothing: on anything else (a number in another form,
+// an index past what is there, a line tinyobjloader would warn about, a limit) it gives up, and the
+// general reader reads the file and says what it finds in its own words. Internal to the loader.
 #pragma once
 
 #include "sections.hpp"
