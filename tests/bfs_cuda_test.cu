@@ -21,7 +21,7 @@ namespace {
 using sieve::test::device_array;
 
 void dfs_on_gpu(const bvh_view& v, const ray* r, hit* h, std::size_t n) {
-  exec::parallel_for(exec::cuda{}, "dfs", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = closest_hit(v, r[i]); });
+  exec::parallel_for(exec::cuda{}, "dfs", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = closest_hit(pairs_of(v), r[i]); });
   SIEVE_CUDA_CHECK(cudaDeviceSynchronize());
 }
 

@@ -27,10 +27,10 @@ void expect_gpu_equals_cpu(const std::vector<triangle>& tris, const std::vector<
   const bvh g = build_lbvh(tris, opt, lbvh_device::cuda, &t), c = build_lbvh(tris, opt, lbvh_device::cpu);
   EXPECT_GT(t.device_ms, 0);
   EXPECT_GE(t.with_copies_ms, t.device_ms);
-  ASSERT_EQ(g.nodes.size(), c.nodes.size());
-  ASSERT_EQ(g.prims, c.prims);
-  for (std::size_t i = 0; i < g.nodes.size(); ++i)
-    ASSERT_EQ(std::memcmp(&g.nodes[i], &c.nodes[i], sizeof(bvh_node)), 0) << "node " << i;
+  ASSERT_EQ(g.binary.nodes.size(), c.binary.nodes.size());
+  ASSERT_EQ(g.binary.prims, c.binary.prims);
+  for (std::size_t i = 0; i < g.binary.nodes.size(); ++i)
+    ASSERT_EQ(std::memcmp(&g.binary.nodes[i], &c.binary.nodes[i], sizeof(bvh_node)), 0) << "node " << i;
   expect_valid(g, tris, max_leaf);
   expect_same_hits(g, build_bvh(tris, opt), tris, rays, what);
 }
