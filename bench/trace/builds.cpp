@@ -60,7 +60,7 @@ void print_bvh_summary(const scene& sc, const bvh& b, const trace_args& a, doubl
             << fixed(static_cast<double>(sc.triangles.size()) / build_cpu_s / 1e6, 2) << " Mtris per CPU-second, "
             << tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism) << " threads); SAH cost "
             << fixed(sah_cost(b.binary), 2) << "; memory: binary nodes "
-            << fixed(node_mb, 1) << " MiB (BFS), pair nodes " << fixed(pair_mb, 1) << " MiB (DFS), leaf triangles "
+            << fixed(node_mb, 1) << " MiB, pair nodes " << fixed(pair_mb, 1) << " MiB (DFS, BFS), leaf triangles "
             << fixed(leaf_mb, 1) << " MiB\n";
   const double wide_mb = static_cast<double>(b.wide.nodes.size() * sizeof(wide_node)) * mb;
   const double wide_leaf_mb = static_cast<double>(b.wide.triangles.size() * sizeof(leaf_triangle) + b.wide.prims.size() * 4) * mb;

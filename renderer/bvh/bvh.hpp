@@ -1,8 +1,8 @@
 // The BVH as data: the binary tree over triangles that every builder makes (the binned SAH build on
 // oneTBB, build.cpp; the linear and PLOC builders, lbvh.hpp, ploc.hpp) and the layouts made from it,
 // each a type of its own with a view of its own:
-//   binary_bvh  the binary nodes and the leaf order (the BFS over the binary tree)
-//   pair_bvh    the 64-byte pair nodes with their leaf triangles (the binary DFS)
+//   binary_bvh  the binary nodes and the leaf order (what the others are made from; the SAH cost)
+//   pair_bvh    the 64-byte pair nodes with their leaf triangles (the binary DFS and BFS)
 //   wide_bvh    the 8-wide tree with the CPU's leaf blocks (the wide DFS)
 //   cw_bvh      its compressed GPU encoding (the compressed DFS and BFS)
 // A bvh holds the layouts one build made (bvh_build_options says which), its views a bvh_view; the
@@ -32,8 +32,8 @@ struct bvh_node {
   SIEVE_HD constexpr bool leaf() const { return count != 0; }
 };
 
-// The binary tree, as every builder makes it (the BFS over the binary tree reads it; every other
-// layout is made from it).
+// The binary tree, as every builder makes it: every other layout is made from it (the traversals
+// read those; the checks, the statistics and sah_cost read this).
 struct binary_bvh {
   std::vector<bvh_node> nodes;        // nodes[0] is the root (absent for an empty scene)
   std::vector<std::uint32_t> prims;   // triangle indices in leaf order (a triangle in several leaves when split)
