@@ -214,7 +214,7 @@ TEST(GpuDfs, DynamicFetchWalkEqualsOneRayAThread) {
   cudaStream_t stream;
   SIEVE_CUDA_CHECK(cudaStreamCreate(&stream));
   for (const gpu_scene& sc : scenes) {
-    const closest_hits_walk walk{sc.view, ray_at{sc.rays.data}, count_at{count.data}, sc.hits.data};
+    const closest_hits_walk walk{pairs_of(sc.view), ray_at{sc.rays.data}, count_at{count.data}, sc.hits.data};
     cudaGraph_t graph;
     SIEVE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
     exec::parallel_walk(exec::cuda{stream}, "dfs", walk, cursor.data);

@@ -202,7 +202,7 @@ struct bvh_build_options {
   float traversal_cost = 1.0f;  // SAH cost of visiting a node, relative to one triangle test
   // The layouts to make from the binary tree (bvh::binary, always made):
   bool wide = true;             // the 8-wide tree (bvh::wide)
-  bool pairs = true;            // the binary DFS's layout (bvh::pairs); the renderer and the BFS read it
+  bool pairs = true;            // the binary DFS's and BFS's layout (bvh::pairs)
   bool cw = true;               // the 8-wide tree's GPU layout (bvh::cw), when wide
   bool simd = true;             // the AVX2 binning and partition where the processor has AVX2 (same tree)
   float split_budget = 0;       // extra references, as a fraction of the triangles, for splitting large triangles
@@ -264,8 +264,8 @@ void for_each_part(B& b, F&& f) {
 // traversal reads its own layout's view (and the cut-outs): trace/tracers.hpp picks it by the
 // typed choice.
 struct bvh_view {
-  binary_view binary;                   // the binary tree (BFS)
-  pair_view pairs;                      // the 64-byte layout (binary DFS)
+  binary_view binary;                   // the binary tree (no traversal reads it: its node count says whether there is a tree)
+  pair_view pairs;                      // the 64-byte layout (binary DFS and BFS)
   wide_view wide;                       // the 8-wide layout (wide DFS)
   cw_view cw;                           // the 8-wide tree's GPU layout (cwbvh.hpp)
   const triangle* triangles = nullptr;  // the scene's, for shading and the hits' barycentrics
