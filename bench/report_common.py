@@ -165,6 +165,18 @@ def headline(text, *rows):
     return f"**{text}**"
 
 
+def save_figure(fig, path):
+    """Lays the figure out, writes it as a PNG (100 dpi) and frees it."""
+    fig.tight_layout()
+    fig.savefig(path, dpi=100)
+    plt.close(fig)
+
+
+def figure_md(file, alt, caption):
+    """The Markdown of a figure in the report's folder and its caption (in italics)."""
+    return f"![{alt}]({file})\n\n*{caption}*\n\n"
+
+
 def md_table(head, rows):
     """A markdown table, then a blank line."""
     lines = [head, ["---"] * len(head)] + [[str(c) for c in r] for r in rows]

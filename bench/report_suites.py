@@ -40,11 +40,9 @@ def sort_section(folder):
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=8)
         ax.set_title(f"Radix sort of (u32, u32) pairs, {ds.device}", fontsize=10)
-        fig.tight_layout()
-        fig.savefig(os.path.join(folder, "fig-sort.png"), dpi=100)
-        plt.close(fig)
-        text += (f"![radix sort](fig-sort.png)\n\n*Sorted pairs per second (n / median time; solid: 32-bit keys, "
-                 f"dashed: fewer key bits). {ds.provenance()}.*\n\n")
+        save_figure(fig, os.path.join(folder, "fig-sort.png"))
+        text += figure_md("fig-sort.png", "radix sort", "Sorted pairs per second (n / median time; solid: 32-bit keys, "
+                          f"dashed: fewer key bits). {ds.provenance()}.")
     return text
 
 
@@ -73,11 +71,9 @@ def multisplit_plot(ds, rows, folder, name):
         ax.grid(True, which="both", alpha=0.3)
         ax.legend(fontsize=6)
     fig.suptitle(f"Multisplit, {ds.device}", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(os.path.join(folder, f"fig-{name}.png"), dpi=100)
-    plt.close(fig)
-    return (f"![multisplit](fig-{name}.png)\n\n*cub_sort's median time over each algorithm's at the same point "
-            f"(above 1: faster; the dashed line is 2x). {ds.provenance()}.*\n\n")
+    save_figure(fig, os.path.join(folder, f"fig-{name}.png"))
+    return figure_md(f"fig-{name}.png", "multisplit", "cub_sort's median time over each algorithm's at the same point "
+                     f"(above 1: faster; the dashed line is 2x). {ds.provenance()}.")
 
 
 MULTISPLIT_BASELINES = {"cub_sort", "cub_partition", "std_stable_partition"}
@@ -191,11 +187,9 @@ def trace_section(folder):
         ax.legend(fontsize=8)
         ax.grid(True, axis="y", which="both", alpha=0.3)
         ax.set_title(f"Traversal, {ds.doc.get('triangles', 0):,} triangles, {ds.device}", fontsize=10)
-        fig.tight_layout()
-        fig.savefig(os.path.join(folder, "fig-trace.png"), dpi=100)
-        plt.close(fig)
-        text += (f"![traversal](fig-trace.png)\n\n*Rays traced per second (closest hit), DFS and BFS with its "
-                 f"frontier compacted by the strategy named. {ds.provenance()}.*\n\n")
+        save_figure(fig, os.path.join(folder, "fig-trace.png"))
+        text += figure_md("fig-trace.png", "traversal", "Rays traced per second (closest hit), DFS and BFS with its "
+                          f"frontier compacted by the strategy named. {ds.provenance()}.")
     return text
 
 
@@ -244,9 +238,7 @@ def plot_render(ds, rows, keys, out):
     ax2.set_title("paths per bounce (every strategy: the same)", fontsize=10)
     ax2.grid(True, axis="y", which="both", alpha=0.3)
     fig.suptitle(f"{ds.device}, commit {ds.commit}", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
+    save_figure(fig, out)
 
 
 STAGE_ORDER = ["generate", "extend", "route", "shade", "connect", "compact", "reorder", "accumulate", "megakernel"]
@@ -285,9 +277,7 @@ def plot_frame_split(ds, rows, keys, out):
     ax.legend(fontsize=7, ncol=5, loc="upper center")
     ax.grid(True, axis="y", alpha=0.3)
     fig.suptitle(f"{ds.device}, commit {ds.commit}", fontsize=9)
-    fig.tight_layout()
-    fig.savefig(out, dpi=100)
-    plt.close(fig)
+    save_figure(fig, out)
 
 
 def render_section(folder):

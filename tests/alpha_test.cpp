@@ -43,7 +43,7 @@ std::vector<std::pair<std::string, std::vector<hit>>> every_traversal(const alph
     for (const ray& r : s.rays) hits.push_back(f(r));
     out.emplace_back(name, std::move(hits));
   };
-  each("dfs", [&](const ray& r) { return closest_hit(v, r); });
+  each("dfs", [&](const ray& r) { return closest_hit(pairs_of(v), r); });
   each("trace_closest", [&](const ray& r) { return trace_closest(v, cpu_traversals.bounce, r); });
   for (const auto& [t, name] : mode_names<traversal>::table)  // every depth-first traversal by its tracer
     if (!t.breadth_first() && t.boxes != wide_path::avx512)
@@ -78,7 +78,7 @@ std::vector<std::pair<std::string, std::vector<bool>>> every_any_hit(const alpha
     }
     out.emplace_back(name, std::move(blocked));
   };
-  each("dfs", [&](const ray& r) { return any_hit(v, r); });
+  each("dfs", [&](const ray& r) { return any_hit(pairs_of(v), r); });
   each("trace_any", [&](const ray& r) { return trace_any(v, cpu_traversals.shadow, r); });
   for (const auto& [t, name] : mode_names<traversal>::table)
     if (!t.breadth_first() && t.boxes != wide_path::avx512)
@@ -118,7 +118,7 @@ TEST(Alpha, MaskCutsOutTheSameHoleInEveryTraversal) {
   }
   // Without the alpha view the front quad is opaque everywhere (the predicate is the only change).
   const bvh_view opaque = view_of(b, s.triangles);
-  for (const ray& r : s.rays) ASSERT_LT(closest_hit(opaque, r).prim, 2U);
+  for (const ray& r : s.rays) ASSERT_LT(closest_hit(pairs_of(opaque), r).prim, 2U);
 }
 
 // BLEND: the front quad stops a ray with probability 0.3, decided by a hash of the ray and the

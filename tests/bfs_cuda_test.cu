@@ -21,7 +21,7 @@ namespace {
 using sieve::test::device_array;
 
 void dfs_on_gpu(const bvh_view& v, const ray* r, hit* h, std::size_t n) {
-  exec::parallel_for(exec::cuda{}, "dfs", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = closest_hit(v, r[i]); });
+  exec::parallel_for(exec::cuda{}, "dfs", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = closest_hit(pairs_of(v), r[i]); });
   SIEVE_CUDA_CHECK(cudaDeviceSynchronize());
 }
 
@@ -214,7 +214,7 @@ TEST(GpuDfs, DynamicFetchWalkEqualsOneRayAThread) {
   cudaStream_t stream;
   SIEVE_CUDA_CHECK(cudaStreamCreate(&stream));
   for (const gpu_scene& sc : scenes) {
-    const closest_hits_walk walk{sc.view, ray_at{sc.rays.data}, count_at{count.data}, sc.hits.data};
+    const closest_hits_walk walk{pairs_of(sc.view), ray_at{sc.rays.data}, count_at{count.data}, sc.hits.data};
     cudaGraph_t graph;
     SIEVE_CUDA_CHECK(cudaStreamBeginCapture(stream, cudaStreamCaptureModeGlobal));
     exec::parallel_walk(exec::cuda{stream}, "dfs", walk, cursor.data);

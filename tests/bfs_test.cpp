@@ -43,7 +43,7 @@ TEST_P(BfsEqualsDfs, EveryHit) {
     tracer.closest(v, s.rays, got, &stats);
     std::size_t hits = 0;
     for (std::size_t i = 0; i < s.rays.size(); ++i) {
-      const hit want = closest_hit(v, s.rays[i]);
+      const hit want = closest_hit(pairs_of(v), s.rays[i]);
       ASSERT_EQ(got[i].prim, want.prim) << "ray " << i;
       ASSERT_EQ(got[i].t, want.t) << "ray " << i;
       EXPECT_EQ(got[i].u, want.u);
@@ -96,7 +96,7 @@ TEST(Bfs, HairballFrontierIsBounded) {
     bfs_stats stats;
     tracer.closest(v, rays, got, &stats);
     for (std::size_t i = 0; i < rays.size(); ++i) {
-      const hit want = closest_hit(v, rays[i]);
+      const hit want = closest_hit(pairs_of(v), rays[i]);
       ASSERT_EQ(got[i].prim, want.prim) << strategy << " ray " << i;
       ASSERT_EQ(got[i].t, want.t) << strategy << " ray " << i;
     }

@@ -146,26 +146,26 @@ TEST(SplitCounts, BudgetGoesToTheLargeSlantedTriangles) {
 // every point of a triangle inside a leaf that holds it (the pieces' boxes cover the triangle).
 void expect_split_tree_well_formed(const bvh& b, const std::vector<triangle>& tris) {
   std::vector<std::vector<std::uint32_t>> leaves_of(tris.size());
-  for (std::uint32_t n = 0; n < b.nodes.size(); ++n) {
-    const bvh_node& node = b.nodes[n];
+  for (std::uint32_t n = 0; n < b.binary.nodes.size(); ++n) {
+    const bvh_node& node = b.binary.nodes[n];
     if (!node.leaf()) {
-      for (std::uint32_t c : {node.first, node.first + 1}) EXPECT_TRUE(contains(node.bounds, b.nodes.at(c).bounds));
+      for (std::uint32_t c : {node.first, node.first + 1}) EXPECT_TRUE(contains(node.bounds, b.binary.nodes.at(c).bounds));
       continue;
     }
     std::set<std::uint32_t> seen;
     for (std::uint32_t i = node.first; i < node.first + node.count; ++i) {
-      const std::uint32_t p = b.prims.at(i);
+      const std::uint32_t p = b.binary.prims.at(i);
       EXPECT_TRUE(seen.insert(p).second) << "triangle " << p << " twice in leaf " << n;
       EXPECT_FALSE(clip_box(tris.at(p), node.bounds).empty()) << "leaf " << n << " misses its triangle " << p;
       leaves_of[p].push_back(n);
     }
   }
-  EXPECT_EQ(b.stats.references, b.prims.size());
+  EXPECT_EQ(b.stats.references, b.binary.prims.size());
   std::mt19937 rng(3);
   for (std::uint32_t p = 0; p < tris.size(); ++p) {
     ASSERT_FALSE(leaves_of[p].empty()) << "triangle " << p << " unreachable";
     for (vec3 q : points_on(tris[p], rng, 8))
-      EXPECT_TRUE(std::any_of(leaves_of[p].begin(), leaves_of[p].end(), [&](std::uint32_t n) { return near_inside(b.nodes[n].bounds, q); }))
+      EXPECT_TRUE(std::any_of(leaves_of[p].begin(), leaves_of[p].end(), [&](std::uint32_t n) { return near_inside(b.binary.nodes[n].bounds, q); }))
           << "a point of triangle " << p << " is in none of its leaves";
   }
   // The 8-wide tree: each leaf slot's triangles distinct, every triangle present.
@@ -184,9 +184,9 @@ void expect_split_tree_well_formed(const bvh& b, const std::vector<triangle>& tr
   }
   EXPECT_EQ(std::count(in_wide.begin(), in_wide.end(), 0), 0) << "triangles missing from the wide tree";
   const auto wide_refs = static_cast<std::size_t>(std::count_if(b.wide.prims.begin(), b.wide.prims.end(), [](std::uint32_t p) { return p != ~0U; }));
-  EXPECT_LE(wide_refs, b.prims.size()) << "a wide leaf holds each triangle once";
+  EXPECT_LE(wide_refs, b.binary.prims.size()) << "a wide leaf holds each triangle once";
   EXPECT_GE(wide_refs, tris.size());
-  EXPECT_EQ(b.leaf_triangles.size(), b.prims.size());
+  EXPECT_EQ(b.pairs.triangles.size(), b.binary.prims.size());
 }
 
 // The split tree's traversals (binary DFS, the CPU's 8-wide, the GPU's compressed one run here)
@@ -201,16 +201,16 @@ void expect_same_hits(const std::vector<triangle>& tris, const std::vector<ray>&
   const bvh_view a = view_of(plain, tris), b = view_of(cut, tris);
   int hits = 0;
   for (const ray& r : rays) {
-    const hit want = closest_hit(a, r);
+    const hit want = closest_hit(pairs_of(a), r);
     hits += want.found();
-    std::vector<hit> found{closest_hit(b, r), wide_closest_hit_cpu(b.wide, r, wide_path::portable), cw_closest_hit(b.cw, r)};
+    std::vector<hit> found{closest_hit(pairs_of(b), r), wide_closest_hit_cpu(b.wide, r, wide_path::portable), cw_closest_hit(b.cw, r)};
     if (cpu_has_avx2()) found.push_back(wide_closest_hit_cpu(b.wide, r, wide_path::avx2));
     for (const hit& got : found) {
       EXPECT_EQ(got.found(), want.found());
       EXPECT_EQ(got.t, want.t);
       EXPECT_EQ(got.prim, want.prim);
     }
-    EXPECT_EQ(any_hit(b, r), want.found());
+    EXPECT_EQ(any_hit(pairs_of(b), r), want.found());
   }
   EXPECT_GT(hits, static_cast<int>(rays.size() / 4));
 }

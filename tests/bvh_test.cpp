@@ -5,6 +5,7 @@
 #include <trace/wide.hpp>
 #include <exec/walk.hpp>
 
+#include "layout_bytes.hpp"
 #include "triangle_soup.hpp"
 
 #include <gtest/gtest.h>
@@ -85,9 +86,9 @@ void expect_matches_brute_force(const std::vector<triangle>& tris, const bvh_bui
   int hits = 0;
   for (const ray& r : rays(tris, 3000, static_cast<unsigned>(tris.size()) + 7)) {
     const hit want = brute_force(tris, r);
-    ASSERT_NO_FATAL_FAILURE(expect_hit_matches(tris, r, closest_hit(v, r), want));
+    ASSERT_NO_FATAL_FAILURE(expect_hit_matches(tris, r, closest_hit(pairs_of(v), r), want));
     if (want.found()) ++hits;
-    EXPECT_EQ(any_hit(v, r), want.found()) << "any hit disagrees with the closest hit";
+    EXPECT_EQ(any_hit(pairs_of(v), r), want.found()) << "any hit disagrees with the closest hit";
   }
   if (!tris.empty()) {
     EXPECT_GT(hits, 0) << "the rays should hit something";
@@ -107,10 +108,10 @@ TEST(Bvh, OptionsDoNotChangeAnswers) {
 TEST(Bvh, EmptySceneHasNoHits) {
   const std::vector<triangle> none;
   const bvh b = build_bvh(none);
-  EXPECT_TRUE(b.nodes.empty());
+  EXPECT_TRUE(b.binary.nodes.empty());
   const ray r{{0, 0, 0}, {0, 0, 1}};
-  EXPECT_FALSE(closest_hit(view_of(b, none), r).found());
-  EXPECT_FALSE(any_hit(view_of(b, none), r));
+  EXPECT_FALSE(closest_hit(pairs_of(view_of(b, none)), r).found());
+  EXPECT_FALSE(any_hit(pairs_of(view_of(b, none)), r));
 }
 
 // The DFS as a resumable walk (exec::parallel_walk, the GPU's extend stage): on the CPU, hit for hit
@@ -124,21 +125,21 @@ TEST(Bvh, WalkStepByStepEqualsClosestHit) {
     std::vector<hit> got(rs.size(), hit{-1.0f, 7, 0, 0});
     const ray* r = rs.data();
     const auto count = static_cast<std::uint32_t>(rs.size());
-    exec::parallel_walk(exec::cpu{}, "walk", closest_hits_walk{v, [=](std::uint32_t i) { return r[i]; }, [=] { return count; }, got.data()},
+    exec::parallel_walk(exec::cpu{}, "walk", closest_hits_walk{pairs_of(v), [=](std::uint32_t i) { return r[i]; }, [=] { return count; }, got.data()},
                         nullptr);
     for (std::size_t i = 0; i < rs.size(); ++i) {
-      const hit want = closest_hit(v, rs[i]);
+      const hit want = closest_hit(pairs_of(v), rs[i]);
       ASSERT_EQ(got[i].prim, want.prim) << n << " triangles, ray " << i;
       ASSERT_EQ(got[i].t, want.t) << n << " triangles, ray " << i;
     }
     if (n == 0) continue;
     closest_walk w;  // one walk by hand: it ends, not live, with closest_hit's answer
     dfs_local_stack stack;
-    w.start(v, rs[3]);
+    w.start(pairs_of(v), rs[3]);
     int steps = 0;
-    while (w.live() && w.step(v, stack) && steps < 100000) ++steps;
+    while (w.live() && w.step(pairs_of(v), stack) && steps < 100000) ++steps;
     EXPECT_FALSE(w.live());
-    EXPECT_EQ(w.result().prim, closest_hit(v, rs[3]).prim);
+    EXPECT_EQ(w.result().prim, closest_hit(pairs_of(v), rs[3]).prim);
   }
 }
 
@@ -165,9 +166,9 @@ TEST(Bvh, FlatSheetAndTreeShape) {
       tris.push_back({a, d, c});
     }
   const bvh b = build_bvh(tris);
-  EXPECT_EQ(b.prims.size(), tris.size());
+  EXPECT_EQ(b.binary.prims.size(), tris.size());
   std::vector<int> seen(tris.size(), 0);
-  for (auto p : b.prims) ++seen[p];
+  for (auto p : b.binary.prims) ++seen[p];
   EXPECT_EQ(std::count(seen.begin(), seen.end(), 1), static_cast<long>(tris.size())) << "each triangle in one leaf";
   EXPECT_LE(b.stats.max_depth, static_cast<std::size_t>(dfs_depth_limit()));
   EXPECT_LE(b.stats.max_leaf_size, 16U);
@@ -262,7 +263,7 @@ void expect_wide_matches(const std::vector<triangle>& tris, const bvh_build_opti
   int hits = 0;
   for (const ray& r : rays(tris, 3000, static_cast<unsigned>(tris.size()) + 11)) {
     const hit want = brute_force(tris, r);
-    const hit dfs = closest_hit(v, r);
+    const hit dfs = closest_hit(pairs_of(v), r);
     for (const wide_path path : paths) {
       SCOPED_TRACE(path == wide_path::avx2 ? "avx2" : path == wide_path::avx512 ? "avx512" : "portable");
       const hit got = wide_closest_hit_cpu(v.wide, r, path);
@@ -353,7 +354,7 @@ TEST(WideBvh, DegenerateInputs) {
       const triangle& t = tris[static_cast<std::size_t>(i)];
       const vec3 c = (t.v0 + t.v1 + t.v2) / 3.0f;
       const ray r{c + vec3{0.005f, 0.003f, -0.004f}, normalize(vec3{-0.005f, -0.003f, 0.004f})};
-      const hit want = closest_hit(v, r);
+      const hit want = closest_hit(pairs_of(v), r);
       hits += want.found();
       for (const wide_path path : {wide_path::portable, wide_path::automatic}) {
         const hit got = wide_closest_hit_cpu(v.wide, r, path);
@@ -381,7 +382,7 @@ TEST(WideBvh, OctantOrderPermutesSlots) {
 // The subtrees at a and b, node for node (children numbers differ from build to build: subtrees
 // built in parallel reserve their nodes in whatever order they run).
 void expect_same_tree(const bvh& x, std::uint32_t a, const bvh& y, std::uint32_t b) {
-  const bvh_node &n = x.nodes[a], &m = y.nodes[b];
+  const bvh_node &n = x.binary.nodes[a], &m = y.binary.nodes[b];
   ASSERT_EQ(n.leaf(), m.leaf()) << "node " << a;
   ASSERT_TRUE(n.bounds.lo.x == m.bounds.lo.x && n.bounds.lo.y == m.bounds.lo.y && n.bounds.lo.z == m.bounds.lo.z &&
               n.bounds.hi.x == m.bounds.hi.x && n.bounds.hi.y == m.bounds.hi.y && n.bounds.hi.z == m.bounds.hi.z)
@@ -401,7 +402,7 @@ void expect_answers_as_brute_force(const bvh& b, const std::vector<triangle>& tr
   int hits = 0;
   for (const ray& r : rays(tris, n, seed)) {
     const hit want = brute_force(tris, r);
-    ASSERT_NO_FATAL_FAILURE(expect_hit_matches(tris, r, closest_hit(v, r), want));
+    ASSERT_NO_FATAL_FAILURE(expect_hit_matches(tris, r, closest_hit(pairs_of(v), r), want));
     ASSERT_NO_FATAL_FAILURE(expect_hit_matches(tris, r, wide_closest_hit_cpu(v.wide, r), want));
     hits += want.found();
   }
@@ -415,17 +416,12 @@ TEST(Bvh, SampledTopLevelsAndSimdKernels) {
   bvh_build_options portable;
   portable.simd = false;
   const bvh a = build_bvh(tris), b = build_bvh(tris, portable);
-  EXPECT_EQ(a.prims, b.prims);
+  EXPECT_EQ(a.binary.prims, b.binary.prims);
   expect_same_tree(a, 0, b, 0);
   expect_answers_as_brute_force(a, tris, 300, 5);
 }
 
 // Byte for byte, every array of two builds.
-template <class T>
-bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
-  return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
-}
-
 // Past 2^17 references the top levels are partitioned by every thread and the subtrees built in
 // parallel: the same arrays come out whatever the number of threads (1, 2, 8), and the tree still
 // answers as brute force does.
@@ -456,20 +452,14 @@ TEST(Bvh, SameTreeWhateverTheThreads) {
   }
   for (std::size_t i = 1; i < built.size(); ++i) {
     SCOPED_TRACE("build " + std::to_string(i));
-    EXPECT_TRUE(same_bytes(built[0].nodes, built[i].nodes));
-    EXPECT_TRUE(same_bytes(built[0].prims, built[i].prims));
-    EXPECT_TRUE(same_bytes(built[0].pairs, built[i].pairs));
-    EXPECT_TRUE(same_bytes(built[0].wide.nodes, built[i].wide.nodes));
-    EXPECT_TRUE(same_bytes(built[0].wide.prims, built[i].wide.prims));
-    EXPECT_TRUE(same_bytes(built[0].cw.nodes, built[i].cw.nodes));
-    EXPECT_TRUE(same_bytes(built[0].cw.triangles, built[i].cw.triangles));
+    expect_same_layouts(built[0], built[i]);
   }
   expect_answers_as_brute_force(built[0], tris, 100, 9);
   // Every reference once, each leaf's in [first, first + count), every node reached once.
   EXPECT_EQ(built[0].stats.references, tris.size());
-  std::vector<int> seen(built[0].nodes.size(), 0);
+  std::vector<int> seen(built[0].binary.nodes.size(), 0);
   seen[0] = 1;
-  for (const bvh_node& n : built[0].nodes)
+  for (const bvh_node& n : built[0].binary.nodes)
     if (!n.leaf()) ++seen[n.first], ++seen[n.first + 1];
   EXPECT_TRUE(std::all_of(seen.begin(), seen.end(), [](int k) { return k == 1; }));
   }
@@ -483,7 +473,7 @@ TEST(WideBvh, CollapseCostIsAtMostTheBinaryTrees) {
     const auto tris = soup(20000, 5, size);
     const bvh b = build_bvh(tris);
     EXPECT_GT(sah_cost(b.wide), 1.0);
-    EXPECT_LE(sah_cost(b.wide), sah_cost(b) * 1.05) << "size " << size;
+    EXPECT_LE(sah_cost(b.wide), sah_cost(b.binary) * 1.05) << "size " << size;
   }
   std::vector<triangle> eight;
   for (int i = 0; i < 8; ++i) {
@@ -495,7 +485,7 @@ TEST(WideBvh, CollapseCostIsAtMostTheBinaryTrees) {
   const bvh b = build_bvh(eight, one);
   ASSERT_EQ(b.wide.nodes.size(), 1U);
   for (int s = 0; s < wide_arity; ++s) EXPECT_EQ(b.wide.nodes[0].meta[s], 1) << "slot " << s;
-  EXPECT_LT(sah_cost(b.wide), sah_cost(b));
+  EXPECT_LT(sah_cost(b.wide), sah_cost(b.binary));
 }
 
 // The build of the CPU tracer's layout alone (cpu_wide_only) skips the pair nodes, the binary
@@ -504,10 +494,10 @@ TEST(WideBvh, CollapseCostIsAtMostTheBinaryTrees) {
 TEST(WideBvh, BuildForTheCpuTracerAlone) {
   const auto tris = soup(70000, 13, 1.0f);
   const bvh all = build_bvh(tris), cpu = build_bvh(tris, cpu_wide_only());
-  EXPECT_FALSE(all.pairs.empty());
+  EXPECT_FALSE(all.pairs.nodes.empty());
   EXPECT_FALSE(all.cw.nodes.empty());
-  EXPECT_TRUE(cpu.pairs.empty());
-  EXPECT_TRUE(cpu.leaf_triangles.empty());
+  EXPECT_TRUE(cpu.pairs.nodes.empty());
+  EXPECT_TRUE(cpu.pairs.triangles.empty());
   EXPECT_TRUE(cpu.cw.nodes.empty());
   ASSERT_EQ(all.wide.nodes.size(), cpu.wide.nodes.size());
   EXPECT_EQ(0, std::memcmp(all.wide.nodes.data(), cpu.wide.nodes.data(), cpu.wide.nodes.size() * sizeof(wide_node)));

@@ -64,9 +64,9 @@ void expect_matches_dfs(const scene_data& s, const bvh_build_options& opt, const
     SIEVE_CUDA_CHECK(cudaDeviceSynchronize());
     return hits.host();
   };
-  const std::vector<hit> dfs = run([&] { exec::parallel_for(exec::cuda{}, "dfs", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = closest_hit(v, r[i]); }); });
+  const std::vector<hit> dfs = run([&] { exec::parallel_for(exec::cuda{}, "dfs", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = closest_hit(pairs_of(v), r[i]); }); });
   const std::vector<hit> dfs_any = run([&] {
-    exec::parallel_for(exec::cuda{}, "dfs", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = any_hit(v, r[i]) ? hit{0, 0, 0, 0} : hit{}; });
+    exec::parallel_for(exec::cuda{}, "dfs", n, [=] SIEVE_HD(std::uint32_t i) { h[i] = any_hit(pairs_of(v), r[i]) ? hit{0, 0, 0, 0} : hit{}; });
   });
   std::size_t found = 0;
   for (const hit& x : dfs) found += x.found();

@@ -85,12 +85,12 @@ void expect_matches_dfs(const scene_data& s, const bvh_build_options& opt = {}) 
   std::size_t hits = 0;
   for (std::size_t i = 0; i < s.rays.size(); ++i) {
     const ray& r = s.rays[i];
-    const hit want = closest_hit(v, r), got = cw_closest_hit(v.cw, r);
+    const hit want = closest_hit(pairs_of(v), r), got = cw_closest_hit(v.cw, r);
     ASSERT_EQ(got.prim, want.prim) << "ray " << i;
     ASSERT_EQ(got.t, want.t) << "ray " << i;
     ASSERT_EQ(got.u, want.u) << "ray " << i;
     ASSERT_EQ(got.v, want.v) << "ray " << i;
-    ASSERT_EQ(cw_any_hit(v.cw, r), any_hit(v, r)) << "ray " << i;
+    ASSERT_EQ(cw_any_hit(v.cw, r), any_hit(pairs_of(v), r)) << "ray " << i;
     hits += want.found();
   }
   if (!s.tris.empty()) {

@@ -9,9 +9,11 @@
 #include <scene/sky.hpp>
 
 #include <gtest/gtest.h>
+#include <tinyexr.h>
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -163,12 +165,70 @@ void expect_error(const std::string& bytes, const std::string& part) {
 
 void expect_error_hdr(const std::string& bytes, const std::string& part) { expect_error(bytes, part); }
 
+// A NaN or infinity is the image decoder's error (every float image's), a negative radiance the map's.
 TEST(EnvironmentImage, NonFiniteOrNegativeTexelsAreNamed) {
   for (const float bad : {std::numeric_limits<float>::quiet_NaN(), std::numeric_limits<float>::infinity(), -1.0f}) {
     image_rgb im = ramp(5, 4);
     im.pixels[2 * 5 + 3].y = bad;
-    expect_error(exr_bytes(im), "texel (3, 2) is ");
+    expect_error(exr_bytes(im), bad < 0 ? "texel (3, 2) is -1" : "not finite at pixel (3, 2)");
   }
+}
+
+// An EXR image as tinyexr writes it: the planes given as floats (alphabetical channel names),
+// stored as `stored` (TINYEXR_PIXELTYPE_HALF or _FLOAT) each.
+std::string exr_planes(int w, int h, const std::vector<std::pair<const char*, std::vector<float>>>& planes,
+                       const std::vector<int>& stored) {
+  EXRHeader header;
+  InitEXRHeader(&header);
+  EXRImage image;
+  InitEXRImage(&image);
+  std::vector<EXRChannelInfo> channels(planes.size());
+  std::vector<unsigned char*> data;
+  for (std::size_t c = 0; c < planes.size(); ++c) {
+    std::strncpy(channels[c].name, planes[c].first, 255);
+    data.push_back(reinterpret_cast<unsigned char*>(const_cast<float*>(planes[c].second.data())));
+  }
+  std::vector<int> given(planes.size(), TINYEXR_PIXELTYPE_FLOAT), kept = stored;
+  image.num_channels = header.num_channels = static_cast<int>(planes.size());
+  image.images = data.data();
+  image.width = w, image.height = h;
+  header.channels = channels.data();
+  header.pixel_types = given.data();
+  header.requested_pixel_types = kept.data();
+  unsigned char* memory = nullptr;
+  const char* err = nullptr;
+  const std::size_t n = SaveEXRImageToMemory(&image, &header, &memory, &err);
+  EXPECT_GT(n, 0U) << (err ? err : "");
+  std::string bytes(reinterpret_cast<const char*>(memory), n);
+  std::free(memory);
+  return bytes;
+}
+
+// EXR is the one decoder's (decode_texels) in every build, textures and maps alike: half stays half
+// with its alpha, a float channel makes the image float; linear, as stored.
+TEST(ExrImage, TheImageDecoderKeepsPrecisionAndAlpha) {
+  const std::vector<std::pair<const char*, std::vector<float>>> rgba = {
+      {"A", {1.0f, 0.0f}}, {"B", {0.125f, 8.0f}}, {"G", {0.25f, 4.0f}}, {"R", {0.5f, 2.0f}}};
+  const int half = TINYEXR_PIXELTYPE_HALF, full = TINYEXR_PIXELTYPE_FLOAT;
+  for (const bool mixed : {false, true}) {
+    SCOPED_TRACE(mixed ? "R float, the others half" : "half");
+    const std::string bytes = exr_planes(2, 1, rgba, {half, half, half, mixed ? full : half});
+    const texel_image t = decode_texels(reinterpret_cast<const unsigned char*>(bytes.data()), bytes.size(), "t.exr",
+                                        "texture", image_limits{});
+    EXPECT_EQ(t.format, mixed ? texel_format::float32 : texel_format::half);
+    ASSERT_EQ(t.channels, 4U);
+    EXPECT_FALSE(t.srgb);
+    for (std::uint32_t c = 0; c < 4; ++c)  // R, G, B, A: every value exact in half
+      for (std::size_t i = 0; i < 2; ++i) EXPECT_EQ(t.value(i, c), rgba[3 - c].second[i]) << "pixel " << i << " channel " << c;
+  }
+  // Grey (Y alone) is one channel; the map reads it as grey RGB.
+  const std::string grey = exr_planes(2, 1, {{"Y", {0.5f, 3.0f}}}, {half});
+  const texel_image g = decode_texels(reinterpret_cast<const unsigned char*>(grey.data()), grey.size(), "g.exr", "texture",
+                                      image_limits{});
+  EXPECT_EQ(g.channels, 1U);
+  const image_rgb map = decode_environment_image("g.exr", grey);
+  EXPECT_EQ(map.pixels[1].x, 3.0f);
+  EXPECT_EQ(map.pixels[1].z, 3.0f);
 }
 
 TEST(EnvironmentImage, MalformedFilesAreErrors) {
@@ -231,7 +291,7 @@ TEST_F(EnvironmentMapFiles, BadEnvironmentsAreOneErrorNamingTheFile) {
     std::string env, part;
   } cases[] = {
       {"map = \"missing.exr\"", "environment map 'missing.exr' not found"},
-      {"map = \"nan.exr\"", "nan.exr: texel (5, 0) is nan"},
+      {"map = \"nan.exr\"", "nan.exr: the environment map has a value that is not finite at pixel (5, 0)"},
       {"map = \"junk.exr\"", "junk.exr: not an EXR or Radiance HDR image"},
       {"map = \"folder.exr\"", "is a directory"},
       {"map = \"sky.exr\"\ncolor = [1, 1, 1]", "environment.color: give either a color or a map"},

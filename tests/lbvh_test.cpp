@@ -23,8 +23,8 @@ void expect_like_sah(const std::vector<triangle>& tris, const std::vector<ray>& 
   expect_same_hits(l, s, tris, rays, what);
   // A Morton tree costs more than a binned SAH one, but not without bound: a tree whose boxes were
   // wrong or whose leaves were scattered would.
-  EXPECT_GE(sah_cost(l), 0.9 * sah_cost(s));
-  EXPECT_LT(sah_cost(l), 3.0 * sah_cost(s));
+  EXPECT_GE(sah_cost(l.binary), 0.9 * sah_cost(s.binary));
+  EXPECT_LT(sah_cost(l.binary), 3.0 * sah_cost(s.binary));
 }
 
 TEST(Lbvh, RandomScenesAndHairballTraceAsTheSahTree) {
@@ -37,24 +37,24 @@ TEST(Lbvh, RandomScenesAndHairballTraceAsTheSahTree) {
 }
 
 TEST(Lbvh, DegenerateInputs) {
-  EXPECT_TRUE(build_lbvh({}, {}, lbvh_device::cpu).nodes.empty());
+  EXPECT_TRUE(build_lbvh({}, {}, lbvh_device::cpu).binary.nodes.empty());
   const triangle t{{0, 0, 0}, {1, 0, 0}, {0, 1, 0}};
   const std::vector<triangle> one{t};
   const bvh b1 = build_lbvh(one, {}, lbvh_device::cpu);
   expect_valid(b1, one, 4);
-  EXPECT_EQ(closest_hit(view_of(b1, one), ray{{0.2f, 0.2f, -1}, {0, 0, 1}}).prim, 0U);
+  EXPECT_EQ(closest_hit(pairs_of(view_of(b1, one)), ray{{0.2f, 0.2f, -1}, {0, 0, 1}}).prim, 0U);
   // Every centroid the same (every Morton code equal: the positions split them), and a few more
   // triangles than a leaf holds.
   const std::vector<triangle> same(1000, t), five(5, t);
   for (const auto* tris : {&same, &five}) {
     const bvh b = build_lbvh(*tris, {}, lbvh_device::cpu);
     expect_valid(b, *tris, 4);
-    EXPECT_EQ(closest_hit(view_of(b, *tris), ray{{0.2f, 0.2f, -1}, {0, 0, 1}}).prim, 0U) << "the lowest of tied hits";
+    EXPECT_EQ(closest_hit(pairs_of(view_of(b, *tris)), ray{{0.2f, 0.2f, -1}, {0, 0, 1}}).prim, 0U) << "the lowest of tied hits";
   }
   // A leaf big enough for the whole scene: the root is that leaf.
   const bvh all = build_lbvh(five, {.max_leaf = 8}, lbvh_device::cpu);
-  ASSERT_EQ(all.nodes.size(), 1U);
-  EXPECT_EQ(all.nodes[0].count, 5U);
+  ASSERT_EQ(all.binary.nodes.size(), 1U);
+  EXPECT_EQ(all.binary.nodes[0].count, 5U);
 }
 
 TEST(Lbvh, ShippedScenesTraceAsTheSahTree) {

@@ -1,12 +1,13 @@
 // What the device builder's tests (CPU and GPU) check of a tree: every layout it makes traced
-// against the binary DFS of the SAH tree (the binary nodes by the BFS, the pair nodes by the DFS, the
-// 8-wide tree by the CPU's wide DFS, the compressed one by its walk), and two trees byte for byte.
+// against the binary DFS of the SAH tree (the pair nodes by the BFS and the DFS, the 8-wide tree by
+// the CPU's wide DFS, the compressed one by its walk), and two trees byte for byte.
 #pragma once
 
 #include <trace/bfs.hpp>
 #include <bvh/ploc.hpp>
 #include <trace/wide.hpp>
 
+#include "layout_bytes.hpp"
 #include "lbvh_check.hpp"
 
 #include <gtest/gtest.h>
@@ -46,9 +47,9 @@ inline void expect_every_layout_hits(const bvh& got, const bvh& want, const std:
   expect_same_hits(got, want, tris, rays, what);  // the pair nodes' DFS and the compressed walk
   const bvh_view g = view_of(got, tris), w = view_of(want, tris);
   std::vector<hit> bfs(rays.size());
-  bfs_tracer("auto").closest(g, rays, bfs);  // the binary nodes
+  bfs_tracer("auto").closest(g, rays, bfs);  // the pair nodes, breadth first
   for (std::size_t i = 0; i < rays.size(); ++i) {
-    const hit e = closest_hit(w, rays[i]);
+    const hit e = closest_hit(pairs_of(w), rays[i]);
     const hit wide = wide_closest_hit_cpu(g.wide, rays[i]);
     ASSERT_EQ(wide.t, e.t) << what << " wide, ray " << i;
     ASSERT_EQ(wide.prim, e.prim) << what << " wide, ray " << i;
@@ -57,22 +58,5 @@ inline void expect_every_layout_hits(const bvh& got, const bvh& want, const std:
   }
 }
 
-template <class T>
-void expect_same_bytes(const std::vector<T>& a, const std::vector<T>& b, const char* what) {
-  ASSERT_EQ(a.size(), b.size()) << what;
-  if (!a.empty()) EXPECT_EQ(std::memcmp(a.data(), b.data(), a.size() * sizeof(T)), 0) << what;
-}
-
-// Two builds are the same tree: every layout byte for byte.
-inline void expect_same_tree(const bvh& a, const bvh& b) {
-  expect_same_bytes(a.nodes, b.nodes, "binary nodes");
-  expect_same_bytes(a.prims, b.prims, "leaf order");
-  expect_same_bytes(a.pairs, b.pairs, "pair nodes");
-  expect_same_bytes(a.leaf_triangles, b.leaf_triangles, "leaf triangles");
-  expect_same_bytes(a.wide.nodes, b.wide.nodes, "wide nodes");
-  expect_same_bytes(a.wide.prims, b.wide.prims, "wide leaf order");
-  expect_same_bytes(a.cw.nodes, b.cw.nodes, "compressed nodes");
-  expect_same_bytes(a.cw.triangles, b.cw.triangles, "compressed triangles");
-}
 
 }  // namespace sieve::render

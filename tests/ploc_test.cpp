@@ -26,8 +26,8 @@ void expect_like_sah(const std::vector<triangle>& tris, const std::vector<ray>& 
   expect_every_layout_hits(p, s, tris, rays, what);
   // Clustering's trees cost about what binned SAH's do (a Morton tree: up to 2.2x on a heightfield);
   // a wrong box or a scattered leaf would cost far more.
-  EXPECT_GE(sah_cost(p), 0.8 * sah_cost(s));
-  EXPECT_LT(sah_cost(p), cost_bound * sah_cost(s));
+  EXPECT_GE(sah_cost(p.binary), 0.8 * sah_cost(s.binary));
+  EXPECT_LT(sah_cost(p.binary), cost_bound * sah_cost(s.binary));
   EXPECT_LT(sah_cost(p.wide), cost_bound * sah_cost(s.wide));
 }
 
@@ -52,20 +52,20 @@ TEST(Ploc, ShippedScenesTraceAsTheSahTree) {
 TEST(Ploc, Deterministic) {
   const scene sc = load_scene(std::filesystem::path(SIEVE_SCENES_DIR) / "third-party/sponza/sponza.toml");
   const bvh a = build_ploc(sc.triangles, {}, lbvh_device::cpu), b = build_ploc(sc.triangles, {}, lbvh_device::cpu);
-  expect_same_tree(a, b);
+  expect_same_layouts(a, b);
   // A smaller search radius makes another (valid) tree.
   const bvh r4 = build_ploc(sc.triangles, {}, lbvh_device::cpu, nullptr, 4);
   expect_valid(r4, sc.triangles, 3);
-  EXPECT_NE(r4.nodes.size() == a.nodes.size() && std::memcmp(r4.nodes.data(), a.nodes.data(), a.nodes.size() * sizeof(bvh_node)) == 0, true);
+  EXPECT_NE(r4.binary.nodes.size() == a.binary.nodes.size() && std::memcmp(r4.binary.nodes.data(), a.binary.nodes.data(), a.binary.nodes.size() * sizeof(bvh_node)) == 0, true);
 }
 
 TEST(Ploc, DegenerateInputs) {
-  EXPECT_TRUE(build_ploc({}, {}, lbvh_device::cpu).nodes.empty());
+  EXPECT_TRUE(build_ploc({}, {}, lbvh_device::cpu).binary.nodes.empty());
   const triangle t{{0, 0, 0}, {1, 0, 0}, {0, 1, 0}};
   const std::vector<triangle> one{t};
   const bvh b1 = build_ploc(one, {}, lbvh_device::cpu);
   expect_valid(b1, one, 3);
-  EXPECT_EQ(closest_hit(view_of(b1, one), ray{{0.2f, 0.2f, -1}, {0, 0, 1}}).prim, 0U);
+  EXPECT_EQ(closest_hit(pairs_of(view_of(b1, one)), ray{{0.2f, 0.2f, -1}, {0, 0, 1}}).prim, 0U);
   EXPECT_EQ(cw_closest_hit(view_of(b1, one).cw, ray{{0.2f, 0.2f, -1}, {0, 0, 1}}).prim, 0U);
   // Every box the same, and a few more triangles than a leaf holds: the lowest of tied hits.
   const std::vector<triangle> same(1000, t), five(5, t);
@@ -75,7 +75,7 @@ TEST(Ploc, DegenerateInputs) {
     expect_valid_wide(b, *tris);
     const bvh_view v = view_of(b, *tris);
     const ray r{{0.2f, 0.2f, -1}, {0, 0, 1}};
-    EXPECT_EQ(closest_hit(v, r).prim, 0U);
+    EXPECT_EQ(closest_hit(pairs_of(v), r).prim, 0U);
     EXPECT_EQ(cw_closest_hit(v.cw, r).prim, 0U);
     EXPECT_EQ(wide_closest_hit_cpu(v.wide, r).prim, 0U);
   }
@@ -83,8 +83,8 @@ TEST(Ploc, DegenerateInputs) {
   const std::vector<triangle> two{t, triangle{{5, 0, 0}, {6, 0, 0}, {5, 1, 0}}};
   expect_valid(build_ploc(two, {}, lbvh_device::cpu), two, 3);
   const bvh all = build_ploc(five, {.max_leaf = 7}, lbvh_device::cpu);
-  ASSERT_EQ(all.nodes.size(), 1U);
-  EXPECT_EQ(all.nodes[0].count, 5U);
+  ASSERT_EQ(all.binary.nodes.size(), 1U);
+  EXPECT_EQ(all.binary.nodes[0].count, 5U);
 }
 
 TEST(Ploc, BadInputIsAnError) {

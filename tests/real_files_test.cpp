@@ -69,28 +69,28 @@ bool image_library_loaded() {
   return false;
 }
 
-// TGA, TIFF, EXR and .hdr files are decoded by the OpenImageIO module alone; a build without it
-// (-DSIEVE_OPENIMAGEIO=OFF) checks the formats it reads, PNG and JPEG.
+// TGA, TIFF and .hdr files are decoded by the OpenImageIO module alone; a build without it
+// (-DSIEVE_OPENIMAGEIO=OFF) checks the formats it reads, PNG, JPEG and EXR.
 bool readable_here(const char* name) {
 #ifdef SIEVE_TEST_OPENIMAGEIO
   (void)name;
   return true;
 #else
   const std::string n = name;
-  return n.ends_with(".png") || n.ends_with(".jpg");
+  return n.ends_with(".png") || n.ends_with(".jpg") || n.ends_with(".exr");
 #endif
 }
 
-// The image library is loaded when a file needs it: PNG and JPEG are decoded without it (a plain
-// render starts without OpenImageIO's ~260 libraries); the first TGA, TIFF, EXR or .hdr loads it.
+// The image library is loaded when a file needs it: PNG, JPEG and EXR are decoded without it (a
+// plain render starts without OpenImageIO's ~260 libraries); the first TGA, TIFF or .hdr loads it.
 // (ctest runs each test in a process of its own.)
 TEST(RealImages, OpenImageIOIsLoadedOnFirstUse) {
   ASSERT_FALSE(image_library_loaded()) << "linked at start";
-  for (const char* name : {"rgba16.png", "progressive.jpg", "grey-alpha-cutout.png"}) {
+  for (const char* name : {"rgba16.png", "progressive.jpg", "grey-alpha-cutout.png", "half.exr"}) {
     const image_rgb img = read_image(corpus / "image" / name, "texture");
     EXPECT_GT(img.width, 0u) << name;
   }
-  EXPECT_FALSE(image_library_loaded()) << "PNG and JPEG loaded it";
+  EXPECT_FALSE(image_library_loaded()) << "PNG, JPEG and EXR loaded it";
 #ifdef SIEVE_TEST_OPENIMAGEIO
   const image_rgb tga = read_image(corpus / "image" / "rgb.tga", "texture");
   EXPECT_EQ(tga.width, 8u);

@@ -87,7 +87,7 @@ TEST(GpuBfs, HairballHitsEqualDfs) {
   // of the two compilers lands on different sides of an edge (bench trace counts these too).
   std::size_t differing = 0;
   for (std::size_t i = 0; i < rays.size(); ++i) {
-    const hit cpu = closest_hit(v, rays[i]);
+    const hit cpu = closest_hit(pairs_of(v), rays[i]);
     differing += dfs.hits[i].found() != cpu.found() ||
                  (cpu.found() && std::abs(dfs.hits[i].t - cpu.t) > 1e-3F * cpu.t);
   }
@@ -686,7 +686,7 @@ TEST(RenderCuda, DeviceBuiltTreeRendersAsTheSahTree) {
                                {"film.width=64", "film.height=48", "film.spp=4", "film.max_bounces=3"});
     const prepared_scene sah(s), built(s, bvh_builder::automatic, true);
     ASSERT_NE(built.device(), nullptr);
-    EXPECT_TRUE(built.tree().nodes.empty()) << "nothing of the tree on the host";
+    EXPECT_TRUE(built.tree().binary.nodes.empty()) << "nothing of the tree on the host";
     for (const bvh_layout layout : {bvh_layout::automatic, bvh_layout::binary, bvh_layout::cwbvh}) {
       render_settings settings = render_settings::from(s);
       settings.bvh = layout;

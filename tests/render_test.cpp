@@ -912,7 +912,7 @@ TEST(Builders, EveryTreeRendersTheSameImage) {
   for (const bvh_builder b : {bvh_builder::sah, bvh_builder::lbvh, bvh_builder::ploc, bvh_builder::automatic}) {
     const prepared_scene ps(s, b, false);
     EXPECT_EQ(ps.device(), nullptr) << "the CPU render's tree is built on the host";
-    EXPECT_FALSE(ps.tree().nodes.empty());
+    EXPECT_FALSE(ps.tree().binary.nodes.empty());
     const std::vector<vec3> got = render_cpu(ps, settings).sum;
     ASSERT_EQ(got.size(), want.size());
     EXPECT_EQ(std::memcmp(got.data(), want.data(), got.size() * sizeof(vec3)), 0) << to_string(b);
@@ -1040,11 +1040,11 @@ TEST(CwBvh, TracesTheShippedScenesAsTheBinaryDfs) {
     std::size_t found = 0, i = 0;
     const std::vector<ray> rays = rays_around(s.triangles, 20000, 12345);
     for (const ray& r : rays) {
-      const hit want = closest_hit(v, r), got = cw_closest_hit(c, r);
+      const hit want = closest_hit(pairs_of(v), r), got = cw_closest_hit(c, r);
       found += want.found();
       ASSERT_EQ(got.prim, want.prim) << "ray " << i;
       ASSERT_EQ(got.t, want.t) << "ray " << i;
-      ASSERT_EQ(cw_any_hit(c, r), any_hit(v, r)) << "ray " << i++;
+      ASSERT_EQ(cw_any_hit(c, r), any_hit(pairs_of(v), r)) << "ray " << i++;
     }
     EXPECT_GT(found, rays.size() / 4) << "the rays should hit the scene";
   }

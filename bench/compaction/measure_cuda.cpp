@@ -91,6 +91,76 @@ class captured {
   cudaGraphExec_t exec_ = nullptr;
 };
 
+// The first call's output checked (its count already is): byte by byte when the point is small
+// (brought back; a struct of arrays' first `kept` items of each column back into rows), then by
+// digest on the device (items in one array); "" when it is right. digest_scratch: two words.
+std::string check_result(const case_inputs& in, std::byte* output, std::size_t n, std::size_t kept,
+                         const std::vector<std::uint32_t>& widths, std::uint32_t w, bool soa, bool stable,
+                         std::uint64_t* digest_scratch) {
+  std::string error;
+  if (in.exact) {
+    std::vector<std::byte> result(kept * w);
+    if (soa) {
+      const record got = record_over(output, n, widths);
+      std::vector<std::byte> cols(result.size());
+      std::size_t at = 0;
+      for (std::size_t col = 0; col < got.columns(); ++col) {
+        SIEVE_CUDA_CHECK(cudaMemcpy(cols.data() + at, got[col].data, kept * got[col].width, cudaMemcpyDeviceToHost));
+        at += kept * got[col].width;
+      }
+      rows_to_columns(result.data(), cols.data(), kept, widths, true);
+    } else {
+      SIEVE_CUDA_CHECK(cudaMemcpy(result.data(), output, result.size(), cudaMemcpyDeviceToHost));
+    }
+    error = check_output(in, result, kept, w, stable);
+    if (!error.empty()) return error;
+  }
+  if (!soa) {
+    error = check_digest(in, device_digest(output, kept, w, digest_scratch), kept, stable);
+    if (!error.empty() && in.exact) error = "the byte-by-byte check passed but the device digest did not: " + error;
+  }
+  return error;
+}
+
+// The timed samples (warm-up ones dropped), in milliseconds a call. Captured: one graph of the call
+// with its restore, and one of the restore alone (when there is one to restore) whose time is taken
+// off, each sample the mean of many replays. Otherwise: events around each call, restored before.
+std::vector<double> time_calls(cudaStream_t stream, bool capturable, bool restores, const timing_plan& plan,
+                               const std::function<void()>& restore, const std::function<void()>& call) {
+  cuda::event_timer events(stream);
+  std::vector<double> ms;
+  if (!capturable) {
+    for (int r = 0; r < plan.warmup + plan.repeats; ++r) {
+      restore();
+      events.start();
+      call();
+      const double t = events.stop_ms();
+      if (r >= plan.warmup) ms.push_back(t);
+    }
+    return ms;
+  }
+  const captured whole(stream, [&] {
+    restore();
+    call();
+  });
+  std::optional<captured> restore_only;
+  if (restores) restore_only.emplace(stream, restore);
+  whole.launch(stream);
+  events.start();
+  whole.launch(stream);
+  const int replays = replays_for(events.stop_ms());
+  auto sample = [&](const captured& g) {
+    events.start();
+    for (int r = 0; r < replays; ++r) g.launch(stream);
+    return events.stop_ms() / replays;
+  };
+  for (int r = 0; r < plan.warmup + plan.repeats; ++r) {
+    const double t = sample(whole) - (restore_only ? sample(*restore_only) : 0.0);
+    if (r >= plan.warmup) ms.push_back(t);
+  }
+  return ms;
+}
+
 }  // namespace
 
 struct cuda_bench::buffers {
@@ -205,68 +275,14 @@ measurement cuda_bench::measure(const bench_case& c, const case_inputs& in, timi
     std::uint64_t kept = 0;
     SIEVE_CUDA_CHECK(cudaMemcpy(&kept, count, sizeof kept, cudaMemcpyDeviceToHost));
     m.kept = static_cast<std::size_t>(kept);
-    const bool stable = compaction_strategy(c.strategy).stable;
     if (kept != in.kept) {
       m.error = "kept " + std::to_string(kept) + " items, expected " + std::to_string(in.kept);
       return m;
     }
-    if (in.exact) {  // small: the output comes back and is compared byte by byte first
-      std::vector<std::byte> result(m.kept * w);
-      if (soa) {  // the first m items of each column, back into rows
-        const record got = record_over(output, c.n, widths);
-        std::vector<std::byte> cols(result.size());
-        std::size_t at = 0;
-        for (std::size_t col = 0; col < got.columns(); ++col) {
-          SIEVE_CUDA_CHECK(cudaMemcpy(cols.data() + at, got[col].data, m.kept * got[col].width, cudaMemcpyDeviceToHost));
-          at += m.kept * got[col].width;
-        }
-        rows_to_columns(result.data(), cols.data(), m.kept, widths, true);
-      } else {
-        SIEVE_CUDA_CHECK(cudaMemcpy(result.data(), output, result.size(), cudaMemcpyDeviceToHost));
-      }
-      m.error = check_output(in, result, m.kept, w, stable);
-      if (!m.error.empty()) return m;
-    }
-    if (!soa) {
-      m.error = check_digest(in, device_digest(output, m.kept, w, count + 2), m.kept, stable);
-      if (!m.error.empty() && in.exact) m.error = "the byte-by-byte check passed but the device digest did not: " + m.error;
-    }
+    m.error = check_result(in, output, c.n, m.kept, widths, w, soa, compaction_strategy(c.strategy).stable, count + 2);
     m.validated = m.error.empty();
     if (!m.validated) return m;
-
-    cuda::event_timer events(stream);
-    std::vector<double> ms;
-    if (capturable) {
-      // One graph of the call (with its restore for in-place strategies, and one of the restore
-      // alone, whose time is taken off); each sample is the mean of many replays.
-      const captured whole(stream, [&] {
-        restore();
-        call();
-      });
-      std::optional<captured> restore_only;
-      if (c.in_place || b.k) restore_only.emplace(stream, restore);
-      whole.launch(stream);
-      events.start();
-      whole.launch(stream);
-      const int replays = replays_for(events.stop_ms());
-      auto sample = [&](const captured& g) {
-        events.start();
-        for (int r = 0; r < replays; ++r) g.launch(stream);
-        return events.stop_ms() / replays;
-      };
-      for (int r = 0; r < plan.warmup + plan.repeats; ++r) {
-        const double t = sample(whole) - (restore_only ? sample(*restore_only) : 0.0);
-        if (r >= plan.warmup) ms.push_back(t);
-      }
-    } else {
-      for (int r = 0; r < plan.warmup + plan.repeats; ++r) {
-        restore();
-        events.start();
-        call();
-        const double t = events.stop_ms();
-        if (r >= plan.warmup) ms.push_back(t);
-      }
-    }
+    const std::vector<double> ms = time_calls(stream, capturable, c.in_place || b.k, plan, restore, call);
     m.ms = summarize(ms);
   } catch (const std::exception& e) {
     m.validated = false;

@@ -7,6 +7,7 @@
 #include <rows.hpp>
 
 #include <sieve/compaction.hpp>
+#include <sieve/compaction/backend.hpp>
 
 #include <algorithm>
 #include <bit>
@@ -176,14 +177,14 @@ const option_schema<multisplit_args>& multisplit_options() {
 int run_multisplit_bench(const multisplit_args& a, const std::string& command_line) {
   report::output_set outputs;  // checked before any work
   a.add_to(outputs);
-  const bool gpu = a.backend == "cuda" || (a.backend == "auto" && cuda::available());
-  if (gpu && !cuda::available()) throw error("sieve bench multisplit --backend cuda: " + cuda::device_description());
+  const backend where = resolve_backend(a.backend);  // cuda without a device: an error here
+  const bool gpu = where == backend::cuda;
   const auto& known = gpu ? cuda_algorithms : cpu_algorithms;
   const std::vector<std::string> algorithms = a.algorithms.empty() ? known : a.algorithms;
   for (const auto& x : algorithms)
     if (std::find(known.begin(), known.end(), x) == known.end() &&
         !(gpu && std::find(cuda_extra.begin(), cuda_extra.end(), x) != cuda_extra.end()))
-      throw error("--algorithms: unknown '" + x + "' for the " + (gpu ? "cuda" : "cpu") + " backend");
+      throw error("--algorithms: unknown '" + x + "' for the " + std::string(to_string(where)) + " backend");
   std::vector<std::size_t> ns = a.n;
   if (ns.empty()) {
     ns = a.quick ? std::vector<std::size_t>{1 << 16, 1 << 24} : std::vector<std::size_t>{1 << 14, 1 << 16, 1 << 20, 1 << 24};
@@ -227,7 +228,7 @@ int run_multisplit_bench(const multisplit_args& a, const std::string& command_li
               std::cerr << "sieve bench multisplit: " << m.algorithm << " " << it << " n=" << n << " buckets " << b
                         << " " << dist << " FAILED validation: " << m.error << "\n";
             }
-            rows.add({gpu ? "cuda" : "cpu", m.algorithm, it, dist, m.timing, n, b, m.ms, item_bytes_of(it), copy_gbps,
+            rows.add({std::string(to_string(where)), m.algorithm, it, dist, m.timing, n, b, m.ms, item_bytes_of(it), copy_gbps,
                       sort_ms, m.workspace_bytes, m.validated, m.error});
           }
         }

@@ -54,7 +54,7 @@ std::uint64_t digest(std::span<const std::byte> bytes, std::uint64_t seed) {
 
 std::uint64_t digest_of(const bvh& b) {
   std::uint64_t h = 0;
-  for_each_part(const_cast<bvh&>(b), [&](auto& part) {  // read only
+  for_each_part(b, [&](const auto& part) {
     if constexpr (requires { part.data(); }) h = digest(std::as_bytes(std::span(part)), h);
   });
   return h;
@@ -62,7 +62,7 @@ std::uint64_t digest_of(const bvh& b) {
 
 // The tree is whole: every node but the root reached once from its parent, every reference of the
 // leaves' ranges in exactly one leaf.
-bool whole(const bvh& b) {
+bool whole(const binary_bvh& b) {
   if (b.nodes.empty()) return b.prims.empty();
   std::vector<std::uint8_t> node_seen(b.nodes.size(), 0), prim_seen(b.prims.size(), 0);
   node_seen[0] = 1;
@@ -193,8 +193,8 @@ setup_row measure(const setup_args& a, unsigned threads, bool gpu, expected& wan
     phases.push_back(b.stats.wall);
     const std::uint64_t d = digest_of(b);
     if (!want.tree) want.tree = d;
-    row.validated &= *want.tree == d && whole(b);
-    if (r == 0) row.sah = sah_cost(b);
+    row.validated &= *want.tree == d && whole(b.binary);
+    if (r == 0) row.sah = sah_cost(b.binary);
     if (r + 1 == a.repeats) last = std::move(b);
   }
   row.load_ms = median(load_ms), row.load_cpu_ms = median(load_cpu);

@@ -49,18 +49,18 @@ std::pair<double, double> cw_work_per_ray(const bvh_view& v, const std::vector<r
 void print_bvh_summary(const scene& sc, const bvh& b, const trace_args& a, double build_s, double build_cpu_s,
                        const std::string& device, const std::string& backend) {
   const double mb = 1.0 / (1 << 20);
-  const double node_mb = static_cast<double>(b.nodes.size() * sizeof(bvh_node)) * mb;
-  const double pair_mb = static_cast<double>(b.pairs.size() * sizeof(pair_node)) * mb;
-  const double leaf_mb = static_cast<double>(b.leaf_triangles.size() * sizeof(leaf_triangle) + b.prims.size() * 4) * mb;
+  const double node_mb = static_cast<double>(b.binary.nodes.size() * sizeof(bvh_node)) * mb;
+  const double pair_mb = static_cast<double>(b.pairs.nodes.size() * sizeof(pair_node)) * mb;
+  const double leaf_mb = static_cast<double>(b.pairs.triangles.size() * sizeof(leaf_triangle) + b.binary.prims.size() * 4) * mb;
   std::cout << "device: " << device << " (" << backend << ")\n";
   std::cout << "scene " << sc.name << ": " << sc.triangles.size() << " triangles, " << b.stats.references
-            << " references; BVH " << b.nodes.size()
+            << " references; BVH " << b.binary.nodes.size()
             << " nodes, depth " << b.stats.max_depth << ", built in " << fixed(build_s * 1e3, 1) << " ms ("
             << fixed(static_cast<double>(sc.triangles.size()) / build_s / 1e6, 2) << " Mtris/s; "
             << fixed(static_cast<double>(sc.triangles.size()) / build_cpu_s / 1e6, 2) << " Mtris per CPU-second, "
             << tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism) << " threads); SAH cost "
-            << fixed(sah_cost(b), 2) << "; memory: binary nodes "
-            << fixed(node_mb, 1) << " MiB (BFS), pair nodes " << fixed(pair_mb, 1) << " MiB (DFS), leaf triangles "
+            << fixed(sah_cost(b.binary), 2) << "; memory: binary nodes "
+            << fixed(node_mb, 1) << " MiB, pair nodes " << fixed(pair_mb, 1) << " MiB (DFS, BFS), leaf triangles "
             << fixed(leaf_mb, 1) << " MiB\n";
   const double wide_mb = static_cast<double>(b.wide.nodes.size() * sizeof(wide_node)) * mb;
   const double wide_leaf_mb = static_cast<double>(b.wide.triangles.size() * sizeof(leaf_triangle) + b.wide.prims.size() * 4) * mb;
@@ -101,7 +101,7 @@ built build_tree(const trace_args& a, const std::string& builder, const scene& s
     options.wide = !own_collapse;
     out.tree = build_bvh(sc.triangles, options);
     if (own_collapse) {
-      out.tree.wide = collapse_wide(out.tree, sc.triangles, wide_cost);
+      out.tree.wide = collapse_wide(out.tree.binary, sc.triangles, wide_cost);
       out.tree.cw = encode_cw(out.tree.wide);
     }
   }
@@ -134,7 +134,7 @@ build_row build_row_of(const std::string& builder, bool gpu, const scene& sc, co
     r.binary_ms = (cpu.refs + cpu.binary) * 1e3, r.collapse_ms = cpu.collapse * 1e3, r.encoding_ms = cpu.cw * 1e3;
     r.layouts_ms = cpu.pairs * 1e3, r.total_ms = b.build_s * 1e3, r.with_copies_ms = b.build_s * 1e3;
   }
-  r.sah = sah_cost(b.tree), r.wide_sah = sah_cost(b.tree.wide);
+  r.sah = sah_cost(b.tree.binary), r.wide_sah = sah_cost(b.tree.wide);
   r.loops = b.loops;
   const double n = static_cast<double>(sc.triangles.size());
   const bvh& t = b.tree;
@@ -143,8 +143,8 @@ build_row build_row_of(const std::string& builder, bool gpu, const scene& sc, co
             {"layouts_ms", r.layouts_ms}, {"total_ms", r.total_ms}, {"with_copies_ms", r.with_copies_ms},
             {"mtris_per_s", r.total_ms > 0 ? n / r.total_ms / 1e3 : 0}, {"wall_ms", b.build_s * 1e3},
             {"build_cpu_ms", b.build_cpu_s * 1e3}, {"rounds", b.ploc.rounds},
-            {"nodes", t.nodes.size()}, {"depth", t.stats.max_depth}, {"references", t.stats.references},
-            {"node_bytes", t.nodes.size() * sizeof(bvh_node)}, {"pair_bytes", t.pairs.size() * sizeof(pair_node)},
+            {"nodes", t.binary.nodes.size()}, {"depth", t.stats.max_depth}, {"references", t.stats.references},
+            {"node_bytes", t.binary.nodes.size() * sizeof(bvh_node)}, {"pair_bytes", t.pairs.nodes.size() * sizeof(pair_node)},
             {"wide_nodes", t.wide.nodes.size()}, {"wide_bytes", t.wide.nodes.size() * sizeof(wide_node)},
             {"wide_depth", t.wide.depth}, {"cw_nodes", t.cw.nodes.size()}, {"sah_cost", r.sah}, {"wide_sah_cost", r.wide_sah}};
   r.json["profiled_loops"] = nlohmann::json::array();
@@ -211,7 +211,7 @@ nlohmann::json build_phases(const scene& sc, const bvh& b, const trace_args& a) 
   options.pairs = false, options.cw = false;  // the CPU tracer's layout alone, as cpu_wide_only()
   for (int i = 0; i < 3; ++i) {
     const bvh cpu_only = build_bvh(sc.triangles, options);
-    if (i == 0) first = best = cpu_only.stats.cpu, sah = sah_cost(cpu_only), wide_sah = sah_cost(cpu_only.wide);
+    if (i == 0) first = best = cpu_only.stats.cpu, sah = sah_cost(cpu_only.binary), wide_sah = sah_cost(cpu_only.wide);
     else if (cpu_only.stats.cpu.total() < best.total()) best = cpu_only.stats.cpu;
   }
   report("cpu_tracer_first", "build for the CPU tracer (the 8-wide tree alone), first of 3", first);

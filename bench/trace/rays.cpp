@@ -91,7 +91,8 @@ std::vector<ray> shadow_rays(const scene& s, const std::vector<ray>& primary, co
 // Any-hit answers in the form of hits, so one comparison serves both: prim 0 and t 0 when blocked.
 hit occlusion(bool blocked) { return blocked ? hit{0, 0, 0, 0} : hit{}; }
 
-std::vector<hit> trace_dfs_any(const bvh_view& v, const std::vector<ray>& rays) {
+std::vector<hit> trace_dfs_any(const bvh_view& b, const std::vector<ray>& rays) {
+  const pair_view v = pairs_of(b);
   std::vector<hit> hits(rays.size());
   const ray* r = rays.data();
   hit* h = hits.data();
@@ -99,7 +100,8 @@ std::vector<hit> trace_dfs_any(const bvh_view& v, const std::vector<ray>& rays) 
   return hits;
 }
 
-std::vector<hit> trace_dfs(const bvh_view& v, const std::vector<ray>& rays) {
+std::vector<hit> trace_dfs(const bvh_view& b, const std::vector<ray>& rays) {
+  const pair_view v = pairs_of(b);
   std::vector<hit> hits(rays.size());
   const ray* r = rays.data();
   hit* h = hits.data();

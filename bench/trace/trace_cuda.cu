@@ -44,7 +44,7 @@ void trace_depth_first(const Tracer& tracer, const traversal& t, bool any, const
 gpu_trace trace_cuda(const bvh& b, std::span<const triangle> triangles, std::span<const ray> rays, const traversal& t,
                      const std::string& strategy, int repeats, bfs_tracer_cuda::loop loop, bool any) {
   if (!sieve::cuda::available()) throw sieve::error("the cuda backend needs a GPU: " + sieve::cuda::device_description());
-  if (t.tree != trace_tree::binary && b.wide.nodes.empty() && !b.nodes.empty())
+  if (t.tree != trace_tree::binary && b.wide.nodes.empty() && !b.binary.nodes.empty())
     throw sieve::error("the wide traversal needs a BVH built with the wide layout");
   if (any && t.breadth_first()) throw sieve::error("the BFS traversal finds closest hits only");
   using exec::device_array;

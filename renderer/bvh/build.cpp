@@ -102,9 +102,9 @@ class builder {
   }
 
   void run() {
-    fresh_resize(out_.prims, count_);
+    fresh_resize(out_.binary.prims, count_);
     if (count_ == 0) {
-      out_.nodes.clear();
+      out_.binary.nodes.clear();
       return;
     }
     // used_[m - 1]: the node split at reference m has put its children at 2m - 1 and 2m.
@@ -117,16 +117,16 @@ class builder {
     const prim_ref* refs = refs_.get();
     if (dropped_.load() == 0) {
       tbb::parallel_for(tbb::blocked_range<std::size_t>(0, count_, 1 << 14), [&](const auto& r) {
-        for (std::size_t i = r.begin(); i != r.end(); ++i) out_.prims[i] = refs[i].index();
+        for (std::size_t i = r.begin(); i != r.end(); ++i) out_.binary.prims[i] = refs[i].index();
       });
     } else {
       compact_leaves();
     }
-    out_.stats.nodes = out_.nodes.size();
+    out_.stats.nodes = out_.binary.nodes.size();
     out_.stats.leaves = leaves_.load();
     out_.stats.max_depth = depth_.load();
     out_.stats.max_leaf_size = largest_leaf_.load();
-    out_.stats.references = out_.prims.size();
+    out_.stats.references = out_.binary.prims.size();
   }
 
  private:
@@ -164,24 +164,24 @@ class builder {
     std::uint32_t live = 0;
     for (std::uint32_t i = 0; i < count_; ++i) {
       moved[i] = live;
-      if (refs[i].index() != ~0U) out_.prims[live++] = refs[i].index();
+      if (refs[i].index() != ~0U) out_.binary.prims[live++] = refs[i].index();
     }
-    out_.prims.resize(live);
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, out_.nodes.size(), 1 << 14), [&](const auto& r) {
+    out_.binary.prims.resize(live);
+    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, out_.binary.nodes.size(), 1 << 14), [&](const auto& r) {
       for (std::size_t n = r.begin(); n != r.end(); ++n)
-        if (out_.nodes[n].leaf()) out_.nodes[n].first = moved[out_.nodes[n].first];
+        if (out_.binary.nodes[n].leaf()) out_.binary.nodes[n].first = moved[out_.binary.nodes[n].first];
     });
   }
 
-  // The sparse node array made dense (out_.nodes): the root, then the child pairs in the order of
+  // The sparse node array made dense (out_.binary.nodes): the root, then the child pairs in the order of
   // their parents' split points; an inner node's `first` renumbered to match.
   void compact_nodes() {
     const std::uint32_t pairs = count_ - 1;  // split points 1 .. count_ - 1
     const std::uint8_t* used = used_.get();
     const fresh_ptr<std::uint32_t> rank = fresh_array<std::uint32_t>(pairs);
     const std::uint32_t inner = parallel_ranks(pairs, rank.get(), [&](std::size_t p) { return used[p] != 0; });
-    fresh_resize(out_.nodes, 1 + 2 * std::size_t{inner});
-    bvh_node* out = out_.nodes.data();
+    fresh_resize(out_.binary.nodes, 1 + 2 * std::size_t{inner});
+    bvh_node* out = out_.binary.nodes.data();
     auto moved = [&](bvh_node n) {
       if (!n.leaf()) n.first = 1 + 2 * rank[(n.first + 1) / 2 - 1];
       return n;
@@ -352,35 +352,6 @@ void widen_boxes(std::vector<bvh_node>& nodes) {
   });
 }
 
-// The 64-byte layout: one pair node per inner binary node, in the binary nodes' order (the root's
-// first), written in parallel.
-std::vector<pair_node> pair_layout(const std::vector<bvh_node>& nodes) {
-  std::vector<pair_node> pairs;
-  if (nodes.empty()) return pairs;
-  if (nodes[0].leaf()) {  // a single leaf: one pair node with one child
-    pairs.emplace_back();
-    set_pair_child(pairs[0], 0, nodes[0].bounds, nodes[0].first, nodes[0].count);
-    set_pair_child(pairs[0], 1, aabb{{0, 0, 0}, {0, 0, 0}}, no_child, 0);
-    return pairs;
-  }
-  const fresh_ptr<std::uint32_t> rank = fresh_array<std::uint32_t>(nodes.size());  // inner node -> its pair node
-  const std::uint32_t inner = parallel_ranks(nodes.size(), rank.get(), [&](std::size_t i) { return !nodes[i].leaf(); });
-  fresh_resize(pairs, inner);
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, nodes.size(), 1 << 14), [&](const auto& r) {
-    for (std::size_t n = r.begin(); n != r.end(); ++n) {
-      if (nodes[n].leaf()) continue;
-      pair_node& p = pairs[rank[n]];
-      for (int c = 0; c < 2; ++c) {
-        const std::uint32_t at = nodes[n].first + static_cast<std::uint32_t>(c);
-        const bvh_node& child = nodes[at];
-        if (child.leaf()) set_pair_child(p, c, child.bounds, child.first, child.count);
-        else set_pair_child(p, c, child.bounds, rank[at], 0);
-      }
-    }
-  });
-  return pairs;
-}
-
 double process_cpu_seconds() {
   timespec ts{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
@@ -407,7 +378,42 @@ class phase_clock {
 
 }  // namespace
 
-double sah_cost(const bvh& b, float traversal_cost) {
+// One pair node per inner binary node, in the binary nodes' order (the root's first), written in
+// parallel; the leaf triangles likewise.
+pair_bvh make_pairs(const binary_bvh& b, std::span<const triangle> triangles) {
+  pair_bvh out;
+  fresh_resize(out.triangles, b.prims.size());
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, b.prims.size(), 1 << 14), [&](const auto& r) {
+    for (std::size_t i = r.begin(); i != r.end(); ++i) out.triangles[i] = leaf_triangle::of(triangles[b.prims[i]]);
+  });
+  const std::vector<bvh_node>& nodes = b.nodes;
+  std::vector<pair_node>& pairs = out.nodes;
+  if (nodes.empty()) return out;
+  if (nodes[0].leaf()) {  // a single leaf: one pair node with one child
+    pairs.emplace_back();
+    set_pair_child(pairs[0], 0, nodes[0].bounds, nodes[0].first, nodes[0].count);
+    set_pair_child(pairs[0], 1, aabb{{0, 0, 0}, {0, 0, 0}}, no_child, 0);
+    return out;
+  }
+  const fresh_ptr<std::uint32_t> rank = fresh_array<std::uint32_t>(nodes.size());  // inner node -> its pair node
+  const std::uint32_t inner = parallel_ranks(nodes.size(), rank.get(), [&](std::size_t i) { return !nodes[i].leaf(); });
+  fresh_resize(pairs, inner);
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, nodes.size(), 1 << 14), [&](const auto& r) {
+    for (std::size_t n = r.begin(); n != r.end(); ++n) {
+      if (nodes[n].leaf()) continue;
+      pair_node& p = pairs[rank[n]];
+      for (int c = 0; c < 2; ++c) {
+        const std::uint32_t at = nodes[n].first + static_cast<std::uint32_t>(c);
+        const bvh_node& child = nodes[at];
+        if (child.leaf()) set_pair_child(p, c, child.bounds, child.first, child.count);
+        else set_pair_child(p, c, child.bounds, rank[at], 0);
+      }
+    }
+  });
+  return out;
+}
+
+double sah_cost(const binary_bvh& b, float traversal_cost) {
   if (b.nodes.empty()) return 0;
   const double root = b.nodes[0].bounds.half_area();
   if (root <= 0) return 0;
@@ -438,19 +444,15 @@ bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& opti
 
 void finish_bvh(bvh& out, std::span<const triangle> triangles, const bvh_build_options& options) {
   phase_clock clock(out.stats);
-  widen_boxes(out.nodes);
+  widen_boxes(out.binary.nodes);
   clock.lap(&bvh_phases::binary);
   if (options.pairs) {
-    out.pairs = pair_layout(out.nodes);
-    fresh_resize(out.leaf_triangles, out.prims.size());
-    tbb::parallel_for(tbb::blocked_range<std::size_t>(0, out.prims.size(), 1 << 14), [&](const auto& r) {
-      for (std::size_t i = r.begin(); i != r.end(); ++i) out.leaf_triangles[i] = leaf_triangle::of(triangles[out.prims[i]]);
-    });
+    out.pairs = make_pairs(out.binary, triangles);
     clock.lap(&bvh_phases::pairs);
   }
   if (options.wide) {
     stop_point();
-    out.wide = collapse_wide(out, triangles, options.traversal_cost);
+    out.wide = collapse_wide(out.binary, triangles, options.traversal_cost);
     clock.lap(&bvh_phases::collapse);
     if (options.cw) {
       stop_point();

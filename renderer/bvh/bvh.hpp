@@ -1,8 +1,14 @@
-// The BVH as data: a binary tree over triangles (the binned SAH build on oneTBB, build.cpp; the
-// linear and PLOC builders, lbvh.hpp, ploc.hpp) and the layouts made from it, each a type of its own:
-// the binary nodes (BFS), the 64-byte pair nodes with their leaf triangles (binary DFS), the 8-wide
-// tree with the CPU's leaf blocks (wide_bvh) and its compressed GPU encoding (cw_bvh). The
-// traversals over them (renderer/trace/) read them through a bvh_view.
+// The BVH as data: the binary tree over triangles that every builder makes (the binned SAH build on
+// oneTBB, build.cpp; the linear and PLOC builders, lbvh.hpp, ploc.hpp) and the layouts made from it,
+// each a type of its own with a view of its own:
+//   binary_bvh  the binary nodes and the leaf order (what the others are made from; the SAH cost)
+//   pair_bvh    the 64-byte pair nodes with their leaf triangles (the binary DFS and BFS)
+//   wide_bvh    the 8-wide tree with the CPU's leaf blocks (the wide DFS)
+//   cw_bvh      its compressed GPU encoding (the compressed DFS and BFS)
+// A bvh holds the layouts one build made (bvh_build_options says which), its views a bvh_view; the
+// traversals over them (renderer/trace/) each read the view of their own layout, chosen by the
+// typed traversal choice (core/modes.hpp, trace/tracers.hpp). A new layout is a type here with its
+// view, a member of bvh and bvh_view (for_each_layout lists them), and its builder.
 #pragma once
 
 #include "../core/alpha.hpp"
@@ -13,6 +19,7 @@
 
 #include <cstdint>
 #include <span>
+#include <type_traits>
 #include <vector>
 
 namespace sieve::render {
@@ -23,6 +30,21 @@ struct bvh_node {
   std::uint32_t first = 0;
   std::uint32_t count = 0;
   SIEVE_HD constexpr bool leaf() const { return count != 0; }
+};
+
+// The binary tree, as every builder makes it: every other layout is made from it (the traversals
+// read those; the checks, the statistics and sah_cost read this).
+struct binary_bvh {
+  std::vector<bvh_node> nodes;        // nodes[0] is the root (absent for an empty scene)
+  std::vector<std::uint32_t> prims;   // triangle indices in leaf order (a triangle in several leaves when split)
+  template <class Self, class F>  // Self: binary_bvh, const or not (for_each_part)
+  static void parts(Self& self, F&& f) { f(self.nodes), f(self.prims); }
+};
+
+struct binary_view {
+  const bvh_node* nodes = nullptr;
+  const std::uint32_t* prims = nullptr;
+  std::uint32_t node_count = 0;
 };
 
 // The DFS traversal's layout (Aila & Laine's): one 64-byte node per inner node of the binary tree,
@@ -50,6 +72,23 @@ struct alignas(16) leaf_triangle {
     const quad a = v[0], b = v[1], c = v[2];
     return {{a.x, a.y, a.z}, {b.x, b.y, b.z}, {c.x, c.y, c.z}};
   }
+};
+
+// The binary tree's DFS layout: a pair node per inner node (pairs[0]: the root's children), the
+// leaf triangles in the binary tree's leaf order (triangles[i] = the triangle binary_bvh::prims[i]).
+struct pair_bvh {
+  std::vector<pair_node> nodes;
+  std::vector<leaf_triangle> triangles;
+  template <class Self, class F>
+  static void parts(Self& self, F&& f) { f(self.nodes), f(self.triangles); }
+};
+
+struct pair_view {
+  const pair_node* nodes = nullptr;
+  const leaf_triangle* triangles = nullptr;
+  const std::uint32_t* prims = nullptr;  // the binary tree's leaf order: a leaf triangle's primitive
+  std::uint32_t node_count = 0;
+  alpha_view alpha{};  // cut-outs (accept_hit); a bvh_view's own: pairs_of(bvh_view), dfs.hpp
 };
 
 // The deepest a built tree goes: the DFS traversal's fixed stack holds one entry per level.
@@ -97,6 +136,10 @@ struct wide_bvh {
   std::vector<leaf_block> blocks;         // the same triangles eight a block (the CPU's AVX2 test)
   std::size_t depth = 0;                  // levels of wide nodes
   double seconds = 0;                     // the collapse alone
+  template <class Self, class F>
+  static void parts(Self& self, F&& f) {
+    f(self.nodes), f(self.prims), f(self.triangles), f(self.blocks), f(self.depth), f(self.seconds);
+  }
 };
 
 struct wide_view {
@@ -139,6 +182,8 @@ struct cw_bvh {
   std::vector<cw_triangle> triangles;    // in leaf order
   std::size_t depth = 0;                 // levels of nodes
   double seconds = 0;                    // the encoding alone
+  template <class Self, class F>
+  static void parts(Self& self, F&& f) { f(self.nodes), f(self.triangles), f(self.depth), f(self.seconds); }
 };
 
 struct cw_view {
@@ -155,8 +200,9 @@ struct bvh_build_options {
   // the compressed tree's GPU rates +7..17 % (bench/results/h100-80gb-hbm3/cwbvh-designs-3.txt).
   std::uint32_t max_leaf = 3;
   float traversal_cost = 1.0f;  // SAH cost of visiting a node, relative to one triangle test
-  bool wide = true;             // also collapse the tree into the 8-wide layout (bvh::wide)
-  bool pairs = true;            // the binary DFS's layout (pairs, leaf_triangles); the renderer and the BFS read it
+  // The layouts to make from the binary tree (bvh::binary, always made):
+  bool wide = true;             // the 8-wide tree (bvh::wide)
+  bool pairs = true;            // the binary DFS's and BFS's layout (bvh::pairs)
   bool cw = true;               // the 8-wide tree's GPU layout (bvh::cw), when wide
   bool simd = true;             // the AVX2 binning and partition where the processor has AVX2 (same tree)
   float split_budget = 0;       // extra references, as a fraction of the triangles, for splitting large triangles
@@ -190,53 +236,58 @@ inline constexpr bvh_build_options cpu_wide_only() {
   return o;
 }
 
+// The layouts one build made (the options say which; the others empty), and its statistics.
 struct bvh {
-  std::vector<bvh_node> nodes;        // nodes[0] is the root (absent for an empty scene)
-  std::vector<std::uint32_t> prims;   // triangle indices in leaf order (a triangle in several leaves when split)
-  std::vector<pair_node> pairs;       // the DFS layout of the same tree (pairs[0]: the root's children)
-  std::vector<leaf_triangle> leaf_triangles;  // leaf_triangles[i] = triangles[prims[i]]
-  wide_bvh wide;                      // the same tree, 8-wide (empty when the options said no)
-  cw_bvh cw;                          // the 8-wide tree in the GPU traversal's layout (empty likewise)
-  bvh_stats stats;                    // seconds: the whole build, the collapse included
+  binary_bvh binary;                  // the tree every builder makes
+  pair_bvh pairs;                     // its DFS layout
+  wide_bvh wide;                      // the same tree, 8-wide
+  cw_bvh cw;                          // the 8-wide tree in the GPU traversal's layout
+  bvh_stats stats;                    // seconds: the whole build, the layouts included
 };
 
-// Every part of a built tree, for code that copies one as bytes (the processes of a split render
-// share one build): f(part) for each array (a std::vector of trivially copyable elements) and each
-// trivially copyable value.
-template <class F>
-void for_each_part(bvh& b, F&& f) {
-  f(b.nodes), f(b.prims), f(b.pairs), f(b.leaf_triangles);
-  f(b.wide.nodes), f(b.wide.prims), f(b.wide.triangles), f(b.wide.blocks), f(b.wide.depth), f(b.wide.seconds);
-  f(b.cw.nodes), f(b.cw.triangles), f(b.cw.depth), f(b.cw.seconds);
+// f(layout) for each layout of b (const or not), lowest first.
+template <class B, class F>
+void for_each_layout(B& b, F&& f) {
+  f(b.binary), f(b.pairs), f(b.wide), f(b.cw);
+}
+
+// Every part of a built tree (B: bvh or const bvh), for code that copies or compares one as bytes
+// (the processes of a split render share one build): f(part) for each array (a std::vector of
+// trivially copyable elements) and each trivially copyable value, each layout's as its parts() lists them.
+template <class B, class F>
+void for_each_part(B& b, F&& f) {
+  for_each_layout(b, [&](auto& layout) { std::remove_const_t<std::remove_reference_t<decltype(layout)>>::parts(layout, f); });
   f(b.stats);
 }
 
-// What the traversals read: raw pointers, so the same view works over device copies.
+// What the traversals read: raw pointers, so the same view works over device copies. Each
+// traversal reads its own layout's view (and the cut-outs): trace/tracers.hpp picks it by the
+// typed choice.
 struct bvh_view {
-  const bvh_node* nodes = nullptr;      // the binary layout (BFS)
-  const std::uint32_t* prims = nullptr;
-  const triangle* triangles = nullptr;
-  std::uint32_t node_count = 0;
-  const pair_node* pairs = nullptr;     // the 64-byte layout (DFS)
-  const leaf_triangle* leaf_triangles = nullptr;  // what the traversals intersect; `triangles` is for shading
-  wide_view wide{};                     // the 8-wide layout (wide DFS)
-  cw_view cw{};                         // the 8-wide tree's GPU layout (cwbvh.hpp)
+  binary_view binary;                   // the binary tree (no traversal reads it: its node count says whether there is a tree)
+  pair_view pairs;                      // the 64-byte layout (binary DFS and BFS)
+  wide_view wide;                       // the 8-wide layout (wide DFS)
+  cw_view cw;                           // the 8-wide tree's GPU layout (cwbvh.hpp)
+  const triangle* triangles = nullptr;  // the scene's, for shading and the hits' barycentrics
   alpha_view alpha{};                   // cut-outs: every traversal asks accept_hit (core/alpha.hpp) before it keeps a hit
 };
 
 // Throws sieve::error for out-of-range options or more than 2^31 triangles.
 bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& options = {});
 
-// What every builder does after its binary tree (nodes and prims): boxes widened by a float step,
-// and as the options ask, the DFS pair layout with the leaf triangles, the wide collapse and its
-// compressed encoding (their CPU time added to stats.cpu). build_bvh calls it; so does the linear
-// builder (lbvh.hpp).
+// What every builder does after its binary tree (b.binary): boxes widened by a float step, and as
+// the options ask, the layouts made from it (make_pairs, collapse_wide, encode_cw; their CPU time
+// added to stats.cpu). build_bvh calls it; so does the linear builder (lbvh.hpp).
 void finish_bvh(bvh& b, std::span<const triangle> triangles, const bvh_build_options& options);
+
+// The DFS pair layout of a binary tree over `triangles` (build.cpp): one pair node per inner node,
+// in the binary nodes' order (the root's first), and the leaf triangles.
+pair_bvh make_pairs(const binary_bvh& b, std::span<const triangle> triangles);
 
 // The wide tree of a built binary BVH over `triangles` (the collapse of least SAH cost: wide_build.cpp). Throws
 // sieve::error if it would be deeper than the traversal stack (not seen in practice: it is never
 // deeper than the binary tree plus the levels that split leaves of more than 31 triangles).
-wide_bvh collapse_wide(const bvh& b, std::span<const triangle> triangles, float traversal_cost = 1.0f);
+wide_bvh collapse_wide(const binary_bvh& b, std::span<const triangle> triangles, float traversal_cost = 1.0f);
 
 // Lays out the leaf triangles of a collapsed wide tree for the CPU traversal (wide_blocks.cpp):
 // each node's run of leaf triangles moved to start at a multiple of 8 (tri_base updated, prims and
@@ -247,7 +298,7 @@ void encode_leaf_blocks(wide_bvh& w);
 // box: sum over inner nodes of area(node) / area(root) * traversal_cost, plus sum over leaves of
 // area(leaf) / area(root) * its triangles (one triangle test costs 1). The wide tree's is counted
 // on its quantised child boxes, each wide node costing one traversal_cost. 0 for an empty tree.
-double sah_cost(const bvh& b, float traversal_cost = 1.0f);
+double sah_cost(const binary_bvh& b, float traversal_cost = 1.0f);
 double sah_cost(const wide_bvh& w, float traversal_cost = 1.0f);
 
 // Quantises the boxes of the used slots of a wide node against their union `box` (wide_node's
@@ -260,6 +311,15 @@ void quantise_slots(const aabb& box, const aabb* slots, const bool* used, wide_n
 // nodes of their own. Throws sieve::error if that would be deeper than the traversal stack.
 cw_bvh encode_cw(const wide_bvh& w);
 
+// Each layout's view (pair_bvh's with the binary tree's leaf order), and a build's.
+inline binary_view view_of(const binary_bvh& b) {
+  return {b.nodes.data(), b.prims.data(), static_cast<std::uint32_t>(b.nodes.size())};
+}
+
+inline pair_view view_of(const pair_bvh& p, const binary_bvh& b) {
+  return {p.nodes.data(), p.triangles.data(), b.prims.data(), static_cast<std::uint32_t>(p.nodes.size())};
+}
+
 inline cw_view view_of(const cw_bvh& c) {
   return {c.nodes.data(), c.triangles.data(), static_cast<std::uint32_t>(c.nodes.size())};
 }
@@ -269,8 +329,7 @@ inline wide_view view_of(const wide_bvh& w) {
 }
 
 inline bvh_view view_of(const bvh& b, std::span<const triangle> triangles) {
-  return {b.nodes.data(),           b.prims.data(), triangles.data(), static_cast<std::uint32_t>(b.nodes.size()),
-          b.pairs.data(),           b.leaf_triangles.data(), view_of(b.wide), view_of(b.cw)};
+  return {view_of(b.binary), view_of(b.pairs, b.binary), view_of(b.wide), view_of(b.cw), triangles.data()};
 }
 
 }  // namespace sieve::render

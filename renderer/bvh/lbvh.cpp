@@ -33,14 +33,14 @@ struct cpu_backend {
   static std::uint32_t read(const std::uint32_t* p) { return *p; }
 };
 
-lbvh_tree build_cpu(std::span<const triangle> triangles, std::uint32_t max_leaf, lbvh_timing& timing) {
+binary_bvh build_cpu(std::span<const triangle> triangles, std::uint32_t max_leaf, lbvh_timing& timing) {
   const auto t0 = std::chrono::steady_clock::now();
   const auto n = static_cast<std::uint32_t>(triangles.size());
   std::vector<aabb> prim_box(n), centroid(lbvh_centroid_slots(n)), inner_box(n - 1);
   std::vector<std::uint32_t> keys(n), ids(n), sorted(n), parent(2 * std::size_t{n} - 1), visits(n - 1), kept(n - 1),
       rank(n - 1), count(1);
   std::vector<lbvh_inner> inner(n - 1);
-  lbvh_tree out;
+  binary_bvh out;
   out.nodes.resize(2 * std::size_t{n} - 1);
   out.prims.resize(n);
   const lbvh_buffers b{triangles.data(), prim_box.data(), centroid.data(), keys.data(),   ids.data(),
@@ -56,13 +56,13 @@ lbvh_tree build_cpu(std::span<const triangle> triangles, std::uint32_t max_leaf,
 // is refused.
 void measure(bvh& out) {
   bvh_stats& s = out.stats;
-  s.nodes = out.nodes.size();
+  s.nodes = out.binary.nodes.size();
   std::vector<std::pair<std::uint32_t, std::uint32_t>> todo{{0, 1}};
   while (!todo.empty()) {
     const auto [at, depth] = todo.back();
     todo.pop_back();
     s.max_depth = std::max<std::size_t>(s.max_depth, depth);
-    const bvh_node& node = out.nodes[at];
+    const bvh_node& node = out.binary.nodes[at];
     if (node.leaf()) {
       ++s.leaves, s.max_leaf_size = std::max<std::size_t>(s.max_leaf_size, node.count);
       continue;
@@ -93,18 +93,16 @@ bvh build_lbvh(std::span<const triangle> triangles, const bvh_build_options& opt
   bvh out;
   const auto n = static_cast<std::uint32_t>(triangles.size());
   if (n == 1) {
-    out.nodes = {bvh_node{{min(min(triangles[0].v0, triangles[0].v1), triangles[0].v2),
-                           max(max(triangles[0].v0, triangles[0].v1), triangles[0].v2)}, 0, 1}};
-    out.prims = {0};
+    out.binary.nodes = {bvh_node{{min(min(triangles[0].v0, triangles[0].v1), triangles[0].v2),
+                                  max(max(triangles[0].v0, triangles[0].v1), triangles[0].v2)}, 0, 1}};
+    out.binary.prims = {0};
   } else if (n > 1) {
-    lbvh_tree tree = device == lbvh_device::cuda ? lbvh_build_cuda(triangles, options.max_leaf, t)
-                                                 : build_cpu(triangles, options.max_leaf, t);
-    out.nodes = std::move(tree.nodes);
-    out.prims = std::move(tree.prims);
+    out.binary = device == lbvh_device::cuda ? lbvh_build_cuda(triangles, options.max_leaf, t)
+                                             : build_cpu(triangles, options.max_leaf, t);
   }
   const auto f0 = std::chrono::steady_clock::now();
   if (n) measure(out);
-  out.stats.references = out.prims.size();  // one reference a triangle: the linear build never splits
+  out.stats.references = out.binary.prims.size();  // one reference a triangle: the linear build never splits
   finish_bvh(out, triangles, options);
   t.finish_ms = ms_since(f0);
   out.stats.seconds = ms_since(t0) * 1e-3;

@@ -78,17 +78,13 @@ struct lbvh_buffers {
   bvh_node* nodes = nullptr;            // 2n - 1 at most
 };
 
-// The binary tree a run leaves (nodes and leaf order), before build.cpp's finish_bvh.
-struct lbvh_tree {
-  std::vector<bvh_node> nodes;
-  std::vector<std::uint32_t> prims;
-};
 // The library's stable radix sort of (key, value) pairs on the CPU: the CPU runs' Backend::sort.
 void sort_pairs_cpu(const std::uint32_t* keys, const std::uint32_t* values, std::uint32_t* keys_out,
                     std::uint32_t* values_out, std::uint32_t n, int bits);
 
-// The GPU's run (lbvh_cuda.cu; without CUDA or a device, a sieve::error). n >= 2.
-lbvh_tree lbvh_build_cuda(std::span<const triangle> triangles, std::uint32_t max_leaf, lbvh_timing& timing);
+// The GPU's run (lbvh_cuda.cu; without CUDA or a device, a sieve::error), n >= 2: the binary tree,
+// before build.cpp's finish_bvh makes the layouts from it.
+binary_bvh lbvh_build_cuda(std::span<const triangle> triangles, std::uint32_t max_leaf, lbvh_timing& timing);
 
 SIEVE_HD inline int lbvh_clz(std::uint32_t x) {
 #if defined(__CUDA_ARCH__)

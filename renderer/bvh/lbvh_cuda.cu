@@ -55,7 +55,7 @@ struct cuda_backend {
 
 }  // namespace
 
-lbvh_tree lbvh_build_cuda(std::span<const triangle> triangles, std::uint32_t max_leaf, lbvh_timing& timing) {
+binary_bvh lbvh_build_cuda(std::span<const triangle> triangles, std::uint32_t max_leaf, lbvh_timing& timing) {
   if (!sieve::cuda::available()) throw sieve::error("BVH (lbvh on cuda): " + sieve::cuda::device_description());
   const auto n = static_cast<std::uint32_t>(triangles.size());
   const std::size_t m = n - 1, all = 2 * std::size_t{n} - 1;
@@ -74,7 +74,7 @@ lbvh_tree lbvh_build_cuda(std::span<const triangle> triangles, std::uint32_t max
   try {
     cuda_backend backend{stream, sort_ws.get(), sort_bytes};
     sieve::cuda::event start, copied, built, done;
-    lbvh_tree out;
+    binary_bvh out;
     out.prims.resize(n);
     out.nodes.resize(all);
     start.record(stream);

@@ -3,7 +3,7 @@
 
 namespace sieve::render {
 
-lbvh_tree lbvh_build_cuda(std::span<const triangle>, std::uint32_t, lbvh_timing&) {
+binary_bvh lbvh_build_cuda(std::span<const triangle>, std::uint32_t, lbvh_timing&) {
   throw sieve::error("BVH (lbvh on cuda): this build has no CUDA backend (nvcc was not found, or SIEVE_CUDA=OFF)");
 }
 

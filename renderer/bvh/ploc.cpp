@@ -93,9 +93,9 @@ bvh build_cpu(std::span<const triangle> triangles, const ploc_settings& s, ploc_
   std::vector<ploc_shape> shape(n - 1);
   std::vector<ploc_place> place(all);
   bvh out;
-  out.nodes.resize(all);
-  out.prims.resize(n);
-  if (s.pairs) out.pairs.resize(n), out.leaf_triangles.resize(n);
+  out.binary.nodes.resize(all);
+  out.binary.prims.resize(n);
+  if (s.pairs) out.pairs.nodes.resize(n), out.pairs.triangles.resize(n);
   if (s.wide) out.wide.prims.resize(n), out.wide.triangles.resize(n);
   if (s.cw) out.cw.triangles.resize(n);
   ploc_buffers b;
@@ -105,8 +105,8 @@ bvh build_cpu(std::span<const triangle> triangles, const ploc_settings& s, ploc_
   b.nn = nn.data(), b.words = words.data(), b.tail = tail.data(), b.n = n;
   b.shape = shape.data();
   b.counts = counts.data(), b.depth = depth.data(), b.kept = kept.data(), b.kept_list = kept_list.data(), b.rank = rank.data();
-  b.bin_nodes = out.nodes.data(), b.prims = out.prims.data();
-  if (s.pairs) b.pairs = out.pairs.data(), b.leaf_triangles = out.leaf_triangles.data();
+  b.bin_nodes = out.binary.nodes.data(), b.prims = out.binary.prims.data();
+  if (s.pairs) b.pairs = out.pairs.nodes.data(), b.leaf_triangles = out.pairs.triangles.data();
   if (s.wide) b.wide_prims = out.wide.prims.data(), b.wide_triangles = out.wide.triangles.data();
   if (s.cw) b.cw_triangles = out.cw.triangles.data();
   cpu_backend backend(out.wide.nodes, out.cw.nodes);
@@ -132,8 +132,8 @@ ploc_settings ploc_settings_of(const bvh_build_options& options, std::uint32_t r
 }
 
 void finish_ploc(bvh& out, const ploc_result& r, const ploc_settings& s) {
-  out.nodes.resize(r.bin_nodes);
-  out.pairs.resize(s.pairs ? r.pairs : 0);
+  out.binary.nodes.resize(r.bin_nodes);
+  out.pairs.nodes.resize(s.pairs ? r.pairs : 0);
   if (s.wide) {
     out.wide.nodes.resize(r.wide_nodes);
     out.wide.depth = r.wide_depth;
@@ -141,10 +141,10 @@ void finish_ploc(bvh& out, const ploc_result& r, const ploc_settings& s) {
   }
   if (s.cw) out.cw.nodes.resize(r.wide_nodes), out.cw.depth = r.wide_depth;
   bvh_stats& st = out.stats;
-  st.nodes = out.nodes.size();
+  st.nodes = out.binary.nodes.size();
   st.max_depth = r.depth;
-  st.references = out.prims.size();
-  for (const bvh_node& node : out.nodes)
+  st.references = out.binary.prims.size();
+  for (const bvh_node& node : out.binary.nodes)
     if (node.leaf()) ++st.leaves, st.max_leaf_size = std::max<std::size_t>(st.max_leaf_size, node.count);
 }
 
@@ -156,8 +156,8 @@ bvh build_ploc(std::span<const triangle> triangles, const bvh_build_options& opt
   bvh out;
   if (triangles.size() == 1) {  // one leaf; the layouts as every builder makes them
     const triangle& tri = triangles[0];
-    out.nodes = {bvh_node{{min(min(tri.v0, tri.v1), tri.v2), max(max(tri.v0, tri.v1), tri.v2)}, 0, 1}};
-    out.prims = {0};
+    out.binary.nodes = {bvh_node{{min(min(tri.v0, tri.v1), tri.v2), max(max(tri.v0, tri.v1), tri.v2)}, 0, 1}};
+    out.binary.prims = {0};
     out.stats.nodes = out.stats.leaves = out.stats.max_depth = out.stats.max_leaf_size = out.stats.references = 1;
     finish_bvh(out, triangles, options);
   } else if (triangles.size() > 1) {

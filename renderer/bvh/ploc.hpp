@@ -182,7 +182,7 @@ struct ploc_buffers {
   std::uint8_t* kept = nullptr;           // n - 1: inner node n + i stays inner in the binary tree
   std::uint32_t* kept_list = nullptr;     // n - 1: those nodes in creation order
   std::uint32_t* rank = nullptr;          // n - 1: a kept node's rank (the root 0)
-  bvh_node* bin_nodes = nullptr;          // 2n - 1 at most
+  bvh_node* bin_nodes = nullptr;          // 2n - 1 at most (binary_bvh::nodes; the layouts below: their types' arrays)
   std::uint32_t* prims = nullptr;         // n: the binary tree's leaf order (depth-first)
   pair_node* pairs = nullptr;             // n at most (pairs)
   leaf_triangle* leaf_triangles = nullptr;  // n (pairs)

@@ -207,11 +207,11 @@ device_tree::device_tree(std::span<const triangle> triangles, const bvh_build_op
   const std::size_t all = 2 * std::size_t{n} - 1;
   // The outputs first (they stay), then the scratch of the build (freed at its end).
   a.triangles = device_array<triangle>(n);
-  a.nodes = device_array<bvh_node>(all);
-  a.prims = device_array<std::uint32_t>(n);
-  if (s.pairs) a.pairs = device_array<pair_node>(n), a.leaf_triangles = device_array<leaf_triangle>(n);
-  if (s.wide) a.wide_prims = device_array<std::uint32_t>(n), a.wide_triangles = device_array<leaf_triangle>(n);
-  if (s.cw) a.cw_triangles = device_array<cw_triangle>(n);
+  a.binary.nodes = device_array<bvh_node>(all);
+  a.binary.prims = device_array<std::uint32_t>(n);
+  if (s.pairs) a.pairs.nodes = device_array<pair_node>(n), a.pairs.triangles = device_array<leaf_triangle>(n);
+  if (s.wide) a.wide.prims = device_array<std::uint32_t>(n), a.wide.triangles = device_array<leaf_triangle>(n);
+  if (s.cw) a.cw.triangles = device_array<cw_triangle>(n);
   device_array<aabb> prim_box(n), centroid(lbvh_centroid_slots(n)), cbox0(n), cbox1(n);
   device_array<std::uint32_t> keys(n), ids(n), sorted(n), order(n), cid0(n), cid1(n), nn(n), kept_list(n - 1), rank(n - 1),
       depth(1);
@@ -229,8 +229,9 @@ device_tree::device_tree(std::span<const triangle> triangles, const bvh_build_op
   b.nn = nn.get(), b.words = words.get(), b.tail = tail.get(), b.n = n;
   b.shape = shape.get();
   b.counts = counts.get(), b.depth = depth.get(), b.kept = kept.get(), b.kept_list = kept_list.get(), b.rank = rank.get();
-  b.bin_nodes = a.nodes.get(), b.prims = a.prims.get(), b.pairs = a.pairs.get(), b.leaf_triangles = a.leaf_triangles.get();
-  b.wide_prims = a.wide_prims.get(), b.wide_triangles = a.wide_triangles.get(), b.cw_triangles = a.cw_triangles.get();
+  b.bin_nodes = a.binary.nodes.get(), b.prims = a.binary.prims.get();
+  b.pairs = a.pairs.nodes.get(), b.leaf_triangles = a.pairs.triangles.get();
+  b.wide_prims = a.wide.prims.get(), b.wide_triangles = a.wide.triangles.get(), b.cw_triangles = a.cw.triangles.get();
   cudaStream_t stream = nullptr;
   SIEVE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   ploc_timing t;
@@ -240,7 +241,7 @@ device_tree::device_tree(std::span<const triangle> triangles, const bvh_build_op
     const bool profile = t.profile;
     exec::loop_clock clock(t.loops);
     exec::cuda_loop_clock cuda_clock(clock);
-    cuda_backend backend(stream, profile ? &cuda_clock : nullptr, n, a.wide_nodes, a.cw_nodes, s.wide, s.cw);
+    cuda_backend backend(stream, profile ? &cuda_clock : nullptr, n, a.wide.nodes, a.cw.nodes, s.wide, s.cw);
     a.result = ploc_run(exec::cuda{stream, profile ? &cuda_clock : nullptr}, backend, b, n, s, t);
     backend.times();
     SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
@@ -255,7 +256,7 @@ device_tree::device_tree(std::span<const triangle> triangles, const bvh_build_op
   t.with_copies_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (timing) *timing = t;
   const ploc_result& r = a.result;
-  view_ = a.view(r.bin_nodes, s.wide ? r.wide_nodes : 0, s.cw ? r.wide_nodes : 0);
+  view_ = a.view({r.bin_nodes, s.pairs ? r.pairs : 0, s.wide ? r.wide_nodes : 0, s.cw ? r.wide_nodes : 0});
   stats_.nodes = r.bin_nodes;
   stats_.max_depth = r.depth;
   stats_.references = n;
@@ -278,15 +279,15 @@ bvh device_tree::to_host(ploc_timing* timing) const {
   const ploc_result& r = a.result;
   const std::size_t n = a.triangles.size();
   bvh out;
-  copy_back(out.nodes, a.nodes, r.bin_nodes);
-  copy_back(out.prims, a.prims, n);
-  if (a.settings.pairs) copy_back(out.pairs, a.pairs, r.pairs), copy_back(out.leaf_triangles, a.leaf_triangles, n);
+  copy_back(out.binary.nodes, a.binary.nodes, r.bin_nodes);
+  copy_back(out.binary.prims, a.binary.prims, n);
+  if (a.settings.pairs) copy_back(out.pairs.nodes, a.pairs.nodes, r.pairs), copy_back(out.pairs.triangles, a.pairs.triangles, n);
   if (a.settings.wide) {
-    copy_back(out.wide.nodes, a.wide_nodes, r.wide_nodes);
-    copy_back(out.wide.prims, a.wide_prims, n);
-    copy_back(out.wide.triangles, a.wide_triangles, n);
+    copy_back(out.wide.nodes, a.wide.nodes, r.wide_nodes);
+    copy_back(out.wide.prims, a.wide.prims, n);
+    copy_back(out.wide.triangles, a.wide.triangles, n);
   }
-  if (a.settings.cw) copy_back(out.cw.nodes, a.cw_nodes, r.wide_nodes), copy_back(out.cw.triangles, a.cw_triangles, n);
+  if (a.settings.cw) copy_back(out.cw.nodes, a.cw.nodes, r.wide_nodes), copy_back(out.cw.triangles, a.cw.triangles, n);
   finish_ploc(out, r, a.settings);
   if (timing) timing->with_copies_ms += std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   return out;

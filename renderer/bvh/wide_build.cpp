@@ -60,7 +60,7 @@ struct piece {
 
 class collapser {
  public:
-  collapser(const bvh& b, std::span<const triangle> tris, float traversal_cost) : b_(b), tris_(tris), traversal_cost_(traversal_cost) {}
+  collapser(const binary_bvh& b, std::span<const triangle> tris, float traversal_cost) : b_(b), tris_(tris), traversal_cost_(traversal_cost) {}
 
   // The dynamic programme, bottom-up (a node after its children, the subtrees near the root in
   // parallel), a node's plan (node_steps.hpp: its costs, picks and leaf choice) from its children's.
@@ -227,7 +227,7 @@ class collapser {
   void wait() { group_.wait(); }
 
  private:
-  const bvh& b_;
+  const binary_bvh& b_;
   std::span<const triangle> tris_;
   float traversal_cost_;
   fresh_ptr<std::uint32_t> range_of_, start_;  // per binary node: its triangles, the first of them
@@ -308,7 +308,7 @@ double sah_cost(const wide_bvh& w, float traversal_cost) {
   return root_area > 0 ? traversal_cost + sum / root_area : 0;
 }
 
-wide_bvh collapse_wide(const bvh& b, std::span<const triangle> triangles, float traversal_cost) {
+wide_bvh collapse_wide(const binary_bvh& b, std::span<const triangle> triangles, float traversal_cost) {
   const auto t0 = std::chrono::steady_clock::now();
   wide_bvh out;
   if (b.nodes.empty()) return out;

@@ -19,18 +19,14 @@ namespace sieve::render {
 
 using exec::device_array;
 
-struct device_bvh::arrays : device_layouts {};
+struct device_bvh::arrays : device_layouts {
+  using device_layouts::device_layouts;
+};
 
-device_bvh::device_bvh(const bvh& b, std::span<const triangle> triangles) : arrays_(new arrays) {
+device_bvh::device_bvh(const bvh& b, std::span<const triangle> triangles) : arrays_(new arrays(b)) {
   arrays& a = *arrays_;
-  a.nodes = device_array<bvh_node>(b.nodes), a.prims = device_array<std::uint32_t>(b.prims);
-  a.pairs = device_array<pair_node>(b.pairs), a.leaf_triangles = device_array<leaf_triangle>(b.leaf_triangles);
-  a.wide_nodes = device_array<wide_node>(b.wide.nodes), a.wide_prims = device_array<std::uint32_t>(b.wide.prims);
-  a.wide_triangles = device_array<leaf_triangle>(b.wide.triangles);
-  a.cw_nodes = device_array<cw_node>(b.cw.nodes), a.cw_triangles = device_array<cw_triangle>(b.cw.triangles);
   a.triangles = device_array<triangle>(std::vector<triangle>(triangles.begin(), triangles.end()));
-  view_ = a.view(static_cast<std::uint32_t>(b.nodes.size()), static_cast<std::uint32_t>(b.wide.nodes.size()),
-                 static_cast<std::uint32_t>(b.cw.nodes.size()));
+  view_ = a.view(counts_of(b));
 }
 
 device_bvh::device_bvh(const device_tree& tree) : view_(tree.view()) {}

@@ -1,6 +1,6 @@
 // Reading an HDR environment map ([environment] map = "sky.exr"): a latitude-longitude image, EXR
-// (tinyexr, read here) or Radiance .hdr (RGBE, read by image_file.hpp's decoder), checked texel by
-// texel, then its sampling tables built.
+// or Radiance .hdr, decoded by the one image decoder (image_file.hpp), checked texel by texel, then
+// its sampling tables built.
 #pragma once
 
 #include "../core/environment_data.hpp"

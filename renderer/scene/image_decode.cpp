@@ -1,7 +1,7 @@
 // decode_texels (image_file.hpp): the format told from the file's signature (TGA, which has none,
-// from the name) and only that format's decoder asked: PNG and JPEG by the decoders linked in
-// (image_decoders.hpp); TGA, TIFF, OpenEXR and Radiance .hdr through OpenImageIO in the image
-// module (image_module.hpp), opened with dlopen when the first such file is read. A `sieve` that
+// from the name) and only that format's decoder asked: PNG, JPEG and OpenEXR by the decoders linked
+// in (image_decoders.hpp); TGA, TIFF and Radiance .hdr through OpenImageIO in the image module
+// (image_module.hpp), opened with dlopen when the first such file is read. A `sieve` that
 // reads no such file starts without OpenImageIO's ~260 libraries (docs/images.md).
 #include "image_decoders.hpp"
 
@@ -85,8 +85,8 @@ const image_module& the_module() {
     r.why_not = "its reader, OpenImageIO's, is in " SIEVE_IMAGE_MODULE_NAME ", which could not be loaded (" +
                 (tried.empty() ? std::string("not found; SIEVE_IMAGE_MODULE names it") : tried) + ")";
 #else
-    r.why_not = "this build reads PNG and JPEG only (configured with -DSIEVE_OPENIMAGEIO=OFF; ON reads TGA, TIFF, "
-                "OpenEXR and .hdr through OpenImageIO)";
+    r.why_not = "this build reads PNG, JPEG and OpenEXR only (configured with -DSIEVE_OPENIMAGEIO=OFF; ON reads TGA, "
+                "TIFF and .hdr through OpenImageIO)";
 #endif
     return r;
   }();
@@ -158,7 +158,7 @@ texel_image decode_texels(const unsigned char* data, std::size_t size, const std
     case image_kind::jpeg: return detail::decode_jpeg(src);
     case image_kind::tga: return decode_with_module(src, "image.tga", "TGA");
     case image_kind::tiff: return decode_with_module(src, "image.tif", "TIFF");
-    case image_kind::exr: return decode_with_module(src, "image.exr", "OpenEXR");
+    case image_kind::exr: return detail::decode_exr(src);
     case image_kind::hdr: return decode_with_module(src, "image.hdr", "Radiance .hdr");
     case image_kind::unknown: break;
   }

@@ -1,7 +1,7 @@
 // The image module (image_module.hpp): OpenImageIO's reader of one named format over bytes in
 // memory (an IOProxy over the bytes sieve read itself): no other reader of OpenImageIO's many is
 // tried on untrusted bytes. Built as libsieve_image_oiio.so and opened with dlopen by decode_image
-// (image_decode.cpp) the first time a TGA, TIFF, OpenEXR or Radiance .hdr file is read, so that
+// (image_decode.cpp) the first time a TGA, TIFF or Radiance .hdr file is read, so that
 // OpenImageIO's libraries are loaded only by a process that reads such a file.
 #include "image_module.hpp"
 

@@ -1,6 +1,6 @@
-// Reading image files (textures; Radiance .hdr environment maps): the one place that decodes
-// images. Formats: PNG (8 and 16 bit) and JPEG (baseline and progressive) by decoders linked in;
-// TGA, TIFF, OpenEXR and Radiance .hdr through OpenImageIO, loaded on first use (docs/images.md). A
+// Reading image files (textures; EXR and Radiance .hdr environment maps): the one place that decodes
+// images. Formats: PNG (8 and 16 bit), JPEG (baseline and progressive) and OpenEXR (scanline) by
+// decoders linked in; TGA, TIFF and Radiance .hdr through OpenImageIO, loaded on first use (docs/images.md). A
 // decoder returns the texels at the file's precision (decode_texels: 8-bit, 16-bit, half or float,
 // with the colour space: 8- and 16-bit colour is sRGB, float and half linear); decode_image turns
 // them into linear RGB floats (grey images become RGB; the alpha channel is dropped unless opacity

@@ -99,6 +99,158 @@ obj_mesh load_gltf_object(const fs::path& path, const obj_options& opt, registry
   return out;
 }
 
+// An [[objects]] entry as written: its file, where it goes, its material (if one for all).
+struct object_entry {
+  enum class format { obj, gltf, ply } kind = format::obj;
+  std::string rel;  // the path as written
+  fs::path path;    // from the scene file's folder
+  vec3 translate{0, 0, 0}, scale{1, 1, 1};
+  double rotate = 0;  // degrees about y
+  std::optional<std::string> material;
+  bool identity() const {
+    return rotate == 0 && scale.x == 1 && scale.y == 1 && scale.z == 1 && translate.x == 0 && translate.y == 0 &&
+           translate.z == 0;
+  }
+};
+
+object_entry read_entry(const toml::table& t, const toml::node* at, const std::string& key, const reader& rd,
+                        const fs::path& base_dir) {
+  rd.known_keys(t, key + ".", table_keys.at("objects"), "[[objects]]");
+  const toml::node* obj = t.get("obj");
+  const toml::node* gltf = t.get("gltf");
+  const toml::node* ply = t.get("ply");
+  if (!obj && !gltf && !ply) rd.fail_at(at, key, "an object needs obj = \"path.obj\" (or gltf = \"path.gltf\", ply = \"path.ply\")");
+  if ((obj != nullptr) + (gltf != nullptr) + (ply != nullptr) > 1) rd.fail_at(obj ? obj : gltf, key, "give one of obj, gltf and ply");
+  object_entry e;
+  e.kind = obj ? object_entry::format::obj : gltf ? object_entry::format::gltf : object_entry::format::ply;
+  const toml::node* file_node = obj ? obj : gltf ? gltf : ply;
+  const std::string file_key = key + (obj ? ".obj" : gltf ? ".gltf" : ".ply");
+  e.rel = rd.path(*file_node, file_key);
+  e.path = base_dir / fs::path(e.rel);
+  if (!file_exists(e.path)) {
+    rd.fail_at(file_node, file_key,
+               std::string(obj ? "OBJ" : gltf ? "glTF" : "PLY") + " file " + in_quotes(e.rel) + " not found (looked for " +
+                   e.path.string() + ")");
+  }
+  if (const toml::node* v = t.get("translate")) e.translate = rd.vector(*v, key + ".translate");
+  if (const toml::node* v = t.get("scale")) {
+    if (v->is_array()) {
+      e.scale = rd.vector(*v, key + ".scale");
+    } else {
+      const float s = static_cast<float>(rd.number(*v, key + ".scale"));
+      e.scale = {s, s, s};
+    }
+    if (e.scale.x == 0 || e.scale.y == 0 || e.scale.z == 0) rd.fail_at(v, key + ".scale", "a scale of 0 flattens the object");
+  }
+  if (const toml::node* v = t.get("rotate_y")) e.rotate = rd.number(*v, key + ".rotate_y");
+  if (const toml::node* v = t.get("material")) e.material = rd.string(*v, key + ".material");
+  return e;
+}
+
+// The entry's file read, within what is left of the scene's limits.
+obj_mesh load_entry(const object_entry& e, const std::string& key, const reader& rd, scene& sc, registry& reg,
+                    bool model_entry, std::optional<camera_desc>& bare_camera) {
+  obj_options opt;
+  opt.strict = !model_entry;
+  opt.use_materials = !e.material;
+  if (!model_entry) opt.context = " (" + key + " in " + rd.file + ")";
+  const std::uint64_t before = sc.triangles.size(), limit = rd.limits.max_triangles;
+  opt.max_triangles = limit > before ? limit - before : 0;
+  opt.admit = [&rd, &sc, before](std::uint64_t count) { rd.check_memory(before + count, sc.film); };
+  opt.limit_text = before == 0 ? "(the scene's limit)"
+                               : "(what is left of the scene's limit of " + std::to_string(limit) + " with " +
+                                     std::to_string(before) + " before this object)";
+  std::optional<camera_desc> camera;
+  obj_mesh mesh = e.kind == object_entry::format::obj ? load_obj(e.path, opt, reg)
+                  : e.kind == object_entry::format::ply ? load_ply(e.path, opt, reg)
+                                                        : load_gltf_object(e.path, opt, reg, model_entry ? &camera : nullptr);
+  if (model_entry) bare_camera = camera;
+  sc.files.insert(sc.files.end(), mesh.files.begin(), mesh.files.end());
+  rd.check_triangles(sc.triangles.size() + mesh.triangles.size(), "with " + in_quotes(e.rel));
+  return mesh;
+}
+
+// The entry's placement: scale, then the rotation about y, then the translation.
+struct placement {
+  vec3 scale, translate;
+  double c, s;
+  explicit placement(const object_entry& e)
+      : scale(e.scale), translate(e.translate), c(std::cos(e.rotate / degrees)), s(std::sin(e.rotate / degrees)) {}
+  vec3 rotated(vec3 p) const { return {static_cast<float>(c * p.x + s * p.z), p.y, static_cast<float>(-s * p.x + c * p.z)}; }
+  vec3 point(vec3 p) const { return rotated(p * scale) + translate; }
+  static vec3 unit(vec3 d) {
+    const float l = length(d);
+    return l > 0 && std::isfinite(l) ? d / l : vec3{0, 0, 0};
+  }
+  // Normals by the inverse transpose: divided by the scale, rotated like the vertices.
+  vec3 normal(vec3 n) const {
+    if (n.x == 0 && n.y == 0 && n.z == 0) return n;
+    return unit(rotated({n.x / scale.x, n.y / scale.y, n.z / scale.z}));
+  }
+  vec3 direction(vec3 d) const { return unit(rotated(d * scale)); }
+};
+
+// f(k) for k < n in parallel (a model's millions of triangles).
+template <class F>
+void each(std::size_t n, F&& f) {
+  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1 << 14), [&](const auto& r) {
+    for (std::size_t k = r.begin(); k != r.end(); ++k) f(k);
+  });
+}
+
+// The mesh's shading attributes appended to the scene's (placed), each array sized once; the first
+// object's texture coordinates are moved, not copied.
+void place_attributes(obj_mesh& mesh, const placement& xf, std::size_t begin, scene& sc) {
+  if (!mesh.normals.empty()) {
+    fresh_resize(sc.normals, begin + mesh.normals.size());  // flat for the triangles before this object
+    each(mesh.normals.size(), [&](std::size_t k) {
+      const triangle_normals& n = mesh.normals[k];
+      triangle_normals out{xf.normal(n.n0), xf.normal(n.n1), xf.normal(n.n2)};
+      const vec3 zero{0, 0, 0};
+      auto is_zero = [](vec3 v) { return v.x == 0 && v.y == 0 && v.z == 0; };
+      if (is_zero(out.n0) || is_zero(out.n1) || is_zero(out.n2)) out = {zero, zero, zero};  // degenerate: flat
+      sc.normals[begin + k] = out;
+    });
+  }
+  if (!mesh.uvs.empty() && begin == 0) {
+    sc.uvs = std::move(mesh.uvs);
+  } else if (!mesh.uvs.empty()) {
+    fresh_resize(sc.uvs, begin + mesh.uvs.size());  // unmapped for the triangles before this object
+    each(mesh.uvs.size(), [&](std::size_t k) { sc.uvs[begin + k] = mesh.uvs[k]; });
+  }
+  if (!mesh.tangents.empty()) {  // directions, like the vertices; a mirroring scale turns the handedness
+    const float mirror = xf.scale.x * xf.scale.y * xf.scale.z < 0 ? -1.0f : 1.0f;
+    sc.tangents.resize(begin + mesh.tangents.size());
+    each(mesh.tangents.size(), [&](std::size_t k) {
+      const triangle_tangents& tt = mesh.tangents[k];
+      sc.tangents[begin + k] = {xf.direction(tt.t0), xf.direction(tt.t1), xf.direction(tt.t2), tt.sign * mirror};
+    });
+  }
+}
+
+// The mesh's triangles and materials appended to the scene's (placed); false when a placed vertex
+// overflows a float.
+bool place_triangles(obj_mesh& mesh, const object_entry& e, std::size_t begin, scene& sc) {
+  if (begin == 0 && e.identity() && !e.material) {  // the first object, as it was read: moved, not copied
+    sc.triangles = std::move(mesh.triangles);
+    sc.material_of = std::move(mesh.material_of);
+    return true;
+  }
+  const placement xf(e);
+  const bool one_material = e.material.has_value();
+  sc.triangles.resize(begin + mesh.triangles.size());
+  sc.material_of.resize(begin + mesh.triangles.size());
+  std::atomic<bool> overflow{false};
+  each(mesh.triangles.size(), [&](std::size_t k) {
+    const triangle& tri = mesh.triangles[k];
+    const triangle out{xf.point(tri.v0), xf.point(tri.v1), xf.point(tri.v2)};
+    if (!finite(out.v0) || !finite(out.v1) || !finite(out.v2)) overflow = true;
+    sc.triangles[begin + k] = out;
+    sc.material_of[begin + k] = one_material ? 0 : mesh.material_of[k];
+  });
+  return !overflow;
+}
+
 }  // namespace
 
 std::vector<material_override> read_objects(const toml::table& doc, const reader& rd, scene& sc, registry& reg,
@@ -106,138 +258,17 @@ std::vector<material_override> read_objects(const toml::table& doc, const reader
                                             std::optional<camera_desc>& bare_camera) {
   const toml::array* objects = array_of_tables(doc, "objects", rd);
   std::vector<material_override> material_overrides;
-  if (objects) {
-    for (std::size_t i = 0; i < objects->size(); ++i) {
-      stop_point();
-      const std::string key = "objects[" + std::to_string(i) + "]";
-      const toml::table& t = *(*objects)[i].as_table();
-      rd.known_keys(t, key + ".", table_keys.at("objects"), "[[objects]]");
-      const toml::node* obj = t.get("obj");
-      const toml::node* gltf = t.get("gltf");
-      const toml::node* ply = t.get("ply");
-      if (!obj && !gltf && !ply)
-        rd.fail_at(&(*objects)[i], key, "an object needs obj = \"path.obj\" (or gltf = \"path.gltf\", ply = \"path.ply\")");
-      if ((obj != nullptr) + (gltf != nullptr) + (ply != nullptr) > 1)
-        rd.fail_at(obj ? obj : gltf, key, "give one of obj, gltf and ply");
-      const toml::node* file_node = obj ? obj : gltf ? gltf : ply;
-      const std::string file_key = key + (obj ? ".obj" : gltf ? ".gltf" : ".ply");
-      const std::string rel = rd.path(*file_node, file_key);
-      const fs::path obj_path = base_dir / fs::path(rel);
-      if (!file_exists(obj_path)) {
-        rd.fail_at(file_node, file_key,
-                   std::string(obj ? "OBJ" : gltf ? "glTF" : "PLY") + " file " + in_quotes(rel) + " not found (looked for " +
-                       obj_path.string() + ")");
-      }
-      vec3 translate{0, 0, 0}, scale{1, 1, 1};
-      double rotate = 0;
-      if (const toml::node* v = t.get("translate")) translate = rd.vector(*v, key + ".translate");
-      if (const toml::node* v = t.get("scale")) {
-        if (v->is_array()) {
-          scale = rd.vector(*v, key + ".scale");
-        } else {
-          const float s = static_cast<float>(rd.number(*v, key + ".scale"));
-          scale = {s, s, s};
-        }
-        if (scale.x == 0 || scale.y == 0 || scale.z == 0)
-          rd.fail_at(v, key + ".scale", "a scale of 0 flattens the object");
-      }
-      if (const toml::node* v = t.get("rotate_y")) rotate = rd.number(*v, key + ".rotate_y");
-      std::optional<std::string> material_name;
-      if (const toml::node* v = t.get("material")) material_name = rd.string(*v, key + ".material");
-
-      obj_options opt;
-      opt.strict = !model_entry;
-      opt.use_materials = !material_name;
-      if (!model_entry) opt.context = " (" + key + " in " + rd.file + ")";
-      const std::uint64_t before = sc.triangles.size(), limit = rd.limits.max_triangles;
-      opt.max_triangles = limit > before ? limit - before : 0;
-      opt.admit = [&](std::uint64_t count) { rd.check_memory(before + count, sc.film); };
-      opt.limit_text = before == 0 ? "(the scene's limit)"
-                                   : "(what is left of the scene's limit of " + std::to_string(limit) + " with " +
-                                         std::to_string(before) + " before this object)";
-      std::optional<camera_desc> camera;
-      obj_mesh mesh = obj    ? load_obj(obj_path, opt, reg)
-                      : ply ? load_ply(obj_path, opt, reg)
-                            : load_gltf_object(obj_path, opt, reg, model_entry ? &camera : nullptr);
-      if (model_entry) bare_camera = camera;
-      sc.files.insert(sc.files.end(), mesh.files.begin(), mesh.files.end());
-      rd.check_triangles(sc.triangles.size() + mesh.triangles.size(), "with " + in_quotes(rel));
-
-      const double c = std::cos(rotate / degrees), s = std::sin(rotate / degrees);
-      auto xf = [&](vec3 p) {
-        p = p * scale;
-        p = {static_cast<float>(c * p.x + s * p.z), p.y, static_cast<float>(-s * p.x + c * p.z)};
-        return p + translate;
-      };
-      // Normals by the inverse transpose: divided by the scale, rotated like the vertices.
-      auto xf_normal = [&](vec3 n) {
-        if (n.x == 0 && n.y == 0 && n.z == 0) return n;
-        n = {n.x / scale.x, n.y / scale.y, n.z / scale.z};
-        n = {static_cast<float>(c * n.x + s * n.z), n.y, static_cast<float>(-s * n.x + c * n.z)};
-        const float l = length(n);
-        return l > 0 && std::isfinite(l) ? n / l : vec3{0, 0, 0};
-      };
-      const std::size_t begin = sc.triangles.size();
-      // Each array sized once, then transformed in parallel (a model's millions of triangles).
-      auto each = [](std::size_t n, auto&& f) {
-        tbb::parallel_for(tbb::blocked_range<std::size_t>(0, n, 1 << 14), [&](const auto& r) {
-          for (std::size_t k = r.begin(); k != r.end(); ++k) f(k);
-        });
-      };
-      if (!mesh.normals.empty()) {
-        fresh_resize(sc.normals, begin + mesh.normals.size());  // flat for the triangles before this object
-        each(mesh.normals.size(), [&](std::size_t k) {
-          const triangle_normals& n = mesh.normals[k];
-          triangle_normals out{xf_normal(n.n0), xf_normal(n.n1), xf_normal(n.n2)};
-          const vec3 zero{0, 0, 0};
-          auto is_zero = [](vec3 v) { return v.x == 0 && v.y == 0 && v.z == 0; };
-          if (is_zero(out.n0) || is_zero(out.n1) || is_zero(out.n2)) out = {zero, zero, zero};  // degenerate: flat
-          sc.normals[begin + k] = out;
-        });
-      }
-      if (!mesh.uvs.empty() && begin == 0) {
-        sc.uvs = std::move(mesh.uvs);
-      } else if (!mesh.uvs.empty()) {
-        fresh_resize(sc.uvs, begin + mesh.uvs.size());  // unmapped for the triangles before this object
-        each(mesh.uvs.size(), [&](std::size_t k) { sc.uvs[begin + k] = mesh.uvs[k]; });
-      }
-      if (!mesh.tangents.empty()) {  // directions, like the vertices; a mirroring scale turns the handedness
-        const float mirror = scale.x * scale.y * scale.z < 0 ? -1.0f : 1.0f;
-        auto xf_dir = [&](vec3 d) {
-          d = d * scale;
-          d = {static_cast<float>(c * d.x + s * d.z), d.y, static_cast<float>(-s * d.x + c * d.z)};
-          const float l = length(d);
-          return l > 0 && std::isfinite(l) ? d / l : vec3{0, 0, 0};
-        };
-        sc.tangents.resize(begin + mesh.tangents.size());
-        each(mesh.tangents.size(), [&](std::size_t k) {
-          const triangle_tangents& tt = mesh.tangents[k];
-          sc.tangents[begin + k] = {xf_dir(tt.t0), xf_dir(tt.t1), xf_dir(tt.t2), tt.sign * mirror};
-        });
-      }
-      const bool identity = rotate == 0 && scale.x == 1 && scale.y == 1 && scale.z == 1 && translate.x == 0 &&
-                            translate.y == 0 && translate.z == 0;
-      if (begin == 0 && identity && !material_name) {  // the first object, as it was read: moved, not copied
-        sc.triangles = std::move(mesh.triangles);
-        sc.material_of = std::move(mesh.material_of);
-      } else {
-        sc.triangles.resize(begin + mesh.triangles.size());
-        sc.material_of.resize(begin + mesh.triangles.size());
-        std::atomic<bool> overflow{false};
-        each(mesh.triangles.size(), [&](std::size_t k) {
-          const triangle& tri = mesh.triangles[k];
-          const triangle out{xf(tri.v0), xf(tri.v1), xf(tri.v2)};
-          if (!finite(out.v0) || !finite(out.v1) || !finite(out.v2)) overflow = true;
-          sc.triangles[begin + k] = out;
-          sc.material_of[begin + k] = material_name ? 0 : mesh.material_of[k];
-        });
-        if (overflow) rd.fail_at(&(*objects)[i], key, "the transformed vertices of " + in_quotes(rel) + " overflow a float");
-      }
-      if (material_name) {
-        material_overrides.push_back(
-            {begin, sc.triangles.size(), *material_name, t.get("material"), key + ".material"});
-      }
-    }
+  for (std::size_t i = 0; objects && i < objects->size(); ++i) {
+    stop_point();
+    const std::string key = "objects[" + std::to_string(i) + "]";
+    const toml::table& t = *(*objects)[i].as_table();
+    const object_entry e = read_entry(t, &(*objects)[i], key, rd, base_dir);
+    obj_mesh mesh = load_entry(e, key, rd, sc, reg, model_entry, bare_camera);
+    const std::size_t begin = sc.triangles.size();
+    place_attributes(mesh, placement(e), begin, sc);
+    if (!place_triangles(mesh, e, begin, sc))
+      rd.fail_at(&(*objects)[i], key, "the transformed vertices of " + in_quotes(e.rel) + " overflow a float");
+    if (e.material) material_overrides.push_back({begin, sc.triangles.size(), *e.material, t.get("material"), key + ".material"});
   }
   return material_overrides;
 }

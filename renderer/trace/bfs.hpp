@@ -105,17 +105,17 @@ struct bfs_children {
 // The ray's closest hit is read once: a closer one that another pair of the same ray finds during
 // this step only means less culling here, never another result (the atomic minimum decides;
 // hit_triangle takes t <= tmax, so a tie is still tested and goes to the lower primitive).
-SIEVE_HD inline bfs_children<2> visit_pair(const bvh_view& b, const ray* rays, std::uint64_t* best, bfs_pair p) {
+SIEVE_HD inline bfs_children<2> visit_pair(const pair_view& b, const ray* rays, std::uint64_t* best, bfs_pair p) {
   const std::uint32_t r = bfs_ray_of(p);
   const ray ry = rays[r];
   const vec3 inv = reciprocal(ry.direction);
   float t = unpack_t(atomic_load_u64(&best[r]));
-  const pair_step s = visit(b.pairs[bfs_node_of(p)], ry, inv, cull_limit(t));
+  const pair_step s = visit(b.nodes[bfs_node_of(p)], ry, inv, cull_limit(t));
   for (int c = 0; c < 2; ++c) {
     if (s.count[c] == 0 || !(s.t[c] <= cull_limit(t))) continue;
     for (std::uint32_t k = s.child[c]; k < s.child[c] + s.count[c]; ++k) {
       tri_hit h;
-      if (!hit_triangle(b.leaf_triangles[k].get(), ry, t, h) || !accept_hit(b.alpha, ry, b.prims[k], h.u, h.v)) continue;
+      if (!hit_triangle(b.triangles[k].get(), ry, t, h) || !accept_hit(b.alpha, ry, b.prims[k], h.u, h.v)) continue;
       atomic_min_u64(&best[r], pack_hit(h.t, b.prims[k]));
       t = h.t;  // hit_triangle took only t <= the old one
     }
@@ -160,9 +160,9 @@ SIEVE_HD inline bfs_children<wide_arity> visit_wide_pair(const wide_view& v, con
 struct bfs_binary_tree {
   static constexpr unsigned arity = 2;
   SIEVE_HD static bfs_children<2> visit(const bvh_view& b, const ray* rays, std::uint64_t* best, bfs_pair p) {
-    return visit_pair(b, rays, best, p);
+    return visit_pair(pairs_of(b), rays, best, p);
   }
-  static bool empty(const bvh_view& b) { return b.node_count == 0; }
+  static bool empty(const bvh_view& b) { return b.pairs.node_count == 0; }
 };
 struct bfs_wide_tree {
   static constexpr unsigned arity = wide_arity;

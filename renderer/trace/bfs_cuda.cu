@@ -240,10 +240,18 @@ struct bfs_tracer_cuda::buffers {
 
 namespace {
 
+// The same layouts, triangles and cut-outs: what the recorded graphs read.
+bool same_alpha(const alpha_view& a, const alpha_view& b) {
+  return a.material_of == b.material_of && a.materials == b.materials && a.uvs == b.uvs && a.textures == b.textures;
+}
+
 bool same_view(const bvh_view& a, const bvh_view& b) {
-  return a.nodes == b.nodes && a.prims == b.prims && a.triangles == b.triangles && a.node_count == b.node_count &&
-         a.pairs == b.pairs && a.leaf_triangles == b.leaf_triangles && a.wide.nodes == b.wide.nodes &&
-         a.wide.prims == b.wide.prims && a.wide.triangles == b.wide.triangles && a.wide.node_count == b.wide.node_count;
+  return a.binary.nodes == b.binary.nodes && a.binary.prims == b.binary.prims && a.binary.node_count == b.binary.node_count &&
+         a.pairs.nodes == b.pairs.nodes && a.pairs.triangles == b.pairs.triangles && a.pairs.prims == b.pairs.prims &&
+         a.pairs.node_count == b.pairs.node_count && a.wide.nodes == b.wide.nodes && a.wide.prims == b.wide.prims &&
+         a.wide.triangles == b.wide.triangles && a.wide.node_count == b.wide.node_count && a.cw.nodes == b.cw.nodes &&
+         a.cw.triangles == b.cw.triangles && a.cw.node_count == b.cw.node_count && a.triangles == b.triangles &&
+         same_alpha(a.alpha, b.alpha);
 }
 
 }  // namespace

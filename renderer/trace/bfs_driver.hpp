@@ -225,7 +225,7 @@ template <class Backend>
 void bfs_run(trace_tree tree, Backend& be, const bfs_queue& q, const bfs_memory& m, const bfs_sizes& z,
              const bvh_view& b, const ray* rays, hit* hits, const std::uint32_t* d_count) {
   const std::uint32_t wide_nodes = tree == trace_tree::compressed ? b.cw.node_count : b.wide.node_count;
-  if (tree != trace_tree::binary && wide_nodes == 0 && b.node_count != 0)
+  if (tree != trace_tree::binary && wide_nodes == 0 && b.binary.node_count != 0)
     throw sieve::error("BFS traversal over the wide tree: the BVH was built without the wide layout");
   if (tree == trace_tree::wide) {
     bfs_run<bfs_wide_tree>(be, q, m, z, b, rays, hits, d_count);

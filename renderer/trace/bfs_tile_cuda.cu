@@ -237,7 +237,7 @@ void bfs_tile_closest(const bvh_view& b, const ray* rays, hit* hits, std::size_t
   if (b.cw.node_count >= (1U << (32 - bits)))
     throw sieve::error("BFS traversal (tile): " + std::to_string(b.cw.node_count) +
                        " compressed nodes; its 4-byte pairs hold at most " + std::to_string((1U << (32 - bits)) - 1));
-  if (b.cw.node_count == 0 && b.node_count != 0)
+  if (b.cw.node_count == 0 && b.binary.node_count != 0)
     throw sieve::error("BFS traversal (tile): the BVH was built without the wide layout");
   const unsigned rays_per_tile = how.warp ? warp_rays : block_rays, stack = how.warp ? warp_stack : block_stack;
   const unsigned limit = how.stack_limit ? how.stack_limit : stack;

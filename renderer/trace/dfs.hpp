@@ -1,5 +1,5 @@
-// Depth-first single-ray traversal over the 64-byte pair nodes: closest hit and any hit, one copy
-// for the CPU and the GPU. Nearer child first; a fixed stack of 64 entries (the builder keeps trees
+// Depth-first single-ray traversal over the 64-byte pair nodes (pair_bvh, read through its
+// pair_view): closest hit and any hit, one copy for the CPU and the GPU. Nearer child first; a fixed stack of 64 entries (the builder keeps trees
 // within 60 levels).
 #pragma once
 
@@ -58,7 +58,7 @@ class dfs_local_stack {
 
 class closest_walk {
  public:
-  SIEVE_HD void start(const bvh_view& b, const ray& r) {
+  SIEVE_HD void start(const pair_view& b, const ray& r) {
     r_ = r;
     inv_ = reciprocal(r.direction);
     best_ = hit{};
@@ -72,13 +72,13 @@ class closest_walk {
 
   // The stack is the caller's, apart from the walk, so that the walk's scalars stay in registers
   // (a dynamically indexed array would take the whole object into a GPU thread's local memory).
-  SIEVE_HD bool step(const bvh_view& b, dfs_local_stack& stack_) {
-    const pair_step s = visit(b.pairs[node_], r_, inv_, cull_limit(best_.t));
+  SIEVE_HD bool step(const pair_view& b, dfs_local_stack& stack_) {
+    const pair_step s = visit(b.nodes[node_], r_, inv_, cull_limit(best_.t));
     for (int c = 0; c < 2; ++c) {
       if (s.count[c] == 0 || !(s.t[c] <= cull_limit(best_.t))) continue;
       for (std::uint32_t i = s.child[c]; i < s.child[c] + s.count[c]; ++i) {
         tri_hit h;
-        if (!hit_triangle(b.leaf_triangles[i].get(), r_, best_.t, h)) continue;
+        if (!hit_triangle(b.triangles[i].get(), r_, best_.t, h)) continue;
         const std::uint32_t prim = b.prims[i];  // read for hits only
         if (closer(h.t, prim, best_) && accept_hit(b.alpha, r_, prim, h.u, h.v)) best_ = {h.t, prim, h.u, h.v};
       }
@@ -144,12 +144,19 @@ struct ray_walk {
 
 // The binary DFS's closest hits as such a walk.
 template <class Ray, class Count>
-struct closest_hits_walk : ray_walk<closest_walk, dfs_local_stack, bvh_view, Ray, Count> {
-  SIEVE_HD closest_hits_walk(const bvh_view& v, Ray r, Count c, hit* h)
-      : ray_walk<closest_walk, dfs_local_stack, bvh_view, Ray, Count>{v, r, c, h} {}
+struct closest_hits_walk : ray_walk<closest_walk, dfs_local_stack, pair_view, Ray, Count> {
+  SIEVE_HD closest_hits_walk(const pair_view& v, Ray r, Count c, hit* h)
+      : ray_walk<closest_walk, dfs_local_stack, pair_view, Ray, Count>{v, r, c, h} {}
 };
 
-SIEVE_HD inline hit closest_hit(const bvh_view& b, const ray& r) {
+// The pair layout of a view, with the view's cut-outs.
+SIEVE_HD inline pair_view pairs_of(const bvh_view& v) {
+  pair_view p = v.pairs;
+  p.alpha = v.alpha;
+  return p;
+}
+
+SIEVE_HD inline hit closest_hit(const pair_view& b, const ray& r) {
   closest_walk w;
   dfs_local_stack stack;
   w.start(b, r);
@@ -160,14 +167,14 @@ SIEVE_HD inline hit closest_hit(const bvh_view& b, const ray& r) {
 }
 
 // True when anything blocks r within (0, r.tmax): shadow rays.
-SIEVE_HD inline bool any_hit(const bvh_view& b, const ray& r) {
+SIEVE_HD inline bool any_hit(const pair_view& b, const ray& r) {
   if (b.node_count == 0) return false;
   const vec3 inv = reciprocal(r.direction);
   std::uint32_t stack[dfs_stack_size];
   int top = 0;
   stack[top++] = 0;
   while (top > 0) {
-    const pair_step s = visit(b.pairs[stack[--top]], r, inv, r.tmax);
+    const pair_step s = visit(b.nodes[stack[--top]], r, inv, r.tmax);
     for (int c = 0; c < 2; ++c) {
       if (!(s.t[c] <= r.tmax)) continue;
       if (s.count[c] == 0) {
@@ -176,7 +183,7 @@ SIEVE_HD inline bool any_hit(const bvh_view& b, const ray& r) {
       }
       for (std::uint32_t i = s.child[c]; i < s.child[c] + s.count[c]; ++i) {
         tri_hit h;
-        if (hit_triangle(b.leaf_triangles[i].get(), r, r.tmax, h) && accept_hit(b.alpha, r, b.prims[i], h.u, h.v)) return true;
+        if (hit_triangle(b.triangles[i].get(), r, r.tmax, h) && accept_hit(b.alpha, r, b.prims[i], h.u, h.v)) return true;
       }
     }
   }

@@ -22,7 +22,7 @@ namespace sieve::render {
 
 struct binary_tracer {
   static constexpr bool walks_closest = true, walks_any = false;  // the any-hit walk is a ray a thread
-  bvh_view v;
+  pair_view v;
   SIEVE_HD hit closest(const ray& r) const { return closest_hit(v, r); }
   SIEVE_HD bool any(const ray& r) const { return any_hit(v, r); }
   template <bool Any, class Ray, class Count>
@@ -73,7 +73,7 @@ decltype(auto) visit_tracer(const bvh_view& v, const traversal& t, F&& f) {
     case trace_tree::compressed: return f(cw_tracer{cw_of(v)});
     case trace_tree::binary: break;
   }
-  return f(binary_tracer{v});
+  return f(binary_tracer{pairs_of(v)});
 }
 
 // Whether t walks by persistent warps for closest (any == false) or any hits with this tracer.
@@ -136,7 +136,7 @@ SIEVE_HD inline hit trace_closest(const bvh_view& v, const traversal& t, const r
   if (t.tree == trace_tree::wide) return wide_closest_hit_cpu(v.wide, r, t.boxes, v.alpha);
 #endif
   if (t.tree == trace_tree::compressed) return cw_closest_hit(cw_of(v), r);
-  return closest_hit(v, r);
+  return closest_hit(pairs_of(v), r);
 }
 
 // trace_closest compiled for the compressed tree alone and a scene without cut-outs (the caller
@@ -156,7 +156,7 @@ SIEVE_HD inline bool trace_any(const bvh_view& v, const traversal& t, const ray&
   if (t.tree == trace_tree::wide) return wide_any_hit_cpu(v.wide, r, t.boxes, v.alpha);
 #endif
   if (t.tree == trace_tree::compressed) return cw_any_hit(cw_of(v), r);
-  return any_hit(v, r);
+  return any_hit(pairs_of(v), r);
 }
 
 }  // namespace sieve::render

@@ -1,5 +1,5 @@
-// libFuzzer: an environment map's bytes decoded as [environment] map = "..." does (EXR through
-// tinyexr, Radiance HDR through image_file.hpp's decoder, then every texel checked). Bad input must end in
+// libFuzzer: an environment map's bytes decoded as [environment] map = "..." does (EXR and Radiance
+// HDR through image_file.hpp's decoder, EXR's tinyexr, then every texel checked). Bad input must end in
 // sieve::error; anything else (a crash, a sanitizer report, another exception, a hang, a leak) is a
 // finding.
 #include <scene/environment_map.hpp>
