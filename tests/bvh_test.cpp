@@ -421,8 +421,8 @@ TEST(Bvh, SampledTopLevelsAndSimdKernels) {
 }
 
 // Byte for byte, every array of two builds.
-template <class T>
-bool same_bytes(const std::vector<T>& a, const std::vector<T>& b) {
+template <class T, class A>
+bool same_bytes(const std::vector<T, A>& a, const std::vector<T, A>& b) {
   return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
 }
 

@@ -346,7 +346,7 @@ class builder {
 // line) then still enters the box, where the slab test would give it no length and skip it: a
 // triangle whose edge lies in that plane would be found by one traversal and missed by another (the
 // compressed tree's quantised boxes are wider anyway), and hits tied on the edge chosen apart.
-void widen_boxes(std::vector<bvh_node>& nodes) {
+void widen_boxes(fresh_vector<bvh_node>& nodes) {
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, nodes.size(), 1 << 14), [&](const auto& r) {
     for (std::size_t i = r.begin(); i != r.end(); ++i) nodes[i].bounds = widened(nodes[i].bounds);
   });
@@ -354,8 +354,8 @@ void widen_boxes(std::vector<bvh_node>& nodes) {
 
 // The 64-byte layout: one pair node per inner binary node, in the binary nodes' order (the root's
 // first), written in parallel.
-std::vector<pair_node> pair_layout(const std::vector<bvh_node>& nodes) {
-  std::vector<pair_node> pairs;
+fresh_vector<pair_node> pair_layout(const fresh_vector<bvh_node>& nodes) {
+  fresh_vector<pair_node> pairs;
   if (nodes.empty()) return pairs;
   if (nodes[0].leaf()) {  // a single leaf: one pair node with one child
     pairs.emplace_back();

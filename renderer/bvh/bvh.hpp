@@ -8,6 +8,7 @@
 #include "../core/alpha.hpp"
 #include "../core/math.hpp"
 #include "../core/triangle.hpp"
+#include "../exec/fresh_memory.hpp"
 
 #include <sieve/compaction/error.hpp>
 
@@ -91,10 +92,10 @@ struct alignas(32) leaf_block {
 static_assert(sizeof(leaf_block) == 288, "eight triangles of 36 bytes");
 
 struct wide_bvh {
-  std::vector<wide_node> nodes;           // nodes[0] is the root (absent for an empty scene)
+  fresh_vector<wide_node> nodes;          // nodes[0] is the root (absent for an empty scene)
   std::vector<std::uint32_t> prims;       // triangle indices in the wide tree's leaf order (~0: padding)
-  std::vector<leaf_triangle> triangles;   // triangles[i] = the triangle prims[i]
-  std::vector<leaf_block> blocks;         // the same triangles eight a block (the CPU's AVX2 test)
+  fresh_vector<leaf_triangle> triangles;  // triangles[i] = the triangle prims[i]
+  fresh_vector<leaf_block> blocks;        // the same triangles eight a block (the CPU's AVX2 test)
   std::size_t depth = 0;                  // levels of wide nodes
   double seconds = 0;                     // the collapse alone
 };
@@ -135,8 +136,8 @@ struct alignas(16) cw_triangle {
 };
 
 struct cw_bvh {
-  std::vector<cw_node> nodes;            // nodes[0] is the root (absent for an empty scene)
-  std::vector<cw_triangle> triangles;    // in leaf order
+  fresh_vector<cw_node> nodes;           // nodes[0] is the root (absent for an empty scene)
+  fresh_vector<cw_triangle> triangles;   // in leaf order
   std::size_t depth = 0;                 // levels of nodes
   double seconds = 0;                    // the encoding alone
 };
@@ -191,10 +192,10 @@ inline constexpr bvh_build_options cpu_wide_only() {
 }
 
 struct bvh {
-  std::vector<bvh_node> nodes;        // nodes[0] is the root (absent for an empty scene)
+  fresh_vector<bvh_node> nodes;       // nodes[0] is the root (absent for an empty scene)
   std::vector<std::uint32_t> prims;   // triangle indices in leaf order (a triangle in several leaves when split)
-  std::vector<pair_node> pairs;       // the DFS layout of the same tree (pairs[0]: the root's children)
-  std::vector<leaf_triangle> leaf_triangles;  // leaf_triangles[i] = triangles[prims[i]]
+  fresh_vector<pair_node> pairs;      // the DFS layout of the same tree (pairs[0]: the root's children)
+  fresh_vector<leaf_triangle> leaf_triangles;  // leaf_triangles[i] = triangles[prims[i]]
   wide_bvh wide;                      // the same tree, 8-wide (empty when the options said no)
   cw_bvh cw;                          // the 8-wide tree in the GPU traversal's layout (empty likewise)
   bvh_stats stats;                    // seconds: the whole build, the collapse included
@@ -240,8 +241,11 @@ wide_bvh collapse_wide(const bvh& b, std::span<const triangle> triangles, float 
 
 // Lays out the leaf triangles of a collapsed wide tree for the CPU traversal (wide_blocks.cpp):
 // each node's run of leaf triangles moved to start at a multiple of 8 (tri_base updated, prims and
-// triangles padded likewise), and `blocks` filled. collapse_wide ends with it.
+// triangles padded likewise), and `blocks` filled. The second form is the collapse's: w.prims hold
+// indices into leaf_prims (the binary tree's leaf order), w.triangles is not made yet; the
+// triangles are read from `triangles`.
 void encode_leaf_blocks(wide_bvh& w);
+void encode_leaf_blocks(wide_bvh& w, std::span<const std::uint32_t> leaf_prims, std::span<const triangle> triangles);
 
 // The surface-area cost of a tree: the expected work of a ray through it, relative to the root's
 // box: sum over inner nodes of area(node) / area(root) * traversal_cost, plus sum over leaves of

@@ -80,7 +80,7 @@ struct lbvh_buffers {
 
 // The binary tree a run leaves (nodes and leaf order), before build.cpp's finish_bvh.
 struct lbvh_tree {
-  std::vector<bvh_node> nodes;
+  fresh_vector<bvh_node> nodes;
   std::vector<std::uint32_t> prims;
 };
 // The library's stable radix sort of (key, value) pairs on the CPU: the CPU runs' Backend::sort.

@@ -8,6 +8,8 @@
 //
 //   fresh_resize(v, n)    std::vector<T> v (trivial T) grown to n: the new part faulted in in
 //                         parallel, then value-initialised (one pass over memory already there).
+//   fresh_vector<T>       a std::vector whose fresh_resize leaves the new items unwritten (each
+//                         is written by its owner), its memory faulted in in parallel.
 //   fresh_array<T>(n)     n items of T (an implicit-lifetime type: an aggregate of numbers), left
 //                         uninitialised (each item is written by its owner), faulted in in
 //                         parallel; freed by the pointer.
@@ -76,6 +78,57 @@ inline void prefault(void* p, std::size_t bytes) {
     const std::uintptr_t s = first + t * huge, e = std::min(hi, s + huge);
     for (std::uintptr_t q = s; q < e; q += page) *reinterpret_cast<volatile unsigned char*>(q) = 0;
   });
+}
+
+// An allocator for the large arrays that one parallel pass writes whole (the BVH's layouts): its
+// blocks aligned to a cache line and faulted in by every thread (prefault), and, inside
+// fresh_resize, the new elements left unwritten for that pass (no serial value-initialisation, a
+// pass over memory as long as the parallel one that follows). Elsewhere a vector of it behaves as a
+// std::vector: resize, push_back and copies initialise as usual. For implicit-lifetime types (an
+// aggregate of numbers), whose objects the allocation itself creates.
+inline thread_local bool fresh_unwritten = false;  // set only inside fresh_resize
+
+template <class T>
+struct fresh_allocator {
+  using value_type = T;
+  fresh_allocator() noexcept = default;
+  template <class U>
+  fresh_allocator(const fresh_allocator<U>&) noexcept {}
+  T* allocate(std::size_t n) {
+    constexpr std::size_t align = std::max<std::size_t>(alignof(T), 64);
+    if (n > (SIZE_MAX - align) / sizeof(T)) throw std::bad_alloc();
+    void* p = std::aligned_alloc(align, (std::max<std::size_t>(n, 1) * sizeof(T) + align - 1) / align * align);
+    if (p == nullptr) throw std::bad_alloc();
+    prefault(p, n * sizeof(T));
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, std::size_t) noexcept { std::free(p); }
+  template <class U>
+  void construct(U* p) {
+    if (!fresh_unwritten) ::new (static_cast<void*>(p)) U();
+  }
+  template <class U, class... A>
+  void construct(U* p, A&&... a) {
+    ::new (static_cast<void*>(p)) U(static_cast<A&&>(a)...);
+  }
+  template <class U>
+  bool operator==(const fresh_allocator<U>&) const noexcept {
+    return true;
+  }
+};
+
+// A layout array: a std::vector over fresh_allocator.
+template <class T>
+using fresh_vector = std::vector<T, fresh_allocator<T>>;
+
+// v grown to n elements left unwritten (the caller's parallel pass writes every one of them).
+template <class T>
+void fresh_resize(fresh_vector<T>& v, std::size_t n) {
+  static_assert(std::is_trivially_copyable_v<T> && std::is_trivially_destructible_v<T>);
+  if (n > v.capacity()) v.reserve(n);
+  fresh_unwritten = true;
+  v.resize(n);  // no allocation (reserved): cannot throw
+  fresh_unwritten = false;
 }
 
 template <class T>
