@@ -94,11 +94,9 @@ class builder {
         for (std::uint32_t k = 0; k < want; ++k) put(refs[at + k], pieces[k < made ? k : 0], index);
       }
     });
-    // Room for the most nodes a tree can have (2n - 1), left untouched (uninitialised, so the pages
-    // never written are never faulted in); the nodes built are copied out at the end.
-    nodes_.reset(static_cast<bvh_node*>(std::malloc(std::max<std::size_t>(2 * std::size_t{count_}, 1) * sizeof(bvh_node))));
-    if (!nodes_) throw std::bad_alloc();
-    advise_huge(nodes_.get(), 2 * std::size_t{count_} * sizeof(bvh_node));
+    // Room for the most nodes a tree can have (2n - 1), uninitialised; the nodes built are copied
+    // out at the end.
+    nodes_ = fresh_array<bvh_node>(std::max<std::size_t>(2 * std::size_t{count_}, 1));
   }
 
   void run() {
@@ -127,6 +125,7 @@ class builder {
     out_.stats.max_depth = depth_.load();
     out_.stats.max_leaf_size = largest_leaf_.load();
     out_.stats.references = out_.prims.size();
+    refs_.reset(), nodes_.reset(), used_.reset();  // the scratch freed before the layouts are made
   }
 
  private:
@@ -331,11 +330,8 @@ class builder {
   bvh& out_;
   const kernels k_;
   fresh_ptr<prim_ref> refs_;
-  struct free_deleter {
-    void operator()(void* p) const { std::free(p); }
-  };
-  std::unique_ptr<bvh_node[], free_deleter> nodes_;  // bvh_node is an implicit-lifetime aggregate
-  std::unique_ptr<std::uint8_t[]> used_;              // per split point (compact_nodes)
+  fresh_ptr<bvh_node> nodes_;             // sparse: the children of the node split at m at 2m - 1, 2m
+  std::unique_ptr<std::uint8_t[]> used_;  // per split point (compact_nodes)
   std::uint32_t count_ = 0;
   std::atomic<std::size_t> leaves_{0}, depth_{0}, largest_leaf_{0};
   std::atomic<std::uint32_t> dropped_{0};  // repeated references dropped from leaves
@@ -424,6 +420,7 @@ bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& opti
     throw error("BVH: split_budget = " + std::to_string(options.split_budget) + " is out of range (0 .. 4)");
   if (triangles.size() >= (std::size_t{1} << 31)) throw error("BVH: too many triangles (" + std::to_string(triangles.size()) + ")");
   const auto start = std::chrono::steady_clock::now();
+  const fresh_scope scratch;  // the build's freed scratch recycled into its later layouts (fresh_pool)
   bvh out;
   phase_clock clock(out.stats);
   builder b(triangles, options, out);

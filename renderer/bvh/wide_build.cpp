@@ -312,12 +312,14 @@ wide_bvh collapse_wide(const bvh& b, std::span<const triangle> triangles, float 
   const auto t0 = std::chrono::steady_clock::now();
   wide_bvh out;
   if (b.nodes.empty()) return out;
-  collapser c(b, triangles, traversal_cost);
-  c.plan();
   piece root;
   root.nodes.resize(1);
-  root.depth = c.build(c.from_binary(0), 0, root, 1);
-  c.wait();
+  {
+    collapser c(b, triangles, traversal_cost);
+    c.plan();
+    root.depth = c.build(c.from_binary(0), 0, root, 1);
+    c.wait();
+  }  // the plan freed before the layouts are made
   out.depth = stitch(root, out);
   if (out.depth >= static_cast<std::size_t>(dfs_stack_size))
     throw error("BVH: the wide tree is " + std::to_string(out.depth) + " levels deep, more than the traversal stack holds");
