@@ -277,9 +277,21 @@ class builder {
     });
   }
 
+  // SIEVE_SAH_PARTITION=serial: every node's partition on one thread (the children still build in
+  // parallel), for measuring what the parallel partition of the top levels gives (another tree:
+  // the references end in another order).
+  static bool serial_partition() {
+    static const bool serial = [] {
+      const char* v = std::getenv("SIEVE_SAH_PARTITION");
+      return v != nullptr && std::string(v) == "serial";
+    }();
+    return serial;
+  }
+
   std::uint32_t partition(std::uint32_t begin, std::uint32_t end, int axis, std::int32_t split, const binner& bn,
                           range_bounds& left, range_bounds& right) {
-    if (end - begin >= parallel_partition_above) return parallel_partition(begin, end, axis, split, bn, left, right);
+    if (end - begin >= parallel_partition_above && !serial_partition())
+      return parallel_partition(begin, end, axis, split, bn, left, right);
     return k_.partition(refs_.get(), begin, end, axis, split, bn, left, right);
   }
 
