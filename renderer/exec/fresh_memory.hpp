@@ -17,12 +17,13 @@
 //   advise_huge(p, bytes) the advice alone (huge only).
 //
 // Small sizes (below 4 MiB) are left to the allocator. Nothing here changes what the memory holds.
-// SIEVE_FRESH_MEMORY picks the design, for measuring them against each other (recycle: fresh_pool): pages (the default:
-// the parallel fault, 4 KiB pages), huge (the same, the ranges advised MADV_HUGEPAGE first: 2 MiB
-// pages where the kernel gives them, 512 times fewer faults) or off (neither: the allocator's
-// pages, faulted by whoever writes first). On the H200 host (a VM) pages beat huge: 1.65 against
-// 1.91 s for the 8.4M-triangle build on 16 threads, 169 against 189 ms for its load
-// (docs/results.md).
+// SIEVE_FRESH_MEMORY picks the design, for measuring them against each other: recycle (the default:
+// the parallel fault on 4 KiB pages, and a build's freed scratch handed to its later layouts:
+// fresh_pool), pages (the parallel fault alone), huge (the ranges advised MADV_HUGEPAGE first: 2 MiB
+// pages where the kernel gives them) or off (the allocator's pages, faulted by whoever writes
+// first). On the H200 host (a VM) the 8.4M-triangle build with every layout takes 0.94 s on 16
+// threads recycling, 1.14 s with pages alone; pages beat huge (1.65 against 1.91 s before the
+// layouts were fresh_vectors) (docs/results.md).
 #pragma once
 
 #include <tbb/parallel_for.h>
@@ -49,7 +50,7 @@ enum class fresh_mode { huge, pages, off, recycle };
 inline fresh_mode fresh_memory_mode() {
   static const fresh_mode mode = [] {
     const char* v = std::getenv("SIEVE_FRESH_MEMORY");
-    const std::string_view s = v ? v : "pages";
+    const std::string_view s = v ? v : "recycle";
     return s == "off" ? fresh_mode::off : s == "huge" ? fresh_mode::huge : s == "recycle" ? fresh_mode::recycle : fresh_mode::pages;
   }();
   return mode;
@@ -81,7 +82,7 @@ inline void prefault(void* p, std::size_t bytes) {
   });
 }
 
-// Where fresh arrays come from. With SIEVE_FRESH_MEMORY=recycle (else as pages), inside a
+// Where fresh arrays come from. With SIEVE_FRESH_MEMORY=recycle (the default), inside a
 // fresh_scope (a BVH build) a large block freed keeps its pages in a cache, and the next request
 // it holds takes it (the smallest that does) instead of new pages to fault in: a build's scratch
 // (its references, the sparse nodes, the collapse's plan) becomes the memory of its later layouts.
