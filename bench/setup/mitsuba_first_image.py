@@ -16,11 +16,16 @@ mi.set_variant("cuda_ad_rgb")
 import drjit as dr
 t_import = time.time() - t0
 px, py, pz, lx, ly, lz, ux, uy, uz, fov, w, h, spp, depth = [float(a) for a in sys.argv[3:17]]
+T4 = mi.ScalarTransform4f
+try:
+    to_world = T4().look_at(origin=[px, py, pz], target=[lx, ly, lz], up=[ux, uy, uz])
+except Exception:  # Mitsuba before 3.6: a static method
+    to_world = T4.look_at(origin=[px, py, pz], target=[lx, ly, lz], up=[ux, uy, uz])
 scene = mi.load_dict({
     "type": "scene",
     "integrator": {"type": "path", "max_depth": int(depth)},
     "sensor": {"type": "perspective", "fov": fov, "fov_axis": "y",
-               "to_world": mi.ScalarTransform4f().look_at(origin=[px, py, pz], target=[lx, ly, lz], up=[ux, uy, uz]),
+               "to_world": to_world,
                "film": {"type": "hdrfilm", "width": int(w), "height": int(h), "rfilter": {"type": "box"}},
                "sampler": {"type": "independent", "sample_count": int(spp)}},
     "sky": {"type": "constant", "radiance": {"type": "rgb", "value": 1.0}},
