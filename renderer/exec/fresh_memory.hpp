@@ -91,8 +91,8 @@ inline void prefault(void* p, std::size_t bytes) {
 class fresh_pool {
  public:
   static fresh_pool& get() {
-    static fresh_pool pool;
-    return pool;
+    static fresh_pool* const pool = new fresh_pool;  // never destroyed: arrays may outlive static destructors
+    return *pool;
   }
   void* take(std::size_t bytes, std::size_t align) {
     const bool tracked = bytes >= fresh_threshold && fresh_memory_mode() == fresh_mode::recycle;
