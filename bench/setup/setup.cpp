@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <chrono>
 #include <ctime>
 #include <filesystem>
@@ -89,6 +90,7 @@ struct setup_row {
   // graph capture included); negative: not measured (the CPU uploads nothing).
   double upload_ms = -1, first_frame_ms = -1;
   double sah = 0;
+  std::uint64_t tree = 0;  // digest of every array of the tree (the same bytes: the same digest)
   double load_efficiency = 0, build_efficiency = 0;  // against the first row, per thread
   bool validated = false;
 };
@@ -130,9 +132,15 @@ row_schema<setup_row> setup_rows(bool load_only) {
       {"first_frame", "first_frame_ms", "first_frame_ms",
        [=](const row& r) { return r.first_frame_ms < 0 ? cell{"-", "-", nullptr} : number(r.first_frame_ms, 1); }},
       {"SAH", "sah_cost", "sah_cost", [=](const row& r) { return number(r.sah, 2); }},
+      {"tree", "tree_digest", "tree_digest",
+       [](const row& r) {
+         char hex[17];
+         std::snprintf(hex, sizeof hex, "%016llx", static_cast<unsigned long long>(r.tree));
+         return cell{hex, hex, std::string(hex)};
+       }},
       {"validated", "validated", "validated",
        [](const row& r) { return cell{r.validated ? "yes" : "NO", r.validated ? "yes" : "NO", r.validated}; }}};
-  if (load_only) cols.erase(cols.begin() + 5, cols.end() - 1);  // build_ms .. SAH
+  if (load_only) cols.erase(cols.begin() + 5, cols.end() - 1);  // build_ms .. the tree's digest
   return row_schema<row>(std::move(cols));
 }
 
@@ -193,6 +201,7 @@ setup_row measure(const setup_args& a, unsigned threads, bool gpu, expected& wan
     phases.push_back(b.stats.wall);
     const std::uint64_t d = digest_of(b);
     if (!want.tree) want.tree = d;
+    row.tree = d;
     row.validated &= *want.tree == d && whole(b.binary);
     if (r == 0) row.sah = sah_cost(b.binary);
     if (r + 1 == a.repeats) last = std::move(b);

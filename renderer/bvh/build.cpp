@@ -94,11 +94,9 @@ class builder {
         for (std::uint32_t k = 0; k < want; ++k) put(refs[at + k], pieces[k < made ? k : 0], index);
       }
     });
-    // Room for the most nodes a tree can have (2n - 1), left untouched (uninitialised, so the pages
-    // never written are never faulted in); the nodes built are copied out at the end.
-    nodes_.reset(static_cast<bvh_node*>(std::malloc(std::max<std::size_t>(2 * std::size_t{count_}, 1) * sizeof(bvh_node))));
-    if (!nodes_) throw std::bad_alloc();
-    advise_huge(nodes_.get(), 2 * std::size_t{count_} * sizeof(bvh_node));
+    // Room for the most nodes a tree can have (2n - 1), uninitialised; the nodes built are copied
+    // out at the end.
+    nodes_ = fresh_array<bvh_node>(std::max<std::size_t>(2 * std::size_t{count_}, 1));
   }
 
   void run() {
@@ -127,6 +125,7 @@ class builder {
     out_.stats.max_depth = depth_.load();
     out_.stats.max_leaf_size = largest_leaf_.load();
     out_.stats.references = out_.binary.prims.size();
+    refs_.reset(), nodes_.reset(), used_.reset();  // the scratch freed before the layouts are made
   }
 
  private:
@@ -278,9 +277,21 @@ class builder {
     });
   }
 
+  // SIEVE_SAH_PARTITION=serial: every node's partition on one thread (the children still build in
+  // parallel), for measuring what the parallel partition of the top levels gives (another tree:
+  // the references end in another order).
+  static bool serial_partition() {
+    static const bool serial = [] {
+      const char* v = std::getenv("SIEVE_SAH_PARTITION");
+      return v != nullptr && std::string(v) == "serial";
+    }();
+    return serial;
+  }
+
   std::uint32_t partition(std::uint32_t begin, std::uint32_t end, int axis, std::int32_t split, const binner& bn,
                           range_bounds& left, range_bounds& right) {
-    if (end - begin >= parallel_partition_above) return parallel_partition(begin, end, axis, split, bn, left, right);
+    if (end - begin >= parallel_partition_above && !serial_partition())
+      return parallel_partition(begin, end, axis, split, bn, left, right);
     return k_.partition(refs_.get(), begin, end, axis, split, bn, left, right);
   }
 
@@ -331,11 +342,8 @@ class builder {
   bvh& out_;
   const kernels k_;
   fresh_ptr<prim_ref> refs_;
-  struct free_deleter {
-    void operator()(void* p) const { std::free(p); }
-  };
-  std::unique_ptr<bvh_node[], free_deleter> nodes_;  // bvh_node is an implicit-lifetime aggregate
-  std::unique_ptr<std::uint8_t[]> used_;              // per split point (compact_nodes)
+  fresh_ptr<bvh_node> nodes_;             // sparse: the children of the node split at m at 2m - 1, 2m
+  std::unique_ptr<std::uint8_t[]> used_;  // per split point (compact_nodes)
   std::uint32_t count_ = 0;
   std::atomic<std::size_t> leaves_{0}, depth_{0}, largest_leaf_{0};
   std::atomic<std::uint32_t> dropped_{0};  // repeated references dropped from leaves
@@ -346,7 +354,7 @@ class builder {
 // line) then still enters the box, where the slab test would give it no length and skip it: a
 // triangle whose edge lies in that plane would be found by one traversal and missed by another (the
 // compressed tree's quantised boxes are wider anyway), and hits tied on the edge chosen apart.
-void widen_boxes(std::vector<bvh_node>& nodes) {
+void widen_boxes(fresh_vector<bvh_node>& nodes) {
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, nodes.size(), 1 << 14), [&](const auto& r) {
     for (std::size_t i = r.begin(); i != r.end(); ++i) nodes[i].bounds = widened(nodes[i].bounds);
   });
@@ -386,8 +394,8 @@ pair_bvh make_pairs(const binary_bvh& b, std::span<const triangle> triangles) {
   tbb::parallel_for(tbb::blocked_range<std::size_t>(0, b.prims.size(), 1 << 14), [&](const auto& r) {
     for (std::size_t i = r.begin(); i != r.end(); ++i) out.triangles[i] = leaf_triangle::of(triangles[b.prims[i]]);
   });
-  const std::vector<bvh_node>& nodes = b.nodes;
-  std::vector<pair_node>& pairs = out.nodes;
+  const fresh_vector<bvh_node>& nodes = b.nodes;
+  fresh_vector<pair_node>& pairs = out.nodes;
   if (nodes.empty()) return out;
   if (nodes[0].leaf()) {  // a single leaf: one pair node with one child
     pairs.emplace_back();
@@ -430,6 +438,7 @@ bvh build_bvh(std::span<const triangle> triangles, const bvh_build_options& opti
     throw error("BVH: split_budget = " + std::to_string(options.split_budget) + " is out of range (0 .. 4)");
   if (triangles.size() >= (std::size_t{1} << 31)) throw error("BVH: too many triangles (" + std::to_string(triangles.size()) + ")");
   const auto start = std::chrono::steady_clock::now();
+  const fresh_scope scratch;  // the build's freed scratch recycled into its later layouts (fresh_pool)
   bvh out;
   phase_clock clock(out.stats);
   builder b(triangles, options, out);

@@ -14,6 +14,7 @@
 #include "../core/alpha.hpp"
 #include "../core/math.hpp"
 #include "../core/triangle.hpp"
+#include "../exec/fresh_memory.hpp"
 
 #include <sieve/compaction/error.hpp>
 
@@ -35,7 +36,7 @@ struct bvh_node {
 // The binary tree, as every builder makes it: every other layout is made from it (the traversals
 // read those; the checks, the statistics and sah_cost read this).
 struct binary_bvh {
-  std::vector<bvh_node> nodes;        // nodes[0] is the root (absent for an empty scene)
+  fresh_vector<bvh_node> nodes;       // nodes[0] is the root (absent for an empty scene)
   std::vector<std::uint32_t> prims;   // triangle indices in leaf order (a triangle in several leaves when split)
   template <class Self, class F>  // Self: binary_bvh, const or not (for_each_part)
   static void parts(Self& self, F&& f) { f(self.nodes), f(self.prims); }
@@ -77,8 +78,8 @@ struct alignas(16) leaf_triangle {
 // The binary tree's DFS layout: a pair node per inner node (pairs[0]: the root's children), the
 // leaf triangles in the binary tree's leaf order (triangles[i] = the triangle binary_bvh::prims[i]).
 struct pair_bvh {
-  std::vector<pair_node> nodes;
-  std::vector<leaf_triangle> triangles;
+  fresh_vector<pair_node> nodes;
+  fresh_vector<leaf_triangle> triangles;
   template <class Self, class F>
   static void parts(Self& self, F&& f) { f(self.nodes), f(self.triangles); }
 };
@@ -130,10 +131,10 @@ struct alignas(32) leaf_block {
 static_assert(sizeof(leaf_block) == 288, "eight triangles of 36 bytes");
 
 struct wide_bvh {
-  std::vector<wide_node> nodes;           // nodes[0] is the root (absent for an empty scene)
+  fresh_vector<wide_node> nodes;          // nodes[0] is the root (absent for an empty scene)
   std::vector<std::uint32_t> prims;       // triangle indices in the wide tree's leaf order (~0: padding)
-  std::vector<leaf_triangle> triangles;   // triangles[i] = the triangle prims[i]
-  std::vector<leaf_block> blocks;         // the same triangles eight a block (the CPU's AVX2 test)
+  fresh_vector<leaf_triangle> triangles;  // triangles[i] = the triangle prims[i]
+  fresh_vector<leaf_block> blocks;        // the same triangles eight a block (the CPU's AVX2 test)
   std::size_t depth = 0;                  // levels of wide nodes
   double seconds = 0;                     // the collapse alone
   template <class Self, class F>
@@ -178,8 +179,8 @@ struct alignas(16) cw_triangle {
 };
 
 struct cw_bvh {
-  std::vector<cw_node> nodes;            // nodes[0] is the root (absent for an empty scene)
-  std::vector<cw_triangle> triangles;    // in leaf order
+  fresh_vector<cw_node> nodes;           // nodes[0] is the root (absent for an empty scene)
+  fresh_vector<cw_triangle> triangles;   // in leaf order
   std::size_t depth = 0;                 // levels of nodes
   double seconds = 0;                    // the encoding alone
   template <class Self, class F>
@@ -291,8 +292,11 @@ wide_bvh collapse_wide(const binary_bvh& b, std::span<const triangle> triangles,
 
 // Lays out the leaf triangles of a collapsed wide tree for the CPU traversal (wide_blocks.cpp):
 // each node's run of leaf triangles moved to start at a multiple of 8 (tri_base updated, prims and
-// triangles padded likewise), and `blocks` filled. collapse_wide ends with it.
+// triangles padded likewise), and `blocks` filled. The second form is the collapse's: w.prims hold
+// indices into leaf_prims (the binary tree's leaf order), w.triangles is not made yet; the
+// triangles are read from `triangles`.
 void encode_leaf_blocks(wide_bvh& w);
+void encode_leaf_blocks(wide_bvh& w, std::span<const std::uint32_t> leaf_prims, std::span<const triangle> triangles);
 
 // The surface-area cost of a tree: the expected work of a ray through it, relative to the root's
 // box: sum over inner nodes of area(node) / area(root) * traversal_cost, plus sum over leaves of

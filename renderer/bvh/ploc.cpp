@@ -17,8 +17,8 @@ using clock_type = std::chrono::steady_clock;
 
 double ms_since(clock_type::time_point t0) { return std::chrono::duration<double, std::milli>(clock_type::now() - t0).count(); }
 
-template <class T>
-T* at_least(std::vector<T>& v, std::size_t n, bool keep = false) {
+template <class T, class A>
+T* at_least(std::vector<T, A>& v, std::size_t n, bool keep = false) {
   if (v.size() < n) {
     if (!keep) v.clear();
     v.resize(std::max(n, 2 * v.size()));
@@ -39,7 +39,7 @@ struct serial_team {
 
 class cpu_backend {
  public:
-  cpu_backend(std::vector<wide_node>& wide, std::vector<cw_node>& cw) : wide_(wide), cw_(cw) {}
+  cpu_backend(fresh_vector<wide_node>& wide, fresh_vector<cw_node>& cw) : wide_(wide), cw_(cw) {}
   static void sort(const std::uint32_t* keys, const std::uint32_t* values, std::uint32_t* keys_out,
                    std::uint32_t* values_out, std::uint32_t n, int bits) {
     sort_pairs_cpu(keys, values, keys_out, values_out, n, bits);
@@ -71,8 +71,8 @@ class cpu_backend {
   }
 
  private:
-  std::vector<wide_node>& wide_;
-  std::vector<cw_node>& cw_;
+  fresh_vector<wide_node>& wide_;
+  fresh_vector<cw_node>& cw_;
   std::vector<ploc_task> tasks_[2];
   std::vector<ploc_kid> kids_;
   std::vector<std::uint64_t> words_[2];

@@ -266,9 +266,9 @@ device_tree::device_tree(std::span<const triangle> triangles, const bvh_build_op
 device_tree::~device_tree() = default;
 
 namespace {
-template <class T>
-void copy_back(std::vector<T>& to, const device_array<T>& from, std::size_t n) {
-  to.resize(n);
+template <class T, class A>
+void copy_back(std::vector<T, A>& to, const device_array<T>& from, std::size_t n) {
+  fresh_resize(to, n);  // every element written by the copy
   if (n) SIEVE_CUDA_CHECK(cudaMemcpy(to.data(), from.get(), n * sizeof(T), cudaMemcpyDeviceToHost));
 }
 }  // namespace

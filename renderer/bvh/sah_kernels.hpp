@@ -108,24 +108,30 @@ struct kernels {
 // (the same tree either way).
 kernels pick_kernels(bool simd = true);
 
-// Exclusive prefix counts of pred(i) over i in [0, n), in parallel (fixed blocks, so the same
-// result whatever the threads): rank[i] = how many j < i have pred(j); returns the total.
-template <class Pred>
-std::uint32_t parallel_ranks(std::size_t n, std::uint32_t* rank, Pred pred) {
+// Exclusive prefix sums of weight(i) over i in [0, n), in parallel (fixed blocks, so the same
+// result whatever the threads): at[i] = the sum of weight(j) for j < i; returns the total.
+template <class Weight>
+std::uint32_t parallel_offsets(std::size_t n, std::uint32_t* at, Weight weight) {
   constexpr std::size_t block = std::size_t{1} << 14;
   const std::size_t blocks = (n + block - 1) / block;
   std::vector<std::uint32_t> offset(blocks + 1, 0);
   tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) {
     std::uint32_t sum = 0;
-    for (std::size_t i = b * block; i < std::min(n, (b + 1) * block); ++i) sum += pred(i) ? 1 : 0;
+    for (std::size_t i = b * block; i < std::min(n, (b + 1) * block); ++i) sum += weight(i);
     offset[b + 1] = sum;
   });
   for (std::size_t b = 0; b < blocks; ++b) offset[b + 1] += offset[b];
   tbb::parallel_for(std::size_t{0}, blocks, [&](std::size_t b) {
-    std::uint32_t at = offset[b];
-    for (std::size_t i = b * block; i < std::min(n, (b + 1) * block); ++i) rank[i] = at, at += pred(i) ? 1 : 0;
+    std::uint32_t sum = offset[b];
+    for (std::size_t i = b * block; i < std::min(n, (b + 1) * block); ++i) at[i] = sum, sum += weight(i);
   });
   return offset[blocks];
+}
+
+// Exclusive prefix counts of pred(i): rank[i] = how many j < i have pred(j); returns the total.
+template <class Pred>
+std::uint32_t parallel_ranks(std::size_t n, std::uint32_t* rank, Pred pred) {
+  return parallel_offsets(n, rank, [&](std::size_t i) { return pred(i) ? 1U : 0U; });
 }
 
 }  // namespace sieve::render::sah

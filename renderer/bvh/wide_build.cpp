@@ -312,24 +312,18 @@ wide_bvh collapse_wide(const binary_bvh& b, std::span<const triangle> triangles,
   const auto t0 = std::chrono::steady_clock::now();
   wide_bvh out;
   if (b.nodes.empty()) return out;
-  collapser c(b, triangles, traversal_cost);
-  c.plan();
   piece root;
   root.nodes.resize(1);
-  root.depth = c.build(c.from_binary(0), 0, root, 1);
-  c.wait();
+  {
+    collapser c(b, triangles, traversal_cost);
+    c.plan();
+    root.depth = c.build(c.from_binary(0), 0, root, 1);
+    c.wait();
+  }  // the plan freed before the layouts are made
   out.depth = stitch(root, out);
-  fresh_resize(out.triangles, out.prims.size());
-  tbb::parallel_for(tbb::blocked_range<std::size_t>(0, out.prims.size(), 1 << 14), [&](const auto& r) {
-    for (std::size_t i = r.begin(); i != r.end(); ++i) {
-      const std::uint32_t leaf_index = out.prims[i];  // an index into the binary leaf order
-      out.prims[i] = b.prims[leaf_index];
-      out.triangles[i] = leaf_triangle::of(triangles[out.prims[i]]);
-    }
-  });
   if (out.depth >= static_cast<std::size_t>(dfs_stack_size))
     throw error("BVH: the wide tree is " + std::to_string(out.depth) + " levels deep, more than the traversal stack holds");
-  encode_leaf_blocks(out);
+  encode_leaf_blocks(out, b.prims, triangles);  // out.prims: indices into the binary leaf order
   out.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return out;
 }

@@ -28,7 +28,8 @@ class device_array {
                          " MiB free of " + std::to_string(total >> 20));
     }
   }
-  explicit device_array(const std::vector<T>& host) : device_array(host.size()) {
+  template <class A>
+  explicit device_array(const std::vector<T, A>& host) : device_array(host.size()) {
     if (n_) SIEVE_CUDA_CHECK(cudaMemcpy(data_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
   }
   ~device_array() {
