@@ -35,11 +35,13 @@ def used_images(g):
     return roles
 
 
-def check_materials(g, normal_maps):
+def check_materials(g, normal_maps, opaque_cutouts=False):
     for m in g.get("materials", []):
         m.pop("occlusionTexture", None)  # never read by sieve; its image may be absent
         if not normal_maps:
             m.pop("normalTexture", None)
+        if opaque_cutouts and m.get("alphaMode") == "MASK":
+            m["alphaMode"] = "OPAQUE"  # for both renderers
         if m.get("alphaMode", "OPAQUE") not in ("OPAQUE", "MASK") or "extensions" in m or \
                 "KHR_texture_transform" in json.dumps(m):
             sys.exit("mitsuba_compare: the asset comparison supports opaque and cut-out (MASK) glTF materials "
@@ -62,15 +64,15 @@ def decode_image(mi, g, buffers, folder, out, i):
     return a
 
 
-def asset_textures(mi, g, buffers, folder, out, metal, normal_maps=True):
+def asset_textures(mi, g, buffers, folder, out, metal, normal_maps=True, opaque_cutouts=False):
     """Every image of the glTF decoded once (Mitsuba's reader) and written as PNG into out (sieve
     reads those: the same 8-bit texels, and no JPEG reader needed); the glTF's copy points at them.
     The alpha channel stays where a base colour map has one (a cut-out reads it). metal: every
     metallic value 1 (the factors, and the B channel of every metallic-roughness map) and roughness
     at most METAL_ROUGHNESS_CAP (the factors of materials without a map, the maps' G channel);
-    normal_maps False: the materials' normal maps dropped (for both renderers). Returns image index
-    -> float array in 0 .. 1."""
-    check_materials(g, normal_maps)
+    normal_maps False: the materials' normal maps dropped, opaque_cutouts: cut-outs drawn opaque
+    (both renderers). Returns image index -> float array in 0 .. 1."""
+    check_materials(g, normal_maps, opaque_cutouts)
     roles = used_images(g)
     pixels = {}
     for i in sorted(roles):
@@ -193,7 +195,8 @@ def asset_scenes(mi, args, metal):
     out = os.path.join(args.out, "metal" if metal else "asset")
     os.makedirs(out, exist_ok=True)
     g, buffers = read_gltf(gltf_path)
-    pixels = asset_textures(mi, g, buffers, os.path.dirname(gltf_path), out, metal, not args.no_normal_maps)
+    pixels = asset_textures(mi, g, buffers, os.path.dirname(gltf_path), out, metal, not args.no_normal_maps,
+                            args.opaque_cutouts)
     write_sieve_copy(g, buffers, out)
     env = t.get("environment", {})
     env_map = clamped_map(mi, os.path.join(here, env["map"]) if "map" in env else "", args.env_clamp)

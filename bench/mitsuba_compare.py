@@ -92,6 +92,8 @@ def main():
     ap.add_argument("--asset", default="", help="a TOML scene placing one glTF model: compare it (as it is, and "
                     "all metal) instead of the probes")
     ap.add_argument("--no-normal-maps", action="store_true", help="with --asset: drop the normal maps (both renderers)")
+    ap.add_argument("--opaque-cutouts", action="store_true", help="with --asset: cut-out (MASK) materials drawn "
+                    "opaque by both renderers (for a Mitsuba without the mask plugin)")
     ap.add_argument("--timing", action="store_true", help="with --asset: time both renderers instead of comparing")
     ap.add_argument("--mitsuba-integrator", default="auto", choices=["auto", "path", "volpath"],
                     help="with --asset: Mitsuba's integrator (auto: volpath where cut-outs must let shadow rays "
