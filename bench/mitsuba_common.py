@@ -108,10 +108,8 @@ def compare(mi, args, name, sieve_toml, mitsuba_of_seed, model):
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
         s_runs.append(np.array(mi.Bitmap(exr), dtype=np.float64))
         img = mi.render(mitsuba_of_seed(k + 1), seed=k + 1)
-        # Mitsuba's sensor looks along +z with +x to the image's left: its image is sieve's mirrored
-        # (the probe scenes are symmetric; an asset is not), so its columns are reversed first.
-        m_runs.append(np.ascontiguousarray(np.array(img, dtype=np.float64)[:, ::-1]))
-        mi.Bitmap(m_runs[-1].astype(np.float32)).write(os.path.join(args.out, f"{name.replace('/', '-')}-mitsuba-{k}.exr"))
+        m_runs.append(np.array(img, dtype=np.float64))
+        mi.Bitmap(img).write(os.path.join(args.out, f"{name.replace('/', '-')}-mitsuba-{k}.exr"))
     s_mean = float(np.mean([x[..., :3].mean() for x in s_runs]))
     m_mean = float(np.mean([x[..., :3].mean() for x in m_runs]))
     rel = abs(s_mean - m_mean) / max(m_mean, 1e-12)
