@@ -1,7 +1,9 @@
 // The HDR environment map: its importance sampling (the pdf integrates to one and matches the
 // histogram of samples, a single bright texel is where every sample goes, rotation rotates), and
-// rendering under it (white furnace: a diffuse convex object under a constant map has radiance
+// rendering under it (the alias tables it draws by: each outcome's chance is its weight's within
+// a count per slot of the 2^24 numbers a uniform takes), and rendering under it (white furnace: a diffuse convex object under a constant map has radiance
 // albedo x constant; under a sky of one hemisphere, albedo (1 + n.y) / 2; MIS against BSDF-only).
+#include <core/alias_table.hpp>
 #include <core/environment.hpp>
 #include <core/environment_data.hpp>
 #include <core/rng.hpp>
@@ -22,6 +24,32 @@ namespace {
 
 using test_scenes::sphere_under;
 constexpr double pi_d = 3.14159265358979323846;
+
+// Every one of the 2^24 numbers uniform() can return, through tables of 1, 7 and 1000 outcomes (one
+// of weight 0, one heavy): outcome i comes up w_i / total of the time to within one number per slot
+// (the table decides in integers), the zero weight never, and the rest stays in [0, 1).
+TEST(AliasTable, ChancesAreTheWeightsToWithinOneNumberPerSlot) {
+  for (const std::uint32_t n : {1U, 7U, 1000U}) {
+    std::vector<double> w(n);
+    double total = 0;
+    for (std::uint32_t i = 0; i < n; ++i) total += w[i] = i == 2 ? 0.0 : i == 5 ? 50.0 : 1.0 + uniform({i, 0, 0, 7}, 0);
+    const std::vector<alias_entry> t = build_alias_table(w);
+    ASSERT_EQ(t.size(), n);
+    std::vector<double> count(n, 0);
+    float rest_max = 0;
+    for (std::uint32_t k = 0; k < alias_one; ++k) {
+      const alias_pick p = pick_alias(t.data(), n, static_cast<float>(k) * (1.0f / 16777216.0f));
+      ASSERT_LT(p.index, n);
+      count[p.index] += 1;
+      rest_max = std::max(rest_max, p.rest);
+    }
+    EXPECT_LT(rest_max, 1.0f);
+    for (std::uint32_t i = 0; i < n; ++i) {
+      EXPECT_NEAR(count[i], w[i] / total * alias_one, n + 1.0) << n << " outcomes, outcome " << i;
+      if (w[i] == 0) EXPECT_EQ(count[i], 0) << n << " outcomes";
+    }
+  }
+}
 
 // A w x h map of numbers from the counter RNG in [0, 2), with texel `zero` black.
 environment_data random_map(std::uint32_t w, std::uint32_t h, float rotation, std::uint32_t zero) {

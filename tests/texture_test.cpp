@@ -410,12 +410,12 @@ TEST(ObjTextures, UnreadableOrOversizedTexturesAreErrors) {
   limits.max_texture_side = 32;
   EXPECT_THROW((void)load_scene(dir / "m.obj", {}, limits), sieve::error);
   limits = {};
-  // The scene's budget for all textures, on what they take stored: 8-bit RGBA with the pyramid.
-  limits.max_texture_bytes = pyramid_bytes(40, 2, 4, texel_format::unorm8) - 1;
+  // The scene's budget for all textures, on what they take stored: 8-bit RGB with the pyramid.
+  limits.max_texture_bytes = pyramid_bytes(40, 2, 3, texel_format::unorm8) - 1;
   testing::expect_error([&] { (void)load_scene(dir / "m.obj", {}, limits); },
-                        {"big.png: the texture takes 472 bytes stored with its mipmaps", "past the scene's texture budget",
+                        {"big.png: the texture takes 354 bytes stored with its mipmaps", "past the scene's texture budget",
                          "material 'a'"});
-  limits.max_texture_bytes = pyramid_bytes(40, 2, 4, texel_format::unorm8);
+  limits.max_texture_bytes = pyramid_bytes(40, 2, 3, texel_format::unorm8);
   EXPECT_EQ(load_scene(dir / "m.obj", {}, limits).textures.size(), 1u);
 }
 

@@ -20,39 +20,29 @@ environment_data build_environment(std::uint32_t width, std::uint32_t height, st
   if (e.texels.empty()) return e;
   const std::size_t w = width, h = height;
   e.weight.resize(w * h);
-  e.conditional_cdf.resize(h * (w + 1));
-  e.marginal_cdf.resize(h + 1);
-  std::vector<double> row_sum(h);
+  e.column_alias.reserve(w * h);
+  std::vector<double> row_sum(h), row(w);
   double total = 0;
   for (std::size_t r = 0; r < h; ++r) {
     const double sin_theta = std::sin(3.14159265358979323846 * (static_cast<double>(r) + 0.5) / static_cast<double>(h));
-    float* cdf = e.conditional_cdf.data() + r * (w + 1);
-    std::vector<double> acc(w + 1, 0.0);
+    double sum = 0;
     for (std::size_t c = 0; c < w; ++c) {
       const vec3 t = e.texels[r * w + c];
       const float wt = static_cast<float>((double{t.x} + t.y + t.z) / 3 * sin_theta);
       e.weight[r * w + c] = wt;
-      acc[c + 1] = acc[c] + wt;
+      row[c] = wt;
+      sum += wt;
     }
-    const double sum = acc[w];
-    // A black row is never picked; its CDF is uniform so that it still is one.
-    for (std::size_t c = 0; c <= w; ++c)
-      cdf[c] = static_cast<float>(sum > 0 ? acc[c] / sum : static_cast<double>(c) / static_cast<double>(w));
-    cdf[w] = 1;
+    // A black row is never picked; its table is uniform so that it still is one.
+    const std::vector<alias_entry> columns = build_alias_table(row);
+    e.column_alias.insert(e.column_alias.end(), columns.begin(), columns.end());
     row_sum[r] = sum;
     total += sum;
   }
-  double acc = 0;
-  e.marginal_cdf[0] = 0;
-  for (std::size_t r = 0; r < h; ++r) {
-    acc += row_sum[r];
-    e.marginal_cdf[r + 1] =
-        static_cast<float>(total > 0 ? acc / total : static_cast<double>(r + 1) / static_cast<double>(h));
-  }
-  e.marginal_cdf[h] = 1;
+  e.row_alias = build_alias_table(row_sum);
   // The integral over the unit square of the piecewise-constant weights: their mean. The density of
-  // texel i is weight[i] / integral per unit of (u, v); the CDFs above are its integrals up to float
-  // rounding, so sample and pdf agree.
+  // texel i is weight[i] / integral per unit of (u, v); the alias tables draw texel i with chance
+  // weight[i] / total to within 2^-24 (the weights as stored), so sample and pdf agree.
   e.integral = static_cast<float>(total / static_cast<double>(w * h));
   return e;
 }
@@ -62,8 +52,8 @@ environment_map environment_data::view() const {
   if (texels.empty()) return m;
   m.texels = texels.data();
   m.weight = weight.data();
-  m.conditional_cdf = conditional_cdf.data();
-  m.marginal_cdf = marginal_cdf.data();
+  m.row_alias = row_alias.data();
+  m.column_alias = column_alias.data();
   m.width = width;
   m.height = height;
   m.integral = integral;

@@ -1,7 +1,8 @@
 // An HDR environment map as the stages see it: a latitude-longitude image of radiance around the
 // scene, its lookup by direction, and its importance sampling for next-event estimation (a 2D
 // piecewise-constant distribution over the texels, weighted by their mean radiance times the sine
-// of their polar angle, drawn by a marginal CDF over rows and a conditional CDF within the row).
+// of their polar angle, drawn by an alias table over rows and one within the row: two table reads,
+// where CDFs' binary searches took log2(width) + log2(height) dependent reads).
 // One copy for CPU and GPU; the tables are built on the host (environment_data.hpp).
 //
 // Mapping (before `rotation`): row 0 is the top of the image, +y (theta = 0); the bottom row -y.
@@ -11,6 +12,7 @@
 // constant radiance (no filtering): what the sampling distribution assumes.
 #pragma once
 
+#include "alias_table.hpp"
 #include "sampling.hpp"
 
 #include <cstdint>
@@ -20,8 +22,8 @@ namespace sieve::render {
 struct environment_map {
   const vec3* texels = nullptr;           // width * height, row 0 at the top; null: no map
   const float* weight = nullptr;          // per texel: mean(rgb) * sin(theta at the row's centre)
-  const float* conditional_cdf = nullptr; // per row, width + 1 entries from 0 to 1
-  const float* marginal_cdf = nullptr;    // height + 1 entries from 0 to 1, over the rows' sums
+  const alias_entry* row_alias = nullptr;     // height entries, over the rows' sums
+  const alias_entry* column_alias = nullptr;  // per row, width entries over its texels
   std::uint32_t width = 0, height = 0;
   float integral = 0;      // mean weight over the texels; 0: a black map, nothing to sample
   float scale = 1;         // radiance multiplier
@@ -70,18 +72,6 @@ SIEVE_HD inline float environment_pdf(const environment_map& m, vec3 w) {
   return m.weight[t.index] / m.integral / (2 * pi * pi * t.sin_theta);
 }
 
-// The interval i of a CDF of n + 1 entries (cdf[0] = 0, cdf[n] = 1) that holds u in [0, 1):
-// the last i with cdf[i] <= u, so intervals of zero width are never chosen.
-SIEVE_HD inline std::uint32_t cdf_interval(const float* cdf, std::uint32_t n, float u) {
-  std::uint32_t lo = 0, hi = n - 1;
-  while (lo < hi) {
-    const std::uint32_t mid = (lo + hi + 1) / 2;
-    if (cdf[mid] <= u) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
-}
-
 struct environment_sample {
   vec3 wi;         // world direction, unit
   float pdf = 0;   // solid angle; 0: nothing drawn
@@ -89,24 +79,19 @@ struct environment_sample {
 };
 
 // A direction drawn with density proportional to the texels' weights (per unit of the image's
-// area), converted to solid angle. u1 picks the row, u2 the column.
+// area), converted to solid angle. u1 picks the row, u2 the column; what is left of each places
+// the direction inside the texel.
 SIEVE_HD inline environment_sample sample_environment(const environment_map& m, float u1, float u2) {
   environment_sample s;
   if (!m.sampled) return s;
-  const std::uint32_t row = cdf_interval(m.marginal_cdf, m.height, u1);
-  const float* cdf = m.conditional_cdf + std::size_t{row} * (m.width + 1);
-  const std::uint32_t col = cdf_interval(cdf, m.width, u2);
-  // Where inside the texel: the offset of u within its interval, so neighbouring numbers stay close.
-  const float r0 = m.marginal_cdf[row], r1 = m.marginal_cdf[row + 1];
-  const float c0 = cdf[col], c1 = cdf[col + 1];
-  const float dv = r1 > r0 ? fminf(fmaxf((u1 - r0) / (r1 - r0), 0.0f), 1.0f) : 0.5f;
-  const float du = c1 > c0 ? fminf(fmaxf((u2 - c0) / (c1 - c0), 0.0f), 1.0f) : 0.5f;
-  const float theta = pi * (static_cast<float>(row) + dv) / static_cast<float>(m.height);
-  const float phi = 2 * pi * (static_cast<float>(col) + du) / static_cast<float>(m.width);
+  const alias_pick row = pick_alias(m.row_alias, m.height, u1);
+  const alias_pick col = pick_alias(m.column_alias + std::size_t{row.index} * m.width, m.width, u2);
+  const float theta = pi * (static_cast<float>(row.index) + row.rest) / static_cast<float>(m.height);
+  const float phi = 2 * pi * (static_cast<float>(col.index) + col.rest) / static_cast<float>(m.width);
   const float sin_theta = sinf(theta);
   if (!(sin_theta > 0)) return s;
   const vec3 local{sin_theta * sinf(phi), cosf(theta), -sin_theta * cosf(phi)};
-  const std::uint32_t index = row * m.width + col;
+  const std::uint32_t index = row.index * m.width + col.index;
   s.wi = m.to_world(local);
   s.pdf = m.weight[index] / m.integral / (2 * pi * pi * sin_theta);
   s.radiance = m.texels[index] * m.scale;

@@ -1,9 +1,12 @@
 // Next-event estimation's light sampling: an emissive triangle chosen by its power (area times
 // its mean emitted radiance, over its texels where the emission is textured), then a uniform point
 // on it. Triangles of no power are left out: they are reached by BSDF sampling alone, at full
-// weight. One copy for CPU and GPU.
+// weight. The triangle is drawn by an alias table (O(1): one table read where a CDF's binary search
+// over 15,000 lights took 14 dependent reads), and its chance, which multiple importance sampling
+// reads at every hit on an emitter, is one read of a per-triangle array. One copy for CPU and GPU.
 #pragma once
 
+#include "alias_table.hpp"
 #include "sampling.hpp"
 
 #include <cstdint>
@@ -12,7 +15,8 @@ namespace sieve::render {
 
 struct light_table {
   const std::uint32_t* triangles = nullptr;  // emissive triangle indices, increasing
-  const float* cdf = nullptr;                // cdf[i] = power of lights 0..i / total; cdf[count - 1] = 1
+  const alias_entry* alias = nullptr;        // count entries: light i by its power
+  const float* chance_of = nullptr;          // per scene triangle: its chance of being drawn (0: no light)
   std::uint32_t count = 0;
   float total_area = 0;
 };
@@ -26,34 +30,19 @@ struct light_sample {
 
 SIEVE_HD inline float triangle_area(const triangle& t) { return 0.5f * length(cross(t.v1 - t.v0, t.v2 - t.v0)); }
 
-// The light triangle whose cdf interval holds u (binary search), and a uniform point on it.
+// The light triangle that u draws, and a uniform point on it.
 SIEVE_HD inline light_sample sample_light(const light_table& l, const triangle* triangles, float u, float u1,
                                           float u2) {
-  std::uint32_t lo = 0, hi = l.count - 1;
-  while (lo < hi) {
-    const std::uint32_t mid = (lo + hi) / 2;
-    if (u < l.cdf[mid]) hi = mid;
-    else lo = mid + 1;
-  }
-  const std::uint32_t prim = l.triangles[lo];
+  const std::uint32_t prim = l.triangles[pick_alias(l.alias, l.count, u).index];
   const triangle& t = triangles[prim];
   float b1, b2;
   uniform_triangle(u1, u2, b1, b2);
   return {t.v0 * (1.0f - b1 - b2) + t.v1 * b1 + t.v2 * b2, geometric_normal(t), prim, b1, b2};
 }
 
-// The chance that sample_light picks triangle `prim` (binary search of the increasing list); 0 for
-// a triangle that is not in it.
+// The chance that sample_light picks triangle `prim`; 0 for a triangle that is no light.
 SIEVE_HD inline float light_pick_chance(const light_table& l, std::uint32_t prim) {
-  if (l.count == 0) return 0;
-  std::uint32_t lo = 0, hi = l.count - 1;
-  while (lo < hi) {
-    const std::uint32_t mid = (lo + hi) / 2;
-    if (l.triangles[mid] < prim) lo = mid + 1;
-    else hi = mid;
-  }
-  if (l.triangles[lo] != prim) return 0;
-  return l.cdf[lo] - (lo > 0 ? l.cdf[lo - 1] : 0.0f);
+  return l.count == 0 ? 0.0f : l.chance_of[prim];
 }
 
 // The solid-angle density with which sample_light picks direction `w` (unit) towards a point of

@@ -16,6 +16,7 @@
 #pragma once
 
 #include "math.hpp"
+#include "srgb_table.hpp"
 
 #include <cstdint>
 
@@ -112,10 +113,7 @@ namespace detail {
 // Channel c of a stored texel, as the texture unit returns it (normalised, sRGB decoded).
 SIEVE_HD inline float texel_channel(const texture_view& t, const unsigned char* p, std::uint32_t c) {
   switch (t.format) {
-    case texel_format::unorm8: {
-      const float v = static_cast<float>(p[c]) * (1.0f / 255.0f);
-      return t.srgb && c < 3 ? srgb_decode(v) : v;
-    }
+    case texel_format::unorm8: return t.srgb && c < 3 ? srgb8_decode(p[c]) : static_cast<float>(p[c]) * (1.0f / 255.0f);
     case texel_format::unorm16: {
       std::uint16_t w;
       memcpy(&w, p + 2 * c, 2);

@@ -83,11 +83,12 @@ channel_plan plan_of(const texel_image& image, image_use use, bool srgb) {
   channel_plan p;
   switch (use) {
     case image_use::color:
-      // The texture unit decodes sRGB in four-channel 8-bit textures: a grey sRGB image is widened.
+      // RGB: three channels (the alpha, where there is one, is the alpha use's own texture). The
+      // texture unit decodes sRGB in four-channel 8-bit textures only, so a grey sRGB image is
+      // widened to RGB, and the upload widens RGB to RGBA (device_scene.cu).
       if (grey && !srgb) return p.count = 1, p.from[0] = 0, p;
-      p.count = 4;
+      p.count = 3;
       for (int c = 0; c < 3; ++c) p.from[c] = grey ? 0 : c;
-      p.from[3] = alpha;
       return p;
     case image_use::opacity: return p.count = 1, p.from[0] = alpha >= 0 ? alpha : 0, p;
     case image_use::alpha: return p.count = 1, p.from[0] = alpha, p;
@@ -243,23 +244,32 @@ texture make_texture(std::string name, std::uint32_t width, std::uint32_t height
 
 std::string describe_storage(const texture& t) {
   static const char* const formats[] = {"8-bit", "16-bit", "half", "float"};
-  static const char* const layouts[] = {"", "grey", "XY", "", "RGBA"};
+  static const char* const layouts[] = {"", "grey", "XY", "RGB", "RGBA"};
   return std::string(formats[static_cast<int>(t.format)]) + (t.srgb ? " sRGB " : " ") + layouts[t.channels] +
          (t.levels > 1 ? ", " + std::to_string(t.levels) + " levels" : "");
 }
 
+std::uint64_t hardware_bytes(const texture& t) { return t.channels == 3 ? t.bytes() / 3 * 4 : t.bytes(); }
+
 std::string texture_memory_line(std::span<const texture> textures) {
-  std::uint64_t stored = 0, source = 0;
-  for (const texture& t : textures) stored += t.bytes(), source += t.source_bytes;
+  std::uint64_t stored = 0, source = 0, hardware = 0;
+  for (const texture& t : textures) stored += t.bytes(), source += t.source_bytes, hardware += hardware_bytes(t);
   auto mib = [](std::uint64_t b) {
     char s[32];
     std::snprintf(s, sizeof s, "%.1f MiB", static_cast<double>(b) / (1 << 20));
     return std::string(s);
   };
-  char ratio[32] = "";
-  if (source > 0) std::snprintf(ratio, sizeof ratio, ", %.2fx the ", static_cast<double>(stored) / static_cast<double>(source));
-  return std::to_string(textures.size()) + " (" + mib(stored) + " stored with mipmaps" +
-         (source > 0 ? ratio + mib(source) + " of their images' texels" : "") + ")";
+  auto times = [&](std::uint64_t b) {
+    char s[32];
+    std::snprintf(s, sizeof s, "%.2fx", static_cast<double>(b) / static_cast<double>(source));
+    return std::string(s);
+  };
+  std::string line = std::to_string(textures.size()) + " (" + mib(stored) + " stored with mipmaps";
+  if (source > 0) line += ", " + times(stored) + " the " + mib(source) + " of their images' texels";
+  if (hardware != stored)
+    line += "; " + mib(hardware) + (source > 0 ? ", " + times(hardware) + "," : "") +
+            " as GPU texture objects, which hold RGB as RGBA";
+  return line + ")";
 }
 
 }  // namespace sieve::render

@@ -84,8 +84,15 @@ inline constexpr unsigned grouped_threads = 256;  // a block: 8 warps
 // others to the threads after them (each kind in its order), so that every warp but the one at the
 // boundary runs one kind. One slice a block: a warp that ends early leaves, where a grid-stride
 // loop would hold it at the barrier before the next slice until the block's slowest warp ends.
+// Blocks an SM must hold at once: the register cap the compiler works to. 4 blocks of 256 hold
+// the shade kernels to 64 registers (50 % occupancy; 80 registers and 37.5 % without the cap): on
+// an H200 the helmet's shade stage 8.5 -> 7.6 ms with texture objects, 22.9 -> 17.7 ms packed
+// (bench/results/h200/tex4/README.md).
+#ifndef SIEVE_GROUPED_MIN_BLOCKS
+#define SIEVE_GROUPED_MIN_BLOCKS 4
+#endif
 template <class Index, class P, class F>
-__global__ void __launch_bounds__(grouped_threads) parallel_for_grouped_kernel(std::size_t n, P first, F body) {
+__global__ void __launch_bounds__(grouped_threads, SIEVE_GROUPED_MIN_BLOCKS) parallel_for_grouped_kernel(std::size_t n, P first, F body) {
   constexpr unsigned warps = grouped_threads / 32;
   __shared__ unsigned short order[grouped_threads];
   __shared__ unsigned firsts[warps], items[warps];

@@ -11,6 +11,7 @@
 
 #include <cuda_runtime.h>
 
+#include <cstring>
 #include <future>
 #include <mutex>
 #include <vector>
@@ -44,16 +45,25 @@ class device_texture {
     const cudaChannelFormatKind kind = t.format == texel_format::half || t.format == texel_format::float32
                                            ? cudaChannelFormatKindFloat
                                            : cudaChannelFormatKindUnsigned;
-    const cudaChannelFormatDesc desc = cudaCreateChannelDesc(bits, t.channels >= 2 ? bits : 0, t.channels >= 4 ? bits : 0,
-                                                             t.channels >= 4 ? bits : 0, kind);
+    // No three-channel formats: RGB goes up as RGBA, its fourth channel zero (a lookup never reads it).
+    const bool widen = t.channels == 3;
+    const cudaChannelFormatDesc desc = cudaCreateChannelDesc(bits, t.channels >= 2 ? bits : 0, t.channels >= 3 ? bits : 0,
+                                                             t.channels >= 3 ? bits : 0, kind);
     SIEVE_CUDA_CHECK(cudaMallocMipmappedArray(&array_, &desc, make_cudaExtent(t.width, t.height, 0), t.levels));
     const texture_view v = t.view();
+    std::vector<unsigned char> wide;
     for (std::uint32_t l = 0; l < t.levels; ++l) {
       cudaArray_t level = nullptr;
       SIEVE_CUDA_CHECK(cudaGetMipmappedArrayLevel(&level, array_, l));
-      const std::size_t row = std::size_t{v.level_width(l)} * v.texel_bytes();
-      SIEVE_CUDA_CHECK(cudaMemcpy2DToArray(level, 0, 0, t.texels.data() + t.level_offset[l], row, row, v.level_height(l),
-                                           cudaMemcpyHostToDevice));
+      const std::size_t texels = std::size_t{v.level_width(l)} * v.level_height(l), in = v.texel_bytes();
+      const unsigned char* from = t.texels.data() + t.level_offset[l];
+      if (widen) {
+        wide.assign(texels * in / 3 * 4, 0);
+        for (std::size_t i = 0; i < texels; ++i) std::memcpy(wide.data() + i * (in / 3 * 4), from + i * in, in);
+        from = wide.data();
+      }
+      const std::size_t row = std::size_t{v.level_width(l)} * (widen ? in / 3 * 4 : in);
+      SIEVE_CUDA_CHECK(cudaMemcpy2DToArray(level, 0, 0, from, row, row, v.level_height(l), cudaMemcpyHostToDevice));
     }
     cudaResourceDesc res{};
     res.resType = cudaResourceTypeMipmappedArray;
@@ -99,9 +109,11 @@ struct device_scene::arrays {
   std::vector<device_texture> texture_objects;  // hardware: one mipmapped array and texture object each
   device_array<texture_view> textures;
   device_array<std::uint32_t> light_triangles;
-  device_array<float> light_cdf;
+  device_array<alias_entry> light_alias;
+  device_array<float> light_chance;
   device_array<vec3> env_texels;
-  device_array<float> env_weight, env_conditional, env_marginal;
+  device_array<float> env_weight;
+  device_array<alias_entry> env_rows, env_columns;
 };
 
 device_scene::device_scene(const prepared_scene& ps, texture_storage storage)
@@ -143,12 +155,16 @@ device_scene::device_scene(const prepared_scene& ps, texture_storage storage)
   a.textures = device_array<texture_view>(views);
   a.light_triangles = device_array<std::uint32_t>(
       std::vector<std::uint32_t>(host.lights.triangles, host.lights.triangles + host.lights.count));
-  a.light_cdf = device_array<float>(std::vector<float>(host.lights.cdf, host.lights.cdf + host.lights.count));
+  a.light_alias = device_array<alias_entry>(
+      std::vector<alias_entry>(host.lights.alias, host.lights.alias + host.lights.count));
+  if (host.lights.count > 0)
+    a.light_chance = device_array<float>(
+        std::vector<float>(host.lights.chance_of, host.lights.chance_of + sc.triangles.size()));
   const environment_data& env = sc.environment_map;
   a.env_texels = device_array<vec3>(env.texels);
   a.env_weight = device_array<float>(env.weight);
-  a.env_conditional = device_array<float>(env.conditional_cdf);
-  a.env_marginal = device_array<float>(env.marginal_cdf);
+  a.env_rows = device_array<alias_entry>(env.row_alias);
+  a.env_columns = device_array<alias_entry>(env.column_alias);
 }
 
 device_scene::~device_scene() = default;
@@ -160,8 +176,8 @@ scene_view device_scene::view(std::uint32_t width, std::uint32_t height) const {
   // Empty without a map: the view's pointers stay null.
   v.env_map.texels = a.env_texels.get();
   v.env_map.weight = a.env_weight.get();
-  v.env_map.conditional_cdf = a.env_conditional.get();
-  v.env_map.marginal_cdf = a.env_marginal.get();
+  v.env_map.row_alias = a.env_rows.get();
+  v.env_map.column_alias = a.env_columns.get();
   const bool cutouts = v.bvh.alpha.present();  // the host view's: the device BVH's view carries none
   v.bvh = bvh_.view();
   v.surfaces = a.surfaces.get();
@@ -172,7 +188,8 @@ scene_view device_scene::view(std::uint32_t width, std::uint32_t height) const {
   v.textures = sc.textures.empty() ? nullptr : a.textures.get();
   if (cutouts) v.bvh.alpha = {v.material_of, a.alpha.get(), v.uvs, v.textures};
   v.lights.triangles = a.light_triangles.get();
-  v.lights.cdf = a.light_cdf.get();
+  v.lights.alias = a.light_alias.get();
+  v.lights.chance_of = a.light_chance.get();
   return v;
 }
 

@@ -93,6 +93,7 @@ prepared_scene::prepared_scene(const scene& s, bvh tree) : scene_(&s), bvh_(std:
   alpha_ = alpha_table(s);
   // Next-event estimation picks a light triangle by its power (core/lights.hpp).
   double area = 0, power = 0;
+  std::vector<double> powers;
   for (const std::uint32_t t : s.emissive) {
     const double a = triangle_area(s.triangles[t]);
     const double p = a * mean_emission(s, t);
@@ -100,10 +101,11 @@ prepared_scene::prepared_scene(const scene& s, bvh tree) : scene_(&s), bvh_(std:
     area += a;
     power += p;
     light_triangles_.push_back(t);
-    light_cdf_.push_back(static_cast<float>(power));
+    powers.push_back(p);
   }
-  for (float& c : light_cdf_) c = static_cast<float>(c / power);
-  if (!light_cdf_.empty()) light_cdf_.back() = 1.0f;
+  light_alias_ = build_alias_table(powers);
+  if (!powers.empty()) light_chance_.assign(s.triangles.size(), 0.0f);
+  for (std::size_t i = 0; i < powers.size(); ++i) light_chance_[light_triangles_[i]] = static_cast<float>(powers[i] / power);
   light_area_ = static_cast<float>(area);
   for (const triangle& t : s.triangles) {
     bounds_.grow(t.v0);
@@ -132,8 +134,8 @@ scene_view prepared_scene::view(std::uint32_t width, std::uint32_t height) const
   v.tangents = s.tangents.empty() ? nullptr : s.tangents.data();
   v.textures = textures_.empty() ? nullptr : textures_.data();
   if (!alpha_.empty()) v.bvh.alpha = {v.material_of, alpha_.data(), v.uvs, v.textures};
-  v.lights = {light_triangles_.data(), light_cdf_.data(), static_cast<std::uint32_t>(light_triangles_.size()),
-              light_area_};
+  v.lights = {light_triangles_.data(), light_alias_.data(), light_chance_.data(),
+              static_cast<std::uint32_t>(light_triangles_.size()), light_area_};
   v.environment = s.environment;
   v.env_map = s.environment_map.view();
   v.cam = camera::look_at(s.camera.position, s.camera.look_at, s.camera.up, s.camera.vfov_degrees,

@@ -53,7 +53,8 @@ class prepared_scene {
   std::vector<texture_view> textures_;  // of the scene's textures (host memory)
   std::vector<alpha_material> alpha_;   // alpha_table(scene)
   std::vector<std::uint32_t> light_triangles_;
-  std::vector<float> light_cdf_;
+  std::vector<alias_entry> light_alias_;
+  std::vector<float> light_chance_;  // per scene triangle (empty without lights)
   float light_area_ = 0;
   aabb bounds_;
 };

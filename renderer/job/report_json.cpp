@@ -64,9 +64,10 @@ nlohmann::json render_report(const render_request& rq, const scene& sc, const re
   j["max_bounces"] = sc.film.max_bounces;
   j["seed"] = sc.film.seed;
   j["triangles"] = sc.triangles.size();
-  std::uint64_t stored = 0, source = 0;
-  for (const texture& t : sc.textures) stored += t.bytes(), source += t.source_bytes;
+  std::uint64_t stored = 0, source = 0, objects = 0;
+  for (const texture& t : sc.textures) stored += t.bytes(), source += t.source_bytes, objects += hardware_bytes(t);
   j["textures"] = {{"count", sc.textures.size()}, {"stored_bytes", stored}, {"source_bytes", source},
+                   {"texture_object_bytes", objects},
                    {"storage", gpu ? std::string(to_string(settings.textures)) : std::string("packed")}, {"summary", texture_memory_line(sc.textures)}};
   j["threads"] = tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
   // Times: every key names its unit. frame_seconds is the render (what Mrays/s are over); "time"
