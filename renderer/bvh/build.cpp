@@ -9,12 +9,6 @@
 // (chosen at run time when the processor has it) and for any processor (portable); both round alike,
 // so both build the same tree.
 //
-// A node partitioned on one thread bins its children on the way (child_bins): each reference, once
-// its side is known, goes into its child's bins, laid over the node's centroid bounds cut at the
-// split (the child's own centroid bounds are not known before the partition ends). The child then
-// sweeps those bins and partitions: one pass over its references a level, not two (a binning and a
-// partition). Where the coarser bins hold no split, the child bins itself over its own bounds.
-//
 // Nodes of many primitives (the top levels) bin an evenly strided sample of their references, not
 // all of them: the split they choose is that of the sample, the bounds still exact (the partition
 // measures them), and the top levels cost a partition each instead of a binning and a partition.
@@ -236,7 +230,7 @@ class builder {
     prim_ref* refs = refs_.get();
     tbb::parallel_for(std::uint32_t{0}, blocks, [&](std::uint32_t b) {
       const std::uint32_t lo = begin + b * partition_block, hi = std::min(end, lo + partition_block);
-      cut[b] = k_.partition(refs, lo, hi, axis, split, bn, lb[b], rb[b], nullptr);
+      cut[b] = k_.partition(refs, lo, hi, axis, split, bn, lb[b], rb[b]);
     });
     std::uint64_t lefts = 0;
     for (std::uint32_t b = 0; b < blocks; ++b) {
@@ -298,33 +292,15 @@ class builder {
     return serial;
   }
 
-  bool parallel(std::uint32_t begin, std::uint32_t end) const {
-    return end - begin >= parallel_partition_above && !serial_partition();
+  std::uint32_t partition(std::uint32_t begin, std::uint32_t end, int axis, std::int32_t split, const binner& bn,
+                          range_bounds& left, range_bounds& right) {
+    if (end - begin >= parallel_partition_above && !serial_partition())
+      return parallel_partition(begin, end, axis, split, bn, left, right);
+    return k_.partition(refs_.get(), begin, end, axis, split, bn, left, right);
   }
 
-  // The node's split and the binner it was chosen with: from the bins its parent's partition filled
-  // (`given`, its side `side`) where they hold a split, else from its own binning pass.
-  struct choice {
-    split s;
-    binner bn;
-  };
-  choice choose(std::uint32_t begin, std::uint32_t end, const box8& c2, const child_bins* given, int side) const {
-    const std::uint32_t count = end - begin, n = std::clamp(count, 4U, opt_.bins);
-    choice c;
-    if (given != nullptr && given->n[side] == n) {
-      c.bn = given->bn[side];
-      c.s = k_.sweep(given->side[side], c.bn, n);
-      if (c.s.axis >= 0) return c;
-    }
-    c.bn = binner_of(c2, n);
-    c.s = k_.bin(refs_.get(), begin, end, count > sample_above ? count / sample_size : 1, c.bn, n);
-    if (count > sample_above) c.s.left = 0;  // a sample's count: the sides' sizes are not known
-    return c;
-  }
-
-  // rb: the bounds of the node's references and of their centroids; given, side: see choose.
-  tree_stats build(std::uint32_t node, std::uint32_t begin, std::uint32_t end, int depth, const range_bounds& rb,
-                   const child_bins* given = nullptr, int side = 0) {
+  // rb: the bounds of the node's references and of their centroids.
+  tree_stats build(std::uint32_t node, std::uint32_t begin, std::uint32_t end, int depth, const range_bounds& rb) {
     nodes_[node].bounds = rb.bounds.box();
     const std::uint32_t count = end - begin;
     const box8& c2 = rb.centroids;
@@ -333,28 +309,17 @@ class builder {
       return make_leaf(node, begin, end, depth);
 
     if (count >= parallel_above) stop_point();  // a large node: a stop asked for ends the build here
-    const auto [s, bn] = choose(begin, end, c2, given, side);
+    const std::uint32_t n = std::clamp(count, 4U, opt_.bins);
+    const binner bn = binner_of(c2, n);
+    const std::uint32_t stride = count > sample_above ? count / sample_size : 1;
+    const split s = k_.bin(refs_.get(), begin, end, stride, bn, n);
     std::uint32_t mid;
     range_bounds left, right;
-    child_bins kids;  // the children's bins, filled by a serial partition when the sides' sizes are known
-    child_bins* into = nullptr;
     if (s.axis >= 0) {
       const float parent = rb.bounds.half_area();
       const float cost = opt_.traversal_cost + (parent > 0 ? s.cost / parent : 0);  // in triangle tests
       if (cost >= static_cast<float>(count) && count <= 4 * opt_.max_leaf) return make_leaf(node, begin, end, depth);
-      if (parallel(begin, end)) {
-        mid = parallel_partition(begin, end, s.axis, s.bin, bn, left, right);
-      } else {
-        if (s.left > 0 && s.left < count) {
-          const std::uint32_t sizes[2] = {s.left, count - s.left};
-          for (int k = 0; k < 2; ++k) {
-            kids.n[k] = sizes[k] > opt_.max_leaf ? std::clamp(sizes[k], 4U, opt_.bins) : 0;
-            if (kids.n[k] > 0) kids.bn[k] = side_binner(c2, bn, s, k, kids.n[k]);
-          }
-          into = &kids;
-        }
-        mid = k_.partition(refs_.get(), begin, end, s.axis, s.bin, bn, left, right, into);
-      }
+      mid = partition(begin, end, s.axis, s.bin, bn, left, right);
     } else {  // every bin split leaves one side empty: median on the widest centroid axis
       const int axis = c2.extent(0) >= c2.extent(1) && c2.extent(0) >= c2.extent(2) ? 0 : (c2.extent(1) >= c2.extent(2) ? 1 : 2);
       mid = begin + count / 2;
@@ -370,11 +335,11 @@ class builder {
     nodes_[node].count = 0;
     tree_stats a, b;
     if (count >= parallel_above)
-      tbb::parallel_invoke([&] { a = build(children, begin, mid, depth + 1, left, into, 0); },
-                           [&] { b = build(children + 1, mid, end, depth + 1, right, into, 1); });
+      tbb::parallel_invoke([&] { a = build(children, begin, mid, depth + 1, left); },
+                           [&] { b = build(children + 1, mid, end, depth + 1, right); });
     else {
-      a = build(children, begin, mid, depth + 1, left, into, 0);
-      b = build(children + 1, mid, end, depth + 1, right, into, 1);
+      a = build(children, begin, mid, depth + 1, left);
+      b = build(children + 1, mid, end, depth + 1, right);
     }
     return a += b;
   }

@@ -98,7 +98,6 @@ template <class Ops>
 SIEVE_FORCE_INLINE split sweep(const bins& b, const binner& bn, std::uint32_t n) {
   alignas(32) float acc[3][8];
   float cost[3][max_bins];
-  std::uint32_t lefts[3][max_bins];
   std::uint32_t side[3] = {0, 0, 0}, total[3];
   for (int a = 0; a < 3; ++a) Ops::set_empty(acc[a]);
   for (std::uint32_t j = n - 1; j > 0; --j)
@@ -115,21 +114,14 @@ SIEVE_FORCE_INLINE split sweep(const bins& b, const binner& bn, std::uint32_t n)
       // cost[a][j]: now that of the split below bin j + 1 (both sides), or none
       const bool both = side[a] > 0 && side[a] < total[a];
       cost[a][j] = both ? Ops::half_area(acc[a]) * static_cast<float>(side[a]) + cost[a][j + 1] : 1e30f;
-      lefts[a][j] = side[a];
     }
   split best;
   for (int axis = 0; axis < 3; ++axis) {
     if (bn.scale[axis] <= 0) continue;
     for (std::uint32_t j = 0; j + 1 < n; ++j)
-      if (cost[axis][j] < best.cost) best = {axis, static_cast<std::int32_t>(j + 1), cost[axis][j], lefts[axis][j]};
+      if (cost[axis][j] < best.cost) best = {axis, static_cast<std::int32_t>(j + 1), cost[axis][j]};
   }
   return best;
-}
-
-template <class Ops>
-SIEVE_FORCE_INLINE void clear(bins& b, std::uint32_t n) {
-  for (int a = 0; a < 3; ++a)
-    for (std::uint32_t k = 0; k < n; ++k) Ops::set_empty(b.box[a][k].lane), b.count[a][k] = 0;
 }
 
 // Bins the references begin, begin + stride, ... (< end) into n bins per axis and sweeps them for
@@ -141,8 +133,11 @@ SIEVE_FORCE_INLINE split bin_kernel(const prim_ref* refs, std::uint32_t begin, s
   // fall in the same bin, and one set makes each update wait for the previous one's store.
   const bool two = (end - begin) / stride >= 64;
   bins b, b2;
-  clear<Ops>(b, n);
-  if (two) clear<Ops>(b2, n);
+  for (int a = 0; a < 3; ++a)
+    for (std::uint32_t k = 0; k < n; ++k) {
+      Ops::set_empty(b.box[a][k].lane), b.count[a][k] = 0;
+      if (two) Ops::set_empty(b2.box[a][k].lane), b2.count[a][k] = 0;
+    }
   std::uint32_t i = begin;
   if (two) {
     for (; i + stride < end; i += 2 * stride) bin_one<Ops>(refs[i].lane, bn, b), bin_one<Ops>(refs[i + stride].lane, bn, b2);
@@ -163,10 +158,7 @@ SIEVE_FORCE_INLINE split bin_kernel(const prim_ref* refs, std::uint32_t begin, s
 template <class Ops>
 SIEVE_FORCE_INLINE std::uint32_t partition_kernel(prim_ref* refs, std::uint32_t begin, std::uint32_t end, int axis,
                                                   std::int32_t split, const binner& bn, range_bounds& left,
-                                                  range_bounds& right, child_bins* into) {
-  if (into != nullptr)
-    for (int side = 0; side < 2; ++side) clear<Ops>(into->side[side], into->n[side]);
-  const bool bin_left = into != nullptr && into->n[0] > 0, bin_right = into != nullptr && into->n[1] > 0;
+                                                  range_bounds& right) {
   alignas(16) std::int32_t k[4];
   alignas(32) float held[8];
   // The bounds grown in locals, not through the references' memory: a store to a reference cannot
@@ -178,11 +170,9 @@ SIEVE_FORCE_INLINE std::uint32_t partition_kernel(prim_ref* refs, std::uint32_t 
     Ops::bin_of(r, bn, k);
     if (k[axis] < split) {
       Ops::grow(l.bounds.lane, r), Ops::grow_centroid(l.centroids.lane, r);
-      if (bin_left) bin_one<Ops>(r, into->bn[0], into->side[0]);
       ++i;
     } else {
       Ops::grow(rr.bounds.lane, r), Ops::grow_centroid(rr.centroids.lane, r);
-      if (bin_right) bin_one<Ops>(r, into->bn[1], into->side[1]);
       --j;
       Ops::copy(held, r);
       Ops::copy(refs[i].lane, refs[j].lane);
@@ -202,7 +192,7 @@ SIEVE_FORCE_INLINE void measure_kernel(const prim_ref* refs, std::uint32_t begin
 
 template <class Ops>
 kernels kernels_of() {
-  return {bin_kernel<Ops>, sweep<Ops>, partition_kernel<Ops>, measure_kernel<Ops>};
+  return {bin_kernel<Ops>, partition_kernel<Ops>, measure_kernel<Ops>};
 }
 
 #if SIEVE_BUILD_AVX2
@@ -210,13 +200,10 @@ __attribute__((target("avx2"))) split bin_avx2(const prim_ref* r, std::uint32_t 
                                                const binner& bn, std::uint32_t n) {
   return bin_kernel<avx2_ops>(r, b, e, s, bn, n);
 }
-__attribute__((target("avx2"))) split sweep_avx2(const bins& b, const binner& bn, std::uint32_t n) {
-  return sweep<avx2_ops>(b, bn, n);
-}
 __attribute__((target("avx2"))) std::uint32_t partition_avx2(prim_ref* r, std::uint32_t b, std::uint32_t e, int axis,
                                                              std::int32_t split, const binner& bn, range_bounds& l,
-                                                             range_bounds& rr, child_bins* into) {
-  return partition_kernel<avx2_ops>(r, b, e, axis, split, bn, l, rr, into);
+                                                             range_bounds& rr) {
+  return partition_kernel<avx2_ops>(r, b, e, axis, split, bn, l, rr);
 }
 __attribute__((target("avx2"))) void measure_avx2(const prim_ref* r, std::uint32_t b, std::uint32_t e, range_bounds& out) {
   measure_kernel<avx2_ops>(r, b, e, out);
@@ -227,7 +214,7 @@ __attribute__((target("avx2"))) void measure_avx2(const prim_ref* r, std::uint32
 
 kernels pick_kernels(bool simd) {
 #if SIEVE_BUILD_AVX2
-  if (simd && __builtin_cpu_supports("avx2")) return {bin_avx2, sweep_avx2, partition_avx2, measure_avx2};
+  if (simd && __builtin_cpu_supports("avx2")) return {bin_avx2, partition_avx2, measure_avx2};
 #endif
   return kernels_of<portable_ops>();
 }

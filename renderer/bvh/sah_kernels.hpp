@@ -88,43 +88,19 @@ inline binner binner_of(const box8& c2, std::uint32_t n) {
 }
 
 // A split: the bins below `bin` on `axis` go left; cost: the sum over both sides of area x count
-// (axis -1: no split leaves both sides non-empty); left: how many of the binned references go left.
+// (axis -1: no split leaves both sides non-empty).
 struct split {
   int axis = -1;
   std::int32_t bin = 0;
   float cost = 1e30f;
-  std::uint32_t left = 0;
-};
-
-// The binner of one side of a split: the node's centroid bounds cut at the split's bin boundary.
-// A child binned by it while its parent partitions (child_bins) needs no binning pass of its own;
-// its bins are a little coarser than its own centroid bounds would give on the axes its
-// references do not fill.
-inline binner side_binner(const box8& c2, const binner& parent, const split& s, int side, std::uint32_t n) {
-  box8 c = c2;
-  const float at = parent.lo2[s.axis] + static_cast<float>(s.bin) / parent.scale[s.axis];
-  if (side == 0) c.lane[4 + s.axis] = std::min(c.lane[4 + s.axis], at);
-  else c.lane[s.axis] = std::min(c.lane[s.axis], -at);
-  return binner_of(c, n);
-}
-
-// The bins of both children of a partition, filled while it runs (side 0 left, 1 right); n[side]
-// == 0: that side is not binned (it will be a leaf).
-struct child_bins {
-  bins side[2];
-  binner bn[2];
-  std::uint32_t n[2] = {0, 0};
 };
 
 // The kernels: bin (a range's references, strided, into n bins per axis, then the sweep for the
-// split of least cost), sweep (bins filled already), partition (a range on a split, both sides'
-// bounds measured, and where `into` is given, each side binned for its own split on the way) and
-// measure.
+// split of least cost), partition (a range on a split, both sides' bounds measured) and measure.
 struct kernels {
   split (*bin)(const prim_ref*, std::uint32_t, std::uint32_t, std::uint32_t, const binner&, std::uint32_t);
-  split (*sweep)(const bins&, const binner&, std::uint32_t);
   std::uint32_t (*partition)(prim_ref*, std::uint32_t, std::uint32_t, int, std::int32_t, const binner&, range_bounds&,
-                             range_bounds&, child_bins* into);
+                             range_bounds&);
   void (*measure)(const prim_ref*, std::uint32_t, std::uint32_t, range_bounds&);
 };
 
