@@ -22,7 +22,9 @@
 // on timing: the blocks are fixed, the bounds are maxima, and a node's place is a function of its
 // range: the children of the node split at reference m (a split point is never shared) sit at
 // 2m - 1 and 2m of a sparse array that the end compacts in split order (an in-order layout). The
-// same tree, the same arrays, whatever the threads.
+// same tree, the same arrays, whatever the threads. No counter is shared by the threads while the
+// tree grows: a subtree's leaf counts are returned up the recursion (counters on one cache line,
+// taken by every core at each leaf, held the binary tree to 6x on 16 threads).
 #include "bvh.hpp"
 #include "node_steps.hpp"
 #include "sah_kernels.hpp"
@@ -39,7 +41,6 @@
 #include <tbb/parallel_reduce.h>
 
 #include <algorithm>
-#include <atomic>
 #include <chrono>
 #include <cmath>
 #include <cstdlib>
