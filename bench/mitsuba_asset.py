@@ -35,9 +35,17 @@ def used_images(g):
     return roles
 
 
-def check_materials(g, normal_maps, opaque_cutouts=False):
+def check_materials(g, normal_maps, opaque_cutouts=False, emission_probe=False):
     for m in g.get("materials", []):
         m.pop("occlusionTexture", None)  # never read by sieve; its image may be absent
+        if emission_probe:
+            # Each material emits its base colour (texture times factor), which a render of depth 0
+            # shows as it is read: the texture lookups alone (coordinates, filtering, sRGB, wrap).
+            pbr = m.get("pbrMetallicRoughness", {})
+            m["emissiveFactor"] = list(pbr.get("baseColorFactor", [1, 1, 1, 1]))[:3]
+            m.pop("emissiveTexture", None)
+            if "baseColorTexture" in pbr:
+                m["emissiveTexture"] = dict(pbr["baseColorTexture"])
         if not normal_maps:
             m.pop("normalTexture", None)
         if opaque_cutouts and m.get("alphaMode") == "MASK":
@@ -64,15 +72,17 @@ def decode_image(mi, g, buffers, folder, out, i):
     return a
 
 
-def asset_textures(mi, g, buffers, folder, out, metal, normal_maps=True, opaque_cutouts=False):
+def asset_textures(mi, g, buffers, folder, out, metal, normal_maps=True, opaque_cutouts=False,
+                   emission_probe=False):
     """Every image of the glTF decoded once (Mitsuba's reader) and written as PNG into out (sieve
     reads those: the same 8-bit texels, and no JPEG reader needed); the glTF's copy points at them.
     The alpha channel stays where a base colour map has one (a cut-out reads it). metal: every
     metallic value 1 (the factors, and the B channel of every metallic-roughness map) and roughness
     at most METAL_ROUGHNESS_CAP (the factors of materials without a map, the maps' G channel);
     normal_maps False: the materials' normal maps dropped, opaque_cutouts: cut-outs drawn opaque
-    (both renderers). Returns image index -> float array in 0 .. 1."""
-    check_materials(g, normal_maps, opaque_cutouts)
+    (both renderers); emission_probe: every material emits its base colour (check_materials).
+    Returns image index -> float array in 0 .. 1."""
+    check_materials(g, normal_maps, opaque_cutouts, emission_probe)
     roles = used_images(g)
     pixels = {}
     for i in sorted(roles):
@@ -196,7 +206,7 @@ def asset_scenes(mi, args, metal):
     os.makedirs(out, exist_ok=True)
     g, buffers = read_gltf(gltf_path)
     pixels = asset_textures(mi, g, buffers, os.path.dirname(gltf_path), out, metal, not args.no_normal_maps,
-                            args.opaque_cutouts)
+                            args.opaque_cutouts, args.emission_probe)
     write_sieve_copy(g, buffers, out)
     env = t.get("environment", {})
     env_map = clamped_map(mi, os.path.join(here, env["map"]) if "map" in env else "", args.env_clamp)
@@ -211,7 +221,7 @@ def asset_scenes(mi, args, metal):
             f"color = {toml_value(colour)}", "[camera]"] +
             [f"{k} = {toml_value(v)}" for k, v in cam.items()] +
             ["[film]", f"width = {size[0]}", f"height = {size[1]}", f"spp = {args.spp}",
-             f"max_bounces = {args.depth}"]) + "\n")
+             f"max_bounces = {args.depth}", f"mipmaps = {toml_value(args.sieve_mipmaps or args.timing)}"]) + "\n")
     shapes = asset_meshes(mi, g, buffers, pixels, out, metal)
     env_arg = (env_map, float(env.get("scale", 1.0))) if env_map else colour
     cutouts = any(m.get("alphaMode") == "MASK" for m in g.get("materials", []))
@@ -235,14 +245,17 @@ def asset_scenes(mi, args, metal):
 
 def asset_cases(mi, args):
     rows = []
-    for metal in (False, True):
+    for metal in (False,) if args.emission_probe else (False, True):
         toml, scene_of, integrator = asset_scenes(mi, args, metal)
-        name = os.path.splitext(os.path.basename(args.asset))[0] + ("_metal" if metal else "")
-        model = None if metal else ("principled's dielectric part (Disney diffuse with retro-reflection, the "
+        name = os.path.splitext(os.path.basename(args.asset))[0] + ("_metal" if metal else "") + \
+            ("_emission" if args.emission_probe else "")
+        # The emission probe sees no BSDF: the models coincide there.
+        model = None if metal or args.emission_probe else ("principled's dielectric part (Disney diffuse with retro-reflection, the "
                                     "exact Fresnel term) vs glTF's fresnel_mix of a Schlick layer over Lambert")
         row = compare(mi, args, name, toml, scene_of, model)
-        row["mitsuba_integrator"] = integrator[0]
-        rows.append(row)
+        if row:  # None with --mitsuba-only
+            row["mitsuba_integrator"] = integrator[0]
+            rows.append(row)
     return rows
 
 

@@ -103,6 +103,11 @@ def compare(mi, args, name, sieve_toml, mitsuba_of_seed, model):
     s_runs, m_runs = [], []
     for k in range(args.seeds):
         exr = os.path.join(args.out, f"{name.replace('/', '-')}-sieve-{k}.exr")
+        if getattr(args, "mitsuba_only", False):
+            img = mi.render(mitsuba_of_seed(k + 1), seed=k + 1)
+            mi.Bitmap(img).write(os.path.join(args.out, f"{name.replace('/', '-')}-mitsuba-{k}.exr"))
+            m_runs.append(np.array(img, dtype=np.float64))
+            continue
         cmd = [args.sieve, "render", sieve_toml, "--out", exr, "--backend", args.backend,
                "--set", f"film.seed={k + 1}", "--quiet", "--integrator", "megakernel" if args.megakernel else "wavefront"]
         subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
@@ -110,6 +115,11 @@ def compare(mi, args, name, sieve_toml, mitsuba_of_seed, model):
         img = mi.render(mitsuba_of_seed(k + 1), seed=k + 1)
         m_runs.append(np.array(img, dtype=np.float64))
         mi.Bitmap(img).write(os.path.join(args.out, f"{name.replace('/', '-')}-mitsuba-{k}.exr"))
+    if not s_runs:  # --mitsuba-only: Mitsuba's images and their block means (per seed) kept in --out
+        np.save(os.path.join(args.out, f"{name.replace('/', '-')}-mitsuba-blocks.npy"),
+                np.stack([block_means(x, args.block) for x in m_runs]))
+        print(f"{name:34s} mitsuba {np.mean([x[..., :3].mean() for x in m_runs]):.5f} ({len(m_runs)} images)", flush=True)
+        return None
     s_mean = float(np.mean([x[..., :3].mean() for x in s_runs]))
     m_mean = float(np.mean([x[..., :3].mean() for x in m_runs]))
     rel = abs(s_mean - m_mean) / max(m_mean, 1e-12)

@@ -94,6 +94,12 @@ def main():
     ap.add_argument("--no-normal-maps", action="store_true", help="with --asset: drop the normal maps (both renderers)")
     ap.add_argument("--opaque-cutouts", action="store_true", help="with --asset: cut-out (MASK) materials drawn "
                     "opaque by both renderers (for a Mitsuba without the mask plugin)")
+    ap.add_argument("--emission-probe", action="store_true", help="with --asset: every material emits its base "
+                    "colour (use --depth 0: the images are then the texture lookups seen from the camera)")
+    ap.add_argument("--sieve-mipmaps", action="store_true", help="with --asset: sieve reads its textures at the "
+                    "ray cones' mipmap levels (default: at level 0 alone, as Mitsuba's bitmap texture does)")
+    ap.add_argument("--mitsuba-only", action="store_true", help="render Mitsuba's images alone (kept in --out) "
+                    "and compare nothing")
     ap.add_argument("--timing", action="store_true", help="with --asset: time both renderers instead of comparing")
     ap.add_argument("--mitsuba-integrator", default="auto", choices=["auto", "path", "volpath"],
                     help="with --asset: Mitsuba's integrator (auto: volpath where cut-outs must let shadow rays "
@@ -120,6 +126,8 @@ def main():
                       block_tolerance=args.block_tolerance,
                       environment=args.env_map or f"constant {ENV}")
         rows = asset_cases(mi, args) if args.asset else probe_cases(mi, args)
+        if args.mitsuba_only:
+            return
         report["results"] = rows
     failed = [r["case"] for r in rows if r["models_coincide"] and not r["pass"]]
     report["agreement"] = (("missed: " + ", ".join(failed)) if failed else
