@@ -245,7 +245,9 @@ def asset_scenes(mi, args, metal):
 
 def asset_cases(mi, args):
     rows = []
-    for metal in (False,) if args.emission_probe else (False, True):
+    cases = [m for m in ((False,) if args.emission_probe else (False, True))
+             if not args.only or ("metal" if m else "asset") in args.only.split(",")]
+    for metal in cases:
         toml, scene_of, integrator = asset_scenes(mi, args, metal)
         name = os.path.splitext(os.path.basename(args.asset))[0] + ("_metal" if metal else "") + \
             ("_emission" if args.emission_probe else "")

@@ -81,7 +81,8 @@ def main():
     ap.add_argument("--block", type=int, default=16)
     ap.add_argument("--mean-bound", type=float, default=0.02)
     ap.add_argument("--z-bound", type=float, default=4.0, help="|z| above which a block fails")
-    ap.add_argument("--only", default="", help="comma-separated material names")
+    ap.add_argument("--only", default="", help="comma-separated material names (with --asset: asset, "
+                    "metal: its cases)")
     ap.add_argument("--shape", default="sphere,quad", help="probe shapes: sphere, quad (comma-separated)")
     ap.add_argument("--megakernel", action="store_true", help="pass --integrator megakernel to sieve")
     ap.add_argument("--env-map", default="", help="an HDR map (.exr) around the probes instead of the constant environment")
