@@ -34,7 +34,12 @@ piecewise constant, Mitsuba's envmap bilinear); --env-clamp clamps it for both (
 and caustics converge slowly). --asset: a TOML scene placing one glTF model (.gltf or .glb; opaque and cut-out materials,
 KHR_mesh_quantization): the same triangles, texels and camera for both, the glTF model as principled
 (exact for metal, Disney's diffuse for the dielectric part), compared as it is and with every
-metallic value set to 1 and roughness capped at 0.6 (where the models coincide); --timing times
+metallic value set to 1 and roughness capped at --metal-roughness-cap (where the models coincide);
+sieve then reads its textures at level 0 (Mitsuba's bitmap has no mipmaps; --sieve-mipmaps for the
+ray cones' levels) and takes Mitsuba's conventions (--sieve-sides, --sieve-tangents: a surface's
+side by its interpolated normal, normal maps in the triangle's dp/du frame), and Mitsuba reads the
+normal maps' blue channel rebuilt from red and green as sieve does; --emission-probe (with --depth
+0) shows the texture lookups alone. --timing times
 Mitsuba (its first render, JIT compilation included, apart) and `sieve bench render` on it instead.
 Exits 1 when a case whose models coincide fails either check. Needs numpy and mitsuba.
 
@@ -47,7 +52,7 @@ import os
 import subprocess
 import sys
 
-from mitsuba_asset import asset_cases, asset_timing
+from mitsuba_asset import METAL_ROUGHNESS_CAP, asset_cases, asset_timing
 from mitsuba_common import ENV, OUT
 from mitsuba_probes import probe_cases
 
@@ -99,6 +104,14 @@ def main():
                     "colour (use --depth 0: the images are then the texture lookups seen from the camera)")
     ap.add_argument("--sieve-mipmaps", action="store_true", help="with --asset: sieve reads its textures at the "
                     "ray cones' mipmap levels (default: at level 0 alone, as Mitsuba's bitmap texture does)")
+    ap.add_argument("--sieve-sides", default="shading", choices=["shading", "geometric"], help="with --asset: "
+                    "sieve's film.sides (default shading: a surface's side by its interpolated normal, as Mitsuba's "
+                    "two-sided BSDFs and area lights take it)")
+    ap.add_argument("--sieve-tangents", default="uv", choices=["uv", "vertex"], help="with --asset: sieve's "
+                    "film.tangents (default uv: normal maps in each triangle's dp/du frame, bitangent n x t, as "
+                    "Mitsuba's normalmap builds it)")
+    ap.add_argument("--metal-roughness-cap", type=float, default=METAL_ROUGHNESS_CAP, help="with --asset: the metal variant's "
+                    "largest roughness (where the renderers' Smith terms differ little)")
     ap.add_argument("--mitsuba-only", action="store_true", help="render Mitsuba's images alone (kept in --out) "
                     "and compare nothing")
     ap.add_argument("--timing", action="store_true", help="with --asset: time both renderers instead of comparing")
