@@ -216,17 +216,24 @@ TEST(CornellBox, MeanIsStableAcrossSeedsWithinMonteCarloError) {
                                                           << " +- " << sb;
 }
 
+// The pixels that are not black, each expected to read `value` in red (an emitter seen head-on,
+// no bounce: no other term exists).
+std::size_t lit_pixels(const std::vector<vec3>& image, float value, float tolerance) {
+  std::size_t lit = 0;
+  for (const vec3& p : image) {
+    if (max_component(p) == 0) continue;
+    ++lit;
+    EXPECT_NEAR(p.x, value, tolerance);
+  }
+  return lit;
+}
+
 TEST(CornellBox, NoBouncesShowsOnlyTheLight) {
   scene s = small_cornell("cornell-box.toml", 64, 64, 1, 1);
   s.film.max_bounces = 0;
   const prepared_scene ps(s);
   const render_result r = render_cpu(ps, render_settings::from(s));
-  std::size_t lit = 0;
-  for (const vec3& p : r.sum) {
-    if (max_component(p) == 0) continue;
-    ++lit;
-    EXPECT_NEAR(p.x, 17.0f, 1e-3f);  // the light's Ke, seen head-on: no other term exists
-  }
+  const std::size_t lit = lit_pixels(r.sum, 17.0f, 1e-3f);  // the light's Ke
   EXPECT_GT(lit, 0U);
   EXPECT_LT(lit, r.sum.size() / 20) << "only the light (a small quad) may be lit";
   EXPECT_EQ(r.stats.bounces.size(), 1U);
@@ -252,12 +259,7 @@ TEST(Sides, EmissionByTheGeometricOrTheInterpolatedNormal) {
     s.film.shading_sides = shading;
     const prepared_scene ps(s);
     const render_result r = render_cpu(ps, render_settings::from(s));
-    std::size_t lit = 0;
-    for (const vec3& p : r.sum) {
-      if (max_component(p) == 0) continue;
-      ++lit;
-      EXPECT_NEAR(p.x, 1.0f, 1e-6f);
-    }
+    const std::size_t lit = lit_pixels(r.sum, 1.0f, 1e-6f);
     if (shading) EXPECT_EQ(lit, 0U);
     else EXPECT_EQ(lit, r.sum.size()) << "the quad fills the view";
   }
