@@ -8,7 +8,7 @@
 //   cw_tracer      the 8-wide tree's compressed layout (cwbvh.hpp): a ray a thread, or closest and
 //                  any hits by persistent warps (cw_hits_walk)
 // visit_tracer(view, choice, f) calls f with the tracer of the choice's tree; trace_closest and
-// trace_any trace one ray by the choice (the megakernel, connect).
+// trace_any trace one ray by the choice (the megakernel).
 // All of them give the same hits bit for bit (the least (t, primitive), the same triangle test:
 // tests/bvh_test.cpp WideBvh.*, tests/cwbvh_test.cpp), so images do not change with the choice.
 #pragma once
@@ -105,8 +105,8 @@ inline constexpr ray_traversals gpu_dfs_traversals{dfs_of(trace_tree::compressed
                                                    dfs_of(trace_tree::compressed, trace_schedule::thread)};
 
 // The GPU's choice for a layout asked for (render_settings::bvh, `--bvh`): automatic is
-// gpu_dfs_traversals; the others name the tree of every ray kind (shadow rays: a ray a thread, over
-// the compressed tree unless binary).
+// gpu_dfs_traversals; the others name the tree of every ray kind (shadow rays: by the compressed
+// tree's walk for cwbvh, a ray a thread otherwise, over the compressed tree unless binary).
 constexpr ray_traversals gpu_traversals_for(bvh_layout layout) {
   const traversal shadow = gpu_dfs_traversals.shadow;
   switch (layout) {
@@ -116,7 +116,7 @@ constexpr ray_traversals gpu_traversals_for(bvh_layout layout) {
     }
     case bvh_layout::cwbvh: {
       const traversal c = dfs_of(trace_tree::compressed, trace_schedule::walk);
-      return {c, c, shadow};
+      return {c, c, c};
     }
     case bvh_layout::cwbvh_thread: {
       const traversal c = dfs_of(trace_tree::compressed, trace_schedule::thread);
@@ -127,7 +127,7 @@ constexpr ray_traversals gpu_traversals_for(bvh_layout layout) {
   return gpu_dfs_traversals;
 }
 
-// One ray by the choice, a ray a thread (the megakernel's closest hits, connect's shadow rays). On
+// One ray by the choice, a ray a thread (the megakernel's closest hits and shadow rays). On
 // the GPU the renderer's choices walk the binary or the compressed tree (gpu_traversals_for); the
 // 8-wide tree's GPU form is `bench trace`'s (visit_tracer), so the stages' kernels keep the
 // registers of those two alone.
