@@ -33,6 +33,18 @@ struct shadow_walk : Walk {
   }
 };
 
+// A ray a thread: shadow queue entry k traced by `trace` (a tracer of trace/tracers.hpp).
+template <class Exec, class Trace>
+void connect_each(Exec e, std::uint32_t capacity, const bounce_columns& b, vec3* film, Trace trace) {
+  const std::uint32_t* count = b.shadow_count;
+  const ray* rays = b.shadow_rays;
+  const vec3* light = b.shadow_light;
+  const std::uint32_t* slots = b.shadow_slots;
+  exec::parallel_for(e, "connect", capacity, [=] SIEVE_HD(std::uint32_t k) {
+    if (k < *count && !trace.any(rays[k])) film[slots[k]] += light[k];
+  });
+}
+
 // The wavefront's shadow queue (bounce_columns: *b.shadow_count entries, fewer than `capacity`, what
 // the launch covers), traced as s.trace.shadow says: a ray a thread, or by persistent warps where
 // the choice walks (`cursor`: one word of the backend's memory, as extend's). Each film entry takes
@@ -42,22 +54,19 @@ void connect(Exec e, std::uint32_t capacity, const scene_view& s, const bounce_c
              std::uint32_t* cursor) {
   const std::uint32_t* count = b.shadow_count;
   const ray* rays = b.shadow_rays;
-  const vec3* light = b.shadow_light;
-  const std::uint32_t* slots = b.shadow_slots;
+  const auto ray_of = [=] SIEVE_HD(std::uint32_t k) { return rays[k]; };
+  const auto items = [=] SIEVE_HD { return *count; };
   visit_tracer(s.bvh, s.trace.shadow, [&](auto tracer) {
     using tracer_t = decltype(tracer);
     if constexpr (tracer_t::walks_any && !std::is_same_v<Exec, exec::cpu>)
       if (walks<tracer_t>(s.trace.shadow, true)) {
-        const auto ray_of = [=] SIEVE_HD(std::uint32_t k) { return rays[k]; };
-        const auto items = [=] SIEVE_HD { return *count; };
         using walk_t = decltype(tracer.template walk<true>(ray_of, items, nullptr));
         return exec::parallel_walk(
-            e, "connect", shadow_walk<walk_t>{tracer.template walk<true>(ray_of, items, nullptr), light, slots, film},
+            e, "connect",
+            shadow_walk<walk_t>{tracer.template walk<true>(ray_of, items, nullptr), b.shadow_light, b.shadow_slots, film},
             cursor);
       }
-    exec::parallel_for(e, "connect", capacity, [=] SIEVE_HD(std::uint32_t k) {
-      if (k < *count && !tracer.any(rays[k])) film[slots[k]] += light[k];
-    });
+    connect_each(e, capacity, b, film, tracer);
   });
 }
 

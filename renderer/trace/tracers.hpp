@@ -92,15 +92,19 @@ constexpr bool walks(const traversal& t, bool any) {
 //   diffuse   1408                                 2345             1595
 //   shadow    5722                                 5605             6236
 // In the renderer (`sieve bench render SCENE --bvh binary,cwbvh,cwbvh-thread,auto`, H200,
-// bench/results/h200/render-bvh-2/): this choice 1.13..1.34x the binary tree's frame rate, within
-// 1.1 % of the best single choice on each of four scenes.
+// bench/results/h200/render-bvh-2/): camera rays a thread, bounce rays walked, 1.13..1.34x the
+// binary tree's frame rate, within 1.1 % of the best single choice on each of four scenes; walking
+// the camera rays too (`cwbvh` there) was within 0.6 % of it either way. On the helmet (an object
+// under the sky: most camera rays miss it, and a warp's lanes that missed idled while the others
+// traced) walking them took the extend stage from 11.55 to 10.8 .. 11.0 ms
+// (bench/results/h200/helmet5/): every extension ray walks.
 inline constexpr traversal dfs_of(trace_tree tree, trace_schedule schedule) {
   return {traversal_kind::dfs, tree, schedule};
 }
 inline constexpr ray_traversals cpu_traversals{dfs_of(trace_tree::wide, trace_schedule::thread),
                                                dfs_of(trace_tree::wide, trace_schedule::thread),
                                                dfs_of(trace_tree::wide, trace_schedule::thread)};
-inline constexpr ray_traversals gpu_dfs_traversals{dfs_of(trace_tree::compressed, trace_schedule::thread),
+inline constexpr ray_traversals gpu_dfs_traversals{dfs_of(trace_tree::compressed, trace_schedule::walk),
                                                    dfs_of(trace_tree::compressed, trace_schedule::walk),
                                                    dfs_of(trace_tree::compressed, trace_schedule::thread)};
 
