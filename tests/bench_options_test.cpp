@@ -121,6 +121,7 @@ TEST(BenchOptions, RenderBenchCommandRepeatsEveryOption) {
   a.reorders = {"morton", "none"};
   a.textures = {"packed", "hardware"};
   a.repeats = 2;
+  a.wave_paths = 1U << 22;
   a.profile_stages = "on";
   a.csv = "r.csv";
   a.json = "r.json";
@@ -137,6 +138,7 @@ TEST(BenchOptions, RenderBenchCommandRepeatsEveryOption) {
   EXPECT_EQ(b.textures, a.textures) << cmd;
   EXPECT_EQ(b.reorders, a.reorders) << cmd;
   EXPECT_EQ(b.repeats, a.repeats);
+  EXPECT_EQ(b.wave_paths, a.wave_paths) << cmd;
   EXPECT_EQ(b.profile_stages, a.profile_stages) << cmd;
   EXPECT_EQ(b.csv, a.csv);
   EXPECT_EQ(b.json, a.json);

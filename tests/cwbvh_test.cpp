@@ -156,6 +156,32 @@ TEST(CwBvh, DegenerateInputs) {
   }
 }
 
+// Directions with zero components of either sign (-0.0 is what a sampled or reflected direction
+// can round to): the box test takes each axis's near bound by the sign of its reciprocal, whose
+// sign a -0.0 keeps, so the octant must too (with d.x < 0 it said +, and a ray along -0.0 missed
+// every box). Rays along the axes and in the axis planes.
+TEST(CwBvh, ZeroDirectionComponentsOfEitherSign) {
+  scene_data s = random_scene(3000, 0, 31);
+  const std::vector<float> zeros{0.0f, -0.0f};
+  std::mt19937 rng(5);
+  std::uniform_real_distribution<float> u(-8.0f, 8.0f), w(-1.0f, 1.0f);
+  for (int i = 0; i < 600; ++i) {
+    const int axis = i % 3;  // the axis the ray runs along (the other two components zero) ...
+    const bool plane = (i / 3) % 2 == 1;  // ... or the axis whose component alone is zero
+    vec3 d{zeros[(i / 6) % 2], zeros[(i / 12) % 2], zeros[(i / 24) % 2]};
+    float* c[3] = {&d.x, &d.y, &d.z};
+    if (plane) {
+      for (int k = 0; k < 3; ++k)
+        if (k != axis) *c[k] = w(rng);
+    } else {
+      *c[axis] = (i / 48) % 2 ? 1.0f : -1.0f;
+    }
+    const vec3 o{u(rng), u(rng), u(rng)};
+    s.rays.push_back({o, normalize(d)});
+  }
+  expect_matches_dfs(s);
+}
+
 // As exec::parallel_walk runs it (the GPU's extend stage): every ray written, the same hits.
 TEST(CwBvh, WalkEqualsWholeTrace) {
   const scene_data s = random_scene(2000, 5000, 21);

@@ -78,6 +78,7 @@ std::vector<config> render_configs(const render_bench_args& a, const scene& sc, 
       for (const auto& strategy :
            integrator == "megakernel" || queue == "append" ? std::vector<std::string>{"auto"} : strategies) {
         render_settings rs = render_settings::from(sc);
+        if (a.wave_paths) rs.max_queue = a.wave_paths;
         rs.integrator = parse_mode<integrator_kind>(integrator);
         if (queue != "-") rs.queue = parse_mode<queue_mode>(queue);
         if (routing != "-") rs.routing = parse_mode<routing_kind>(routing);
@@ -188,6 +189,10 @@ const option_schema<render_bench_args>& render_bench_options() {
              [](CLI::Option* x) { x->check(CLI::Range(1U, 16384U))->default_str("the scene's"); });
     o.option(&A::spp, "--spp", "samples per pixel",
              [](CLI::Option* x) { x->check(CLI::Range(1U, 1U << 20))->default_str("the scene's"); });
+    o.option(&A::wave_paths, "--wave-paths",
+             "paths in flight at once (a wave; every stage of a bounce launches over them): more keeps the GPU "
+             "full at the late bounces, whose paths are few, and costs their queues' memory",
+             [](CLI::Option* x) { x->check(CLI::Range(1U, 1U << 24))->default_str("2^20"); });
     o.option(&A::integrators, "--integrator", "wavefront, megakernel (comma-separated)",
              [](CLI::Option* x) { x->check(CLI::IsMember(mode_name_list<integrator_kind>())); });
     o.option(&A::strategies, "--strategy", "compaction strategies (comma-separated; default: all that fit)");

@@ -75,17 +75,24 @@ SIEVE_HD inline void atomic_add_aggregated(std::uint32_t* address, std::uint32_t
 #endif
 }
 
-// Appends value to list[0, *count) (in no particular order): one atomic per warp on the GPU.
-SIEVE_HD inline void append_aggregated(std::uint32_t* list, std::uint32_t* count, std::uint32_t value) {
+// A slot of its own in a list whose length is *count, for each thread that calls (in no particular
+// order; the threads may have diverged): one atomic per group of threads that arrive together on the
+// GPU, each taking the next of the group's slots.
+SIEVE_HD inline std::uint32_t append_slot_aggregated(std::uint32_t* count) {
 #if defined(__CUDA_ARCH__)
   namespace cg = cooperative_groups;
   const cg::coalesced_group g = cg::coalesced_threads();
   std::uint32_t base = 0;
   if (g.thread_rank() == 0) base = atomicAdd(count, g.size());
-  list[g.shfl(base, 0) + g.thread_rank()] = value;
+  return g.shfl(base, 0) + g.thread_rank();
 #else
-  list[atomic_add_u32(count, 1U)] = value;
+  return atomic_add_u32(count, 1U);
 #endif
+}
+
+// Appends value to list[0, *count) (in no particular order): one atomic per warp on the GPU.
+SIEVE_HD inline void append_aggregated(std::uint32_t* list, std::uint32_t* count, std::uint32_t value) {
+  list[append_slot_aggregated(count)] = value;
 }
 
 // The low 32-bit word of a 64-bit count: the stages' and the marks' counters are 32-bit, the

@@ -93,12 +93,18 @@ struct path_columns {
   }
 };
 
-// Per-bounce scratch, indexed like the live paths.
+// Per-bounce scratch, indexed like the live paths (hits) or, the shadow rays, as a queue of their own.
+// With shadow_count (the wavefront), shade appends each next-event ray it makes to the shadow queue:
+// entry k is shadow_rays[k], what it adds when unoccluded shadow_light[k] and where shadow_slots[k]
+// (its path's film entry), *shadow_count entries long, so that connect traces them side by side
+// (on the helmet 1M of the 6.8M hits made one: traced in the path queue's order, most lanes of a
+// warp had none and idled while one traced). Without (the megakernel's queue of one), entry i is path i's; light zero: none.
 struct bounce_columns {
   hit* hits = nullptr;            // extend's closest hits
   ray* shadow_rays = nullptr;     // shade's next-event rays, for connect
-  vec3* shadow_light = nullptr;   // what each adds when unoccluded; zero: no shadow ray
-  std::uint32_t* shadow_count = nullptr;  // shade counts the shadow rays it writes (when set)
+  vec3* shadow_light = nullptr;   // what each adds when unoccluded
+  std::uint32_t* shadow_count = nullptr;  // the shadow queue's length (null: entry i is path i's)
+  std::uint32_t* shadow_slots = nullptr;  // each shadow ray's film entry (with shadow_count)
   // An index queue: queue entry i is path index[i], whose state stays where generate put it. Null:
   // entry i is path i. The scratch columns above are indexed by queue entry.
   const std::uint32_t* index = nullptr;

@@ -108,6 +108,19 @@ SIEVE_HD inline vec3 shading_normal_at(const scene_view& s, const hit& h, const 
   return shading_normal_towards(shading_normal(tn, h.u, h.v, ng), ng, wo);
 }
 
+// Shade's next-event ray from queue entry i: appended to the shadow queue (bounce_columns), or at
+// entry i (the megakernel).
+SIEVE_HD inline void put_shadow_ray(const shade_args& a, std::uint32_t i, const ray& r, vec3 light) {
+  const bounce_columns& b = a.scratch;
+  std::uint32_t k = i;
+  if (b.shadow_count) {
+    k = append_slot_aggregated(b.shadow_count);
+    b.shadow_slots[k] = a.paths.slot[b.path(i)];
+  }
+  b.shadow_rays[k] = r;
+  b.shadow_light[k] = light;
+}
+
 // Next-event estimation at a point x of a surface with a non-delta lobe (geometric normal ng, side
 // normal side (side_normal's), shading normal n; `smooth`: n and side differ): a direction towards the environment map (with probability environment_pick) or a
 // light point by area, the MIS-weighted light it would add, and the shadow ray that decides whether
@@ -127,9 +140,7 @@ SIEVE_HD inline void next_event(const shade_args& a, std::uint32_t i, rng_key ke
     if (!(pdf_env > 0) || max_component(f_cos) <= 0) return;
     const vec3 light = beta * f_cos * es.radiance * (power_heuristic(pdf_env, pdf_bsdf) / pdf_env);
     if (!finite(light) || max_component(light) <= 0) return;
-    a.scratch.shadow_rays[i] = spawn_ray(x, ng, es.wi);  // unoccluded: it leaves the scene
-    a.scratch.shadow_light[i] = light;
-    if (a.scratch.shadow_count) atomic_add_aggregated(a.scratch.shadow_count, 1U);
+    put_shadow_ray(a, i, spawn_ray(x, ng, es.wi), light);  // unoccluded: it leaves the scene
     return;
   }
   const float pick_light = 1.0f - pick_env;
@@ -147,9 +158,7 @@ SIEVE_HD inline void next_event(const shade_args& a, std::uint32_t i, rng_key ke
   const vec3 le = emitted(surface_at(s, ls.prim, ls.b1, ls.b2), ls.normal, -wi);
   const vec3 light = beta * f_cos * le * (power_heuristic(pdf_light, pdf_bsdf) / pdf_light);
   if (!finite(light) || max_component(light) <= 0) return;
-  a.scratch.shadow_rays[i] = spawn_ray(x, ng, wi, dist * (1.0f - 1e-3f));  // stop short of the light itself
-  a.scratch.shadow_light[i] = light;
-  if (a.scratch.shadow_count) atomic_add_aggregated(a.scratch.shadow_count, 1U);
+  put_shadow_ray(a, i, spawn_ray(x, ng, wi, dist * (1.0f - 1e-3f)), light);  // stop short of the light itself
 }
 
 // What an escaping ray (unit direction w) sees: the map, weighed by MIS against next-event
@@ -175,7 +184,7 @@ SIEVE_HD inline bool shade_path(std::uint32_t i, const shade_args& a, const wave
   const ray r = p.rays[j];
   const hit h = a.scratch.hits[i];
   vec3 beta = p.throughput[j];
-  a.scratch.shadow_light[i] = {0, 0, 0};
+  if (!a.scratch.shadow_count) a.scratch.shadow_light[i] = {0, 0, 0};  // the megakernel: none yet
 
   vec3 seen{0, 0, 0};
   bool keep = false;

@@ -70,9 +70,10 @@ struct cw_ray {
   std::uint32_t oct;  // direction sign bits (bit a: negative along axis a)
 };
 
-// The direction's octant: bit a set when it is negative along axis a.
+// The direction's octant: bit a set when its sign bit along axis a is (-0.0 included: its
+// reciprocal, reciprocal(), is negative, and the box test takes the near bound by this bit).
 SIEVE_HD SIEVE_FORCE_INLINE std::uint32_t cw_octant(vec3 d) {
-  return (d.x < 0 ? 1U : 0U) | (d.y < 0 ? 2U : 0U) | (d.z < 0 ? 4U : 0U);
+  return (float_bits(d.x) >> 31) | (float_bits(d.y) >> 31) << 1 | (float_bits(d.z) >> 31) << 2;
 }
 
 SIEVE_HD SIEVE_FORCE_INLINE cw_ray prepare_cw(const ray& r) { return {r.origin, reciprocal(r.direction), cw_octant(r.direction)}; }

@@ -8,7 +8,7 @@
 //   cw_tracer      the 8-wide tree's compressed layout (cwbvh.hpp): a ray a thread, or closest and
 //                  any hits by persistent warps (cw_hits_walk)
 // visit_tracer(view, choice, f) calls f with the tracer of the choice's tree; trace_closest and
-// trace_any trace one ray by the choice (the megakernel, connect).
+// trace_any trace one ray by the choice (the megakernel).
 // All of them give the same hits bit for bit (the least (t, primitive), the same triangle test:
 // tests/bvh_test.cpp WideBvh.*, tests/cwbvh_test.cpp), so images do not change with the choice.
 #pragma once
@@ -92,21 +92,25 @@ constexpr bool walks(const traversal& t, bool any) {
 //   diffuse   1408                                 2345             1595
 //   shadow    5722                                 5605             6236
 // In the renderer (`sieve bench render SCENE --bvh binary,cwbvh,cwbvh-thread,auto`, H200,
-// bench/results/h200/render-bvh-2/): this choice 1.13..1.34x the binary tree's frame rate, within
-// 1.1 % of the best single choice on each of four scenes.
+// bench/results/h200/render-bvh-2/): camera rays a thread, bounce rays walked, 1.13..1.34x the
+// binary tree's frame rate, within 1.1 % of the best single choice on each of four scenes; walking
+// the camera rays too (`cwbvh` there) was within 0.6 % of it either way. On the helmet (an object
+// under the sky: most camera rays miss it, and a warp's lanes that missed idled while the others
+// traced) walking them took the extend stage from 11.55 to 10.8 .. 11.0 ms
+// (bench/results/h200/helmet5/): every extension ray walks.
 inline constexpr traversal dfs_of(trace_tree tree, trace_schedule schedule) {
   return {traversal_kind::dfs, tree, schedule};
 }
 inline constexpr ray_traversals cpu_traversals{dfs_of(trace_tree::wide, trace_schedule::thread),
                                                dfs_of(trace_tree::wide, trace_schedule::thread),
                                                dfs_of(trace_tree::wide, trace_schedule::thread)};
-inline constexpr ray_traversals gpu_dfs_traversals{dfs_of(trace_tree::compressed, trace_schedule::thread),
+inline constexpr ray_traversals gpu_dfs_traversals{dfs_of(trace_tree::compressed, trace_schedule::walk),
                                                    dfs_of(trace_tree::compressed, trace_schedule::walk),
                                                    dfs_of(trace_tree::compressed, trace_schedule::thread)};
 
 // The GPU's choice for a layout asked for (render_settings::bvh, `--bvh`): automatic is
-// gpu_dfs_traversals; the others name the tree of every ray kind (shadow rays: a ray a thread, over
-// the compressed tree unless binary).
+// gpu_dfs_traversals; the others name the tree of every ray kind (shadow rays: by the compressed
+// tree's walk for cwbvh, a ray a thread otherwise, over the compressed tree unless binary).
 constexpr ray_traversals gpu_traversals_for(bvh_layout layout) {
   const traversal shadow = gpu_dfs_traversals.shadow;
   switch (layout) {
@@ -116,7 +120,7 @@ constexpr ray_traversals gpu_traversals_for(bvh_layout layout) {
     }
     case bvh_layout::cwbvh: {
       const traversal c = dfs_of(trace_tree::compressed, trace_schedule::walk);
-      return {c, c, shadow};
+      return {c, c, c};
     }
     case bvh_layout::cwbvh_thread: {
       const traversal c = dfs_of(trace_tree::compressed, trace_schedule::thread);
@@ -127,7 +131,7 @@ constexpr ray_traversals gpu_traversals_for(bvh_layout layout) {
   return gpu_dfs_traversals;
 }
 
-// One ray by the choice, a ray a thread (the megakernel's closest hits, connect's shadow rays). On
+// One ray by the choice, a ray a thread (the megakernel's closest hits and shadow rays). On
 // the GPU the renderer's choices walk the binary or the compressed tree (gpu_traversals_for); the
 // 8-wide tree's GPU form is `bench trace`'s (visit_tracer), so the stages' kernels keep the
 // registers of those two alone.

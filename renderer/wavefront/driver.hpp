@@ -51,15 +51,16 @@ namespace sieve::render {
 
 // A wave's counters, laid out in one array of 64-bit words of the backend's memory:
 // live(v) for v in [0, max_bounces] are the paths entering bounce v (live(0) the wave's size,
-// live(v + 1) what the compaction after bounce v kept), then shade's removal count and shadow rays.
+// live(v + 1) what the compaction after bounce v kept), then shade's removal count, then shadow(v)
+// for v in [0, max_bounces]: the shadow queue's length at bounce v.
 struct wave_counts {
   std::uint64_t* words = nullptr;
   std::uint32_t max_bounces = 0;
 
-  SIEVE_HD static constexpr std::size_t size(std::uint32_t max_bounces) { return max_bounces + 3; }
+  SIEVE_HD static constexpr std::size_t size(std::uint32_t max_bounces) { return 2 * std::size_t{max_bounces} + 3; }
   std::uint64_t* live(std::uint32_t v) const { return words + v; }
   std::uint64_t* removals() const { return words + max_bounces + 1; }
-  std::uint64_t* shadow() const { return words + max_bounces + 2; }
+  std::uint64_t* shadow(std::uint32_t v) const { return words + max_bounces + 2 + v; }
 };
 
 // How the queue of live paths shrinks between bounces (render_settings::queue):
@@ -179,7 +180,7 @@ class wavefront_driver {
       : b_(b), view_(view), settings_(settings), controls_(controls), capacity_(capacity), max_pixels_(max_pixels), wave_(wave), film_(film),
         family_(family),
         queue_(b, capacity, settings.strategy, form, settings.queue), hits_(capacity),
-        shadow_rays_(capacity), shadow_light_(capacity), wave_film_(capacity),
+        shadow_rays_(capacity), shadow_light_(capacity), wave_film_(capacity), shadow_slots_(capacity),
         counts_(wave_counts::size(view.max_bounces)), cursor_(1),
         keys_(sorts(settings) ? 2 * std::size_t{capacity} : 0), order_(sorts(settings) ? 2 * std::size_t{capacity} : 0),
         route_keys_(settings.routing == routing_kind::multisplit ? capacity : 0),
@@ -230,8 +231,8 @@ class wavefront_driver {
       }
       const std::uint32_t* live = low_word(c.live(vertex));
       const path_columns paths = queue_.paths();
-      const bounce_columns scratch{hits_.get(), shadow_rays_.get(), shadow_light_.get(), low_word(c.shadow()),
-                                   queue_.index()};
+      const bounce_columns scratch{hits_.get(),       shadow_rays_.get(),   shadow_light_.get(),
+                                   low_word(c.shadow(vertex)), shadow_slots_.get(), queue_.index()};
       const family_queues queues = family_queues_();
       if (queues) b_.time("route", -1, [&] { b_.zero(route_counts_.get(), material_families * sizeof(std::uint64_t)); });
       b_.time("extend", -1, [&] {
@@ -262,7 +263,7 @@ class wavefront_driver {
         if (append) return shade_append(e, n, live, args, wave_, queue_.spare(), low_word(c.live(vertex + 1)), family_);
         shade(e, n, live, args, wave_, family_);
       });
-      b_.time("connect", -1, [&] { connect(e, n, live, view_, paths, scratch, wfilm); });
+      b_.time("connect", -1, [&] { connect(e, n, view_, scratch, wfilm, cursor_.get()); });  // n >= the shadow rays
       if (vertex == max_bounces) break;  // every path ended at this vertex
 
       if (append)
@@ -298,7 +299,7 @@ class wavefront_driver {
       stats.bounces[v].live += words[v];
       stats.extension_rays += words[v];
     }
-    stats.shadow_rays += words[max_bounces + 2];
+    for (std::uint32_t v = 0; v <= max_bounces; ++v) stats.shadow_rays += words[max_bounces + 2 + v];
   }
 
  private:
@@ -360,8 +361,9 @@ class wavefront_driver {
   typename Backend::template array<hit> hits_;
   typename Backend::template array<ray> shadow_rays_;
   typename Backend::template array<vec3> shadow_light_, wave_film_;
+  typename Backend::template array<std::uint32_t> shadow_slots_;  // the shadow queue's film entries
   typename Backend::template array<std::uint64_t> counts_;
-  typename Backend::template array<std::uint32_t> cursor_;  // extend's (exec/walk.hpp)
+  typename Backend::template array<std::uint32_t> cursor_;  // extend's and connect's walks (exec/walk.hpp)
   typename Backend::template array<std::uint32_t> keys_, order_;  // reorder's and the sort routing's pairs
   typename Backend::template array<std::uint8_t> route_keys_;       // multisplit: a family per entry
   typename Backend::template array<std::uint32_t> route_iota_, route_entries_;
