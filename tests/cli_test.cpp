@@ -305,6 +305,13 @@ TEST_F(Cli, BenchSetupRowsOnTheCpu) {
     for (const char* k : {"refs_ms", "binary_ms", "pairs_ms", "collapse_ms", "cw_ms"}) phases += r[k].get<double>();
     EXPECT_GT(r["binary_ms"].get<double>(), 0.0) << r.dump();
     EXPECT_LE(phases, r["build_ms"].get<double>() * 1.001) << r.dump();
+    double cpu = 0;  // the phases' CPU time: each measured, none beyond the build's whole CPU time
+    for (const char* k : {"refs_cpu_ms", "binary_cpu_ms", "pairs_cpu_ms", "collapse_cpu_ms", "cw_cpu_ms"}) {
+      EXPECT_GE(r[k].get<double>(), 0.0) << k << r.dump();
+      cpu += r[k].get<double>();
+    }
+    EXPECT_GT(r["binary_cpu_ms"].get<double>(), 0.0) << r.dump();
+    EXPECT_GT(cpu, 0.0) << r.dump();
   }
   EXPECT_EQ(j["results"][0]["sah_cost"], j["results"][1]["sah_cost"]);
 }

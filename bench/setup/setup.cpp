@@ -86,6 +86,7 @@ struct setup_row {
   double load_ms = 0, load_cpu_ms = 0;
   double build_ms = 0, build_cpu_ms = 0;
   bvh_phases wall;  // of the median build
+  bvh_phases cpu;   // the process's CPU seconds per phase, of the same build
   // CUDA: the scene and the film to the device, then the first pass of one sample over the film (the
   // graph capture included); negative: not measured (the CPU uploads nothing).
   double upload_ms = -1, first_frame_ms = -1;
@@ -123,6 +124,11 @@ row_schema<setup_row> setup_rows(bool load_only) {
       {"pairs", "pairs_ms", "pairs_ms", [=](const row& r) { return ms(r.wall.pairs); }},
       {"collapse", "collapse_ms", "collapse_ms", [=](const row& r) { return ms(r.wall.collapse); }},
       {"cw", "cw_ms", "cw_ms", [=](const row& r) { return ms(r.wall.cw); }},
+      {"refs_cpu", "refs_cpu_ms", "refs_cpu_ms", [=](const row& r) { return ms(r.cpu.refs); }},
+      {"binary_cpu", "binary_cpu_ms", "binary_cpu_ms", [=](const row& r) { return ms(r.cpu.binary); }},
+      {"pairs_cpu", "pairs_cpu_ms", "pairs_cpu_ms", [=](const row& r) { return ms(r.cpu.pairs); }},
+      {"collapse_cpu", "collapse_cpu_ms", "collapse_cpu_ms", [=](const row& r) { return ms(r.cpu.collapse); }},
+      {"cw_cpu", "cw_cpu_ms", "cw_cpu_ms", [=](const row& r) { return ms(r.cpu.cw); }},
       {"Mtris/s", "Mtris_per_s", "build_mtris_per_s",
        [=](const row& r) { return number(r.build_ms > 0 ? static_cast<double>(r.triangles) / (r.build_ms * 1e3) : 0, 2); }},
       {"Mtris/cpu-s", "Mtris_per_cpu_s", "build_mtris_per_cpu_s",
@@ -177,7 +183,7 @@ setup_row measure(const setup_args& a, unsigned threads, bool gpu, expected& wan
   row.threads = static_cast<unsigned>(tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism));
   row.validated = true;
   std::vector<double> load_ms, load_cpu, build_ms, build_cpu;
-  std::vector<bvh_phases> phases;
+  std::vector<bvh_phases> phases, phases_cpu;
   scene sc;
   bvh last;
   for (int r = 0; r < a.repeats; ++r) {
@@ -198,7 +204,7 @@ setup_row measure(const setup_args& a, unsigned threads, bool gpu, expected& wan
     bvh b = build_bvh(sc.triangles);
     build_ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
     build_cpu.push_back((process_cpu_seconds() - c0) * 1e3);
-    phases.push_back(b.stats.wall);
+    phases.push_back(b.stats.wall), phases_cpu.push_back(b.stats.cpu);
     const std::uint64_t d = digest_of(b);
     if (!want.tree) want.tree = d;
     row.tree = d;
@@ -229,7 +235,7 @@ setup_row measure(const setup_args& a, unsigned threads, bool gpu, expected& wan
   row.build_ms = median(build_ms), row.build_cpu_ms = median(build_cpu);
   // The phases of the run whose total is the median.
   const auto at = std::find(build_ms.begin(), build_ms.end(), row.build_ms) - build_ms.begin();
-  row.wall = phases[static_cast<std::size_t>(at)];
+  row.wall = phases[static_cast<std::size_t>(at)], row.cpu = phases_cpu[static_cast<std::size_t>(at)];
   return row;
 }
 
@@ -283,7 +289,8 @@ int run_setup_bench(const setup_args& a, const std::string& command_line) {
   else
     std::cout << "\nload_ms: the scene file read and parsed into triangles (MB/s: its files' bytes over that time); "
                  "build_ms: the BVH with every layout the renderer reads, by phase (wall clock): references, the binary "
-                 "SAH tree, the pair layout, the 8-wide collapse, the compressed encoding; upload (CUDA): the scene and the film "
+                 "SAH tree, the pair layout, the 8-wide collapse, the compressed encoding (*_cpu: the same phases in CPU "
+                 "milliseconds of the process, all its threads); upload (CUDA): the scene and the film "
                  "copied to the device; first_frame (CUDA): from then to one sample over the whole film (the wave's graph "
                  "captured, the first launches); Mtris/cpu-s: per CPU-second of "
                  "the process; *_eff: the first row's time over this row's, per thread (parallel efficiency). Validated: "

@@ -106,13 +106,14 @@ SIEVE_HD void quantise_wide_slots(const aabb& box, const aabb* slots, const bool
     ::frexp(want, &e);  // want < 2^e
     e = e < -100 ? -100 : e > 127 ? 127 : e;
     const double step = ::ldexp(1.0, e);
+    const double per_step = ::ldexp(1.0, -e);  // 1 / step, exactly (a power of two): the same quotients, no division
     const float origin = static_cast<float>(lo - 2 * step);
     node.origin[k] = origin;
     node.exponent[k] = static_cast<std::int8_t>(e);
     for (int s = 0; s < wide_arity; ++s) {
       if (!used[s]) continue;
-      const double qlo = ::floor((static_cast<double>(slots[s].lo[k]) - origin) / step) - 1;
-      const double qhi = ::ceil((static_cast<double>(slots[s].hi[k]) - origin) / step) + 1;
+      const double qlo = ::floor((static_cast<double>(slots[s].lo[k]) - origin) * per_step) - 1;
+      const double qhi = ::ceil((static_cast<double>(slots[s].hi[k]) - origin) * per_step) + 1;
       node.lo[k][s] = static_cast<std::uint8_t>(qlo < 0 ? 0.0 : qlo > 255 ? 255.0 : qlo);
       node.hi[k][s] = static_cast<std::uint8_t>(qhi < 0 ? 0.0 : qhi > 255 ? 255.0 : qhi);
     }

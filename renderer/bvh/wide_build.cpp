@@ -37,6 +37,12 @@ namespace {
 constexpr std::uint32_t none = ~0U;
 constexpr std::uint32_t collapse_leaf_max = 8;  // triangles: a subtree this small may become one leaf slot
 
+// What the emission reads of a binary node's plan (collapse_entry without its costs).
+struct collapse_choice {
+  std::uint8_t pick[wide_arity];
+  std::uint8_t leaf, split8;
+};
+
 // A node of the tree being collapsed: a binary node, or a range of a leaf too big for one slot.
 struct vnode {
   aabb box;
@@ -64,39 +70,53 @@ class collapser {
 
   // The dynamic programme, bottom-up (a node after its children, the subtrees near the root in
   // parallel), a node's plan (node_steps.hpp: its costs, picks and leaf choice) from its children's.
+  // A node's costs go up the recursion by value; only its choice (the picks, 10 bytes) stays, for
+  // the emission: 14 bytes a binary node, not the 52 of the whole plan and a first triangle.
   void plan() {
     const std::size_t count = b_.nodes.size();
     // Uninitialised (every entry is written once, by the parallel walk): zeroing them would be a
     // serial pass as long as the plan.
     range_of_ = fresh_array<std::uint32_t>(count);
-    start_ = fresh_array<std::uint32_t>(count);
-    plan_ = fresh_array<collapse_entry>(count);
+    choice_ = fresh_array<collapse_choice>(count);
     plan(0, 0);
   }
 
-  void plan(std::uint32_t i, int depth) {
+  collapse_entry plan(std::uint32_t i, int depth) {
     const bvh_node& n = b_.nodes[i];
     const float area = n.bounds.half_area();
+    collapse_entry e;
     if (n.leaf()) {
-      range_of_[i] = n.count, start_[i] = n.first;
-      plan_leaf(area, n.count, traversal_cost_, plan_[i]);
-      return;
+      range_of_[i] = n.count;
+      plan_leaf(area, n.count, traversal_cost_, e);
+    } else {
+      const std::uint32_t l = n.first, r = n.first + 1;
+      collapse_entry el, er;
+      if (depth < parallel_plan_depth_)
+        tbb::parallel_invoke([&] { el = plan(l, depth + 1); }, [&] { er = plan(r, depth + 1); });
+      else
+        el = plan(l, depth + 1), er = plan(r, depth + 1);
+      range_of_[i] = range_of_[l] + range_of_[r];
+      plan_inner(area, range_of_[i], collapse_leaf_max, traversal_cost_, el, er, e);
     }
-    const std::uint32_t l = n.first, r = n.first + 1;
-    if (depth < parallel_plan_depth_)
-      tbb::parallel_invoke([&] { plan(l, depth + 1); }, [&] { plan(r, depth + 1); });
-    else
-      plan(l, depth + 1), plan(r, depth + 1);
-    range_of_[i] = range_of_[l] + range_of_[r], start_[i] = std::min(start_[l], start_[r]);
-    plan_inner(area, range_of_[i], collapse_leaf_max, traversal_cost_, plan_[l], plan_[r], plan_[i]);
+    collapse_choice& c = choice_[i];
+    std::copy(e.pick, e.pick + wide_arity, c.pick);
+    c.leaf = e.leaf, c.split8 = e.split8;
+    return e;
+  }
+
+  // The first triangle (in the binary leaf order) of node i's subtree: its leftmost leaf's (the
+  // leaves lie in tree order).
+  std::uint32_t start_of(std::uint32_t i) const {
+    while (!b_.nodes[i].leaf()) i = b_.nodes[i].first;
+    return b_.nodes[i].first;
   }
 
   // The slots the subtree of binary node i fills when given at most j of them.
   void expand(std::uint32_t i, int j, vnode* kids, int& n) const {
-    const std::uint8_t k = plan_[i].pick[j - 1];
+    const std::uint8_t k = choice_[i].pick[j - 1];
     if (k == collapse_one_slot) {
       const bvh_node& b = b_.nodes[i];
-      kids[n++] = plan_[i].leaf && !b.leaf() ? vnode{b.bounds, none, start_[i], range_of_[i]} : from_binary(i);
+      kids[n++] = choice_[i].leaf && !b.leaf() ? vnode{b.bounds, none, start_of(i), range_of_[i]} : from_binary(i);
       return;
     }
     const std::uint32_t l = b_.nodes[i].first;
@@ -140,7 +160,7 @@ class collapser {
     vnode kids[wide_arity];
     int n = 0;
     if (v.node != none && !b_.nodes[v.node].leaf()) {  // the slots of the best distribution
-      const std::uint32_t k = plan_[v.node].split8;
+      const std::uint32_t k = choice_[v.node].split8;
       expand(b_.nodes[v.node].first, static_cast<int>(k), kids, n);
       expand(b_.nodes[v.node].first + 1, wide_arity - static_cast<int>(k), kids, n);
     } else if (is_inner(v)) {  // a leaf too big for one slot
@@ -230,8 +250,8 @@ class collapser {
   const binary_bvh& b_;
   std::span<const triangle> tris_;
   float traversal_cost_;
-  fresh_ptr<std::uint32_t> range_of_, start_;  // per binary node: its triangles, the first of them
-  fresh_ptr<collapse_entry> plan_;                        // per binary node (node_steps.hpp)
+  fresh_ptr<std::uint32_t> range_of_;    // per binary node: its triangles
+  fresh_ptr<collapse_choice> choice_;    // per binary node: its plan's choices
   tbb::task_group group_;
   static constexpr std::uint32_t parallel_above_ = 1 << 15;
   static constexpr int parallel_plan_depth_ = 12;  // levels of the binary tree whose subtrees plan in parallel
