@@ -34,6 +34,11 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+#include <thread>
 #include <chrono>
 #include <memory>
 #include <vector>
@@ -495,8 +500,34 @@ std::size_t preload_render_kernels() {
   if (module_of(&module, reinterpret_cast<CUfunction>(anchor)) != CUDA_SUCCESS || count(&n, module) != CUDA_SUCCESS) return 0;
   std::vector<CUfunction> functions(n);
   if (n == 0 || enumerate(functions.data(), n, module) != CUDA_SUCCESS) return 0;
-  std::size_t loaded = 0;
-  for (const CUfunction f : functions) loaded += load(f) == CUDA_SUCCESS;
+  // SIEVE_PRELOAD=parallel: the kernels split over 8 threads; SIEVE_PRELOAD_TRACE: a line per kernel
+  // on stderr (its load's time, its local memory, its name). Both for measuring.
+  const char* mode = std::getenv("SIEVE_PRELOAD");
+  const bool trace = std::getenv("SIEVE_PRELOAD_TRACE") != nullptr;
+  const auto local_bytes = driver_function<CUresult (*)(int*, CUfunction_attribute, CUfunction)>("cuFuncGetAttribute");
+  const auto name_of = driver_function<CUresult (*)(const char**, CUfunction)>("cuFuncGetName");
+  std::atomic<std::size_t> loaded{0};
+  const auto load_range = [&](std::size_t from, std::size_t step) {
+    for (std::size_t i = from; i < functions.size(); i += step) {
+      const auto t = std::chrono::steady_clock::now();
+      const bool ok = load(functions[i]) == CUDA_SUCCESS;
+      loaded += ok;
+      if (!trace || !ok) continue;
+      const double ms = seconds_since(t) * 1e3;
+      int local = -1;
+      const char* name = "?";
+      if (local_bytes) local_bytes(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, functions[i]);
+      if (name_of) name_of(&name, functions[i]);
+      std::fprintf(stderr, "preload: %.3f ms, %d local bytes, %.120s\n", ms, local, name);
+    }
+  };
+  if (mode && std::string_view(mode) == "parallel") {
+    std::vector<std::thread> threads;
+    for (std::size_t k = 0; k < 8; ++k) threads.emplace_back(load_range, k, 8);
+    for (auto& t : threads) t.join();
+  } else {
+    load_range(0, 1);
+  }
   return loaded;
 }
 
