@@ -11,7 +11,6 @@
 
 #include <cuda_runtime.h>
 
-#include <cstdlib>
 #include <cstring>
 #include <future>
 #include <mutex>
@@ -213,9 +212,6 @@ void start_cuda_context() {
         return;
       }
       exec::staging_buffers::get().prepare();  // the uploads' pinned buffers (exec/staged_copy.cuh)
-      // SIEVE_STACK_RESERVE=bytes (measuring): every thread's local memory reserved up front.
-      if (const char* v = std::getenv("SIEVE_STACK_RESERVE"))
-        if (cudaDeviceSetLimit(cudaLimitStackSize, std::strtoull(v, nullptr, 10)) != cudaSuccess) cudaGetLastError();
     }).share();
   });
 }
