@@ -460,8 +460,9 @@ void add_render_options(CLI::App& cmd, render_args& a) {
                  "extend), sort (by material) or megakernel (default: the scene's, else branch)")
       ->check(CLI::IsMember(mode_name_list<routing_kind>()));
   cmd.add_option("--textures", a.textures,
-                 "how the GPU reads textures: hardware (texture objects: the texture unit filters) or packed (the "
-                 "stored texels filtered by the CPU's code)")
+                 "how the GPU reads textures: hardware (texture objects: the texture unit filters; RGB as three "
+                 "one-channel layers), rgba (texture objects, RGB widened to RGBA) or packed (the stored texels "
+                 "filtered by the CPU's code)")
       ->check(CLI::IsMember(mode_name_list<texture_storage>()));
   cmd.add_option("--spp", a.spp, "samples per pixel")->check(CLI::Range(1U, 1U << 20))->default_str("the scene's film.spp");
   cmd.add_option("--out", a.png,

@@ -2,7 +2,9 @@
 """bench/mitsuba_compare.py: renders the same scenes with sieve and with Mitsuba 3 and compares them:
 the image means (within --mean-bound, 2 % by default) and a per-block z-test (blocks of --block
 pixels, the standard error of each renderer's block mean taken from --seeds independent renders; a
-block fails where |z| > --z-bound and its means differ by more than --block-tolerance), or times both.
+block fails where |z| > --z-bound and its means differ by more than --block-tolerance; reported
+beside it, the blocks significant under Welch's t with a Bonferroni bound, as few seeds make z
+Student's t), or times both.
 
     python3 bench/mitsuba_compare.py --sieve sieve --out /tmp/mts [--variant llvm_ad_rgb] [--backend cpu]
         [--spp 256] [--size 256] [--seeds 4] [--only conductor_r0.3,...] [--shape sphere,quad]
@@ -34,7 +36,12 @@ piecewise constant, Mitsuba's envmap bilinear); --env-clamp clamps it for both (
 and caustics converge slowly). --asset: a TOML scene placing one glTF model (.gltf or .glb; opaque and cut-out materials,
 KHR_mesh_quantization): the same triangles, texels and camera for both, the glTF model as principled
 (exact for metal, Disney's diffuse for the dielectric part), compared as it is and with every
-metallic value set to 1 and roughness capped at 0.6 (where the models coincide); --timing times
+metallic value set to 1 and roughness capped at --metal-roughness-cap (where the models coincide);
+sieve then reads its textures at level 0 (Mitsuba's bitmap has no mipmaps; --sieve-mipmaps for the
+ray cones' levels) and takes Mitsuba's conventions (--sieve-sides, --sieve-tangents: a surface's
+side by its interpolated normal, normal maps in the triangle's dp/du frame), and Mitsuba reads the
+normal maps' blue channel rebuilt from red and green as sieve does; --emission-probe (with --depth
+0) shows the texture lookups alone. --timing times
 Mitsuba (its first render, JIT compilation included, apart) and `sieve bench render` on it instead.
 Exits 1 when a case whose models coincide fails either check. Needs numpy and mitsuba.
 
@@ -47,7 +54,7 @@ import os
 import subprocess
 import sys
 
-from mitsuba_asset import asset_cases, asset_timing
+from mitsuba_asset import METAL_ROUGHNESS_CAP, asset_cases, asset_timing
 from mitsuba_common import ENV, OUT
 from mitsuba_probes import probe_cases
 
@@ -81,7 +88,8 @@ def main():
     ap.add_argument("--block", type=int, default=16)
     ap.add_argument("--mean-bound", type=float, default=0.02)
     ap.add_argument("--z-bound", type=float, default=4.0, help="|z| above which a block fails")
-    ap.add_argument("--only", default="", help="comma-separated material names")
+    ap.add_argument("--only", default="", help="comma-separated material names (with --asset: asset, "
+                    "metal: its cases)")
     ap.add_argument("--shape", default="sphere,quad", help="probe shapes: sphere, quad (comma-separated)")
     ap.add_argument("--megakernel", action="store_true", help="pass --integrator megakernel to sieve")
     ap.add_argument("--env-map", default="", help="an HDR map (.exr) around the probes instead of the constant environment")
@@ -94,6 +102,20 @@ def main():
     ap.add_argument("--no-normal-maps", action="store_true", help="with --asset: drop the normal maps (both renderers)")
     ap.add_argument("--opaque-cutouts", action="store_true", help="with --asset: cut-out (MASK) materials drawn "
                     "opaque by both renderers (for a Mitsuba without the mask plugin)")
+    ap.add_argument("--emission-probe", action="store_true", help="with --asset: every material emits its base "
+                    "colour (use --depth 0: the images are then the texture lookups seen from the camera)")
+    ap.add_argument("--sieve-mipmaps", action="store_true", help="with --asset: sieve reads its textures at the "
+                    "ray cones' mipmap levels (default: at level 0 alone, as Mitsuba's bitmap texture does)")
+    ap.add_argument("--sieve-sides", default="shading", choices=["shading", "geometric"], help="with --asset: "
+                    "sieve's film.sides (default shading: a surface's side by its interpolated normal, as Mitsuba's "
+                    "two-sided BSDFs and area lights take it)")
+    ap.add_argument("--sieve-tangents", default="uv", choices=["uv", "vertex"], help="with --asset: sieve's "
+                    "film.tangents (default uv: normal maps in each triangle's dp/du frame, bitangent n x t, as "
+                    "Mitsuba's normalmap builds it)")
+    ap.add_argument("--metal-roughness-cap", type=float, default=METAL_ROUGHNESS_CAP, help="with --asset: the metal variant's "
+                    "largest roughness (where the renderers' Smith terms differ little)")
+    ap.add_argument("--mitsuba-only", action="store_true", help="render Mitsuba's images alone (kept in --out) "
+                    "and compare nothing")
     ap.add_argument("--timing", action="store_true", help="with --asset: time both renderers instead of comparing")
     ap.add_argument("--mitsuba-integrator", default="auto", choices=["auto", "path", "volpath"],
                     help="with --asset: Mitsuba's integrator (auto: volpath where cut-outs must let shadow rays "
@@ -120,6 +142,8 @@ def main():
                       block_tolerance=args.block_tolerance,
                       environment=args.env_map or f"constant {ENV}")
         rows = asset_cases(mi, args) if args.asset else probe_cases(mi, args)
+        if args.mitsuba_only:
+            return
         report["results"] = rows
     failed = [r["case"] for r in rows if r["models_coincide"] and not r["pass"]]
     report["agreement"] = (("missed: " + ", ".join(failed)) if failed else
@@ -131,7 +155,8 @@ def main():
         for r in rows:
             out.write(f"{r['case']:34s} sieve {r['sieve_mean']:.5f} mitsuba {r['mitsuba_mean']:.5f} "
                       f"rel {100 * r['relative_difference']:5.2f} % (z {r['mean_z']:5.1f})  |z| max {r['max_abs_z']:6.2f} "
-                      f"{r['blocks_failed']:3d}/{r['blocks']} blocks failed  "
+                      f"{r['blocks_failed']:3d}/{r['blocks']} blocks failed ({r['blocks_significant_welch_bonferroni']} significant "
+                      f"by Welch + Bonferroni)  "
                       f"{('ok' if r['pass'] else 'FAIL') if r['models_coincide'] else 'model differs: ' + ('agrees' if r['pass'] else 'differs')}\n")
     if rows:
         print("agreement " + report["agreement"])

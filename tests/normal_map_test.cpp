@@ -122,5 +122,38 @@ TEST(NormalMap, FlatTexelScaleAndFallbacks) {
   for (const vertex_tangent& v : none) EXPECT_EQ(length(v.t), 0.0f);
 }
 
+// film.tangents "uv": the tangent is the triangle's dp/du, the bitangent n x t whatever the
+// mapping's handedness (Mitsuba 3's normalmap frame). On a mirrored mapping the vertex frame (sign
+// -1) and the uv frame bend the normal opposite ways along the bitangent, and alike along the tangent.
+TEST(NormalMap, UvFrameIsTheTrianglesDpDu) {
+  const triangle tri{{0, 0, 0}, {2, 0, 0}, {0, 3, 0}};
+  const vec3 straight = triangle_dp_du(tri, triangle_uvs{{0, 0}, {1, 0}, {0, 1}});
+  EXPECT_EQ(straight.x, 2.0f);
+  EXPECT_EQ(straight.y, 0.0f);
+  EXPECT_EQ(straight.z, 0.0f);
+  const vec3 mirrored = triangle_dp_du(tri, triangle_uvs{{1, 0}, {0, 0}, {1, 1}});
+  EXPECT_EQ(mirrored.x, -2.0f);
+  EXPECT_EQ(mirrored.y, 0.0f);
+  const vec3 skewed = triangle_dp_du(tri, triangle_uvs{{0, 0}, {1, 1}, {0, 1}});  // u = x / 2, v = y / 3 + x / 2
+  EXPECT_NEAR(skewed.x, 2.0f, 1e-6f);
+  EXPECT_NEAR(skewed.y, -3.0f, 1e-6f);
+  const vec3 none = triangle_dp_du(tri, triangle_uvs{{0.5f, 0.5f}, {0.5f, 0.5f}, {0.5f, 0.5f}});
+  EXPECT_EQ(length(none), 0.0f);
+
+  const vec3 n{0, 0, 1};
+  const triangle_normals tn{n, n, n};
+  const vec3 up = {0.5f, 0.75f, 1}, along = {0.75f, 0.5f, 1};  // (0, 0.5, 1) and (0.5, 0, 1)
+  const triangle_tangents vertex_frame{mirrored, mirrored, mirrored, -1};
+  const vec3 uv_up = normal_mapped(tn, mirrored, 1.0f, 0.3f, 0.3f, n, up, 1);
+  const vec3 vertex_up = normal_mapped(tn, vertex_frame, 0.3f, 0.3f, n, up, 1);
+  EXPECT_NEAR(uv_up.y / uv_up.z, -0.5f, 1e-5f);  // n x t = z x -x = -y
+  EXPECT_NEAR(vertex_up.y / vertex_up.z, 0.5f, 1e-5f);
+  const vec3 uv_along = normal_mapped(tn, mirrored, 1.0f, 0.3f, 0.3f, n, along, 1);
+  EXPECT_NEAR(uv_along.x / uv_along.z, -0.5f, 1e-5f);
+  EXPECT_NEAR(normal_mapped(tn, vertex_frame, 0.3f, 0.3f, n, along, 1).x, uv_along.x, 1e-6f);
+  // A degenerate dp/du: the interpolated normal.
+  EXPECT_EQ(normal_mapped(tn, none, 1.0f, 0.3f, 0.3f, n, up, 1).y, 0.0f);
+}
+
 }  // namespace
 }  // namespace sieve::render

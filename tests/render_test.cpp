@@ -244,20 +244,53 @@ TEST(CornellBox, MeanIsStableAcrossSeedsWithinMonteCarloError) {
                                                           << " +- " << sb;
 }
 
+// The pixels that are not black, each expected to read `value` in red (an emitter seen head-on,
+// no bounce: no other term exists).
+std::size_t lit_pixels(const std::vector<vec3>& image, float value, float tolerance) {
+  std::size_t lit = 0;
+  for (const vec3& p : image) {
+    if (max_component(p) == 0) continue;
+    ++lit;
+    EXPECT_NEAR(p.x, value, tolerance);
+  }
+  return lit;
+}
+
 TEST(CornellBox, NoBouncesShowsOnlyTheLight) {
   scene s = small_cornell("cornell-box.toml", 64, 64, 1, 1);
   s.film.max_bounces = 0;
   const prepared_scene ps(s);
   const render_result r = render_cpu(ps, render_settings::from(s));
-  std::size_t lit = 0;
-  for (const vec3& p : r.sum) {
-    if (max_component(p) == 0) continue;
-    ++lit;
-    EXPECT_NEAR(p.x, 17.0f, 1e-3f);  // the light's Ke, seen head-on: no other term exists
-  }
+  const std::size_t lit = lit_pixels(r.sum, 17.0f, 1e-3f);  // the light's Ke
   EXPECT_GT(lit, 0U);
   EXPECT_LT(lit, r.sum.size() / 20) << "only the light (a small quad) may be lit";
   EXPECT_EQ(r.stats.bounces.size(), 1U);
+}
+
+// film.sides: an emitting quad that faces the camera, seen obliquely, its vertex normals tilted
+// 60 degrees the other way from its geometric normal (so the camera is behind them). By the
+// geometric normal (the default) the camera sees the emission; by the interpolated normal
+// (Mitsuba's convention, "shading") it sees the quad's back: nothing.
+TEST(Sides, EmissionByTheGeometricOrTheInterpolatedNormal) {
+  scene s;
+  s.name = "sides";
+  s.materials.push_back({"lamp", material_kind::diffuse, {0, 0, 0}, {1, 1, 1}, 1.5f});
+  const vec3 a{-1, -1, 0}, b{1, -1, 0}, c{1, 1, 0}, d{-1, 1, 0};
+  s.triangles = {{a, c, b}, {a, d, c}};  // wound so the geometric normal is -z
+  s.material_of = {0, 0};
+  s.emissive = {0, 1};
+  const vec3 n{-0.8660254f, 0, -0.5f};  // 60 degrees from -z, away from the camera
+  s.normals = {{n, n, n}, {n, n, n}};
+  s.camera = {{3 * 0.8660254f, 0, -3 * 0.5f}, {0, 0, 0}, {0, 1, 0}, 10};
+  s.film = {16, 16, 1, 0, 1};
+  for (const bool shading : {false, true}) {
+    s.film.shading_sides = shading;
+    const prepared_scene ps(s);
+    const render_result r = render_cpu(ps, render_settings::from(s));
+    const std::size_t lit = lit_pixels(r.sum, 1.0f, 1e-6f);
+    if (shading) EXPECT_EQ(lit, 0U);
+    else EXPECT_EQ(lit, r.sum.size()) << "the quad fills the view";
+  }
 }
 
 // Every way of running the queue must give the same bits: random numbers are keyed by pixel, each

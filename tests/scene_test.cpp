@@ -103,6 +103,19 @@ TEST(SceneCornell, TrianglesBoundsAndSettings) {
   expect_vec(s.environment, {0, 0, 0});
   EXPECT_EQ(s.compaction.strategy, "auto");
   EXPECT_EQ(s.compaction.reorder, reorder_key::none);
+  EXPECT_FALSE(s.film.shading_sides);
+  EXPECT_FALSE(s.film.uv_tangents);
+}
+
+// The conventions a comparison with another renderer sets (film.sides, film.tangents).
+TEST(SceneFilm, SidesAndTangents) {
+  small_scene sm;
+  const scene a = load_scene(sm.toml("[film]\nsides = \"shading\"\ntangents = \"uv\"\n", "conv.toml"));
+  EXPECT_TRUE(a.film.shading_sides);
+  EXPECT_TRUE(a.film.uv_tangents);
+  const scene b = load_scene(sm.toml("[film]\nsides = \"geometric\"\ntangents = \"vertex\"\n", "conv2.toml"));
+  EXPECT_FALSE(b.film.shading_sides);
+  EXPECT_FALSE(b.film.uv_tangents);
 }
 
 TEST(SceneCornell, LightIsTwoEmissiveTriangles) {
@@ -513,6 +526,9 @@ TEST(SceneErrors, OutOfRange) {
       {"[film]\nwidth = 8193\nheight = 8193\n", "film.width * film.height"},
       {"[film]\nmax_bounces = 1025\n", "film.max_bounces"},
       {"[film]\nseed = -1\n", "film.seed"},
+      {"[film]\nsides = \"front\"\n", "film.sides"},
+      {"[film]\nsides = 1\n", "film.sides"},
+      {"[film]\ntangents = \"mikk\"\n", "film.tangents"},
       {"[camera]\nvfov = 180\n", "camera.vfov"},
       {"[camera]\nvfov = 30\nfocal_length_mm = 35\nfilm_height_mm = 25\n", "camera.vfov"},
       {"[camera]\nfocal_length_mm = 35\n", "camera.focal_length_mm"},

@@ -1,7 +1,8 @@
 // Textures on the GPU (label `gpu`; skipped without a device): texture objects filtered by the
 // texture unit against texture_lookup on the CPU over the same stored texels, for every stored
 // format (8-bit sRGB RGBA, 8-bit XY, 8-bit grey, 16-bit, half, float), both wrap modes, odd sizes,
-// fractional levels. The packed storage runs the CPU's code on the GPU: equal to 1e-6. The texture
+// fractional levels, texture objects in both layouts (RGB as three one-channel layers, and as RGBA).
+// The packed storage runs the CPU's code on the GPU: equal to 1e-6. The texture
 // unit rounds its filter weights to 8 bits of fraction and decodes sRGB at reduced precision
 // (docs/textures.md): each lookup is within 3/256 of the range of the texels it blends, plus 2^-8 of
 // its value and 2^-12 (the H200 read an 8-bit sRGB texel of 0.29177 as 0.29102: 2^-8.6 of it).
@@ -121,7 +122,7 @@ TEST(TextureCuda, TextureUnitAndPackedTexelsMatchTheCpuLookup) {
   SIEVE_CUDA_CHECK(cudaMalloc(&d_in, n * sizeof(lookup)));
   SIEVE_CUDA_CHECK(cudaMalloc(&d_out, n * sizeof(vec3)));
   SIEVE_CUDA_CHECK(cudaMemcpy(d_in, in.data(), n * sizeof(lookup), cudaMemcpyHostToDevice));
-  for (const texture_storage storage : {texture_storage::packed, texture_storage::hardware}) {
+  for (const texture_storage storage : {texture_storage::packed, texture_storage::hardware, texture_storage::rgba}) {
     const device_scene ds(ps, storage);
     lookups<<<(n + 255) / 256, 256>>>(ds.view(1, 1).textures, d_in, d_out, n);
     SIEVE_CUDA_CHECK(cudaGetLastError());

@@ -214,8 +214,9 @@ const option_schema<render_bench_args>& render_bench_options() {
              "material), megakernel (its row); comma-separated",
              [](CLI::Option* x) { x->check(CLI::IsMember(mode_name_list<routing_kind>())); });
     o.option(&A::textures, "--textures",
-             "how the GPU reads textures: hardware (texture objects: the texture unit's filter), packed (the CPU's "
-             "texels and filter in one buffer); comma-separated (images compared within each; the CPU: packed)",
+             "how the GPU reads textures: hardware (texture objects: the texture unit's filter; RGB as three "
+             "one-channel layers), rgba (texture objects, RGB widened to RGBA), packed (the CPU's texels and filter "
+             "in one buffer); comma-separated (images compared within each; the CPU: packed)",
              [](CLI::Option* x) { x->check(CLI::IsMember(mode_name_list<render::texture_storage>())); });
     o.option(&A::repeats, "--repeats", "timed renders per configuration (median reported)",
              [](CLI::Option* x) { x->check(CLI::Range(1, 100)); });

@@ -90,6 +90,40 @@ SIEVE_FORCE_INLINE void bin_one(const float* r, const binner& bn, bins& to) {
   ++to.count[0][k[0]], ++to.count[1][k[1]], ++to.count[2][k[2]];
 }
 
+// The split of least cost over a node's bins: on each axis the right side's cost of every split
+// (from the top bin down), then the left side's (from bin 0 up). The three axes go through each bin
+// together: three independent chains of box growth, not one waiting on itself; the choice then
+// runs as the axes one after another would (the first of least cost on the lowest axis wins).
+template <class Ops>
+SIEVE_FORCE_INLINE split sweep(const bins& b, const binner& bn, std::uint32_t n) {
+  alignas(32) float acc[3][8];
+  float cost[3][max_bins];
+  std::uint32_t side[3] = {0, 0, 0}, total[3];
+  for (int a = 0; a < 3; ++a) Ops::set_empty(acc[a]);
+  for (std::uint32_t j = n - 1; j > 0; --j)
+    for (int a = 0; a < 3; ++a) {
+      Ops::grow(acc[a], b.box[a][j].lane);
+      side[a] += b.count[a][j];
+      cost[a][j] = Ops::half_area(acc[a]) * static_cast<float>(side[a]);
+    }
+  for (int a = 0; a < 3; ++a) total[a] = side[a] + b.count[a][0], side[a] = 0, Ops::set_empty(acc[a]);
+  for (std::uint32_t j = 0; j + 1 < n; ++j)
+    for (int a = 0; a < 3; ++a) {
+      Ops::grow(acc[a], b.box[a][j].lane);
+      side[a] += b.count[a][j];
+      // cost[a][j]: now that of the split below bin j + 1 (both sides), or none
+      const bool both = side[a] > 0 && side[a] < total[a];
+      cost[a][j] = both ? Ops::half_area(acc[a]) * static_cast<float>(side[a]) + cost[a][j + 1] : 1e30f;
+    }
+  split best;
+  for (int axis = 0; axis < 3; ++axis) {
+    if (bn.scale[axis] <= 0) continue;
+    for (std::uint32_t j = 0; j + 1 < n; ++j)
+      if (cost[axis][j] < best.cost) best = {axis, static_cast<std::int32_t>(j + 1), cost[axis][j]};
+  }
+  return best;
+}
+
 // Bins the references begin, begin + stride, ... (< end) into n bins per axis and sweeps them for
 // the split of least cost.
 template <class Ops>
@@ -116,29 +150,7 @@ SIEVE_FORCE_INLINE split bin_kernel(const prim_ref* refs, std::uint32_t begin, s
   } else {
     for (; i < end; i += stride) bin_one<Ops>(refs[i].lane, bn, b);
   }
-  split best;
-  alignas(32) float acc[8];
-  for (int axis = 0; axis < 3; ++axis) {
-    if (bn.scale[axis] <= 0) continue;
-    float right_cost[max_bins];
-    Ops::set_empty(acc);
-    std::uint32_t right = 0;
-    for (std::uint32_t j = n - 1; j > 0; --j) {
-      Ops::grow(acc, b.box[axis][j].lane);
-      right += b.count[axis][j];
-      right_cost[j] = Ops::half_area(acc) * static_cast<float>(right);
-    }
-    const std::uint32_t total = right + b.count[axis][0];
-    Ops::set_empty(acc);
-    std::uint32_t left = 0;
-    for (std::uint32_t j = 0; j + 1 < n; ++j) {
-      Ops::grow(acc, b.box[axis][j].lane);
-      left += b.count[axis][j];
-      const float cost = Ops::half_area(acc) * static_cast<float>(left) + right_cost[j + 1];
-      if (left > 0 && left < total && cost < best.cost) best = {axis, static_cast<std::int32_t>(j + 1), cost};
-    }
-  }
-  return best;
+  return sweep<Ops>(b, bn, n);
 }
 
 // Puts the references of [begin, end) whose bin on `axis` is below `split` first and returns where
@@ -149,27 +161,33 @@ SIEVE_FORCE_INLINE std::uint32_t partition_kernel(prim_ref* refs, std::uint32_t 
                                                   range_bounds& right) {
   alignas(16) std::int32_t k[4];
   alignas(32) float held[8];
+  // The bounds grown in locals, not through the references' memory: a store to a reference cannot
+  // change a local, so the four boxes stay in registers across the swaps.
+  range_bounds l = left, rr = right;
   std::uint32_t i = begin, j = end;
   while (i < j) {
     const float* r = refs[i].lane;
     Ops::bin_of(r, bn, k);
     if (k[axis] < split) {
-      Ops::grow(left.bounds.lane, r), Ops::grow_centroid(left.centroids.lane, r);
+      Ops::grow(l.bounds.lane, r), Ops::grow_centroid(l.centroids.lane, r);
       ++i;
     } else {
-      Ops::grow(right.bounds.lane, r), Ops::grow_centroid(right.centroids.lane, r);
+      Ops::grow(rr.bounds.lane, r), Ops::grow_centroid(rr.centroids.lane, r);
       --j;
       Ops::copy(held, r);
       Ops::copy(refs[i].lane, refs[j].lane);
       Ops::copy(refs[j].lane, held);
     }
   }
+  left = l, right = rr;
   return i;
 }
 
 template <class Ops>
 SIEVE_FORCE_INLINE void measure_kernel(const prim_ref* refs, std::uint32_t begin, std::uint32_t end, range_bounds& out) {
-  for (std::uint32_t i = begin; i < end; ++i) Ops::grow(out.bounds.lane, refs[i].lane), Ops::grow_centroid(out.centroids.lane, refs[i].lane);
+  range_bounds m = out;
+  for (std::uint32_t i = begin; i < end; ++i) Ops::grow(m.bounds.lane, refs[i].lane), Ops::grow_centroid(m.centroids.lane, refs[i].lane);
+  out = m;
 }
 
 template <class Ops>

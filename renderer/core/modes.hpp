@@ -75,9 +75,10 @@ enum class reorder_key : std::uint8_t { none, morton, octant, termination };
 enum class routing_kind : std::uint8_t { branch, multisplit, queues, sort, megakernel };
 
 // How the GPU reads textures (core/texture.hpp): texture objects over mipmapped arrays, filtered by
-// the texture unit (hardware), or the stored texels packed in one buffer and filtered by the code
-// the CPU runs (packed). The CPU always reads them packed.
-enum class texture_storage : std::uint8_t { hardware, packed };
+// the texture unit (hardware: RGB as three one-channel layers, in the bytes it is stored in; rgba:
+// RGB widened to RGBA, a third more, one fetch), or the stored texels packed in one buffer and
+// filtered by the code the CPU runs (packed). The CPU always reads them packed.
+enum class texture_storage : std::uint8_t { hardware, packed, rgba };
 
 // Per mode: what it is called in messages, and its names.
 template <class E>
@@ -162,8 +163,8 @@ struct mode_names<routing_kind> {
 template <>
 struct mode_names<texture_storage> {
   static constexpr std::string_view what = "texture storage", plural = "texture storages";
-  static constexpr std::array<std::pair<texture_storage, std::string_view>, 2> table{
-      {{texture_storage::hardware, "hardware"}, {texture_storage::packed, "packed"}}};
+  static constexpr std::array<std::pair<texture_storage, std::string_view>, 3> table{
+      {{texture_storage::hardware, "hardware"}, {texture_storage::packed, "packed"}, {texture_storage::rgba, "rgba"}}};
 };
 
 template <class E>

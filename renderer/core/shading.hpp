@@ -24,24 +24,37 @@ SIEVE_HD inline vec3 shading_normal(const triangle_normals& tn, float b1, float 
 // of the interpolated vertex normal N, the tangent T made orthogonal to it and the bitangent
 // B = sign x cross(N, T); turned with N where N faces away from ng (as shading_normal turns N). The plain shading normal
 // where the frame degenerates.
-SIEVE_HD inline vec3 normal_mapped(const triangle_normals& tn, const triangle_tangents& tt, float b1, float b2, vec3 ng,
+SIEVE_HD inline vec3 normal_mapped(const triangle_normals& tn, vec3 tangent, float sign, float b1, float b2, vec3 ng,
                                    vec3 c, float scale) {
   const vec3 plain = shading_normal(tn, b1, b2, ng);
   const vec3 raw = interpolate(tn, b1, b2);
   const float l = length(raw);
-  if (tt.sign == 0 || !(l > 1e-12f) || !(l < 1e30f)) return plain;
+  if (sign == 0 || !(l > 1e-12f) || !(l < 1e30f)) return plain;
   const vec3 n = raw / l;
-  vec3 t = interpolate(tt, b1, b2);
-  t = t - n * dot(n, t);
+  vec3 t = tangent - n * dot(n, tangent);
   const float lt = length(t);
   if (!(lt > 1e-12f) || !(lt < 1e30f)) return plain;
   t = t / lt;
-  const vec3 b = cross(n, t) * tt.sign;
+  const vec3 b = cross(n, t) * sign;
   const vec3 m = t * ((2 * c.x - 1) * scale) + b * ((2 * c.y - 1) * scale) + n * (2 * c.z - 1);
   const float lm = length(m);
   if (!(lm > 1e-12f) || !(lm < 1e30f)) return plain;
   const vec3 u = m / lm;
   return dot(n, ng) < 0 ? -u : u;  // the whole frame turned where the vertex normals face away from ng
+}
+SIEVE_HD inline vec3 normal_mapped(const triangle_normals& tn, const triangle_tangents& tt, float b1, float b2, vec3 ng,
+                                   vec3 c, float scale) {
+  return normal_mapped(tn, interpolate(tt, b1, b2), tt.sign, b1, b2, ng, c, scale);
+}
+
+// The triangle's dp/du (the position's derivative along the texture's u), zero where its texture
+// coordinates are degenerate: the tangent of film.tangents "uv", the frame Mitsuba 3's normalmap
+// builds (its bitangent cross(n, t): sign 1, whatever the handedness of the mapping).
+SIEVE_HD inline vec3 triangle_dp_du(const triangle& tri, const triangle_uvs& uv) {
+  const float du0 = uv.t1.u - uv.t0.u, dv0 = uv.t1.v - uv.t0.v, du1 = uv.t2.u - uv.t0.u, dv1 = uv.t2.v - uv.t0.v;
+  const float det = du0 * dv1 - dv0 * du1;
+  if (!(fabsf(det) > 1e-30f)) return {0, 0, 0};
+  return ((tri.v1 - tri.v0) * dv1 - (tri.v2 - tri.v0) * dv0) / det;
 }
 
 // The shading normal to use for a viewer in direction wo: ns where wo lies on the same side of

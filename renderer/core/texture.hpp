@@ -45,7 +45,8 @@ struct texture_view {
   bool srgb = false;  // unorm8 colour: channels 0 .. 2 hold the sRGB encoding (alpha is linear)
   wrap_mode wrap = wrap_mode::repeat;
   vec3 scale{1, 1, 1};  // multiplies what a lookup returns (a glTF base colour factor)
-  std::uint64_t object = 0;  // on the GPU: the CUDA texture object that filters in hardware; 0: read `texels`
+  std::uint64_t object = 0;  // on the GPU: the CUDA texture object that filters in hardware (RGB: over three
+                             // one-channel layers, no byte added); 0: read `texels`
   std::uint64_t level_offset[max_texture_levels] = {};
 
   SIEVE_HD std::uint32_t texel_bytes() const { return channels * channel_bytes(format); }
@@ -169,6 +170,11 @@ SIEVE_HD inline vec3 texture_lookup(const texture_view& t, float u, float v, flo
   lod = lod > 0 ? (lod < top ? lod : top) : 0;  // NaN: 0
 #if defined(__CUDA_ARCH__)
   if (t.object) {
+    if (t.channels == 3) {  // RGB: three one-channel layers (the texture unit has no three-channel formats)
+      return vec3{tex2DLayeredLod<float>(t.object, u, 1.0f - v, 0, lod), tex2DLayeredLod<float>(t.object, u, 1.0f - v, 1, lod),
+                  tex2DLayeredLod<float>(t.object, u, 1.0f - v, 2, lod)} *
+             t.scale;
+    }
     const float4 c = tex2DLod<float4>(t.object, u, 1.0f - v, lod);
     const vec3 r = t.channels == 1 ? vec3{c.x, c.x, c.x} : t.channels == 2 ? vec3{c.x, c.y, 0} : vec3{c.x, c.y, c.z};
     return r * t.scale;

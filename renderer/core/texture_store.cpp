@@ -83,9 +83,9 @@ channel_plan plan_of(const texel_image& image, image_use use, bool srgb) {
   channel_plan p;
   switch (use) {
     case image_use::color:
-      // RGB: three channels (the alpha, where there is one, is the alpha use's own texture). The
-      // texture unit decodes sRGB in four-channel 8-bit textures only, so a grey sRGB image is
-      // widened to RGB, and the upload widens RGB to RGBA (device_scene.cu).
+      // RGB: three channels (the alpha, where there is one, is the alpha use's own texture). A grey
+      // sRGB image is widened to RGB (the texture unit's sRGB decode is kept to the formats it was
+      // measured on); the upload holds RGB as three one-channel layers (device_scene.cu).
       if (grey && !srgb) return p.count = 1, p.from[0] = 0, p;
       p.count = 3;
       for (int c = 0; c < 3; ++c) p.from[c] = grey ? 0 : c;
@@ -249,7 +249,7 @@ std::string describe_storage(const texture& t) {
          (t.levels > 1 ? ", " + std::to_string(t.levels) + " levels" : "");
 }
 
-std::uint64_t hardware_bytes(const texture& t) { return t.channels == 3 ? t.bytes() / 3 * 4 : t.bytes(); }
+std::uint64_t hardware_bytes(const texture& t) { return t.bytes(); }
 
 std::string texture_memory_line(std::span<const texture> textures) {
   std::uint64_t stored = 0, source = 0, hardware = 0;
@@ -267,8 +267,7 @@ std::string texture_memory_line(std::span<const texture> textures) {
   std::string line = std::to_string(textures.size()) + " (" + mib(stored) + " stored with mipmaps";
   if (source > 0) line += ", " + times(stored) + " the " + mib(source) + " of their images' texels";
   if (hardware != stored)
-    line += "; " + mib(hardware) + (source > 0 ? ", " + times(hardware) + "," : "") +
-            " as GPU texture objects, which hold RGB as RGBA";
+    line += "; " + mib(hardware) + (source > 0 ? ", " + times(hardware) + "," : "") + " as GPU texture objects";
   return line + ")";
 }
 

@@ -75,13 +75,13 @@ texture make_texture(std::string name, std::uint32_t width, std::uint32_t height
 // "8-bit sRGB RGBA, 12 levels", "16-bit XY", ...: how a texture is stored, for `sieve check`.
 std::string describe_storage(const texture& t);
 
-// The bytes texture t takes as a GPU texture object: RGB widened to RGBA (the texture unit has no
-// three-channel formats); its own bytes otherwise.
+// The bytes texture t takes as a GPU texture object (--textures hardware): its own bytes (RGB as three
+// one-channel layers: the texture unit has no three-channel formats).
 std::uint64_t hardware_bytes(const texture& t);
 
 // "4 (74.7 MiB stored with mipmaps, 1.17x the 64.0 MiB of their images' texels)": the texture
-// line `sieve check` and the render's report print; where RGB textures would take more as texture
-// objects, that figure too ("; 40.2 MiB, 1.92x, as GPU texture objects, which hold RGB as RGBA").
+// line `sieve check` and the render's report print; where texture objects would take more
+// (hardware_bytes), that figure too.
 std::string texture_memory_line(std::span<const texture> textures);
 
 }  // namespace sieve::render

@@ -37,33 +37,52 @@ device_bvh::~device_bvh() = default;
 namespace {
 
 // A texture in a CUDA mipmapped array, filtered by the texture unit: trilinear, normalised
-// coordinates, the view's wrap mode, sRGB decoded where the texels are sRGB.
+// coordinates, the view's wrap mode, sRGB decoded where the texels are sRGB. The texture unit has
+// no three-channel formats: RGB goes up as a layered array of three one-channel layers (R, G, B),
+// the bytes it is stored in, read by three fetches (texture_lookup); `rgba`: as RGBA, a third more
+// bytes, one fetch (the view then says 4 channels).
 class device_texture {
  public:
-  explicit device_texture(const texture& t) {
+  device_texture(const texture& t, bool rgba) {
     const int bits = static_cast<int>(channel_bytes(t.format)) * 8;
     const cudaChannelFormatKind kind = t.format == texel_format::half || t.format == texel_format::float32
                                            ? cudaChannelFormatKindFloat
                                            : cudaChannelFormatKindUnsigned;
-    // No three-channel formats: RGB goes up as RGBA, its fourth channel zero (a lookup never reads it).
-    const bool widen = t.channels == 3;
-    const cudaChannelFormatDesc desc = cudaCreateChannelDesc(bits, t.channels >= 2 ? bits : 0, t.channels >= 3 ? bits : 0,
-                                                             t.channels >= 3 ? bits : 0, kind);
-    SIEVE_CUDA_CHECK(cudaMallocMipmappedArray(&array_, &desc, make_cudaExtent(t.width, t.height, 0), t.levels));
+    const bool planar = t.channels == 3 && !rgba, widen = t.channels == 3 && rgba;
+    const cudaChannelFormatDesc desc =
+        planar ? cudaCreateChannelDesc(bits, 0, 0, 0, kind)
+               : cudaCreateChannelDesc(bits, t.channels >= 2 ? bits : 0, t.channels >= 3 ? bits : 0,
+                                       t.channels >= 3 ? bits : 0, kind);
+    SIEVE_CUDA_CHECK(cudaMallocMipmappedArray(&array_, &desc, make_cudaExtent(t.width, t.height, planar ? 3 : 0),
+                                              t.levels, planar ? cudaArrayLayered : 0));
     const texture_view v = t.view();
-    std::vector<unsigned char> wide;
+    std::vector<unsigned char> planes;
     for (std::uint32_t l = 0; l < t.levels; ++l) {
       cudaArray_t level = nullptr;
       SIEVE_CUDA_CHECK(cudaGetMipmappedArrayLevel(&level, array_, l));
-      const std::size_t texels = std::size_t{v.level_width(l)} * v.level_height(l), in = v.texel_bytes();
+      const std::size_t w = v.level_width(l), h = v.level_height(l), in = v.texel_bytes();
       const unsigned char* from = t.texels.data() + t.level_offset[l];
-      if (widen) {
-        wide.assign(texels * in / 3 * 4, 0);
-        for (std::size_t i = 0; i < texels; ++i) std::memcpy(wide.data() + i * (in / 3 * 4), from + i * in, in);
-        from = wide.data();
+      if (widen) {  // RGB to RGBA, the fourth channel zero (a lookup never reads it)
+        planes.assign(w * h * in / 3 * 4, 0);
+        for (std::size_t i = 0; i < w * h; ++i) std::memcpy(planes.data() + i * (in / 3 * 4), from + i * in, in);
+        SIEVE_CUDA_CHECK(
+            cudaMemcpy2DToArray(level, 0, 0, planes.data(), w * in / 3 * 4, w * in / 3 * 4, h, cudaMemcpyHostToDevice));
+        continue;
       }
-      const std::size_t row = std::size_t{v.level_width(l)} * (widen ? in / 3 * 4 : in);
-      SIEVE_CUDA_CHECK(cudaMemcpy2DToArray(level, 0, 0, from, row, row, v.level_height(l), cudaMemcpyHostToDevice));
+      if (!planar) {
+        SIEVE_CUDA_CHECK(cudaMemcpy2DToArray(level, 0, 0, from, w * in, w * in, h, cudaMemcpyHostToDevice));
+        continue;
+      }
+      const std::size_t cb = in / 3, texels = w * h;  // a channel's bytes; each plane: texels * cb
+      planes.resize(texels * in);
+      for (std::size_t i = 0; i < texels; ++i)
+        for (std::size_t c = 0; c < 3; ++c) std::memcpy(planes.data() + (c * texels + i) * cb, from + i * in + c * cb, cb);
+      cudaMemcpy3DParms copy{};
+      copy.srcPtr = make_cudaPitchedPtr(planes.data(), w * cb, w, h);
+      copy.dstArray = level;
+      copy.extent = make_cudaExtent(w, h, 3);
+      copy.kind = cudaMemcpyHostToDevice;
+      SIEVE_CUDA_CHECK(cudaMemcpy3D(&copy));
     }
     cudaResourceDesc res{};
     res.resType = cudaResourceTypeMipmappedArray;
@@ -145,10 +164,11 @@ device_scene::device_scene(const prepared_scene& ps, texture_storage storage)
   } else {
     a.texture_objects.reserve(sc.textures.size());
     for (const texture& t : sc.textures) {
-      a.texture_objects.emplace_back(t);
+      a.texture_objects.emplace_back(t, storage == texture_storage::rgba);
       texture_view v = t.view();
       v.texels = nullptr;
       v.object = a.texture_objects.back().object();
+      if (storage == texture_storage::rgba && v.channels == 3) v.channels = 4;  // one RGBA fetch
       views.push_back(v);
     }
   }

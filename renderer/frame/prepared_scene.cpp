@@ -144,6 +144,8 @@ scene_view prepared_scene::view(std::uint32_t width, std::uint32_t height) const
   v.height = height;
   v.max_bounces = s.film.max_bounces;
   v.seed = s.film.seed;
+  v.shading_sides = s.film.shading_sides;
+  v.uv_tangents = s.film.uv_tangents;
   return v;
 }
 

@@ -124,6 +124,8 @@ struct scene_view {
   float pixel_spread = 0;                    // the camera ray cone's spread angle: a pixel's height at distance 1
   aabb bounds;                               // of the whole scene (ray reordering keys)
   std::uint32_t width = 0, height = 0, max_bounces = 0, seed = 0;
+  bool shading_sides = false;  // film.sides "shading" (shade.hpp's side_normal)
+  bool uv_tangents = false;    // film.tangents "uv" (shade.hpp's shading_normal_at)
 };
 
 }  // namespace sieve::render

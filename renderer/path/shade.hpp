@@ -74,14 +74,24 @@ SIEVE_HD inline surface surface_at(const scene_view& s, std::uint32_t prim, floa
   return surface_at(s, prim, b1, b2, lod0);
 }
 
+// The normal that decides which side of the surface at hit h a direction is on (emission, the
+// shading normal's guards): the geometric normal ng; with film.sides "shading" the interpolated
+// vertex normal (Mitsuba 3's convention: its two-sided BSDFs and area lights go by the shading
+// frame), so that comparisons configure both renderers alike.
+SIEVE_HD inline vec3 side_normal(const scene_view& s, const hit& h, vec3 ng) {
+  return s.shading_sides && s.normals ? shading_normal(s.normals[h.prim], h.u, h.v, ng) : ng;
+}
+
 // The shading normal at hit h for a viewer in direction wo: ng on flat triangles; interpolated
 // where the mesh has vertex normals; bent by the material's normal map where it has one and the
-// triangle has tangents (core/shading.hpp), read at level lod0 (surface_at's). A two-channel map
-// holds x and y; z is rebuilt as sqrt(1 - x^2 - y^2).
+// triangle has tangents (core/shading.hpp), read at level lod0 (surface_at's); with film.tangents
+// "uv" in the frame of the triangle's dp/du instead. A two-channel map holds x and y; z is rebuilt
+// as sqrt(1 - x^2 - y^2). ng here: side_normal's.
 SIEVE_HD inline vec3 shading_normal_at(const scene_view& s, const hit& h, const surface& m, vec3 ng, vec3 wo, float lod0) {
   if (!s.normals) return ng;
   const triangle_normals& tn = s.normals[h.prim];
-  if (m.normal_texture >= 0 && s.tangents && s.tangents[h.prim].sign != 0) {
+  const bool uv_frame = s.uv_tangents && s.uvs;
+  if (m.normal_texture >= 0 && (uv_frame || (s.tangents && s.tangents[h.prim].sign != 0))) {
     tex_coord t = s.uvs ? interpolate(s.uvs[h.prim], h.u, h.v) : tex_coord{};
     if (!m.uv.identity()) m.uv.apply(t.u, t.v);
     const texture_view& tex = s.textures[m.normal_texture];
@@ -90,24 +100,27 @@ SIEVE_HD inline vec3 shading_normal_at(const scene_view& s, const hit& h, const 
       const float x = 2 * c.x - 1, y = 2 * c.y - 1, zz = 1 - x * x - y * y;
       c.z = 0.5f * (zz > 0 ? sqrtf(zz) : 0.0f) + 0.5f;
     }
-    return shading_normal_towards(normal_mapped(tn, s.tangents[h.prim], h.u, h.v, ng, c, m.normal_scale), ng, wo);
+    const vec3 bent = uv_frame ? normal_mapped(tn, triangle_dp_du(s.bvh.triangles[h.prim], s.uvs[h.prim]), 1.0f, h.u,
+                                               h.v, ng, c, m.normal_scale)
+                               : normal_mapped(tn, s.tangents[h.prim], h.u, h.v, ng, c, m.normal_scale);
+    return shading_normal_towards(bent, ng, wo);
   }
   return shading_normal_towards(shading_normal(tn, h.u, h.v, ng), ng, wo);
 }
 
-// Next-event estimation at a point x of a surface with a non-delta lobe (geometric normal ng, shading normal n; `smooth`:
-// they differ): a direction towards the environment map (with probability environment_pick) or a
+// Next-event estimation at a point x of a surface with a non-delta lobe (geometric normal ng, side
+// normal side (side_normal's), shading normal n; `smooth`: n and side differ): a direction towards the environment map (with probability environment_pick) or a
 // light point by area, the MIS-weighted light it would add, and the shadow ray that decides whether
 // it does. Without a sampled map the pick costs nothing: u is the light's number as it was.
 template <material_family F>
 SIEVE_HD inline void next_event(const shade_args& a, std::uint32_t i, rng_key key, const surface& m, vec3 x, vec3 ng,
-                                vec3 n, bool smooth, vec3 wo, vec3 beta) {
+                                vec3 side, vec3 n, bool smooth, vec3 wo, vec3 beta) {
   const scene_view& s = a.scene;
   const float pick_env = environment_pick(s.env_map, s.lights.count);
   const float u = uniform(key, dim::light_pick);
   if (u < pick_env) {
     const environment_sample es = sample_environment(s.env_map, uniform(key, dim::light_u), uniform(key, dim::light_v));
-    if (smooth && !sides_agree(wo, es.wi, ng, n)) return;
+    if (smooth && !sides_agree(wo, es.wi, side, n)) return;
     const float pdf_env = es.pdf * pick_env;
     float pdf_bsdf = 0;
     const vec3 f_cos = eval_bsdf<F>(m, wo, es.wi, n, pdf_bsdf);
@@ -126,7 +139,7 @@ SIEVE_HD inline void next_event(const shade_args& a, std::uint32_t i, rng_key ke
   const float dist = length(d);
   if (!(dist > 0)) return;
   const vec3 wi = d / dist;
-  if (smooth && !sides_agree(wo, wi, ng, n)) return;
+  if (smooth && !sides_agree(wo, wi, side, n)) return;
   const float pdf_light = light_pdf_solid_angle(s.lights, s.bvh.triangles, ls.prim, wi, dist, ls.normal) * pick_light;
   float pdf_bsdf = 0;
   const vec3 f_cos = eval_bsdf<F>(m, wo, wi, n, pdf_bsdf);
@@ -177,9 +190,10 @@ SIEVE_HD inline bool shade_path(std::uint32_t i, const shade_args& a, const wave
     const surface m = surface_at(s, h.prim, h.u, h.v, lod0, cone, dot(ng, r.direction));
     const rng_key key{w.pixel_of(slot), w.sample_of(slot), a.vertex + 1, s.seed};
     // (A cut-out's passes never reach here: the traversal refused them, core/alpha.hpp.)
-    const vec3 n = shading_normal_at(s, h, m, ng, wo, lod0);
-    const bool smooth = n.x != ng.x || n.y != ng.y || n.z != ng.z;
-    const vec3 le = emitted(m, ng, wo);
+    const vec3 side = side_normal(s, h, ng);
+    const vec3 n = shading_normal_at(s, h, m, side, wo, lod0);
+    const bool smooth = n.x != side.x || n.y != side.y || n.z != side.z;
+    const vec3 le = emitted(m, side, wo);
     if (max_component(le) > 0) {
       // Reached by BSDF sampling: weigh against the chance that next-event estimation at the previous
       // vertex picked this point. Camera and specular bounces carry pdf 0: full weight.
@@ -195,11 +209,11 @@ SIEVE_HD inline bool shade_path(std::uint32_t i, const shade_args& a, const wave
     if (a.vertex < s.max_bounces && uniform(key, dim::roulette) < survive) {
       beta = beta / survive;
       if (has_smooth_lobe<F>(m) && (s.lights.count > 0 || s.env_map.sampled))
-        next_event<F>(a, i, key, m, x, ng, n, smooth, wo, beta);
+        next_event<F>(a, i, key, m, x, ng, side, n, smooth, wo, beta);
       const bsdf_sample bs =
           sample_bsdf<F>(m, wo, n, uniform(key, dim::bsdf_u), uniform(key, dim::bsdf_v), uniform(key, dim::bsdf_lobe));
       beta = beta * bs.weight;
-      if (smooth && !sides_agree(wo, bs.wi, ng, n)) beta = {0, 0, 0};  // through the geometric surface: ends here
+      if (smooth && !sides_agree(wo, bs.wi, side, n)) beta = {0, 0, 0};  // through the geometric surface: ends here
       if (max_component(beta) > 0 && finite(beta)) {
         p.rays[j] = spawn_ray(x, ng, bs.wi);
         p.cone[j] = cone;

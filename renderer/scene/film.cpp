@@ -27,6 +27,16 @@ void read_film(const toml::table& doc, const reader& rd, scene& sc) {
       if (!v->is_boolean()) rd.fail_at(v, "film.mipmaps", "expected true or false");
       sc.film.mipmaps = v->as_boolean()->get();
     }
+    if (const toml::node* v = t.get("sides")) {
+      const auto s = v->value<std::string>();
+      if (!s || (*s != "geometric" && *s != "shading")) rd.fail_at(v, "film.sides", "expected \"geometric\" or \"shading\"");
+      sc.film.shading_sides = *s == "shading";
+    }
+    if (const toml::node* v = t.get("tangents")) {
+      const auto s = v->value<std::string>();
+      if (!s || (*s != "vertex" && *s != "uv")) rd.fail_at(v, "film.tangents", "expected \"vertex\" or \"uv\"");
+      sc.film.uv_tangents = *s == "uv";
+    }
   }
 }
 

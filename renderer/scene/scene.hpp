@@ -75,6 +75,9 @@ struct film_desc {
   std::uint32_t max_bounces = 8;
   std::uint32_t seed = 1;
   bool mipmaps = true;  // false: textures read at level 0 alone (no ray cones), the aliasing baseline
+  // Conventions another renderer may use, for comparisons (docs/renderer.md, "Conventions"):
+  bool shading_sides = false;  // film.sides "shading": the side of a surface by its interpolated vertex normal
+  bool uv_tangents = false;    // film.tangents "uv": normal maps in each triangle's dp/du frame, bitangent n x t
 };
 
 struct compaction_desc {

@@ -41,7 +41,7 @@ const std::vector<std::string_view> top_keys = {"name",    "camera",    "film", 
                                                 "objects", "materials", "lights", "procedural"};
 const std::map<std::string_view, std::vector<std::string_view>> table_keys = {
     {"camera", {"position", "look_at", "up", "vfov", "focal_length_mm", "film_height_mm"}},
-    {"film", {"width", "height", "spp", "max_bounces", "seed", "mipmaps"}},
+    {"film", {"width", "height", "spp", "max_bounces", "seed", "mipmaps", "sides", "tangents"}},
     {"environment", {"color", "map", "rotation", "scale", "sample"}},
     {"compaction", {"strategy", "reorder", "sort", "routing"}},
     {"objects", {"obj", "gltf", "ply", "translate", "scale", "rotate_y", "material"}},
