@@ -369,6 +369,10 @@ void print_outcome(const render_job& job, const render_outcome& out) {
   if (!settings.profile_stages && st.first_wave_extra_seconds > 0)
     std::cout << "the first wave took " << report::fixed(st.first_wave_extra_seconds, 3)
               << " s more than the mean of the others (one-time costs)\n";
+  if (const auto& f = st.first_wave; f.capture >= 0)
+    std::cout << "the first wave: queues allocated " << report::fixed(f.queues * 1e3, 1) << " ms, graph captured "
+              << report::fixed(f.capture * 1e3, 1) << " ms (the kernels' code loaded on first use) and instantiated "
+              << report::fixed(f.instantiate * 1e3, 1) << " ms, run " << report::fixed(f.run * 1e3, 1) << " ms\n";
   std::cout << "\n" << st.waves << (st.waves == 1 ? " wave (" : " waves (") << st.wave_launch << ")";
   if (st.wave_launch != "cpu") std::cout << ", " << st.host_syncs << " host synchronisations";
   std::cout << "\n";

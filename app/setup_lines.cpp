@@ -21,6 +21,16 @@ std::string build_phases(const render::bvh_phases& b) {
   return s.empty() ? s : " (" + s + " ms)";
 }
 
+// A build on the device, by step and phase, e.g. " (allocation 3.1, triangles in 12.0, morton 2.0, ... ms)".
+std::string device_build_steps(const render::ploc_timing& t) {
+  std::string s;
+  for (const auto& [name, ms] : {std::pair{"allocation", t.allocate_ms}, {"triangles in", t.copy_in_ms}, {"morton", t.morton_ms},
+                                 {"binary", t.binary_ms}, {"collapse", t.collapse_ms}, {"layouts", t.layout_ms},
+                                 {"scratch freed", t.release_ms}})
+    s += (s.empty() ? "" : ", ") + std::string(name) + " " + fixed(ms, 1);
+  return " (" + s + " ms)";
+}
+
 }  // namespace
 
 void print_setup_phase(std::ostream& out, render::setup_phase p, const render::render_job& job) {
@@ -38,9 +48,10 @@ void print_setup_phase(std::ostream& out, render::setup_phase p, const render::r
     }
     case render::setup_phase::build: {
       const auto threads = tbb::global_control::active_value(tbb::global_control::max_allowed_parallelism);
-      out << "BVH " << fixed(o.bvh_seconds, 3) << " s on " << threads << " threads, "
-          << fixed(o.bvh_seconds > 0 ? static_cast<double>(triangles) / o.bvh_seconds / 1e6 : 0, 2) << " Mtris/s"
-          << build_phases(s.build_phases);
+      const bool device = s.device_build.with_copies_ms > 0;
+      out << "BVH " << fixed(o.bvh_seconds, 3) << " s " << (device ? std::string("on the GPU") : "on " + std::to_string(threads) + " threads")
+          << ", " << fixed(o.bvh_seconds > 0 ? static_cast<double>(triangles) / o.bvh_seconds / 1e6 : 0, 2) << " Mtris/s"
+          << (device ? device_build_steps(s.device_build) : build_phases(s.build_phases));
       break;
     }
     case render::setup_phase::upload:

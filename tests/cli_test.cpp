@@ -275,6 +275,12 @@ TEST_F(Cli, RenderPrintsTheSetupPhasesAsTheyEnd) {
   EXPECT_GT(s["build_phases_s"]["binary_s"].get<double>(), 0.0);
   EXPECT_LE(phases, s["build_s"].get<double>());
   EXPECT_TRUE(s["upload_s"].is_null());
+  EXPECT_TRUE(s["device_build_s"].is_null());  // built on the host
+  // The first frame's steps: the queues on every backend; the graph's capture, instantiation and
+  // run on the GPU alone (null here, never zeros).
+  EXPECT_GE(s["first_frame_steps_s"]["queues_s"].get<double>(), 0.0);
+  EXPECT_LE(s["first_frame_steps_s"]["queues_s"].get<double>(), s["first_frame_s"].get<double>());
+  for (const char* k : {"capture_s", "instantiate_s", "run_s"}) EXPECT_TRUE(s["first_frame_steps_s"][k].is_null()) << k;
   EXPECT_EQ(s["first_frame_spp"].get<int>(), 2);
   EXPECT_GT(s["first_frame_s"].get<double>(), 0.0);
   EXPECT_GE(s["first_image_s"].get<double>(), s["load_s"].get<double>() + s["build_s"].get<double>() + s["first_frame_s"].get<double>());

@@ -2,6 +2,7 @@
 // Cornell box's mean across seeds within its Monte Carlo error), and its strongest invariant: the
 // image is bit-identical whatever the compaction strategy, traversal or ray reordering. Also the
 // image writers (PNG and EXR read back).
+#include <core/bounds.hpp>
 #include <core/image_io.hpp>
 #include <core/memory.hpp>
 #include <exec/walk.hpp>
@@ -82,6 +83,33 @@ pixel_stats stats_of(const std::vector<vec3>& image) {
   }
   const double n = static_cast<double>(image.size()), mean = sum / n;
   return {mean, std::sqrt(std::max(0.0, sq / n - mean * mean) / (n - 1))};
+}
+
+
+// The scene's box reduced on every thread: the serial loop's box exactly, far vertices anywhere in
+// the list (first, last, a block's edge) included; an empty list gives the empty box.
+TEST(Bounds, ParallelBoxIsTheSerialBox) {
+  std::vector<triangle> tris(200000);
+  std::uint32_t x = 12345;
+  const auto next = [&x] { return (x = x * 1664525U + 1013904223U) / 4294967296.0f * 2.0f - 1.0f; };
+  for (auto& t : tris) t = {{next(), next(), next()}, {next(), next(), next()}, {next(), next(), next()}};
+  tris.front().v1 = {-90, 3, 0};
+  tris.back().v2 = {0, 77, 0};
+  tris[1 << 14].v0 = {0, 0, -55};
+  tris[(1 << 14) - 1].v2 = {0, -66, 88};
+  aabb serial;
+  for (const triangle& t : tris) serial.grow(t.v0), serial.grow(t.v1), serial.grow(t.v2);
+  const aabb parallel = bounds_of(tris);
+  EXPECT_EQ(parallel.lo.x, -90.0f);
+  EXPECT_EQ(parallel.hi.y, 77.0f);
+  EXPECT_EQ(parallel.lo.z, -55.0f);
+  EXPECT_EQ(parallel.hi.z, 88.0f);
+  for (int a = 0; a < 3; ++a) {
+    EXPECT_EQ(parallel.lo[a], serial.lo[a]) << a;
+    EXPECT_EQ(parallel.hi[a], serial.hi[a]) << a;
+  }
+  const aabb none = bounds_of({});
+  EXPECT_TRUE(none.empty());
 }
 
 TEST(WhiteFurnace, RadianceConvergesToEmissionOverOneMinusAlbedo) {

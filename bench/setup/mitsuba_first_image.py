@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/setup/mitsuba_first_image.py SIEVE MODEL.ply [--width W --height H --spp N --bounces B] [--repeats R]:
+"""bench/setup/mitsuba_first_image.py SIEVE MODEL.ply [--width W --height H --spp N --bounces B] [--repeats R] [--pause S]:
 Mitsuba 3's first image of a bare PLY model next to sieve's, each from its process's start, R times each,
 alternating: sieve by bench/setup/first_image.py (`sieve render MODEL --set environment.color=[1,1,1]
 --set film.max_bounces=B`), Mitsuba by a fresh Python process that imports it, loads the same file
@@ -57,11 +57,15 @@ def main():
     ap.add_argument("--spp", type=int, default=16)
     ap.add_argument("--bounces", type=int, default=4)
     ap.add_argument("--repeats", type=int, default=3)
+    ap.add_argument("--pause", type=float, default=0,
+                    help="seconds the GPU stays idle between Mitsuba's exit and sieve's next start (0: none)")
     a = ap.parse_args()
     cam = camera_of(a.sieve, a.model, a.bounces)
     here = os.path.dirname(os.path.abspath(__file__))
     sieve_s, mts_s = [], []
     for r in range(a.repeats):
+        if r and a.pause > 0:
+            time.sleep(a.pause)
         out = subprocess.run([sys.executable, os.path.join(here, "first_image.py"), a.sieve, a.model, "--width", str(a.width),
                               "--height", str(a.height), "--spp", str(a.spp), "--set", "environment.color=[1,1,1]",
                               "--set", f"film.max_bounces={a.bounces}", "--out", "out/first-image-sieve.png"],

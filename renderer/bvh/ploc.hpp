@@ -56,6 +56,9 @@ namespace sieve::render {
 // host, everything back).
 struct ploc_timing {
   double morton_ms = 0, binary_ms = 0, collapse_ms = 0, layout_ms = 0, device_ms = 0, with_copies_ms = 0;
+  // A device_tree's steps around the build (host wall clock): its outputs and scratch allocated, the
+  // triangles copied in (exec/staged_copy.cuh), the scratch freed at its end.
+  double allocate_ms = 0, copy_in_ms = 0, release_ms = 0;
   std::uint32_t rounds = 0, wide_levels = 0;  // clustering rounds, levels of 8-wide nodes
   // Asked for (the GPU's run): every launch, library call and read back timed between CUDA events,
   // by loop name in `loops` (the events cost time of their own: a build to look into, not to time).

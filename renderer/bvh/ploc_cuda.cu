@@ -4,6 +4,7 @@
 // (device_tree); to_host copies it back. See ploc.hpp.
 #include <exec/cuda.cuh>
 #include <exec/device_array.cuh>
+#include <exec/staged_copy.cuh>
 
 #include "device_layouts.cuh"
 #include "ploc.hpp"
@@ -202,56 +203,68 @@ device_tree::device_tree(std::span<const triangle> triangles, const bvh_build_op
   const auto n = static_cast<std::uint32_t>(triangles.size());
   if (n < 2) throw sieve::error("BVH (ploc on cuda): a device tree needs at least 2 triangles (build_ploc takes fewer)");
   const auto t0 = std::chrono::steady_clock::now();
+  const auto ms_since = [](std::chrono::steady_clock::time_point from) {
+    return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - from).count();
+  };
   arrays& a = *arrays_;
   a.settings = s;
-  const std::size_t all = 2 * std::size_t{n} - 1;
-  // The outputs first (they stay), then the scratch of the build (freed at its end).
-  a.triangles = device_array<triangle>(n);
-  a.binary.nodes = device_array<bvh_node>(all);
-  a.binary.prims = device_array<std::uint32_t>(n);
-  if (s.pairs) a.pairs.nodes = device_array<pair_node>(n), a.pairs.triangles = device_array<leaf_triangle>(n);
-  if (s.wide) a.wide.prims = device_array<std::uint32_t>(n), a.wide.triangles = device_array<leaf_triangle>(n);
-  if (s.cw) a.cw.triangles = device_array<cw_triangle>(n);
-  device_array<aabb> prim_box(n), centroid(lbvh_centroid_slots(n)), cbox0(n), cbox1(n);
-  device_array<std::uint32_t> keys(n), ids(n), sorted(n), order(n), cid0(n), cid1(n), nn(n), kept_list(n - 1), rank(n - 1),
-      depth(1);
-  device_array<std::uint8_t> kept(n - 1);
-  device_array<std::uint64_t> counts(2), words(std::size_t{n} + 1);
-  device_array<ploc_tail_state> tail(1);
-  device_array<ploc_node> nodes(all);
-  device_array<collapse_entry> plan(n - 1);
-  device_array<ploc_shape> shape(n - 1);
-  device_array<ploc_place> place(all);
-  ploc_buffers b;
-  b.triangles = a.triangles.get(), b.prim_box = prim_box.get(), b.centroid = centroid.get(), b.keys = keys.get();
-  b.ids = ids.get(), b.sorted_keys = sorted.get(), b.order = order.get(), b.nodes = nodes.get(), b.plan = plan.get();
-  b.place = place.get(), b.cid[0] = cid0.get(), b.cid[1] = cid1.get(), b.cbox[0] = cbox0.get(), b.cbox[1] = cbox1.get();
-  b.nn = nn.get(), b.words = words.get(), b.tail = tail.get(), b.n = n;
-  b.shape = shape.get();
-  b.counts = counts.get(), b.depth = depth.get(), b.kept = kept.get(), b.kept_list = kept_list.get(), b.rank = rank.get();
-  b.bin_nodes = a.binary.nodes.get(), b.prims = a.binary.prims.get();
-  b.pairs = a.pairs.nodes.get(), b.leaf_triangles = a.pairs.triangles.get();
-  b.wide_prims = a.wide.prims.get(), b.wide_triangles = a.wide.triangles.get(), b.cw_triangles = a.cw.triangles.get();
-  cudaStream_t stream = nullptr;
-  SIEVE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
   ploc_timing t;
   t.profile = timing && timing->profile;
-  try {
-    SIEVE_CUDA_CHECK(cudaMemcpyAsync(a.triangles.get(), triangles.data(), n * sizeof(triangle), cudaMemcpyHostToDevice, stream));
-    const bool profile = t.profile;
-    exec::loop_clock clock(t.loops);
-    exec::cuda_loop_clock cuda_clock(clock);
-    cuda_backend backend(stream, profile ? &cuda_clock : nullptr, n, a.wide.nodes, a.cw.nodes, s.wide, s.cw);
-    a.result = ploc_run(exec::cuda{stream, profile ? &cuda_clock : nullptr}, backend, b, n, s, t);
-    backend.times();
-    SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
-    if (profile) cuda_clock.collect(false);
-    cudaStreamDestroy(stream);
-  } catch (...) {
-    cudaStreamSynchronize(stream);
-    cudaStreamDestroy(stream);
-    throw;
+  std::chrono::steady_clock::time_point t_release;
+  {  // the build's scratch lives in this block
+    const std::size_t all = 2 * std::size_t{n} - 1;
+    // The outputs first (they stay), then the scratch of the build (freed at its end).
+    a.triangles = device_array<triangle>(n);
+    a.binary.nodes = device_array<bvh_node>(all);
+    a.binary.prims = device_array<std::uint32_t>(n);
+    if (s.pairs) a.pairs.nodes = device_array<pair_node>(n), a.pairs.triangles = device_array<leaf_triangle>(n);
+    if (s.wide) a.wide.prims = device_array<std::uint32_t>(n), a.wide.triangles = device_array<leaf_triangle>(n);
+    if (s.cw) a.cw.triangles = device_array<cw_triangle>(n);
+    device_array<aabb> prim_box(n), centroid(lbvh_centroid_slots(n)), cbox0(n), cbox1(n);
+    device_array<std::uint32_t> keys(n), ids(n), sorted(n), order(n), cid0(n), cid1(n), nn(n), kept_list(n - 1), rank(n - 1),
+        depth(1);
+    device_array<std::uint8_t> kept(n - 1);
+    device_array<std::uint64_t> counts(2), words(std::size_t{n} + 1);
+    device_array<ploc_tail_state> tail(1);
+    device_array<ploc_node> nodes(all);
+    device_array<collapse_entry> plan(n - 1);
+    device_array<ploc_shape> shape(n - 1);
+    device_array<ploc_place> place(all);
+    ploc_buffers b;
+    b.triangles = a.triangles.get(), b.prim_box = prim_box.get(), b.centroid = centroid.get(), b.keys = keys.get();
+    b.ids = ids.get(), b.sorted_keys = sorted.get(), b.order = order.get(), b.nodes = nodes.get(), b.plan = plan.get();
+    b.place = place.get(), b.cid[0] = cid0.get(), b.cid[1] = cid1.get(), b.cbox[0] = cbox0.get(), b.cbox[1] = cbox1.get();
+    b.nn = nn.get(), b.words = words.get(), b.tail = tail.get(), b.n = n;
+    b.shape = shape.get();
+    b.counts = counts.get(), b.depth = depth.get(), b.kept = kept.get(), b.kept_list = kept_list.get(), b.rank = rank.get();
+    b.bin_nodes = a.binary.nodes.get(), b.prims = a.binary.prims.get();
+    b.pairs = a.pairs.nodes.get(), b.leaf_triangles = a.pairs.triangles.get();
+    b.wide_prims = a.wide.prims.get(), b.wide_triangles = a.wide.triangles.get(), b.cw_triangles = a.cw.triangles.get();
+    cudaStream_t stream = nullptr;
+    SIEVE_CUDA_CHECK(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    t.allocate_ms = ms_since(t0);
+    try {
+      const auto t_copy = std::chrono::steady_clock::now();
+      exec::copy_to_device(a.triangles.get(), triangles.data(), n * sizeof(triangle), stream);
+      SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
+      t.copy_in_ms = ms_since(t_copy);
+      const bool profile = t.profile;
+      exec::loop_clock clock(t.loops);
+      exec::cuda_loop_clock cuda_clock(clock);
+      cuda_backend backend(stream, profile ? &cuda_clock : nullptr, n, a.wide.nodes, a.cw.nodes, s.wide, s.cw);
+      a.result = ploc_run(exec::cuda{stream, profile ? &cuda_clock : nullptr}, backend, b, n, s, t);
+      backend.times();
+      SIEVE_CUDA_CHECK(cudaStreamSynchronize(stream));
+      if (profile) cuda_clock.collect(false);
+      cudaStreamDestroy(stream);
+    } catch (...) {
+      cudaStreamSynchronize(stream);
+      cudaStreamDestroy(stream);
+      throw;
+    }
+    t_release = std::chrono::steady_clock::now();
   }
+  t.release_ms = ms_since(t_release);
   t.device_ms = t.morton_ms + t.binary_ms + t.collapse_ms + t.layout_ms;
   t.with_copies_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
   if (timing) *timing = t;

@@ -2,6 +2,8 @@
 // not fit is a sieve::error naming the size asked for and the memory free.
 #pragma once
 
+#include "staged_copy.cuh"
+
 #include <sieve/compaction/cuda_check.hpp>
 
 #include <cuda_runtime.h>
@@ -28,9 +30,12 @@ class device_array {
                          " MiB free of " + std::to_string(total >> 20));
     }
   }
+  // A copy of `host`, complete when the constructor returns (a large one staged: staged_copy.cuh).
   template <class A>
   explicit device_array(const std::vector<T, A>& host) : device_array(host.size()) {
-    if (n_) SIEVE_CUDA_CHECK(cudaMemcpy(data_, host.data(), n_ * sizeof(T), cudaMemcpyHostToDevice));
+    if (!n_) return;
+    copy_to_device(data_, host.data(), n_ * sizeof(T), nullptr);
+    SIEVE_CUDA_CHECK(cudaStreamSynchronize(nullptr));
   }
   ~device_array() {
     if (data_) cudaFree(data_);

@@ -227,7 +227,11 @@ void start_cuda_context() {
   std::call_once(once, [] {
     cuda_context_ready() = std::async(std::launch::async, [] {
       if (!sieve::cuda::available()) return;
-      if (cudaFree(nullptr) != cudaSuccess) cudaGetLastError();  // reported by the render's own first call
+      if (cudaFree(nullptr) != cudaSuccess) {
+        cudaGetLastError();  // reported by the render's own first call
+        return;
+      }
+      exec::staging_buffers::get().prepare();  // the uploads' pinned buffers (exec/staged_copy.cuh)
     }).share();
   });
 }

@@ -1,6 +1,7 @@
 #include "prepared_scene.hpp"
 
 #include "../bvh/lbvh.hpp"
+#include "../core/bounds.hpp"
 
 #include <utility>
 
@@ -77,7 +78,8 @@ prepared_scene::prepared_scene(const scene& s) : prepared_scene(s, build_bvh(s.t
 
 prepared_scene::prepared_scene(const scene& s, bvh_builder builder, bool gpu)
     : prepared_scene(s, builds_on_device(builder, gpu, s.triangles.size()) ? bvh{} : host_tree(s, builder, gpu)) {
-  if (builds_on_device(builder, gpu, s.triangles.size())) device_ = std::make_shared<const device_tree>(s.triangles, bvh_build_options{});
+  if (builds_on_device(builder, gpu, s.triangles.size()))
+    device_ = std::make_shared<const device_tree>(s.triangles, bvh_build_options{}, &device_timing_);
 }
 
 prepared_scene::prepared_scene(const scene& s, bvh tree) : scene_(&s), bvh_(std::move(tree)) {
@@ -107,11 +109,7 @@ prepared_scene::prepared_scene(const scene& s, bvh tree) : scene_(&s), bvh_(std:
   if (!powers.empty()) light_chance_.assign(s.triangles.size(), 0.0f);
   for (std::size_t i = 0; i < powers.size(); ++i) light_chance_[light_triangles_[i]] = static_cast<float>(powers[i] / power);
   light_area_ = static_cast<float>(area);
-  for (const triangle& t : s.triangles) {
-    bounds_.grow(t.v0);
-    bounds_.grow(t.v1);
-    bounds_.grow(t.v2);
-  }
+  bounds_ = bounds_of(s.triangles);
 }
 
 material_family prepared_scene::family() const {

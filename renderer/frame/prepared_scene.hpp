@@ -39,6 +39,8 @@ class prepared_scene {
   const scene& source() const { return *scene_; }
   const bvh& tree() const { return bvh_; }  // empty when the tree was built on the device
   const device_tree* device() const { return device_.get(); }
+  // The device build's steps and phases (zero when the tree was built on the host).
+  const ploc_timing& device_timing() const { return device_timing_; }
   // The view the stages read, for a film of width x height.
   scene_view view(std::uint32_t width, std::uint32_t height) const;
   // The one material family of every surface (core/bsdf.hpp: family_of), or `any` where they mix:
@@ -49,6 +51,7 @@ class prepared_scene {
   const scene* scene_;
   bvh bvh_;
   std::shared_ptr<const device_tree> device_;  // the tree built on the device (its view: device pointers)
+  ploc_timing device_timing_;
   std::vector<surface> surfaces_;
   std::vector<texture_view> textures_;  // of the scene's textures (host memory)
   std::vector<alpha_material> alpha_;   // alpha_table(scene)

@@ -45,6 +45,13 @@ struct render_stats {
   // Of setup_seconds: the device's buffers made and the scene and the film copied to them (a process
   // that made no CUDA context before: its making too); 0 on the CPU.
   double upload_seconds = 0;
+  // The first wave's one-time steps on the GPU (the first frame's parts), seconds; -1 where a step
+  // did not run: the driver's queues and workspaces allocated (queues), the wave captured as a CUDA
+  // graph (capture: each kernel's code loaded on its first use included) and instantiated
+  // (instantiate), and the first wave run until the host has its counts (run).
+  struct first_wave_steps {
+    double queues = -1, capture = -1, instantiate = -1, run = -1;
+  } first_wave;
   std::uint64_t waves = 0;          // waves rendered (for_each_wave)
   // Waves whose stages and loops were timed (profile_stages): all of them, or on the GPU's graph path
   // one in settings.profile_every, whose times scale_measured() then scales to all the waves.

@@ -11,6 +11,7 @@
 #pragma once
 
 #include <bvh/bvh.hpp>
+#include <bvh/ploc.hpp>
 #include <frame/settings.hpp>
 #include <frame/stats.hpp>
 #include <frame/waves.hpp>
@@ -120,6 +121,8 @@ enum class setup_phase { load, build, upload, first_frame };
 struct setup_times {
   std::uint64_t load_bytes = 0;  // the scene's input files (input_bytes), the load's MB/s
   bvh_phases build_phases;       // the BVH build's phases, wall clock (bvh_stats::wall)
+  // A build on the device: its steps and phases (prepared_scene::device_timing); zeros otherwise.
+  ploc_timing device_build;
   double upload_s = 0;           // GPU: the scene and the film copied to the device (render_stats::upload_seconds)
   // From the render's start, the upload excluded, to the first pass of samples over the whole film
   // (first_frame_spp samples each pixel; the GPU's graph capture included); from the job's start
@@ -127,6 +130,11 @@ struct setup_times {
   // render stopped before it).
   double first_frame_s = -1, first_image_s = -1;
   std::uint32_t first_frame_spp = 0;
+  render_stats::first_wave_steps first_frame_steps;  // the first frame's parts (GPU), once the render has ended
+  // GPU: the render's kernels loaded beside the build (preload_render_kernels): how many, in how
+  // long, and how long the render then still waited for it (-1: not done).
+  std::size_t preloaded_kernels = 0;
+  double preload_s = -1, preload_wait_s = -1;
 };
 
 // What the job calls back; each is optional.

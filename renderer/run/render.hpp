@@ -33,4 +33,9 @@ render_result render_cpu(const prepared_scene& s, const render_settings& setting
 // device, or when a device buffer does not fit (naming the size asked for and the memory free).
 render_result render_cuda(const prepared_scene& s, const render_settings& settings, const render_controls& controls = {});
 
+// Loads the code of every kernel a wave on the GPU may launch (CUDA loads each on its first use
+// otherwise, inside the first frame): what the job runs beside the BVH build. Returns the kernels
+// loaded; 0 without CUDA, a device, or a driver that can list a module's kernels (12.4).
+std::size_t preload_render_kernels();
+
 }  // namespace sieve::render

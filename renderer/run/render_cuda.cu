@@ -30,9 +30,15 @@
 #include <sieve/compaction/multisplit.hpp>
 #include <sieve/compaction/radix_sort.hpp>
 
+#include <cuda.h>
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <atomic>
+#include <cstdio>
+#include <cstdlib>
+#include <string_view>
+#include <thread>
 #include <chrono>
 #include <memory>
 #include <vector>
@@ -232,6 +238,10 @@ class cuda_backend {
   device_array<std::byte> ws_, sort_ws_, split_ws_;
 };
 
+double seconds_since(std::chrono::steady_clock::time_point t0) {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
 // A CUDA graph, instantiated, owned.
 struct graph_exec {
   cudaGraph_t graph = nullptr;
@@ -302,6 +312,7 @@ class cuda_run {
     bool run(const wave& w, std::uint32_t rays[2]) {
       const cudaStream_t stream = r_.stream_.s;
       const exec::cuda gpu = r_.backend_.exec();
+      const auto t_run = std::chrono::steady_clock::now();
       *r_.h_wave_.get() = w;
       SIEVE_CUDA_CHECK(cudaMemcpyAsync(r_.wave_.get(), r_.h_wave_.get(), sizeof(wave), cudaMemcpyHostToDevice, stream));
       SIEVE_CUDA_CHECK(cudaMemsetAsync(rays_.get(), 0, 2 * sizeof(std::uint32_t), stream));
@@ -310,6 +321,7 @@ class cuda_run {
                        [&] { accumulate(gpu, max_pixels_, r_.wave_.get(), wave_film_.get(), r_.film_.get()); });
       SIEVE_CUDA_CHECK(cudaMemcpyAsync(h_rays_.get(), rays_.get(), 2 * sizeof(std::uint32_t), cudaMemcpyDeviceToHost, stream));
       r_.backend_.synchronize();
+      if (r_.stats_.first_wave.run < 0) r_.stats_.first_wave.run = seconds_since(t_run);
       rays[0] = h_rays_.get()[0];
       rays[1] = h_rays_.get()[1];
       return true;
@@ -359,9 +371,14 @@ class cuda_run {
     const std::uint64_t* run(const wave& w) {
       const cudaStream_t stream = r_.stream_.s;
       *r_.h_wave_.get() = w;  // the previous wave has completed (synchronised): nothing reads it now
+      const auto t_run = std::chrono::steady_clock::now();
+      const auto first_run = [&] {  // the first wave's time to the host's wait (stats.first_wave.run)
+        if (r_.stats_.first_wave.run < 0) r_.stats_.first_wave.run = seconds_since(t_run);
+      };
       if (!in_graph_) {
         if (!enqueue(w, true)) return nullptr;
         r_.backend_.synchronize();
+        first_run();
         return h_counts_.get();
       }
       render_stats& stats = r_.stats_;
@@ -374,6 +391,7 @@ class cuda_run {
         r_.backend_.set_timing(false);
         r_.backend_.set_graph(true);
         if (!done) return nullptr;
+        first_run();
         ++stats.measured_waves;
         return h_counts_.get();
       }
@@ -392,12 +410,17 @@ class cuda_run {
           throw;
         }
         SIEVE_CUDA_CHECK(cudaStreamEndCapture(stream, &g_.graph));
+        stats.first_wave.capture = seconds_since(t_capture);
+        const auto t_instantiate = std::chrono::steady_clock::now();
         SIEVE_CUDA_CHECK(cudaGraphInstantiate(&g_.exec, g_.graph, 0));
+        stats.first_wave.instantiate = seconds_since(t_instantiate);
         ++stats.graphs;
-        stats.setup_seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t_capture).count();
+        stats.setup_seconds += seconds_since(t_capture);
       }
+      const auto t_launch = std::chrono::steady_clock::now();
       SIEVE_CUDA_CHECK(cudaGraphLaunch(g_.exec, stream));
       r_.backend_.synchronize();
+      if (stats.first_wave.run < 0) stats.first_wave.run = seconds_since(t_launch);
       r_.backend_.replayed();  // the events of a graph timed throughout (profile_every 1), if any
       return h_counts_.get();
     }
@@ -438,7 +461,75 @@ class cuda_run {
   const pinned<wave> h_wave_;  // a graph's copy node reads it: written only while no wave runs
 };
 
+// An empty kernel: its module is this translation unit's, the one every stage of a render's wave
+// comes from (preload_render_kernels).
+__global__ void render_module_anchor() {}
+
+// A driver function by name (no link to the driver library), null where the driver lacks it.
+template <class F>
+F driver_function(const char* name) {
+  void* fn = nullptr;
+  cudaDriverEntryPointQueryResult found{};
+  if (cudaGetDriverEntryPointByVersion(name, &fn, 12040, cudaEnableDefault, &found) != cudaSuccess ||
+      found != cudaDriverEntryPointSuccess) {
+    cudaGetLastError();
+    return nullptr;
+  }
+  return reinterpret_cast<F>(fn);
+}
+
 }  // namespace
+
+std::size_t preload_render_kernels() {
+  if (!sieve::cuda::available()) return 0;
+  using get_module = CUresult (*)(CUmodule*, CUfunction);
+  using count_functions = CUresult (*)(unsigned*, CUmodule);
+  using enumerate_functions = CUresult (*)(CUfunction*, unsigned, CUmodule);
+  using load_function = CUresult (*)(CUfunction);
+  const auto module_of = driver_function<get_module>("cuFuncGetModule");
+  const auto count = driver_function<count_functions>("cuModuleGetFunctionCount");
+  const auto enumerate = driver_function<enumerate_functions>("cuModuleEnumerateFunctions");
+  const auto load = driver_function<load_function>("cuFuncLoad");
+  cudaFunction_t anchor = nullptr;
+  if (!module_of || !count || !enumerate || !load || cudaGetFuncBySymbol(&anchor, reinterpret_cast<const void*>(&render_module_anchor)) != cudaSuccess) {
+    cudaGetLastError();
+    return 0;
+  }
+  CUmodule module = nullptr;
+  unsigned n = 0;
+  if (module_of(&module, reinterpret_cast<CUfunction>(anchor)) != CUDA_SUCCESS || count(&n, module) != CUDA_SUCCESS) return 0;
+  std::vector<CUfunction> functions(n);
+  if (n == 0 || enumerate(functions.data(), n, module) != CUDA_SUCCESS) return 0;
+  // SIEVE_PRELOAD=parallel: the kernels split over 8 threads; SIEVE_PRELOAD_TRACE: a line per kernel
+  // on stderr (its load's time, its local memory, its name). Both for measuring.
+  const char* mode = std::getenv("SIEVE_PRELOAD");
+  const bool trace = std::getenv("SIEVE_PRELOAD_TRACE") != nullptr;
+  const auto local_bytes = driver_function<CUresult (*)(int*, CUfunction_attribute, CUfunction)>("cuFuncGetAttribute");
+  const auto name_of = driver_function<CUresult (*)(const char**, CUfunction)>("cuFuncGetName");
+  std::atomic<std::size_t> loaded{0};
+  const auto load_range = [&](std::size_t from, std::size_t step) {
+    for (std::size_t i = from; i < functions.size(); i += step) {
+      const auto t = std::chrono::steady_clock::now();
+      const bool ok = load(functions[i]) == CUDA_SUCCESS;
+      loaded += ok;
+      if (!trace || !ok) continue;
+      const double ms = seconds_since(t) * 1e3;
+      int local = -1;
+      const char* name = "?";
+      if (local_bytes) local_bytes(&local, CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES, functions[i]);
+      if (name_of) name_of(&name, functions[i]);
+      std::fprintf(stderr, "preload: %.3f ms, %d local bytes, %.120s\n", ms, local, name);
+    }
+  };
+  if (mode && std::string_view(mode) == "parallel") {
+    std::vector<std::thread> threads;
+    for (std::size_t k = 0; k < 8; ++k) threads.emplace_back(load_range, k, 8);
+    for (auto& t : threads) t.join();
+  } else {
+    load_range(0, 1);
+  }
+  return loaded;
+}
 
 render_result render_cuda(const prepared_scene& ps, const render_settings& settings, const render_controls& controls) {
   render_result result = begin_render(ps.source(), settings, sieve::backend::cuda);

@@ -7,4 +7,6 @@ render_result render_cuda(const prepared_scene&, const render_settings&, const r
   throw sieve::error("this build has no CUDA backend (nvcc was not found, or SIEVE_CUDA=OFF): use --backend cpu");
 }
 
+std::size_t preload_render_kernels() { return 0; }
+
 }  // namespace sieve::render

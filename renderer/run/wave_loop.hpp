@@ -67,9 +67,11 @@ void run_waves(Run& run, const film_desc& film, const render_settings& settings,
     }, tile_end);
   } else {
     using driver_type = wavefront_driver<typename Run::driver_backend>;
+    const auto t_queues = std::chrono::steady_clock::now();
     driver_type driver(run.backend(), run.view(), settings, controls, stats.form, capacity, max_pixels, run.wave_slot(), run.film(),
                        run.family());
     typename Run::wavefront_waves integrator(run, driver);
+    stats.first_wave.queues = std::chrono::duration<double>(std::chrono::steady_clock::now() - t_queues).count();
     for_each_wave(pixels, film.spp, settings, controls, result, [&](const wave& w) {
       const std::uint64_t* counts = integrator.run(w);
       if (!counts) return false;

@@ -5,9 +5,10 @@
 // its open space; and, where it has no lights of its own, a key light.
 #include "sections.hpp"
 
+#include "../core/bounds.hpp"
+
 #include <tbb/blocked_range.h>
 #include <tbb/parallel_for.h>
-#include <tbb/parallel_reduce.h>
 
 #include <algorithm>
 #include <array>
@@ -19,21 +20,7 @@
 namespace sieve::render::detail {
 namespace {
 
-aabb box_of(const scene& sc, std::size_t count) {
-  return tbb::parallel_reduce(
-      tbb::blocked_range<std::size_t>(0, count, 1 << 14), aabb{},
-      [&](const auto& r, aabb box) {
-        for (std::size_t i = r.begin(); i != r.end(); ++i) {
-          const triangle& t = sc.triangles[i];
-          box.grow(t.v0), box.grow(t.v1), box.grow(t.v2);
-        }
-        return box;
-      },
-      [](aabb a, const aabb& b) {
-        a.grow(b);
-        return a;
-      });
-}
+aabb box_of(const scene& sc, std::size_t count) { return bounds_of(std::span(sc.triangles).first(count)); }
 
 // Which of the box's four vertical sides (+z, -z, +x, -x) the geometry covers: for each, the area of
 // the triangles that lie in that side's plane (within 1% of the box), as a fraction of the side's.
