@@ -68,6 +68,21 @@ TEST(StagedCopy, BackToBackCopiesOnTwoStreams) {
   for (auto& x : s) cudaStreamDestroy(x);
 }
 
+// Freed buffers (as at exit) are allocated again by the next copy, whose bytes all arrive.
+TEST(StagedCopy, ACopyAfterReleaseAllocatesTheBuffersAgain) {
+  SKIP_WITHOUT_GPU();
+  ASSERT_TRUE(staging_buffers::get().prepare());
+  staging_buffers::get().release();
+  const std::size_t n = staging_buffers::chunk_bytes * 2 + 99;
+  const std::vector<std::uint8_t> host = pattern(n, 42);
+  device_array<std::uint8_t> d(n);
+  copy_to_device(d.get(), host.data(), n, nullptr);
+  ASSERT_EQ(cudaStreamSynchronize(nullptr), cudaSuccess);
+  EXPECT_EQ(read_back(d.get(), n), host);
+  staging_buffers::get().release();
+  EXPECT_TRUE(staging_buffers::get().prepare());
+}
+
 // device_array's copy of a host vector: staged when large, plain when small, complete on return.
 TEST(StagedCopy, DeviceArrayFromHostVectors) {
   SKIP_WITHOUT_GPU();

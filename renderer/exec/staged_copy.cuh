@@ -34,9 +34,10 @@ inline bool staged_uploads() {
   return on;
 }
 
-// The process's staging buffers: pinned, allocated once (prepare(), or the first copy), never freed
-// (a copy may run from a static destructor's path; the driver releases them at exit). One copy at a
-// time uses them; the next waits for the buffers' previous transfers by their events.
+// The process's staging buffers: pinned, allocated once (prepare(), or the first copy) and freed at
+// exit (release(), registered with atexit after the CUDA runtime's own handler, so it runs first; a
+// copy after it allocates them again). One copy at a time uses them; the next waits for the buffers'
+// previous transfers by their events.
 class staging_buffers {
  public:
   static constexpr std::size_t chunk_bytes = std::size_t{8} << 20;
@@ -52,6 +53,18 @@ class staging_buffers {
   bool prepare() {
     const std::lock_guard lock(m_);
     return ready();
+  }
+
+  // Waits for the buffers' transfers and frees them; the next copy or prepare() allocates them again.
+  void release() {
+    const std::lock_guard lock(m_);
+    for (int i = 0; i < count; ++i) {
+      if (sent_[i]) cudaEventSynchronize(sent_[i]), cudaEventDestroy(sent_[i]);
+      if (buffer_[i]) cudaFreeHost(buffer_[i]);
+      buffer_[i] = nullptr, sent_[i] = nullptr;
+    }
+    cudaGetLastError();  // at exit the runtime may be going: nothing left to do then
+    tried_ = ok_ = false;
   }
 
   // bytes from host memory at src to device memory at dst, in stream order on `stream`: returns
@@ -98,6 +111,8 @@ class staging_buffers {
         return ok_ = false;
       }
     }
+    static const bool at_exit = std::atexit([] { get().release(); }) == 0;
+    (void)at_exit;
     return ok_ = true;
   }
 
