@@ -1113,3 +1113,24 @@ TEST(CwBvh, TracesTheShippedScenesAsTheBinaryDfs) {
 
 }  // namespace
 }  // namespace sieve::render
+
+// The wave the renderer picks: 2^20 on the CPU or without the memory figures; on the GPU the largest
+// power of two up to 2^24 whose queues take at most a quarter of the GPU's free and the host's
+// available memory, never below 2^20.
+TEST(Waves, DefaultWavePathsFollowTheMemory) {
+  namespace m = sieve::render::memory;
+  using sieve::render::default_wave_paths;
+  constexpr std::uint64_t gib = std::uint64_t{1} << 30;
+  EXPECT_EQ(default_wave_paths(false, 141 * gib, 128 * gib), 1U << 20);
+  EXPECT_EQ(default_wave_paths(true, std::nullopt, 128 * gib), 1U << 20);
+  EXPECT_EQ(default_wave_paths(true, 141 * gib, std::nullopt), 1U << 20);
+  EXPECT_EQ(default_wave_paths(true, 141 * gib, 128 * gib), 1U << 24);
+  // 2^22 paths' queues fit a quarter of the GPU's free memory exactly, one byte less does not.
+  const std::uint64_t gpu_22 = 4 * m::gpu_per_path * (std::uint64_t{1} << 22);
+  EXPECT_EQ(default_wave_paths(true, gpu_22, 128 * gib), 1U << 22);
+  EXPECT_EQ(default_wave_paths(true, gpu_22 - 4, 128 * gib), 1U << 21);
+  // The host's memory bounds it too.
+  const std::uint64_t host_21 = 4 * m::host_per_path * (std::uint64_t{1} << 21);
+  EXPECT_EQ(default_wave_paths(true, 141 * gib, host_21), 1U << 21);
+  EXPECT_EQ(default_wave_paths(true, gib / 8, gib / 8), 1U << 20);  // little of either: the floor
+}

@@ -2,6 +2,8 @@
 
 #include "../report_names.hpp"
 
+#include <core/memory.hpp>
+#include <frame/waves.hpp>
 #include <job/render_job.hpp>
 #include <output_files.hpp>
 #include <rows.hpp>
@@ -56,6 +58,9 @@ const render_stats& median_run(std::vector<render_stats>& runs, const render_sta
 // routing per queue (the routing `megakernel` is the megakernel's row, once).
 std::vector<config> render_configs(const render_bench_args& a, const scene& sc, const std::vector<std::string>& strategies,
                                    bool gpu) {
+  const std::uint32_t wave_paths = a.wave_paths ? a.wave_paths
+                                                : default_wave_paths(gpu, gpu ? cuda_free_memory() : std::nullopt,
+                                                                     memory::host_available());
   std::vector<std::tuple<std::string, std::string, std::string>> kinds;  // (integrator, queue, routing)
   const auto add_kind = [&](std::string integrator, std::string queue, std::string routing) {
     const auto k = std::tuple{std::move(integrator), std::move(queue), std::move(routing)};
@@ -78,7 +83,7 @@ std::vector<config> render_configs(const render_bench_args& a, const scene& sc, 
       for (const auto& strategy :
            integrator == "megakernel" || queue == "append" ? std::vector<std::string>{"auto"} : strategies) {
         render_settings rs = render_settings::from(sc);
-        if (a.wave_paths) rs.max_queue = a.wave_paths;
+        rs.max_queue = wave_paths;
         rs.integrator = parse_mode<integrator_kind>(integrator);
         if (queue != "-") rs.queue = parse_mode<queue_mode>(queue);
         if (routing != "-") rs.routing = parse_mode<routing_kind>(routing);
@@ -192,7 +197,9 @@ const option_schema<render_bench_args>& render_bench_options() {
     o.option(&A::wave_paths, "--wave-paths",
              "paths in flight at once (a wave; every stage of a bounce launches over them): more keeps the GPU "
              "full at the late bounces, whose paths are few, and costs their queues' memory",
-             [](CLI::Option* x) { x->check(CLI::Range(1U, 1U << 24))->default_str("2^20"); });
+             [](CLI::Option* x) {
+               x->check(CLI::Range(1U, 1U << 24))->default_str("2^20 on the CPU; on the GPU up to 2^24 as memory allows");
+             });
     o.option(&A::integrators, "--integrator", "wavefront, megakernel (comma-separated)",
              [](CLI::Option* x) { x->check(CLI::IsMember(mode_name_list<integrator_kind>())); });
     o.option(&A::strategies, "--strategy", "compaction strategies (comma-separated; default: all that fit)");

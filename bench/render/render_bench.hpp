@@ -32,7 +32,8 @@ struct render_bench_args : scene_suite_args {
   std::vector<std::string> textures = {"hardware"};
   int repeats = 3;
   std::uint32_t width = 0, height = 0, spp = 0;  // 0: the scene's (one of width, height: the aspect kept)
-  // Paths in flight at once, a wave (render_settings::max_queue); 0: the renderer's default.
+  // Paths in flight at once, a wave (render_settings::max_queue); 0: the renderer's default
+  // (frame/waves.hpp default_wave_paths).
   std::uint32_t wave_paths = 0;
   // Stage times (render_settings::profile_stages): both = the timed renders without them (the frame
   // time, s_median) and again with them (stage and compaction times, s_profiled); on; off.

@@ -114,6 +114,15 @@ render_result begin_render(const scene& sc, const render_settings& settings, sie
   return result;
 }
 
+std::uint32_t default_wave_paths(bool gpu, std::optional<std::uint64_t> gpu_free, std::optional<std::uint64_t> host_available) {
+  constexpr std::uint32_t least = 1U << 20, most = 1U << 24;
+  if (!gpu || !gpu_free || !host_available) return least;
+  const std::uint64_t fits = std::min(*gpu_free / 4 / memory::gpu_per_path, *host_available / 4 / memory::host_per_path);
+  std::uint32_t n = most;
+  while (n > least && n > fits) n >>= 1;
+  return n;
+}
+
 void check_render_memory(const scene& s, const render_settings& settings, bool gpu,
                          std::optional<std::uint64_t> available, std::optional<std::uint64_t> gpu_free) {
   memory::counts c;

@@ -3,10 +3,12 @@
 
 #include <core/image_io.hpp>
 #include <core/marks.hpp>
+#include <core/memory.hpp>
 #include <exec/stop.hpp>
 #include <frame/cuda_context.hpp>
 #include <frame/prepared_scene.hpp>
 #include <frame/tiles.hpp>
+#include <frame/waves.hpp>
 #include <run/render.hpp>
 #include <scene/load.hpp>
 
@@ -63,6 +65,7 @@ render_settings requested_settings(const render_request& rq, const scene& sc, bo
   settings.queue = rq.queue;
   settings.textures = rq.textures;
   settings.profile_stages = rq.profile_stages;
+  if (gpu) settings.max_queue = default_wave_paths(gpu, cuda_free_memory(), memory::host_available());
   std::string from = "compaction.strategy in " + rq.scene;
   if (rq.strategy) from = "--strategy";
   else
